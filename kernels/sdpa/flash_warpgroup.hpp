@@ -185,8 +185,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
 
   if constexpr (kProducer) {
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
-      // The knob `turns` (1, the default): the two warpgroups take turns at starting their
-      // products (FlashAttention-3's ping-pong), so one's softmax runs under the other's.
+      // The knob `turns` (0, the default, or 1): the two warpgroups take turns at starting their
+      // products (FlashAttention-3's ping-pong), so that one's softmax runs under the other's.
       const bool turns = tuned("turns") != 0;
       if (turns) in_consumers([&] { begin_turns<2>(); });
       pipelined(

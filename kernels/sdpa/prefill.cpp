@@ -132,8 +132,8 @@ void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, 
     const auto store_out = [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
       store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
     };
-    if constexpr (D == 128 && sdpa::warpgroup::runs<T, D>()) {
-      // The head_dim 128 forms' knob: steps of 128 keys, or 64 (prefill_tuning_space).
+    if constexpr (D <= 128 && sdpa::warpgroup::runs<T, D>()) {
+      // The head_dim 64 and 128 forms' knob `block_k`: steps of 128 keys or 64.
       const auto with_steps = [&](auto keys) {
         sdpa::warpgroup::attend<T, D, decltype(keys)::value>(
             q, q_row, tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]), store_out, lse);
@@ -247,18 +247,24 @@ IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64, sdpa::P
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128, sdpa::PagedKv>(q); }
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256, sdpa::PagedKv>(q); }
 namespace {
-/// The head_dim 128 forms' steps on the warpgroup body (16-bit types): 128 keys by default
-/// (bench/NOTES.md §33), or 64, which NVRTC compiles in ~70% of the time (§44).
-TuningSpace steps_space() { return TuningSpace{}.knob("block_k", {128, 64}); }
+/// The warpgroup body's keys a step (16-bit types): at head_dim 128, 128 by default (bench/
+/// NOTES.md §33) or 64, which NVRTC compiles in ~70% of the time (§44); at head_dim 64, 64 by
+/// default (§33) or 128.
+TuningSpace steps_space(std::uint32_t head_dim) {
+  return TuningSpace{}.knob("block_k", head_dim == 128 ? std::vector<std::uint32_t>{128, 64}
+                                                        : std::vector<std::uint32_t>{64, 128});
+}
 /// The forms with a producer warpgroup (packed, head_dim up to 128) also take `turns`: whether
-/// their two warpgroups of queries take turns at starting their products (§51).
-TuningSpace turns_space(TuningSpace space = {}) { return space.knob("turns", {1, 0}); }
+/// their two warpgroups of queries take turns at starting their products; off by default, as
+/// turns were 12–22% slower on an H100 (§51).
+TuningSpace with_turns(TuningSpace space) { return space.knob("turns", {0, 1}); }
 }  // namespace
-IRON_TUNING(iron_sdpa_prefill_d64) { return turns_space(); }
-IRON_TUNING(iron_sdpa_prefill_lse_d64) { return turns_space(); }
-IRON_TUNING(iron_sdpa_prefill_d128) { return turns_space(steps_space()); }
-IRON_TUNING(iron_sdpa_prefill_lse_d128) { return turns_space(steps_space()); }
-IRON_TUNING(iron_sdpa_prefill_paged_d128) { return steps_space(); }
+IRON_TUNING(iron_sdpa_prefill_d64) { return with_turns(steps_space(64)); }
+IRON_TUNING(iron_sdpa_prefill_lse_d64) { return with_turns(steps_space(64)); }
+IRON_TUNING(iron_sdpa_prefill_paged_d64) { return steps_space(64); }
+IRON_TUNING(iron_sdpa_prefill_d128) { return with_turns(steps_space(128)); }
+IRON_TUNING(iron_sdpa_prefill_lse_d128) { return with_turns(steps_space(128)); }
+IRON_TUNING(iron_sdpa_prefill_paged_d128) { return steps_space(128); }
 
 }  // namespace iron::kernels
 
@@ -584,6 +590,33 @@ IRON_TEST(iron_sdpa_prefill_lse_d128, tuned_steps_of_64, F16) {
 IRON_TEST(iron_sdpa_prefill_paged_d128, tuned_steps_of_64, BF16) {
   const PrefillCase c{{3, 70}, {150, 70}, 2, 1, 128, true, 0, 0.09};
   return paged_setup(c, 48, no_sinks(2), dt, rng, {{"block_k", 64}});
+}
+
+// Steps of 128 keys (knob "block_k") at head_dim 64: a varlen causal batch whose sequences end
+// inside a step (the next sequence's rows land in the step's copies), a window with sinks, and
+// pages of 16, eight a step.
+IRON_TEST(iron_sdpa_prefill_d64, tuned_steps_of_128, BF16) {
+  const PrefillCase c{{20, 130, 7}, {100, 200, 7}, 4, 2, 64, true, 0, 0.125};
+  return prefill_setup(c, no_sinks(4), false, dt, rng, 1.0f, {{"block_k", 128}});
+}
+IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_steps_of_128, F16) {
+  const PrefillCase c{{90}, {300}, 2, 1, 64, true, 40, 0.125};
+  return prefill_setup(c, {kNoSink, 1.5f}, true, dt, rng, 1.0f, {{"block_k", 128}});
+}
+IRON_TEST(iron_sdpa_prefill_paged_d64, tuned_steps_of_128, BF16) {
+  const PrefillCase c{{3, 70}, {150, 70}, 2, 1, 64, true, 0, 0.125};
+  return paged_setup(c, 16, no_sinks(2), dt, rng, {{"block_k", 128}});
+}
+
+// The two warpgroups of queries taking turns at their products (knob "turns"), head_dim 128 and
+// 64: a varlen batch of short and long sequences, causal, GQA 2, and a window with the lse.
+IRON_TEST(iron_sdpa_prefill_d128, tuned_turns, BF16) {
+  const PrefillCase c{{5, 200}, {60, 260}, 2, 1, 128, true, 0, 1.0 / std::sqrt(128.0)};
+  return prefill_setup(c, no_sinks(2), false, dt, rng, 1.0f, {{"turns", 1}});
+}
+IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_turns, F16) {
+  const PrefillCase c{{150}, {150}, 2, 2, 64, false, 24, 0.125};
+  return prefill_setup(c, {kNoSink, 0.5f}, true, dt, rng, 1.0f, {{"turns", 1}});
 }
 
 // Pages of 256 (the largest), a long cache before one query, causal GQA 2.

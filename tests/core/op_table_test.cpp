@@ -330,6 +330,7 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Barrier,
        {"mbar.init", "mbar.expect", "mbar.wait", "mbar.inval", "mbar.arrive"}},
       {OpAttributes::RegisterBudget, {"wg.registers"}},
+      {OpAttributes::Turn, {"wg.turn"}},
   };
   EXPECT_EQ(held, expected);
 }

@@ -112,6 +112,9 @@ constexpr std::string_view kEveryOp =
   mbar.arrive @shm1[%0]
   wg.registers dec 40
   wg.registers inc 232
+  wg.turn begin 2
+  wg.turn wait 2
+  wg.turn pass 2
   exit
   pipeline %0 to %0 step %0 stages 2 consumers 128 : u32 {
     %110 = pipeline.index step : u32

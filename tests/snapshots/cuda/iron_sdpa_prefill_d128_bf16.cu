@@ -568,4814 +568,4814 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v15550 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:211
-    if (v15550) {
+    const bool v15547 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:211
+    if (v15547) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15554 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15555 = v15554 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15557 = v15554 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15559 = v15557 << 3u;
-        const unsigned int v15560 = v347 + v15555;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15561 = v15560 < v37;
-        const unsigned int v15562 = v15561 ? v15560 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15563 = v31 + v15562;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15564 = v15563 * v2;
-        const unsigned int v15565 = v15564 + v28;
-        const unsigned int v15566 = v15565 << 7u;
-        const unsigned int v15567 = v15566 + v15559;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15570 = v15559 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15572 = v15555 << 6u;
-        const unsigned int v15574 = v15559 >> 6u;
-        const unsigned int v15576 = v15574 << 13u;
-        const unsigned int v15578 = v15576 + v15572;
-        const unsigned int v15579 = v15578 + v15570;
-        iron_copy_async<16>(shm1 + (v15579 ^ (((v15579 >> 6u) & 7u) << 3u)), k + v15567, v15561);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15581 = v15554 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15582 = v15581 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15583 = v15581 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15584 = v15583 << 3u;
-        const unsigned int v15585 = v347 + v15582;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15586 = v15585 < v37;
-        const unsigned int v15587 = v15586 ? v15585 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15588 = v31 + v15587;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15589 = v15588 * v2;
-        const unsigned int v15590 = v15589 + v28;
-        const unsigned int v15591 = v15590 << 7u;
-        const unsigned int v15592 = v15591 + v15584;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15593 = v15584 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15594 = v15582 << 6u;
-        const unsigned int v15595 = v15584 >> 6u;
-        const unsigned int v15596 = v15595 << 13u;
-        const unsigned int v15598 = v15596 + v15594;
-        const unsigned int v15599 = v15598 + v15593;
-        iron_copy_async<16>(shm1 + (v15599 ^ (((v15599 >> 6u) & 7u) << 3u)), k + v15592, v15586);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15601 = v15554 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15602 = v15601 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15603 = v15601 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15604 = v15603 << 3u;
-        const unsigned int v15605 = v347 + v15602;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15606 = v15605 < v37;
-        const unsigned int v15607 = v15606 ? v15605 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15608 = v31 + v15607;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15609 = v15608 * v2;
-        const unsigned int v15610 = v15609 + v28;
-        const unsigned int v15611 = v15610 << 7u;
-        const unsigned int v15612 = v15611 + v15604;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15613 = v15604 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15614 = v15602 << 6u;
-        const unsigned int v15615 = v15604 >> 6u;
-        const unsigned int v15616 = v15615 << 13u;
-        const unsigned int v15618 = v15616 + v15614;
-        const unsigned int v15619 = v15618 + v15613;
-        iron_copy_async<16>(shm1 + (v15619 ^ (((v15619 >> 6u) & 7u) << 3u)), k + v15612, v15606);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15621 = v15554 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15622 = v15621 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15623 = v15621 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15624 = v15623 << 3u;
-        const unsigned int v15625 = v347 + v15622;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15626 = v15625 < v37;
-        const unsigned int v15627 = v15626 ? v15625 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15628 = v31 + v15627;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15629 = v15628 * v2;
-        const unsigned int v15630 = v15629 + v28;
-        const unsigned int v15631 = v15630 << 7u;
-        const unsigned int v15632 = v15631 + v15624;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15633 = v15624 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15634 = v15622 << 6u;
-        const unsigned int v15635 = v15624 >> 6u;
-        const unsigned int v15636 = v15635 << 13u;
-        const unsigned int v15638 = v15636 + v15634;
-        const unsigned int v15639 = v15638 + v15633;
-        iron_copy_async<16>(shm1 + (v15639 ^ (((v15639 >> 6u) & 7u) << 3u)), k + v15632, v15626);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15641 = v15554 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15642 = v15641 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15643 = v15641 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15644 = v15643 << 3u;
-        const unsigned int v15645 = v347 + v15642;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15646 = v15645 < v37;
-        const unsigned int v15647 = v15646 ? v15645 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15648 = v31 + v15647;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15649 = v15648 * v2;
-        const unsigned int v15650 = v15649 + v28;
-        const unsigned int v15651 = v15650 << 7u;
-        const unsigned int v15652 = v15651 + v15644;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15653 = v15644 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15654 = v15642 << 6u;
-        const unsigned int v15655 = v15644 >> 6u;
-        const unsigned int v15656 = v15655 << 13u;
-        const unsigned int v15658 = v15656 + v15654;
-        const unsigned int v15659 = v15658 + v15653;
-        iron_copy_async<16>(shm1 + (v15659 ^ (((v15659 >> 6u) & 7u) << 3u)), k + v15652, v15646);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15661 = v15554 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15662 = v15661 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15663 = v15661 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15664 = v15663 << 3u;
-        const unsigned int v15665 = v347 + v15662;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15666 = v15665 < v37;
-        const unsigned int v15667 = v15666 ? v15665 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15668 = v31 + v15667;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15669 = v15668 * v2;
-        const unsigned int v15670 = v15669 + v28;
-        const unsigned int v15671 = v15670 << 7u;
-        const unsigned int v15672 = v15671 + v15664;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15673 = v15664 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15674 = v15662 << 6u;
-        const unsigned int v15675 = v15664 >> 6u;
-        const unsigned int v15676 = v15675 << 13u;
-        const unsigned int v15678 = v15676 + v15674;
-        const unsigned int v15679 = v15678 + v15673;
-        iron_copy_async<16>(shm1 + (v15679 ^ (((v15679 >> 6u) & 7u) << 3u)), k + v15672, v15666);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15681 = v15554 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15682 = v15681 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15683 = v15681 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15684 = v15683 << 3u;
-        const unsigned int v15685 = v347 + v15682;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15686 = v15685 < v37;
-        const unsigned int v15687 = v15686 ? v15685 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15688 = v31 + v15687;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15689 = v15688 * v2;
-        const unsigned int v15690 = v15689 + v28;
-        const unsigned int v15691 = v15690 << 7u;
-        const unsigned int v15692 = v15691 + v15684;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15693 = v15684 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15694 = v15682 << 6u;
-        const unsigned int v15695 = v15684 >> 6u;
-        const unsigned int v15696 = v15695 << 13u;
-        const unsigned int v15698 = v15696 + v15694;
-        const unsigned int v15699 = v15698 + v15693;
-        iron_copy_async<16>(shm1 + (v15699 ^ (((v15699 >> 6u) & 7u) << 3u)), k + v15692, v15686);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15701 = v15554 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15702 = v15701 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15703 = v15701 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15704 = v15703 << 3u;
-        const unsigned int v15705 = v347 + v15702;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15706 = v15705 < v37;
-        const unsigned int v15707 = v15706 ? v15705 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15708 = v31 + v15707;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15709 = v15708 * v2;
-        const unsigned int v15710 = v15709 + v28;
-        const unsigned int v15711 = v15710 << 7u;
-        const unsigned int v15712 = v15711 + v15704;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15713 = v15704 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15714 = v15702 << 6u;
-        const unsigned int v15715 = v15704 >> 6u;
-        const unsigned int v15716 = v15715 << 13u;
-        const unsigned int v15718 = v15716 + v15714;
-        const unsigned int v15719 = v15718 + v15713;
-        iron_copy_async<16>(shm1 + (v15719 ^ (((v15719 >> 6u) & 7u) << 3u)), k + v15712, v15706);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v15579 ^ (((v15579 >> 6u) & 7u) << 3u)), v + v15567, v15561);
-        iron_copy_async<16>(shm2 + (v15599 ^ (((v15599 >> 6u) & 7u) << 3u)), v + v15592, v15586);
-        iron_copy_async<16>(shm2 + (v15619 ^ (((v15619 >> 6u) & 7u) << 3u)), v + v15612, v15606);
-        iron_copy_async<16>(shm2 + (v15639 ^ (((v15639 >> 6u) & 7u) << 3u)), v + v15632, v15626);
-        iron_copy_async<16>(shm2 + (v15659 ^ (((v15659 >> 6u) & 7u) << 3u)), v + v15652, v15646);
-        iron_copy_async<16>(shm2 + (v15679 ^ (((v15679 >> 6u) & 7u) << 3u)), v + v15672, v15666);
-        iron_copy_async<16>(shm2 + (v15699 ^ (((v15699 >> 6u) & 7u) << 3u)), v + v15692, v15686);
-        iron_copy_async<16>(shm2 + (v15719 ^ (((v15719 >> 6u) & 7u) << 3u)), v + v15712, v15706);
+        const unsigned int v15551 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15552 = v15551 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15554 = v15551 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15556 = v15554 << 3u;
+        const unsigned int v15557 = v347 + v15552;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15558 = v15557 < v37;
+        const unsigned int v15559 = v15558 ? v15557 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15560 = v31 + v15559;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15561 = v15560 * v2;
+        const unsigned int v15562 = v15561 + v28;
+        const unsigned int v15563 = v15562 << 7u;
+        const unsigned int v15564 = v15563 + v15556;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15567 = v15556 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15569 = v15552 << 6u;
+        const unsigned int v15571 = v15556 >> 6u;
+        const unsigned int v15573 = v15571 << 13u;
+        const unsigned int v15575 = v15573 + v15569;
+        const unsigned int v15576 = v15575 + v15567;
+        iron_copy_async<16>(shm1 + (v15576 ^ (((v15576 >> 6u) & 7u) << 3u)), k + v15564, v15558);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15578 = v15551 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15579 = v15578 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15580 = v15578 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15581 = v15580 << 3u;
+        const unsigned int v15582 = v347 + v15579;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15583 = v15582 < v37;
+        const unsigned int v15584 = v15583 ? v15582 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15585 = v31 + v15584;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15586 = v15585 * v2;
+        const unsigned int v15587 = v15586 + v28;
+        const unsigned int v15588 = v15587 << 7u;
+        const unsigned int v15589 = v15588 + v15581;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15590 = v15581 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15591 = v15579 << 6u;
+        const unsigned int v15592 = v15581 >> 6u;
+        const unsigned int v15593 = v15592 << 13u;
+        const unsigned int v15595 = v15593 + v15591;
+        const unsigned int v15596 = v15595 + v15590;
+        iron_copy_async<16>(shm1 + (v15596 ^ (((v15596 >> 6u) & 7u) << 3u)), k + v15589, v15583);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15598 = v15551 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15599 = v15598 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15600 = v15598 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15601 = v15600 << 3u;
+        const unsigned int v15602 = v347 + v15599;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15603 = v15602 < v37;
+        const unsigned int v15604 = v15603 ? v15602 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15605 = v31 + v15604;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15606 = v15605 * v2;
+        const unsigned int v15607 = v15606 + v28;
+        const unsigned int v15608 = v15607 << 7u;
+        const unsigned int v15609 = v15608 + v15601;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15610 = v15601 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15611 = v15599 << 6u;
+        const unsigned int v15612 = v15601 >> 6u;
+        const unsigned int v15613 = v15612 << 13u;
+        const unsigned int v15615 = v15613 + v15611;
+        const unsigned int v15616 = v15615 + v15610;
+        iron_copy_async<16>(shm1 + (v15616 ^ (((v15616 >> 6u) & 7u) << 3u)), k + v15609, v15603);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15618 = v15551 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15619 = v15618 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15620 = v15618 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15621 = v15620 << 3u;
+        const unsigned int v15622 = v347 + v15619;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15623 = v15622 < v37;
+        const unsigned int v15624 = v15623 ? v15622 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15625 = v31 + v15624;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15626 = v15625 * v2;
+        const unsigned int v15627 = v15626 + v28;
+        const unsigned int v15628 = v15627 << 7u;
+        const unsigned int v15629 = v15628 + v15621;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15630 = v15621 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15631 = v15619 << 6u;
+        const unsigned int v15632 = v15621 >> 6u;
+        const unsigned int v15633 = v15632 << 13u;
+        const unsigned int v15635 = v15633 + v15631;
+        const unsigned int v15636 = v15635 + v15630;
+        iron_copy_async<16>(shm1 + (v15636 ^ (((v15636 >> 6u) & 7u) << 3u)), k + v15629, v15623);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15638 = v15551 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15639 = v15638 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15640 = v15638 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15641 = v15640 << 3u;
+        const unsigned int v15642 = v347 + v15639;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15643 = v15642 < v37;
+        const unsigned int v15644 = v15643 ? v15642 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15645 = v31 + v15644;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15646 = v15645 * v2;
+        const unsigned int v15647 = v15646 + v28;
+        const unsigned int v15648 = v15647 << 7u;
+        const unsigned int v15649 = v15648 + v15641;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15650 = v15641 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15651 = v15639 << 6u;
+        const unsigned int v15652 = v15641 >> 6u;
+        const unsigned int v15653 = v15652 << 13u;
+        const unsigned int v15655 = v15653 + v15651;
+        const unsigned int v15656 = v15655 + v15650;
+        iron_copy_async<16>(shm1 + (v15656 ^ (((v15656 >> 6u) & 7u) << 3u)), k + v15649, v15643);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15658 = v15551 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15659 = v15658 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15660 = v15658 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15661 = v15660 << 3u;
+        const unsigned int v15662 = v347 + v15659;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15663 = v15662 < v37;
+        const unsigned int v15664 = v15663 ? v15662 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15665 = v31 + v15664;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15666 = v15665 * v2;
+        const unsigned int v15667 = v15666 + v28;
+        const unsigned int v15668 = v15667 << 7u;
+        const unsigned int v15669 = v15668 + v15661;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15670 = v15661 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15671 = v15659 << 6u;
+        const unsigned int v15672 = v15661 >> 6u;
+        const unsigned int v15673 = v15672 << 13u;
+        const unsigned int v15675 = v15673 + v15671;
+        const unsigned int v15676 = v15675 + v15670;
+        iron_copy_async<16>(shm1 + (v15676 ^ (((v15676 >> 6u) & 7u) << 3u)), k + v15669, v15663);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15678 = v15551 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15679 = v15678 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15680 = v15678 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15681 = v15680 << 3u;
+        const unsigned int v15682 = v347 + v15679;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15683 = v15682 < v37;
+        const unsigned int v15684 = v15683 ? v15682 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15685 = v31 + v15684;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15686 = v15685 * v2;
+        const unsigned int v15687 = v15686 + v28;
+        const unsigned int v15688 = v15687 << 7u;
+        const unsigned int v15689 = v15688 + v15681;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15690 = v15681 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15691 = v15679 << 6u;
+        const unsigned int v15692 = v15681 >> 6u;
+        const unsigned int v15693 = v15692 << 13u;
+        const unsigned int v15695 = v15693 + v15691;
+        const unsigned int v15696 = v15695 + v15690;
+        iron_copy_async<16>(shm1 + (v15696 ^ (((v15696 >> 6u) & 7u) << 3u)), k + v15689, v15683);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15698 = v15551 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15699 = v15698 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15700 = v15698 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15701 = v15700 << 3u;
+        const unsigned int v15702 = v347 + v15699;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15703 = v15702 < v37;
+        const unsigned int v15704 = v15703 ? v15702 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15705 = v31 + v15704;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15706 = v15705 * v2;
+        const unsigned int v15707 = v15706 + v28;
+        const unsigned int v15708 = v15707 << 7u;
+        const unsigned int v15709 = v15708 + v15701;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15710 = v15701 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15711 = v15699 << 6u;
+        const unsigned int v15712 = v15701 >> 6u;
+        const unsigned int v15713 = v15712 << 13u;
+        const unsigned int v15715 = v15713 + v15711;
+        const unsigned int v15716 = v15715 + v15710;
+        iron_copy_async<16>(shm1 + (v15716 ^ (((v15716 >> 6u) & 7u) << 3u)), k + v15709, v15703);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v15576 ^ (((v15576 >> 6u) & 7u) << 3u)), v + v15564, v15558);
+        iron_copy_async<16>(shm2 + (v15596 ^ (((v15596 >> 6u) & 7u) << 3u)), v + v15589, v15583);
+        iron_copy_async<16>(shm2 + (v15616 ^ (((v15616 >> 6u) & 7u) << 3u)), v + v15609, v15603);
+        iron_copy_async<16>(shm2 + (v15636 ^ (((v15636 >> 6u) & 7u) << 3u)), v + v15629, v15623);
+        iron_copy_async<16>(shm2 + (v15656 ^ (((v15656 >> 6u) & 7u) << 3u)), v + v15649, v15643);
+        iron_copy_async<16>(shm2 + (v15676 ^ (((v15676 >> 6u) & 7u) << 3u)), v + v15669, v15663);
+        iron_copy_async<16>(shm2 + (v15696 ^ (((v15696 >> 6u) & 7u) << 3u)), v + v15689, v15683);
+        iron_copy_async<16>(shm2 + (v15716 ^ (((v15716 >> 6u) & 7u) << 3u)), v + v15709, v15703);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
 
-    for (unsigned int v10378 = v347; v10378 < v334; v10378 += 128u) {
-      const unsigned int v10379 = v10378 - v347;
-      const unsigned int v10380 = v10379 >> 7u;
-      const unsigned int v10382 = v10380 & 1u;
+    for (unsigned int v10375 = v347; v10375 < v334; v10375 += 128u) {
+      const unsigned int v10376 = v10375 - v347;
+      const unsigned int v10377 = v10376 >> 7u;
+      const unsigned int v10379 = v10377 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v10385 = v10378 + 128u;
-      const unsigned int v10387 = v10380 + 1u;
-      const unsigned int v10388 = v10387 & 1u;
-      const bool v10389 = v10385 < v334;
-      if (v10389) {
+      const unsigned int v10382 = v10375 + 128u;
+      const unsigned int v10384 = v10377 + 1u;
+      const unsigned int v10385 = v10384 & 1u;
+      const bool v10386 = v10382 < v334;
+      if (v10386) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v10394 = v10388 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v10396 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10399 = v10396 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10402 = v10396 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10403 = v10402 << 3u;
-          const unsigned int v10404 = v10385 + v10399;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10405 = v10404 < v37;
-          const unsigned int v10408 = v10405 ? v10404 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10410 = v31 + v10408;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10411 = v10410 * v2;
-          const unsigned int v10412 = v10411 + v28;
-          const unsigned int v10413 = v10412 << 7u;
-          const unsigned int v10414 = v10413 + v10403;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10416 = v10403 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10418 = v10399 << 6u;
-          const unsigned int v10421 = v10403 >> 6u;
-          const unsigned int v10422 = v10421 << 13u;
-          const unsigned int v10423 = v10394 + v10422;
-          const unsigned int v10424 = v10423 + v10418;
-          const unsigned int v10425 = v10424 + v10416;
-          iron_copy_async<16>(shm1 + (v10425 ^ (((v10425 >> 6u) & 7u) << 3u)), k + v10414, v10405);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10428 = v10396 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10430 = v10428 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10433 = v10428 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10434 = v10433 << 3u;
-          const unsigned int v10435 = v10385 + v10430;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10436 = v10435 < v37;
-          const unsigned int v10439 = v10436 ? v10435 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10441 = v31 + v10439;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10442 = v10441 * v2;
-          const unsigned int v10443 = v10442 + v28;
-          const unsigned int v10444 = v10443 << 7u;
-          const unsigned int v10445 = v10444 + v10434;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10447 = v10434 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10449 = v10430 << 6u;
-          const unsigned int v10452 = v10434 >> 6u;
-          const unsigned int v10453 = v10452 << 13u;
-          const unsigned int v10454 = v10394 + v10453;
-          const unsigned int v10455 = v10454 + v10449;
-          const unsigned int v10456 = v10455 + v10447;
-          iron_copy_async<16>(shm1 + (v10456 ^ (((v10456 >> 6u) & 7u) << 3u)), k + v10445, v10436);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10459 = v10396 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10461 = v10459 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10464 = v10459 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10465 = v10464 << 3u;
-          const unsigned int v10466 = v10385 + v10461;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10467 = v10466 < v37;
-          const unsigned int v10470 = v10467 ? v10466 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10472 = v31 + v10470;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10473 = v10472 * v2;
-          const unsigned int v10474 = v10473 + v28;
-          const unsigned int v10475 = v10474 << 7u;
-          const unsigned int v10476 = v10475 + v10465;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10478 = v10465 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10480 = v10461 << 6u;
-          const unsigned int v10483 = v10465 >> 6u;
-          const unsigned int v10484 = v10483 << 13u;
-          const unsigned int v10485 = v10394 + v10484;
-          const unsigned int v10486 = v10485 + v10480;
-          const unsigned int v10487 = v10486 + v10478;
-          iron_copy_async<16>(shm1 + (v10487 ^ (((v10487 >> 6u) & 7u) << 3u)), k + v10476, v10467);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10490 = v10396 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10492 = v10490 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10495 = v10490 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10496 = v10495 << 3u;
-          const unsigned int v10497 = v10385 + v10492;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10498 = v10497 < v37;
-          const unsigned int v10501 = v10498 ? v10497 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10503 = v31 + v10501;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10504 = v10503 * v2;
-          const unsigned int v10505 = v10504 + v28;
-          const unsigned int v10506 = v10505 << 7u;
-          const unsigned int v10507 = v10506 + v10496;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10509 = v10496 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10511 = v10492 << 6u;
-          const unsigned int v10514 = v10496 >> 6u;
-          const unsigned int v10515 = v10514 << 13u;
-          const unsigned int v10516 = v10394 + v10515;
-          const unsigned int v10517 = v10516 + v10511;
-          const unsigned int v10518 = v10517 + v10509;
-          iron_copy_async<16>(shm1 + (v10518 ^ (((v10518 >> 6u) & 7u) << 3u)), k + v10507, v10498);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10521 = v10396 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10523 = v10521 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10526 = v10521 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10527 = v10526 << 3u;
-          const unsigned int v10528 = v10385 + v10523;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10529 = v10528 < v37;
-          const unsigned int v10532 = v10529 ? v10528 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10534 = v31 + v10532;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10535 = v10534 * v2;
-          const unsigned int v10536 = v10535 + v28;
-          const unsigned int v10537 = v10536 << 7u;
-          const unsigned int v10538 = v10537 + v10527;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10540 = v10527 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10542 = v10523 << 6u;
-          const unsigned int v10545 = v10527 >> 6u;
-          const unsigned int v10546 = v10545 << 13u;
-          const unsigned int v10547 = v10394 + v10546;
-          const unsigned int v10548 = v10547 + v10542;
-          const unsigned int v10549 = v10548 + v10540;
-          iron_copy_async<16>(shm1 + (v10549 ^ (((v10549 >> 6u) & 7u) << 3u)), k + v10538, v10529);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10552 = v10396 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10554 = v10552 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10557 = v10552 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10558 = v10557 << 3u;
-          const unsigned int v10559 = v10385 + v10554;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10560 = v10559 < v37;
-          const unsigned int v10563 = v10560 ? v10559 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10565 = v31 + v10563;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10566 = v10565 * v2;
-          const unsigned int v10567 = v10566 + v28;
-          const unsigned int v10568 = v10567 << 7u;
-          const unsigned int v10569 = v10568 + v10558;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10571 = v10558 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10573 = v10554 << 6u;
-          const unsigned int v10576 = v10558 >> 6u;
-          const unsigned int v10577 = v10576 << 13u;
-          const unsigned int v10578 = v10394 + v10577;
-          const unsigned int v10579 = v10578 + v10573;
-          const unsigned int v10580 = v10579 + v10571;
-          iron_copy_async<16>(shm1 + (v10580 ^ (((v10580 >> 6u) & 7u) << 3u)), k + v10569, v10560);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10583 = v10396 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10585 = v10583 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10588 = v10583 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10589 = v10588 << 3u;
-          const unsigned int v10590 = v10385 + v10585;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10591 = v10590 < v37;
-          const unsigned int v10594 = v10591 ? v10590 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10596 = v31 + v10594;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10597 = v10596 * v2;
-          const unsigned int v10598 = v10597 + v28;
-          const unsigned int v10599 = v10598 << 7u;
-          const unsigned int v10600 = v10599 + v10589;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10602 = v10589 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10604 = v10585 << 6u;
-          const unsigned int v10607 = v10589 >> 6u;
-          const unsigned int v10608 = v10607 << 13u;
-          const unsigned int v10609 = v10394 + v10608;
-          const unsigned int v10610 = v10609 + v10604;
-          const unsigned int v10611 = v10610 + v10602;
-          iron_copy_async<16>(shm1 + (v10611 ^ (((v10611 >> 6u) & 7u) << 3u)), k + v10600, v10591);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10614 = v10396 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10616 = v10614 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10619 = v10614 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10620 = v10619 << 3u;
-          const unsigned int v10621 = v10385 + v10616;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10622 = v10621 < v37;
-          const unsigned int v10625 = v10622 ? v10621 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10627 = v31 + v10625;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10628 = v10627 * v2;
-          const unsigned int v10629 = v10628 + v28;
-          const unsigned int v10630 = v10629 << 7u;
-          const unsigned int v10631 = v10630 + v10620;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10633 = v10620 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10635 = v10616 << 6u;
-          const unsigned int v10638 = v10620 >> 6u;
-          const unsigned int v10639 = v10638 << 13u;
-          const unsigned int v10640 = v10394 + v10639;
-          const unsigned int v10641 = v10640 + v10635;
-          const unsigned int v10642 = v10641 + v10633;
-          iron_copy_async<16>(shm1 + (v10642 ^ (((v10642 >> 6u) & 7u) << 3u)), k + v10631, v10622);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v10425 ^ (((v10425 >> 6u) & 7u) << 3u)), v + v10414, v10405);
-          iron_copy_async<16>(shm2 + (v10456 ^ (((v10456 >> 6u) & 7u) << 3u)), v + v10445, v10436);
-          iron_copy_async<16>(shm2 + (v10487 ^ (((v10487 >> 6u) & 7u) << 3u)), v + v10476, v10467);
-          iron_copy_async<16>(shm2 + (v10518 ^ (((v10518 >> 6u) & 7u) << 3u)), v + v10507, v10498);
-          iron_copy_async<16>(shm2 + (v10549 ^ (((v10549 >> 6u) & 7u) << 3u)), v + v10538, v10529);
-          iron_copy_async<16>(shm2 + (v10580 ^ (((v10580 >> 6u) & 7u) << 3u)), v + v10569, v10560);
-          iron_copy_async<16>(shm2 + (v10611 ^ (((v10611 >> 6u) & 7u) << 3u)), v + v10600, v10591);
-          iron_copy_async<16>(shm2 + (v10642 ^ (((v10642 >> 6u) & 7u) << 3u)), v + v10631, v10622);
+          const unsigned int v10391 = v10385 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v10393 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10396 = v10393 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10399 = v10393 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10400 = v10399 << 3u;
+          const unsigned int v10401 = v10382 + v10396;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10402 = v10401 < v37;
+          const unsigned int v10405 = v10402 ? v10401 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10407 = v31 + v10405;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10408 = v10407 * v2;
+          const unsigned int v10409 = v10408 + v28;
+          const unsigned int v10410 = v10409 << 7u;
+          const unsigned int v10411 = v10410 + v10400;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10413 = v10400 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10415 = v10396 << 6u;
+          const unsigned int v10418 = v10400 >> 6u;
+          const unsigned int v10419 = v10418 << 13u;
+          const unsigned int v10420 = v10391 + v10419;
+          const unsigned int v10421 = v10420 + v10415;
+          const unsigned int v10422 = v10421 + v10413;
+          iron_copy_async<16>(shm1 + (v10422 ^ (((v10422 >> 6u) & 7u) << 3u)), k + v10411, v10402);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10425 = v10393 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10427 = v10425 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10430 = v10425 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10431 = v10430 << 3u;
+          const unsigned int v10432 = v10382 + v10427;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10433 = v10432 < v37;
+          const unsigned int v10436 = v10433 ? v10432 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10438 = v31 + v10436;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10439 = v10438 * v2;
+          const unsigned int v10440 = v10439 + v28;
+          const unsigned int v10441 = v10440 << 7u;
+          const unsigned int v10442 = v10441 + v10431;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10444 = v10431 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10446 = v10427 << 6u;
+          const unsigned int v10449 = v10431 >> 6u;
+          const unsigned int v10450 = v10449 << 13u;
+          const unsigned int v10451 = v10391 + v10450;
+          const unsigned int v10452 = v10451 + v10446;
+          const unsigned int v10453 = v10452 + v10444;
+          iron_copy_async<16>(shm1 + (v10453 ^ (((v10453 >> 6u) & 7u) << 3u)), k + v10442, v10433);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10456 = v10393 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10458 = v10456 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10461 = v10456 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10462 = v10461 << 3u;
+          const unsigned int v10463 = v10382 + v10458;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10464 = v10463 < v37;
+          const unsigned int v10467 = v10464 ? v10463 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10469 = v31 + v10467;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10470 = v10469 * v2;
+          const unsigned int v10471 = v10470 + v28;
+          const unsigned int v10472 = v10471 << 7u;
+          const unsigned int v10473 = v10472 + v10462;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10475 = v10462 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10477 = v10458 << 6u;
+          const unsigned int v10480 = v10462 >> 6u;
+          const unsigned int v10481 = v10480 << 13u;
+          const unsigned int v10482 = v10391 + v10481;
+          const unsigned int v10483 = v10482 + v10477;
+          const unsigned int v10484 = v10483 + v10475;
+          iron_copy_async<16>(shm1 + (v10484 ^ (((v10484 >> 6u) & 7u) << 3u)), k + v10473, v10464);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10487 = v10393 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10489 = v10487 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10492 = v10487 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10493 = v10492 << 3u;
+          const unsigned int v10494 = v10382 + v10489;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10495 = v10494 < v37;
+          const unsigned int v10498 = v10495 ? v10494 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10500 = v31 + v10498;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10501 = v10500 * v2;
+          const unsigned int v10502 = v10501 + v28;
+          const unsigned int v10503 = v10502 << 7u;
+          const unsigned int v10504 = v10503 + v10493;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10506 = v10493 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10508 = v10489 << 6u;
+          const unsigned int v10511 = v10493 >> 6u;
+          const unsigned int v10512 = v10511 << 13u;
+          const unsigned int v10513 = v10391 + v10512;
+          const unsigned int v10514 = v10513 + v10508;
+          const unsigned int v10515 = v10514 + v10506;
+          iron_copy_async<16>(shm1 + (v10515 ^ (((v10515 >> 6u) & 7u) << 3u)), k + v10504, v10495);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10518 = v10393 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10520 = v10518 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10523 = v10518 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10524 = v10523 << 3u;
+          const unsigned int v10525 = v10382 + v10520;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10526 = v10525 < v37;
+          const unsigned int v10529 = v10526 ? v10525 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10531 = v31 + v10529;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10532 = v10531 * v2;
+          const unsigned int v10533 = v10532 + v28;
+          const unsigned int v10534 = v10533 << 7u;
+          const unsigned int v10535 = v10534 + v10524;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10537 = v10524 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10539 = v10520 << 6u;
+          const unsigned int v10542 = v10524 >> 6u;
+          const unsigned int v10543 = v10542 << 13u;
+          const unsigned int v10544 = v10391 + v10543;
+          const unsigned int v10545 = v10544 + v10539;
+          const unsigned int v10546 = v10545 + v10537;
+          iron_copy_async<16>(shm1 + (v10546 ^ (((v10546 >> 6u) & 7u) << 3u)), k + v10535, v10526);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10549 = v10393 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10551 = v10549 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10554 = v10549 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10555 = v10554 << 3u;
+          const unsigned int v10556 = v10382 + v10551;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10557 = v10556 < v37;
+          const unsigned int v10560 = v10557 ? v10556 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10562 = v31 + v10560;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10563 = v10562 * v2;
+          const unsigned int v10564 = v10563 + v28;
+          const unsigned int v10565 = v10564 << 7u;
+          const unsigned int v10566 = v10565 + v10555;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10568 = v10555 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10570 = v10551 << 6u;
+          const unsigned int v10573 = v10555 >> 6u;
+          const unsigned int v10574 = v10573 << 13u;
+          const unsigned int v10575 = v10391 + v10574;
+          const unsigned int v10576 = v10575 + v10570;
+          const unsigned int v10577 = v10576 + v10568;
+          iron_copy_async<16>(shm1 + (v10577 ^ (((v10577 >> 6u) & 7u) << 3u)), k + v10566, v10557);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10580 = v10393 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10582 = v10580 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10585 = v10580 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10586 = v10585 << 3u;
+          const unsigned int v10587 = v10382 + v10582;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10588 = v10587 < v37;
+          const unsigned int v10591 = v10588 ? v10587 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10593 = v31 + v10591;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10594 = v10593 * v2;
+          const unsigned int v10595 = v10594 + v28;
+          const unsigned int v10596 = v10595 << 7u;
+          const unsigned int v10597 = v10596 + v10586;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10599 = v10586 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10601 = v10582 << 6u;
+          const unsigned int v10604 = v10586 >> 6u;
+          const unsigned int v10605 = v10604 << 13u;
+          const unsigned int v10606 = v10391 + v10605;
+          const unsigned int v10607 = v10606 + v10601;
+          const unsigned int v10608 = v10607 + v10599;
+          iron_copy_async<16>(shm1 + (v10608 ^ (((v10608 >> 6u) & 7u) << 3u)), k + v10597, v10588);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10611 = v10393 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10613 = v10611 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10616 = v10611 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10617 = v10616 << 3u;
+          const unsigned int v10618 = v10382 + v10613;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10619 = v10618 < v37;
+          const unsigned int v10622 = v10619 ? v10618 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10624 = v31 + v10622;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10625 = v10624 * v2;
+          const unsigned int v10626 = v10625 + v28;
+          const unsigned int v10627 = v10626 << 7u;
+          const unsigned int v10628 = v10627 + v10617;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10630 = v10617 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10632 = v10613 << 6u;
+          const unsigned int v10635 = v10617 >> 6u;
+          const unsigned int v10636 = v10635 << 13u;
+          const unsigned int v10637 = v10391 + v10636;
+          const unsigned int v10638 = v10637 + v10632;
+          const unsigned int v10639 = v10638 + v10630;
+          iron_copy_async<16>(shm1 + (v10639 ^ (((v10639 >> 6u) & 7u) << 3u)), k + v10628, v10619);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v10422 ^ (((v10422 >> 6u) & 7u) << 3u)), v + v10411, v10402);
+          iron_copy_async<16>(shm2 + (v10453 ^ (((v10453 >> 6u) & 7u) << 3u)), v + v10442, v10433);
+          iron_copy_async<16>(shm2 + (v10484 ^ (((v10484 >> 6u) & 7u) << 3u)), v + v10473, v10464);
+          iron_copy_async<16>(shm2 + (v10515 ^ (((v10515 >> 6u) & 7u) << 3u)), v + v10504, v10495);
+          iron_copy_async<16>(shm2 + (v10546 ^ (((v10546 >> 6u) & 7u) << 3u)), v + v10535, v10526);
+          iron_copy_async<16>(shm2 + (v10577 ^ (((v10577 >> 6u) & 7u) << 3u)), v + v10566, v10557);
+          iron_copy_async<16>(shm2 + (v10608 ^ (((v10608 >> 6u) & 7u) << 3u)), v + v10597, v10588);
+          iron_copy_async<16>(shm2 + (v10639 ^ (((v10639 >> 6u) & 7u) << 3u)), v + v10628, v10619);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v10897;  // kernels/sdpa/flash_warpgroup.hpp:216
-        iron_frag_fill(v10897, 0.0f);
-        const unsigned int v10901 = v10382 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v10906 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v10907 = v10906 << 6u;
-        const unsigned int v14812 = v41 & 3u;
-        const unsigned int v14814 = v14812 << 4u;
-        const unsigned int v14816 = v14814 << 6u;
-        const unsigned int v14818 = v10907 + v14816;
-        iron_frag<iron_bf16, 0, 16, 16> v14825;
-        iron_frag_fill(v14825, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14825, shm0, v14818, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14827;
-        iron_frag_fill(v14827, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14827, shm1, v10901, 64u);
-        iron_frag_mma_sync(v10897, v14825, v14827);
-        const unsigned int v14829 = v14818 + 16u;
-        const unsigned int v14832 = v10901 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v14834;
-        iron_frag_fill(v14834, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14834, shm0, v14829, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14836;
-        iron_frag_fill(v14836, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14836, shm1, v14832, 64u);
-        iron_frag_mma_sync(v10897, v14834, v14836);
-        const unsigned int v14838 = v14818 + 32u;
-        const unsigned int v14841 = v10901 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v14843;
-        iron_frag_fill(v14843, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14843, shm0, v14838, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14845;
-        iron_frag_fill(v14845, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14845, shm1, v14841, 64u);
-        iron_frag_mma_sync(v10897, v14843, v14845);
-        const unsigned int v14847 = v14818 + 48u;
-        const unsigned int v14850 = v10901 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v14852;
-        iron_frag_fill(v14852, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14852, shm0, v14847, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14854;
-        iron_frag_fill(v14854, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14854, shm1, v14850, 64u);
-        iron_frag_mma_sync(v10897, v14852, v14854);
-        const unsigned int v10914 = v10901 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v10921 = 8192u + v10907;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v14863 = v10921 + v14816;
-        iron_frag<iron_bf16, 0, 16, 16> v14870;
-        iron_frag_fill(v14870, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14870, shm0, v14863, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14872;
-        iron_frag_fill(v14872, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14872, shm1, v10914, 64u);
-        iron_frag_mma_sync(v10897, v14870, v14872);
-        const unsigned int v14874 = v14863 + 16u;
-        const unsigned int v14877 = v10914 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v14879;
-        iron_frag_fill(v14879, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14879, shm0, v14874, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14881;
-        iron_frag_fill(v14881, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14881, shm1, v14877, 64u);
-        iron_frag_mma_sync(v10897, v14879, v14881);
-        const unsigned int v14883 = v14863 + 32u;
-        const unsigned int v14886 = v10914 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v14888;
-        iron_frag_fill(v14888, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14888, shm0, v14883, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14890;
-        iron_frag_fill(v14890, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14890, shm1, v14886, 64u);
-        iron_frag_mma_sync(v10897, v14888, v14890);
-        const unsigned int v14892 = v14863 + 48u;
-        const unsigned int v14895 = v10914 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v14897;
-        iron_frag_fill(v14897, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14897, shm0, v14892, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14899;
-        iron_frag_fill(v14899, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14899, shm1, v14895, 64u);
-        iron_frag_mma_sync(v10897, v14897, v14899);
-        iron_frag<float, 2, 16, 8> v10923;  // kernels/sdpa/flash_tile.hpp:301
-        iron_frag_fill(v10923, 0.0f);
-        const bool v10925 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
-        if (v10925) {
-          const bool v10928 = v10385 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v10936 = v10385 + v18;
-          const bool v10937 = v10936 <= v304;
-          const bool v10938 = v311 || v10937;
-          const bool v10939 = v10928 && v10938;
-          const bool v10941 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v10942 = v10378 + v7;
-          const unsigned int v10943 = v10942 + v18;
-          const unsigned int v10944 = v301 + v37;
-          const bool v10945 = v10944 <= v10943;
-          const bool v10946 = v10941 || v10945;
-          const bool v10947 = v10939 && v10946;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v10948 = !v10947;  // kernels/sdpa/flash_tile.hpp:190
-          if (v10948) {
-            iron_frag<float, 2, 16, 8> v10950;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v10950, 0.0f);
-            iron_frag<float, 2, 16, 8> v10952;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v10952, 0.0f);
-            const unsigned int v10954 = static_cast<unsigned int>(v10950.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v10956 = v46 + v10954;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v10958 = v10956 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v10959 = v10958 + 1u;
-            const unsigned int v10961 = v10959 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v10970 = v10961 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v10974 = v10959 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v10975 = v317 && v10974;
-            const unsigned int v10976 = v10975 ? v10970 : v305;
-            const unsigned int v10979 = v10976 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v10980 = min(v10979, 128u);
-            const bool v10981 = v10976 > v10378;
-            const unsigned int v10982 = v10981 ? v10980 : v305;
-            const float v10983 = __uint_as_float(v10982);
-            v10950.x[0] = v10983;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v10985 = static_cast<unsigned int>(v10950.row(1, iron_linear_thread() & 31u));
-            const unsigned int v10987 = v46 + v10985;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v10989 = v10987 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v10990 = v10989 + 1u;
-            const unsigned int v10992 = v10990 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11001 = v10992 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11005 = v10990 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11006 = v317 && v11005;
-            const unsigned int v11007 = v11006 ? v11001 : v305;
-            const unsigned int v11010 = v11007 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11011 = min(v11010, 128u);
-            const bool v11012 = v11007 > v10378;
-            const unsigned int v11013 = v11012 ? v11011 : v305;
-            const float v11014 = __uint_as_float(v11013);
-            v10950.x[1] = v11014;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11016 = static_cast<unsigned int>(v10950.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11018 = v46 + v11016;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11020 = v11018 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11021 = v11020 + 1u;
-            const unsigned int v11023 = v11021 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11032 = v11023 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11036 = v11021 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11037 = v317 && v11036;
-            const unsigned int v11038 = v11037 ? v11032 : v305;
-            const unsigned int v11041 = v11038 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11042 = min(v11041, 128u);
-            const bool v11043 = v11038 > v10378;
-            const unsigned int v11044 = v11043 ? v11042 : v305;
-            const float v11045 = __uint_as_float(v11044);
-            v10950.x[2] = v11045;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11047 = static_cast<unsigned int>(v10950.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11049 = v46 + v11047;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11051 = v11049 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11052 = v11051 + 1u;
-            const unsigned int v11054 = v11052 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11063 = v11054 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11067 = v11052 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11068 = v317 && v11067;
-            const unsigned int v11069 = v11068 ? v11063 : v305;
-            const unsigned int v11072 = v11069 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11073 = min(v11072, 128u);
-            const bool v11074 = v11069 > v10378;
-            const unsigned int v11075 = v11074 ? v11073 : v305;
-            const float v11076 = __uint_as_float(v11075);
-            v10950.x[3] = v11076;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11078 = static_cast<unsigned int>(v10952.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11080 = v46 + v11078;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11082 = v11080 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11083 = v11082 + 1u;
-            const unsigned int v11085 = v11083 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11086 = min(v37, v11085);
-            const bool v11087 = v11083 > v18;
-            const unsigned int v11088 = v11087 ? v11086 : v305;
-            const unsigned int v11091 = v311 ? v37 : v11088;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11103 = v11091 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11104 = min(v11103, 128u);
-            const bool v11105 = v11091 > v10378;
-            const unsigned int v11106 = v11105 ? v11104 : v305;
-            const float v11107 = __uint_as_float(v11106);
-            v10952.x[0] = v11107;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11109 = static_cast<unsigned int>(v10952.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11111 = v46 + v11109;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11113 = v11111 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11114 = v11113 + 1u;
-            const unsigned int v11116 = v11114 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11117 = min(v37, v11116);
-            const bool v11118 = v11114 > v18;
-            const unsigned int v11119 = v11118 ? v11117 : v305;
-            const unsigned int v11122 = v311 ? v37 : v11119;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11134 = v11122 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11135 = min(v11134, 128u);
-            const bool v11136 = v11122 > v10378;
-            const unsigned int v11137 = v11136 ? v11135 : v305;
-            const float v11138 = __uint_as_float(v11137);
-            v10952.x[1] = v11138;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11140 = static_cast<unsigned int>(v10952.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11142 = v46 + v11140;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11144 = v11142 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11145 = v11144 + 1u;
-            const unsigned int v11147 = v11145 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11148 = min(v37, v11147);
-            const bool v11149 = v11145 > v18;
-            const unsigned int v11150 = v11149 ? v11148 : v305;
-            const unsigned int v11153 = v311 ? v37 : v11150;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11165 = v11153 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11166 = min(v11165, 128u);
-            const bool v11167 = v11153 > v10378;
-            const unsigned int v11168 = v11167 ? v11166 : v305;
-            const float v11169 = __uint_as_float(v11168);
-            v10952.x[2] = v11169;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11171 = static_cast<unsigned int>(v10952.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11173 = v46 + v11171;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11175 = v11173 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11176 = v11175 + 1u;
-            const unsigned int v11178 = v11176 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11179 = min(v37, v11178);
-            const bool v11180 = v11176 > v18;
-            const unsigned int v11181 = v11180 ? v11179 : v305;
-            const unsigned int v11184 = v311 ? v37 : v11181;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11196 = v11184 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11197 = min(v11196, 128u);
-            const bool v11198 = v11184 > v10378;
-            const unsigned int v11199 = v11198 ? v11197 : v305;
-            const float v11200 = __uint_as_float(v11199);
-            v10952.x[3] = v11200;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11201 = static_cast<unsigned int>(v10897.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v11203 = v10897.x[0];
-            const float v11204 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+        iron_frag<float, 2, 16, 128> v10894;  // kernels/sdpa/flash_warpgroup.hpp:216
+        iron_frag_fill(v10894, 0.0f);
+        const unsigned int v10898 = v10379 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v10903 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v10904 = v10903 << 6u;
+        const unsigned int v14809 = v41 & 3u;
+        const unsigned int v14811 = v14809 << 4u;
+        const unsigned int v14813 = v14811 << 6u;
+        const unsigned int v14815 = v10904 + v14813;
+        iron_frag<iron_bf16, 0, 16, 16> v14822;
+        iron_frag_fill(v14822, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14822, shm0, v14815, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14824;
+        iron_frag_fill(v14824, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14824, shm1, v10898, 64u);
+        iron_frag_mma_sync(v10894, v14822, v14824);
+        const unsigned int v14826 = v14815 + 16u;
+        const unsigned int v14829 = v10898 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v14831;
+        iron_frag_fill(v14831, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14831, shm0, v14826, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14833;
+        iron_frag_fill(v14833, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14833, shm1, v14829, 64u);
+        iron_frag_mma_sync(v10894, v14831, v14833);
+        const unsigned int v14835 = v14815 + 32u;
+        const unsigned int v14838 = v10898 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v14840;
+        iron_frag_fill(v14840, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14840, shm0, v14835, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14842;
+        iron_frag_fill(v14842, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14842, shm1, v14838, 64u);
+        iron_frag_mma_sync(v10894, v14840, v14842);
+        const unsigned int v14844 = v14815 + 48u;
+        const unsigned int v14847 = v10898 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v14849;
+        iron_frag_fill(v14849, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14849, shm0, v14844, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14851;
+        iron_frag_fill(v14851, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14851, shm1, v14847, 64u);
+        iron_frag_mma_sync(v10894, v14849, v14851);
+        const unsigned int v10911 = v10898 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v10918 = 8192u + v10904;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v14860 = v10918 + v14813;
+        iron_frag<iron_bf16, 0, 16, 16> v14867;
+        iron_frag_fill(v14867, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14867, shm0, v14860, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14869;
+        iron_frag_fill(v14869, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14869, shm1, v10911, 64u);
+        iron_frag_mma_sync(v10894, v14867, v14869);
+        const unsigned int v14871 = v14860 + 16u;
+        const unsigned int v14874 = v10911 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v14876;
+        iron_frag_fill(v14876, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14876, shm0, v14871, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14878;
+        iron_frag_fill(v14878, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14878, shm1, v14874, 64u);
+        iron_frag_mma_sync(v10894, v14876, v14878);
+        const unsigned int v14880 = v14860 + 32u;
+        const unsigned int v14883 = v10911 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v14885;
+        iron_frag_fill(v14885, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14885, shm0, v14880, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14887;
+        iron_frag_fill(v14887, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14887, shm1, v14883, 64u);
+        iron_frag_mma_sync(v10894, v14885, v14887);
+        const unsigned int v14889 = v14860 + 48u;
+        const unsigned int v14892 = v10911 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v14894;
+        iron_frag_fill(v14894, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14894, shm0, v14889, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14896;
+        iron_frag_fill(v14896, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14896, shm1, v14892, 64u);
+        iron_frag_mma_sync(v10894, v14894, v14896);
+        iron_frag<float, 2, 16, 8> v10920;  // kernels/sdpa/flash_tile.hpp:301
+        iron_frag_fill(v10920, 0.0f);
+        const bool v10922 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
+        if (v10922) {
+          const bool v10925 = v10382 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v10933 = v10382 + v18;
+          const bool v10934 = v10933 <= v304;
+          const bool v10935 = v311 || v10934;
+          const bool v10936 = v10925 && v10935;
+          const bool v10938 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v10939 = v10375 + v7;
+          const unsigned int v10940 = v10939 + v18;
+          const unsigned int v10941 = v301 + v37;
+          const bool v10942 = v10941 <= v10940;
+          const bool v10943 = v10938 || v10942;
+          const bool v10944 = v10936 && v10943;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v10945 = !v10944;  // kernels/sdpa/flash_tile.hpp:190
+          if (v10945) {
+            iron_frag<float, 2, 16, 8> v10947;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v10947, 0.0f);
+            iron_frag<float, 2, 16, 8> v10949;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v10949, 0.0f);
+            const unsigned int v10951 = static_cast<unsigned int>(v10947.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v10953 = v46 + v10951;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v10955 = v10953 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v10956 = v10955 + 1u;
+            const unsigned int v10958 = v10956 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v10967 = v10958 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v10971 = v10956 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v10972 = v317 && v10971;
+            const unsigned int v10973 = v10972 ? v10967 : v305;
+            const unsigned int v10976 = v10973 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v10977 = min(v10976, 128u);
+            const bool v10978 = v10973 > v10375;
+            const unsigned int v10979 = v10978 ? v10977 : v305;
+            const float v10980 = __uint_as_float(v10979);
+            v10947.x[0] = v10980;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v10982 = static_cast<unsigned int>(v10947.row(1, iron_linear_thread() & 31u));
+            const unsigned int v10984 = v46 + v10982;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v10986 = v10984 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v10987 = v10986 + 1u;
+            const unsigned int v10989 = v10987 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v10998 = v10989 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11002 = v10987 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11003 = v317 && v11002;
+            const unsigned int v11004 = v11003 ? v10998 : v305;
+            const unsigned int v11007 = v11004 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11008 = min(v11007, 128u);
+            const bool v11009 = v11004 > v10375;
+            const unsigned int v11010 = v11009 ? v11008 : v305;
+            const float v11011 = __uint_as_float(v11010);
+            v10947.x[1] = v11011;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11013 = static_cast<unsigned int>(v10947.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11015 = v46 + v11013;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11017 = v11015 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11018 = v11017 + 1u;
+            const unsigned int v11020 = v11018 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11029 = v11020 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11033 = v11018 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11034 = v317 && v11033;
+            const unsigned int v11035 = v11034 ? v11029 : v305;
+            const unsigned int v11038 = v11035 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11039 = min(v11038, 128u);
+            const bool v11040 = v11035 > v10375;
+            const unsigned int v11041 = v11040 ? v11039 : v305;
+            const float v11042 = __uint_as_float(v11041);
+            v10947.x[2] = v11042;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11044 = static_cast<unsigned int>(v10947.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11046 = v46 + v11044;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11048 = v11046 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11049 = v11048 + 1u;
+            const unsigned int v11051 = v11049 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11060 = v11051 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11064 = v11049 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11065 = v317 && v11064;
+            const unsigned int v11066 = v11065 ? v11060 : v305;
+            const unsigned int v11069 = v11066 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11070 = min(v11069, 128u);
+            const bool v11071 = v11066 > v10375;
+            const unsigned int v11072 = v11071 ? v11070 : v305;
+            const float v11073 = __uint_as_float(v11072);
+            v10947.x[3] = v11073;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11075 = static_cast<unsigned int>(v10949.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11077 = v46 + v11075;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11079 = v11077 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11080 = v11079 + 1u;
+            const unsigned int v11082 = v11080 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11083 = min(v37, v11082);
+            const bool v11084 = v11080 > v18;
+            const unsigned int v11085 = v11084 ? v11083 : v305;
+            const unsigned int v11088 = v311 ? v37 : v11085;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11100 = v11088 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11101 = min(v11100, 128u);
+            const bool v11102 = v11088 > v10375;
+            const unsigned int v11103 = v11102 ? v11101 : v305;
+            const float v11104 = __uint_as_float(v11103);
+            v10949.x[0] = v11104;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11106 = static_cast<unsigned int>(v10949.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11108 = v46 + v11106;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11110 = v11108 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11111 = v11110 + 1u;
+            const unsigned int v11113 = v11111 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11114 = min(v37, v11113);
+            const bool v11115 = v11111 > v18;
+            const unsigned int v11116 = v11115 ? v11114 : v305;
+            const unsigned int v11119 = v311 ? v37 : v11116;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11131 = v11119 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11132 = min(v11131, 128u);
+            const bool v11133 = v11119 > v10375;
+            const unsigned int v11134 = v11133 ? v11132 : v305;
+            const float v11135 = __uint_as_float(v11134);
+            v10949.x[1] = v11135;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11137 = static_cast<unsigned int>(v10949.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11139 = v46 + v11137;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11141 = v11139 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11142 = v11141 + 1u;
+            const unsigned int v11144 = v11142 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11145 = min(v37, v11144);
+            const bool v11146 = v11142 > v18;
+            const unsigned int v11147 = v11146 ? v11145 : v305;
+            const unsigned int v11150 = v311 ? v37 : v11147;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11162 = v11150 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11163 = min(v11162, 128u);
+            const bool v11164 = v11150 > v10375;
+            const unsigned int v11165 = v11164 ? v11163 : v305;
+            const float v11166 = __uint_as_float(v11165);
+            v10949.x[2] = v11166;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11168 = static_cast<unsigned int>(v10949.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11170 = v46 + v11168;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11172 = v11170 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11173 = v11172 + 1u;
+            const unsigned int v11175 = v11173 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11176 = min(v37, v11175);
+            const bool v11177 = v11173 > v18;
+            const unsigned int v11178 = v11177 ? v11176 : v305;
+            const unsigned int v11181 = v311 ? v37 : v11178;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11193 = v11181 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11194 = min(v11193, 128u);
+            const bool v11195 = v11181 > v10375;
+            const unsigned int v11196 = v11195 ? v11194 : v305;
+            const float v11197 = __uint_as_float(v11196);
+            v10949.x[3] = v11197;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11198 = static_cast<unsigned int>(v10894.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v11200 = v10894.x[0];
+            const float v11201 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11202 = __float_as_uint(v11201);
+            const bool v11203 = v11198 >= v11202;
+            const float v11204 = v10949.x[0];
             const unsigned int v11205 = __float_as_uint(v11204);
-            const bool v11206 = v11201 >= v11205;
-            const float v11207 = v10952.x[0];
-            const unsigned int v11208 = __float_as_uint(v11207);
-            const bool v11209 = v11201 < v11208;
-            const bool v11210 = v11206 && v11209;
-            const float v11212 = v11210 ? v11203 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[0] = v11212;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11213 = static_cast<unsigned int>(v10897.col(1, iron_linear_thread() & 31u));
-            const float v11215 = v10897.x[1];
-            const float v11216 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11206 = v11198 < v11205;
+            const bool v11207 = v11203 && v11206;
+            const float v11209 = v11207 ? v11200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[0] = v11209;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11210 = static_cast<unsigned int>(v10894.col(1, iron_linear_thread() & 31u));
+            const float v11212 = v10894.x[1];
+            const float v11213 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11214 = __float_as_uint(v11213);
+            const bool v11215 = v11210 >= v11214;
+            const float v11216 = v10949.x[0];
             const unsigned int v11217 = __float_as_uint(v11216);
-            const bool v11218 = v11213 >= v11217;
-            const float v11219 = v10952.x[0];
-            const unsigned int v11220 = __float_as_uint(v11219);
-            const bool v11221 = v11213 < v11220;
-            const bool v11222 = v11218 && v11221;
-            const float v11224 = v11222 ? v11215 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[1] = v11224;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11225 = static_cast<unsigned int>(v10897.col(2, iron_linear_thread() & 31u));
-            const float v11227 = v10897.x[2];
-            const float v11228 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11218 = v11210 < v11217;
+            const bool v11219 = v11215 && v11218;
+            const float v11221 = v11219 ? v11212 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[1] = v11221;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11222 = static_cast<unsigned int>(v10894.col(2, iron_linear_thread() & 31u));
+            const float v11224 = v10894.x[2];
+            const float v11225 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11226 = __float_as_uint(v11225);
+            const bool v11227 = v11222 >= v11226;
+            const float v11228 = v10949.x[2];
             const unsigned int v11229 = __float_as_uint(v11228);
-            const bool v11230 = v11225 >= v11229;
-            const float v11231 = v10952.x[2];
-            const unsigned int v11232 = __float_as_uint(v11231);
-            const bool v11233 = v11225 < v11232;
-            const bool v11234 = v11230 && v11233;
-            const float v11236 = v11234 ? v11227 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[2] = v11236;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11237 = static_cast<unsigned int>(v10897.col(3, iron_linear_thread() & 31u));
-            const float v11239 = v10897.x[3];
-            const float v11240 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11230 = v11222 < v11229;
+            const bool v11231 = v11227 && v11230;
+            const float v11233 = v11231 ? v11224 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[2] = v11233;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11234 = static_cast<unsigned int>(v10894.col(3, iron_linear_thread() & 31u));
+            const float v11236 = v10894.x[3];
+            const float v11237 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11238 = __float_as_uint(v11237);
+            const bool v11239 = v11234 >= v11238;
+            const float v11240 = v10949.x[2];
             const unsigned int v11241 = __float_as_uint(v11240);
-            const bool v11242 = v11237 >= v11241;
-            const float v11243 = v10952.x[2];
-            const unsigned int v11244 = __float_as_uint(v11243);
-            const bool v11245 = v11237 < v11244;
-            const bool v11246 = v11242 && v11245;
-            const float v11248 = v11246 ? v11239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[3] = v11248;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11249 = static_cast<unsigned int>(v10897.col(4, iron_linear_thread() & 31u));
-            const float v11251 = v10897.x[4];
-            const float v11252 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11242 = v11234 < v11241;
+            const bool v11243 = v11239 && v11242;
+            const float v11245 = v11243 ? v11236 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[3] = v11245;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11246 = static_cast<unsigned int>(v10894.col(4, iron_linear_thread() & 31u));
+            const float v11248 = v10894.x[4];
+            const float v11249 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11250 = __float_as_uint(v11249);
+            const bool v11251 = v11246 >= v11250;
+            const float v11252 = v10949.x[0];
             const unsigned int v11253 = __float_as_uint(v11252);
-            const bool v11254 = v11249 >= v11253;
-            const float v11255 = v10952.x[0];
-            const unsigned int v11256 = __float_as_uint(v11255);
-            const bool v11257 = v11249 < v11256;
-            const bool v11258 = v11254 && v11257;
-            const float v11260 = v11258 ? v11251 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[4] = v11260;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11261 = static_cast<unsigned int>(v10897.col(5, iron_linear_thread() & 31u));
-            const float v11263 = v10897.x[5];
-            const float v11264 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11254 = v11246 < v11253;
+            const bool v11255 = v11251 && v11254;
+            const float v11257 = v11255 ? v11248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[4] = v11257;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11258 = static_cast<unsigned int>(v10894.col(5, iron_linear_thread() & 31u));
+            const float v11260 = v10894.x[5];
+            const float v11261 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11262 = __float_as_uint(v11261);
+            const bool v11263 = v11258 >= v11262;
+            const float v11264 = v10949.x[0];
             const unsigned int v11265 = __float_as_uint(v11264);
-            const bool v11266 = v11261 >= v11265;
-            const float v11267 = v10952.x[0];
-            const unsigned int v11268 = __float_as_uint(v11267);
-            const bool v11269 = v11261 < v11268;
-            const bool v11270 = v11266 && v11269;
-            const float v11272 = v11270 ? v11263 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[5] = v11272;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11273 = static_cast<unsigned int>(v10897.col(6, iron_linear_thread() & 31u));
-            const float v11275 = v10897.x[6];
-            const float v11276 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11266 = v11258 < v11265;
+            const bool v11267 = v11263 && v11266;
+            const float v11269 = v11267 ? v11260 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[5] = v11269;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11270 = static_cast<unsigned int>(v10894.col(6, iron_linear_thread() & 31u));
+            const float v11272 = v10894.x[6];
+            const float v11273 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11274 = __float_as_uint(v11273);
+            const bool v11275 = v11270 >= v11274;
+            const float v11276 = v10949.x[2];
             const unsigned int v11277 = __float_as_uint(v11276);
-            const bool v11278 = v11273 >= v11277;
-            const float v11279 = v10952.x[2];
-            const unsigned int v11280 = __float_as_uint(v11279);
-            const bool v11281 = v11273 < v11280;
-            const bool v11282 = v11278 && v11281;
-            const float v11284 = v11282 ? v11275 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[6] = v11284;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11285 = static_cast<unsigned int>(v10897.col(7, iron_linear_thread() & 31u));
-            const float v11287 = v10897.x[7];
-            const float v11288 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11278 = v11270 < v11277;
+            const bool v11279 = v11275 && v11278;
+            const float v11281 = v11279 ? v11272 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[6] = v11281;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11282 = static_cast<unsigned int>(v10894.col(7, iron_linear_thread() & 31u));
+            const float v11284 = v10894.x[7];
+            const float v11285 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11286 = __float_as_uint(v11285);
+            const bool v11287 = v11282 >= v11286;
+            const float v11288 = v10949.x[2];
             const unsigned int v11289 = __float_as_uint(v11288);
-            const bool v11290 = v11285 >= v11289;
-            const float v11291 = v10952.x[2];
-            const unsigned int v11292 = __float_as_uint(v11291);
-            const bool v11293 = v11285 < v11292;
-            const bool v11294 = v11290 && v11293;
-            const float v11296 = v11294 ? v11287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[7] = v11296;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11297 = static_cast<unsigned int>(v10897.col(8, iron_linear_thread() & 31u));
-            const float v11299 = v10897.x[8];
-            const float v11300 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11290 = v11282 < v11289;
+            const bool v11291 = v11287 && v11290;
+            const float v11293 = v11291 ? v11284 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[7] = v11293;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11294 = static_cast<unsigned int>(v10894.col(8, iron_linear_thread() & 31u));
+            const float v11296 = v10894.x[8];
+            const float v11297 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11298 = __float_as_uint(v11297);
+            const bool v11299 = v11294 >= v11298;
+            const float v11300 = v10949.x[0];
             const unsigned int v11301 = __float_as_uint(v11300);
-            const bool v11302 = v11297 >= v11301;
-            const float v11303 = v10952.x[0];
-            const unsigned int v11304 = __float_as_uint(v11303);
-            const bool v11305 = v11297 < v11304;
-            const bool v11306 = v11302 && v11305;
-            const float v11308 = v11306 ? v11299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[8] = v11308;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11309 = static_cast<unsigned int>(v10897.col(9, iron_linear_thread() & 31u));
-            const float v11311 = v10897.x[9];
-            const float v11312 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11302 = v11294 < v11301;
+            const bool v11303 = v11299 && v11302;
+            const float v11305 = v11303 ? v11296 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[8] = v11305;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11306 = static_cast<unsigned int>(v10894.col(9, iron_linear_thread() & 31u));
+            const float v11308 = v10894.x[9];
+            const float v11309 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11310 = __float_as_uint(v11309);
+            const bool v11311 = v11306 >= v11310;
+            const float v11312 = v10949.x[0];
             const unsigned int v11313 = __float_as_uint(v11312);
-            const bool v11314 = v11309 >= v11313;
-            const float v11315 = v10952.x[0];
-            const unsigned int v11316 = __float_as_uint(v11315);
-            const bool v11317 = v11309 < v11316;
-            const bool v11318 = v11314 && v11317;
-            const float v11320 = v11318 ? v11311 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[9] = v11320;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11321 = static_cast<unsigned int>(v10897.col(10, iron_linear_thread() & 31u));
-            const float v11323 = v10897.x[10];
-            const float v11324 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11314 = v11306 < v11313;
+            const bool v11315 = v11311 && v11314;
+            const float v11317 = v11315 ? v11308 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[9] = v11317;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11318 = static_cast<unsigned int>(v10894.col(10, iron_linear_thread() & 31u));
+            const float v11320 = v10894.x[10];
+            const float v11321 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11322 = __float_as_uint(v11321);
+            const bool v11323 = v11318 >= v11322;
+            const float v11324 = v10949.x[2];
             const unsigned int v11325 = __float_as_uint(v11324);
-            const bool v11326 = v11321 >= v11325;
-            const float v11327 = v10952.x[2];
-            const unsigned int v11328 = __float_as_uint(v11327);
-            const bool v11329 = v11321 < v11328;
-            const bool v11330 = v11326 && v11329;
-            const float v11332 = v11330 ? v11323 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[10] = v11332;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11333 = static_cast<unsigned int>(v10897.col(11, iron_linear_thread() & 31u));
-            const float v11335 = v10897.x[11];
-            const float v11336 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11326 = v11318 < v11325;
+            const bool v11327 = v11323 && v11326;
+            const float v11329 = v11327 ? v11320 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[10] = v11329;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11330 = static_cast<unsigned int>(v10894.col(11, iron_linear_thread() & 31u));
+            const float v11332 = v10894.x[11];
+            const float v11333 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11334 = __float_as_uint(v11333);
+            const bool v11335 = v11330 >= v11334;
+            const float v11336 = v10949.x[2];
             const unsigned int v11337 = __float_as_uint(v11336);
-            const bool v11338 = v11333 >= v11337;
-            const float v11339 = v10952.x[2];
-            const unsigned int v11340 = __float_as_uint(v11339);
-            const bool v11341 = v11333 < v11340;
-            const bool v11342 = v11338 && v11341;
-            const float v11344 = v11342 ? v11335 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[11] = v11344;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11345 = static_cast<unsigned int>(v10897.col(12, iron_linear_thread() & 31u));
-            const float v11347 = v10897.x[12];
-            const float v11348 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11338 = v11330 < v11337;
+            const bool v11339 = v11335 && v11338;
+            const float v11341 = v11339 ? v11332 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[11] = v11341;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11342 = static_cast<unsigned int>(v10894.col(12, iron_linear_thread() & 31u));
+            const float v11344 = v10894.x[12];
+            const float v11345 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11346 = __float_as_uint(v11345);
+            const bool v11347 = v11342 >= v11346;
+            const float v11348 = v10949.x[0];
             const unsigned int v11349 = __float_as_uint(v11348);
-            const bool v11350 = v11345 >= v11349;
-            const float v11351 = v10952.x[0];
-            const unsigned int v11352 = __float_as_uint(v11351);
-            const bool v11353 = v11345 < v11352;
-            const bool v11354 = v11350 && v11353;
-            const float v11356 = v11354 ? v11347 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[12] = v11356;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11357 = static_cast<unsigned int>(v10897.col(13, iron_linear_thread() & 31u));
-            const float v11359 = v10897.x[13];
-            const float v11360 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11350 = v11342 < v11349;
+            const bool v11351 = v11347 && v11350;
+            const float v11353 = v11351 ? v11344 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[12] = v11353;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11354 = static_cast<unsigned int>(v10894.col(13, iron_linear_thread() & 31u));
+            const float v11356 = v10894.x[13];
+            const float v11357 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11358 = __float_as_uint(v11357);
+            const bool v11359 = v11354 >= v11358;
+            const float v11360 = v10949.x[0];
             const unsigned int v11361 = __float_as_uint(v11360);
-            const bool v11362 = v11357 >= v11361;
-            const float v11363 = v10952.x[0];
-            const unsigned int v11364 = __float_as_uint(v11363);
-            const bool v11365 = v11357 < v11364;
-            const bool v11366 = v11362 && v11365;
-            const float v11368 = v11366 ? v11359 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[13] = v11368;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11369 = static_cast<unsigned int>(v10897.col(14, iron_linear_thread() & 31u));
-            const float v11371 = v10897.x[14];
-            const float v11372 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11362 = v11354 < v11361;
+            const bool v11363 = v11359 && v11362;
+            const float v11365 = v11363 ? v11356 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[13] = v11365;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11366 = static_cast<unsigned int>(v10894.col(14, iron_linear_thread() & 31u));
+            const float v11368 = v10894.x[14];
+            const float v11369 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11370 = __float_as_uint(v11369);
+            const bool v11371 = v11366 >= v11370;
+            const float v11372 = v10949.x[2];
             const unsigned int v11373 = __float_as_uint(v11372);
-            const bool v11374 = v11369 >= v11373;
-            const float v11375 = v10952.x[2];
-            const unsigned int v11376 = __float_as_uint(v11375);
-            const bool v11377 = v11369 < v11376;
-            const bool v11378 = v11374 && v11377;
-            const float v11380 = v11378 ? v11371 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[14] = v11380;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11381 = static_cast<unsigned int>(v10897.col(15, iron_linear_thread() & 31u));
-            const float v11383 = v10897.x[15];
-            const float v11384 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11374 = v11366 < v11373;
+            const bool v11375 = v11371 && v11374;
+            const float v11377 = v11375 ? v11368 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[14] = v11377;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11378 = static_cast<unsigned int>(v10894.col(15, iron_linear_thread() & 31u));
+            const float v11380 = v10894.x[15];
+            const float v11381 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11382 = __float_as_uint(v11381);
+            const bool v11383 = v11378 >= v11382;
+            const float v11384 = v10949.x[2];
             const unsigned int v11385 = __float_as_uint(v11384);
-            const bool v11386 = v11381 >= v11385;
-            const float v11387 = v10952.x[2];
-            const unsigned int v11388 = __float_as_uint(v11387);
-            const bool v11389 = v11381 < v11388;
-            const bool v11390 = v11386 && v11389;
-            const float v11392 = v11390 ? v11383 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[15] = v11392;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11393 = static_cast<unsigned int>(v10897.col(16, iron_linear_thread() & 31u));
-            const float v11395 = v10897.x[16];
-            const float v11396 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11386 = v11378 < v11385;
+            const bool v11387 = v11383 && v11386;
+            const float v11389 = v11387 ? v11380 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[15] = v11389;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11390 = static_cast<unsigned int>(v10894.col(16, iron_linear_thread() & 31u));
+            const float v11392 = v10894.x[16];
+            const float v11393 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11394 = __float_as_uint(v11393);
+            const bool v11395 = v11390 >= v11394;
+            const float v11396 = v10949.x[0];
             const unsigned int v11397 = __float_as_uint(v11396);
-            const bool v11398 = v11393 >= v11397;
-            const float v11399 = v10952.x[0];
-            const unsigned int v11400 = __float_as_uint(v11399);
-            const bool v11401 = v11393 < v11400;
-            const bool v11402 = v11398 && v11401;
-            const float v11404 = v11402 ? v11395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[16] = v11404;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11405 = static_cast<unsigned int>(v10897.col(17, iron_linear_thread() & 31u));
-            const float v11407 = v10897.x[17];
-            const float v11408 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11398 = v11390 < v11397;
+            const bool v11399 = v11395 && v11398;
+            const float v11401 = v11399 ? v11392 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[16] = v11401;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11402 = static_cast<unsigned int>(v10894.col(17, iron_linear_thread() & 31u));
+            const float v11404 = v10894.x[17];
+            const float v11405 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11406 = __float_as_uint(v11405);
+            const bool v11407 = v11402 >= v11406;
+            const float v11408 = v10949.x[0];
             const unsigned int v11409 = __float_as_uint(v11408);
-            const bool v11410 = v11405 >= v11409;
-            const float v11411 = v10952.x[0];
-            const unsigned int v11412 = __float_as_uint(v11411);
-            const bool v11413 = v11405 < v11412;
-            const bool v11414 = v11410 && v11413;
-            const float v11416 = v11414 ? v11407 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[17] = v11416;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11417 = static_cast<unsigned int>(v10897.col(18, iron_linear_thread() & 31u));
-            const float v11419 = v10897.x[18];
-            const float v11420 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11410 = v11402 < v11409;
+            const bool v11411 = v11407 && v11410;
+            const float v11413 = v11411 ? v11404 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[17] = v11413;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11414 = static_cast<unsigned int>(v10894.col(18, iron_linear_thread() & 31u));
+            const float v11416 = v10894.x[18];
+            const float v11417 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11418 = __float_as_uint(v11417);
+            const bool v11419 = v11414 >= v11418;
+            const float v11420 = v10949.x[2];
             const unsigned int v11421 = __float_as_uint(v11420);
-            const bool v11422 = v11417 >= v11421;
-            const float v11423 = v10952.x[2];
-            const unsigned int v11424 = __float_as_uint(v11423);
-            const bool v11425 = v11417 < v11424;
-            const bool v11426 = v11422 && v11425;
-            const float v11428 = v11426 ? v11419 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[18] = v11428;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11429 = static_cast<unsigned int>(v10897.col(19, iron_linear_thread() & 31u));
-            const float v11431 = v10897.x[19];
-            const float v11432 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11422 = v11414 < v11421;
+            const bool v11423 = v11419 && v11422;
+            const float v11425 = v11423 ? v11416 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[18] = v11425;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11426 = static_cast<unsigned int>(v10894.col(19, iron_linear_thread() & 31u));
+            const float v11428 = v10894.x[19];
+            const float v11429 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11430 = __float_as_uint(v11429);
+            const bool v11431 = v11426 >= v11430;
+            const float v11432 = v10949.x[2];
             const unsigned int v11433 = __float_as_uint(v11432);
-            const bool v11434 = v11429 >= v11433;
-            const float v11435 = v10952.x[2];
-            const unsigned int v11436 = __float_as_uint(v11435);
-            const bool v11437 = v11429 < v11436;
-            const bool v11438 = v11434 && v11437;
-            const float v11440 = v11438 ? v11431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[19] = v11440;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11441 = static_cast<unsigned int>(v10897.col(20, iron_linear_thread() & 31u));
-            const float v11443 = v10897.x[20];
-            const float v11444 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11434 = v11426 < v11433;
+            const bool v11435 = v11431 && v11434;
+            const float v11437 = v11435 ? v11428 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[19] = v11437;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11438 = static_cast<unsigned int>(v10894.col(20, iron_linear_thread() & 31u));
+            const float v11440 = v10894.x[20];
+            const float v11441 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11442 = __float_as_uint(v11441);
+            const bool v11443 = v11438 >= v11442;
+            const float v11444 = v10949.x[0];
             const unsigned int v11445 = __float_as_uint(v11444);
-            const bool v11446 = v11441 >= v11445;
-            const float v11447 = v10952.x[0];
-            const unsigned int v11448 = __float_as_uint(v11447);
-            const bool v11449 = v11441 < v11448;
-            const bool v11450 = v11446 && v11449;
-            const float v11452 = v11450 ? v11443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[20] = v11452;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11453 = static_cast<unsigned int>(v10897.col(21, iron_linear_thread() & 31u));
-            const float v11455 = v10897.x[21];
-            const float v11456 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11446 = v11438 < v11445;
+            const bool v11447 = v11443 && v11446;
+            const float v11449 = v11447 ? v11440 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[20] = v11449;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11450 = static_cast<unsigned int>(v10894.col(21, iron_linear_thread() & 31u));
+            const float v11452 = v10894.x[21];
+            const float v11453 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11454 = __float_as_uint(v11453);
+            const bool v11455 = v11450 >= v11454;
+            const float v11456 = v10949.x[0];
             const unsigned int v11457 = __float_as_uint(v11456);
-            const bool v11458 = v11453 >= v11457;
-            const float v11459 = v10952.x[0];
-            const unsigned int v11460 = __float_as_uint(v11459);
-            const bool v11461 = v11453 < v11460;
-            const bool v11462 = v11458 && v11461;
-            const float v11464 = v11462 ? v11455 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[21] = v11464;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11465 = static_cast<unsigned int>(v10897.col(22, iron_linear_thread() & 31u));
-            const float v11467 = v10897.x[22];
-            const float v11468 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11458 = v11450 < v11457;
+            const bool v11459 = v11455 && v11458;
+            const float v11461 = v11459 ? v11452 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[21] = v11461;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11462 = static_cast<unsigned int>(v10894.col(22, iron_linear_thread() & 31u));
+            const float v11464 = v10894.x[22];
+            const float v11465 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11466 = __float_as_uint(v11465);
+            const bool v11467 = v11462 >= v11466;
+            const float v11468 = v10949.x[2];
             const unsigned int v11469 = __float_as_uint(v11468);
-            const bool v11470 = v11465 >= v11469;
-            const float v11471 = v10952.x[2];
-            const unsigned int v11472 = __float_as_uint(v11471);
-            const bool v11473 = v11465 < v11472;
-            const bool v11474 = v11470 && v11473;
-            const float v11476 = v11474 ? v11467 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[22] = v11476;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11477 = static_cast<unsigned int>(v10897.col(23, iron_linear_thread() & 31u));
-            const float v11479 = v10897.x[23];
-            const float v11480 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11470 = v11462 < v11469;
+            const bool v11471 = v11467 && v11470;
+            const float v11473 = v11471 ? v11464 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[22] = v11473;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11474 = static_cast<unsigned int>(v10894.col(23, iron_linear_thread() & 31u));
+            const float v11476 = v10894.x[23];
+            const float v11477 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11478 = __float_as_uint(v11477);
+            const bool v11479 = v11474 >= v11478;
+            const float v11480 = v10949.x[2];
             const unsigned int v11481 = __float_as_uint(v11480);
-            const bool v11482 = v11477 >= v11481;
-            const float v11483 = v10952.x[2];
-            const unsigned int v11484 = __float_as_uint(v11483);
-            const bool v11485 = v11477 < v11484;
-            const bool v11486 = v11482 && v11485;
-            const float v11488 = v11486 ? v11479 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[23] = v11488;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11489 = static_cast<unsigned int>(v10897.col(24, iron_linear_thread() & 31u));
-            const float v11491 = v10897.x[24];
-            const float v11492 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11482 = v11474 < v11481;
+            const bool v11483 = v11479 && v11482;
+            const float v11485 = v11483 ? v11476 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[23] = v11485;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11486 = static_cast<unsigned int>(v10894.col(24, iron_linear_thread() & 31u));
+            const float v11488 = v10894.x[24];
+            const float v11489 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11490 = __float_as_uint(v11489);
+            const bool v11491 = v11486 >= v11490;
+            const float v11492 = v10949.x[0];
             const unsigned int v11493 = __float_as_uint(v11492);
-            const bool v11494 = v11489 >= v11493;
-            const float v11495 = v10952.x[0];
-            const unsigned int v11496 = __float_as_uint(v11495);
-            const bool v11497 = v11489 < v11496;
-            const bool v11498 = v11494 && v11497;
-            const float v11500 = v11498 ? v11491 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[24] = v11500;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11501 = static_cast<unsigned int>(v10897.col(25, iron_linear_thread() & 31u));
-            const float v11503 = v10897.x[25];
-            const float v11504 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11494 = v11486 < v11493;
+            const bool v11495 = v11491 && v11494;
+            const float v11497 = v11495 ? v11488 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[24] = v11497;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11498 = static_cast<unsigned int>(v10894.col(25, iron_linear_thread() & 31u));
+            const float v11500 = v10894.x[25];
+            const float v11501 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11502 = __float_as_uint(v11501);
+            const bool v11503 = v11498 >= v11502;
+            const float v11504 = v10949.x[0];
             const unsigned int v11505 = __float_as_uint(v11504);
-            const bool v11506 = v11501 >= v11505;
-            const float v11507 = v10952.x[0];
-            const unsigned int v11508 = __float_as_uint(v11507);
-            const bool v11509 = v11501 < v11508;
-            const bool v11510 = v11506 && v11509;
-            const float v11512 = v11510 ? v11503 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[25] = v11512;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11513 = static_cast<unsigned int>(v10897.col(26, iron_linear_thread() & 31u));
-            const float v11515 = v10897.x[26];
-            const float v11516 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11506 = v11498 < v11505;
+            const bool v11507 = v11503 && v11506;
+            const float v11509 = v11507 ? v11500 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[25] = v11509;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11510 = static_cast<unsigned int>(v10894.col(26, iron_linear_thread() & 31u));
+            const float v11512 = v10894.x[26];
+            const float v11513 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11514 = __float_as_uint(v11513);
+            const bool v11515 = v11510 >= v11514;
+            const float v11516 = v10949.x[2];
             const unsigned int v11517 = __float_as_uint(v11516);
-            const bool v11518 = v11513 >= v11517;
-            const float v11519 = v10952.x[2];
-            const unsigned int v11520 = __float_as_uint(v11519);
-            const bool v11521 = v11513 < v11520;
-            const bool v11522 = v11518 && v11521;
-            const float v11524 = v11522 ? v11515 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[26] = v11524;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11525 = static_cast<unsigned int>(v10897.col(27, iron_linear_thread() & 31u));
-            const float v11527 = v10897.x[27];
-            const float v11528 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11518 = v11510 < v11517;
+            const bool v11519 = v11515 && v11518;
+            const float v11521 = v11519 ? v11512 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[26] = v11521;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11522 = static_cast<unsigned int>(v10894.col(27, iron_linear_thread() & 31u));
+            const float v11524 = v10894.x[27];
+            const float v11525 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11526 = __float_as_uint(v11525);
+            const bool v11527 = v11522 >= v11526;
+            const float v11528 = v10949.x[2];
             const unsigned int v11529 = __float_as_uint(v11528);
-            const bool v11530 = v11525 >= v11529;
-            const float v11531 = v10952.x[2];
-            const unsigned int v11532 = __float_as_uint(v11531);
-            const bool v11533 = v11525 < v11532;
-            const bool v11534 = v11530 && v11533;
-            const float v11536 = v11534 ? v11527 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[27] = v11536;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11537 = static_cast<unsigned int>(v10897.col(28, iron_linear_thread() & 31u));
-            const float v11539 = v10897.x[28];
-            const float v11540 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11530 = v11522 < v11529;
+            const bool v11531 = v11527 && v11530;
+            const float v11533 = v11531 ? v11524 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[27] = v11533;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11534 = static_cast<unsigned int>(v10894.col(28, iron_linear_thread() & 31u));
+            const float v11536 = v10894.x[28];
+            const float v11537 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11538 = __float_as_uint(v11537);
+            const bool v11539 = v11534 >= v11538;
+            const float v11540 = v10949.x[0];
             const unsigned int v11541 = __float_as_uint(v11540);
-            const bool v11542 = v11537 >= v11541;
-            const float v11543 = v10952.x[0];
-            const unsigned int v11544 = __float_as_uint(v11543);
-            const bool v11545 = v11537 < v11544;
-            const bool v11546 = v11542 && v11545;
-            const float v11548 = v11546 ? v11539 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[28] = v11548;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11549 = static_cast<unsigned int>(v10897.col(29, iron_linear_thread() & 31u));
-            const float v11551 = v10897.x[29];
-            const float v11552 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11542 = v11534 < v11541;
+            const bool v11543 = v11539 && v11542;
+            const float v11545 = v11543 ? v11536 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[28] = v11545;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11546 = static_cast<unsigned int>(v10894.col(29, iron_linear_thread() & 31u));
+            const float v11548 = v10894.x[29];
+            const float v11549 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11550 = __float_as_uint(v11549);
+            const bool v11551 = v11546 >= v11550;
+            const float v11552 = v10949.x[0];
             const unsigned int v11553 = __float_as_uint(v11552);
-            const bool v11554 = v11549 >= v11553;
-            const float v11555 = v10952.x[0];
-            const unsigned int v11556 = __float_as_uint(v11555);
-            const bool v11557 = v11549 < v11556;
-            const bool v11558 = v11554 && v11557;
-            const float v11560 = v11558 ? v11551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[29] = v11560;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11561 = static_cast<unsigned int>(v10897.col(30, iron_linear_thread() & 31u));
-            const float v11563 = v10897.x[30];
-            const float v11564 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11554 = v11546 < v11553;
+            const bool v11555 = v11551 && v11554;
+            const float v11557 = v11555 ? v11548 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[29] = v11557;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11558 = static_cast<unsigned int>(v10894.col(30, iron_linear_thread() & 31u));
+            const float v11560 = v10894.x[30];
+            const float v11561 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11562 = __float_as_uint(v11561);
+            const bool v11563 = v11558 >= v11562;
+            const float v11564 = v10949.x[2];
             const unsigned int v11565 = __float_as_uint(v11564);
-            const bool v11566 = v11561 >= v11565;
-            const float v11567 = v10952.x[2];
-            const unsigned int v11568 = __float_as_uint(v11567);
-            const bool v11569 = v11561 < v11568;
-            const bool v11570 = v11566 && v11569;
-            const float v11572 = v11570 ? v11563 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[30] = v11572;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11573 = static_cast<unsigned int>(v10897.col(31, iron_linear_thread() & 31u));
-            const float v11575 = v10897.x[31];
-            const float v11576 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11566 = v11558 < v11565;
+            const bool v11567 = v11563 && v11566;
+            const float v11569 = v11567 ? v11560 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[30] = v11569;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11570 = static_cast<unsigned int>(v10894.col(31, iron_linear_thread() & 31u));
+            const float v11572 = v10894.x[31];
+            const float v11573 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11574 = __float_as_uint(v11573);
+            const bool v11575 = v11570 >= v11574;
+            const float v11576 = v10949.x[2];
             const unsigned int v11577 = __float_as_uint(v11576);
-            const bool v11578 = v11573 >= v11577;
-            const float v11579 = v10952.x[2];
-            const unsigned int v11580 = __float_as_uint(v11579);
-            const bool v11581 = v11573 < v11580;
-            const bool v11582 = v11578 && v11581;
-            const float v11584 = v11582 ? v11575 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[31] = v11584;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11585 = static_cast<unsigned int>(v10897.col(32, iron_linear_thread() & 31u));
-            const float v11587 = v10897.x[32];
-            const float v11588 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11578 = v11570 < v11577;
+            const bool v11579 = v11575 && v11578;
+            const float v11581 = v11579 ? v11572 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[31] = v11581;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11582 = static_cast<unsigned int>(v10894.col(32, iron_linear_thread() & 31u));
+            const float v11584 = v10894.x[32];
+            const float v11585 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11586 = __float_as_uint(v11585);
+            const bool v11587 = v11582 >= v11586;
+            const float v11588 = v10949.x[0];
             const unsigned int v11589 = __float_as_uint(v11588);
-            const bool v11590 = v11585 >= v11589;
-            const float v11591 = v10952.x[0];
-            const unsigned int v11592 = __float_as_uint(v11591);
-            const bool v11593 = v11585 < v11592;
-            const bool v11594 = v11590 && v11593;
-            const float v11596 = v11594 ? v11587 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[32] = v11596;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11597 = static_cast<unsigned int>(v10897.col(33, iron_linear_thread() & 31u));
-            const float v11599 = v10897.x[33];
-            const float v11600 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11590 = v11582 < v11589;
+            const bool v11591 = v11587 && v11590;
+            const float v11593 = v11591 ? v11584 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[32] = v11593;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11594 = static_cast<unsigned int>(v10894.col(33, iron_linear_thread() & 31u));
+            const float v11596 = v10894.x[33];
+            const float v11597 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11598 = __float_as_uint(v11597);
+            const bool v11599 = v11594 >= v11598;
+            const float v11600 = v10949.x[0];
             const unsigned int v11601 = __float_as_uint(v11600);
-            const bool v11602 = v11597 >= v11601;
-            const float v11603 = v10952.x[0];
-            const unsigned int v11604 = __float_as_uint(v11603);
-            const bool v11605 = v11597 < v11604;
-            const bool v11606 = v11602 && v11605;
-            const float v11608 = v11606 ? v11599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[33] = v11608;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11609 = static_cast<unsigned int>(v10897.col(34, iron_linear_thread() & 31u));
-            const float v11611 = v10897.x[34];
-            const float v11612 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11602 = v11594 < v11601;
+            const bool v11603 = v11599 && v11602;
+            const float v11605 = v11603 ? v11596 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[33] = v11605;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11606 = static_cast<unsigned int>(v10894.col(34, iron_linear_thread() & 31u));
+            const float v11608 = v10894.x[34];
+            const float v11609 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11610 = __float_as_uint(v11609);
+            const bool v11611 = v11606 >= v11610;
+            const float v11612 = v10949.x[2];
             const unsigned int v11613 = __float_as_uint(v11612);
-            const bool v11614 = v11609 >= v11613;
-            const float v11615 = v10952.x[2];
-            const unsigned int v11616 = __float_as_uint(v11615);
-            const bool v11617 = v11609 < v11616;
-            const bool v11618 = v11614 && v11617;
-            const float v11620 = v11618 ? v11611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[34] = v11620;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11621 = static_cast<unsigned int>(v10897.col(35, iron_linear_thread() & 31u));
-            const float v11623 = v10897.x[35];
-            const float v11624 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11614 = v11606 < v11613;
+            const bool v11615 = v11611 && v11614;
+            const float v11617 = v11615 ? v11608 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[34] = v11617;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11618 = static_cast<unsigned int>(v10894.col(35, iron_linear_thread() & 31u));
+            const float v11620 = v10894.x[35];
+            const float v11621 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11622 = __float_as_uint(v11621);
+            const bool v11623 = v11618 >= v11622;
+            const float v11624 = v10949.x[2];
             const unsigned int v11625 = __float_as_uint(v11624);
-            const bool v11626 = v11621 >= v11625;
-            const float v11627 = v10952.x[2];
-            const unsigned int v11628 = __float_as_uint(v11627);
-            const bool v11629 = v11621 < v11628;
-            const bool v11630 = v11626 && v11629;
-            const float v11632 = v11630 ? v11623 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[35] = v11632;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11633 = static_cast<unsigned int>(v10897.col(36, iron_linear_thread() & 31u));
-            const float v11635 = v10897.x[36];
-            const float v11636 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11626 = v11618 < v11625;
+            const bool v11627 = v11623 && v11626;
+            const float v11629 = v11627 ? v11620 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[35] = v11629;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11630 = static_cast<unsigned int>(v10894.col(36, iron_linear_thread() & 31u));
+            const float v11632 = v10894.x[36];
+            const float v11633 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11634 = __float_as_uint(v11633);
+            const bool v11635 = v11630 >= v11634;
+            const float v11636 = v10949.x[0];
             const unsigned int v11637 = __float_as_uint(v11636);
-            const bool v11638 = v11633 >= v11637;
-            const float v11639 = v10952.x[0];
-            const unsigned int v11640 = __float_as_uint(v11639);
-            const bool v11641 = v11633 < v11640;
-            const bool v11642 = v11638 && v11641;
-            const float v11644 = v11642 ? v11635 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[36] = v11644;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11645 = static_cast<unsigned int>(v10897.col(37, iron_linear_thread() & 31u));
-            const float v11647 = v10897.x[37];
-            const float v11648 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11638 = v11630 < v11637;
+            const bool v11639 = v11635 && v11638;
+            const float v11641 = v11639 ? v11632 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[36] = v11641;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11642 = static_cast<unsigned int>(v10894.col(37, iron_linear_thread() & 31u));
+            const float v11644 = v10894.x[37];
+            const float v11645 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11646 = __float_as_uint(v11645);
+            const bool v11647 = v11642 >= v11646;
+            const float v11648 = v10949.x[0];
             const unsigned int v11649 = __float_as_uint(v11648);
-            const bool v11650 = v11645 >= v11649;
-            const float v11651 = v10952.x[0];
-            const unsigned int v11652 = __float_as_uint(v11651);
-            const bool v11653 = v11645 < v11652;
-            const bool v11654 = v11650 && v11653;
-            const float v11656 = v11654 ? v11647 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[37] = v11656;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11657 = static_cast<unsigned int>(v10897.col(38, iron_linear_thread() & 31u));
-            const float v11659 = v10897.x[38];
-            const float v11660 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11650 = v11642 < v11649;
+            const bool v11651 = v11647 && v11650;
+            const float v11653 = v11651 ? v11644 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[37] = v11653;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11654 = static_cast<unsigned int>(v10894.col(38, iron_linear_thread() & 31u));
+            const float v11656 = v10894.x[38];
+            const float v11657 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11658 = __float_as_uint(v11657);
+            const bool v11659 = v11654 >= v11658;
+            const float v11660 = v10949.x[2];
             const unsigned int v11661 = __float_as_uint(v11660);
-            const bool v11662 = v11657 >= v11661;
-            const float v11663 = v10952.x[2];
-            const unsigned int v11664 = __float_as_uint(v11663);
-            const bool v11665 = v11657 < v11664;
-            const bool v11666 = v11662 && v11665;
-            const float v11668 = v11666 ? v11659 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[38] = v11668;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11669 = static_cast<unsigned int>(v10897.col(39, iron_linear_thread() & 31u));
-            const float v11671 = v10897.x[39];
-            const float v11672 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11662 = v11654 < v11661;
+            const bool v11663 = v11659 && v11662;
+            const float v11665 = v11663 ? v11656 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[38] = v11665;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11666 = static_cast<unsigned int>(v10894.col(39, iron_linear_thread() & 31u));
+            const float v11668 = v10894.x[39];
+            const float v11669 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11670 = __float_as_uint(v11669);
+            const bool v11671 = v11666 >= v11670;
+            const float v11672 = v10949.x[2];
             const unsigned int v11673 = __float_as_uint(v11672);
-            const bool v11674 = v11669 >= v11673;
-            const float v11675 = v10952.x[2];
-            const unsigned int v11676 = __float_as_uint(v11675);
-            const bool v11677 = v11669 < v11676;
-            const bool v11678 = v11674 && v11677;
-            const float v11680 = v11678 ? v11671 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[39] = v11680;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11681 = static_cast<unsigned int>(v10897.col(40, iron_linear_thread() & 31u));
-            const float v11683 = v10897.x[40];
-            const float v11684 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11674 = v11666 < v11673;
+            const bool v11675 = v11671 && v11674;
+            const float v11677 = v11675 ? v11668 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[39] = v11677;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11678 = static_cast<unsigned int>(v10894.col(40, iron_linear_thread() & 31u));
+            const float v11680 = v10894.x[40];
+            const float v11681 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11682 = __float_as_uint(v11681);
+            const bool v11683 = v11678 >= v11682;
+            const float v11684 = v10949.x[0];
             const unsigned int v11685 = __float_as_uint(v11684);
-            const bool v11686 = v11681 >= v11685;
-            const float v11687 = v10952.x[0];
-            const unsigned int v11688 = __float_as_uint(v11687);
-            const bool v11689 = v11681 < v11688;
-            const bool v11690 = v11686 && v11689;
-            const float v11692 = v11690 ? v11683 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[40] = v11692;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11693 = static_cast<unsigned int>(v10897.col(41, iron_linear_thread() & 31u));
-            const float v11695 = v10897.x[41];
-            const float v11696 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11686 = v11678 < v11685;
+            const bool v11687 = v11683 && v11686;
+            const float v11689 = v11687 ? v11680 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[40] = v11689;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11690 = static_cast<unsigned int>(v10894.col(41, iron_linear_thread() & 31u));
+            const float v11692 = v10894.x[41];
+            const float v11693 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11694 = __float_as_uint(v11693);
+            const bool v11695 = v11690 >= v11694;
+            const float v11696 = v10949.x[0];
             const unsigned int v11697 = __float_as_uint(v11696);
-            const bool v11698 = v11693 >= v11697;
-            const float v11699 = v10952.x[0];
-            const unsigned int v11700 = __float_as_uint(v11699);
-            const bool v11701 = v11693 < v11700;
-            const bool v11702 = v11698 && v11701;
-            const float v11704 = v11702 ? v11695 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[41] = v11704;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11705 = static_cast<unsigned int>(v10897.col(42, iron_linear_thread() & 31u));
-            const float v11707 = v10897.x[42];
-            const float v11708 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11698 = v11690 < v11697;
+            const bool v11699 = v11695 && v11698;
+            const float v11701 = v11699 ? v11692 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[41] = v11701;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11702 = static_cast<unsigned int>(v10894.col(42, iron_linear_thread() & 31u));
+            const float v11704 = v10894.x[42];
+            const float v11705 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11706 = __float_as_uint(v11705);
+            const bool v11707 = v11702 >= v11706;
+            const float v11708 = v10949.x[2];
             const unsigned int v11709 = __float_as_uint(v11708);
-            const bool v11710 = v11705 >= v11709;
-            const float v11711 = v10952.x[2];
-            const unsigned int v11712 = __float_as_uint(v11711);
-            const bool v11713 = v11705 < v11712;
-            const bool v11714 = v11710 && v11713;
-            const float v11716 = v11714 ? v11707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[42] = v11716;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11717 = static_cast<unsigned int>(v10897.col(43, iron_linear_thread() & 31u));
-            const float v11719 = v10897.x[43];
-            const float v11720 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11710 = v11702 < v11709;
+            const bool v11711 = v11707 && v11710;
+            const float v11713 = v11711 ? v11704 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[42] = v11713;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11714 = static_cast<unsigned int>(v10894.col(43, iron_linear_thread() & 31u));
+            const float v11716 = v10894.x[43];
+            const float v11717 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11718 = __float_as_uint(v11717);
+            const bool v11719 = v11714 >= v11718;
+            const float v11720 = v10949.x[2];
             const unsigned int v11721 = __float_as_uint(v11720);
-            const bool v11722 = v11717 >= v11721;
-            const float v11723 = v10952.x[2];
-            const unsigned int v11724 = __float_as_uint(v11723);
-            const bool v11725 = v11717 < v11724;
-            const bool v11726 = v11722 && v11725;
-            const float v11728 = v11726 ? v11719 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[43] = v11728;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11729 = static_cast<unsigned int>(v10897.col(44, iron_linear_thread() & 31u));
-            const float v11731 = v10897.x[44];
-            const float v11732 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11722 = v11714 < v11721;
+            const bool v11723 = v11719 && v11722;
+            const float v11725 = v11723 ? v11716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[43] = v11725;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11726 = static_cast<unsigned int>(v10894.col(44, iron_linear_thread() & 31u));
+            const float v11728 = v10894.x[44];
+            const float v11729 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11730 = __float_as_uint(v11729);
+            const bool v11731 = v11726 >= v11730;
+            const float v11732 = v10949.x[0];
             const unsigned int v11733 = __float_as_uint(v11732);
-            const bool v11734 = v11729 >= v11733;
-            const float v11735 = v10952.x[0];
-            const unsigned int v11736 = __float_as_uint(v11735);
-            const bool v11737 = v11729 < v11736;
-            const bool v11738 = v11734 && v11737;
-            const float v11740 = v11738 ? v11731 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[44] = v11740;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11741 = static_cast<unsigned int>(v10897.col(45, iron_linear_thread() & 31u));
-            const float v11743 = v10897.x[45];
-            const float v11744 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11734 = v11726 < v11733;
+            const bool v11735 = v11731 && v11734;
+            const float v11737 = v11735 ? v11728 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[44] = v11737;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11738 = static_cast<unsigned int>(v10894.col(45, iron_linear_thread() & 31u));
+            const float v11740 = v10894.x[45];
+            const float v11741 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11742 = __float_as_uint(v11741);
+            const bool v11743 = v11738 >= v11742;
+            const float v11744 = v10949.x[0];
             const unsigned int v11745 = __float_as_uint(v11744);
-            const bool v11746 = v11741 >= v11745;
-            const float v11747 = v10952.x[0];
-            const unsigned int v11748 = __float_as_uint(v11747);
-            const bool v11749 = v11741 < v11748;
-            const bool v11750 = v11746 && v11749;
-            const float v11752 = v11750 ? v11743 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[45] = v11752;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11753 = static_cast<unsigned int>(v10897.col(46, iron_linear_thread() & 31u));
-            const float v11755 = v10897.x[46];
-            const float v11756 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11746 = v11738 < v11745;
+            const bool v11747 = v11743 && v11746;
+            const float v11749 = v11747 ? v11740 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[45] = v11749;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11750 = static_cast<unsigned int>(v10894.col(46, iron_linear_thread() & 31u));
+            const float v11752 = v10894.x[46];
+            const float v11753 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11754 = __float_as_uint(v11753);
+            const bool v11755 = v11750 >= v11754;
+            const float v11756 = v10949.x[2];
             const unsigned int v11757 = __float_as_uint(v11756);
-            const bool v11758 = v11753 >= v11757;
-            const float v11759 = v10952.x[2];
-            const unsigned int v11760 = __float_as_uint(v11759);
-            const bool v11761 = v11753 < v11760;
-            const bool v11762 = v11758 && v11761;
-            const float v11764 = v11762 ? v11755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[46] = v11764;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11765 = static_cast<unsigned int>(v10897.col(47, iron_linear_thread() & 31u));
-            const float v11767 = v10897.x[47];
-            const float v11768 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11758 = v11750 < v11757;
+            const bool v11759 = v11755 && v11758;
+            const float v11761 = v11759 ? v11752 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[46] = v11761;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11762 = static_cast<unsigned int>(v10894.col(47, iron_linear_thread() & 31u));
+            const float v11764 = v10894.x[47];
+            const float v11765 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11766 = __float_as_uint(v11765);
+            const bool v11767 = v11762 >= v11766;
+            const float v11768 = v10949.x[2];
             const unsigned int v11769 = __float_as_uint(v11768);
-            const bool v11770 = v11765 >= v11769;
-            const float v11771 = v10952.x[2];
-            const unsigned int v11772 = __float_as_uint(v11771);
-            const bool v11773 = v11765 < v11772;
-            const bool v11774 = v11770 && v11773;
-            const float v11776 = v11774 ? v11767 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[47] = v11776;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11777 = static_cast<unsigned int>(v10897.col(48, iron_linear_thread() & 31u));
-            const float v11779 = v10897.x[48];
-            const float v11780 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11770 = v11762 < v11769;
+            const bool v11771 = v11767 && v11770;
+            const float v11773 = v11771 ? v11764 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[47] = v11773;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11774 = static_cast<unsigned int>(v10894.col(48, iron_linear_thread() & 31u));
+            const float v11776 = v10894.x[48];
+            const float v11777 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11778 = __float_as_uint(v11777);
+            const bool v11779 = v11774 >= v11778;
+            const float v11780 = v10949.x[0];
             const unsigned int v11781 = __float_as_uint(v11780);
-            const bool v11782 = v11777 >= v11781;
-            const float v11783 = v10952.x[0];
-            const unsigned int v11784 = __float_as_uint(v11783);
-            const bool v11785 = v11777 < v11784;
-            const bool v11786 = v11782 && v11785;
-            const float v11788 = v11786 ? v11779 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[48] = v11788;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11789 = static_cast<unsigned int>(v10897.col(49, iron_linear_thread() & 31u));
-            const float v11791 = v10897.x[49];
-            const float v11792 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11782 = v11774 < v11781;
+            const bool v11783 = v11779 && v11782;
+            const float v11785 = v11783 ? v11776 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[48] = v11785;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11786 = static_cast<unsigned int>(v10894.col(49, iron_linear_thread() & 31u));
+            const float v11788 = v10894.x[49];
+            const float v11789 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11790 = __float_as_uint(v11789);
+            const bool v11791 = v11786 >= v11790;
+            const float v11792 = v10949.x[0];
             const unsigned int v11793 = __float_as_uint(v11792);
-            const bool v11794 = v11789 >= v11793;
-            const float v11795 = v10952.x[0];
-            const unsigned int v11796 = __float_as_uint(v11795);
-            const bool v11797 = v11789 < v11796;
-            const bool v11798 = v11794 && v11797;
-            const float v11800 = v11798 ? v11791 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[49] = v11800;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11801 = static_cast<unsigned int>(v10897.col(50, iron_linear_thread() & 31u));
-            const float v11803 = v10897.x[50];
-            const float v11804 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11794 = v11786 < v11793;
+            const bool v11795 = v11791 && v11794;
+            const float v11797 = v11795 ? v11788 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[49] = v11797;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11798 = static_cast<unsigned int>(v10894.col(50, iron_linear_thread() & 31u));
+            const float v11800 = v10894.x[50];
+            const float v11801 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11802 = __float_as_uint(v11801);
+            const bool v11803 = v11798 >= v11802;
+            const float v11804 = v10949.x[2];
             const unsigned int v11805 = __float_as_uint(v11804);
-            const bool v11806 = v11801 >= v11805;
-            const float v11807 = v10952.x[2];
-            const unsigned int v11808 = __float_as_uint(v11807);
-            const bool v11809 = v11801 < v11808;
-            const bool v11810 = v11806 && v11809;
-            const float v11812 = v11810 ? v11803 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[50] = v11812;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11813 = static_cast<unsigned int>(v10897.col(51, iron_linear_thread() & 31u));
-            const float v11815 = v10897.x[51];
-            const float v11816 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11806 = v11798 < v11805;
+            const bool v11807 = v11803 && v11806;
+            const float v11809 = v11807 ? v11800 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[50] = v11809;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11810 = static_cast<unsigned int>(v10894.col(51, iron_linear_thread() & 31u));
+            const float v11812 = v10894.x[51];
+            const float v11813 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11814 = __float_as_uint(v11813);
+            const bool v11815 = v11810 >= v11814;
+            const float v11816 = v10949.x[2];
             const unsigned int v11817 = __float_as_uint(v11816);
-            const bool v11818 = v11813 >= v11817;
-            const float v11819 = v10952.x[2];
-            const unsigned int v11820 = __float_as_uint(v11819);
-            const bool v11821 = v11813 < v11820;
-            const bool v11822 = v11818 && v11821;
-            const float v11824 = v11822 ? v11815 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[51] = v11824;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11825 = static_cast<unsigned int>(v10897.col(52, iron_linear_thread() & 31u));
-            const float v11827 = v10897.x[52];
-            const float v11828 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11818 = v11810 < v11817;
+            const bool v11819 = v11815 && v11818;
+            const float v11821 = v11819 ? v11812 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[51] = v11821;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11822 = static_cast<unsigned int>(v10894.col(52, iron_linear_thread() & 31u));
+            const float v11824 = v10894.x[52];
+            const float v11825 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11826 = __float_as_uint(v11825);
+            const bool v11827 = v11822 >= v11826;
+            const float v11828 = v10949.x[0];
             const unsigned int v11829 = __float_as_uint(v11828);
-            const bool v11830 = v11825 >= v11829;
-            const float v11831 = v10952.x[0];
-            const unsigned int v11832 = __float_as_uint(v11831);
-            const bool v11833 = v11825 < v11832;
-            const bool v11834 = v11830 && v11833;
-            const float v11836 = v11834 ? v11827 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[52] = v11836;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11837 = static_cast<unsigned int>(v10897.col(53, iron_linear_thread() & 31u));
-            const float v11839 = v10897.x[53];
-            const float v11840 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11830 = v11822 < v11829;
+            const bool v11831 = v11827 && v11830;
+            const float v11833 = v11831 ? v11824 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[52] = v11833;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11834 = static_cast<unsigned int>(v10894.col(53, iron_linear_thread() & 31u));
+            const float v11836 = v10894.x[53];
+            const float v11837 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11838 = __float_as_uint(v11837);
+            const bool v11839 = v11834 >= v11838;
+            const float v11840 = v10949.x[0];
             const unsigned int v11841 = __float_as_uint(v11840);
-            const bool v11842 = v11837 >= v11841;
-            const float v11843 = v10952.x[0];
-            const unsigned int v11844 = __float_as_uint(v11843);
-            const bool v11845 = v11837 < v11844;
-            const bool v11846 = v11842 && v11845;
-            const float v11848 = v11846 ? v11839 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[53] = v11848;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11849 = static_cast<unsigned int>(v10897.col(54, iron_linear_thread() & 31u));
-            const float v11851 = v10897.x[54];
-            const float v11852 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11842 = v11834 < v11841;
+            const bool v11843 = v11839 && v11842;
+            const float v11845 = v11843 ? v11836 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[53] = v11845;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11846 = static_cast<unsigned int>(v10894.col(54, iron_linear_thread() & 31u));
+            const float v11848 = v10894.x[54];
+            const float v11849 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11850 = __float_as_uint(v11849);
+            const bool v11851 = v11846 >= v11850;
+            const float v11852 = v10949.x[2];
             const unsigned int v11853 = __float_as_uint(v11852);
-            const bool v11854 = v11849 >= v11853;
-            const float v11855 = v10952.x[2];
-            const unsigned int v11856 = __float_as_uint(v11855);
-            const bool v11857 = v11849 < v11856;
-            const bool v11858 = v11854 && v11857;
-            const float v11860 = v11858 ? v11851 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[54] = v11860;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11861 = static_cast<unsigned int>(v10897.col(55, iron_linear_thread() & 31u));
-            const float v11863 = v10897.x[55];
-            const float v11864 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11854 = v11846 < v11853;
+            const bool v11855 = v11851 && v11854;
+            const float v11857 = v11855 ? v11848 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[54] = v11857;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11858 = static_cast<unsigned int>(v10894.col(55, iron_linear_thread() & 31u));
+            const float v11860 = v10894.x[55];
+            const float v11861 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11862 = __float_as_uint(v11861);
+            const bool v11863 = v11858 >= v11862;
+            const float v11864 = v10949.x[2];
             const unsigned int v11865 = __float_as_uint(v11864);
-            const bool v11866 = v11861 >= v11865;
-            const float v11867 = v10952.x[2];
-            const unsigned int v11868 = __float_as_uint(v11867);
-            const bool v11869 = v11861 < v11868;
-            const bool v11870 = v11866 && v11869;
-            const float v11872 = v11870 ? v11863 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[55] = v11872;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11873 = static_cast<unsigned int>(v10897.col(56, iron_linear_thread() & 31u));
-            const float v11875 = v10897.x[56];
-            const float v11876 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11866 = v11858 < v11865;
+            const bool v11867 = v11863 && v11866;
+            const float v11869 = v11867 ? v11860 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[55] = v11869;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11870 = static_cast<unsigned int>(v10894.col(56, iron_linear_thread() & 31u));
+            const float v11872 = v10894.x[56];
+            const float v11873 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11874 = __float_as_uint(v11873);
+            const bool v11875 = v11870 >= v11874;
+            const float v11876 = v10949.x[0];
             const unsigned int v11877 = __float_as_uint(v11876);
-            const bool v11878 = v11873 >= v11877;
-            const float v11879 = v10952.x[0];
-            const unsigned int v11880 = __float_as_uint(v11879);
-            const bool v11881 = v11873 < v11880;
-            const bool v11882 = v11878 && v11881;
-            const float v11884 = v11882 ? v11875 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[56] = v11884;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11885 = static_cast<unsigned int>(v10897.col(57, iron_linear_thread() & 31u));
-            const float v11887 = v10897.x[57];
-            const float v11888 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11878 = v11870 < v11877;
+            const bool v11879 = v11875 && v11878;
+            const float v11881 = v11879 ? v11872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[56] = v11881;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11882 = static_cast<unsigned int>(v10894.col(57, iron_linear_thread() & 31u));
+            const float v11884 = v10894.x[57];
+            const float v11885 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11886 = __float_as_uint(v11885);
+            const bool v11887 = v11882 >= v11886;
+            const float v11888 = v10949.x[0];
             const unsigned int v11889 = __float_as_uint(v11888);
-            const bool v11890 = v11885 >= v11889;
-            const float v11891 = v10952.x[0];
-            const unsigned int v11892 = __float_as_uint(v11891);
-            const bool v11893 = v11885 < v11892;
-            const bool v11894 = v11890 && v11893;
-            const float v11896 = v11894 ? v11887 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[57] = v11896;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11897 = static_cast<unsigned int>(v10897.col(58, iron_linear_thread() & 31u));
-            const float v11899 = v10897.x[58];
-            const float v11900 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11890 = v11882 < v11889;
+            const bool v11891 = v11887 && v11890;
+            const float v11893 = v11891 ? v11884 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[57] = v11893;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11894 = static_cast<unsigned int>(v10894.col(58, iron_linear_thread() & 31u));
+            const float v11896 = v10894.x[58];
+            const float v11897 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11898 = __float_as_uint(v11897);
+            const bool v11899 = v11894 >= v11898;
+            const float v11900 = v10949.x[2];
             const unsigned int v11901 = __float_as_uint(v11900);
-            const bool v11902 = v11897 >= v11901;
-            const float v11903 = v10952.x[2];
-            const unsigned int v11904 = __float_as_uint(v11903);
-            const bool v11905 = v11897 < v11904;
-            const bool v11906 = v11902 && v11905;
-            const float v11908 = v11906 ? v11899 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[58] = v11908;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11909 = static_cast<unsigned int>(v10897.col(59, iron_linear_thread() & 31u));
-            const float v11911 = v10897.x[59];
-            const float v11912 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11902 = v11894 < v11901;
+            const bool v11903 = v11899 && v11902;
+            const float v11905 = v11903 ? v11896 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[58] = v11905;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11906 = static_cast<unsigned int>(v10894.col(59, iron_linear_thread() & 31u));
+            const float v11908 = v10894.x[59];
+            const float v11909 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11910 = __float_as_uint(v11909);
+            const bool v11911 = v11906 >= v11910;
+            const float v11912 = v10949.x[2];
             const unsigned int v11913 = __float_as_uint(v11912);
-            const bool v11914 = v11909 >= v11913;
-            const float v11915 = v10952.x[2];
-            const unsigned int v11916 = __float_as_uint(v11915);
-            const bool v11917 = v11909 < v11916;
-            const bool v11918 = v11914 && v11917;
-            const float v11920 = v11918 ? v11911 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[59] = v11920;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11921 = static_cast<unsigned int>(v10897.col(60, iron_linear_thread() & 31u));
-            const float v11923 = v10897.x[60];
-            const float v11924 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11914 = v11906 < v11913;
+            const bool v11915 = v11911 && v11914;
+            const float v11917 = v11915 ? v11908 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[59] = v11917;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11918 = static_cast<unsigned int>(v10894.col(60, iron_linear_thread() & 31u));
+            const float v11920 = v10894.x[60];
+            const float v11921 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11922 = __float_as_uint(v11921);
+            const bool v11923 = v11918 >= v11922;
+            const float v11924 = v10949.x[0];
             const unsigned int v11925 = __float_as_uint(v11924);
-            const bool v11926 = v11921 >= v11925;
-            const float v11927 = v10952.x[0];
-            const unsigned int v11928 = __float_as_uint(v11927);
-            const bool v11929 = v11921 < v11928;
-            const bool v11930 = v11926 && v11929;
-            const float v11932 = v11930 ? v11923 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[60] = v11932;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11933 = static_cast<unsigned int>(v10897.col(61, iron_linear_thread() & 31u));
-            const float v11935 = v10897.x[61];
-            const float v11936 = v10950.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11926 = v11918 < v11925;
+            const bool v11927 = v11923 && v11926;
+            const float v11929 = v11927 ? v11920 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[60] = v11929;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11930 = static_cast<unsigned int>(v10894.col(61, iron_linear_thread() & 31u));
+            const float v11932 = v10894.x[61];
+            const float v11933 = v10947.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11934 = __float_as_uint(v11933);
+            const bool v11935 = v11930 >= v11934;
+            const float v11936 = v10949.x[0];
             const unsigned int v11937 = __float_as_uint(v11936);
-            const bool v11938 = v11933 >= v11937;
-            const float v11939 = v10952.x[0];
-            const unsigned int v11940 = __float_as_uint(v11939);
-            const bool v11941 = v11933 < v11940;
-            const bool v11942 = v11938 && v11941;
-            const float v11944 = v11942 ? v11935 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[61] = v11944;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11945 = static_cast<unsigned int>(v10897.col(62, iron_linear_thread() & 31u));
-            const float v11947 = v10897.x[62];
-            const float v11948 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11938 = v11930 < v11937;
+            const bool v11939 = v11935 && v11938;
+            const float v11941 = v11939 ? v11932 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[61] = v11941;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11942 = static_cast<unsigned int>(v10894.col(62, iron_linear_thread() & 31u));
+            const float v11944 = v10894.x[62];
+            const float v11945 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11946 = __float_as_uint(v11945);
+            const bool v11947 = v11942 >= v11946;
+            const float v11948 = v10949.x[2];
             const unsigned int v11949 = __float_as_uint(v11948);
-            const bool v11950 = v11945 >= v11949;
-            const float v11951 = v10952.x[2];
-            const unsigned int v11952 = __float_as_uint(v11951);
-            const bool v11953 = v11945 < v11952;
-            const bool v11954 = v11950 && v11953;
-            const float v11956 = v11954 ? v11947 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[62] = v11956;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11957 = static_cast<unsigned int>(v10897.col(63, iron_linear_thread() & 31u));
-            const float v11959 = v10897.x[63];
-            const float v11960 = v10950.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11950 = v11942 < v11949;
+            const bool v11951 = v11947 && v11950;
+            const float v11953 = v11951 ? v11944 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[62] = v11953;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11954 = static_cast<unsigned int>(v10894.col(63, iron_linear_thread() & 31u));
+            const float v11956 = v10894.x[63];
+            const float v11957 = v10947.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11958 = __float_as_uint(v11957);
+            const bool v11959 = v11954 >= v11958;
+            const float v11960 = v10949.x[2];
             const unsigned int v11961 = __float_as_uint(v11960);
-            const bool v11962 = v11957 >= v11961;
-            const float v11963 = v10952.x[2];
-            const unsigned int v11964 = __float_as_uint(v11963);
-            const bool v11965 = v11957 < v11964;
-            const bool v11966 = v11962 && v11965;
-            const float v11968 = v11966 ? v11959 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[63] = v11968;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v11962 = v11954 < v11961;
+            const bool v11963 = v11959 && v11962;
+            const float v11965 = v11963 ? v11956 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[63] = v11965;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v11970;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v11970, 0.0f);
-          iron_frag_row_reduce<false>(v11970, v10897);
-          const float v11973 = v11970.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v11974 = v11973 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v11970.x[0] = v11974;  // kernels/sdpa/flash_tile.hpp:212
-          const float v11977 = v11970.x[1];
-          const float v11978 = v11977 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v11970.x[1] = v11978;  // kernels/sdpa/flash_tile.hpp:212
-          const float v11981 = v11970.x[2];
-          const float v11982 = v11981 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v11970.x[2] = v11982;  // kernels/sdpa/flash_tile.hpp:212
-          const float v11985 = v11970.x[3];
-          const float v11986 = v11985 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v11970.x[3] = v11986;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v11988;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v11988, 0.0f);
-          const float v11992 = v11970.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v11993 = v351.x[0];
-          const float v11994 = fmaxf(v11993, v11992);
-          const bool v11997 = v11994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v11998 = v11997 ? 0.0f : v11994;
-          v11988.x[0] = v11998;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12002 = v11970.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12003 = v351.x[1];
-          const float v12004 = fmaxf(v12003, v12002);
-          const bool v12007 = v12004 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12008 = v12007 ? 0.0f : v12004;
-          v11988.x[1] = v12008;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12012 = v11970.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12013 = v351.x[2];
-          const float v12014 = fmaxf(v12013, v12012);
-          const bool v12017 = v12014 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12018 = v12017 ? 0.0f : v12014;
-          v11988.x[2] = v12018;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12022 = v11970.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12023 = v351.x[3];
-          const float v12024 = fmaxf(v12023, v12022);
-          const bool v12027 = v12024 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12028 = v12027 ? 0.0f : v12024;
-          v11988.x[3] = v12028;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12032 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12034 = v11993 - v12032;
-          const float v12035 = iron_exp2_approx(v12034);
-          v10923.x[0] = v12035;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12039 = v11988.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12041 = v12003 - v12039;
-          const float v12042 = iron_exp2_approx(v12041);
-          v10923.x[1] = v12042;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12046 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12048 = v12013 - v12046;
-          const float v12049 = iron_exp2_approx(v12048);
-          v10923.x[2] = v12049;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12053 = v11988.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12055 = v12023 - v12053;
-          const float v12056 = iron_exp2_approx(v12055);
-          v10923.x[3] = v12056;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v11994;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12064 = v351.x[1];
-          const float v12066 = fmaxf(v12064, v12002);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v12066;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12069 = v351.x[2];
-          const float v12071 = fmaxf(v12069, v12012);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v12071;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12074 = v351.x[3];
-          const float v12076 = fmaxf(v12074, v12022);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v12076;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12079 = v10897.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v12080 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12081 = -v12080;
-          const float v12082 = fmaf(v12079, v349, v12081);
-          const float v12083 = iron_exp2_approx(v12082);
-          v10897.x[0] = v12083;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12086 = v10897.x[1];
-          const float v12087 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12088 = -v12087;
-          const float v12089 = fmaf(v12086, v349, v12088);
-          const float v12090 = iron_exp2_approx(v12089);
-          v10897.x[1] = v12090;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12093 = v10897.x[2];
-          const float v12094 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12095 = -v12094;
-          const float v12096 = fmaf(v12093, v349, v12095);
-          const float v12097 = iron_exp2_approx(v12096);
-          v10897.x[2] = v12097;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12100 = v10897.x[3];
-          const float v12101 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12102 = -v12101;
-          const float v12103 = fmaf(v12100, v349, v12102);
-          const float v12104 = iron_exp2_approx(v12103);
-          v10897.x[3] = v12104;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12107 = v10897.x[4];
-          const float v12108 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12109 = -v12108;
-          const float v12110 = fmaf(v12107, v349, v12109);
-          const float v12111 = iron_exp2_approx(v12110);
-          v10897.x[4] = v12111;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12114 = v10897.x[5];
-          const float v12115 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12116 = -v12115;
-          const float v12117 = fmaf(v12114, v349, v12116);
-          const float v12118 = iron_exp2_approx(v12117);
-          v10897.x[5] = v12118;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12121 = v10897.x[6];
-          const float v12122 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12123 = -v12122;
-          const float v12124 = fmaf(v12121, v349, v12123);
-          const float v12125 = iron_exp2_approx(v12124);
-          v10897.x[6] = v12125;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12128 = v10897.x[7];
-          const float v12129 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12130 = -v12129;
-          const float v12131 = fmaf(v12128, v349, v12130);
-          const float v12132 = iron_exp2_approx(v12131);
-          v10897.x[7] = v12132;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12135 = v10897.x[8];
-          const float v12136 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12137 = -v12136;
-          const float v12138 = fmaf(v12135, v349, v12137);
-          const float v12139 = iron_exp2_approx(v12138);
-          v10897.x[8] = v12139;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12142 = v10897.x[9];
-          const float v12143 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12144 = -v12143;
-          const float v12145 = fmaf(v12142, v349, v12144);
-          const float v12146 = iron_exp2_approx(v12145);
-          v10897.x[9] = v12146;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12149 = v10897.x[10];
-          const float v12150 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12151 = -v12150;
-          const float v12152 = fmaf(v12149, v349, v12151);
-          const float v12153 = iron_exp2_approx(v12152);
-          v10897.x[10] = v12153;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12156 = v10897.x[11];
-          const float v12157 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12158 = -v12157;
-          const float v12159 = fmaf(v12156, v349, v12158);
-          const float v12160 = iron_exp2_approx(v12159);
-          v10897.x[11] = v12160;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12163 = v10897.x[12];
-          const float v12164 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12165 = -v12164;
-          const float v12166 = fmaf(v12163, v349, v12165);
-          const float v12167 = iron_exp2_approx(v12166);
-          v10897.x[12] = v12167;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12170 = v10897.x[13];
-          const float v12171 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12172 = -v12171;
-          const float v12173 = fmaf(v12170, v349, v12172);
-          const float v12174 = iron_exp2_approx(v12173);
-          v10897.x[13] = v12174;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12177 = v10897.x[14];
-          const float v12178 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12179 = -v12178;
-          const float v12180 = fmaf(v12177, v349, v12179);
-          const float v12181 = iron_exp2_approx(v12180);
-          v10897.x[14] = v12181;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12184 = v10897.x[15];
-          const float v12185 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12186 = -v12185;
-          const float v12187 = fmaf(v12184, v349, v12186);
-          const float v12188 = iron_exp2_approx(v12187);
-          v10897.x[15] = v12188;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12191 = v10897.x[16];
-          const float v12192 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12193 = -v12192;
-          const float v12194 = fmaf(v12191, v349, v12193);
-          const float v12195 = iron_exp2_approx(v12194);
-          v10897.x[16] = v12195;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12198 = v10897.x[17];
-          const float v12199 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12200 = -v12199;
-          const float v12201 = fmaf(v12198, v349, v12200);
-          const float v12202 = iron_exp2_approx(v12201);
-          v10897.x[17] = v12202;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12205 = v10897.x[18];
-          const float v12206 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12207 = -v12206;
-          const float v12208 = fmaf(v12205, v349, v12207);
-          const float v12209 = iron_exp2_approx(v12208);
-          v10897.x[18] = v12209;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12212 = v10897.x[19];
-          const float v12213 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12214 = -v12213;
-          const float v12215 = fmaf(v12212, v349, v12214);
-          const float v12216 = iron_exp2_approx(v12215);
-          v10897.x[19] = v12216;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12219 = v10897.x[20];
-          const float v12220 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12221 = -v12220;
-          const float v12222 = fmaf(v12219, v349, v12221);
-          const float v12223 = iron_exp2_approx(v12222);
-          v10897.x[20] = v12223;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12226 = v10897.x[21];
-          const float v12227 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12228 = -v12227;
-          const float v12229 = fmaf(v12226, v349, v12228);
-          const float v12230 = iron_exp2_approx(v12229);
-          v10897.x[21] = v12230;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12233 = v10897.x[22];
-          const float v12234 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12235 = -v12234;
-          const float v12236 = fmaf(v12233, v349, v12235);
-          const float v12237 = iron_exp2_approx(v12236);
-          v10897.x[22] = v12237;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12240 = v10897.x[23];
-          const float v12241 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12242 = -v12241;
-          const float v12243 = fmaf(v12240, v349, v12242);
-          const float v12244 = iron_exp2_approx(v12243);
-          v10897.x[23] = v12244;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12247 = v10897.x[24];
-          const float v12248 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12249 = -v12248;
-          const float v12250 = fmaf(v12247, v349, v12249);
-          const float v12251 = iron_exp2_approx(v12250);
-          v10897.x[24] = v12251;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12254 = v10897.x[25];
-          const float v12255 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12256 = -v12255;
-          const float v12257 = fmaf(v12254, v349, v12256);
-          const float v12258 = iron_exp2_approx(v12257);
-          v10897.x[25] = v12258;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12261 = v10897.x[26];
-          const float v12262 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12263 = -v12262;
-          const float v12264 = fmaf(v12261, v349, v12263);
-          const float v12265 = iron_exp2_approx(v12264);
-          v10897.x[26] = v12265;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12268 = v10897.x[27];
-          const float v12269 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12270 = -v12269;
-          const float v12271 = fmaf(v12268, v349, v12270);
-          const float v12272 = iron_exp2_approx(v12271);
-          v10897.x[27] = v12272;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12275 = v10897.x[28];
-          const float v12276 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12277 = -v12276;
-          const float v12278 = fmaf(v12275, v349, v12277);
-          const float v12279 = iron_exp2_approx(v12278);
-          v10897.x[28] = v12279;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12282 = v10897.x[29];
-          const float v12283 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12284 = -v12283;
-          const float v12285 = fmaf(v12282, v349, v12284);
-          const float v12286 = iron_exp2_approx(v12285);
-          v10897.x[29] = v12286;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12289 = v10897.x[30];
-          const float v12290 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12291 = -v12290;
-          const float v12292 = fmaf(v12289, v349, v12291);
-          const float v12293 = iron_exp2_approx(v12292);
-          v10897.x[30] = v12293;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12296 = v10897.x[31];
-          const float v12297 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12298 = -v12297;
-          const float v12299 = fmaf(v12296, v349, v12298);
-          const float v12300 = iron_exp2_approx(v12299);
-          v10897.x[31] = v12300;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12303 = v10897.x[32];
-          const float v12304 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12305 = -v12304;
-          const float v12306 = fmaf(v12303, v349, v12305);
-          const float v12307 = iron_exp2_approx(v12306);
-          v10897.x[32] = v12307;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12310 = v10897.x[33];
-          const float v12311 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12312 = -v12311;
-          const float v12313 = fmaf(v12310, v349, v12312);
-          const float v12314 = iron_exp2_approx(v12313);
-          v10897.x[33] = v12314;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12317 = v10897.x[34];
-          const float v12318 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12319 = -v12318;
-          const float v12320 = fmaf(v12317, v349, v12319);
-          const float v12321 = iron_exp2_approx(v12320);
-          v10897.x[34] = v12321;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12324 = v10897.x[35];
-          const float v12325 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12326 = -v12325;
-          const float v12327 = fmaf(v12324, v349, v12326);
-          const float v12328 = iron_exp2_approx(v12327);
-          v10897.x[35] = v12328;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12331 = v10897.x[36];
-          const float v12332 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12333 = -v12332;
-          const float v12334 = fmaf(v12331, v349, v12333);
-          const float v12335 = iron_exp2_approx(v12334);
-          v10897.x[36] = v12335;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12338 = v10897.x[37];
-          const float v12339 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12340 = -v12339;
-          const float v12341 = fmaf(v12338, v349, v12340);
-          const float v12342 = iron_exp2_approx(v12341);
-          v10897.x[37] = v12342;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12345 = v10897.x[38];
-          const float v12346 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12347 = -v12346;
-          const float v12348 = fmaf(v12345, v349, v12347);
-          const float v12349 = iron_exp2_approx(v12348);
-          v10897.x[38] = v12349;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12352 = v10897.x[39];
-          const float v12353 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12354 = -v12353;
-          const float v12355 = fmaf(v12352, v349, v12354);
-          const float v12356 = iron_exp2_approx(v12355);
-          v10897.x[39] = v12356;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12359 = v10897.x[40];
-          const float v12360 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12361 = -v12360;
-          const float v12362 = fmaf(v12359, v349, v12361);
-          const float v12363 = iron_exp2_approx(v12362);
-          v10897.x[40] = v12363;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12366 = v10897.x[41];
-          const float v12367 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12368 = -v12367;
-          const float v12369 = fmaf(v12366, v349, v12368);
-          const float v12370 = iron_exp2_approx(v12369);
-          v10897.x[41] = v12370;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12373 = v10897.x[42];
-          const float v12374 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12375 = -v12374;
-          const float v12376 = fmaf(v12373, v349, v12375);
-          const float v12377 = iron_exp2_approx(v12376);
-          v10897.x[42] = v12377;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12380 = v10897.x[43];
-          const float v12381 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12382 = -v12381;
-          const float v12383 = fmaf(v12380, v349, v12382);
-          const float v12384 = iron_exp2_approx(v12383);
-          v10897.x[43] = v12384;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12387 = v10897.x[44];
-          const float v12388 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12389 = -v12388;
-          const float v12390 = fmaf(v12387, v349, v12389);
-          const float v12391 = iron_exp2_approx(v12390);
-          v10897.x[44] = v12391;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12394 = v10897.x[45];
-          const float v12395 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12396 = -v12395;
-          const float v12397 = fmaf(v12394, v349, v12396);
-          const float v12398 = iron_exp2_approx(v12397);
-          v10897.x[45] = v12398;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12401 = v10897.x[46];
-          const float v12402 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12403 = -v12402;
-          const float v12404 = fmaf(v12401, v349, v12403);
-          const float v12405 = iron_exp2_approx(v12404);
-          v10897.x[46] = v12405;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12408 = v10897.x[47];
-          const float v12409 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12410 = -v12409;
-          const float v12411 = fmaf(v12408, v349, v12410);
-          const float v12412 = iron_exp2_approx(v12411);
-          v10897.x[47] = v12412;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12415 = v10897.x[48];
-          const float v12416 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12417 = -v12416;
-          const float v12418 = fmaf(v12415, v349, v12417);
-          const float v12419 = iron_exp2_approx(v12418);
-          v10897.x[48] = v12419;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12422 = v10897.x[49];
-          const float v12423 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12424 = -v12423;
-          const float v12425 = fmaf(v12422, v349, v12424);
-          const float v12426 = iron_exp2_approx(v12425);
-          v10897.x[49] = v12426;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12429 = v10897.x[50];
-          const float v12430 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12431 = -v12430;
-          const float v12432 = fmaf(v12429, v349, v12431);
-          const float v12433 = iron_exp2_approx(v12432);
-          v10897.x[50] = v12433;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12436 = v10897.x[51];
-          const float v12437 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12438 = -v12437;
-          const float v12439 = fmaf(v12436, v349, v12438);
-          const float v12440 = iron_exp2_approx(v12439);
-          v10897.x[51] = v12440;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12443 = v10897.x[52];
-          const float v12444 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12445 = -v12444;
-          const float v12446 = fmaf(v12443, v349, v12445);
-          const float v12447 = iron_exp2_approx(v12446);
-          v10897.x[52] = v12447;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12450 = v10897.x[53];
-          const float v12451 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12452 = -v12451;
-          const float v12453 = fmaf(v12450, v349, v12452);
-          const float v12454 = iron_exp2_approx(v12453);
-          v10897.x[53] = v12454;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12457 = v10897.x[54];
-          const float v12458 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12459 = -v12458;
-          const float v12460 = fmaf(v12457, v349, v12459);
-          const float v12461 = iron_exp2_approx(v12460);
-          v10897.x[54] = v12461;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12464 = v10897.x[55];
-          const float v12465 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12466 = -v12465;
-          const float v12467 = fmaf(v12464, v349, v12466);
-          const float v12468 = iron_exp2_approx(v12467);
-          v10897.x[55] = v12468;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12471 = v10897.x[56];
-          const float v12472 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12473 = -v12472;
-          const float v12474 = fmaf(v12471, v349, v12473);
-          const float v12475 = iron_exp2_approx(v12474);
-          v10897.x[56] = v12475;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12478 = v10897.x[57];
-          const float v12479 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12480 = -v12479;
-          const float v12481 = fmaf(v12478, v349, v12480);
-          const float v12482 = iron_exp2_approx(v12481);
-          v10897.x[57] = v12482;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12485 = v10897.x[58];
-          const float v12486 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12487 = -v12486;
-          const float v12488 = fmaf(v12485, v349, v12487);
-          const float v12489 = iron_exp2_approx(v12488);
-          v10897.x[58] = v12489;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12492 = v10897.x[59];
-          const float v12493 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12494 = -v12493;
-          const float v12495 = fmaf(v12492, v349, v12494);
-          const float v12496 = iron_exp2_approx(v12495);
-          v10897.x[59] = v12496;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12499 = v10897.x[60];
-          const float v12500 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12501 = -v12500;
-          const float v12502 = fmaf(v12499, v349, v12501);
-          const float v12503 = iron_exp2_approx(v12502);
-          v10897.x[60] = v12503;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12506 = v10897.x[61];
-          const float v12507 = v11988.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12508 = -v12507;
-          const float v12509 = fmaf(v12506, v349, v12508);
-          const float v12510 = iron_exp2_approx(v12509);
-          v10897.x[61] = v12510;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12513 = v10897.x[62];
-          const float v12514 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12515 = -v12514;
-          const float v12516 = fmaf(v12513, v349, v12515);
-          const float v12517 = iron_exp2_approx(v12516);
-          v10897.x[62] = v12517;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12520 = v10897.x[63];
-          const float v12521 = v11988.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12522 = -v12521;
-          const float v12523 = fmaf(v12520, v349, v12522);
-          const float v12524 = iron_exp2_approx(v12523);
-          v10897.x[63] = v12524;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v12526;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v12526, 0.0f);
-          iron_frag_row_reduce<true>(v12526, v10897);
-          const float v12529 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v12530 = v12526.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12531 = v10923.x[0];
-          const float v12532 = v12529 * v12531;
-          const float v12533 = v12532 + v12530;
-          v353.x[0] = v12533;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12536 = v353.x[1];
-          const float v12537 = v12526.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12538 = v10923.x[1];
-          const float v12539 = v12536 * v12538;
-          const float v12540 = v12539 + v12537;
-          v353.x[1] = v12540;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12543 = v353.x[2];
-          const float v12544 = v12526.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12545 = v10923.x[2];
-          const float v12546 = v12543 * v12545;
-          const float v12547 = v12546 + v12544;
-          v353.x[2] = v12547;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12550 = v353.x[3];
-          const float v12551 = v12526.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12552 = v10923.x[3];
-          const float v12553 = v12550 * v12552;
-          const float v12554 = v12553 + v12551;
-          v353.x[3] = v12554;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v11967;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v11967, 0.0f);
+          iron_frag_row_reduce<false>(v11967, v10894);
+          const float v11970 = v11967.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v11971 = v11970 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v11967.x[0] = v11971;  // kernels/sdpa/flash_tile.hpp:212
+          const float v11974 = v11967.x[1];
+          const float v11975 = v11974 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v11967.x[1] = v11975;  // kernels/sdpa/flash_tile.hpp:212
+          const float v11978 = v11967.x[2];
+          const float v11979 = v11978 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v11967.x[2] = v11979;  // kernels/sdpa/flash_tile.hpp:212
+          const float v11982 = v11967.x[3];
+          const float v11983 = v11982 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v11967.x[3] = v11983;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v11985;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v11985, 0.0f);
+          const float v11989 = v11967.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v11990 = v351.x[0];
+          const float v11991 = fmaxf(v11990, v11989);
+          const bool v11994 = v11991 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v11995 = v11994 ? 0.0f : v11991;
+          v11985.x[0] = v11995;  // kernels/sdpa/flash_tile.hpp:217
+          const float v11999 = v11967.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12000 = v351.x[1];
+          const float v12001 = fmaxf(v12000, v11999);
+          const bool v12004 = v12001 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12005 = v12004 ? 0.0f : v12001;
+          v11985.x[1] = v12005;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12009 = v11967.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12010 = v351.x[2];
+          const float v12011 = fmaxf(v12010, v12009);
+          const bool v12014 = v12011 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12015 = v12014 ? 0.0f : v12011;
+          v11985.x[2] = v12015;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12019 = v11967.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12020 = v351.x[3];
+          const float v12021 = fmaxf(v12020, v12019);
+          const bool v12024 = v12021 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12025 = v12024 ? 0.0f : v12021;
+          v11985.x[3] = v12025;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12029 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12031 = v11990 - v12029;
+          const float v12032 = iron_exp2_approx(v12031);
+          v10920.x[0] = v12032;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12036 = v11985.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12038 = v12000 - v12036;
+          const float v12039 = iron_exp2_approx(v12038);
+          v10920.x[1] = v12039;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12043 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12045 = v12010 - v12043;
+          const float v12046 = iron_exp2_approx(v12045);
+          v10920.x[2] = v12046;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12050 = v11985.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12052 = v12020 - v12050;
+          const float v12053 = iron_exp2_approx(v12052);
+          v10920.x[3] = v12053;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v11991;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12061 = v351.x[1];
+          const float v12063 = fmaxf(v12061, v11999);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v12063;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12066 = v351.x[2];
+          const float v12068 = fmaxf(v12066, v12009);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v12068;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12071 = v351.x[3];
+          const float v12073 = fmaxf(v12071, v12019);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v12073;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12076 = v10894.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v12077 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12078 = -v12077;
+          const float v12079 = fmaf(v12076, v349, v12078);
+          const float v12080 = iron_exp2_approx(v12079);
+          v10894.x[0] = v12080;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12083 = v10894.x[1];
+          const float v12084 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12085 = -v12084;
+          const float v12086 = fmaf(v12083, v349, v12085);
+          const float v12087 = iron_exp2_approx(v12086);
+          v10894.x[1] = v12087;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12090 = v10894.x[2];
+          const float v12091 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12092 = -v12091;
+          const float v12093 = fmaf(v12090, v349, v12092);
+          const float v12094 = iron_exp2_approx(v12093);
+          v10894.x[2] = v12094;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12097 = v10894.x[3];
+          const float v12098 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12099 = -v12098;
+          const float v12100 = fmaf(v12097, v349, v12099);
+          const float v12101 = iron_exp2_approx(v12100);
+          v10894.x[3] = v12101;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12104 = v10894.x[4];
+          const float v12105 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12106 = -v12105;
+          const float v12107 = fmaf(v12104, v349, v12106);
+          const float v12108 = iron_exp2_approx(v12107);
+          v10894.x[4] = v12108;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12111 = v10894.x[5];
+          const float v12112 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12113 = -v12112;
+          const float v12114 = fmaf(v12111, v349, v12113);
+          const float v12115 = iron_exp2_approx(v12114);
+          v10894.x[5] = v12115;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12118 = v10894.x[6];
+          const float v12119 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12120 = -v12119;
+          const float v12121 = fmaf(v12118, v349, v12120);
+          const float v12122 = iron_exp2_approx(v12121);
+          v10894.x[6] = v12122;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12125 = v10894.x[7];
+          const float v12126 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12127 = -v12126;
+          const float v12128 = fmaf(v12125, v349, v12127);
+          const float v12129 = iron_exp2_approx(v12128);
+          v10894.x[7] = v12129;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12132 = v10894.x[8];
+          const float v12133 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12134 = -v12133;
+          const float v12135 = fmaf(v12132, v349, v12134);
+          const float v12136 = iron_exp2_approx(v12135);
+          v10894.x[8] = v12136;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12139 = v10894.x[9];
+          const float v12140 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12141 = -v12140;
+          const float v12142 = fmaf(v12139, v349, v12141);
+          const float v12143 = iron_exp2_approx(v12142);
+          v10894.x[9] = v12143;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12146 = v10894.x[10];
+          const float v12147 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12148 = -v12147;
+          const float v12149 = fmaf(v12146, v349, v12148);
+          const float v12150 = iron_exp2_approx(v12149);
+          v10894.x[10] = v12150;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12153 = v10894.x[11];
+          const float v12154 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12155 = -v12154;
+          const float v12156 = fmaf(v12153, v349, v12155);
+          const float v12157 = iron_exp2_approx(v12156);
+          v10894.x[11] = v12157;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12160 = v10894.x[12];
+          const float v12161 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12162 = -v12161;
+          const float v12163 = fmaf(v12160, v349, v12162);
+          const float v12164 = iron_exp2_approx(v12163);
+          v10894.x[12] = v12164;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12167 = v10894.x[13];
+          const float v12168 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12169 = -v12168;
+          const float v12170 = fmaf(v12167, v349, v12169);
+          const float v12171 = iron_exp2_approx(v12170);
+          v10894.x[13] = v12171;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12174 = v10894.x[14];
+          const float v12175 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12176 = -v12175;
+          const float v12177 = fmaf(v12174, v349, v12176);
+          const float v12178 = iron_exp2_approx(v12177);
+          v10894.x[14] = v12178;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12181 = v10894.x[15];
+          const float v12182 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12183 = -v12182;
+          const float v12184 = fmaf(v12181, v349, v12183);
+          const float v12185 = iron_exp2_approx(v12184);
+          v10894.x[15] = v12185;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12188 = v10894.x[16];
+          const float v12189 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12190 = -v12189;
+          const float v12191 = fmaf(v12188, v349, v12190);
+          const float v12192 = iron_exp2_approx(v12191);
+          v10894.x[16] = v12192;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12195 = v10894.x[17];
+          const float v12196 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12197 = -v12196;
+          const float v12198 = fmaf(v12195, v349, v12197);
+          const float v12199 = iron_exp2_approx(v12198);
+          v10894.x[17] = v12199;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12202 = v10894.x[18];
+          const float v12203 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12204 = -v12203;
+          const float v12205 = fmaf(v12202, v349, v12204);
+          const float v12206 = iron_exp2_approx(v12205);
+          v10894.x[18] = v12206;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12209 = v10894.x[19];
+          const float v12210 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12211 = -v12210;
+          const float v12212 = fmaf(v12209, v349, v12211);
+          const float v12213 = iron_exp2_approx(v12212);
+          v10894.x[19] = v12213;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12216 = v10894.x[20];
+          const float v12217 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12218 = -v12217;
+          const float v12219 = fmaf(v12216, v349, v12218);
+          const float v12220 = iron_exp2_approx(v12219);
+          v10894.x[20] = v12220;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12223 = v10894.x[21];
+          const float v12224 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12225 = -v12224;
+          const float v12226 = fmaf(v12223, v349, v12225);
+          const float v12227 = iron_exp2_approx(v12226);
+          v10894.x[21] = v12227;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12230 = v10894.x[22];
+          const float v12231 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12232 = -v12231;
+          const float v12233 = fmaf(v12230, v349, v12232);
+          const float v12234 = iron_exp2_approx(v12233);
+          v10894.x[22] = v12234;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12237 = v10894.x[23];
+          const float v12238 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12239 = -v12238;
+          const float v12240 = fmaf(v12237, v349, v12239);
+          const float v12241 = iron_exp2_approx(v12240);
+          v10894.x[23] = v12241;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12244 = v10894.x[24];
+          const float v12245 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12246 = -v12245;
+          const float v12247 = fmaf(v12244, v349, v12246);
+          const float v12248 = iron_exp2_approx(v12247);
+          v10894.x[24] = v12248;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12251 = v10894.x[25];
+          const float v12252 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12253 = -v12252;
+          const float v12254 = fmaf(v12251, v349, v12253);
+          const float v12255 = iron_exp2_approx(v12254);
+          v10894.x[25] = v12255;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12258 = v10894.x[26];
+          const float v12259 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12260 = -v12259;
+          const float v12261 = fmaf(v12258, v349, v12260);
+          const float v12262 = iron_exp2_approx(v12261);
+          v10894.x[26] = v12262;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12265 = v10894.x[27];
+          const float v12266 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12267 = -v12266;
+          const float v12268 = fmaf(v12265, v349, v12267);
+          const float v12269 = iron_exp2_approx(v12268);
+          v10894.x[27] = v12269;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12272 = v10894.x[28];
+          const float v12273 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12274 = -v12273;
+          const float v12275 = fmaf(v12272, v349, v12274);
+          const float v12276 = iron_exp2_approx(v12275);
+          v10894.x[28] = v12276;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12279 = v10894.x[29];
+          const float v12280 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12281 = -v12280;
+          const float v12282 = fmaf(v12279, v349, v12281);
+          const float v12283 = iron_exp2_approx(v12282);
+          v10894.x[29] = v12283;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12286 = v10894.x[30];
+          const float v12287 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12288 = -v12287;
+          const float v12289 = fmaf(v12286, v349, v12288);
+          const float v12290 = iron_exp2_approx(v12289);
+          v10894.x[30] = v12290;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12293 = v10894.x[31];
+          const float v12294 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12295 = -v12294;
+          const float v12296 = fmaf(v12293, v349, v12295);
+          const float v12297 = iron_exp2_approx(v12296);
+          v10894.x[31] = v12297;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12300 = v10894.x[32];
+          const float v12301 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12302 = -v12301;
+          const float v12303 = fmaf(v12300, v349, v12302);
+          const float v12304 = iron_exp2_approx(v12303);
+          v10894.x[32] = v12304;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12307 = v10894.x[33];
+          const float v12308 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12309 = -v12308;
+          const float v12310 = fmaf(v12307, v349, v12309);
+          const float v12311 = iron_exp2_approx(v12310);
+          v10894.x[33] = v12311;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12314 = v10894.x[34];
+          const float v12315 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12316 = -v12315;
+          const float v12317 = fmaf(v12314, v349, v12316);
+          const float v12318 = iron_exp2_approx(v12317);
+          v10894.x[34] = v12318;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12321 = v10894.x[35];
+          const float v12322 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12323 = -v12322;
+          const float v12324 = fmaf(v12321, v349, v12323);
+          const float v12325 = iron_exp2_approx(v12324);
+          v10894.x[35] = v12325;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12328 = v10894.x[36];
+          const float v12329 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12330 = -v12329;
+          const float v12331 = fmaf(v12328, v349, v12330);
+          const float v12332 = iron_exp2_approx(v12331);
+          v10894.x[36] = v12332;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12335 = v10894.x[37];
+          const float v12336 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12337 = -v12336;
+          const float v12338 = fmaf(v12335, v349, v12337);
+          const float v12339 = iron_exp2_approx(v12338);
+          v10894.x[37] = v12339;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12342 = v10894.x[38];
+          const float v12343 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12344 = -v12343;
+          const float v12345 = fmaf(v12342, v349, v12344);
+          const float v12346 = iron_exp2_approx(v12345);
+          v10894.x[38] = v12346;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12349 = v10894.x[39];
+          const float v12350 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12351 = -v12350;
+          const float v12352 = fmaf(v12349, v349, v12351);
+          const float v12353 = iron_exp2_approx(v12352);
+          v10894.x[39] = v12353;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12356 = v10894.x[40];
+          const float v12357 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12358 = -v12357;
+          const float v12359 = fmaf(v12356, v349, v12358);
+          const float v12360 = iron_exp2_approx(v12359);
+          v10894.x[40] = v12360;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12363 = v10894.x[41];
+          const float v12364 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12365 = -v12364;
+          const float v12366 = fmaf(v12363, v349, v12365);
+          const float v12367 = iron_exp2_approx(v12366);
+          v10894.x[41] = v12367;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12370 = v10894.x[42];
+          const float v12371 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12372 = -v12371;
+          const float v12373 = fmaf(v12370, v349, v12372);
+          const float v12374 = iron_exp2_approx(v12373);
+          v10894.x[42] = v12374;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12377 = v10894.x[43];
+          const float v12378 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12379 = -v12378;
+          const float v12380 = fmaf(v12377, v349, v12379);
+          const float v12381 = iron_exp2_approx(v12380);
+          v10894.x[43] = v12381;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12384 = v10894.x[44];
+          const float v12385 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12386 = -v12385;
+          const float v12387 = fmaf(v12384, v349, v12386);
+          const float v12388 = iron_exp2_approx(v12387);
+          v10894.x[44] = v12388;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12391 = v10894.x[45];
+          const float v12392 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12393 = -v12392;
+          const float v12394 = fmaf(v12391, v349, v12393);
+          const float v12395 = iron_exp2_approx(v12394);
+          v10894.x[45] = v12395;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12398 = v10894.x[46];
+          const float v12399 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12400 = -v12399;
+          const float v12401 = fmaf(v12398, v349, v12400);
+          const float v12402 = iron_exp2_approx(v12401);
+          v10894.x[46] = v12402;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12405 = v10894.x[47];
+          const float v12406 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12407 = -v12406;
+          const float v12408 = fmaf(v12405, v349, v12407);
+          const float v12409 = iron_exp2_approx(v12408);
+          v10894.x[47] = v12409;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12412 = v10894.x[48];
+          const float v12413 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12414 = -v12413;
+          const float v12415 = fmaf(v12412, v349, v12414);
+          const float v12416 = iron_exp2_approx(v12415);
+          v10894.x[48] = v12416;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12419 = v10894.x[49];
+          const float v12420 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12421 = -v12420;
+          const float v12422 = fmaf(v12419, v349, v12421);
+          const float v12423 = iron_exp2_approx(v12422);
+          v10894.x[49] = v12423;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12426 = v10894.x[50];
+          const float v12427 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12428 = -v12427;
+          const float v12429 = fmaf(v12426, v349, v12428);
+          const float v12430 = iron_exp2_approx(v12429);
+          v10894.x[50] = v12430;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12433 = v10894.x[51];
+          const float v12434 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12435 = -v12434;
+          const float v12436 = fmaf(v12433, v349, v12435);
+          const float v12437 = iron_exp2_approx(v12436);
+          v10894.x[51] = v12437;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12440 = v10894.x[52];
+          const float v12441 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12442 = -v12441;
+          const float v12443 = fmaf(v12440, v349, v12442);
+          const float v12444 = iron_exp2_approx(v12443);
+          v10894.x[52] = v12444;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12447 = v10894.x[53];
+          const float v12448 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12449 = -v12448;
+          const float v12450 = fmaf(v12447, v349, v12449);
+          const float v12451 = iron_exp2_approx(v12450);
+          v10894.x[53] = v12451;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12454 = v10894.x[54];
+          const float v12455 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12456 = -v12455;
+          const float v12457 = fmaf(v12454, v349, v12456);
+          const float v12458 = iron_exp2_approx(v12457);
+          v10894.x[54] = v12458;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12461 = v10894.x[55];
+          const float v12462 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12463 = -v12462;
+          const float v12464 = fmaf(v12461, v349, v12463);
+          const float v12465 = iron_exp2_approx(v12464);
+          v10894.x[55] = v12465;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12468 = v10894.x[56];
+          const float v12469 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12470 = -v12469;
+          const float v12471 = fmaf(v12468, v349, v12470);
+          const float v12472 = iron_exp2_approx(v12471);
+          v10894.x[56] = v12472;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12475 = v10894.x[57];
+          const float v12476 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12477 = -v12476;
+          const float v12478 = fmaf(v12475, v349, v12477);
+          const float v12479 = iron_exp2_approx(v12478);
+          v10894.x[57] = v12479;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12482 = v10894.x[58];
+          const float v12483 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12484 = -v12483;
+          const float v12485 = fmaf(v12482, v349, v12484);
+          const float v12486 = iron_exp2_approx(v12485);
+          v10894.x[58] = v12486;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12489 = v10894.x[59];
+          const float v12490 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12491 = -v12490;
+          const float v12492 = fmaf(v12489, v349, v12491);
+          const float v12493 = iron_exp2_approx(v12492);
+          v10894.x[59] = v12493;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12496 = v10894.x[60];
+          const float v12497 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12498 = -v12497;
+          const float v12499 = fmaf(v12496, v349, v12498);
+          const float v12500 = iron_exp2_approx(v12499);
+          v10894.x[60] = v12500;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12503 = v10894.x[61];
+          const float v12504 = v11985.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12505 = -v12504;
+          const float v12506 = fmaf(v12503, v349, v12505);
+          const float v12507 = iron_exp2_approx(v12506);
+          v10894.x[61] = v12507;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12510 = v10894.x[62];
+          const float v12511 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12512 = -v12511;
+          const float v12513 = fmaf(v12510, v349, v12512);
+          const float v12514 = iron_exp2_approx(v12513);
+          v10894.x[62] = v12514;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12517 = v10894.x[63];
+          const float v12518 = v11985.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12519 = -v12518;
+          const float v12520 = fmaf(v12517, v349, v12519);
+          const float v12521 = iron_exp2_approx(v12520);
+          v10894.x[63] = v12521;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v12523;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v12523, 0.0f);
+          iron_frag_row_reduce<true>(v12523, v10894);
+          const float v12526 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v12527 = v12523.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12528 = v10920.x[0];
+          const float v12529 = v12526 * v12528;
+          const float v12530 = v12529 + v12527;
+          v353.x[0] = v12530;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12533 = v353.x[1];
+          const float v12534 = v12523.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12535 = v10920.x[1];
+          const float v12536 = v12533 * v12535;
+          const float v12537 = v12536 + v12534;
+          v353.x[1] = v12537;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12540 = v353.x[2];
+          const float v12541 = v12523.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12542 = v10920.x[2];
+          const float v12543 = v12540 * v12542;
+          const float v12544 = v12543 + v12541;
+          v353.x[2] = v12544;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12547 = v353.x[3];
+          const float v12548 = v12523.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12549 = v10920.x[3];
+          const float v12550 = v12547 * v12549;
+          const float v12551 = v12550 + v12548;
+          v353.x[3] = v12551;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v12557 = v10385 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v12565 = v10385 + v18;
-          const bool v12566 = v12565 <= v304;
-          const bool v12567 = v311 || v12566;
-          const bool v12568 = v12557 && v12567;
-          const bool v12570 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v12571 = v10378 + v7;
-          const unsigned int v12572 = v12571 + v18;
-          const unsigned int v12573 = v301 + v37;
-          const bool v12574 = v12573 <= v12572;
-          const bool v12575 = v12570 || v12574;
-          const bool v12576 = v12568 && v12575;  // kernels/sdpa/flash_tile.hpp:182
-          if (v12576) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v12579 = v10897.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v12580 = v12579 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[0] = v12580;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12583 = v10897.x[1];
-            const float v12584 = v12583 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[1] = v12584;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12587 = v10897.x[2];
-            const float v12588 = v12587 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[2] = v12588;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12591 = v10897.x[3];
-            const float v12592 = v12591 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[3] = v12592;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12595 = v10897.x[4];
-            const float v12596 = v12595 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[4] = v12596;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12599 = v10897.x[5];
-            const float v12600 = v12599 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[5] = v12600;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12603 = v10897.x[6];
-            const float v12604 = v12603 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[6] = v12604;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12607 = v10897.x[7];
-            const float v12608 = v12607 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[7] = v12608;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12611 = v10897.x[8];
-            const float v12612 = v12611 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[8] = v12612;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12615 = v10897.x[9];
-            const float v12616 = v12615 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[9] = v12616;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12619 = v10897.x[10];
-            const float v12620 = v12619 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[10] = v12620;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12623 = v10897.x[11];
-            const float v12624 = v12623 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[11] = v12624;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12627 = v10897.x[12];
-            const float v12628 = v12627 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[12] = v12628;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12631 = v10897.x[13];
-            const float v12632 = v12631 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[13] = v12632;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12635 = v10897.x[14];
-            const float v12636 = v12635 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[14] = v12636;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12639 = v10897.x[15];
-            const float v12640 = v12639 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[15] = v12640;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12643 = v10897.x[16];
-            const float v12644 = v12643 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[16] = v12644;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12647 = v10897.x[17];
-            const float v12648 = v12647 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[17] = v12648;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12651 = v10897.x[18];
-            const float v12652 = v12651 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[18] = v12652;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12655 = v10897.x[19];
-            const float v12656 = v12655 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[19] = v12656;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12659 = v10897.x[20];
-            const float v12660 = v12659 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[20] = v12660;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12663 = v10897.x[21];
-            const float v12664 = v12663 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[21] = v12664;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12667 = v10897.x[22];
-            const float v12668 = v12667 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[22] = v12668;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12671 = v10897.x[23];
-            const float v12672 = v12671 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[23] = v12672;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12675 = v10897.x[24];
-            const float v12676 = v12675 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[24] = v12676;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12679 = v10897.x[25];
-            const float v12680 = v12679 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[25] = v12680;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12683 = v10897.x[26];
-            const float v12684 = v12683 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[26] = v12684;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12687 = v10897.x[27];
-            const float v12688 = v12687 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[27] = v12688;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12691 = v10897.x[28];
-            const float v12692 = v12691 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[28] = v12692;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12695 = v10897.x[29];
-            const float v12696 = v12695 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[29] = v12696;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12699 = v10897.x[30];
-            const float v12700 = v12699 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[30] = v12700;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12703 = v10897.x[31];
-            const float v12704 = v12703 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[31] = v12704;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12707 = v10897.x[32];
-            const float v12708 = v12707 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[32] = v12708;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12711 = v10897.x[33];
-            const float v12712 = v12711 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[33] = v12712;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12715 = v10897.x[34];
-            const float v12716 = v12715 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[34] = v12716;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12719 = v10897.x[35];
-            const float v12720 = v12719 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[35] = v12720;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12723 = v10897.x[36];
-            const float v12724 = v12723 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[36] = v12724;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12727 = v10897.x[37];
-            const float v12728 = v12727 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[37] = v12728;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12731 = v10897.x[38];
-            const float v12732 = v12731 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[38] = v12732;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12735 = v10897.x[39];
-            const float v12736 = v12735 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[39] = v12736;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12739 = v10897.x[40];
-            const float v12740 = v12739 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[40] = v12740;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12743 = v10897.x[41];
-            const float v12744 = v12743 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[41] = v12744;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12747 = v10897.x[42];
-            const float v12748 = v12747 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[42] = v12748;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12751 = v10897.x[43];
-            const float v12752 = v12751 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[43] = v12752;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12755 = v10897.x[44];
-            const float v12756 = v12755 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[44] = v12756;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12759 = v10897.x[45];
-            const float v12760 = v12759 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[45] = v12760;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12763 = v10897.x[46];
-            const float v12764 = v12763 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[46] = v12764;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12767 = v10897.x[47];
-            const float v12768 = v12767 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[47] = v12768;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12771 = v10897.x[48];
-            const float v12772 = v12771 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[48] = v12772;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12775 = v10897.x[49];
-            const float v12776 = v12775 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[49] = v12776;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12779 = v10897.x[50];
-            const float v12780 = v12779 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[50] = v12780;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12783 = v10897.x[51];
-            const float v12784 = v12783 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[51] = v12784;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12787 = v10897.x[52];
-            const float v12788 = v12787 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[52] = v12788;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12791 = v10897.x[53];
-            const float v12792 = v12791 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[53] = v12792;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12795 = v10897.x[54];
-            const float v12796 = v12795 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[54] = v12796;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12799 = v10897.x[55];
-            const float v12800 = v12799 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[55] = v12800;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12803 = v10897.x[56];
-            const float v12804 = v12803 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[56] = v12804;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12807 = v10897.x[57];
-            const float v12808 = v12807 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[57] = v12808;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12811 = v10897.x[58];
-            const float v12812 = v12811 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[58] = v12812;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12815 = v10897.x[59];
-            const float v12816 = v12815 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[59] = v12816;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12819 = v10897.x[60];
-            const float v12820 = v12819 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[60] = v12820;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12823 = v10897.x[61];
-            const float v12824 = v12823 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[61] = v12824;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12827 = v10897.x[62];
-            const float v12828 = v12827 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[62] = v12828;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12831 = v10897.x[63];
-            const float v12832 = v12831 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10897.x[63] = v12832;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v12554 = v10382 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v12562 = v10382 + v18;
+          const bool v12563 = v12562 <= v304;
+          const bool v12564 = v311 || v12563;
+          const bool v12565 = v12554 && v12564;
+          const bool v12567 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v12568 = v10375 + v7;
+          const unsigned int v12569 = v12568 + v18;
+          const unsigned int v12570 = v301 + v37;
+          const bool v12571 = v12570 <= v12569;
+          const bool v12572 = v12567 || v12571;
+          const bool v12573 = v12565 && v12572;  // kernels/sdpa/flash_tile.hpp:182
+          if (v12573) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v12576 = v10894.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v12577 = v12576 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[0] = v12577;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12580 = v10894.x[1];
+            const float v12581 = v12580 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[1] = v12581;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12584 = v10894.x[2];
+            const float v12585 = v12584 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[2] = v12585;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12588 = v10894.x[3];
+            const float v12589 = v12588 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[3] = v12589;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12592 = v10894.x[4];
+            const float v12593 = v12592 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[4] = v12593;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12596 = v10894.x[5];
+            const float v12597 = v12596 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[5] = v12597;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12600 = v10894.x[6];
+            const float v12601 = v12600 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[6] = v12601;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12604 = v10894.x[7];
+            const float v12605 = v12604 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[7] = v12605;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12608 = v10894.x[8];
+            const float v12609 = v12608 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[8] = v12609;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12612 = v10894.x[9];
+            const float v12613 = v12612 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[9] = v12613;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12616 = v10894.x[10];
+            const float v12617 = v12616 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[10] = v12617;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12620 = v10894.x[11];
+            const float v12621 = v12620 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[11] = v12621;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12624 = v10894.x[12];
+            const float v12625 = v12624 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[12] = v12625;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12628 = v10894.x[13];
+            const float v12629 = v12628 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[13] = v12629;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12632 = v10894.x[14];
+            const float v12633 = v12632 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[14] = v12633;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12636 = v10894.x[15];
+            const float v12637 = v12636 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[15] = v12637;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12640 = v10894.x[16];
+            const float v12641 = v12640 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[16] = v12641;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12644 = v10894.x[17];
+            const float v12645 = v12644 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[17] = v12645;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12648 = v10894.x[18];
+            const float v12649 = v12648 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[18] = v12649;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12652 = v10894.x[19];
+            const float v12653 = v12652 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[19] = v12653;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12656 = v10894.x[20];
+            const float v12657 = v12656 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[20] = v12657;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12660 = v10894.x[21];
+            const float v12661 = v12660 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[21] = v12661;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12664 = v10894.x[22];
+            const float v12665 = v12664 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[22] = v12665;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12668 = v10894.x[23];
+            const float v12669 = v12668 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[23] = v12669;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12672 = v10894.x[24];
+            const float v12673 = v12672 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[24] = v12673;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12676 = v10894.x[25];
+            const float v12677 = v12676 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[25] = v12677;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12680 = v10894.x[26];
+            const float v12681 = v12680 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[26] = v12681;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12684 = v10894.x[27];
+            const float v12685 = v12684 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[27] = v12685;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12688 = v10894.x[28];
+            const float v12689 = v12688 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[28] = v12689;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12692 = v10894.x[29];
+            const float v12693 = v12692 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[29] = v12693;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12696 = v10894.x[30];
+            const float v12697 = v12696 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[30] = v12697;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12700 = v10894.x[31];
+            const float v12701 = v12700 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[31] = v12701;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12704 = v10894.x[32];
+            const float v12705 = v12704 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[32] = v12705;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12708 = v10894.x[33];
+            const float v12709 = v12708 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[33] = v12709;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12712 = v10894.x[34];
+            const float v12713 = v12712 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[34] = v12713;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12716 = v10894.x[35];
+            const float v12717 = v12716 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[35] = v12717;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12720 = v10894.x[36];
+            const float v12721 = v12720 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[36] = v12721;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12724 = v10894.x[37];
+            const float v12725 = v12724 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[37] = v12725;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12728 = v10894.x[38];
+            const float v12729 = v12728 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[38] = v12729;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12732 = v10894.x[39];
+            const float v12733 = v12732 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[39] = v12733;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12736 = v10894.x[40];
+            const float v12737 = v12736 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[40] = v12737;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12740 = v10894.x[41];
+            const float v12741 = v12740 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[41] = v12741;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12744 = v10894.x[42];
+            const float v12745 = v12744 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[42] = v12745;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12748 = v10894.x[43];
+            const float v12749 = v12748 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[43] = v12749;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12752 = v10894.x[44];
+            const float v12753 = v12752 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[44] = v12753;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12756 = v10894.x[45];
+            const float v12757 = v12756 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[45] = v12757;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12760 = v10894.x[46];
+            const float v12761 = v12760 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[46] = v12761;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12764 = v10894.x[47];
+            const float v12765 = v12764 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[47] = v12765;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12768 = v10894.x[48];
+            const float v12769 = v12768 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[48] = v12769;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12772 = v10894.x[49];
+            const float v12773 = v12772 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[49] = v12773;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12776 = v10894.x[50];
+            const float v12777 = v12776 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[50] = v12777;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12780 = v10894.x[51];
+            const float v12781 = v12780 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[51] = v12781;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12784 = v10894.x[52];
+            const float v12785 = v12784 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[52] = v12785;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12788 = v10894.x[53];
+            const float v12789 = v12788 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[53] = v12789;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12792 = v10894.x[54];
+            const float v12793 = v12792 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[54] = v12793;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12796 = v10894.x[55];
+            const float v12797 = v12796 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[55] = v12797;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12800 = v10894.x[56];
+            const float v12801 = v12800 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[56] = v12801;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12804 = v10894.x[57];
+            const float v12805 = v12804 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[57] = v12805;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12808 = v10894.x[58];
+            const float v12809 = v12808 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[58] = v12809;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12812 = v10894.x[59];
+            const float v12813 = v12812 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[59] = v12813;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12816 = v10894.x[60];
+            const float v12817 = v12816 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[60] = v12817;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12820 = v10894.x[61];
+            const float v12821 = v12820 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[61] = v12821;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12824 = v10894.x[62];
+            const float v12825 = v12824 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[62] = v12825;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12828 = v10894.x[63];
+            const float v12829 = v12828 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10894.x[63] = v12829;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v12834;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v12834, 0.0f);
-            iron_frag<float, 2, 16, 8> v12836;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v12836, 0.0f);
-            const unsigned int v12838 = static_cast<unsigned int>(v12834.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12840 = v46 + v12838;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12842 = v12840 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12843 = v12842 + 1u;
-            const unsigned int v12845 = v12843 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12854 = v12845 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12858 = v12843 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12859 = v317 && v12858;
-            const unsigned int v12860 = v12859 ? v12854 : v305;
-            const unsigned int v12863 = v12860 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12864 = min(v12863, 128u);
-            const bool v12865 = v12860 > v10378;
-            const unsigned int v12866 = v12865 ? v12864 : v305;
-            const float v12867 = __uint_as_float(v12866);
-            v12834.x[0] = v12867;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12869 = static_cast<unsigned int>(v12834.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12871 = v46 + v12869;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12873 = v12871 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12874 = v12873 + 1u;
-            const unsigned int v12876 = v12874 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12885 = v12876 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12889 = v12874 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12890 = v317 && v12889;
-            const unsigned int v12891 = v12890 ? v12885 : v305;
-            const unsigned int v12894 = v12891 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12895 = min(v12894, 128u);
-            const bool v12896 = v12891 > v10378;
-            const unsigned int v12897 = v12896 ? v12895 : v305;
-            const float v12898 = __uint_as_float(v12897);
-            v12834.x[1] = v12898;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12900 = static_cast<unsigned int>(v12834.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12902 = v46 + v12900;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12904 = v12902 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12905 = v12904 + 1u;
-            const unsigned int v12907 = v12905 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12916 = v12907 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12920 = v12905 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12921 = v317 && v12920;
-            const unsigned int v12922 = v12921 ? v12916 : v305;
-            const unsigned int v12925 = v12922 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12926 = min(v12925, 128u);
-            const bool v12927 = v12922 > v10378;
-            const unsigned int v12928 = v12927 ? v12926 : v305;
-            const float v12929 = __uint_as_float(v12928);
-            v12834.x[2] = v12929;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12931 = static_cast<unsigned int>(v12834.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12933 = v46 + v12931;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12935 = v12933 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12936 = v12935 + 1u;
-            const unsigned int v12938 = v12936 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12947 = v12938 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12951 = v12936 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12952 = v317 && v12951;
-            const unsigned int v12953 = v12952 ? v12947 : v305;
-            const unsigned int v12956 = v12953 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12957 = min(v12956, 128u);
-            const bool v12958 = v12953 > v10378;
-            const unsigned int v12959 = v12958 ? v12957 : v305;
-            const float v12960 = __uint_as_float(v12959);
-            v12834.x[3] = v12960;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12962 = static_cast<unsigned int>(v12836.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12964 = v46 + v12962;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12966 = v12964 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12967 = v12966 + 1u;
-            const unsigned int v12969 = v12967 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12970 = min(v37, v12969);
-            const bool v12971 = v12967 > v18;
-            const unsigned int v12972 = v12971 ? v12970 : v305;
-            const unsigned int v12975 = v311 ? v37 : v12972;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12987 = v12975 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12988 = min(v12987, 128u);
-            const bool v12989 = v12975 > v10378;
-            const unsigned int v12990 = v12989 ? v12988 : v305;
-            const float v12991 = __uint_as_float(v12990);
-            v12836.x[0] = v12991;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12993 = static_cast<unsigned int>(v12836.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12995 = v46 + v12993;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12997 = v12995 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12998 = v12997 + 1u;
-            const unsigned int v13000 = v12998 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13001 = min(v37, v13000);
-            const bool v13002 = v12998 > v18;
-            const unsigned int v13003 = v13002 ? v13001 : v305;
-            const unsigned int v13006 = v311 ? v37 : v13003;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13018 = v13006 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13019 = min(v13018, 128u);
-            const bool v13020 = v13006 > v10378;
-            const unsigned int v13021 = v13020 ? v13019 : v305;
-            const float v13022 = __uint_as_float(v13021);
-            v12836.x[1] = v13022;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13024 = static_cast<unsigned int>(v12836.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13026 = v46 + v13024;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13028 = v13026 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13029 = v13028 + 1u;
-            const unsigned int v13031 = v13029 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13032 = min(v37, v13031);
-            const bool v13033 = v13029 > v18;
-            const unsigned int v13034 = v13033 ? v13032 : v305;
-            const unsigned int v13037 = v311 ? v37 : v13034;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13049 = v13037 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13050 = min(v13049, 128u);
-            const bool v13051 = v13037 > v10378;
-            const unsigned int v13052 = v13051 ? v13050 : v305;
-            const float v13053 = __uint_as_float(v13052);
-            v12836.x[2] = v13053;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13055 = static_cast<unsigned int>(v12836.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13057 = v46 + v13055;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13059 = v13057 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13060 = v13059 + 1u;
-            const unsigned int v13062 = v13060 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13063 = min(v37, v13062);
-            const bool v13064 = v13060 > v18;
-            const unsigned int v13065 = v13064 ? v13063 : v305;
-            const unsigned int v13068 = v311 ? v37 : v13065;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13080 = v13068 - v10378;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13081 = min(v13080, 128u);
-            const bool v13082 = v13068 > v10378;
-            const unsigned int v13083 = v13082 ? v13081 : v305;
-            const float v13084 = __uint_as_float(v13083);
-            v12836.x[3] = v13084;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13085 = static_cast<unsigned int>(v10897.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v13087 = v10897.x[0];
-            const float v13088 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            iron_frag<float, 2, 16, 8> v12831;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v12831, 0.0f);
+            iron_frag<float, 2, 16, 8> v12833;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v12833, 0.0f);
+            const unsigned int v12835 = static_cast<unsigned int>(v12831.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12837 = v46 + v12835;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12839 = v12837 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12840 = v12839 + 1u;
+            const unsigned int v12842 = v12840 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12851 = v12842 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12855 = v12840 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12856 = v317 && v12855;
+            const unsigned int v12857 = v12856 ? v12851 : v305;
+            const unsigned int v12860 = v12857 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12861 = min(v12860, 128u);
+            const bool v12862 = v12857 > v10375;
+            const unsigned int v12863 = v12862 ? v12861 : v305;
+            const float v12864 = __uint_as_float(v12863);
+            v12831.x[0] = v12864;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12866 = static_cast<unsigned int>(v12831.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12868 = v46 + v12866;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12870 = v12868 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12871 = v12870 + 1u;
+            const unsigned int v12873 = v12871 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12882 = v12873 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12886 = v12871 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12887 = v317 && v12886;
+            const unsigned int v12888 = v12887 ? v12882 : v305;
+            const unsigned int v12891 = v12888 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12892 = min(v12891, 128u);
+            const bool v12893 = v12888 > v10375;
+            const unsigned int v12894 = v12893 ? v12892 : v305;
+            const float v12895 = __uint_as_float(v12894);
+            v12831.x[1] = v12895;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12897 = static_cast<unsigned int>(v12831.row(2, iron_linear_thread() & 31u));
+            const unsigned int v12899 = v46 + v12897;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12901 = v12899 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12902 = v12901 + 1u;
+            const unsigned int v12904 = v12902 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12913 = v12904 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12917 = v12902 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12918 = v317 && v12917;
+            const unsigned int v12919 = v12918 ? v12913 : v305;
+            const unsigned int v12922 = v12919 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12923 = min(v12922, 128u);
+            const bool v12924 = v12919 > v10375;
+            const unsigned int v12925 = v12924 ? v12923 : v305;
+            const float v12926 = __uint_as_float(v12925);
+            v12831.x[2] = v12926;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12928 = static_cast<unsigned int>(v12831.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12930 = v46 + v12928;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12932 = v12930 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12933 = v12932 + 1u;
+            const unsigned int v12935 = v12933 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12944 = v12935 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12948 = v12933 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12949 = v317 && v12948;
+            const unsigned int v12950 = v12949 ? v12944 : v305;
+            const unsigned int v12953 = v12950 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12954 = min(v12953, 128u);
+            const bool v12955 = v12950 > v10375;
+            const unsigned int v12956 = v12955 ? v12954 : v305;
+            const float v12957 = __uint_as_float(v12956);
+            v12831.x[3] = v12957;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12959 = static_cast<unsigned int>(v12833.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12961 = v46 + v12959;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12963 = v12961 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12964 = v12963 + 1u;
+            const unsigned int v12966 = v12964 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12967 = min(v37, v12966);
+            const bool v12968 = v12964 > v18;
+            const unsigned int v12969 = v12968 ? v12967 : v305;
+            const unsigned int v12972 = v311 ? v37 : v12969;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12984 = v12972 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12985 = min(v12984, 128u);
+            const bool v12986 = v12972 > v10375;
+            const unsigned int v12987 = v12986 ? v12985 : v305;
+            const float v12988 = __uint_as_float(v12987);
+            v12833.x[0] = v12988;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12990 = static_cast<unsigned int>(v12833.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12992 = v46 + v12990;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12994 = v12992 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12995 = v12994 + 1u;
+            const unsigned int v12997 = v12995 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12998 = min(v37, v12997);
+            const bool v12999 = v12995 > v18;
+            const unsigned int v13000 = v12999 ? v12998 : v305;
+            const unsigned int v13003 = v311 ? v37 : v13000;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13015 = v13003 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13016 = min(v13015, 128u);
+            const bool v13017 = v13003 > v10375;
+            const unsigned int v13018 = v13017 ? v13016 : v305;
+            const float v13019 = __uint_as_float(v13018);
+            v12833.x[1] = v13019;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13021 = static_cast<unsigned int>(v12833.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13023 = v46 + v13021;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13025 = v13023 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13026 = v13025 + 1u;
+            const unsigned int v13028 = v13026 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13029 = min(v37, v13028);
+            const bool v13030 = v13026 > v18;
+            const unsigned int v13031 = v13030 ? v13029 : v305;
+            const unsigned int v13034 = v311 ? v37 : v13031;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13046 = v13034 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13047 = min(v13046, 128u);
+            const bool v13048 = v13034 > v10375;
+            const unsigned int v13049 = v13048 ? v13047 : v305;
+            const float v13050 = __uint_as_float(v13049);
+            v12833.x[2] = v13050;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13052 = static_cast<unsigned int>(v12833.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13054 = v46 + v13052;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13056 = v13054 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13057 = v13056 + 1u;
+            const unsigned int v13059 = v13057 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13060 = min(v37, v13059);
+            const bool v13061 = v13057 > v18;
+            const unsigned int v13062 = v13061 ? v13060 : v305;
+            const unsigned int v13065 = v311 ? v37 : v13062;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13077 = v13065 - v10375;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13078 = min(v13077, 128u);
+            const bool v13079 = v13065 > v10375;
+            const unsigned int v13080 = v13079 ? v13078 : v305;
+            const float v13081 = __uint_as_float(v13080);
+            v12833.x[3] = v13081;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13082 = static_cast<unsigned int>(v10894.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v13084 = v10894.x[0];
+            const float v13085 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13086 = __float_as_uint(v13085);
+            const bool v13087 = v13082 >= v13086;
+            const float v13088 = v12833.x[0];
             const unsigned int v13089 = __float_as_uint(v13088);
-            const bool v13090 = v13085 >= v13089;
-            const float v13091 = v12836.x[0];
-            const unsigned int v13092 = __float_as_uint(v13091);
-            const bool v13093 = v13085 < v13092;
-            const bool v13094 = v13090 && v13093;
-            const float v13096 = v13087 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13097 = v13094 ? v13096 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[0] = v13097;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13098 = static_cast<unsigned int>(v10897.col(1, iron_linear_thread() & 31u));
-            const float v13100 = v10897.x[1];
-            const float v13101 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13090 = v13082 < v13089;
+            const bool v13091 = v13087 && v13090;
+            const float v13093 = v13084 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13094 = v13091 ? v13093 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[0] = v13094;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13095 = static_cast<unsigned int>(v10894.col(1, iron_linear_thread() & 31u));
+            const float v13097 = v10894.x[1];
+            const float v13098 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13099 = __float_as_uint(v13098);
+            const bool v13100 = v13095 >= v13099;
+            const float v13101 = v12833.x[0];
             const unsigned int v13102 = __float_as_uint(v13101);
-            const bool v13103 = v13098 >= v13102;
-            const float v13104 = v12836.x[0];
-            const unsigned int v13105 = __float_as_uint(v13104);
-            const bool v13106 = v13098 < v13105;
-            const bool v13107 = v13103 && v13106;
-            const float v13109 = v13100 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13110 = v13107 ? v13109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[1] = v13110;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13111 = static_cast<unsigned int>(v10897.col(2, iron_linear_thread() & 31u));
-            const float v13113 = v10897.x[2];
-            const float v13114 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13103 = v13095 < v13102;
+            const bool v13104 = v13100 && v13103;
+            const float v13106 = v13097 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13107 = v13104 ? v13106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[1] = v13107;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13108 = static_cast<unsigned int>(v10894.col(2, iron_linear_thread() & 31u));
+            const float v13110 = v10894.x[2];
+            const float v13111 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13112 = __float_as_uint(v13111);
+            const bool v13113 = v13108 >= v13112;
+            const float v13114 = v12833.x[2];
             const unsigned int v13115 = __float_as_uint(v13114);
-            const bool v13116 = v13111 >= v13115;
-            const float v13117 = v12836.x[2];
-            const unsigned int v13118 = __float_as_uint(v13117);
-            const bool v13119 = v13111 < v13118;
-            const bool v13120 = v13116 && v13119;
-            const float v13122 = v13113 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13123 = v13120 ? v13122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[2] = v13123;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13124 = static_cast<unsigned int>(v10897.col(3, iron_linear_thread() & 31u));
-            const float v13126 = v10897.x[3];
-            const float v13127 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13116 = v13108 < v13115;
+            const bool v13117 = v13113 && v13116;
+            const float v13119 = v13110 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13120 = v13117 ? v13119 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[2] = v13120;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13121 = static_cast<unsigned int>(v10894.col(3, iron_linear_thread() & 31u));
+            const float v13123 = v10894.x[3];
+            const float v13124 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13125 = __float_as_uint(v13124);
+            const bool v13126 = v13121 >= v13125;
+            const float v13127 = v12833.x[2];
             const unsigned int v13128 = __float_as_uint(v13127);
-            const bool v13129 = v13124 >= v13128;
-            const float v13130 = v12836.x[2];
-            const unsigned int v13131 = __float_as_uint(v13130);
-            const bool v13132 = v13124 < v13131;
-            const bool v13133 = v13129 && v13132;
-            const float v13135 = v13126 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13136 = v13133 ? v13135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[3] = v13136;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13137 = static_cast<unsigned int>(v10897.col(4, iron_linear_thread() & 31u));
-            const float v13139 = v10897.x[4];
-            const float v13140 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13129 = v13121 < v13128;
+            const bool v13130 = v13126 && v13129;
+            const float v13132 = v13123 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13133 = v13130 ? v13132 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[3] = v13133;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13134 = static_cast<unsigned int>(v10894.col(4, iron_linear_thread() & 31u));
+            const float v13136 = v10894.x[4];
+            const float v13137 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13138 = __float_as_uint(v13137);
+            const bool v13139 = v13134 >= v13138;
+            const float v13140 = v12833.x[0];
             const unsigned int v13141 = __float_as_uint(v13140);
-            const bool v13142 = v13137 >= v13141;
-            const float v13143 = v12836.x[0];
-            const unsigned int v13144 = __float_as_uint(v13143);
-            const bool v13145 = v13137 < v13144;
-            const bool v13146 = v13142 && v13145;
-            const float v13148 = v13139 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13149 = v13146 ? v13148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[4] = v13149;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13150 = static_cast<unsigned int>(v10897.col(5, iron_linear_thread() & 31u));
-            const float v13152 = v10897.x[5];
-            const float v13153 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13142 = v13134 < v13141;
+            const bool v13143 = v13139 && v13142;
+            const float v13145 = v13136 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13146 = v13143 ? v13145 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[4] = v13146;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13147 = static_cast<unsigned int>(v10894.col(5, iron_linear_thread() & 31u));
+            const float v13149 = v10894.x[5];
+            const float v13150 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13151 = __float_as_uint(v13150);
+            const bool v13152 = v13147 >= v13151;
+            const float v13153 = v12833.x[0];
             const unsigned int v13154 = __float_as_uint(v13153);
-            const bool v13155 = v13150 >= v13154;
-            const float v13156 = v12836.x[0];
-            const unsigned int v13157 = __float_as_uint(v13156);
-            const bool v13158 = v13150 < v13157;
-            const bool v13159 = v13155 && v13158;
-            const float v13161 = v13152 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13162 = v13159 ? v13161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[5] = v13162;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13163 = static_cast<unsigned int>(v10897.col(6, iron_linear_thread() & 31u));
-            const float v13165 = v10897.x[6];
-            const float v13166 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13155 = v13147 < v13154;
+            const bool v13156 = v13152 && v13155;
+            const float v13158 = v13149 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13159 = v13156 ? v13158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[5] = v13159;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13160 = static_cast<unsigned int>(v10894.col(6, iron_linear_thread() & 31u));
+            const float v13162 = v10894.x[6];
+            const float v13163 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13164 = __float_as_uint(v13163);
+            const bool v13165 = v13160 >= v13164;
+            const float v13166 = v12833.x[2];
             const unsigned int v13167 = __float_as_uint(v13166);
-            const bool v13168 = v13163 >= v13167;
-            const float v13169 = v12836.x[2];
-            const unsigned int v13170 = __float_as_uint(v13169);
-            const bool v13171 = v13163 < v13170;
-            const bool v13172 = v13168 && v13171;
-            const float v13174 = v13165 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13175 = v13172 ? v13174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[6] = v13175;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13176 = static_cast<unsigned int>(v10897.col(7, iron_linear_thread() & 31u));
-            const float v13178 = v10897.x[7];
-            const float v13179 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13168 = v13160 < v13167;
+            const bool v13169 = v13165 && v13168;
+            const float v13171 = v13162 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13172 = v13169 ? v13171 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[6] = v13172;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13173 = static_cast<unsigned int>(v10894.col(7, iron_linear_thread() & 31u));
+            const float v13175 = v10894.x[7];
+            const float v13176 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13177 = __float_as_uint(v13176);
+            const bool v13178 = v13173 >= v13177;
+            const float v13179 = v12833.x[2];
             const unsigned int v13180 = __float_as_uint(v13179);
-            const bool v13181 = v13176 >= v13180;
-            const float v13182 = v12836.x[2];
-            const unsigned int v13183 = __float_as_uint(v13182);
-            const bool v13184 = v13176 < v13183;
-            const bool v13185 = v13181 && v13184;
-            const float v13187 = v13178 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13188 = v13185 ? v13187 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[7] = v13188;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13189 = static_cast<unsigned int>(v10897.col(8, iron_linear_thread() & 31u));
-            const float v13191 = v10897.x[8];
-            const float v13192 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13181 = v13173 < v13180;
+            const bool v13182 = v13178 && v13181;
+            const float v13184 = v13175 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13185 = v13182 ? v13184 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[7] = v13185;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13186 = static_cast<unsigned int>(v10894.col(8, iron_linear_thread() & 31u));
+            const float v13188 = v10894.x[8];
+            const float v13189 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13190 = __float_as_uint(v13189);
+            const bool v13191 = v13186 >= v13190;
+            const float v13192 = v12833.x[0];
             const unsigned int v13193 = __float_as_uint(v13192);
-            const bool v13194 = v13189 >= v13193;
-            const float v13195 = v12836.x[0];
-            const unsigned int v13196 = __float_as_uint(v13195);
-            const bool v13197 = v13189 < v13196;
-            const bool v13198 = v13194 && v13197;
-            const float v13200 = v13191 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13201 = v13198 ? v13200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[8] = v13201;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13202 = static_cast<unsigned int>(v10897.col(9, iron_linear_thread() & 31u));
-            const float v13204 = v10897.x[9];
-            const float v13205 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13194 = v13186 < v13193;
+            const bool v13195 = v13191 && v13194;
+            const float v13197 = v13188 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13198 = v13195 ? v13197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[8] = v13198;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13199 = static_cast<unsigned int>(v10894.col(9, iron_linear_thread() & 31u));
+            const float v13201 = v10894.x[9];
+            const float v13202 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13203 = __float_as_uint(v13202);
+            const bool v13204 = v13199 >= v13203;
+            const float v13205 = v12833.x[0];
             const unsigned int v13206 = __float_as_uint(v13205);
-            const bool v13207 = v13202 >= v13206;
-            const float v13208 = v12836.x[0];
-            const unsigned int v13209 = __float_as_uint(v13208);
-            const bool v13210 = v13202 < v13209;
-            const bool v13211 = v13207 && v13210;
-            const float v13213 = v13204 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13214 = v13211 ? v13213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[9] = v13214;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13215 = static_cast<unsigned int>(v10897.col(10, iron_linear_thread() & 31u));
-            const float v13217 = v10897.x[10];
-            const float v13218 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13207 = v13199 < v13206;
+            const bool v13208 = v13204 && v13207;
+            const float v13210 = v13201 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13211 = v13208 ? v13210 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[9] = v13211;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13212 = static_cast<unsigned int>(v10894.col(10, iron_linear_thread() & 31u));
+            const float v13214 = v10894.x[10];
+            const float v13215 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13216 = __float_as_uint(v13215);
+            const bool v13217 = v13212 >= v13216;
+            const float v13218 = v12833.x[2];
             const unsigned int v13219 = __float_as_uint(v13218);
-            const bool v13220 = v13215 >= v13219;
-            const float v13221 = v12836.x[2];
-            const unsigned int v13222 = __float_as_uint(v13221);
-            const bool v13223 = v13215 < v13222;
-            const bool v13224 = v13220 && v13223;
-            const float v13226 = v13217 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13227 = v13224 ? v13226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[10] = v13227;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13228 = static_cast<unsigned int>(v10897.col(11, iron_linear_thread() & 31u));
-            const float v13230 = v10897.x[11];
-            const float v13231 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13220 = v13212 < v13219;
+            const bool v13221 = v13217 && v13220;
+            const float v13223 = v13214 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13224 = v13221 ? v13223 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[10] = v13224;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13225 = static_cast<unsigned int>(v10894.col(11, iron_linear_thread() & 31u));
+            const float v13227 = v10894.x[11];
+            const float v13228 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13229 = __float_as_uint(v13228);
+            const bool v13230 = v13225 >= v13229;
+            const float v13231 = v12833.x[2];
             const unsigned int v13232 = __float_as_uint(v13231);
-            const bool v13233 = v13228 >= v13232;
-            const float v13234 = v12836.x[2];
-            const unsigned int v13235 = __float_as_uint(v13234);
-            const bool v13236 = v13228 < v13235;
-            const bool v13237 = v13233 && v13236;
-            const float v13239 = v13230 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13240 = v13237 ? v13239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[11] = v13240;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13241 = static_cast<unsigned int>(v10897.col(12, iron_linear_thread() & 31u));
-            const float v13243 = v10897.x[12];
-            const float v13244 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13233 = v13225 < v13232;
+            const bool v13234 = v13230 && v13233;
+            const float v13236 = v13227 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13237 = v13234 ? v13236 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[11] = v13237;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13238 = static_cast<unsigned int>(v10894.col(12, iron_linear_thread() & 31u));
+            const float v13240 = v10894.x[12];
+            const float v13241 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13242 = __float_as_uint(v13241);
+            const bool v13243 = v13238 >= v13242;
+            const float v13244 = v12833.x[0];
             const unsigned int v13245 = __float_as_uint(v13244);
-            const bool v13246 = v13241 >= v13245;
-            const float v13247 = v12836.x[0];
-            const unsigned int v13248 = __float_as_uint(v13247);
-            const bool v13249 = v13241 < v13248;
-            const bool v13250 = v13246 && v13249;
-            const float v13252 = v13243 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13253 = v13250 ? v13252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[12] = v13253;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13254 = static_cast<unsigned int>(v10897.col(13, iron_linear_thread() & 31u));
-            const float v13256 = v10897.x[13];
-            const float v13257 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13246 = v13238 < v13245;
+            const bool v13247 = v13243 && v13246;
+            const float v13249 = v13240 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13250 = v13247 ? v13249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[12] = v13250;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13251 = static_cast<unsigned int>(v10894.col(13, iron_linear_thread() & 31u));
+            const float v13253 = v10894.x[13];
+            const float v13254 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13255 = __float_as_uint(v13254);
+            const bool v13256 = v13251 >= v13255;
+            const float v13257 = v12833.x[0];
             const unsigned int v13258 = __float_as_uint(v13257);
-            const bool v13259 = v13254 >= v13258;
-            const float v13260 = v12836.x[0];
-            const unsigned int v13261 = __float_as_uint(v13260);
-            const bool v13262 = v13254 < v13261;
-            const bool v13263 = v13259 && v13262;
-            const float v13265 = v13256 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13266 = v13263 ? v13265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[13] = v13266;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13267 = static_cast<unsigned int>(v10897.col(14, iron_linear_thread() & 31u));
-            const float v13269 = v10897.x[14];
-            const float v13270 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13259 = v13251 < v13258;
+            const bool v13260 = v13256 && v13259;
+            const float v13262 = v13253 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13263 = v13260 ? v13262 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[13] = v13263;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13264 = static_cast<unsigned int>(v10894.col(14, iron_linear_thread() & 31u));
+            const float v13266 = v10894.x[14];
+            const float v13267 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13268 = __float_as_uint(v13267);
+            const bool v13269 = v13264 >= v13268;
+            const float v13270 = v12833.x[2];
             const unsigned int v13271 = __float_as_uint(v13270);
-            const bool v13272 = v13267 >= v13271;
-            const float v13273 = v12836.x[2];
-            const unsigned int v13274 = __float_as_uint(v13273);
-            const bool v13275 = v13267 < v13274;
-            const bool v13276 = v13272 && v13275;
-            const float v13278 = v13269 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13279 = v13276 ? v13278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[14] = v13279;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13280 = static_cast<unsigned int>(v10897.col(15, iron_linear_thread() & 31u));
-            const float v13282 = v10897.x[15];
-            const float v13283 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13272 = v13264 < v13271;
+            const bool v13273 = v13269 && v13272;
+            const float v13275 = v13266 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13276 = v13273 ? v13275 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[14] = v13276;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13277 = static_cast<unsigned int>(v10894.col(15, iron_linear_thread() & 31u));
+            const float v13279 = v10894.x[15];
+            const float v13280 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13281 = __float_as_uint(v13280);
+            const bool v13282 = v13277 >= v13281;
+            const float v13283 = v12833.x[2];
             const unsigned int v13284 = __float_as_uint(v13283);
-            const bool v13285 = v13280 >= v13284;
-            const float v13286 = v12836.x[2];
-            const unsigned int v13287 = __float_as_uint(v13286);
-            const bool v13288 = v13280 < v13287;
-            const bool v13289 = v13285 && v13288;
-            const float v13291 = v13282 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13292 = v13289 ? v13291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[15] = v13292;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13293 = static_cast<unsigned int>(v10897.col(16, iron_linear_thread() & 31u));
-            const float v13295 = v10897.x[16];
-            const float v13296 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13285 = v13277 < v13284;
+            const bool v13286 = v13282 && v13285;
+            const float v13288 = v13279 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13289 = v13286 ? v13288 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[15] = v13289;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13290 = static_cast<unsigned int>(v10894.col(16, iron_linear_thread() & 31u));
+            const float v13292 = v10894.x[16];
+            const float v13293 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13294 = __float_as_uint(v13293);
+            const bool v13295 = v13290 >= v13294;
+            const float v13296 = v12833.x[0];
             const unsigned int v13297 = __float_as_uint(v13296);
-            const bool v13298 = v13293 >= v13297;
-            const float v13299 = v12836.x[0];
-            const unsigned int v13300 = __float_as_uint(v13299);
-            const bool v13301 = v13293 < v13300;
-            const bool v13302 = v13298 && v13301;
-            const float v13304 = v13295 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13305 = v13302 ? v13304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[16] = v13305;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13306 = static_cast<unsigned int>(v10897.col(17, iron_linear_thread() & 31u));
-            const float v13308 = v10897.x[17];
-            const float v13309 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13298 = v13290 < v13297;
+            const bool v13299 = v13295 && v13298;
+            const float v13301 = v13292 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13302 = v13299 ? v13301 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[16] = v13302;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13303 = static_cast<unsigned int>(v10894.col(17, iron_linear_thread() & 31u));
+            const float v13305 = v10894.x[17];
+            const float v13306 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13307 = __float_as_uint(v13306);
+            const bool v13308 = v13303 >= v13307;
+            const float v13309 = v12833.x[0];
             const unsigned int v13310 = __float_as_uint(v13309);
-            const bool v13311 = v13306 >= v13310;
-            const float v13312 = v12836.x[0];
-            const unsigned int v13313 = __float_as_uint(v13312);
-            const bool v13314 = v13306 < v13313;
-            const bool v13315 = v13311 && v13314;
-            const float v13317 = v13308 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13318 = v13315 ? v13317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[17] = v13318;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13319 = static_cast<unsigned int>(v10897.col(18, iron_linear_thread() & 31u));
-            const float v13321 = v10897.x[18];
-            const float v13322 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13311 = v13303 < v13310;
+            const bool v13312 = v13308 && v13311;
+            const float v13314 = v13305 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13315 = v13312 ? v13314 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[17] = v13315;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13316 = static_cast<unsigned int>(v10894.col(18, iron_linear_thread() & 31u));
+            const float v13318 = v10894.x[18];
+            const float v13319 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13320 = __float_as_uint(v13319);
+            const bool v13321 = v13316 >= v13320;
+            const float v13322 = v12833.x[2];
             const unsigned int v13323 = __float_as_uint(v13322);
-            const bool v13324 = v13319 >= v13323;
-            const float v13325 = v12836.x[2];
-            const unsigned int v13326 = __float_as_uint(v13325);
-            const bool v13327 = v13319 < v13326;
-            const bool v13328 = v13324 && v13327;
-            const float v13330 = v13321 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13331 = v13328 ? v13330 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[18] = v13331;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13332 = static_cast<unsigned int>(v10897.col(19, iron_linear_thread() & 31u));
-            const float v13334 = v10897.x[19];
-            const float v13335 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13324 = v13316 < v13323;
+            const bool v13325 = v13321 && v13324;
+            const float v13327 = v13318 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13328 = v13325 ? v13327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[18] = v13328;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13329 = static_cast<unsigned int>(v10894.col(19, iron_linear_thread() & 31u));
+            const float v13331 = v10894.x[19];
+            const float v13332 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13333 = __float_as_uint(v13332);
+            const bool v13334 = v13329 >= v13333;
+            const float v13335 = v12833.x[2];
             const unsigned int v13336 = __float_as_uint(v13335);
-            const bool v13337 = v13332 >= v13336;
-            const float v13338 = v12836.x[2];
-            const unsigned int v13339 = __float_as_uint(v13338);
-            const bool v13340 = v13332 < v13339;
-            const bool v13341 = v13337 && v13340;
-            const float v13343 = v13334 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13344 = v13341 ? v13343 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[19] = v13344;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13345 = static_cast<unsigned int>(v10897.col(20, iron_linear_thread() & 31u));
-            const float v13347 = v10897.x[20];
-            const float v13348 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13337 = v13329 < v13336;
+            const bool v13338 = v13334 && v13337;
+            const float v13340 = v13331 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13341 = v13338 ? v13340 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[19] = v13341;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13342 = static_cast<unsigned int>(v10894.col(20, iron_linear_thread() & 31u));
+            const float v13344 = v10894.x[20];
+            const float v13345 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13346 = __float_as_uint(v13345);
+            const bool v13347 = v13342 >= v13346;
+            const float v13348 = v12833.x[0];
             const unsigned int v13349 = __float_as_uint(v13348);
-            const bool v13350 = v13345 >= v13349;
-            const float v13351 = v12836.x[0];
-            const unsigned int v13352 = __float_as_uint(v13351);
-            const bool v13353 = v13345 < v13352;
-            const bool v13354 = v13350 && v13353;
-            const float v13356 = v13347 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13357 = v13354 ? v13356 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[20] = v13357;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13358 = static_cast<unsigned int>(v10897.col(21, iron_linear_thread() & 31u));
-            const float v13360 = v10897.x[21];
-            const float v13361 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13350 = v13342 < v13349;
+            const bool v13351 = v13347 && v13350;
+            const float v13353 = v13344 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13354 = v13351 ? v13353 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[20] = v13354;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13355 = static_cast<unsigned int>(v10894.col(21, iron_linear_thread() & 31u));
+            const float v13357 = v10894.x[21];
+            const float v13358 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13359 = __float_as_uint(v13358);
+            const bool v13360 = v13355 >= v13359;
+            const float v13361 = v12833.x[0];
             const unsigned int v13362 = __float_as_uint(v13361);
-            const bool v13363 = v13358 >= v13362;
-            const float v13364 = v12836.x[0];
-            const unsigned int v13365 = __float_as_uint(v13364);
-            const bool v13366 = v13358 < v13365;
-            const bool v13367 = v13363 && v13366;
-            const float v13369 = v13360 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13370 = v13367 ? v13369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[21] = v13370;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13371 = static_cast<unsigned int>(v10897.col(22, iron_linear_thread() & 31u));
-            const float v13373 = v10897.x[22];
-            const float v13374 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13363 = v13355 < v13362;
+            const bool v13364 = v13360 && v13363;
+            const float v13366 = v13357 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13367 = v13364 ? v13366 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[21] = v13367;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13368 = static_cast<unsigned int>(v10894.col(22, iron_linear_thread() & 31u));
+            const float v13370 = v10894.x[22];
+            const float v13371 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13372 = __float_as_uint(v13371);
+            const bool v13373 = v13368 >= v13372;
+            const float v13374 = v12833.x[2];
             const unsigned int v13375 = __float_as_uint(v13374);
-            const bool v13376 = v13371 >= v13375;
-            const float v13377 = v12836.x[2];
-            const unsigned int v13378 = __float_as_uint(v13377);
-            const bool v13379 = v13371 < v13378;
-            const bool v13380 = v13376 && v13379;
-            const float v13382 = v13373 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13383 = v13380 ? v13382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[22] = v13383;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13384 = static_cast<unsigned int>(v10897.col(23, iron_linear_thread() & 31u));
-            const float v13386 = v10897.x[23];
-            const float v13387 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13376 = v13368 < v13375;
+            const bool v13377 = v13373 && v13376;
+            const float v13379 = v13370 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13380 = v13377 ? v13379 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[22] = v13380;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13381 = static_cast<unsigned int>(v10894.col(23, iron_linear_thread() & 31u));
+            const float v13383 = v10894.x[23];
+            const float v13384 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13385 = __float_as_uint(v13384);
+            const bool v13386 = v13381 >= v13385;
+            const float v13387 = v12833.x[2];
             const unsigned int v13388 = __float_as_uint(v13387);
-            const bool v13389 = v13384 >= v13388;
-            const float v13390 = v12836.x[2];
-            const unsigned int v13391 = __float_as_uint(v13390);
-            const bool v13392 = v13384 < v13391;
-            const bool v13393 = v13389 && v13392;
-            const float v13395 = v13386 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13396 = v13393 ? v13395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[23] = v13396;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13397 = static_cast<unsigned int>(v10897.col(24, iron_linear_thread() & 31u));
-            const float v13399 = v10897.x[24];
-            const float v13400 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13389 = v13381 < v13388;
+            const bool v13390 = v13386 && v13389;
+            const float v13392 = v13383 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13393 = v13390 ? v13392 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[23] = v13393;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13394 = static_cast<unsigned int>(v10894.col(24, iron_linear_thread() & 31u));
+            const float v13396 = v10894.x[24];
+            const float v13397 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13398 = __float_as_uint(v13397);
+            const bool v13399 = v13394 >= v13398;
+            const float v13400 = v12833.x[0];
             const unsigned int v13401 = __float_as_uint(v13400);
-            const bool v13402 = v13397 >= v13401;
-            const float v13403 = v12836.x[0];
-            const unsigned int v13404 = __float_as_uint(v13403);
-            const bool v13405 = v13397 < v13404;
-            const bool v13406 = v13402 && v13405;
-            const float v13408 = v13399 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13409 = v13406 ? v13408 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[24] = v13409;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13410 = static_cast<unsigned int>(v10897.col(25, iron_linear_thread() & 31u));
-            const float v13412 = v10897.x[25];
-            const float v13413 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13402 = v13394 < v13401;
+            const bool v13403 = v13399 && v13402;
+            const float v13405 = v13396 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13406 = v13403 ? v13405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[24] = v13406;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13407 = static_cast<unsigned int>(v10894.col(25, iron_linear_thread() & 31u));
+            const float v13409 = v10894.x[25];
+            const float v13410 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13411 = __float_as_uint(v13410);
+            const bool v13412 = v13407 >= v13411;
+            const float v13413 = v12833.x[0];
             const unsigned int v13414 = __float_as_uint(v13413);
-            const bool v13415 = v13410 >= v13414;
-            const float v13416 = v12836.x[0];
-            const unsigned int v13417 = __float_as_uint(v13416);
-            const bool v13418 = v13410 < v13417;
-            const bool v13419 = v13415 && v13418;
-            const float v13421 = v13412 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13422 = v13419 ? v13421 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[25] = v13422;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13423 = static_cast<unsigned int>(v10897.col(26, iron_linear_thread() & 31u));
-            const float v13425 = v10897.x[26];
-            const float v13426 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13415 = v13407 < v13414;
+            const bool v13416 = v13412 && v13415;
+            const float v13418 = v13409 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13419 = v13416 ? v13418 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[25] = v13419;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13420 = static_cast<unsigned int>(v10894.col(26, iron_linear_thread() & 31u));
+            const float v13422 = v10894.x[26];
+            const float v13423 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13424 = __float_as_uint(v13423);
+            const bool v13425 = v13420 >= v13424;
+            const float v13426 = v12833.x[2];
             const unsigned int v13427 = __float_as_uint(v13426);
-            const bool v13428 = v13423 >= v13427;
-            const float v13429 = v12836.x[2];
-            const unsigned int v13430 = __float_as_uint(v13429);
-            const bool v13431 = v13423 < v13430;
-            const bool v13432 = v13428 && v13431;
-            const float v13434 = v13425 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13435 = v13432 ? v13434 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[26] = v13435;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13436 = static_cast<unsigned int>(v10897.col(27, iron_linear_thread() & 31u));
-            const float v13438 = v10897.x[27];
-            const float v13439 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13428 = v13420 < v13427;
+            const bool v13429 = v13425 && v13428;
+            const float v13431 = v13422 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13432 = v13429 ? v13431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[26] = v13432;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13433 = static_cast<unsigned int>(v10894.col(27, iron_linear_thread() & 31u));
+            const float v13435 = v10894.x[27];
+            const float v13436 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13437 = __float_as_uint(v13436);
+            const bool v13438 = v13433 >= v13437;
+            const float v13439 = v12833.x[2];
             const unsigned int v13440 = __float_as_uint(v13439);
-            const bool v13441 = v13436 >= v13440;
-            const float v13442 = v12836.x[2];
-            const unsigned int v13443 = __float_as_uint(v13442);
-            const bool v13444 = v13436 < v13443;
-            const bool v13445 = v13441 && v13444;
-            const float v13447 = v13438 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13448 = v13445 ? v13447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[27] = v13448;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13449 = static_cast<unsigned int>(v10897.col(28, iron_linear_thread() & 31u));
-            const float v13451 = v10897.x[28];
-            const float v13452 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13441 = v13433 < v13440;
+            const bool v13442 = v13438 && v13441;
+            const float v13444 = v13435 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13445 = v13442 ? v13444 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[27] = v13445;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13446 = static_cast<unsigned int>(v10894.col(28, iron_linear_thread() & 31u));
+            const float v13448 = v10894.x[28];
+            const float v13449 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13450 = __float_as_uint(v13449);
+            const bool v13451 = v13446 >= v13450;
+            const float v13452 = v12833.x[0];
             const unsigned int v13453 = __float_as_uint(v13452);
-            const bool v13454 = v13449 >= v13453;
-            const float v13455 = v12836.x[0];
-            const unsigned int v13456 = __float_as_uint(v13455);
-            const bool v13457 = v13449 < v13456;
-            const bool v13458 = v13454 && v13457;
-            const float v13460 = v13451 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13461 = v13458 ? v13460 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[28] = v13461;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13462 = static_cast<unsigned int>(v10897.col(29, iron_linear_thread() & 31u));
-            const float v13464 = v10897.x[29];
-            const float v13465 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13454 = v13446 < v13453;
+            const bool v13455 = v13451 && v13454;
+            const float v13457 = v13448 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13458 = v13455 ? v13457 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[28] = v13458;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13459 = static_cast<unsigned int>(v10894.col(29, iron_linear_thread() & 31u));
+            const float v13461 = v10894.x[29];
+            const float v13462 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13463 = __float_as_uint(v13462);
+            const bool v13464 = v13459 >= v13463;
+            const float v13465 = v12833.x[0];
             const unsigned int v13466 = __float_as_uint(v13465);
-            const bool v13467 = v13462 >= v13466;
-            const float v13468 = v12836.x[0];
-            const unsigned int v13469 = __float_as_uint(v13468);
-            const bool v13470 = v13462 < v13469;
-            const bool v13471 = v13467 && v13470;
-            const float v13473 = v13464 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13474 = v13471 ? v13473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[29] = v13474;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13475 = static_cast<unsigned int>(v10897.col(30, iron_linear_thread() & 31u));
-            const float v13477 = v10897.x[30];
-            const float v13478 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13467 = v13459 < v13466;
+            const bool v13468 = v13464 && v13467;
+            const float v13470 = v13461 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13471 = v13468 ? v13470 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[29] = v13471;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13472 = static_cast<unsigned int>(v10894.col(30, iron_linear_thread() & 31u));
+            const float v13474 = v10894.x[30];
+            const float v13475 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13476 = __float_as_uint(v13475);
+            const bool v13477 = v13472 >= v13476;
+            const float v13478 = v12833.x[2];
             const unsigned int v13479 = __float_as_uint(v13478);
-            const bool v13480 = v13475 >= v13479;
-            const float v13481 = v12836.x[2];
-            const unsigned int v13482 = __float_as_uint(v13481);
-            const bool v13483 = v13475 < v13482;
-            const bool v13484 = v13480 && v13483;
-            const float v13486 = v13477 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13487 = v13484 ? v13486 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[30] = v13487;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13488 = static_cast<unsigned int>(v10897.col(31, iron_linear_thread() & 31u));
-            const float v13490 = v10897.x[31];
-            const float v13491 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13480 = v13472 < v13479;
+            const bool v13481 = v13477 && v13480;
+            const float v13483 = v13474 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13484 = v13481 ? v13483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[30] = v13484;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13485 = static_cast<unsigned int>(v10894.col(31, iron_linear_thread() & 31u));
+            const float v13487 = v10894.x[31];
+            const float v13488 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13489 = __float_as_uint(v13488);
+            const bool v13490 = v13485 >= v13489;
+            const float v13491 = v12833.x[2];
             const unsigned int v13492 = __float_as_uint(v13491);
-            const bool v13493 = v13488 >= v13492;
-            const float v13494 = v12836.x[2];
-            const unsigned int v13495 = __float_as_uint(v13494);
-            const bool v13496 = v13488 < v13495;
-            const bool v13497 = v13493 && v13496;
-            const float v13499 = v13490 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13500 = v13497 ? v13499 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[31] = v13500;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13501 = static_cast<unsigned int>(v10897.col(32, iron_linear_thread() & 31u));
-            const float v13503 = v10897.x[32];
-            const float v13504 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13493 = v13485 < v13492;
+            const bool v13494 = v13490 && v13493;
+            const float v13496 = v13487 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13497 = v13494 ? v13496 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[31] = v13497;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13498 = static_cast<unsigned int>(v10894.col(32, iron_linear_thread() & 31u));
+            const float v13500 = v10894.x[32];
+            const float v13501 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13502 = __float_as_uint(v13501);
+            const bool v13503 = v13498 >= v13502;
+            const float v13504 = v12833.x[0];
             const unsigned int v13505 = __float_as_uint(v13504);
-            const bool v13506 = v13501 >= v13505;
-            const float v13507 = v12836.x[0];
-            const unsigned int v13508 = __float_as_uint(v13507);
-            const bool v13509 = v13501 < v13508;
-            const bool v13510 = v13506 && v13509;
-            const float v13512 = v13503 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13513 = v13510 ? v13512 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[32] = v13513;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13514 = static_cast<unsigned int>(v10897.col(33, iron_linear_thread() & 31u));
-            const float v13516 = v10897.x[33];
-            const float v13517 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13506 = v13498 < v13505;
+            const bool v13507 = v13503 && v13506;
+            const float v13509 = v13500 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13510 = v13507 ? v13509 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[32] = v13510;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13511 = static_cast<unsigned int>(v10894.col(33, iron_linear_thread() & 31u));
+            const float v13513 = v10894.x[33];
+            const float v13514 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13515 = __float_as_uint(v13514);
+            const bool v13516 = v13511 >= v13515;
+            const float v13517 = v12833.x[0];
             const unsigned int v13518 = __float_as_uint(v13517);
-            const bool v13519 = v13514 >= v13518;
-            const float v13520 = v12836.x[0];
-            const unsigned int v13521 = __float_as_uint(v13520);
-            const bool v13522 = v13514 < v13521;
-            const bool v13523 = v13519 && v13522;
-            const float v13525 = v13516 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13526 = v13523 ? v13525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[33] = v13526;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13527 = static_cast<unsigned int>(v10897.col(34, iron_linear_thread() & 31u));
-            const float v13529 = v10897.x[34];
-            const float v13530 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13519 = v13511 < v13518;
+            const bool v13520 = v13516 && v13519;
+            const float v13522 = v13513 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13523 = v13520 ? v13522 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[33] = v13523;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13524 = static_cast<unsigned int>(v10894.col(34, iron_linear_thread() & 31u));
+            const float v13526 = v10894.x[34];
+            const float v13527 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13528 = __float_as_uint(v13527);
+            const bool v13529 = v13524 >= v13528;
+            const float v13530 = v12833.x[2];
             const unsigned int v13531 = __float_as_uint(v13530);
-            const bool v13532 = v13527 >= v13531;
-            const float v13533 = v12836.x[2];
-            const unsigned int v13534 = __float_as_uint(v13533);
-            const bool v13535 = v13527 < v13534;
-            const bool v13536 = v13532 && v13535;
-            const float v13538 = v13529 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13539 = v13536 ? v13538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[34] = v13539;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13540 = static_cast<unsigned int>(v10897.col(35, iron_linear_thread() & 31u));
-            const float v13542 = v10897.x[35];
-            const float v13543 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13532 = v13524 < v13531;
+            const bool v13533 = v13529 && v13532;
+            const float v13535 = v13526 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13536 = v13533 ? v13535 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[34] = v13536;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13537 = static_cast<unsigned int>(v10894.col(35, iron_linear_thread() & 31u));
+            const float v13539 = v10894.x[35];
+            const float v13540 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13541 = __float_as_uint(v13540);
+            const bool v13542 = v13537 >= v13541;
+            const float v13543 = v12833.x[2];
             const unsigned int v13544 = __float_as_uint(v13543);
-            const bool v13545 = v13540 >= v13544;
-            const float v13546 = v12836.x[2];
-            const unsigned int v13547 = __float_as_uint(v13546);
-            const bool v13548 = v13540 < v13547;
-            const bool v13549 = v13545 && v13548;
-            const float v13551 = v13542 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13552 = v13549 ? v13551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[35] = v13552;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13553 = static_cast<unsigned int>(v10897.col(36, iron_linear_thread() & 31u));
-            const float v13555 = v10897.x[36];
-            const float v13556 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13545 = v13537 < v13544;
+            const bool v13546 = v13542 && v13545;
+            const float v13548 = v13539 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13549 = v13546 ? v13548 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[35] = v13549;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13550 = static_cast<unsigned int>(v10894.col(36, iron_linear_thread() & 31u));
+            const float v13552 = v10894.x[36];
+            const float v13553 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13554 = __float_as_uint(v13553);
+            const bool v13555 = v13550 >= v13554;
+            const float v13556 = v12833.x[0];
             const unsigned int v13557 = __float_as_uint(v13556);
-            const bool v13558 = v13553 >= v13557;
-            const float v13559 = v12836.x[0];
-            const unsigned int v13560 = __float_as_uint(v13559);
-            const bool v13561 = v13553 < v13560;
-            const bool v13562 = v13558 && v13561;
-            const float v13564 = v13555 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13565 = v13562 ? v13564 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[36] = v13565;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13566 = static_cast<unsigned int>(v10897.col(37, iron_linear_thread() & 31u));
-            const float v13568 = v10897.x[37];
-            const float v13569 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13558 = v13550 < v13557;
+            const bool v13559 = v13555 && v13558;
+            const float v13561 = v13552 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13562 = v13559 ? v13561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[36] = v13562;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13563 = static_cast<unsigned int>(v10894.col(37, iron_linear_thread() & 31u));
+            const float v13565 = v10894.x[37];
+            const float v13566 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13567 = __float_as_uint(v13566);
+            const bool v13568 = v13563 >= v13567;
+            const float v13569 = v12833.x[0];
             const unsigned int v13570 = __float_as_uint(v13569);
-            const bool v13571 = v13566 >= v13570;
-            const float v13572 = v12836.x[0];
-            const unsigned int v13573 = __float_as_uint(v13572);
-            const bool v13574 = v13566 < v13573;
-            const bool v13575 = v13571 && v13574;
-            const float v13577 = v13568 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13578 = v13575 ? v13577 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[37] = v13578;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13579 = static_cast<unsigned int>(v10897.col(38, iron_linear_thread() & 31u));
-            const float v13581 = v10897.x[38];
-            const float v13582 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13571 = v13563 < v13570;
+            const bool v13572 = v13568 && v13571;
+            const float v13574 = v13565 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13575 = v13572 ? v13574 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[37] = v13575;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13576 = static_cast<unsigned int>(v10894.col(38, iron_linear_thread() & 31u));
+            const float v13578 = v10894.x[38];
+            const float v13579 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13580 = __float_as_uint(v13579);
+            const bool v13581 = v13576 >= v13580;
+            const float v13582 = v12833.x[2];
             const unsigned int v13583 = __float_as_uint(v13582);
-            const bool v13584 = v13579 >= v13583;
-            const float v13585 = v12836.x[2];
-            const unsigned int v13586 = __float_as_uint(v13585);
-            const bool v13587 = v13579 < v13586;
-            const bool v13588 = v13584 && v13587;
-            const float v13590 = v13581 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13591 = v13588 ? v13590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[38] = v13591;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13592 = static_cast<unsigned int>(v10897.col(39, iron_linear_thread() & 31u));
-            const float v13594 = v10897.x[39];
-            const float v13595 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13584 = v13576 < v13583;
+            const bool v13585 = v13581 && v13584;
+            const float v13587 = v13578 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13588 = v13585 ? v13587 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[38] = v13588;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13589 = static_cast<unsigned int>(v10894.col(39, iron_linear_thread() & 31u));
+            const float v13591 = v10894.x[39];
+            const float v13592 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13593 = __float_as_uint(v13592);
+            const bool v13594 = v13589 >= v13593;
+            const float v13595 = v12833.x[2];
             const unsigned int v13596 = __float_as_uint(v13595);
-            const bool v13597 = v13592 >= v13596;
-            const float v13598 = v12836.x[2];
-            const unsigned int v13599 = __float_as_uint(v13598);
-            const bool v13600 = v13592 < v13599;
-            const bool v13601 = v13597 && v13600;
-            const float v13603 = v13594 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13604 = v13601 ? v13603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[39] = v13604;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13605 = static_cast<unsigned int>(v10897.col(40, iron_linear_thread() & 31u));
-            const float v13607 = v10897.x[40];
-            const float v13608 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13597 = v13589 < v13596;
+            const bool v13598 = v13594 && v13597;
+            const float v13600 = v13591 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13601 = v13598 ? v13600 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[39] = v13601;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13602 = static_cast<unsigned int>(v10894.col(40, iron_linear_thread() & 31u));
+            const float v13604 = v10894.x[40];
+            const float v13605 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13606 = __float_as_uint(v13605);
+            const bool v13607 = v13602 >= v13606;
+            const float v13608 = v12833.x[0];
             const unsigned int v13609 = __float_as_uint(v13608);
-            const bool v13610 = v13605 >= v13609;
-            const float v13611 = v12836.x[0];
-            const unsigned int v13612 = __float_as_uint(v13611);
-            const bool v13613 = v13605 < v13612;
-            const bool v13614 = v13610 && v13613;
-            const float v13616 = v13607 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13617 = v13614 ? v13616 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[40] = v13617;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13618 = static_cast<unsigned int>(v10897.col(41, iron_linear_thread() & 31u));
-            const float v13620 = v10897.x[41];
-            const float v13621 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13610 = v13602 < v13609;
+            const bool v13611 = v13607 && v13610;
+            const float v13613 = v13604 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13614 = v13611 ? v13613 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[40] = v13614;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13615 = static_cast<unsigned int>(v10894.col(41, iron_linear_thread() & 31u));
+            const float v13617 = v10894.x[41];
+            const float v13618 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13619 = __float_as_uint(v13618);
+            const bool v13620 = v13615 >= v13619;
+            const float v13621 = v12833.x[0];
             const unsigned int v13622 = __float_as_uint(v13621);
-            const bool v13623 = v13618 >= v13622;
-            const float v13624 = v12836.x[0];
-            const unsigned int v13625 = __float_as_uint(v13624);
-            const bool v13626 = v13618 < v13625;
-            const bool v13627 = v13623 && v13626;
-            const float v13629 = v13620 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13630 = v13627 ? v13629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[41] = v13630;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13631 = static_cast<unsigned int>(v10897.col(42, iron_linear_thread() & 31u));
-            const float v13633 = v10897.x[42];
-            const float v13634 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13623 = v13615 < v13622;
+            const bool v13624 = v13620 && v13623;
+            const float v13626 = v13617 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13627 = v13624 ? v13626 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[41] = v13627;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13628 = static_cast<unsigned int>(v10894.col(42, iron_linear_thread() & 31u));
+            const float v13630 = v10894.x[42];
+            const float v13631 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13632 = __float_as_uint(v13631);
+            const bool v13633 = v13628 >= v13632;
+            const float v13634 = v12833.x[2];
             const unsigned int v13635 = __float_as_uint(v13634);
-            const bool v13636 = v13631 >= v13635;
-            const float v13637 = v12836.x[2];
-            const unsigned int v13638 = __float_as_uint(v13637);
-            const bool v13639 = v13631 < v13638;
-            const bool v13640 = v13636 && v13639;
-            const float v13642 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13643 = v13640 ? v13642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[42] = v13643;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13644 = static_cast<unsigned int>(v10897.col(43, iron_linear_thread() & 31u));
-            const float v13646 = v10897.x[43];
-            const float v13647 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13636 = v13628 < v13635;
+            const bool v13637 = v13633 && v13636;
+            const float v13639 = v13630 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13640 = v13637 ? v13639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[42] = v13640;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13641 = static_cast<unsigned int>(v10894.col(43, iron_linear_thread() & 31u));
+            const float v13643 = v10894.x[43];
+            const float v13644 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13645 = __float_as_uint(v13644);
+            const bool v13646 = v13641 >= v13645;
+            const float v13647 = v12833.x[2];
             const unsigned int v13648 = __float_as_uint(v13647);
-            const bool v13649 = v13644 >= v13648;
-            const float v13650 = v12836.x[2];
-            const unsigned int v13651 = __float_as_uint(v13650);
-            const bool v13652 = v13644 < v13651;
-            const bool v13653 = v13649 && v13652;
-            const float v13655 = v13646 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13656 = v13653 ? v13655 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[43] = v13656;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13657 = static_cast<unsigned int>(v10897.col(44, iron_linear_thread() & 31u));
-            const float v13659 = v10897.x[44];
-            const float v13660 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13649 = v13641 < v13648;
+            const bool v13650 = v13646 && v13649;
+            const float v13652 = v13643 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13653 = v13650 ? v13652 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[43] = v13653;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13654 = static_cast<unsigned int>(v10894.col(44, iron_linear_thread() & 31u));
+            const float v13656 = v10894.x[44];
+            const float v13657 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13658 = __float_as_uint(v13657);
+            const bool v13659 = v13654 >= v13658;
+            const float v13660 = v12833.x[0];
             const unsigned int v13661 = __float_as_uint(v13660);
-            const bool v13662 = v13657 >= v13661;
-            const float v13663 = v12836.x[0];
-            const unsigned int v13664 = __float_as_uint(v13663);
-            const bool v13665 = v13657 < v13664;
-            const bool v13666 = v13662 && v13665;
-            const float v13668 = v13659 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13669 = v13666 ? v13668 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[44] = v13669;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13670 = static_cast<unsigned int>(v10897.col(45, iron_linear_thread() & 31u));
-            const float v13672 = v10897.x[45];
-            const float v13673 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13662 = v13654 < v13661;
+            const bool v13663 = v13659 && v13662;
+            const float v13665 = v13656 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13666 = v13663 ? v13665 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[44] = v13666;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13667 = static_cast<unsigned int>(v10894.col(45, iron_linear_thread() & 31u));
+            const float v13669 = v10894.x[45];
+            const float v13670 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13671 = __float_as_uint(v13670);
+            const bool v13672 = v13667 >= v13671;
+            const float v13673 = v12833.x[0];
             const unsigned int v13674 = __float_as_uint(v13673);
-            const bool v13675 = v13670 >= v13674;
-            const float v13676 = v12836.x[0];
-            const unsigned int v13677 = __float_as_uint(v13676);
-            const bool v13678 = v13670 < v13677;
-            const bool v13679 = v13675 && v13678;
-            const float v13681 = v13672 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13682 = v13679 ? v13681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[45] = v13682;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13683 = static_cast<unsigned int>(v10897.col(46, iron_linear_thread() & 31u));
-            const float v13685 = v10897.x[46];
-            const float v13686 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13675 = v13667 < v13674;
+            const bool v13676 = v13672 && v13675;
+            const float v13678 = v13669 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13679 = v13676 ? v13678 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[45] = v13679;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13680 = static_cast<unsigned int>(v10894.col(46, iron_linear_thread() & 31u));
+            const float v13682 = v10894.x[46];
+            const float v13683 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13684 = __float_as_uint(v13683);
+            const bool v13685 = v13680 >= v13684;
+            const float v13686 = v12833.x[2];
             const unsigned int v13687 = __float_as_uint(v13686);
-            const bool v13688 = v13683 >= v13687;
-            const float v13689 = v12836.x[2];
-            const unsigned int v13690 = __float_as_uint(v13689);
-            const bool v13691 = v13683 < v13690;
-            const bool v13692 = v13688 && v13691;
-            const float v13694 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13695 = v13692 ? v13694 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[46] = v13695;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13696 = static_cast<unsigned int>(v10897.col(47, iron_linear_thread() & 31u));
-            const float v13698 = v10897.x[47];
-            const float v13699 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13688 = v13680 < v13687;
+            const bool v13689 = v13685 && v13688;
+            const float v13691 = v13682 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13692 = v13689 ? v13691 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[46] = v13692;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13693 = static_cast<unsigned int>(v10894.col(47, iron_linear_thread() & 31u));
+            const float v13695 = v10894.x[47];
+            const float v13696 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13697 = __float_as_uint(v13696);
+            const bool v13698 = v13693 >= v13697;
+            const float v13699 = v12833.x[2];
             const unsigned int v13700 = __float_as_uint(v13699);
-            const bool v13701 = v13696 >= v13700;
-            const float v13702 = v12836.x[2];
-            const unsigned int v13703 = __float_as_uint(v13702);
-            const bool v13704 = v13696 < v13703;
-            const bool v13705 = v13701 && v13704;
-            const float v13707 = v13698 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13708 = v13705 ? v13707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[47] = v13708;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13709 = static_cast<unsigned int>(v10897.col(48, iron_linear_thread() & 31u));
-            const float v13711 = v10897.x[48];
-            const float v13712 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13701 = v13693 < v13700;
+            const bool v13702 = v13698 && v13701;
+            const float v13704 = v13695 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13705 = v13702 ? v13704 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[47] = v13705;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13706 = static_cast<unsigned int>(v10894.col(48, iron_linear_thread() & 31u));
+            const float v13708 = v10894.x[48];
+            const float v13709 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13710 = __float_as_uint(v13709);
+            const bool v13711 = v13706 >= v13710;
+            const float v13712 = v12833.x[0];
             const unsigned int v13713 = __float_as_uint(v13712);
-            const bool v13714 = v13709 >= v13713;
-            const float v13715 = v12836.x[0];
-            const unsigned int v13716 = __float_as_uint(v13715);
-            const bool v13717 = v13709 < v13716;
-            const bool v13718 = v13714 && v13717;
-            const float v13720 = v13711 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13721 = v13718 ? v13720 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[48] = v13721;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13722 = static_cast<unsigned int>(v10897.col(49, iron_linear_thread() & 31u));
-            const float v13724 = v10897.x[49];
-            const float v13725 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13714 = v13706 < v13713;
+            const bool v13715 = v13711 && v13714;
+            const float v13717 = v13708 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13718 = v13715 ? v13717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[48] = v13718;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13719 = static_cast<unsigned int>(v10894.col(49, iron_linear_thread() & 31u));
+            const float v13721 = v10894.x[49];
+            const float v13722 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13723 = __float_as_uint(v13722);
+            const bool v13724 = v13719 >= v13723;
+            const float v13725 = v12833.x[0];
             const unsigned int v13726 = __float_as_uint(v13725);
-            const bool v13727 = v13722 >= v13726;
-            const float v13728 = v12836.x[0];
-            const unsigned int v13729 = __float_as_uint(v13728);
-            const bool v13730 = v13722 < v13729;
-            const bool v13731 = v13727 && v13730;
-            const float v13733 = v13724 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13734 = v13731 ? v13733 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[49] = v13734;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13735 = static_cast<unsigned int>(v10897.col(50, iron_linear_thread() & 31u));
-            const float v13737 = v10897.x[50];
-            const float v13738 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13727 = v13719 < v13726;
+            const bool v13728 = v13724 && v13727;
+            const float v13730 = v13721 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13731 = v13728 ? v13730 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[49] = v13731;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13732 = static_cast<unsigned int>(v10894.col(50, iron_linear_thread() & 31u));
+            const float v13734 = v10894.x[50];
+            const float v13735 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13736 = __float_as_uint(v13735);
+            const bool v13737 = v13732 >= v13736;
+            const float v13738 = v12833.x[2];
             const unsigned int v13739 = __float_as_uint(v13738);
-            const bool v13740 = v13735 >= v13739;
-            const float v13741 = v12836.x[2];
-            const unsigned int v13742 = __float_as_uint(v13741);
-            const bool v13743 = v13735 < v13742;
-            const bool v13744 = v13740 && v13743;
-            const float v13746 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13747 = v13744 ? v13746 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[50] = v13747;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13748 = static_cast<unsigned int>(v10897.col(51, iron_linear_thread() & 31u));
-            const float v13750 = v10897.x[51];
-            const float v13751 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13740 = v13732 < v13739;
+            const bool v13741 = v13737 && v13740;
+            const float v13743 = v13734 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13744 = v13741 ? v13743 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[50] = v13744;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13745 = static_cast<unsigned int>(v10894.col(51, iron_linear_thread() & 31u));
+            const float v13747 = v10894.x[51];
+            const float v13748 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13749 = __float_as_uint(v13748);
+            const bool v13750 = v13745 >= v13749;
+            const float v13751 = v12833.x[2];
             const unsigned int v13752 = __float_as_uint(v13751);
-            const bool v13753 = v13748 >= v13752;
-            const float v13754 = v12836.x[2];
-            const unsigned int v13755 = __float_as_uint(v13754);
-            const bool v13756 = v13748 < v13755;
-            const bool v13757 = v13753 && v13756;
-            const float v13759 = v13750 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13760 = v13757 ? v13759 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[51] = v13760;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13761 = static_cast<unsigned int>(v10897.col(52, iron_linear_thread() & 31u));
-            const float v13763 = v10897.x[52];
-            const float v13764 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13753 = v13745 < v13752;
+            const bool v13754 = v13750 && v13753;
+            const float v13756 = v13747 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13757 = v13754 ? v13756 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[51] = v13757;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13758 = static_cast<unsigned int>(v10894.col(52, iron_linear_thread() & 31u));
+            const float v13760 = v10894.x[52];
+            const float v13761 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13762 = __float_as_uint(v13761);
+            const bool v13763 = v13758 >= v13762;
+            const float v13764 = v12833.x[0];
             const unsigned int v13765 = __float_as_uint(v13764);
-            const bool v13766 = v13761 >= v13765;
-            const float v13767 = v12836.x[0];
-            const unsigned int v13768 = __float_as_uint(v13767);
-            const bool v13769 = v13761 < v13768;
-            const bool v13770 = v13766 && v13769;
-            const float v13772 = v13763 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13773 = v13770 ? v13772 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[52] = v13773;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13774 = static_cast<unsigned int>(v10897.col(53, iron_linear_thread() & 31u));
-            const float v13776 = v10897.x[53];
-            const float v13777 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13766 = v13758 < v13765;
+            const bool v13767 = v13763 && v13766;
+            const float v13769 = v13760 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13770 = v13767 ? v13769 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[52] = v13770;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13771 = static_cast<unsigned int>(v10894.col(53, iron_linear_thread() & 31u));
+            const float v13773 = v10894.x[53];
+            const float v13774 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13775 = __float_as_uint(v13774);
+            const bool v13776 = v13771 >= v13775;
+            const float v13777 = v12833.x[0];
             const unsigned int v13778 = __float_as_uint(v13777);
-            const bool v13779 = v13774 >= v13778;
-            const float v13780 = v12836.x[0];
-            const unsigned int v13781 = __float_as_uint(v13780);
-            const bool v13782 = v13774 < v13781;
-            const bool v13783 = v13779 && v13782;
-            const float v13785 = v13776 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13786 = v13783 ? v13785 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[53] = v13786;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13787 = static_cast<unsigned int>(v10897.col(54, iron_linear_thread() & 31u));
-            const float v13789 = v10897.x[54];
-            const float v13790 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13779 = v13771 < v13778;
+            const bool v13780 = v13776 && v13779;
+            const float v13782 = v13773 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13783 = v13780 ? v13782 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[53] = v13783;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13784 = static_cast<unsigned int>(v10894.col(54, iron_linear_thread() & 31u));
+            const float v13786 = v10894.x[54];
+            const float v13787 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13788 = __float_as_uint(v13787);
+            const bool v13789 = v13784 >= v13788;
+            const float v13790 = v12833.x[2];
             const unsigned int v13791 = __float_as_uint(v13790);
-            const bool v13792 = v13787 >= v13791;
-            const float v13793 = v12836.x[2];
-            const unsigned int v13794 = __float_as_uint(v13793);
-            const bool v13795 = v13787 < v13794;
-            const bool v13796 = v13792 && v13795;
-            const float v13798 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13799 = v13796 ? v13798 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[54] = v13799;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13800 = static_cast<unsigned int>(v10897.col(55, iron_linear_thread() & 31u));
-            const float v13802 = v10897.x[55];
-            const float v13803 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13792 = v13784 < v13791;
+            const bool v13793 = v13789 && v13792;
+            const float v13795 = v13786 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13796 = v13793 ? v13795 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[54] = v13796;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13797 = static_cast<unsigned int>(v10894.col(55, iron_linear_thread() & 31u));
+            const float v13799 = v10894.x[55];
+            const float v13800 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13801 = __float_as_uint(v13800);
+            const bool v13802 = v13797 >= v13801;
+            const float v13803 = v12833.x[2];
             const unsigned int v13804 = __float_as_uint(v13803);
-            const bool v13805 = v13800 >= v13804;
-            const float v13806 = v12836.x[2];
-            const unsigned int v13807 = __float_as_uint(v13806);
-            const bool v13808 = v13800 < v13807;
-            const bool v13809 = v13805 && v13808;
-            const float v13811 = v13802 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13812 = v13809 ? v13811 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[55] = v13812;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13813 = static_cast<unsigned int>(v10897.col(56, iron_linear_thread() & 31u));
-            const float v13815 = v10897.x[56];
-            const float v13816 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13805 = v13797 < v13804;
+            const bool v13806 = v13802 && v13805;
+            const float v13808 = v13799 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13809 = v13806 ? v13808 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[55] = v13809;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13810 = static_cast<unsigned int>(v10894.col(56, iron_linear_thread() & 31u));
+            const float v13812 = v10894.x[56];
+            const float v13813 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13814 = __float_as_uint(v13813);
+            const bool v13815 = v13810 >= v13814;
+            const float v13816 = v12833.x[0];
             const unsigned int v13817 = __float_as_uint(v13816);
-            const bool v13818 = v13813 >= v13817;
-            const float v13819 = v12836.x[0];
-            const unsigned int v13820 = __float_as_uint(v13819);
-            const bool v13821 = v13813 < v13820;
-            const bool v13822 = v13818 && v13821;
-            const float v13824 = v13815 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13825 = v13822 ? v13824 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[56] = v13825;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13826 = static_cast<unsigned int>(v10897.col(57, iron_linear_thread() & 31u));
-            const float v13828 = v10897.x[57];
-            const float v13829 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13818 = v13810 < v13817;
+            const bool v13819 = v13815 && v13818;
+            const float v13821 = v13812 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13822 = v13819 ? v13821 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[56] = v13822;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13823 = static_cast<unsigned int>(v10894.col(57, iron_linear_thread() & 31u));
+            const float v13825 = v10894.x[57];
+            const float v13826 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13827 = __float_as_uint(v13826);
+            const bool v13828 = v13823 >= v13827;
+            const float v13829 = v12833.x[0];
             const unsigned int v13830 = __float_as_uint(v13829);
-            const bool v13831 = v13826 >= v13830;
-            const float v13832 = v12836.x[0];
-            const unsigned int v13833 = __float_as_uint(v13832);
-            const bool v13834 = v13826 < v13833;
-            const bool v13835 = v13831 && v13834;
-            const float v13837 = v13828 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13838 = v13835 ? v13837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[57] = v13838;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13839 = static_cast<unsigned int>(v10897.col(58, iron_linear_thread() & 31u));
-            const float v13841 = v10897.x[58];
-            const float v13842 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13831 = v13823 < v13830;
+            const bool v13832 = v13828 && v13831;
+            const float v13834 = v13825 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13835 = v13832 ? v13834 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[57] = v13835;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13836 = static_cast<unsigned int>(v10894.col(58, iron_linear_thread() & 31u));
+            const float v13838 = v10894.x[58];
+            const float v13839 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13840 = __float_as_uint(v13839);
+            const bool v13841 = v13836 >= v13840;
+            const float v13842 = v12833.x[2];
             const unsigned int v13843 = __float_as_uint(v13842);
-            const bool v13844 = v13839 >= v13843;
-            const float v13845 = v12836.x[2];
-            const unsigned int v13846 = __float_as_uint(v13845);
-            const bool v13847 = v13839 < v13846;
-            const bool v13848 = v13844 && v13847;
-            const float v13850 = v13841 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13851 = v13848 ? v13850 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[58] = v13851;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13852 = static_cast<unsigned int>(v10897.col(59, iron_linear_thread() & 31u));
-            const float v13854 = v10897.x[59];
-            const float v13855 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13844 = v13836 < v13843;
+            const bool v13845 = v13841 && v13844;
+            const float v13847 = v13838 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13848 = v13845 ? v13847 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[58] = v13848;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13849 = static_cast<unsigned int>(v10894.col(59, iron_linear_thread() & 31u));
+            const float v13851 = v10894.x[59];
+            const float v13852 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13853 = __float_as_uint(v13852);
+            const bool v13854 = v13849 >= v13853;
+            const float v13855 = v12833.x[2];
             const unsigned int v13856 = __float_as_uint(v13855);
-            const bool v13857 = v13852 >= v13856;
-            const float v13858 = v12836.x[2];
-            const unsigned int v13859 = __float_as_uint(v13858);
-            const bool v13860 = v13852 < v13859;
-            const bool v13861 = v13857 && v13860;
-            const float v13863 = v13854 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13864 = v13861 ? v13863 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[59] = v13864;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13865 = static_cast<unsigned int>(v10897.col(60, iron_linear_thread() & 31u));
-            const float v13867 = v10897.x[60];
-            const float v13868 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13857 = v13849 < v13856;
+            const bool v13858 = v13854 && v13857;
+            const float v13860 = v13851 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13861 = v13858 ? v13860 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[59] = v13861;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13862 = static_cast<unsigned int>(v10894.col(60, iron_linear_thread() & 31u));
+            const float v13864 = v10894.x[60];
+            const float v13865 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13866 = __float_as_uint(v13865);
+            const bool v13867 = v13862 >= v13866;
+            const float v13868 = v12833.x[0];
             const unsigned int v13869 = __float_as_uint(v13868);
-            const bool v13870 = v13865 >= v13869;
-            const float v13871 = v12836.x[0];
-            const unsigned int v13872 = __float_as_uint(v13871);
-            const bool v13873 = v13865 < v13872;
-            const bool v13874 = v13870 && v13873;
-            const float v13876 = v13867 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13877 = v13874 ? v13876 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[60] = v13877;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13878 = static_cast<unsigned int>(v10897.col(61, iron_linear_thread() & 31u));
-            const float v13880 = v10897.x[61];
-            const float v13881 = v12834.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13870 = v13862 < v13869;
+            const bool v13871 = v13867 && v13870;
+            const float v13873 = v13864 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13874 = v13871 ? v13873 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[60] = v13874;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13875 = static_cast<unsigned int>(v10894.col(61, iron_linear_thread() & 31u));
+            const float v13877 = v10894.x[61];
+            const float v13878 = v12831.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13879 = __float_as_uint(v13878);
+            const bool v13880 = v13875 >= v13879;
+            const float v13881 = v12833.x[0];
             const unsigned int v13882 = __float_as_uint(v13881);
-            const bool v13883 = v13878 >= v13882;
-            const float v13884 = v12836.x[0];
-            const unsigned int v13885 = __float_as_uint(v13884);
-            const bool v13886 = v13878 < v13885;
-            const bool v13887 = v13883 && v13886;
-            const float v13889 = v13880 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13890 = v13887 ? v13889 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[61] = v13890;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13891 = static_cast<unsigned int>(v10897.col(62, iron_linear_thread() & 31u));
-            const float v13893 = v10897.x[62];
-            const float v13894 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13883 = v13875 < v13882;
+            const bool v13884 = v13880 && v13883;
+            const float v13886 = v13877 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13887 = v13884 ? v13886 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[61] = v13887;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13888 = static_cast<unsigned int>(v10894.col(62, iron_linear_thread() & 31u));
+            const float v13890 = v10894.x[62];
+            const float v13891 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13892 = __float_as_uint(v13891);
+            const bool v13893 = v13888 >= v13892;
+            const float v13894 = v12833.x[2];
             const unsigned int v13895 = __float_as_uint(v13894);
-            const bool v13896 = v13891 >= v13895;
-            const float v13897 = v12836.x[2];
-            const unsigned int v13898 = __float_as_uint(v13897);
-            const bool v13899 = v13891 < v13898;
-            const bool v13900 = v13896 && v13899;
-            const float v13902 = v13893 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13903 = v13900 ? v13902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[62] = v13903;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13904 = static_cast<unsigned int>(v10897.col(63, iron_linear_thread() & 31u));
-            const float v13906 = v10897.x[63];
-            const float v13907 = v12834.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13896 = v13888 < v13895;
+            const bool v13897 = v13893 && v13896;
+            const float v13899 = v13890 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13900 = v13897 ? v13899 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[62] = v13900;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13901 = static_cast<unsigned int>(v10894.col(63, iron_linear_thread() & 31u));
+            const float v13903 = v10894.x[63];
+            const float v13904 = v12831.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13905 = __float_as_uint(v13904);
+            const bool v13906 = v13901 >= v13905;
+            const float v13907 = v12833.x[2];
             const unsigned int v13908 = __float_as_uint(v13907);
-            const bool v13909 = v13904 >= v13908;
-            const float v13910 = v12836.x[2];
-            const unsigned int v13911 = __float_as_uint(v13910);
-            const bool v13912 = v13904 < v13911;
-            const bool v13913 = v13909 && v13912;
-            const float v13915 = v13906 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13916 = v13913 ? v13915 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10897.x[63] = v13916;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v13909 = v13901 < v13908;
+            const bool v13910 = v13906 && v13909;
+            const float v13912 = v13903 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13913 = v13910 ? v13912 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10894.x[63] = v13913;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v13918;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v13918, 0.0f);
-          iron_frag_row_reduce<false>(v13918, v10897);
-          iron_frag<float, 2, 16, 8> v13920;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v13920, 0.0f);
-          const float v13924 = v13918.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13925 = v351.x[0];
-          const float v13926 = fmaxf(v13925, v13924);
-          const bool v13929 = v13926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13930 = v13929 ? 0.0f : v13926;
-          v13920.x[0] = v13930;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13934 = v13918.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13935 = v351.x[1];
-          const float v13936 = fmaxf(v13935, v13934);
-          const bool v13939 = v13936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13940 = v13939 ? 0.0f : v13936;
-          v13920.x[1] = v13940;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13944 = v13918.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13945 = v351.x[2];
-          const float v13946 = fmaxf(v13945, v13944);
-          const bool v13949 = v13946 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13950 = v13949 ? 0.0f : v13946;
-          v13920.x[2] = v13950;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13954 = v13918.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13955 = v351.x[3];
-          const float v13956 = fmaxf(v13955, v13954);
-          const bool v13959 = v13956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13960 = v13959 ? 0.0f : v13956;
-          v13920.x[3] = v13960;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13964 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13966 = v13925 - v13964;
-          const float v13967 = iron_exp2_approx(v13966);
-          v10923.x[0] = v13967;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13971 = v13920.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13973 = v13935 - v13971;
-          const float v13974 = iron_exp2_approx(v13973);
-          v10923.x[1] = v13974;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13978 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13980 = v13945 - v13978;
-          const float v13981 = iron_exp2_approx(v13980);
-          v10923.x[2] = v13981;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13985 = v13920.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13987 = v13955 - v13985;
-          const float v13988 = iron_exp2_approx(v13987);
-          v10923.x[3] = v13988;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v13926;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13996 = v351.x[1];
-          const float v13998 = fmaxf(v13996, v13934);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v13998;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14001 = v351.x[2];
-          const float v14003 = fmaxf(v14001, v13944);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14003;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14006 = v351.x[3];
-          const float v14008 = fmaxf(v14006, v13954);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14008;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14011 = v10897.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14012 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14013 = v14011 - v14012;
-          const float v14014 = iron_exp2_approx(v14013);
-          v10897.x[0] = v14014;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14017 = v10897.x[1];
-          const float v14018 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14019 = v14017 - v14018;
-          const float v14020 = iron_exp2_approx(v14019);
-          v10897.x[1] = v14020;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14023 = v10897.x[2];
-          const float v14024 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14025 = v14023 - v14024;
-          const float v14026 = iron_exp2_approx(v14025);
-          v10897.x[2] = v14026;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14029 = v10897.x[3];
-          const float v14030 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14031 = v14029 - v14030;
-          const float v14032 = iron_exp2_approx(v14031);
-          v10897.x[3] = v14032;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14035 = v10897.x[4];
-          const float v14036 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14037 = v14035 - v14036;
-          const float v14038 = iron_exp2_approx(v14037);
-          v10897.x[4] = v14038;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14041 = v10897.x[5];
-          const float v14042 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14043 = v14041 - v14042;
-          const float v14044 = iron_exp2_approx(v14043);
-          v10897.x[5] = v14044;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14047 = v10897.x[6];
-          const float v14048 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14049 = v14047 - v14048;
-          const float v14050 = iron_exp2_approx(v14049);
-          v10897.x[6] = v14050;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14053 = v10897.x[7];
-          const float v14054 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14055 = v14053 - v14054;
-          const float v14056 = iron_exp2_approx(v14055);
-          v10897.x[7] = v14056;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14059 = v10897.x[8];
-          const float v14060 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14061 = v14059 - v14060;
-          const float v14062 = iron_exp2_approx(v14061);
-          v10897.x[8] = v14062;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14065 = v10897.x[9];
-          const float v14066 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14067 = v14065 - v14066;
-          const float v14068 = iron_exp2_approx(v14067);
-          v10897.x[9] = v14068;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14071 = v10897.x[10];
-          const float v14072 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14073 = v14071 - v14072;
-          const float v14074 = iron_exp2_approx(v14073);
-          v10897.x[10] = v14074;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14077 = v10897.x[11];
-          const float v14078 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14079 = v14077 - v14078;
-          const float v14080 = iron_exp2_approx(v14079);
-          v10897.x[11] = v14080;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14083 = v10897.x[12];
-          const float v14084 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14085 = v14083 - v14084;
-          const float v14086 = iron_exp2_approx(v14085);
-          v10897.x[12] = v14086;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14089 = v10897.x[13];
-          const float v14090 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14091 = v14089 - v14090;
-          const float v14092 = iron_exp2_approx(v14091);
-          v10897.x[13] = v14092;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14095 = v10897.x[14];
-          const float v14096 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14097 = v14095 - v14096;
-          const float v14098 = iron_exp2_approx(v14097);
-          v10897.x[14] = v14098;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14101 = v10897.x[15];
-          const float v14102 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14103 = v14101 - v14102;
-          const float v14104 = iron_exp2_approx(v14103);
-          v10897.x[15] = v14104;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14107 = v10897.x[16];
-          const float v14108 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14109 = v14107 - v14108;
-          const float v14110 = iron_exp2_approx(v14109);
-          v10897.x[16] = v14110;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14113 = v10897.x[17];
-          const float v14114 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14115 = v14113 - v14114;
-          const float v14116 = iron_exp2_approx(v14115);
-          v10897.x[17] = v14116;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14119 = v10897.x[18];
-          const float v14120 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14121 = v14119 - v14120;
-          const float v14122 = iron_exp2_approx(v14121);
-          v10897.x[18] = v14122;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14125 = v10897.x[19];
-          const float v14126 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14127 = v14125 - v14126;
-          const float v14128 = iron_exp2_approx(v14127);
-          v10897.x[19] = v14128;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14131 = v10897.x[20];
-          const float v14132 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14133 = v14131 - v14132;
-          const float v14134 = iron_exp2_approx(v14133);
-          v10897.x[20] = v14134;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14137 = v10897.x[21];
-          const float v14138 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14139 = v14137 - v14138;
-          const float v14140 = iron_exp2_approx(v14139);
-          v10897.x[21] = v14140;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14143 = v10897.x[22];
-          const float v14144 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14145 = v14143 - v14144;
-          const float v14146 = iron_exp2_approx(v14145);
-          v10897.x[22] = v14146;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14149 = v10897.x[23];
-          const float v14150 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14151 = v14149 - v14150;
-          const float v14152 = iron_exp2_approx(v14151);
-          v10897.x[23] = v14152;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14155 = v10897.x[24];
-          const float v14156 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14157 = v14155 - v14156;
-          const float v14158 = iron_exp2_approx(v14157);
-          v10897.x[24] = v14158;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14161 = v10897.x[25];
-          const float v14162 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14163 = v14161 - v14162;
-          const float v14164 = iron_exp2_approx(v14163);
-          v10897.x[25] = v14164;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14167 = v10897.x[26];
-          const float v14168 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14169 = v14167 - v14168;
-          const float v14170 = iron_exp2_approx(v14169);
-          v10897.x[26] = v14170;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14173 = v10897.x[27];
-          const float v14174 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14175 = v14173 - v14174;
-          const float v14176 = iron_exp2_approx(v14175);
-          v10897.x[27] = v14176;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14179 = v10897.x[28];
-          const float v14180 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14181 = v14179 - v14180;
-          const float v14182 = iron_exp2_approx(v14181);
-          v10897.x[28] = v14182;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14185 = v10897.x[29];
-          const float v14186 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14187 = v14185 - v14186;
-          const float v14188 = iron_exp2_approx(v14187);
-          v10897.x[29] = v14188;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14191 = v10897.x[30];
-          const float v14192 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14193 = v14191 - v14192;
-          const float v14194 = iron_exp2_approx(v14193);
-          v10897.x[30] = v14194;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14197 = v10897.x[31];
-          const float v14198 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14199 = v14197 - v14198;
-          const float v14200 = iron_exp2_approx(v14199);
-          v10897.x[31] = v14200;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14203 = v10897.x[32];
-          const float v14204 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14205 = v14203 - v14204;
-          const float v14206 = iron_exp2_approx(v14205);
-          v10897.x[32] = v14206;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14209 = v10897.x[33];
-          const float v14210 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14211 = v14209 - v14210;
-          const float v14212 = iron_exp2_approx(v14211);
-          v10897.x[33] = v14212;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14215 = v10897.x[34];
-          const float v14216 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14217 = v14215 - v14216;
-          const float v14218 = iron_exp2_approx(v14217);
-          v10897.x[34] = v14218;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14221 = v10897.x[35];
-          const float v14222 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14223 = v14221 - v14222;
-          const float v14224 = iron_exp2_approx(v14223);
-          v10897.x[35] = v14224;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14227 = v10897.x[36];
-          const float v14228 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14229 = v14227 - v14228;
-          const float v14230 = iron_exp2_approx(v14229);
-          v10897.x[36] = v14230;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14233 = v10897.x[37];
-          const float v14234 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14235 = v14233 - v14234;
-          const float v14236 = iron_exp2_approx(v14235);
-          v10897.x[37] = v14236;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14239 = v10897.x[38];
-          const float v14240 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14241 = v14239 - v14240;
-          const float v14242 = iron_exp2_approx(v14241);
-          v10897.x[38] = v14242;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14245 = v10897.x[39];
-          const float v14246 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14247 = v14245 - v14246;
-          const float v14248 = iron_exp2_approx(v14247);
-          v10897.x[39] = v14248;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14251 = v10897.x[40];
-          const float v14252 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14253 = v14251 - v14252;
-          const float v14254 = iron_exp2_approx(v14253);
-          v10897.x[40] = v14254;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14257 = v10897.x[41];
-          const float v14258 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14259 = v14257 - v14258;
-          const float v14260 = iron_exp2_approx(v14259);
-          v10897.x[41] = v14260;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14263 = v10897.x[42];
-          const float v14264 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14265 = v14263 - v14264;
-          const float v14266 = iron_exp2_approx(v14265);
-          v10897.x[42] = v14266;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14269 = v10897.x[43];
-          const float v14270 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14271 = v14269 - v14270;
-          const float v14272 = iron_exp2_approx(v14271);
-          v10897.x[43] = v14272;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14275 = v10897.x[44];
-          const float v14276 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14277 = v14275 - v14276;
-          const float v14278 = iron_exp2_approx(v14277);
-          v10897.x[44] = v14278;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14281 = v10897.x[45];
-          const float v14282 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14283 = v14281 - v14282;
-          const float v14284 = iron_exp2_approx(v14283);
-          v10897.x[45] = v14284;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14287 = v10897.x[46];
-          const float v14288 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14289 = v14287 - v14288;
-          const float v14290 = iron_exp2_approx(v14289);
-          v10897.x[46] = v14290;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14293 = v10897.x[47];
-          const float v14294 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14295 = v14293 - v14294;
-          const float v14296 = iron_exp2_approx(v14295);
-          v10897.x[47] = v14296;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14299 = v10897.x[48];
-          const float v14300 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14301 = v14299 - v14300;
-          const float v14302 = iron_exp2_approx(v14301);
-          v10897.x[48] = v14302;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14305 = v10897.x[49];
-          const float v14306 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14307 = v14305 - v14306;
-          const float v14308 = iron_exp2_approx(v14307);
-          v10897.x[49] = v14308;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14311 = v10897.x[50];
-          const float v14312 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14313 = v14311 - v14312;
-          const float v14314 = iron_exp2_approx(v14313);
-          v10897.x[50] = v14314;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14317 = v10897.x[51];
-          const float v14318 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14319 = v14317 - v14318;
-          const float v14320 = iron_exp2_approx(v14319);
-          v10897.x[51] = v14320;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14323 = v10897.x[52];
-          const float v14324 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14325 = v14323 - v14324;
-          const float v14326 = iron_exp2_approx(v14325);
-          v10897.x[52] = v14326;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14329 = v10897.x[53];
-          const float v14330 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14331 = v14329 - v14330;
-          const float v14332 = iron_exp2_approx(v14331);
-          v10897.x[53] = v14332;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14335 = v10897.x[54];
-          const float v14336 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14337 = v14335 - v14336;
-          const float v14338 = iron_exp2_approx(v14337);
-          v10897.x[54] = v14338;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14341 = v10897.x[55];
-          const float v14342 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14343 = v14341 - v14342;
-          const float v14344 = iron_exp2_approx(v14343);
-          v10897.x[55] = v14344;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14347 = v10897.x[56];
-          const float v14348 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14349 = v14347 - v14348;
-          const float v14350 = iron_exp2_approx(v14349);
-          v10897.x[56] = v14350;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14353 = v10897.x[57];
-          const float v14354 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14355 = v14353 - v14354;
-          const float v14356 = iron_exp2_approx(v14355);
-          v10897.x[57] = v14356;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14359 = v10897.x[58];
-          const float v14360 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14361 = v14359 - v14360;
-          const float v14362 = iron_exp2_approx(v14361);
-          v10897.x[58] = v14362;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14365 = v10897.x[59];
-          const float v14366 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14367 = v14365 - v14366;
-          const float v14368 = iron_exp2_approx(v14367);
-          v10897.x[59] = v14368;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14371 = v10897.x[60];
-          const float v14372 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14373 = v14371 - v14372;
-          const float v14374 = iron_exp2_approx(v14373);
-          v10897.x[60] = v14374;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14377 = v10897.x[61];
-          const float v14378 = v13920.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14379 = v14377 - v14378;
-          const float v14380 = iron_exp2_approx(v14379);
-          v10897.x[61] = v14380;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14383 = v10897.x[62];
-          const float v14384 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14385 = v14383 - v14384;
-          const float v14386 = iron_exp2_approx(v14385);
-          v10897.x[62] = v14386;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14389 = v10897.x[63];
-          const float v14390 = v13920.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14391 = v14389 - v14390;
-          const float v14392 = iron_exp2_approx(v14391);
-          v10897.x[63] = v14392;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v14394;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v14394, 0.0f);
-          iron_frag_row_reduce<true>(v14394, v10897);
-          const float v14397 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v14398 = v14394.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14399 = v10923.x[0];
-          const float v14400 = v14397 * v14399;
-          const float v14401 = v14400 + v14398;
-          v353.x[0] = v14401;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14404 = v353.x[1];
-          const float v14405 = v14394.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14406 = v10923.x[1];
-          const float v14407 = v14404 * v14406;
-          const float v14408 = v14407 + v14405;
-          v353.x[1] = v14408;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14411 = v353.x[2];
-          const float v14412 = v14394.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14413 = v10923.x[2];
-          const float v14414 = v14411 * v14413;
-          const float v14415 = v14414 + v14412;
-          v353.x[2] = v14415;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14418 = v353.x[3];
-          const float v14419 = v14394.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14420 = v10923.x[3];
-          const float v14421 = v14418 * v14420;
-          const float v14422 = v14421 + v14419;
-          v353.x[3] = v14422;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v13915;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v13915, 0.0f);
+          iron_frag_row_reduce<false>(v13915, v10894);
+          iron_frag<float, 2, 16, 8> v13917;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v13917, 0.0f);
+          const float v13921 = v13915.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13922 = v351.x[0];
+          const float v13923 = fmaxf(v13922, v13921);
+          const bool v13926 = v13923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13927 = v13926 ? 0.0f : v13923;
+          v13917.x[0] = v13927;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13931 = v13915.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13932 = v351.x[1];
+          const float v13933 = fmaxf(v13932, v13931);
+          const bool v13936 = v13933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13937 = v13936 ? 0.0f : v13933;
+          v13917.x[1] = v13937;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13941 = v13915.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13942 = v351.x[2];
+          const float v13943 = fmaxf(v13942, v13941);
+          const bool v13946 = v13943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13947 = v13946 ? 0.0f : v13943;
+          v13917.x[2] = v13947;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13951 = v13915.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13952 = v351.x[3];
+          const float v13953 = fmaxf(v13952, v13951);
+          const bool v13956 = v13953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13957 = v13956 ? 0.0f : v13953;
+          v13917.x[3] = v13957;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13961 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13963 = v13922 - v13961;
+          const float v13964 = iron_exp2_approx(v13963);
+          v10920.x[0] = v13964;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13968 = v13917.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13970 = v13932 - v13968;
+          const float v13971 = iron_exp2_approx(v13970);
+          v10920.x[1] = v13971;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13975 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13977 = v13942 - v13975;
+          const float v13978 = iron_exp2_approx(v13977);
+          v10920.x[2] = v13978;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13982 = v13917.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13984 = v13952 - v13982;
+          const float v13985 = iron_exp2_approx(v13984);
+          v10920.x[3] = v13985;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v13923;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13993 = v351.x[1];
+          const float v13995 = fmaxf(v13993, v13931);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v13995;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13998 = v351.x[2];
+          const float v14000 = fmaxf(v13998, v13941);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14000;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14003 = v351.x[3];
+          const float v14005 = fmaxf(v14003, v13951);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14005;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14008 = v10894.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14009 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14010 = v14008 - v14009;
+          const float v14011 = iron_exp2_approx(v14010);
+          v10894.x[0] = v14011;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14014 = v10894.x[1];
+          const float v14015 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14016 = v14014 - v14015;
+          const float v14017 = iron_exp2_approx(v14016);
+          v10894.x[1] = v14017;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14020 = v10894.x[2];
+          const float v14021 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14022 = v14020 - v14021;
+          const float v14023 = iron_exp2_approx(v14022);
+          v10894.x[2] = v14023;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14026 = v10894.x[3];
+          const float v14027 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14028 = v14026 - v14027;
+          const float v14029 = iron_exp2_approx(v14028);
+          v10894.x[3] = v14029;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14032 = v10894.x[4];
+          const float v14033 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14034 = v14032 - v14033;
+          const float v14035 = iron_exp2_approx(v14034);
+          v10894.x[4] = v14035;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14038 = v10894.x[5];
+          const float v14039 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14040 = v14038 - v14039;
+          const float v14041 = iron_exp2_approx(v14040);
+          v10894.x[5] = v14041;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14044 = v10894.x[6];
+          const float v14045 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14046 = v14044 - v14045;
+          const float v14047 = iron_exp2_approx(v14046);
+          v10894.x[6] = v14047;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14050 = v10894.x[7];
+          const float v14051 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14052 = v14050 - v14051;
+          const float v14053 = iron_exp2_approx(v14052);
+          v10894.x[7] = v14053;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14056 = v10894.x[8];
+          const float v14057 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14058 = v14056 - v14057;
+          const float v14059 = iron_exp2_approx(v14058);
+          v10894.x[8] = v14059;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14062 = v10894.x[9];
+          const float v14063 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14064 = v14062 - v14063;
+          const float v14065 = iron_exp2_approx(v14064);
+          v10894.x[9] = v14065;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14068 = v10894.x[10];
+          const float v14069 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14070 = v14068 - v14069;
+          const float v14071 = iron_exp2_approx(v14070);
+          v10894.x[10] = v14071;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14074 = v10894.x[11];
+          const float v14075 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14076 = v14074 - v14075;
+          const float v14077 = iron_exp2_approx(v14076);
+          v10894.x[11] = v14077;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14080 = v10894.x[12];
+          const float v14081 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14082 = v14080 - v14081;
+          const float v14083 = iron_exp2_approx(v14082);
+          v10894.x[12] = v14083;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14086 = v10894.x[13];
+          const float v14087 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14088 = v14086 - v14087;
+          const float v14089 = iron_exp2_approx(v14088);
+          v10894.x[13] = v14089;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14092 = v10894.x[14];
+          const float v14093 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14094 = v14092 - v14093;
+          const float v14095 = iron_exp2_approx(v14094);
+          v10894.x[14] = v14095;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14098 = v10894.x[15];
+          const float v14099 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14100 = v14098 - v14099;
+          const float v14101 = iron_exp2_approx(v14100);
+          v10894.x[15] = v14101;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14104 = v10894.x[16];
+          const float v14105 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14106 = v14104 - v14105;
+          const float v14107 = iron_exp2_approx(v14106);
+          v10894.x[16] = v14107;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14110 = v10894.x[17];
+          const float v14111 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14112 = v14110 - v14111;
+          const float v14113 = iron_exp2_approx(v14112);
+          v10894.x[17] = v14113;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14116 = v10894.x[18];
+          const float v14117 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14118 = v14116 - v14117;
+          const float v14119 = iron_exp2_approx(v14118);
+          v10894.x[18] = v14119;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14122 = v10894.x[19];
+          const float v14123 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14124 = v14122 - v14123;
+          const float v14125 = iron_exp2_approx(v14124);
+          v10894.x[19] = v14125;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14128 = v10894.x[20];
+          const float v14129 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14130 = v14128 - v14129;
+          const float v14131 = iron_exp2_approx(v14130);
+          v10894.x[20] = v14131;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14134 = v10894.x[21];
+          const float v14135 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14136 = v14134 - v14135;
+          const float v14137 = iron_exp2_approx(v14136);
+          v10894.x[21] = v14137;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14140 = v10894.x[22];
+          const float v14141 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14142 = v14140 - v14141;
+          const float v14143 = iron_exp2_approx(v14142);
+          v10894.x[22] = v14143;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14146 = v10894.x[23];
+          const float v14147 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14148 = v14146 - v14147;
+          const float v14149 = iron_exp2_approx(v14148);
+          v10894.x[23] = v14149;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14152 = v10894.x[24];
+          const float v14153 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14154 = v14152 - v14153;
+          const float v14155 = iron_exp2_approx(v14154);
+          v10894.x[24] = v14155;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14158 = v10894.x[25];
+          const float v14159 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14160 = v14158 - v14159;
+          const float v14161 = iron_exp2_approx(v14160);
+          v10894.x[25] = v14161;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14164 = v10894.x[26];
+          const float v14165 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14166 = v14164 - v14165;
+          const float v14167 = iron_exp2_approx(v14166);
+          v10894.x[26] = v14167;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14170 = v10894.x[27];
+          const float v14171 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14172 = v14170 - v14171;
+          const float v14173 = iron_exp2_approx(v14172);
+          v10894.x[27] = v14173;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14176 = v10894.x[28];
+          const float v14177 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14178 = v14176 - v14177;
+          const float v14179 = iron_exp2_approx(v14178);
+          v10894.x[28] = v14179;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14182 = v10894.x[29];
+          const float v14183 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14184 = v14182 - v14183;
+          const float v14185 = iron_exp2_approx(v14184);
+          v10894.x[29] = v14185;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14188 = v10894.x[30];
+          const float v14189 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14190 = v14188 - v14189;
+          const float v14191 = iron_exp2_approx(v14190);
+          v10894.x[30] = v14191;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14194 = v10894.x[31];
+          const float v14195 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14196 = v14194 - v14195;
+          const float v14197 = iron_exp2_approx(v14196);
+          v10894.x[31] = v14197;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14200 = v10894.x[32];
+          const float v14201 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14202 = v14200 - v14201;
+          const float v14203 = iron_exp2_approx(v14202);
+          v10894.x[32] = v14203;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14206 = v10894.x[33];
+          const float v14207 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14208 = v14206 - v14207;
+          const float v14209 = iron_exp2_approx(v14208);
+          v10894.x[33] = v14209;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14212 = v10894.x[34];
+          const float v14213 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14214 = v14212 - v14213;
+          const float v14215 = iron_exp2_approx(v14214);
+          v10894.x[34] = v14215;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14218 = v10894.x[35];
+          const float v14219 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14220 = v14218 - v14219;
+          const float v14221 = iron_exp2_approx(v14220);
+          v10894.x[35] = v14221;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14224 = v10894.x[36];
+          const float v14225 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14226 = v14224 - v14225;
+          const float v14227 = iron_exp2_approx(v14226);
+          v10894.x[36] = v14227;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14230 = v10894.x[37];
+          const float v14231 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14232 = v14230 - v14231;
+          const float v14233 = iron_exp2_approx(v14232);
+          v10894.x[37] = v14233;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14236 = v10894.x[38];
+          const float v14237 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14238 = v14236 - v14237;
+          const float v14239 = iron_exp2_approx(v14238);
+          v10894.x[38] = v14239;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14242 = v10894.x[39];
+          const float v14243 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14244 = v14242 - v14243;
+          const float v14245 = iron_exp2_approx(v14244);
+          v10894.x[39] = v14245;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14248 = v10894.x[40];
+          const float v14249 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14250 = v14248 - v14249;
+          const float v14251 = iron_exp2_approx(v14250);
+          v10894.x[40] = v14251;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14254 = v10894.x[41];
+          const float v14255 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14256 = v14254 - v14255;
+          const float v14257 = iron_exp2_approx(v14256);
+          v10894.x[41] = v14257;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14260 = v10894.x[42];
+          const float v14261 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14262 = v14260 - v14261;
+          const float v14263 = iron_exp2_approx(v14262);
+          v10894.x[42] = v14263;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14266 = v10894.x[43];
+          const float v14267 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14268 = v14266 - v14267;
+          const float v14269 = iron_exp2_approx(v14268);
+          v10894.x[43] = v14269;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14272 = v10894.x[44];
+          const float v14273 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14274 = v14272 - v14273;
+          const float v14275 = iron_exp2_approx(v14274);
+          v10894.x[44] = v14275;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14278 = v10894.x[45];
+          const float v14279 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14280 = v14278 - v14279;
+          const float v14281 = iron_exp2_approx(v14280);
+          v10894.x[45] = v14281;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14284 = v10894.x[46];
+          const float v14285 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14286 = v14284 - v14285;
+          const float v14287 = iron_exp2_approx(v14286);
+          v10894.x[46] = v14287;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14290 = v10894.x[47];
+          const float v14291 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14292 = v14290 - v14291;
+          const float v14293 = iron_exp2_approx(v14292);
+          v10894.x[47] = v14293;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14296 = v10894.x[48];
+          const float v14297 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14298 = v14296 - v14297;
+          const float v14299 = iron_exp2_approx(v14298);
+          v10894.x[48] = v14299;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14302 = v10894.x[49];
+          const float v14303 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14304 = v14302 - v14303;
+          const float v14305 = iron_exp2_approx(v14304);
+          v10894.x[49] = v14305;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14308 = v10894.x[50];
+          const float v14309 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14310 = v14308 - v14309;
+          const float v14311 = iron_exp2_approx(v14310);
+          v10894.x[50] = v14311;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14314 = v10894.x[51];
+          const float v14315 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14316 = v14314 - v14315;
+          const float v14317 = iron_exp2_approx(v14316);
+          v10894.x[51] = v14317;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14320 = v10894.x[52];
+          const float v14321 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14322 = v14320 - v14321;
+          const float v14323 = iron_exp2_approx(v14322);
+          v10894.x[52] = v14323;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14326 = v10894.x[53];
+          const float v14327 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14328 = v14326 - v14327;
+          const float v14329 = iron_exp2_approx(v14328);
+          v10894.x[53] = v14329;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14332 = v10894.x[54];
+          const float v14333 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14334 = v14332 - v14333;
+          const float v14335 = iron_exp2_approx(v14334);
+          v10894.x[54] = v14335;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14338 = v10894.x[55];
+          const float v14339 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14340 = v14338 - v14339;
+          const float v14341 = iron_exp2_approx(v14340);
+          v10894.x[55] = v14341;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14344 = v10894.x[56];
+          const float v14345 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14346 = v14344 - v14345;
+          const float v14347 = iron_exp2_approx(v14346);
+          v10894.x[56] = v14347;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14350 = v10894.x[57];
+          const float v14351 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14352 = v14350 - v14351;
+          const float v14353 = iron_exp2_approx(v14352);
+          v10894.x[57] = v14353;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14356 = v10894.x[58];
+          const float v14357 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14358 = v14356 - v14357;
+          const float v14359 = iron_exp2_approx(v14358);
+          v10894.x[58] = v14359;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14362 = v10894.x[59];
+          const float v14363 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14364 = v14362 - v14363;
+          const float v14365 = iron_exp2_approx(v14364);
+          v10894.x[59] = v14365;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14368 = v10894.x[60];
+          const float v14369 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14370 = v14368 - v14369;
+          const float v14371 = iron_exp2_approx(v14370);
+          v10894.x[60] = v14371;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14374 = v10894.x[61];
+          const float v14375 = v13917.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14376 = v14374 - v14375;
+          const float v14377 = iron_exp2_approx(v14376);
+          v10894.x[61] = v14377;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14380 = v10894.x[62];
+          const float v14381 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14382 = v14380 - v14381;
+          const float v14383 = iron_exp2_approx(v14382);
+          v10894.x[62] = v14383;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14386 = v10894.x[63];
+          const float v14387 = v13917.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14388 = v14386 - v14387;
+          const float v14389 = iron_exp2_approx(v14388);
+          v10894.x[63] = v14389;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v14391;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v14391, 0.0f);
+          iron_frag_row_reduce<true>(v14391, v10894);
+          const float v14394 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v14395 = v14391.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14396 = v10920.x[0];
+          const float v14397 = v14394 * v14396;
+          const float v14398 = v14397 + v14395;
+          v353.x[0] = v14398;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14401 = v353.x[1];
+          const float v14402 = v14391.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14403 = v10920.x[1];
+          const float v14404 = v14401 * v14403;
+          const float v14405 = v14404 + v14402;
+          v353.x[1] = v14405;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14408 = v353.x[2];
+          const float v14409 = v14391.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14410 = v10920.x[2];
+          const float v14411 = v14408 * v14410;
+          const float v14412 = v14411 + v14409;
+          v353.x[2] = v14412;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14415 = v353.x[3];
+          const float v14416 = v14391.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14417 = v10920.x[3];
+          const float v14418 = v14415 * v14417;
+          const float v14419 = v14418 + v14416;
+          v353.x[3] = v14419;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v14425 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v14426 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14427 = v14425 * v14426;
-        v355.x[0] = v14427;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14430 = v355.x[1];
-        const float v14431 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14432 = v14430 * v14431;
-        v355.x[1] = v14432;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14435 = v355.x[2];
-        const float v14436 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14437 = v14435 * v14436;
-        v355.x[2] = v14437;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14440 = v355.x[3];
-        const float v14441 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14442 = v14440 * v14441;
-        v355.x[3] = v14442;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14445 = v355.x[4];
-        const float v14446 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14447 = v14445 * v14446;
-        v355.x[4] = v14447;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14450 = v355.x[5];
-        const float v14451 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14452 = v14450 * v14451;
-        v355.x[5] = v14452;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14455 = v355.x[6];
-        const float v14456 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14457 = v14455 * v14456;
-        v355.x[6] = v14457;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14460 = v355.x[7];
-        const float v14461 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14462 = v14460 * v14461;
-        v355.x[7] = v14462;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14465 = v355.x[8];
-        const float v14466 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14467 = v14465 * v14466;
-        v355.x[8] = v14467;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14470 = v355.x[9];
-        const float v14471 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14472 = v14470 * v14471;
-        v355.x[9] = v14472;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14475 = v355.x[10];
-        const float v14476 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14477 = v14475 * v14476;
-        v355.x[10] = v14477;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14480 = v355.x[11];
-        const float v14481 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14482 = v14480 * v14481;
-        v355.x[11] = v14482;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14485 = v355.x[12];
-        const float v14486 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14487 = v14485 * v14486;
-        v355.x[12] = v14487;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14490 = v355.x[13];
-        const float v14491 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14492 = v14490 * v14491;
-        v355.x[13] = v14492;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14495 = v355.x[14];
-        const float v14496 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14497 = v14495 * v14496;
-        v355.x[14] = v14497;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14500 = v355.x[15];
-        const float v14501 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14502 = v14500 * v14501;
-        v355.x[15] = v14502;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14505 = v355.x[16];
-        const float v14506 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14507 = v14505 * v14506;
-        v355.x[16] = v14507;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14510 = v355.x[17];
-        const float v14511 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14512 = v14510 * v14511;
-        v355.x[17] = v14512;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14515 = v355.x[18];
-        const float v14516 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14517 = v14515 * v14516;
-        v355.x[18] = v14517;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14520 = v355.x[19];
-        const float v14521 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14522 = v14520 * v14521;
-        v355.x[19] = v14522;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14525 = v355.x[20];
-        const float v14526 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14527 = v14525 * v14526;
-        v355.x[20] = v14527;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14530 = v355.x[21];
-        const float v14531 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14532 = v14530 * v14531;
-        v355.x[21] = v14532;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14535 = v355.x[22];
-        const float v14536 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14537 = v14535 * v14536;
-        v355.x[22] = v14537;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14540 = v355.x[23];
-        const float v14541 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14542 = v14540 * v14541;
-        v355.x[23] = v14542;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14545 = v355.x[24];
-        const float v14546 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14547 = v14545 * v14546;
-        v355.x[24] = v14547;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14550 = v355.x[25];
-        const float v14551 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14552 = v14550 * v14551;
-        v355.x[25] = v14552;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14555 = v355.x[26];
-        const float v14556 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14557 = v14555 * v14556;
-        v355.x[26] = v14557;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14560 = v355.x[27];
-        const float v14561 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14562 = v14560 * v14561;
-        v355.x[27] = v14562;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14565 = v355.x[28];
-        const float v14566 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14567 = v14565 * v14566;
-        v355.x[28] = v14567;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14570 = v355.x[29];
-        const float v14571 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14572 = v14570 * v14571;
-        v355.x[29] = v14572;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14575 = v355.x[30];
-        const float v14576 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14577 = v14575 * v14576;
-        v355.x[30] = v14577;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14580 = v355.x[31];
-        const float v14581 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14582 = v14580 * v14581;
-        v355.x[31] = v14582;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14585 = v357.x[0];
-        const float v14586 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14587 = v14585 * v14586;
-        v357.x[0] = v14587;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14590 = v357.x[1];
-        const float v14591 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14592 = v14590 * v14591;
-        v357.x[1] = v14592;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14595 = v357.x[2];
-        const float v14596 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14597 = v14595 * v14596;
-        v357.x[2] = v14597;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14600 = v357.x[3];
-        const float v14601 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14602 = v14600 * v14601;
-        v357.x[3] = v14602;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14605 = v357.x[4];
-        const float v14606 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14607 = v14605 * v14606;
-        v357.x[4] = v14607;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14610 = v357.x[5];
-        const float v14611 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14612 = v14610 * v14611;
-        v357.x[5] = v14612;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14615 = v357.x[6];
-        const float v14616 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14617 = v14615 * v14616;
-        v357.x[6] = v14617;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14620 = v357.x[7];
-        const float v14621 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14622 = v14620 * v14621;
-        v357.x[7] = v14622;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14625 = v357.x[8];
-        const float v14626 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14627 = v14625 * v14626;
-        v357.x[8] = v14627;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14630 = v357.x[9];
-        const float v14631 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14632 = v14630 * v14631;
-        v357.x[9] = v14632;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14635 = v357.x[10];
-        const float v14636 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14637 = v14635 * v14636;
-        v357.x[10] = v14637;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14640 = v357.x[11];
-        const float v14641 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14642 = v14640 * v14641;
-        v357.x[11] = v14642;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14645 = v357.x[12];
-        const float v14646 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14647 = v14645 * v14646;
-        v357.x[12] = v14647;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14650 = v357.x[13];
-        const float v14651 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14652 = v14650 * v14651;
-        v357.x[13] = v14652;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14655 = v357.x[14];
-        const float v14656 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14657 = v14655 * v14656;
-        v357.x[14] = v14657;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14660 = v357.x[15];
-        const float v14661 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14662 = v14660 * v14661;
-        v357.x[15] = v14662;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14665 = v357.x[16];
-        const float v14666 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14667 = v14665 * v14666;
-        v357.x[16] = v14667;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14670 = v357.x[17];
-        const float v14671 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14672 = v14670 * v14671;
-        v357.x[17] = v14672;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14675 = v357.x[18];
-        const float v14676 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14677 = v14675 * v14676;
-        v357.x[18] = v14677;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14680 = v357.x[19];
-        const float v14681 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14682 = v14680 * v14681;
-        v357.x[19] = v14682;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14685 = v357.x[20];
-        const float v14686 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14687 = v14685 * v14686;
-        v357.x[20] = v14687;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14690 = v357.x[21];
-        const float v14691 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14692 = v14690 * v14691;
-        v357.x[21] = v14692;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14695 = v357.x[22];
-        const float v14696 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14697 = v14695 * v14696;
-        v357.x[22] = v14697;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14700 = v357.x[23];
-        const float v14701 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14702 = v14700 * v14701;
-        v357.x[23] = v14702;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14705 = v357.x[24];
-        const float v14706 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14707 = v14705 * v14706;
-        v357.x[24] = v14707;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14710 = v357.x[25];
-        const float v14711 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14712 = v14710 * v14711;
-        v357.x[25] = v14712;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14715 = v357.x[26];
-        const float v14716 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14717 = v14715 * v14716;
-        v357.x[26] = v14717;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14720 = v357.x[27];
-        const float v14721 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14722 = v14720 * v14721;
-        v357.x[27] = v14722;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14725 = v357.x[28];
-        const float v14726 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14727 = v14725 * v14726;
-        v357.x[28] = v14727;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14730 = v357.x[29];
-        const float v14731 = v10923.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14732 = v14730 * v14731;
-        v357.x[29] = v14732;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14735 = v357.x[30];
-        const float v14736 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14737 = v14735 * v14736;
-        v357.x[30] = v14737;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14740 = v357.x[31];
-        const float v14741 = v10923.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14742 = v14740 * v14741;
-        v357.x[31] = v14742;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v14744;  // kernels/sdpa/flash_warpgroup.hpp:171
-        iron_frag_fill(v14744, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v14744, v10897);
-        const unsigned int v14750 = v45 << 7u;
-        iron_frag_store<false>(v14744, shm3, v14750, 128u);
+        const float v14422 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v14423 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14424 = v14422 * v14423;
+        v355.x[0] = v14424;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14427 = v355.x[1];
+        const float v14428 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14429 = v14427 * v14428;
+        v355.x[1] = v14429;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14432 = v355.x[2];
+        const float v14433 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14434 = v14432 * v14433;
+        v355.x[2] = v14434;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14437 = v355.x[3];
+        const float v14438 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14439 = v14437 * v14438;
+        v355.x[3] = v14439;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14442 = v355.x[4];
+        const float v14443 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14444 = v14442 * v14443;
+        v355.x[4] = v14444;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14447 = v355.x[5];
+        const float v14448 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14449 = v14447 * v14448;
+        v355.x[5] = v14449;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14452 = v355.x[6];
+        const float v14453 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14454 = v14452 * v14453;
+        v355.x[6] = v14454;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14457 = v355.x[7];
+        const float v14458 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14459 = v14457 * v14458;
+        v355.x[7] = v14459;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14462 = v355.x[8];
+        const float v14463 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14464 = v14462 * v14463;
+        v355.x[8] = v14464;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14467 = v355.x[9];
+        const float v14468 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14469 = v14467 * v14468;
+        v355.x[9] = v14469;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14472 = v355.x[10];
+        const float v14473 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14474 = v14472 * v14473;
+        v355.x[10] = v14474;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14477 = v355.x[11];
+        const float v14478 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14479 = v14477 * v14478;
+        v355.x[11] = v14479;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14482 = v355.x[12];
+        const float v14483 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14484 = v14482 * v14483;
+        v355.x[12] = v14484;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14487 = v355.x[13];
+        const float v14488 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14489 = v14487 * v14488;
+        v355.x[13] = v14489;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14492 = v355.x[14];
+        const float v14493 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14494 = v14492 * v14493;
+        v355.x[14] = v14494;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14497 = v355.x[15];
+        const float v14498 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14499 = v14497 * v14498;
+        v355.x[15] = v14499;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14502 = v355.x[16];
+        const float v14503 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14504 = v14502 * v14503;
+        v355.x[16] = v14504;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14507 = v355.x[17];
+        const float v14508 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14509 = v14507 * v14508;
+        v355.x[17] = v14509;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14512 = v355.x[18];
+        const float v14513 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14514 = v14512 * v14513;
+        v355.x[18] = v14514;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14517 = v355.x[19];
+        const float v14518 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14519 = v14517 * v14518;
+        v355.x[19] = v14519;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14522 = v355.x[20];
+        const float v14523 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14524 = v14522 * v14523;
+        v355.x[20] = v14524;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14527 = v355.x[21];
+        const float v14528 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14529 = v14527 * v14528;
+        v355.x[21] = v14529;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14532 = v355.x[22];
+        const float v14533 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14534 = v14532 * v14533;
+        v355.x[22] = v14534;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14537 = v355.x[23];
+        const float v14538 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14539 = v14537 * v14538;
+        v355.x[23] = v14539;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14542 = v355.x[24];
+        const float v14543 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14544 = v14542 * v14543;
+        v355.x[24] = v14544;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14547 = v355.x[25];
+        const float v14548 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14549 = v14547 * v14548;
+        v355.x[25] = v14549;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14552 = v355.x[26];
+        const float v14553 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14554 = v14552 * v14553;
+        v355.x[26] = v14554;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14557 = v355.x[27];
+        const float v14558 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14559 = v14557 * v14558;
+        v355.x[27] = v14559;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14562 = v355.x[28];
+        const float v14563 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14564 = v14562 * v14563;
+        v355.x[28] = v14564;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14567 = v355.x[29];
+        const float v14568 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14569 = v14567 * v14568;
+        v355.x[29] = v14569;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14572 = v355.x[30];
+        const float v14573 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14574 = v14572 * v14573;
+        v355.x[30] = v14574;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14577 = v355.x[31];
+        const float v14578 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14579 = v14577 * v14578;
+        v355.x[31] = v14579;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14582 = v357.x[0];
+        const float v14583 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14584 = v14582 * v14583;
+        v357.x[0] = v14584;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14587 = v357.x[1];
+        const float v14588 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14589 = v14587 * v14588;
+        v357.x[1] = v14589;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14592 = v357.x[2];
+        const float v14593 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14594 = v14592 * v14593;
+        v357.x[2] = v14594;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14597 = v357.x[3];
+        const float v14598 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14599 = v14597 * v14598;
+        v357.x[3] = v14599;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14602 = v357.x[4];
+        const float v14603 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14604 = v14602 * v14603;
+        v357.x[4] = v14604;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14607 = v357.x[5];
+        const float v14608 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14609 = v14607 * v14608;
+        v357.x[5] = v14609;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14612 = v357.x[6];
+        const float v14613 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14614 = v14612 * v14613;
+        v357.x[6] = v14614;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14617 = v357.x[7];
+        const float v14618 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14619 = v14617 * v14618;
+        v357.x[7] = v14619;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14622 = v357.x[8];
+        const float v14623 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14624 = v14622 * v14623;
+        v357.x[8] = v14624;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14627 = v357.x[9];
+        const float v14628 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14629 = v14627 * v14628;
+        v357.x[9] = v14629;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14632 = v357.x[10];
+        const float v14633 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14634 = v14632 * v14633;
+        v357.x[10] = v14634;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14637 = v357.x[11];
+        const float v14638 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14639 = v14637 * v14638;
+        v357.x[11] = v14639;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14642 = v357.x[12];
+        const float v14643 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14644 = v14642 * v14643;
+        v357.x[12] = v14644;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14647 = v357.x[13];
+        const float v14648 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14649 = v14647 * v14648;
+        v357.x[13] = v14649;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14652 = v357.x[14];
+        const float v14653 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14654 = v14652 * v14653;
+        v357.x[14] = v14654;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14657 = v357.x[15];
+        const float v14658 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14659 = v14657 * v14658;
+        v357.x[15] = v14659;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14662 = v357.x[16];
+        const float v14663 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14664 = v14662 * v14663;
+        v357.x[16] = v14664;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14667 = v357.x[17];
+        const float v14668 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14669 = v14667 * v14668;
+        v357.x[17] = v14669;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14672 = v357.x[18];
+        const float v14673 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14674 = v14672 * v14673;
+        v357.x[18] = v14674;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14677 = v357.x[19];
+        const float v14678 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14679 = v14677 * v14678;
+        v357.x[19] = v14679;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14682 = v357.x[20];
+        const float v14683 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14684 = v14682 * v14683;
+        v357.x[20] = v14684;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14687 = v357.x[21];
+        const float v14688 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14689 = v14687 * v14688;
+        v357.x[21] = v14689;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14692 = v357.x[22];
+        const float v14693 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14694 = v14692 * v14693;
+        v357.x[22] = v14694;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14697 = v357.x[23];
+        const float v14698 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14699 = v14697 * v14698;
+        v357.x[23] = v14699;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14702 = v357.x[24];
+        const float v14703 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14704 = v14702 * v14703;
+        v357.x[24] = v14704;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14707 = v357.x[25];
+        const float v14708 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14709 = v14707 * v14708;
+        v357.x[25] = v14709;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14712 = v357.x[26];
+        const float v14713 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14714 = v14712 * v14713;
+        v357.x[26] = v14714;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14717 = v357.x[27];
+        const float v14718 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14719 = v14717 * v14718;
+        v357.x[27] = v14719;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14722 = v357.x[28];
+        const float v14723 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14724 = v14722 * v14723;
+        v357.x[28] = v14724;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14727 = v357.x[29];
+        const float v14728 = v10920.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14729 = v14727 * v14728;
+        v357.x[29] = v14729;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14732 = v357.x[30];
+        const float v14733 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14734 = v14732 * v14733;
+        v357.x[30] = v14734;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14737 = v357.x[31];
+        const float v14738 = v10920.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14739 = v14737 * v14738;
+        v357.x[31] = v14739;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v14741;  // kernels/sdpa/flash_warpgroup.hpp:171
+        iron_frag_fill(v14741, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v14741, v10894);
+        const unsigned int v14747 = v45 << 7u;
+        iron_frag_store<false>(v14741, shm3, v14747, 128u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:220
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v14758 = v10382 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v14765 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v14766 = v14765 << 7u;
-        const unsigned int v14902 = v41 & 3u;
-        const unsigned int v14904 = v14902 << 4u;
-        const unsigned int v14906 = v14904 << 7u;
-        const unsigned int v14908 = v14766 + v14906;
-        iron_frag<iron_bf16, 0, 16, 16> v14917;
-        iron_frag_fill(v14917, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14917, shm3, v14908, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14919;
-        iron_frag_fill(v14919, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14919, shm2, v14758, 64u);
-        iron_frag_mma_sync(v355, v14917, v14919);
-        const unsigned int v14921 = v14908 + 16u;
-        const unsigned int v14926 = v14758 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v14928;
-        iron_frag_fill(v14928, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14928, shm3, v14921, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14930;
-        iron_frag_fill(v14930, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14930, shm2, v14926, 64u);
-        iron_frag_mma_sync(v355, v14928, v14930);
-        const unsigned int v14932 = v14908 + 32u;
-        const unsigned int v14937 = v14758 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v14939;
-        iron_frag_fill(v14939, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14939, shm3, v14932, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14941;
-        iron_frag_fill(v14941, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14941, shm2, v14937, 64u);
-        iron_frag_mma_sync(v355, v14939, v14941);
-        const unsigned int v14943 = v14908 + 48u;
-        const unsigned int v14948 = v14758 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v14950;
-        iron_frag_fill(v14950, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14950, shm3, v14943, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14952;
-        iron_frag_fill(v14952, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14952, shm2, v14948, 64u);
-        iron_frag_mma_sync(v355, v14950, v14952);
-        const unsigned int v14774 = v14758 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v14781 = v14766 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v14961 = v14781 + v14906;
-        iron_frag<iron_bf16, 0, 16, 16> v14970;
-        iron_frag_fill(v14970, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14970, shm3, v14961, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14972;
-        iron_frag_fill(v14972, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14972, shm2, v14774, 64u);
-        iron_frag_mma_sync(v355, v14970, v14972);
-        const unsigned int v14974 = v14961 + 16u;
-        const unsigned int v14979 = v14774 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v14981;
-        iron_frag_fill(v14981, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14981, shm3, v14974, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14983;
-        iron_frag_fill(v14983, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14983, shm2, v14979, 64u);
-        iron_frag_mma_sync(v355, v14981, v14983);
-        const unsigned int v14985 = v14961 + 32u;
-        const unsigned int v14990 = v14774 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v14992;
-        iron_frag_fill(v14992, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14992, shm3, v14985, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14994;
-        iron_frag_fill(v14994, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14994, shm2, v14990, 64u);
-        iron_frag_mma_sync(v355, v14992, v14994);
-        const unsigned int v14996 = v14961 + 48u;
-        const unsigned int v15001 = v14774 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15003;
-        iron_frag_fill(v15003, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15003, shm3, v14996, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15005;
-        iron_frag_fill(v15005, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15005, shm2, v15001, 64u);
-        iron_frag_mma_sync(v355, v15003, v15005);
-        const unsigned int v14787 = v14758 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        iron_frag<iron_bf16, 0, 16, 16> v15023;  // kernels/sdpa/flash_warpgroup.hpp:177
-        iron_frag_fill(v15023, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15023, shm3, v14908, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15025;
-        iron_frag_fill(v15025, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15025, shm2, v14787, 64u);
-        iron_frag_mma_sync(v357, v15023, v15025);
-        const unsigned int v15032 = v14787 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15034;
-        iron_frag_fill(v15034, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15034, shm3, v14921, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15036;
-        iron_frag_fill(v15036, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15036, shm2, v15032, 64u);
-        iron_frag_mma_sync(v357, v15034, v15036);
-        const unsigned int v15043 = v14787 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15045;
-        iron_frag_fill(v15045, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15045, shm3, v14932, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15047;
-        iron_frag_fill(v15047, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15047, shm2, v15043, 64u);
-        iron_frag_mma_sync(v357, v15045, v15047);
-        const unsigned int v15054 = v14787 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15056;
-        iron_frag_fill(v15056, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15056, shm3, v14943, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15058;
-        iron_frag_fill(v15058, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15058, shm2, v15054, 64u);
-        iron_frag_mma_sync(v357, v15056, v15058);
-        const unsigned int v14802 = v14787 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        iron_frag<iron_bf16, 0, 16, 16> v15076;  // kernels/sdpa/flash_warpgroup.hpp:177
-        iron_frag_fill(v15076, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15076, shm3, v14961, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15078;
-        iron_frag_fill(v15078, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15078, shm2, v14802, 64u);
-        iron_frag_mma_sync(v357, v15076, v15078);
-        const unsigned int v15085 = v14802 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15087;
-        iron_frag_fill(v15087, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15087, shm3, v14974, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15089;
-        iron_frag_fill(v15089, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15089, shm2, v15085, 64u);
-        iron_frag_mma_sync(v357, v15087, v15089);
-        const unsigned int v15096 = v14802 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15098;
-        iron_frag_fill(v15098, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15098, shm3, v14985, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15100;
-        iron_frag_fill(v15100, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15100, shm2, v15096, 64u);
-        iron_frag_mma_sync(v357, v15098, v15100);
-        const unsigned int v15107 = v14802 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15109;
-        iron_frag_fill(v15109, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15109, shm3, v14996, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15111;
-        iron_frag_fill(v15111, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15111, shm2, v15107, 64u);
-        iron_frag_mma_sync(v357, v15109, v15111);
+        const unsigned int v14755 = v10379 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v14762 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v14763 = v14762 << 7u;
+        const unsigned int v14899 = v41 & 3u;
+        const unsigned int v14901 = v14899 << 4u;
+        const unsigned int v14903 = v14901 << 7u;
+        const unsigned int v14905 = v14763 + v14903;
+        iron_frag<iron_bf16, 0, 16, 16> v14914;
+        iron_frag_fill(v14914, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14914, shm3, v14905, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14916;
+        iron_frag_fill(v14916, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14916, shm2, v14755, 64u);
+        iron_frag_mma_sync(v355, v14914, v14916);
+        const unsigned int v14918 = v14905 + 16u;
+        const unsigned int v14923 = v14755 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v14925;
+        iron_frag_fill(v14925, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14925, shm3, v14918, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14927;
+        iron_frag_fill(v14927, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14927, shm2, v14923, 64u);
+        iron_frag_mma_sync(v355, v14925, v14927);
+        const unsigned int v14929 = v14905 + 32u;
+        const unsigned int v14934 = v14755 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v14936;
+        iron_frag_fill(v14936, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14936, shm3, v14929, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14938;
+        iron_frag_fill(v14938, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14938, shm2, v14934, 64u);
+        iron_frag_mma_sync(v355, v14936, v14938);
+        const unsigned int v14940 = v14905 + 48u;
+        const unsigned int v14945 = v14755 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v14947;
+        iron_frag_fill(v14947, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14947, shm3, v14940, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14949;
+        iron_frag_fill(v14949, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14949, shm2, v14945, 64u);
+        iron_frag_mma_sync(v355, v14947, v14949);
+        const unsigned int v14771 = v14755 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v14778 = v14763 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v14958 = v14778 + v14903;
+        iron_frag<iron_bf16, 0, 16, 16> v14967;
+        iron_frag_fill(v14967, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14967, shm3, v14958, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14969;
+        iron_frag_fill(v14969, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14969, shm2, v14771, 64u);
+        iron_frag_mma_sync(v355, v14967, v14969);
+        const unsigned int v14971 = v14958 + 16u;
+        const unsigned int v14976 = v14771 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v14978;
+        iron_frag_fill(v14978, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14978, shm3, v14971, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14980;
+        iron_frag_fill(v14980, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14980, shm2, v14976, 64u);
+        iron_frag_mma_sync(v355, v14978, v14980);
+        const unsigned int v14982 = v14958 + 32u;
+        const unsigned int v14987 = v14771 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v14989;
+        iron_frag_fill(v14989, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14989, shm3, v14982, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14991;
+        iron_frag_fill(v14991, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14991, shm2, v14987, 64u);
+        iron_frag_mma_sync(v355, v14989, v14991);
+        const unsigned int v14993 = v14958 + 48u;
+        const unsigned int v14998 = v14771 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15000;
+        iron_frag_fill(v15000, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15000, shm3, v14993, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15002;
+        iron_frag_fill(v15002, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15002, shm2, v14998, 64u);
+        iron_frag_mma_sync(v355, v15000, v15002);
+        const unsigned int v14784 = v14755 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        iron_frag<iron_bf16, 0, 16, 16> v15020;  // kernels/sdpa/flash_warpgroup.hpp:177
+        iron_frag_fill(v15020, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15020, shm3, v14905, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15022;
+        iron_frag_fill(v15022, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15022, shm2, v14784, 64u);
+        iron_frag_mma_sync(v357, v15020, v15022);
+        const unsigned int v15029 = v14784 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15031;
+        iron_frag_fill(v15031, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15031, shm3, v14918, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15033;
+        iron_frag_fill(v15033, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15033, shm2, v15029, 64u);
+        iron_frag_mma_sync(v357, v15031, v15033);
+        const unsigned int v15040 = v14784 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15042;
+        iron_frag_fill(v15042, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15042, shm3, v14929, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15044;
+        iron_frag_fill(v15044, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15044, shm2, v15040, 64u);
+        iron_frag_mma_sync(v357, v15042, v15044);
+        const unsigned int v15051 = v14784 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15053;
+        iron_frag_fill(v15053, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15053, shm3, v14940, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15055;
+        iron_frag_fill(v15055, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15055, shm2, v15051, 64u);
+        iron_frag_mma_sync(v357, v15053, v15055);
+        const unsigned int v14799 = v14784 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        iron_frag<iron_bf16, 0, 16, 16> v15073;  // kernels/sdpa/flash_warpgroup.hpp:177
+        iron_frag_fill(v15073, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15073, shm3, v14958, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15075;
+        iron_frag_fill(v15075, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15075, shm2, v14799, 64u);
+        iron_frag_mma_sync(v357, v15073, v15075);
+        const unsigned int v15082 = v14799 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15084;
+        iron_frag_fill(v15084, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15084, shm3, v14971, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15086;
+        iron_frag_fill(v15086, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15086, shm2, v15082, 64u);
+        iron_frag_mma_sync(v357, v15084, v15086);
+        const unsigned int v15093 = v14799 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15095;
+        iron_frag_fill(v15095, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15095, shm3, v14982, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15097;
+        iron_frag_fill(v15097, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15097, shm2, v15093, 64u);
+        iron_frag_mma_sync(v357, v15095, v15097);
+        const unsigned int v15104 = v14799 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15106;
+        iron_frag_fill(v15106, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15106, shm3, v14993, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15108;
+        iron_frag_fill(v15108, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15108, shm2, v15104, 64u);
+        iron_frag_mma_sync(v357, v15106, v15108);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:211
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v8697 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v8699;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v8699, 0.0f);
-      const float v8703 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8704 = fmaxf(v8703, v8697);
-      const bool v8707 = v8704 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8708 = v8707 ? 0.0f : v8704;
-      v8699.x[0] = v8708;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8712 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8713 = fmaxf(v8712, v8697);
-      const bool v8716 = v8713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8717 = v8716 ? 0.0f : v8713;
-      v8699.x[1] = v8717;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8721 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8722 = fmaxf(v8721, v8697);
-      const bool v8725 = v8722 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8726 = v8725 ? 0.0f : v8722;
-      v8699.x[2] = v8726;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8730 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8731 = fmaxf(v8730, v8697);
-      const bool v8734 = v8731 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8735 = v8734 ? 0.0f : v8731;
-      v8699.x[3] = v8735;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v8737;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v8737, 0.0f);
-      const float v8741 = v8699.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8742 = v8697 - v8741;
-      const float v8743 = exp2f(v8742);
-      const float v8746 = v8703 - v8741;
-      const float v8747 = exp2f(v8746);
-      const float v8748 = v353.x[0];
-      const float v8749 = v8748 * v8747;
-      const float v8750 = v8749 + v8743;
-      v8737.x[0] = v8750;  // kernels/sdpa/flash_tile.hpp:264
-      const float v8754 = v8699.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8755 = v8697 - v8754;
-      const float v8756 = exp2f(v8755);
-      const float v8759 = v8712 - v8754;
-      const float v8760 = exp2f(v8759);
-      const float v8761 = v353.x[1];
-      const float v8762 = v8761 * v8760;
-      const float v8763 = v8762 + v8756;
-      v8737.x[1] = v8763;  // kernels/sdpa/flash_tile.hpp:264
-      const float v8767 = v8699.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8768 = v8697 - v8767;
-      const float v8769 = exp2f(v8768);
-      const float v8772 = v8721 - v8767;
-      const float v8773 = exp2f(v8772);
-      const float v8774 = v353.x[2];
-      const float v8775 = v8774 * v8773;
-      const float v8776 = v8775 + v8769;
-      v8737.x[2] = v8776;  // kernels/sdpa/flash_tile.hpp:264
-      const float v8780 = v8699.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8781 = v8697 - v8780;
-      const float v8782 = exp2f(v8781);
-      const float v8785 = v8730 - v8780;
-      const float v8786 = exp2f(v8785);
-      const float v8787 = v353.x[3];
-      const float v8788 = v8787 * v8786;
-      const float v8789 = v8788 + v8782;
-      v8737.x[3] = v8789;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v8791;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v8791, 0.0f);
-      const float v8795 = v8737.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8801 = v8747 / v8795;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8803 = v8795 > 0.0f;
-      const float v8804 = v8803 ? v8801 : 0.0f;
-      v8791.x[0] = v8804;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8808 = v8737.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8814 = v8760 / v8808;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8816 = v8808 > 0.0f;
-      const float v8817 = v8816 ? v8814 : 0.0f;
-      v8791.x[1] = v8817;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8821 = v8737.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8827 = v8773 / v8821;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8829 = v8821 > 0.0f;
-      const float v8830 = v8829 ? v8827 : 0.0f;
-      v8791.x[2] = v8830;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8834 = v8737.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8840 = v8786 / v8834;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8842 = v8834 > 0.0f;
-      const float v8843 = v8842 ? v8840 : 0.0f;
-      v8791.x[3] = v8843;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v8844 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8845 = v46 + v8844;
-      const float v8846 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8847 = v355.x[0];
-      const float v8848 = v8847 * v8846;
-      const bool v8849 = v8845 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8849) {
-        const unsigned int v8850 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v8853 = iron_f32_to_bf16(v8848);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8855 = v11 + v8845;
-        const unsigned int v8856 = v8855 * v1;
-        const unsigned int v8857 = v8856 + v26;
-        const unsigned int v8858 = v8857 << 7u;
-        const unsigned int v8859 = v8858 + v8850;
-        out[v8859] = v8853;
+      const float v8694 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v8696;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v8696, 0.0f);
+      const float v8700 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8701 = fmaxf(v8700, v8694);
+      const bool v8704 = v8701 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8705 = v8704 ? 0.0f : v8701;
+      v8696.x[0] = v8705;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8709 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8710 = fmaxf(v8709, v8694);
+      const bool v8713 = v8710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8714 = v8713 ? 0.0f : v8710;
+      v8696.x[1] = v8714;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8718 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8719 = fmaxf(v8718, v8694);
+      const bool v8722 = v8719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8723 = v8722 ? 0.0f : v8719;
+      v8696.x[2] = v8723;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8727 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8728 = fmaxf(v8727, v8694);
+      const bool v8731 = v8728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8732 = v8731 ? 0.0f : v8728;
+      v8696.x[3] = v8732;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v8734;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v8734, 0.0f);
+      const float v8738 = v8696.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8739 = v8694 - v8738;
+      const float v8740 = exp2f(v8739);
+      const float v8743 = v8700 - v8738;
+      const float v8744 = exp2f(v8743);
+      const float v8745 = v353.x[0];
+      const float v8746 = v8745 * v8744;
+      const float v8747 = v8746 + v8740;
+      v8734.x[0] = v8747;  // kernels/sdpa/flash_tile.hpp:264
+      const float v8751 = v8696.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8752 = v8694 - v8751;
+      const float v8753 = exp2f(v8752);
+      const float v8756 = v8709 - v8751;
+      const float v8757 = exp2f(v8756);
+      const float v8758 = v353.x[1];
+      const float v8759 = v8758 * v8757;
+      const float v8760 = v8759 + v8753;
+      v8734.x[1] = v8760;  // kernels/sdpa/flash_tile.hpp:264
+      const float v8764 = v8696.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8765 = v8694 - v8764;
+      const float v8766 = exp2f(v8765);
+      const float v8769 = v8718 - v8764;
+      const float v8770 = exp2f(v8769);
+      const float v8771 = v353.x[2];
+      const float v8772 = v8771 * v8770;
+      const float v8773 = v8772 + v8766;
+      v8734.x[2] = v8773;  // kernels/sdpa/flash_tile.hpp:264
+      const float v8777 = v8696.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8778 = v8694 - v8777;
+      const float v8779 = exp2f(v8778);
+      const float v8782 = v8727 - v8777;
+      const float v8783 = exp2f(v8782);
+      const float v8784 = v353.x[3];
+      const float v8785 = v8784 * v8783;
+      const float v8786 = v8785 + v8779;
+      v8734.x[3] = v8786;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v8788;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v8788, 0.0f);
+      const float v8792 = v8734.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8798 = v8744 / v8792;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8800 = v8792 > 0.0f;
+      const float v8801 = v8800 ? v8798 : 0.0f;
+      v8788.x[0] = v8801;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8805 = v8734.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8811 = v8757 / v8805;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8813 = v8805 > 0.0f;
+      const float v8814 = v8813 ? v8811 : 0.0f;
+      v8788.x[1] = v8814;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8818 = v8734.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8824 = v8770 / v8818;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8826 = v8818 > 0.0f;
+      const float v8827 = v8826 ? v8824 : 0.0f;
+      v8788.x[2] = v8827;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8831 = v8734.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8837 = v8783 / v8831;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8839 = v8831 > 0.0f;
+      const float v8840 = v8839 ? v8837 : 0.0f;
+      v8788.x[3] = v8840;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v8841 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8842 = v46 + v8841;
+      const float v8843 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8844 = v355.x[0];
+      const float v8845 = v8844 * v8843;
+      const bool v8846 = v8842 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8846) {
+        const unsigned int v8847 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v8850 = iron_f32_to_bf16(v8845);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8852 = v11 + v8842;
+        const unsigned int v8853 = v8852 * v1;
+        const unsigned int v8854 = v8853 + v26;
+        const unsigned int v8855 = v8854 << 7u;
+        const unsigned int v8856 = v8855 + v8847;
+        out[v8856] = v8850;
       }
-      const unsigned int v8860 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8861 = v46 + v8860;
-      const float v8862 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8863 = v355.x[1];
-      const float v8864 = v8863 * v8862;
-      const bool v8865 = v8861 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8865) {
-        const unsigned int v8866 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v8869 = iron_f32_to_bf16(v8864);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8871 = v11 + v8861;
-        const unsigned int v8872 = v8871 * v1;
-        const unsigned int v8873 = v8872 + v26;
-        const unsigned int v8874 = v8873 << 7u;
-        const unsigned int v8875 = v8874 + v8866;
-        out[v8875] = v8869;
+      const unsigned int v8857 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8858 = v46 + v8857;
+      const float v8859 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8860 = v355.x[1];
+      const float v8861 = v8860 * v8859;
+      const bool v8862 = v8858 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8862) {
+        const unsigned int v8863 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v8866 = iron_f32_to_bf16(v8861);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8868 = v11 + v8858;
+        const unsigned int v8869 = v8868 * v1;
+        const unsigned int v8870 = v8869 + v26;
+        const unsigned int v8871 = v8870 << 7u;
+        const unsigned int v8872 = v8871 + v8863;
+        out[v8872] = v8866;
       }
-      const unsigned int v8876 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8877 = v46 + v8876;
-      const float v8878 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8879 = v355.x[2];
-      const float v8880 = v8879 * v8878;
-      const bool v8881 = v8877 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8881) {
-        const unsigned int v8882 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v8885 = iron_f32_to_bf16(v8880);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8887 = v11 + v8877;
-        const unsigned int v8888 = v8887 * v1;
-        const unsigned int v8889 = v8888 + v26;
-        const unsigned int v8890 = v8889 << 7u;
-        const unsigned int v8891 = v8890 + v8882;
-        out[v8891] = v8885;
+      const unsigned int v8873 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8874 = v46 + v8873;
+      const float v8875 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8876 = v355.x[2];
+      const float v8877 = v8876 * v8875;
+      const bool v8878 = v8874 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8878) {
+        const unsigned int v8879 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v8882 = iron_f32_to_bf16(v8877);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8884 = v11 + v8874;
+        const unsigned int v8885 = v8884 * v1;
+        const unsigned int v8886 = v8885 + v26;
+        const unsigned int v8887 = v8886 << 7u;
+        const unsigned int v8888 = v8887 + v8879;
+        out[v8888] = v8882;
       }
-      const unsigned int v8892 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8893 = v46 + v8892;
-      const float v8894 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8895 = v355.x[3];
-      const float v8896 = v8895 * v8894;
-      const bool v8897 = v8893 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8897) {
-        const unsigned int v8898 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v8901 = iron_f32_to_bf16(v8896);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8903 = v11 + v8893;
-        const unsigned int v8904 = v8903 * v1;
-        const unsigned int v8905 = v8904 + v26;
-        const unsigned int v8906 = v8905 << 7u;
-        const unsigned int v8907 = v8906 + v8898;
-        out[v8907] = v8901;
+      const unsigned int v8889 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8890 = v46 + v8889;
+      const float v8891 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8892 = v355.x[3];
+      const float v8893 = v8892 * v8891;
+      const bool v8894 = v8890 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8894) {
+        const unsigned int v8895 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v8898 = iron_f32_to_bf16(v8893);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8900 = v11 + v8890;
+        const unsigned int v8901 = v8900 * v1;
+        const unsigned int v8902 = v8901 + v26;
+        const unsigned int v8903 = v8902 << 7u;
+        const unsigned int v8904 = v8903 + v8895;
+        out[v8904] = v8898;
       }
-      const unsigned int v8908 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8909 = v46 + v8908;
-      const float v8910 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8911 = v355.x[4];
-      const float v8912 = v8911 * v8910;
-      const bool v8913 = v8909 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8913) {
-        const unsigned int v8914 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v8917 = iron_f32_to_bf16(v8912);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8919 = v11 + v8909;
-        const unsigned int v8920 = v8919 * v1;
-        const unsigned int v8921 = v8920 + v26;
-        const unsigned int v8922 = v8921 << 7u;
-        const unsigned int v8923 = v8922 + v8914;
-        out[v8923] = v8917;
+      const unsigned int v8905 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8906 = v46 + v8905;
+      const float v8907 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8908 = v355.x[4];
+      const float v8909 = v8908 * v8907;
+      const bool v8910 = v8906 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8910) {
+        const unsigned int v8911 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v8914 = iron_f32_to_bf16(v8909);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8916 = v11 + v8906;
+        const unsigned int v8917 = v8916 * v1;
+        const unsigned int v8918 = v8917 + v26;
+        const unsigned int v8919 = v8918 << 7u;
+        const unsigned int v8920 = v8919 + v8911;
+        out[v8920] = v8914;
       }
-      const unsigned int v8924 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8925 = v46 + v8924;
-      const float v8926 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8927 = v355.x[5];
-      const float v8928 = v8927 * v8926;
-      const bool v8929 = v8925 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8929) {
-        const unsigned int v8930 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v8933 = iron_f32_to_bf16(v8928);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8935 = v11 + v8925;
-        const unsigned int v8936 = v8935 * v1;
-        const unsigned int v8937 = v8936 + v26;
-        const unsigned int v8938 = v8937 << 7u;
-        const unsigned int v8939 = v8938 + v8930;
-        out[v8939] = v8933;
+      const unsigned int v8921 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8922 = v46 + v8921;
+      const float v8923 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8924 = v355.x[5];
+      const float v8925 = v8924 * v8923;
+      const bool v8926 = v8922 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8926) {
+        const unsigned int v8927 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v8930 = iron_f32_to_bf16(v8925);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8932 = v11 + v8922;
+        const unsigned int v8933 = v8932 * v1;
+        const unsigned int v8934 = v8933 + v26;
+        const unsigned int v8935 = v8934 << 7u;
+        const unsigned int v8936 = v8935 + v8927;
+        out[v8936] = v8930;
       }
-      const unsigned int v8940 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8941 = v46 + v8940;
-      const float v8942 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8943 = v355.x[6];
-      const float v8944 = v8943 * v8942;
-      const bool v8945 = v8941 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8945) {
-        const unsigned int v8946 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v8949 = iron_f32_to_bf16(v8944);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8951 = v11 + v8941;
-        const unsigned int v8952 = v8951 * v1;
-        const unsigned int v8953 = v8952 + v26;
-        const unsigned int v8954 = v8953 << 7u;
-        const unsigned int v8955 = v8954 + v8946;
-        out[v8955] = v8949;
+      const unsigned int v8937 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8938 = v46 + v8937;
+      const float v8939 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8940 = v355.x[6];
+      const float v8941 = v8940 * v8939;
+      const bool v8942 = v8938 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8942) {
+        const unsigned int v8943 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v8946 = iron_f32_to_bf16(v8941);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8948 = v11 + v8938;
+        const unsigned int v8949 = v8948 * v1;
+        const unsigned int v8950 = v8949 + v26;
+        const unsigned int v8951 = v8950 << 7u;
+        const unsigned int v8952 = v8951 + v8943;
+        out[v8952] = v8946;
       }
-      const unsigned int v8956 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8957 = v46 + v8956;
-      const float v8958 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8959 = v355.x[7];
-      const float v8960 = v8959 * v8958;
-      const bool v8961 = v8957 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8961) {
-        const unsigned int v8962 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v8965 = iron_f32_to_bf16(v8960);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8967 = v11 + v8957;
-        const unsigned int v8968 = v8967 * v1;
-        const unsigned int v8969 = v8968 + v26;
-        const unsigned int v8970 = v8969 << 7u;
-        const unsigned int v8971 = v8970 + v8962;
-        out[v8971] = v8965;
+      const unsigned int v8953 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8954 = v46 + v8953;
+      const float v8955 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8956 = v355.x[7];
+      const float v8957 = v8956 * v8955;
+      const bool v8958 = v8954 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8958) {
+        const unsigned int v8959 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v8962 = iron_f32_to_bf16(v8957);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8964 = v11 + v8954;
+        const unsigned int v8965 = v8964 * v1;
+        const unsigned int v8966 = v8965 + v26;
+        const unsigned int v8967 = v8966 << 7u;
+        const unsigned int v8968 = v8967 + v8959;
+        out[v8968] = v8962;
       }
-      const unsigned int v8972 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8973 = v46 + v8972;
-      const float v8974 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8975 = v355.x[8];
-      const float v8976 = v8975 * v8974;
-      const bool v8977 = v8973 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8977) {
-        const unsigned int v8978 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v8981 = iron_f32_to_bf16(v8976);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8983 = v11 + v8973;
-        const unsigned int v8984 = v8983 * v1;
-        const unsigned int v8985 = v8984 + v26;
-        const unsigned int v8986 = v8985 << 7u;
-        const unsigned int v8987 = v8986 + v8978;
-        out[v8987] = v8981;
+      const unsigned int v8969 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8970 = v46 + v8969;
+      const float v8971 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8972 = v355.x[8];
+      const float v8973 = v8972 * v8971;
+      const bool v8974 = v8970 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8974) {
+        const unsigned int v8975 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v8978 = iron_f32_to_bf16(v8973);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8980 = v11 + v8970;
+        const unsigned int v8981 = v8980 * v1;
+        const unsigned int v8982 = v8981 + v26;
+        const unsigned int v8983 = v8982 << 7u;
+        const unsigned int v8984 = v8983 + v8975;
+        out[v8984] = v8978;
       }
-      const unsigned int v8988 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8989 = v46 + v8988;
-      const float v8990 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8991 = v355.x[9];
-      const float v8992 = v8991 * v8990;
-      const bool v8993 = v8989 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8993) {
-        const unsigned int v8994 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v8997 = iron_f32_to_bf16(v8992);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8999 = v11 + v8989;
-        const unsigned int v9000 = v8999 * v1;
-        const unsigned int v9001 = v9000 + v26;
-        const unsigned int v9002 = v9001 << 7u;
-        const unsigned int v9003 = v9002 + v8994;
-        out[v9003] = v8997;
+      const unsigned int v8985 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8986 = v46 + v8985;
+      const float v8987 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8988 = v355.x[9];
+      const float v8989 = v8988 * v8987;
+      const bool v8990 = v8986 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8990) {
+        const unsigned int v8991 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v8994 = iron_f32_to_bf16(v8989);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8996 = v11 + v8986;
+        const unsigned int v8997 = v8996 * v1;
+        const unsigned int v8998 = v8997 + v26;
+        const unsigned int v8999 = v8998 << 7u;
+        const unsigned int v9000 = v8999 + v8991;
+        out[v9000] = v8994;
       }
-      const unsigned int v9004 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9005 = v46 + v9004;
-      const float v9006 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9007 = v355.x[10];
-      const float v9008 = v9007 * v9006;
-      const bool v9009 = v9005 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9009) {
-        const unsigned int v9010 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v9013 = iron_f32_to_bf16(v9008);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9015 = v11 + v9005;
-        const unsigned int v9016 = v9015 * v1;
-        const unsigned int v9017 = v9016 + v26;
-        const unsigned int v9018 = v9017 << 7u;
-        const unsigned int v9019 = v9018 + v9010;
-        out[v9019] = v9013;
+      const unsigned int v9001 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9002 = v46 + v9001;
+      const float v9003 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9004 = v355.x[10];
+      const float v9005 = v9004 * v9003;
+      const bool v9006 = v9002 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9006) {
+        const unsigned int v9007 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v9010 = iron_f32_to_bf16(v9005);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9012 = v11 + v9002;
+        const unsigned int v9013 = v9012 * v1;
+        const unsigned int v9014 = v9013 + v26;
+        const unsigned int v9015 = v9014 << 7u;
+        const unsigned int v9016 = v9015 + v9007;
+        out[v9016] = v9010;
       }
-      const unsigned int v9020 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9021 = v46 + v9020;
-      const float v9022 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9023 = v355.x[11];
-      const float v9024 = v9023 * v9022;
-      const bool v9025 = v9021 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9025) {
-        const unsigned int v9026 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v9029 = iron_f32_to_bf16(v9024);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9031 = v11 + v9021;
-        const unsigned int v9032 = v9031 * v1;
-        const unsigned int v9033 = v9032 + v26;
-        const unsigned int v9034 = v9033 << 7u;
-        const unsigned int v9035 = v9034 + v9026;
-        out[v9035] = v9029;
+      const unsigned int v9017 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9018 = v46 + v9017;
+      const float v9019 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9020 = v355.x[11];
+      const float v9021 = v9020 * v9019;
+      const bool v9022 = v9018 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9022) {
+        const unsigned int v9023 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v9026 = iron_f32_to_bf16(v9021);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9028 = v11 + v9018;
+        const unsigned int v9029 = v9028 * v1;
+        const unsigned int v9030 = v9029 + v26;
+        const unsigned int v9031 = v9030 << 7u;
+        const unsigned int v9032 = v9031 + v9023;
+        out[v9032] = v9026;
       }
-      const unsigned int v9036 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9037 = v46 + v9036;
-      const float v9038 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9039 = v355.x[12];
-      const float v9040 = v9039 * v9038;
-      const bool v9041 = v9037 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9041) {
-        const unsigned int v9042 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v9045 = iron_f32_to_bf16(v9040);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9047 = v11 + v9037;
-        const unsigned int v9048 = v9047 * v1;
-        const unsigned int v9049 = v9048 + v26;
-        const unsigned int v9050 = v9049 << 7u;
-        const unsigned int v9051 = v9050 + v9042;
-        out[v9051] = v9045;
+      const unsigned int v9033 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9034 = v46 + v9033;
+      const float v9035 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9036 = v355.x[12];
+      const float v9037 = v9036 * v9035;
+      const bool v9038 = v9034 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9038) {
+        const unsigned int v9039 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v9042 = iron_f32_to_bf16(v9037);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9044 = v11 + v9034;
+        const unsigned int v9045 = v9044 * v1;
+        const unsigned int v9046 = v9045 + v26;
+        const unsigned int v9047 = v9046 << 7u;
+        const unsigned int v9048 = v9047 + v9039;
+        out[v9048] = v9042;
       }
-      const unsigned int v9052 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9053 = v46 + v9052;
-      const float v9054 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9055 = v355.x[13];
-      const float v9056 = v9055 * v9054;
-      const bool v9057 = v9053 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9057) {
-        const unsigned int v9058 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v9061 = iron_f32_to_bf16(v9056);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9063 = v11 + v9053;
-        const unsigned int v9064 = v9063 * v1;
-        const unsigned int v9065 = v9064 + v26;
-        const unsigned int v9066 = v9065 << 7u;
-        const unsigned int v9067 = v9066 + v9058;
-        out[v9067] = v9061;
+      const unsigned int v9049 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9050 = v46 + v9049;
+      const float v9051 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9052 = v355.x[13];
+      const float v9053 = v9052 * v9051;
+      const bool v9054 = v9050 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9054) {
+        const unsigned int v9055 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v9058 = iron_f32_to_bf16(v9053);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9060 = v11 + v9050;
+        const unsigned int v9061 = v9060 * v1;
+        const unsigned int v9062 = v9061 + v26;
+        const unsigned int v9063 = v9062 << 7u;
+        const unsigned int v9064 = v9063 + v9055;
+        out[v9064] = v9058;
       }
-      const unsigned int v9068 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9069 = v46 + v9068;
-      const float v9070 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9071 = v355.x[14];
-      const float v9072 = v9071 * v9070;
-      const bool v9073 = v9069 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9073) {
-        const unsigned int v9074 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v9077 = iron_f32_to_bf16(v9072);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9079 = v11 + v9069;
-        const unsigned int v9080 = v9079 * v1;
-        const unsigned int v9081 = v9080 + v26;
-        const unsigned int v9082 = v9081 << 7u;
-        const unsigned int v9083 = v9082 + v9074;
-        out[v9083] = v9077;
+      const unsigned int v9065 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9066 = v46 + v9065;
+      const float v9067 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9068 = v355.x[14];
+      const float v9069 = v9068 * v9067;
+      const bool v9070 = v9066 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9070) {
+        const unsigned int v9071 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v9074 = iron_f32_to_bf16(v9069);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9076 = v11 + v9066;
+        const unsigned int v9077 = v9076 * v1;
+        const unsigned int v9078 = v9077 + v26;
+        const unsigned int v9079 = v9078 << 7u;
+        const unsigned int v9080 = v9079 + v9071;
+        out[v9080] = v9074;
       }
-      const unsigned int v9084 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9085 = v46 + v9084;
-      const float v9086 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9087 = v355.x[15];
-      const float v9088 = v9087 * v9086;
-      const bool v9089 = v9085 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9089) {
-        const unsigned int v9090 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v9093 = iron_f32_to_bf16(v9088);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9095 = v11 + v9085;
-        const unsigned int v9096 = v9095 * v1;
-        const unsigned int v9097 = v9096 + v26;
-        const unsigned int v9098 = v9097 << 7u;
-        const unsigned int v9099 = v9098 + v9090;
-        out[v9099] = v9093;
+      const unsigned int v9081 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9082 = v46 + v9081;
+      const float v9083 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9084 = v355.x[15];
+      const float v9085 = v9084 * v9083;
+      const bool v9086 = v9082 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9086) {
+        const unsigned int v9087 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v9090 = iron_f32_to_bf16(v9085);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9092 = v11 + v9082;
+        const unsigned int v9093 = v9092 * v1;
+        const unsigned int v9094 = v9093 + v26;
+        const unsigned int v9095 = v9094 << 7u;
+        const unsigned int v9096 = v9095 + v9087;
+        out[v9096] = v9090;
       }
-      const unsigned int v9100 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9101 = v46 + v9100;
-      const float v9102 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9103 = v355.x[16];
-      const float v9104 = v9103 * v9102;
-      const bool v9105 = v9101 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9105) {
-        const unsigned int v9106 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v9109 = iron_f32_to_bf16(v9104);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9111 = v11 + v9101;
-        const unsigned int v9112 = v9111 * v1;
-        const unsigned int v9113 = v9112 + v26;
-        const unsigned int v9114 = v9113 << 7u;
-        const unsigned int v9115 = v9114 + v9106;
-        out[v9115] = v9109;
+      const unsigned int v9097 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9098 = v46 + v9097;
+      const float v9099 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9100 = v355.x[16];
+      const float v9101 = v9100 * v9099;
+      const bool v9102 = v9098 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9102) {
+        const unsigned int v9103 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v9106 = iron_f32_to_bf16(v9101);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9108 = v11 + v9098;
+        const unsigned int v9109 = v9108 * v1;
+        const unsigned int v9110 = v9109 + v26;
+        const unsigned int v9111 = v9110 << 7u;
+        const unsigned int v9112 = v9111 + v9103;
+        out[v9112] = v9106;
       }
-      const unsigned int v9116 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9117 = v46 + v9116;
-      const float v9118 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9119 = v355.x[17];
-      const float v9120 = v9119 * v9118;
-      const bool v9121 = v9117 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9121) {
-        const unsigned int v9122 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v9125 = iron_f32_to_bf16(v9120);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9127 = v11 + v9117;
-        const unsigned int v9128 = v9127 * v1;
-        const unsigned int v9129 = v9128 + v26;
-        const unsigned int v9130 = v9129 << 7u;
-        const unsigned int v9131 = v9130 + v9122;
-        out[v9131] = v9125;
+      const unsigned int v9113 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9114 = v46 + v9113;
+      const float v9115 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9116 = v355.x[17];
+      const float v9117 = v9116 * v9115;
+      const bool v9118 = v9114 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9118) {
+        const unsigned int v9119 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v9122 = iron_f32_to_bf16(v9117);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9124 = v11 + v9114;
+        const unsigned int v9125 = v9124 * v1;
+        const unsigned int v9126 = v9125 + v26;
+        const unsigned int v9127 = v9126 << 7u;
+        const unsigned int v9128 = v9127 + v9119;
+        out[v9128] = v9122;
       }
-      const unsigned int v9132 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9133 = v46 + v9132;
-      const float v9134 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9135 = v355.x[18];
-      const float v9136 = v9135 * v9134;
-      const bool v9137 = v9133 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9137) {
-        const unsigned int v9138 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v9141 = iron_f32_to_bf16(v9136);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9143 = v11 + v9133;
-        const unsigned int v9144 = v9143 * v1;
-        const unsigned int v9145 = v9144 + v26;
-        const unsigned int v9146 = v9145 << 7u;
-        const unsigned int v9147 = v9146 + v9138;
-        out[v9147] = v9141;
+      const unsigned int v9129 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9130 = v46 + v9129;
+      const float v9131 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9132 = v355.x[18];
+      const float v9133 = v9132 * v9131;
+      const bool v9134 = v9130 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9134) {
+        const unsigned int v9135 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v9138 = iron_f32_to_bf16(v9133);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9140 = v11 + v9130;
+        const unsigned int v9141 = v9140 * v1;
+        const unsigned int v9142 = v9141 + v26;
+        const unsigned int v9143 = v9142 << 7u;
+        const unsigned int v9144 = v9143 + v9135;
+        out[v9144] = v9138;
       }
-      const unsigned int v9148 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9149 = v46 + v9148;
-      const float v9150 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9151 = v355.x[19];
-      const float v9152 = v9151 * v9150;
-      const bool v9153 = v9149 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9153) {
-        const unsigned int v9154 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v9157 = iron_f32_to_bf16(v9152);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9159 = v11 + v9149;
-        const unsigned int v9160 = v9159 * v1;
-        const unsigned int v9161 = v9160 + v26;
-        const unsigned int v9162 = v9161 << 7u;
-        const unsigned int v9163 = v9162 + v9154;
-        out[v9163] = v9157;
+      const unsigned int v9145 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9146 = v46 + v9145;
+      const float v9147 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9148 = v355.x[19];
+      const float v9149 = v9148 * v9147;
+      const bool v9150 = v9146 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9150) {
+        const unsigned int v9151 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v9154 = iron_f32_to_bf16(v9149);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9156 = v11 + v9146;
+        const unsigned int v9157 = v9156 * v1;
+        const unsigned int v9158 = v9157 + v26;
+        const unsigned int v9159 = v9158 << 7u;
+        const unsigned int v9160 = v9159 + v9151;
+        out[v9160] = v9154;
       }
-      const unsigned int v9164 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9165 = v46 + v9164;
-      const float v9166 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9167 = v355.x[20];
-      const float v9168 = v9167 * v9166;
-      const bool v9169 = v9165 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9169) {
-        const unsigned int v9170 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v9173 = iron_f32_to_bf16(v9168);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9175 = v11 + v9165;
-        const unsigned int v9176 = v9175 * v1;
-        const unsigned int v9177 = v9176 + v26;
-        const unsigned int v9178 = v9177 << 7u;
-        const unsigned int v9179 = v9178 + v9170;
-        out[v9179] = v9173;
+      const unsigned int v9161 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9162 = v46 + v9161;
+      const float v9163 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9164 = v355.x[20];
+      const float v9165 = v9164 * v9163;
+      const bool v9166 = v9162 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9166) {
+        const unsigned int v9167 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v9170 = iron_f32_to_bf16(v9165);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9172 = v11 + v9162;
+        const unsigned int v9173 = v9172 * v1;
+        const unsigned int v9174 = v9173 + v26;
+        const unsigned int v9175 = v9174 << 7u;
+        const unsigned int v9176 = v9175 + v9167;
+        out[v9176] = v9170;
       }
-      const unsigned int v9180 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9181 = v46 + v9180;
-      const float v9182 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9183 = v355.x[21];
-      const float v9184 = v9183 * v9182;
-      const bool v9185 = v9181 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9185) {
-        const unsigned int v9186 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v9189 = iron_f32_to_bf16(v9184);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9191 = v11 + v9181;
-        const unsigned int v9192 = v9191 * v1;
-        const unsigned int v9193 = v9192 + v26;
-        const unsigned int v9194 = v9193 << 7u;
-        const unsigned int v9195 = v9194 + v9186;
-        out[v9195] = v9189;
+      const unsigned int v9177 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9178 = v46 + v9177;
+      const float v9179 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9180 = v355.x[21];
+      const float v9181 = v9180 * v9179;
+      const bool v9182 = v9178 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9182) {
+        const unsigned int v9183 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v9186 = iron_f32_to_bf16(v9181);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9188 = v11 + v9178;
+        const unsigned int v9189 = v9188 * v1;
+        const unsigned int v9190 = v9189 + v26;
+        const unsigned int v9191 = v9190 << 7u;
+        const unsigned int v9192 = v9191 + v9183;
+        out[v9192] = v9186;
       }
-      const unsigned int v9196 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9197 = v46 + v9196;
-      const float v9198 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9199 = v355.x[22];
-      const float v9200 = v9199 * v9198;
-      const bool v9201 = v9197 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9201) {
-        const unsigned int v9202 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v9205 = iron_f32_to_bf16(v9200);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9207 = v11 + v9197;
-        const unsigned int v9208 = v9207 * v1;
-        const unsigned int v9209 = v9208 + v26;
-        const unsigned int v9210 = v9209 << 7u;
-        const unsigned int v9211 = v9210 + v9202;
-        out[v9211] = v9205;
+      const unsigned int v9193 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9194 = v46 + v9193;
+      const float v9195 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9196 = v355.x[22];
+      const float v9197 = v9196 * v9195;
+      const bool v9198 = v9194 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9198) {
+        const unsigned int v9199 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v9202 = iron_f32_to_bf16(v9197);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9204 = v11 + v9194;
+        const unsigned int v9205 = v9204 * v1;
+        const unsigned int v9206 = v9205 + v26;
+        const unsigned int v9207 = v9206 << 7u;
+        const unsigned int v9208 = v9207 + v9199;
+        out[v9208] = v9202;
       }
-      const unsigned int v9212 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9213 = v46 + v9212;
-      const float v9214 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9215 = v355.x[23];
-      const float v9216 = v9215 * v9214;
-      const bool v9217 = v9213 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9217) {
-        const unsigned int v9218 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v9221 = iron_f32_to_bf16(v9216);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9223 = v11 + v9213;
-        const unsigned int v9224 = v9223 * v1;
-        const unsigned int v9225 = v9224 + v26;
-        const unsigned int v9226 = v9225 << 7u;
-        const unsigned int v9227 = v9226 + v9218;
-        out[v9227] = v9221;
+      const unsigned int v9209 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9210 = v46 + v9209;
+      const float v9211 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9212 = v355.x[23];
+      const float v9213 = v9212 * v9211;
+      const bool v9214 = v9210 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9214) {
+        const unsigned int v9215 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v9218 = iron_f32_to_bf16(v9213);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9220 = v11 + v9210;
+        const unsigned int v9221 = v9220 * v1;
+        const unsigned int v9222 = v9221 + v26;
+        const unsigned int v9223 = v9222 << 7u;
+        const unsigned int v9224 = v9223 + v9215;
+        out[v9224] = v9218;
       }
-      const unsigned int v9228 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9229 = v46 + v9228;
-      const float v9230 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9231 = v355.x[24];
-      const float v9232 = v9231 * v9230;
-      const bool v9233 = v9229 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9233) {
-        const unsigned int v9234 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v9237 = iron_f32_to_bf16(v9232);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9239 = v11 + v9229;
-        const unsigned int v9240 = v9239 * v1;
-        const unsigned int v9241 = v9240 + v26;
-        const unsigned int v9242 = v9241 << 7u;
-        const unsigned int v9243 = v9242 + v9234;
-        out[v9243] = v9237;
+      const unsigned int v9225 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9226 = v46 + v9225;
+      const float v9227 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9228 = v355.x[24];
+      const float v9229 = v9228 * v9227;
+      const bool v9230 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9230) {
+        const unsigned int v9231 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v9234 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9236 = v11 + v9226;
+        const unsigned int v9237 = v9236 * v1;
+        const unsigned int v9238 = v9237 + v26;
+        const unsigned int v9239 = v9238 << 7u;
+        const unsigned int v9240 = v9239 + v9231;
+        out[v9240] = v9234;
       }
-      const unsigned int v9244 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9245 = v46 + v9244;
-      const float v9246 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9247 = v355.x[25];
-      const float v9248 = v9247 * v9246;
-      const bool v9249 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9249) {
-        const unsigned int v9250 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v9253 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9255 = v11 + v9245;
-        const unsigned int v9256 = v9255 * v1;
-        const unsigned int v9257 = v9256 + v26;
-        const unsigned int v9258 = v9257 << 7u;
-        const unsigned int v9259 = v9258 + v9250;
-        out[v9259] = v9253;
+      const unsigned int v9241 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9242 = v46 + v9241;
+      const float v9243 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9244 = v355.x[25];
+      const float v9245 = v9244 * v9243;
+      const bool v9246 = v9242 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9246) {
+        const unsigned int v9247 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v9250 = iron_f32_to_bf16(v9245);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9252 = v11 + v9242;
+        const unsigned int v9253 = v9252 * v1;
+        const unsigned int v9254 = v9253 + v26;
+        const unsigned int v9255 = v9254 << 7u;
+        const unsigned int v9256 = v9255 + v9247;
+        out[v9256] = v9250;
       }
-      const unsigned int v9260 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9261 = v46 + v9260;
-      const float v9262 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9263 = v355.x[26];
-      const float v9264 = v9263 * v9262;
-      const bool v9265 = v9261 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9265) {
-        const unsigned int v9266 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v9269 = iron_f32_to_bf16(v9264);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9271 = v11 + v9261;
-        const unsigned int v9272 = v9271 * v1;
-        const unsigned int v9273 = v9272 + v26;
-        const unsigned int v9274 = v9273 << 7u;
-        const unsigned int v9275 = v9274 + v9266;
-        out[v9275] = v9269;
+      const unsigned int v9257 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9258 = v46 + v9257;
+      const float v9259 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9260 = v355.x[26];
+      const float v9261 = v9260 * v9259;
+      const bool v9262 = v9258 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9262) {
+        const unsigned int v9263 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v9266 = iron_f32_to_bf16(v9261);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9268 = v11 + v9258;
+        const unsigned int v9269 = v9268 * v1;
+        const unsigned int v9270 = v9269 + v26;
+        const unsigned int v9271 = v9270 << 7u;
+        const unsigned int v9272 = v9271 + v9263;
+        out[v9272] = v9266;
       }
-      const unsigned int v9276 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9277 = v46 + v9276;
-      const float v9278 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9279 = v355.x[27];
-      const float v9280 = v9279 * v9278;
-      const bool v9281 = v9277 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9281) {
-        const unsigned int v9282 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v9285 = iron_f32_to_bf16(v9280);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9287 = v11 + v9277;
-        const unsigned int v9288 = v9287 * v1;
-        const unsigned int v9289 = v9288 + v26;
-        const unsigned int v9290 = v9289 << 7u;
-        const unsigned int v9291 = v9290 + v9282;
-        out[v9291] = v9285;
+      const unsigned int v9273 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9274 = v46 + v9273;
+      const float v9275 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9276 = v355.x[27];
+      const float v9277 = v9276 * v9275;
+      const bool v9278 = v9274 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9278) {
+        const unsigned int v9279 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v9282 = iron_f32_to_bf16(v9277);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9284 = v11 + v9274;
+        const unsigned int v9285 = v9284 * v1;
+        const unsigned int v9286 = v9285 + v26;
+        const unsigned int v9287 = v9286 << 7u;
+        const unsigned int v9288 = v9287 + v9279;
+        out[v9288] = v9282;
       }
-      const unsigned int v9292 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9293 = v46 + v9292;
-      const float v9294 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9295 = v355.x[28];
-      const float v9296 = v9295 * v9294;
-      const bool v9297 = v9293 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9297) {
-        const unsigned int v9298 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v9301 = iron_f32_to_bf16(v9296);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9303 = v11 + v9293;
-        const unsigned int v9304 = v9303 * v1;
-        const unsigned int v9305 = v9304 + v26;
-        const unsigned int v9306 = v9305 << 7u;
-        const unsigned int v9307 = v9306 + v9298;
-        out[v9307] = v9301;
+      const unsigned int v9289 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9290 = v46 + v9289;
+      const float v9291 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9292 = v355.x[28];
+      const float v9293 = v9292 * v9291;
+      const bool v9294 = v9290 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9294) {
+        const unsigned int v9295 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v9298 = iron_f32_to_bf16(v9293);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9300 = v11 + v9290;
+        const unsigned int v9301 = v9300 * v1;
+        const unsigned int v9302 = v9301 + v26;
+        const unsigned int v9303 = v9302 << 7u;
+        const unsigned int v9304 = v9303 + v9295;
+        out[v9304] = v9298;
       }
-      const unsigned int v9308 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9309 = v46 + v9308;
-      const float v9310 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9311 = v355.x[29];
-      const float v9312 = v9311 * v9310;
-      const bool v9313 = v9309 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9313) {
-        const unsigned int v9314 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v9317 = iron_f32_to_bf16(v9312);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9319 = v11 + v9309;
-        const unsigned int v9320 = v9319 * v1;
-        const unsigned int v9321 = v9320 + v26;
-        const unsigned int v9322 = v9321 << 7u;
-        const unsigned int v9323 = v9322 + v9314;
-        out[v9323] = v9317;
+      const unsigned int v9305 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9306 = v46 + v9305;
+      const float v9307 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9308 = v355.x[29];
+      const float v9309 = v9308 * v9307;
+      const bool v9310 = v9306 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9310) {
+        const unsigned int v9311 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v9314 = iron_f32_to_bf16(v9309);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9316 = v11 + v9306;
+        const unsigned int v9317 = v9316 * v1;
+        const unsigned int v9318 = v9317 + v26;
+        const unsigned int v9319 = v9318 << 7u;
+        const unsigned int v9320 = v9319 + v9311;
+        out[v9320] = v9314;
       }
-      const unsigned int v9324 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9325 = v46 + v9324;
-      const float v9326 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9327 = v355.x[30];
-      const float v9328 = v9327 * v9326;
-      const bool v9329 = v9325 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9329) {
-        const unsigned int v9330 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v9333 = iron_f32_to_bf16(v9328);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9335 = v11 + v9325;
-        const unsigned int v9336 = v9335 * v1;
-        const unsigned int v9337 = v9336 + v26;
-        const unsigned int v9338 = v9337 << 7u;
-        const unsigned int v9339 = v9338 + v9330;
-        out[v9339] = v9333;
+      const unsigned int v9321 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9322 = v46 + v9321;
+      const float v9323 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9324 = v355.x[30];
+      const float v9325 = v9324 * v9323;
+      const bool v9326 = v9322 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9326) {
+        const unsigned int v9327 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v9330 = iron_f32_to_bf16(v9325);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9332 = v11 + v9322;
+        const unsigned int v9333 = v9332 * v1;
+        const unsigned int v9334 = v9333 + v26;
+        const unsigned int v9335 = v9334 << 7u;
+        const unsigned int v9336 = v9335 + v9327;
+        out[v9336] = v9330;
       }
-      const unsigned int v9340 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9341 = v46 + v9340;
-      const float v9342 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9343 = v355.x[31];
-      const float v9344 = v9343 * v9342;
-      const bool v9345 = v9341 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9345) {
-        const unsigned int v9346 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v9349 = iron_f32_to_bf16(v9344);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9351 = v11 + v9341;
-        const unsigned int v9352 = v9351 * v1;
-        const unsigned int v9353 = v9352 + v26;
-        const unsigned int v9354 = v9353 << 7u;
-        const unsigned int v9355 = v9354 + v9346;
-        out[v9355] = v9349;
+      const unsigned int v9337 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9338 = v46 + v9337;
+      const float v9339 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9340 = v355.x[31];
+      const float v9341 = v9340 * v9339;
+      const bool v9342 = v9338 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9342) {
+        const unsigned int v9343 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v9346 = iron_f32_to_bf16(v9341);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9348 = v11 + v9338;
+        const unsigned int v9349 = v9348 * v1;
+        const unsigned int v9350 = v9349 + v26;
+        const unsigned int v9351 = v9350 << 7u;
+        const unsigned int v9352 = v9351 + v9343;
+        out[v9352] = v9346;
       }
-      const unsigned int v9356 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9357 = v46 + v9356;
-      const float v9358 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9359 = v357.x[0];
-      const float v9360 = v9359 * v9358;
-      const bool v9361 = v9357 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9361) {
-        const unsigned int v9362 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
-        const unsigned int v9364 = 64u + v9362;
-        const iron_bf16 v9365 = iron_f32_to_bf16(v9360);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9367 = v11 + v9357;
-        const unsigned int v9368 = v9367 * v1;
-        const unsigned int v9369 = v9368 + v26;
-        const unsigned int v9370 = v9369 << 7u;
-        const unsigned int v9371 = v9370 + v9364;
-        out[v9371] = v9365;
+      const unsigned int v9353 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9354 = v46 + v9353;
+      const float v9355 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9356 = v357.x[0];
+      const float v9357 = v9356 * v9355;
+      const bool v9358 = v9354 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9358) {
+        const unsigned int v9359 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
+        const unsigned int v9361 = 64u + v9359;
+        const iron_bf16 v9362 = iron_f32_to_bf16(v9357);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9364 = v11 + v9354;
+        const unsigned int v9365 = v9364 * v1;
+        const unsigned int v9366 = v9365 + v26;
+        const unsigned int v9367 = v9366 << 7u;
+        const unsigned int v9368 = v9367 + v9361;
+        out[v9368] = v9362;
       }
-      const unsigned int v9372 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9373 = v46 + v9372;
-      const float v9374 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9375 = v357.x[1];
-      const float v9376 = v9375 * v9374;
-      const bool v9377 = v9373 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9377) {
-        const unsigned int v9378 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
-        const unsigned int v9380 = 64u + v9378;
-        const iron_bf16 v9381 = iron_f32_to_bf16(v9376);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9383 = v11 + v9373;
-        const unsigned int v9384 = v9383 * v1;
-        const unsigned int v9385 = v9384 + v26;
-        const unsigned int v9386 = v9385 << 7u;
-        const unsigned int v9387 = v9386 + v9380;
-        out[v9387] = v9381;
+      const unsigned int v9369 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9370 = v46 + v9369;
+      const float v9371 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9372 = v357.x[1];
+      const float v9373 = v9372 * v9371;
+      const bool v9374 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9374) {
+        const unsigned int v9375 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9377 = 64u + v9375;
+        const iron_bf16 v9378 = iron_f32_to_bf16(v9373);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9380 = v11 + v9370;
+        const unsigned int v9381 = v9380 * v1;
+        const unsigned int v9382 = v9381 + v26;
+        const unsigned int v9383 = v9382 << 7u;
+        const unsigned int v9384 = v9383 + v9377;
+        out[v9384] = v9378;
       }
-      const unsigned int v9388 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9389 = v46 + v9388;
-      const float v9390 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9391 = v357.x[2];
-      const float v9392 = v9391 * v9390;
-      const bool v9393 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9393) {
-        const unsigned int v9394 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
-        const unsigned int v9396 = 64u + v9394;
-        const iron_bf16 v9397 = iron_f32_to_bf16(v9392);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9399 = v11 + v9389;
-        const unsigned int v9400 = v9399 * v1;
-        const unsigned int v9401 = v9400 + v26;
-        const unsigned int v9402 = v9401 << 7u;
-        const unsigned int v9403 = v9402 + v9396;
-        out[v9403] = v9397;
+      const unsigned int v9385 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9386 = v46 + v9385;
+      const float v9387 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9388 = v357.x[2];
+      const float v9389 = v9388 * v9387;
+      const bool v9390 = v9386 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9390) {
+        const unsigned int v9391 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9393 = 64u + v9391;
+        const iron_bf16 v9394 = iron_f32_to_bf16(v9389);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9396 = v11 + v9386;
+        const unsigned int v9397 = v9396 * v1;
+        const unsigned int v9398 = v9397 + v26;
+        const unsigned int v9399 = v9398 << 7u;
+        const unsigned int v9400 = v9399 + v9393;
+        out[v9400] = v9394;
       }
-      const unsigned int v9404 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9405 = v46 + v9404;
-      const float v9406 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9407 = v357.x[3];
-      const float v9408 = v9407 * v9406;
-      const bool v9409 = v9405 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9409) {
-        const unsigned int v9410 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
-        const unsigned int v9412 = 64u + v9410;
-        const iron_bf16 v9413 = iron_f32_to_bf16(v9408);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9415 = v11 + v9405;
-        const unsigned int v9416 = v9415 * v1;
-        const unsigned int v9417 = v9416 + v26;
-        const unsigned int v9418 = v9417 << 7u;
-        const unsigned int v9419 = v9418 + v9412;
-        out[v9419] = v9413;
+      const unsigned int v9401 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9402 = v46 + v9401;
+      const float v9403 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9404 = v357.x[3];
+      const float v9405 = v9404 * v9403;
+      const bool v9406 = v9402 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9406) {
+        const unsigned int v9407 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9409 = 64u + v9407;
+        const iron_bf16 v9410 = iron_f32_to_bf16(v9405);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9412 = v11 + v9402;
+        const unsigned int v9413 = v9412 * v1;
+        const unsigned int v9414 = v9413 + v26;
+        const unsigned int v9415 = v9414 << 7u;
+        const unsigned int v9416 = v9415 + v9409;
+        out[v9416] = v9410;
       }
-      const unsigned int v9420 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9421 = v46 + v9420;
-      const float v9422 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9423 = v357.x[4];
-      const float v9424 = v9423 * v9422;
-      const bool v9425 = v9421 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9425) {
-        const unsigned int v9426 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
-        const unsigned int v9428 = 64u + v9426;
-        const iron_bf16 v9429 = iron_f32_to_bf16(v9424);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9431 = v11 + v9421;
-        const unsigned int v9432 = v9431 * v1;
-        const unsigned int v9433 = v9432 + v26;
-        const unsigned int v9434 = v9433 << 7u;
-        const unsigned int v9435 = v9434 + v9428;
-        out[v9435] = v9429;
+      const unsigned int v9417 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9418 = v46 + v9417;
+      const float v9419 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9420 = v357.x[4];
+      const float v9421 = v9420 * v9419;
+      const bool v9422 = v9418 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9422) {
+        const unsigned int v9423 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9425 = 64u + v9423;
+        const iron_bf16 v9426 = iron_f32_to_bf16(v9421);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9428 = v11 + v9418;
+        const unsigned int v9429 = v9428 * v1;
+        const unsigned int v9430 = v9429 + v26;
+        const unsigned int v9431 = v9430 << 7u;
+        const unsigned int v9432 = v9431 + v9425;
+        out[v9432] = v9426;
       }
-      const unsigned int v9436 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9437 = v46 + v9436;
-      const float v9438 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9439 = v357.x[5];
-      const float v9440 = v9439 * v9438;
-      const bool v9441 = v9437 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9441) {
-        const unsigned int v9442 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
-        const unsigned int v9444 = 64u + v9442;
-        const iron_bf16 v9445 = iron_f32_to_bf16(v9440);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9447 = v11 + v9437;
-        const unsigned int v9448 = v9447 * v1;
-        const unsigned int v9449 = v9448 + v26;
-        const unsigned int v9450 = v9449 << 7u;
-        const unsigned int v9451 = v9450 + v9444;
-        out[v9451] = v9445;
+      const unsigned int v9433 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9434 = v46 + v9433;
+      const float v9435 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9436 = v357.x[5];
+      const float v9437 = v9436 * v9435;
+      const bool v9438 = v9434 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9438) {
+        const unsigned int v9439 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9441 = 64u + v9439;
+        const iron_bf16 v9442 = iron_f32_to_bf16(v9437);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9444 = v11 + v9434;
+        const unsigned int v9445 = v9444 * v1;
+        const unsigned int v9446 = v9445 + v26;
+        const unsigned int v9447 = v9446 << 7u;
+        const unsigned int v9448 = v9447 + v9441;
+        out[v9448] = v9442;
       }
-      const unsigned int v9452 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9453 = v46 + v9452;
-      const float v9454 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9455 = v357.x[6];
-      const float v9456 = v9455 * v9454;
-      const bool v9457 = v9453 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9457) {
-        const unsigned int v9458 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
-        const unsigned int v9460 = 64u + v9458;
-        const iron_bf16 v9461 = iron_f32_to_bf16(v9456);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9463 = v11 + v9453;
-        const unsigned int v9464 = v9463 * v1;
-        const unsigned int v9465 = v9464 + v26;
-        const unsigned int v9466 = v9465 << 7u;
-        const unsigned int v9467 = v9466 + v9460;
-        out[v9467] = v9461;
+      const unsigned int v9449 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9450 = v46 + v9449;
+      const float v9451 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9452 = v357.x[6];
+      const float v9453 = v9452 * v9451;
+      const bool v9454 = v9450 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9454) {
+        const unsigned int v9455 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9457 = 64u + v9455;
+        const iron_bf16 v9458 = iron_f32_to_bf16(v9453);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9460 = v11 + v9450;
+        const unsigned int v9461 = v9460 * v1;
+        const unsigned int v9462 = v9461 + v26;
+        const unsigned int v9463 = v9462 << 7u;
+        const unsigned int v9464 = v9463 + v9457;
+        out[v9464] = v9458;
       }
-      const unsigned int v9468 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9469 = v46 + v9468;
-      const float v9470 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9471 = v357.x[7];
-      const float v9472 = v9471 * v9470;
-      const bool v9473 = v9469 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9473) {
-        const unsigned int v9474 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
-        const unsigned int v9476 = 64u + v9474;
-        const iron_bf16 v9477 = iron_f32_to_bf16(v9472);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9479 = v11 + v9469;
-        const unsigned int v9480 = v9479 * v1;
-        const unsigned int v9481 = v9480 + v26;
-        const unsigned int v9482 = v9481 << 7u;
-        const unsigned int v9483 = v9482 + v9476;
-        out[v9483] = v9477;
+      const unsigned int v9465 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9466 = v46 + v9465;
+      const float v9467 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9468 = v357.x[7];
+      const float v9469 = v9468 * v9467;
+      const bool v9470 = v9466 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9470) {
+        const unsigned int v9471 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9473 = 64u + v9471;
+        const iron_bf16 v9474 = iron_f32_to_bf16(v9469);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9476 = v11 + v9466;
+        const unsigned int v9477 = v9476 * v1;
+        const unsigned int v9478 = v9477 + v26;
+        const unsigned int v9479 = v9478 << 7u;
+        const unsigned int v9480 = v9479 + v9473;
+        out[v9480] = v9474;
       }
-      const unsigned int v9484 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9485 = v46 + v9484;
-      const float v9486 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9487 = v357.x[8];
-      const float v9488 = v9487 * v9486;
-      const bool v9489 = v9485 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9489) {
-        const unsigned int v9490 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
-        const unsigned int v9492 = 64u + v9490;
-        const iron_bf16 v9493 = iron_f32_to_bf16(v9488);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9495 = v11 + v9485;
-        const unsigned int v9496 = v9495 * v1;
-        const unsigned int v9497 = v9496 + v26;
-        const unsigned int v9498 = v9497 << 7u;
-        const unsigned int v9499 = v9498 + v9492;
-        out[v9499] = v9493;
+      const unsigned int v9481 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9482 = v46 + v9481;
+      const float v9483 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9484 = v357.x[8];
+      const float v9485 = v9484 * v9483;
+      const bool v9486 = v9482 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9486) {
+        const unsigned int v9487 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9489 = 64u + v9487;
+        const iron_bf16 v9490 = iron_f32_to_bf16(v9485);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9492 = v11 + v9482;
+        const unsigned int v9493 = v9492 * v1;
+        const unsigned int v9494 = v9493 + v26;
+        const unsigned int v9495 = v9494 << 7u;
+        const unsigned int v9496 = v9495 + v9489;
+        out[v9496] = v9490;
       }
-      const unsigned int v9500 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9501 = v46 + v9500;
-      const float v9502 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9503 = v357.x[9];
-      const float v9504 = v9503 * v9502;
-      const bool v9505 = v9501 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9505) {
-        const unsigned int v9506 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
-        const unsigned int v9508 = 64u + v9506;
-        const iron_bf16 v9509 = iron_f32_to_bf16(v9504);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9511 = v11 + v9501;
-        const unsigned int v9512 = v9511 * v1;
-        const unsigned int v9513 = v9512 + v26;
-        const unsigned int v9514 = v9513 << 7u;
-        const unsigned int v9515 = v9514 + v9508;
-        out[v9515] = v9509;
+      const unsigned int v9497 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9498 = v46 + v9497;
+      const float v9499 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9500 = v357.x[9];
+      const float v9501 = v9500 * v9499;
+      const bool v9502 = v9498 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9502) {
+        const unsigned int v9503 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9505 = 64u + v9503;
+        const iron_bf16 v9506 = iron_f32_to_bf16(v9501);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9508 = v11 + v9498;
+        const unsigned int v9509 = v9508 * v1;
+        const unsigned int v9510 = v9509 + v26;
+        const unsigned int v9511 = v9510 << 7u;
+        const unsigned int v9512 = v9511 + v9505;
+        out[v9512] = v9506;
       }
-      const unsigned int v9516 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9517 = v46 + v9516;
-      const float v9518 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9519 = v357.x[10];
-      const float v9520 = v9519 * v9518;
-      const bool v9521 = v9517 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9521) {
-        const unsigned int v9522 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
-        const unsigned int v9524 = 64u + v9522;
-        const iron_bf16 v9525 = iron_f32_to_bf16(v9520);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9527 = v11 + v9517;
-        const unsigned int v9528 = v9527 * v1;
-        const unsigned int v9529 = v9528 + v26;
-        const unsigned int v9530 = v9529 << 7u;
-        const unsigned int v9531 = v9530 + v9524;
-        out[v9531] = v9525;
+      const unsigned int v9513 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9514 = v46 + v9513;
+      const float v9515 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9516 = v357.x[10];
+      const float v9517 = v9516 * v9515;
+      const bool v9518 = v9514 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9518) {
+        const unsigned int v9519 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9521 = 64u + v9519;
+        const iron_bf16 v9522 = iron_f32_to_bf16(v9517);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9524 = v11 + v9514;
+        const unsigned int v9525 = v9524 * v1;
+        const unsigned int v9526 = v9525 + v26;
+        const unsigned int v9527 = v9526 << 7u;
+        const unsigned int v9528 = v9527 + v9521;
+        out[v9528] = v9522;
       }
-      const unsigned int v9532 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9533 = v46 + v9532;
-      const float v9534 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9535 = v357.x[11];
-      const float v9536 = v9535 * v9534;
-      const bool v9537 = v9533 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9537) {
-        const unsigned int v9538 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
-        const unsigned int v9540 = 64u + v9538;
-        const iron_bf16 v9541 = iron_f32_to_bf16(v9536);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9543 = v11 + v9533;
-        const unsigned int v9544 = v9543 * v1;
-        const unsigned int v9545 = v9544 + v26;
-        const unsigned int v9546 = v9545 << 7u;
-        const unsigned int v9547 = v9546 + v9540;
-        out[v9547] = v9541;
+      const unsigned int v9529 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9530 = v46 + v9529;
+      const float v9531 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9532 = v357.x[11];
+      const float v9533 = v9532 * v9531;
+      const bool v9534 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9534) {
+        const unsigned int v9535 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9537 = 64u + v9535;
+        const iron_bf16 v9538 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9540 = v11 + v9530;
+        const unsigned int v9541 = v9540 * v1;
+        const unsigned int v9542 = v9541 + v26;
+        const unsigned int v9543 = v9542 << 7u;
+        const unsigned int v9544 = v9543 + v9537;
+        out[v9544] = v9538;
       }
-      const unsigned int v9548 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9549 = v46 + v9548;
-      const float v9550 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9551 = v357.x[12];
-      const float v9552 = v9551 * v9550;
-      const bool v9553 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9553) {
-        const unsigned int v9554 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
-        const unsigned int v9556 = 64u + v9554;
-        const iron_bf16 v9557 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9559 = v11 + v9549;
-        const unsigned int v9560 = v9559 * v1;
-        const unsigned int v9561 = v9560 + v26;
-        const unsigned int v9562 = v9561 << 7u;
-        const unsigned int v9563 = v9562 + v9556;
-        out[v9563] = v9557;
+      const unsigned int v9545 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9546 = v46 + v9545;
+      const float v9547 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9548 = v357.x[12];
+      const float v9549 = v9548 * v9547;
+      const bool v9550 = v9546 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9550) {
+        const unsigned int v9551 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9553 = 64u + v9551;
+        const iron_bf16 v9554 = iron_f32_to_bf16(v9549);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9556 = v11 + v9546;
+        const unsigned int v9557 = v9556 * v1;
+        const unsigned int v9558 = v9557 + v26;
+        const unsigned int v9559 = v9558 << 7u;
+        const unsigned int v9560 = v9559 + v9553;
+        out[v9560] = v9554;
       }
-      const unsigned int v9564 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9565 = v46 + v9564;
-      const float v9566 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9567 = v357.x[13];
-      const float v9568 = v9567 * v9566;
-      const bool v9569 = v9565 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9569) {
-        const unsigned int v9570 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9572 = 64u + v9570;
-        const iron_bf16 v9573 = iron_f32_to_bf16(v9568);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9575 = v11 + v9565;
-        const unsigned int v9576 = v9575 * v1;
-        const unsigned int v9577 = v9576 + v26;
-        const unsigned int v9578 = v9577 << 7u;
-        const unsigned int v9579 = v9578 + v9572;
-        out[v9579] = v9573;
+      const unsigned int v9561 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9562 = v46 + v9561;
+      const float v9563 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9564 = v357.x[13];
+      const float v9565 = v9564 * v9563;
+      const bool v9566 = v9562 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9566) {
+        const unsigned int v9567 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9569 = 64u + v9567;
+        const iron_bf16 v9570 = iron_f32_to_bf16(v9565);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9572 = v11 + v9562;
+        const unsigned int v9573 = v9572 * v1;
+        const unsigned int v9574 = v9573 + v26;
+        const unsigned int v9575 = v9574 << 7u;
+        const unsigned int v9576 = v9575 + v9569;
+        out[v9576] = v9570;
       }
-      const unsigned int v9580 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9581 = v46 + v9580;
-      const float v9582 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9583 = v357.x[14];
-      const float v9584 = v9583 * v9582;
-      const bool v9585 = v9581 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9585) {
-        const unsigned int v9586 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9588 = 64u + v9586;
-        const iron_bf16 v9589 = iron_f32_to_bf16(v9584);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9591 = v11 + v9581;
-        const unsigned int v9592 = v9591 * v1;
-        const unsigned int v9593 = v9592 + v26;
-        const unsigned int v9594 = v9593 << 7u;
-        const unsigned int v9595 = v9594 + v9588;
-        out[v9595] = v9589;
+      const unsigned int v9577 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9578 = v46 + v9577;
+      const float v9579 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9580 = v357.x[14];
+      const float v9581 = v9580 * v9579;
+      const bool v9582 = v9578 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9582) {
+        const unsigned int v9583 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9585 = 64u + v9583;
+        const iron_bf16 v9586 = iron_f32_to_bf16(v9581);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9588 = v11 + v9578;
+        const unsigned int v9589 = v9588 * v1;
+        const unsigned int v9590 = v9589 + v26;
+        const unsigned int v9591 = v9590 << 7u;
+        const unsigned int v9592 = v9591 + v9585;
+        out[v9592] = v9586;
       }
-      const unsigned int v9596 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9597 = v46 + v9596;
-      const float v9598 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9599 = v357.x[15];
-      const float v9600 = v9599 * v9598;
-      const bool v9601 = v9597 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9601) {
-        const unsigned int v9602 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9604 = 64u + v9602;
-        const iron_bf16 v9605 = iron_f32_to_bf16(v9600);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9607 = v11 + v9597;
-        const unsigned int v9608 = v9607 * v1;
-        const unsigned int v9609 = v9608 + v26;
-        const unsigned int v9610 = v9609 << 7u;
-        const unsigned int v9611 = v9610 + v9604;
-        out[v9611] = v9605;
+      const unsigned int v9593 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9594 = v46 + v9593;
+      const float v9595 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9596 = v357.x[15];
+      const float v9597 = v9596 * v9595;
+      const bool v9598 = v9594 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9598) {
+        const unsigned int v9599 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9601 = 64u + v9599;
+        const iron_bf16 v9602 = iron_f32_to_bf16(v9597);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9604 = v11 + v9594;
+        const unsigned int v9605 = v9604 * v1;
+        const unsigned int v9606 = v9605 + v26;
+        const unsigned int v9607 = v9606 << 7u;
+        const unsigned int v9608 = v9607 + v9601;
+        out[v9608] = v9602;
       }
-      const unsigned int v9612 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9613 = v46 + v9612;
-      const float v9614 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9615 = v357.x[16];
-      const float v9616 = v9615 * v9614;
-      const bool v9617 = v9613 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9617) {
-        const unsigned int v9618 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9620 = 64u + v9618;
-        const iron_bf16 v9621 = iron_f32_to_bf16(v9616);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9623 = v11 + v9613;
-        const unsigned int v9624 = v9623 * v1;
-        const unsigned int v9625 = v9624 + v26;
-        const unsigned int v9626 = v9625 << 7u;
-        const unsigned int v9627 = v9626 + v9620;
-        out[v9627] = v9621;
+      const unsigned int v9609 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9610 = v46 + v9609;
+      const float v9611 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9612 = v357.x[16];
+      const float v9613 = v9612 * v9611;
+      const bool v9614 = v9610 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9614) {
+        const unsigned int v9615 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9617 = 64u + v9615;
+        const iron_bf16 v9618 = iron_f32_to_bf16(v9613);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9620 = v11 + v9610;
+        const unsigned int v9621 = v9620 * v1;
+        const unsigned int v9622 = v9621 + v26;
+        const unsigned int v9623 = v9622 << 7u;
+        const unsigned int v9624 = v9623 + v9617;
+        out[v9624] = v9618;
       }
-      const unsigned int v9628 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9629 = v46 + v9628;
-      const float v9630 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9631 = v357.x[17];
-      const float v9632 = v9631 * v9630;
-      const bool v9633 = v9629 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9633) {
-        const unsigned int v9634 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9636 = 64u + v9634;
-        const iron_bf16 v9637 = iron_f32_to_bf16(v9632);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9639 = v11 + v9629;
-        const unsigned int v9640 = v9639 * v1;
-        const unsigned int v9641 = v9640 + v26;
-        const unsigned int v9642 = v9641 << 7u;
-        const unsigned int v9643 = v9642 + v9636;
-        out[v9643] = v9637;
+      const unsigned int v9625 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9626 = v46 + v9625;
+      const float v9627 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9628 = v357.x[17];
+      const float v9629 = v9628 * v9627;
+      const bool v9630 = v9626 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9630) {
+        const unsigned int v9631 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9633 = 64u + v9631;
+        const iron_bf16 v9634 = iron_f32_to_bf16(v9629);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9636 = v11 + v9626;
+        const unsigned int v9637 = v9636 * v1;
+        const unsigned int v9638 = v9637 + v26;
+        const unsigned int v9639 = v9638 << 7u;
+        const unsigned int v9640 = v9639 + v9633;
+        out[v9640] = v9634;
       }
-      const unsigned int v9644 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9645 = v46 + v9644;
-      const float v9646 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9647 = v357.x[18];
-      const float v9648 = v9647 * v9646;
-      const bool v9649 = v9645 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9649) {
-        const unsigned int v9650 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
-        const unsigned int v9652 = 64u + v9650;
-        const iron_bf16 v9653 = iron_f32_to_bf16(v9648);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9655 = v11 + v9645;
-        const unsigned int v9656 = v9655 * v1;
-        const unsigned int v9657 = v9656 + v26;
-        const unsigned int v9658 = v9657 << 7u;
-        const unsigned int v9659 = v9658 + v9652;
-        out[v9659] = v9653;
+      const unsigned int v9641 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9642 = v46 + v9641;
+      const float v9643 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9644 = v357.x[18];
+      const float v9645 = v9644 * v9643;
+      const bool v9646 = v9642 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9646) {
+        const unsigned int v9647 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9649 = 64u + v9647;
+        const iron_bf16 v9650 = iron_f32_to_bf16(v9645);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9652 = v11 + v9642;
+        const unsigned int v9653 = v9652 * v1;
+        const unsigned int v9654 = v9653 + v26;
+        const unsigned int v9655 = v9654 << 7u;
+        const unsigned int v9656 = v9655 + v9649;
+        out[v9656] = v9650;
       }
-      const unsigned int v9660 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9661 = v46 + v9660;
-      const float v9662 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9663 = v357.x[19];
-      const float v9664 = v9663 * v9662;
-      const bool v9665 = v9661 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9665) {
-        const unsigned int v9666 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9668 = 64u + v9666;
-        const iron_bf16 v9669 = iron_f32_to_bf16(v9664);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9671 = v11 + v9661;
-        const unsigned int v9672 = v9671 * v1;
-        const unsigned int v9673 = v9672 + v26;
-        const unsigned int v9674 = v9673 << 7u;
-        const unsigned int v9675 = v9674 + v9668;
-        out[v9675] = v9669;
+      const unsigned int v9657 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9658 = v46 + v9657;
+      const float v9659 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9660 = v357.x[19];
+      const float v9661 = v9660 * v9659;
+      const bool v9662 = v9658 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9662) {
+        const unsigned int v9663 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9665 = 64u + v9663;
+        const iron_bf16 v9666 = iron_f32_to_bf16(v9661);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9668 = v11 + v9658;
+        const unsigned int v9669 = v9668 * v1;
+        const unsigned int v9670 = v9669 + v26;
+        const unsigned int v9671 = v9670 << 7u;
+        const unsigned int v9672 = v9671 + v9665;
+        out[v9672] = v9666;
       }
-      const unsigned int v9676 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9677 = v46 + v9676;
-      const float v9678 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9679 = v357.x[20];
-      const float v9680 = v9679 * v9678;
-      const bool v9681 = v9677 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9681) {
-        const unsigned int v9682 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9684 = 64u + v9682;
-        const iron_bf16 v9685 = iron_f32_to_bf16(v9680);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9687 = v11 + v9677;
-        const unsigned int v9688 = v9687 * v1;
-        const unsigned int v9689 = v9688 + v26;
-        const unsigned int v9690 = v9689 << 7u;
-        const unsigned int v9691 = v9690 + v9684;
-        out[v9691] = v9685;
+      const unsigned int v9673 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9674 = v46 + v9673;
+      const float v9675 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9676 = v357.x[20];
+      const float v9677 = v9676 * v9675;
+      const bool v9678 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9678) {
+        const unsigned int v9679 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9681 = 64u + v9679;
+        const iron_bf16 v9682 = iron_f32_to_bf16(v9677);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9684 = v11 + v9674;
+        const unsigned int v9685 = v9684 * v1;
+        const unsigned int v9686 = v9685 + v26;
+        const unsigned int v9687 = v9686 << 7u;
+        const unsigned int v9688 = v9687 + v9681;
+        out[v9688] = v9682;
       }
-      const unsigned int v9692 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9693 = v46 + v9692;
-      const float v9694 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9695 = v357.x[21];
-      const float v9696 = v9695 * v9694;
-      const bool v9697 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9697) {
-        const unsigned int v9698 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9700 = 64u + v9698;
-        const iron_bf16 v9701 = iron_f32_to_bf16(v9696);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9703 = v11 + v9693;
-        const unsigned int v9704 = v9703 * v1;
-        const unsigned int v9705 = v9704 + v26;
-        const unsigned int v9706 = v9705 << 7u;
-        const unsigned int v9707 = v9706 + v9700;
-        out[v9707] = v9701;
+      const unsigned int v9689 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9690 = v46 + v9689;
+      const float v9691 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9692 = v357.x[21];
+      const float v9693 = v9692 * v9691;
+      const bool v9694 = v9690 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9694) {
+        const unsigned int v9695 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9697 = 64u + v9695;
+        const iron_bf16 v9698 = iron_f32_to_bf16(v9693);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9700 = v11 + v9690;
+        const unsigned int v9701 = v9700 * v1;
+        const unsigned int v9702 = v9701 + v26;
+        const unsigned int v9703 = v9702 << 7u;
+        const unsigned int v9704 = v9703 + v9697;
+        out[v9704] = v9698;
       }
-      const unsigned int v9708 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9709 = v46 + v9708;
-      const float v9710 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9711 = v357.x[22];
-      const float v9712 = v9711 * v9710;
-      const bool v9713 = v9709 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9713) {
-        const unsigned int v9714 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9716 = 64u + v9714;
-        const iron_bf16 v9717 = iron_f32_to_bf16(v9712);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9719 = v11 + v9709;
-        const unsigned int v9720 = v9719 * v1;
-        const unsigned int v9721 = v9720 + v26;
-        const unsigned int v9722 = v9721 << 7u;
-        const unsigned int v9723 = v9722 + v9716;
-        out[v9723] = v9717;
+      const unsigned int v9705 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9706 = v46 + v9705;
+      const float v9707 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9708 = v357.x[22];
+      const float v9709 = v9708 * v9707;
+      const bool v9710 = v9706 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9710) {
+        const unsigned int v9711 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9713 = 64u + v9711;
+        const iron_bf16 v9714 = iron_f32_to_bf16(v9709);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9716 = v11 + v9706;
+        const unsigned int v9717 = v9716 * v1;
+        const unsigned int v9718 = v9717 + v26;
+        const unsigned int v9719 = v9718 << 7u;
+        const unsigned int v9720 = v9719 + v9713;
+        out[v9720] = v9714;
       }
-      const unsigned int v9724 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9725 = v46 + v9724;
-      const float v9726 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9727 = v357.x[23];
-      const float v9728 = v9727 * v9726;
-      const bool v9729 = v9725 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9729) {
-        const unsigned int v9730 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9732 = 64u + v9730;
-        const iron_bf16 v9733 = iron_f32_to_bf16(v9728);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9735 = v11 + v9725;
-        const unsigned int v9736 = v9735 * v1;
-        const unsigned int v9737 = v9736 + v26;
-        const unsigned int v9738 = v9737 << 7u;
-        const unsigned int v9739 = v9738 + v9732;
-        out[v9739] = v9733;
+      const unsigned int v9721 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9722 = v46 + v9721;
+      const float v9723 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9724 = v357.x[23];
+      const float v9725 = v9724 * v9723;
+      const bool v9726 = v9722 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9726) {
+        const unsigned int v9727 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9729 = 64u + v9727;
+        const iron_bf16 v9730 = iron_f32_to_bf16(v9725);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9732 = v11 + v9722;
+        const unsigned int v9733 = v9732 * v1;
+        const unsigned int v9734 = v9733 + v26;
+        const unsigned int v9735 = v9734 << 7u;
+        const unsigned int v9736 = v9735 + v9729;
+        out[v9736] = v9730;
       }
-      const unsigned int v9740 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9741 = v46 + v9740;
-      const float v9742 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9743 = v357.x[24];
-      const float v9744 = v9743 * v9742;
-      const bool v9745 = v9741 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9745) {
-        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9748 = 64u + v9746;
-        const iron_bf16 v9749 = iron_f32_to_bf16(v9744);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9751 = v11 + v9741;
-        const unsigned int v9752 = v9751 * v1;
-        const unsigned int v9753 = v9752 + v26;
-        const unsigned int v9754 = v9753 << 7u;
-        const unsigned int v9755 = v9754 + v9748;
-        out[v9755] = v9749;
+      const unsigned int v9737 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9738 = v46 + v9737;
+      const float v9739 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9740 = v357.x[24];
+      const float v9741 = v9740 * v9739;
+      const bool v9742 = v9738 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9742) {
+        const unsigned int v9743 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9745 = 64u + v9743;
+        const iron_bf16 v9746 = iron_f32_to_bf16(v9741);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9748 = v11 + v9738;
+        const unsigned int v9749 = v9748 * v1;
+        const unsigned int v9750 = v9749 + v26;
+        const unsigned int v9751 = v9750 << 7u;
+        const unsigned int v9752 = v9751 + v9745;
+        out[v9752] = v9746;
       }
-      const unsigned int v9756 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9757 = v46 + v9756;
-      const float v9758 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9759 = v357.x[25];
-      const float v9760 = v9759 * v9758;
-      const bool v9761 = v9757 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9761) {
-        const unsigned int v9762 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9764 = 64u + v9762;
-        const iron_bf16 v9765 = iron_f32_to_bf16(v9760);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9767 = v11 + v9757;
-        const unsigned int v9768 = v9767 * v1;
-        const unsigned int v9769 = v9768 + v26;
-        const unsigned int v9770 = v9769 << 7u;
-        const unsigned int v9771 = v9770 + v9764;
-        out[v9771] = v9765;
+      const unsigned int v9753 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9754 = v46 + v9753;
+      const float v9755 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9756 = v357.x[25];
+      const float v9757 = v9756 * v9755;
+      const bool v9758 = v9754 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9758) {
+        const unsigned int v9759 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9761 = 64u + v9759;
+        const iron_bf16 v9762 = iron_f32_to_bf16(v9757);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9764 = v11 + v9754;
+        const unsigned int v9765 = v9764 * v1;
+        const unsigned int v9766 = v9765 + v26;
+        const unsigned int v9767 = v9766 << 7u;
+        const unsigned int v9768 = v9767 + v9761;
+        out[v9768] = v9762;
       }
-      const unsigned int v9772 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9773 = v46 + v9772;
-      const float v9774 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9775 = v357.x[26];
-      const float v9776 = v9775 * v9774;
-      const bool v9777 = v9773 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9777) {
-        const unsigned int v9778 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9780 = 64u + v9778;
-        const iron_bf16 v9781 = iron_f32_to_bf16(v9776);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9783 = v11 + v9773;
-        const unsigned int v9784 = v9783 * v1;
-        const unsigned int v9785 = v9784 + v26;
-        const unsigned int v9786 = v9785 << 7u;
-        const unsigned int v9787 = v9786 + v9780;
-        out[v9787] = v9781;
+      const unsigned int v9769 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9770 = v46 + v9769;
+      const float v9771 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9772 = v357.x[26];
+      const float v9773 = v9772 * v9771;
+      const bool v9774 = v9770 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9774) {
+        const unsigned int v9775 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9777 = 64u + v9775;
+        const iron_bf16 v9778 = iron_f32_to_bf16(v9773);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9780 = v11 + v9770;
+        const unsigned int v9781 = v9780 * v1;
+        const unsigned int v9782 = v9781 + v26;
+        const unsigned int v9783 = v9782 << 7u;
+        const unsigned int v9784 = v9783 + v9777;
+        out[v9784] = v9778;
       }
-      const unsigned int v9788 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9789 = v46 + v9788;
-      const float v9790 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9791 = v357.x[27];
-      const float v9792 = v9791 * v9790;
-      const bool v9793 = v9789 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9793) {
-        const unsigned int v9794 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9796 = 64u + v9794;
-        const iron_bf16 v9797 = iron_f32_to_bf16(v9792);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9799 = v11 + v9789;
-        const unsigned int v9800 = v9799 * v1;
-        const unsigned int v9801 = v9800 + v26;
-        const unsigned int v9802 = v9801 << 7u;
-        const unsigned int v9803 = v9802 + v9796;
-        out[v9803] = v9797;
+      const unsigned int v9785 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9786 = v46 + v9785;
+      const float v9787 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9788 = v357.x[27];
+      const float v9789 = v9788 * v9787;
+      const bool v9790 = v9786 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9790) {
+        const unsigned int v9791 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9793 = 64u + v9791;
+        const iron_bf16 v9794 = iron_f32_to_bf16(v9789);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9796 = v11 + v9786;
+        const unsigned int v9797 = v9796 * v1;
+        const unsigned int v9798 = v9797 + v26;
+        const unsigned int v9799 = v9798 << 7u;
+        const unsigned int v9800 = v9799 + v9793;
+        out[v9800] = v9794;
       }
-      const unsigned int v9804 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9805 = v46 + v9804;
-      const float v9806 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9807 = v357.x[28];
-      const float v9808 = v9807 * v9806;
-      const bool v9809 = v9805 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9809) {
-        const unsigned int v9810 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9812 = 64u + v9810;
-        const iron_bf16 v9813 = iron_f32_to_bf16(v9808);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9815 = v11 + v9805;
-        const unsigned int v9816 = v9815 * v1;
-        const unsigned int v9817 = v9816 + v26;
-        const unsigned int v9818 = v9817 << 7u;
-        const unsigned int v9819 = v9818 + v9812;
-        out[v9819] = v9813;
+      const unsigned int v9801 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9802 = v46 + v9801;
+      const float v9803 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9804 = v357.x[28];
+      const float v9805 = v9804 * v9803;
+      const bool v9806 = v9802 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9806) {
+        const unsigned int v9807 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9809 = 64u + v9807;
+        const iron_bf16 v9810 = iron_f32_to_bf16(v9805);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9812 = v11 + v9802;
+        const unsigned int v9813 = v9812 * v1;
+        const unsigned int v9814 = v9813 + v26;
+        const unsigned int v9815 = v9814 << 7u;
+        const unsigned int v9816 = v9815 + v9809;
+        out[v9816] = v9810;
       }
-      const unsigned int v9820 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9821 = v46 + v9820;
-      const float v9822 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9823 = v357.x[29];
-      const float v9824 = v9823 * v9822;
-      const bool v9825 = v9821 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9825) {
-        const unsigned int v9826 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9828 = 64u + v9826;
-        const iron_bf16 v9829 = iron_f32_to_bf16(v9824);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9831 = v11 + v9821;
-        const unsigned int v9832 = v9831 * v1;
-        const unsigned int v9833 = v9832 + v26;
-        const unsigned int v9834 = v9833 << 7u;
-        const unsigned int v9835 = v9834 + v9828;
-        out[v9835] = v9829;
+      const unsigned int v9817 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9818 = v46 + v9817;
+      const float v9819 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9820 = v357.x[29];
+      const float v9821 = v9820 * v9819;
+      const bool v9822 = v9818 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9822) {
+        const unsigned int v9823 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9825 = 64u + v9823;
+        const iron_bf16 v9826 = iron_f32_to_bf16(v9821);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9828 = v11 + v9818;
+        const unsigned int v9829 = v9828 * v1;
+        const unsigned int v9830 = v9829 + v26;
+        const unsigned int v9831 = v9830 << 7u;
+        const unsigned int v9832 = v9831 + v9825;
+        out[v9832] = v9826;
       }
-      const unsigned int v9836 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9837 = v46 + v9836;
-      const float v9838 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9839 = v357.x[30];
-      const float v9840 = v9839 * v9838;
-      const bool v9841 = v9837 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9841) {
-        const unsigned int v9842 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9844 = 64u + v9842;
-        const iron_bf16 v9845 = iron_f32_to_bf16(v9840);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9847 = v11 + v9837;
-        const unsigned int v9848 = v9847 * v1;
-        const unsigned int v9849 = v9848 + v26;
-        const unsigned int v9850 = v9849 << 7u;
-        const unsigned int v9851 = v9850 + v9844;
-        out[v9851] = v9845;
+      const unsigned int v9833 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9834 = v46 + v9833;
+      const float v9835 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9836 = v357.x[30];
+      const float v9837 = v9836 * v9835;
+      const bool v9838 = v9834 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9838) {
+        const unsigned int v9839 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9841 = 64u + v9839;
+        const iron_bf16 v9842 = iron_f32_to_bf16(v9837);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9844 = v11 + v9834;
+        const unsigned int v9845 = v9844 * v1;
+        const unsigned int v9846 = v9845 + v26;
+        const unsigned int v9847 = v9846 << 7u;
+        const unsigned int v9848 = v9847 + v9841;
+        out[v9848] = v9842;
       }
-      const unsigned int v9852 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9853 = v46 + v9852;
-      const float v9854 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9855 = v357.x[31];
-      const float v9856 = v9855 * v9854;
-      const bool v9857 = v9853 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9857) {
-        const unsigned int v9858 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9860 = 64u + v9858;
-        const iron_bf16 v9861 = iron_f32_to_bf16(v9856);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9863 = v11 + v9853;
-        const unsigned int v9864 = v9863 * v1;
-        const unsigned int v9865 = v9864 + v26;
-        const unsigned int v9866 = v9865 << 7u;
-        const unsigned int v9867 = v9866 + v9860;
-        out[v9867] = v9861;
+      const unsigned int v9849 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9850 = v46 + v9849;
+      const float v9851 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9852 = v357.x[31];
+      const float v9853 = v9852 * v9851;
+      const bool v9854 = v9850 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9854) {
+        const unsigned int v9855 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9857 = 64u + v9855;
+        const iron_bf16 v9858 = iron_f32_to_bf16(v9853);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9860 = v11 + v9850;
+        const unsigned int v9861 = v9860 * v1;
+        const unsigned int v9862 = v9861 + v26;
+        const unsigned int v9863 = v9862 << 7u;
+        const unsigned int v9864 = v9863 + v9857;
+        out[v9864] = v9858;
       }
     }
   }

@@ -373,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
   const unsigned int v37 = v36 - v31;
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:128
   if (v38) {
-    const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:148
+    const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:139
     const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
     const unsigned int v42 = v41 >> 2u;
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
@@ -490,2574 +490,2574 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
     iron_frag_fill(v229, 0.0f);
     iron_frag<float, 2, 16, 64> v231;  // /usr/include/c++/12/array:99
     iron_frag_fill(v231, 0.0f);
-    const bool v8655 = v223 < v210;  // kernels/sdpa/flash_warpgroup.hpp:211
-    if (v8655) {
+    const bool v8652 = v223 < v210;  // kernels/sdpa/flash_warpgroup.hpp:211
+    if (v8652) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v8659 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v8661 = v8659 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v8662 = v8659 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v8663 = v8662 << 3u;
-        const unsigned int v8664 = v223 + v8661;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8665 = v8664 < v37;
-        const unsigned int v8666 = v8665 ? v8664 : v181;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8667 = v31 + v8666;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8668 = v8667 * v2;
-        const unsigned int v8669 = v8668 + v28;
-        const unsigned int v8670 = v8669 << 6u;
-        const unsigned int v8671 = v8670 + v8663;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8673 = v8663 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8674 = v8661 << 6u;
-        const unsigned int v8675 = v8663 >> 6u;
-        const unsigned int v8676 = v8675 << 12u;
-        const unsigned int v8678 = v8676 + v8674;
-        const unsigned int v8679 = v8678 + v8673;
-        iron_copy_async<16>(shm1 + (v8679 ^ (((v8679 >> 6u) & 7u) << 3u)), k + v8671, v8665);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8681 = v8659 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v8682 = v8681 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v8683 = v8681 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v8684 = v8683 << 3u;
-        const unsigned int v8685 = v223 + v8682;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8686 = v8685 < v37;
-        const unsigned int v8687 = v8686 ? v8685 : v181;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8688 = v31 + v8687;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8689 = v8688 * v2;
-        const unsigned int v8690 = v8689 + v28;
-        const unsigned int v8691 = v8690 << 6u;
-        const unsigned int v8692 = v8691 + v8684;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8693 = v8684 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8694 = v8682 << 6u;
-        const unsigned int v8695 = v8684 >> 6u;
-        const unsigned int v8696 = v8695 << 12u;
-        const unsigned int v8698 = v8696 + v8694;
-        const unsigned int v8699 = v8698 + v8693;
-        iron_copy_async<16>(shm1 + (v8699 ^ (((v8699 >> 6u) & 7u) << 3u)), k + v8692, v8686);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8679 ^ (((v8679 >> 6u) & 7u) << 3u)), v + v8671, v8665);
-        iron_copy_async<16>(shm2 + (v8699 ^ (((v8699 >> 6u) & 7u) << 3u)), v + v8692, v8686);
+        const unsigned int v8656 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v8658 = v8656 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v8659 = v8656 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v8660 = v8659 << 3u;
+        const unsigned int v8661 = v223 + v8658;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8662 = v8661 < v37;
+        const unsigned int v8663 = v8662 ? v8661 : v181;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8664 = v31 + v8663;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8665 = v8664 * v2;
+        const unsigned int v8666 = v8665 + v28;
+        const unsigned int v8667 = v8666 << 6u;
+        const unsigned int v8668 = v8667 + v8660;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8670 = v8660 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8671 = v8658 << 6u;
+        const unsigned int v8672 = v8660 >> 6u;
+        const unsigned int v8673 = v8672 << 12u;
+        const unsigned int v8675 = v8673 + v8671;
+        const unsigned int v8676 = v8675 + v8670;
+        iron_copy_async<16>(shm1 + (v8676 ^ (((v8676 >> 6u) & 7u) << 3u)), k + v8668, v8662);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8678 = v8656 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v8679 = v8678 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v8680 = v8678 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v8681 = v8680 << 3u;
+        const unsigned int v8682 = v223 + v8679;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8683 = v8682 < v37;
+        const unsigned int v8684 = v8683 ? v8682 : v181;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8685 = v31 + v8684;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8686 = v8685 * v2;
+        const unsigned int v8687 = v8686 + v28;
+        const unsigned int v8688 = v8687 << 6u;
+        const unsigned int v8689 = v8688 + v8681;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8690 = v8681 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8691 = v8679 << 6u;
+        const unsigned int v8692 = v8681 >> 6u;
+        const unsigned int v8693 = v8692 << 12u;
+        const unsigned int v8695 = v8693 + v8691;
+        const unsigned int v8696 = v8695 + v8690;
+        iron_copy_async<16>(shm1 + (v8696 ^ (((v8696 >> 6u) & 7u) << 3u)), k + v8689, v8683);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v8676 ^ (((v8676 >> 6u) & 7u) << 3u)), v + v8668, v8662);
+        iron_copy_async<16>(shm2 + (v8696 ^ (((v8696 >> 6u) & 7u) << 3u)), v + v8689, v8683);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
 
-    for (unsigned int v5897 = v223; v5897 < v210; v5897 += 64u) {
-      const unsigned int v5898 = v5897 - v223;
-      const unsigned int v5899 = v5898 >> 6u;
-      const unsigned int v5901 = v5899 & 1u;
+    for (unsigned int v5894 = v223; v5894 < v210; v5894 += 64u) {
+      const unsigned int v5895 = v5894 - v223;
+      const unsigned int v5896 = v5895 >> 6u;
+      const unsigned int v5898 = v5896 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5904 = v5897 + 64u;
-      const unsigned int v5906 = v5899 + 1u;
-      const unsigned int v5907 = v5906 & 1u;
-      const bool v5908 = v5904 < v210;
-      if (v5908) {
+      const unsigned int v5901 = v5894 + 64u;
+      const unsigned int v5903 = v5896 + 1u;
+      const unsigned int v5904 = v5903 & 1u;
+      const bool v5905 = v5901 < v210;
+      if (v5905) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v5913 = v5907 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v5915 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v5918 = v5915 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v5921 = v5915 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v5922 = v5921 << 3u;
-          const unsigned int v5923 = v5904 + v5918;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5924 = v5923 < v37;
-          const unsigned int v5927 = v5924 ? v5923 : v181;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5929 = v31 + v5927;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v5930 = v5929 * v2;
-          const unsigned int v5931 = v5930 + v28;
-          const unsigned int v5932 = v5931 << 6u;
-          const unsigned int v5933 = v5932 + v5922;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5935 = v5922 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5937 = v5918 << 6u;
-          const unsigned int v5940 = v5922 >> 6u;
-          const unsigned int v5941 = v5940 << 12u;
-          const unsigned int v5942 = v5913 + v5941;
-          const unsigned int v5943 = v5942 + v5937;
-          const unsigned int v5944 = v5943 + v5935;
-          iron_copy_async<16>(shm1 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), k + v5933, v5924);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5947 = v5915 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v5949 = v5947 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v5952 = v5947 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v5953 = v5952 << 3u;
-          const unsigned int v5954 = v5904 + v5949;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5955 = v5954 < v37;
-          const unsigned int v5958 = v5955 ? v5954 : v181;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5960 = v31 + v5958;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v5961 = v5960 * v2;
-          const unsigned int v5962 = v5961 + v28;
-          const unsigned int v5963 = v5962 << 6u;
-          const unsigned int v5964 = v5963 + v5953;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5966 = v5953 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v5968 = v5949 << 6u;
-          const unsigned int v5971 = v5953 >> 6u;
-          const unsigned int v5972 = v5971 << 12u;
-          const unsigned int v5973 = v5913 + v5972;
-          const unsigned int v5974 = v5973 + v5968;
-          const unsigned int v5975 = v5974 + v5966;
-          iron_copy_async<16>(shm1 + (v5975 ^ (((v5975 >> 6u) & 7u) << 3u)), k + v5964, v5955);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), v + v5933, v5924);
-          iron_copy_async<16>(shm2 + (v5975 ^ (((v5975 >> 6u) & 7u) << 3u)), v + v5964, v5955);
+          const unsigned int v5910 = v5904 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v5912 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v5915 = v5912 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v5918 = v5912 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v5919 = v5918 << 3u;
+          const unsigned int v5920 = v5901 + v5915;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5921 = v5920 < v37;
+          const unsigned int v5924 = v5921 ? v5920 : v181;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5926 = v31 + v5924;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v5927 = v5926 * v2;
+          const unsigned int v5928 = v5927 + v28;
+          const unsigned int v5929 = v5928 << 6u;
+          const unsigned int v5930 = v5929 + v5919;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5932 = v5919 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5934 = v5915 << 6u;
+          const unsigned int v5937 = v5919 >> 6u;
+          const unsigned int v5938 = v5937 << 12u;
+          const unsigned int v5939 = v5910 + v5938;
+          const unsigned int v5940 = v5939 + v5934;
+          const unsigned int v5941 = v5940 + v5932;
+          iron_copy_async<16>(shm1 + (v5941 ^ (((v5941 >> 6u) & 7u) << 3u)), k + v5930, v5921);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5944 = v5912 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v5946 = v5944 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v5949 = v5944 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v5950 = v5949 << 3u;
+          const unsigned int v5951 = v5901 + v5946;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5952 = v5951 < v37;
+          const unsigned int v5955 = v5952 ? v5951 : v181;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5957 = v31 + v5955;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v5958 = v5957 * v2;
+          const unsigned int v5959 = v5958 + v28;
+          const unsigned int v5960 = v5959 << 6u;
+          const unsigned int v5961 = v5960 + v5950;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5963 = v5950 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5965 = v5946 << 6u;
+          const unsigned int v5968 = v5950 >> 6u;
+          const unsigned int v5969 = v5968 << 12u;
+          const unsigned int v5970 = v5910 + v5969;
+          const unsigned int v5971 = v5970 + v5965;
+          const unsigned int v5972 = v5971 + v5963;
+          iron_copy_async<16>(shm1 + (v5972 ^ (((v5972 >> 6u) & 7u) << 3u)), k + v5961, v5952);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v5941 ^ (((v5941 >> 6u) & 7u) << 3u)), v + v5930, v5921);
+          iron_copy_async<16>(shm2 + (v5972 ^ (((v5972 >> 6u) & 7u) << 3u)), v + v5961, v5952);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 64> v6044;  // kernels/sdpa/flash_warpgroup.hpp:216
-        iron_frag_fill(v6044, 0.0f);
-        const unsigned int v6048 = v5901 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v6053 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v6054 = v6053 << 6u;
-        const unsigned int v8401 = v41 & 3u;
-        const unsigned int v8403 = v8401 << 4u;
-        const unsigned int v8405 = v8403 << 6u;
-        const unsigned int v8407 = v6054 + v8405;
-        iron_frag<iron_bf16, 0, 16, 16> v8414;
-        iron_frag_fill(v8414, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8414, shm0, v8407, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8416;
-        iron_frag_fill(v8416, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8416, shm1, v6048, 64u);
-        iron_frag_mma_sync(v6044, v8414, v8416);
-        const unsigned int v8418 = v8407 + 16u;
-        const unsigned int v8421 = v6048 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v8423;
-        iron_frag_fill(v8423, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8423, shm0, v8418, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8425;
-        iron_frag_fill(v8425, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8425, shm1, v8421, 64u);
-        iron_frag_mma_sync(v6044, v8423, v8425);
-        const unsigned int v8427 = v8407 + 32u;
-        const unsigned int v8430 = v6048 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v8432;
-        iron_frag_fill(v8432, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8432, shm0, v8427, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8434;
-        iron_frag_fill(v8434, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8434, shm1, v8430, 64u);
-        iron_frag_mma_sync(v6044, v8432, v8434);
-        const unsigned int v8436 = v8407 + 48u;
-        const unsigned int v8439 = v6048 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v8441;
-        iron_frag_fill(v8441, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8441, shm0, v8436, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8443;
-        iron_frag_fill(v8443, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8443, shm1, v8439, 64u);
-        iron_frag_mma_sync(v6044, v8441, v8443);
-        iron_frag<float, 2, 16, 8> v6058;  // kernels/sdpa/flash_tile.hpp:301
-        iron_frag_fill(v6058, 0.0f);
-        const bool v6060 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
-        if (v6060) {
-          const bool v6063 = v5904 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v6071 = v5904 + v18;
-          const bool v6072 = v6071 <= v180;
-          const bool v6073 = v187 || v6072;
-          const bool v6074 = v6063 && v6073;
-          const bool v6076 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v6077 = v5897 + v7;
-          const unsigned int v6078 = v6077 + v18;
-          const unsigned int v6079 = v177 + v37;
-          const bool v6080 = v6079 <= v6078;
-          const bool v6081 = v6076 || v6080;
-          const bool v6082 = v6074 && v6081;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v6083 = !v6082;  // kernels/sdpa/flash_tile.hpp:190
-          if (v6083) {
-            iron_frag<float, 2, 16, 8> v6085;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v6085, 0.0f);
-            iron_frag<float, 2, 16, 8> v6087;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v6087, 0.0f);
-            const unsigned int v6089 = static_cast<unsigned int>(v6085.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6091 = v46 + v6089;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6093 = v6091 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6094 = v6093 + 1u;
-            const unsigned int v6096 = v6094 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6105 = v6096 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6109 = v6094 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6110 = v193 && v6109;
-            const unsigned int v6111 = v6110 ? v6105 : v181;
-            const unsigned int v6114 = v6111 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6115 = min(v6114, 64u);
-            const bool v6116 = v6111 > v5897;
-            const unsigned int v6117 = v6116 ? v6115 : v181;
-            const float v6118 = __uint_as_float(v6117);
-            v6085.x[0] = v6118;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6120 = static_cast<unsigned int>(v6085.row(1, iron_linear_thread() & 31u));
-            const unsigned int v6122 = v46 + v6120;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6124 = v6122 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6125 = v6124 + 1u;
-            const unsigned int v6127 = v6125 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6136 = v6127 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6140 = v6125 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6141 = v193 && v6140;
-            const unsigned int v6142 = v6141 ? v6136 : v181;
-            const unsigned int v6145 = v6142 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6146 = min(v6145, 64u);
-            const bool v6147 = v6142 > v5897;
-            const unsigned int v6148 = v6147 ? v6146 : v181;
-            const float v6149 = __uint_as_float(v6148);
-            v6085.x[1] = v6149;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6151 = static_cast<unsigned int>(v6085.row(2, iron_linear_thread() & 31u));
-            const unsigned int v6153 = v46 + v6151;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6155 = v6153 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6156 = v6155 + 1u;
-            const unsigned int v6158 = v6156 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6167 = v6158 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6171 = v6156 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6172 = v193 && v6171;
-            const unsigned int v6173 = v6172 ? v6167 : v181;
-            const unsigned int v6176 = v6173 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6177 = min(v6176, 64u);
-            const bool v6178 = v6173 > v5897;
-            const unsigned int v6179 = v6178 ? v6177 : v181;
-            const float v6180 = __uint_as_float(v6179);
-            v6085.x[2] = v6180;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6182 = static_cast<unsigned int>(v6085.row(3, iron_linear_thread() & 31u));
-            const unsigned int v6184 = v46 + v6182;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6186 = v6184 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6187 = v6186 + 1u;
-            const unsigned int v6189 = v6187 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6198 = v6189 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6202 = v6187 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6203 = v193 && v6202;
-            const unsigned int v6204 = v6203 ? v6198 : v181;
-            const unsigned int v6207 = v6204 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6208 = min(v6207, 64u);
-            const bool v6209 = v6204 > v5897;
-            const unsigned int v6210 = v6209 ? v6208 : v181;
-            const float v6211 = __uint_as_float(v6210);
-            v6085.x[3] = v6211;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6213 = static_cast<unsigned int>(v6087.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6215 = v46 + v6213;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6217 = v6215 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6218 = v6217 + 1u;
-            const unsigned int v6220 = v6218 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6221 = min(v37, v6220);
-            const bool v6222 = v6218 > v18;
-            const unsigned int v6223 = v6222 ? v6221 : v181;
-            const unsigned int v6226 = v187 ? v37 : v6223;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6238 = v6226 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6239 = min(v6238, 64u);
-            const bool v6240 = v6226 > v5897;
-            const unsigned int v6241 = v6240 ? v6239 : v181;
-            const float v6242 = __uint_as_float(v6241);
-            v6087.x[0] = v6242;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6244 = static_cast<unsigned int>(v6087.row(1, iron_linear_thread() & 31u));
-            const unsigned int v6246 = v46 + v6244;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6248 = v6246 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6249 = v6248 + 1u;
-            const unsigned int v6251 = v6249 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6252 = min(v37, v6251);
-            const bool v6253 = v6249 > v18;
-            const unsigned int v6254 = v6253 ? v6252 : v181;
-            const unsigned int v6257 = v187 ? v37 : v6254;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6269 = v6257 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6270 = min(v6269, 64u);
-            const bool v6271 = v6257 > v5897;
-            const unsigned int v6272 = v6271 ? v6270 : v181;
-            const float v6273 = __uint_as_float(v6272);
-            v6087.x[1] = v6273;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6275 = static_cast<unsigned int>(v6087.row(2, iron_linear_thread() & 31u));
-            const unsigned int v6277 = v46 + v6275;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6279 = v6277 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6280 = v6279 + 1u;
-            const unsigned int v6282 = v6280 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6283 = min(v37, v6282);
-            const bool v6284 = v6280 > v18;
-            const unsigned int v6285 = v6284 ? v6283 : v181;
-            const unsigned int v6288 = v187 ? v37 : v6285;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6300 = v6288 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6301 = min(v6300, 64u);
-            const bool v6302 = v6288 > v5897;
-            const unsigned int v6303 = v6302 ? v6301 : v181;
-            const float v6304 = __uint_as_float(v6303);
-            v6087.x[2] = v6304;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6306 = static_cast<unsigned int>(v6087.row(3, iron_linear_thread() & 31u));
-            const unsigned int v6308 = v46 + v6306;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6310 = v6308 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6311 = v6310 + 1u;
-            const unsigned int v6313 = v6311 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6314 = min(v37, v6313);
-            const bool v6315 = v6311 > v18;
-            const unsigned int v6316 = v6315 ? v6314 : v181;
-            const unsigned int v6319 = v187 ? v37 : v6316;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6331 = v6319 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6332 = min(v6331, 64u);
-            const bool v6333 = v6319 > v5897;
-            const unsigned int v6334 = v6333 ? v6332 : v181;
-            const float v6335 = __uint_as_float(v6334);
-            v6087.x[3] = v6335;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6336 = static_cast<unsigned int>(v6044.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v6338 = v6044.x[0];
-            const float v6339 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+        iron_frag<float, 2, 16, 64> v6041;  // kernels/sdpa/flash_warpgroup.hpp:216
+        iron_frag_fill(v6041, 0.0f);
+        const unsigned int v6045 = v5898 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v6050 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v6051 = v6050 << 6u;
+        const unsigned int v8398 = v41 & 3u;
+        const unsigned int v8400 = v8398 << 4u;
+        const unsigned int v8402 = v8400 << 6u;
+        const unsigned int v8404 = v6051 + v8402;
+        iron_frag<iron_bf16, 0, 16, 16> v8411;
+        iron_frag_fill(v8411, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8411, shm0, v8404, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8413;
+        iron_frag_fill(v8413, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8413, shm1, v6045, 64u);
+        iron_frag_mma_sync(v6041, v8411, v8413);
+        const unsigned int v8415 = v8404 + 16u;
+        const unsigned int v8418 = v6045 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v8420;
+        iron_frag_fill(v8420, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8420, shm0, v8415, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8422;
+        iron_frag_fill(v8422, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8422, shm1, v8418, 64u);
+        iron_frag_mma_sync(v6041, v8420, v8422);
+        const unsigned int v8424 = v8404 + 32u;
+        const unsigned int v8427 = v6045 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v8429;
+        iron_frag_fill(v8429, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8429, shm0, v8424, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8431;
+        iron_frag_fill(v8431, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8431, shm1, v8427, 64u);
+        iron_frag_mma_sync(v6041, v8429, v8431);
+        const unsigned int v8433 = v8404 + 48u;
+        const unsigned int v8436 = v6045 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v8438;
+        iron_frag_fill(v8438, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8438, shm0, v8433, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8440;
+        iron_frag_fill(v8440, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8440, shm1, v8436, 64u);
+        iron_frag_mma_sync(v6041, v8438, v8440);
+        iron_frag<float, 2, 16, 8> v6055;  // kernels/sdpa/flash_tile.hpp:301
+        iron_frag_fill(v6055, 0.0f);
+        const bool v6057 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
+        if (v6057) {
+          const bool v6060 = v5901 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v6068 = v5901 + v18;
+          const bool v6069 = v6068 <= v180;
+          const bool v6070 = v187 || v6069;
+          const bool v6071 = v6060 && v6070;
+          const bool v6073 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v6074 = v5894 + v7;
+          const unsigned int v6075 = v6074 + v18;
+          const unsigned int v6076 = v177 + v37;
+          const bool v6077 = v6076 <= v6075;
+          const bool v6078 = v6073 || v6077;
+          const bool v6079 = v6071 && v6078;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v6080 = !v6079;  // kernels/sdpa/flash_tile.hpp:190
+          if (v6080) {
+            iron_frag<float, 2, 16, 8> v6082;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v6082, 0.0f);
+            iron_frag<float, 2, 16, 8> v6084;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v6084, 0.0f);
+            const unsigned int v6086 = static_cast<unsigned int>(v6082.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6088 = v46 + v6086;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6090 = v6088 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6091 = v6090 + 1u;
+            const unsigned int v6093 = v6091 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6102 = v6093 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6106 = v6091 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6107 = v193 && v6106;
+            const unsigned int v6108 = v6107 ? v6102 : v181;
+            const unsigned int v6111 = v6108 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6112 = min(v6111, 64u);
+            const bool v6113 = v6108 > v5894;
+            const unsigned int v6114 = v6113 ? v6112 : v181;
+            const float v6115 = __uint_as_float(v6114);
+            v6082.x[0] = v6115;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6117 = static_cast<unsigned int>(v6082.row(1, iron_linear_thread() & 31u));
+            const unsigned int v6119 = v46 + v6117;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6121 = v6119 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6122 = v6121 + 1u;
+            const unsigned int v6124 = v6122 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6133 = v6124 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6137 = v6122 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6138 = v193 && v6137;
+            const unsigned int v6139 = v6138 ? v6133 : v181;
+            const unsigned int v6142 = v6139 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6143 = min(v6142, 64u);
+            const bool v6144 = v6139 > v5894;
+            const unsigned int v6145 = v6144 ? v6143 : v181;
+            const float v6146 = __uint_as_float(v6145);
+            v6082.x[1] = v6146;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6148 = static_cast<unsigned int>(v6082.row(2, iron_linear_thread() & 31u));
+            const unsigned int v6150 = v46 + v6148;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6152 = v6150 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6153 = v6152 + 1u;
+            const unsigned int v6155 = v6153 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6164 = v6155 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6168 = v6153 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6169 = v193 && v6168;
+            const unsigned int v6170 = v6169 ? v6164 : v181;
+            const unsigned int v6173 = v6170 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6174 = min(v6173, 64u);
+            const bool v6175 = v6170 > v5894;
+            const unsigned int v6176 = v6175 ? v6174 : v181;
+            const float v6177 = __uint_as_float(v6176);
+            v6082.x[2] = v6177;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6179 = static_cast<unsigned int>(v6082.row(3, iron_linear_thread() & 31u));
+            const unsigned int v6181 = v46 + v6179;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6183 = v6181 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6184 = v6183 + 1u;
+            const unsigned int v6186 = v6184 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6195 = v6186 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6199 = v6184 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6200 = v193 && v6199;
+            const unsigned int v6201 = v6200 ? v6195 : v181;
+            const unsigned int v6204 = v6201 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6205 = min(v6204, 64u);
+            const bool v6206 = v6201 > v5894;
+            const unsigned int v6207 = v6206 ? v6205 : v181;
+            const float v6208 = __uint_as_float(v6207);
+            v6082.x[3] = v6208;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6210 = static_cast<unsigned int>(v6084.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6212 = v46 + v6210;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6214 = v6212 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6215 = v6214 + 1u;
+            const unsigned int v6217 = v6215 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6218 = min(v37, v6217);
+            const bool v6219 = v6215 > v18;
+            const unsigned int v6220 = v6219 ? v6218 : v181;
+            const unsigned int v6223 = v187 ? v37 : v6220;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6235 = v6223 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6236 = min(v6235, 64u);
+            const bool v6237 = v6223 > v5894;
+            const unsigned int v6238 = v6237 ? v6236 : v181;
+            const float v6239 = __uint_as_float(v6238);
+            v6084.x[0] = v6239;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6241 = static_cast<unsigned int>(v6084.row(1, iron_linear_thread() & 31u));
+            const unsigned int v6243 = v46 + v6241;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6245 = v6243 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6246 = v6245 + 1u;
+            const unsigned int v6248 = v6246 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6249 = min(v37, v6248);
+            const bool v6250 = v6246 > v18;
+            const unsigned int v6251 = v6250 ? v6249 : v181;
+            const unsigned int v6254 = v187 ? v37 : v6251;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6266 = v6254 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6267 = min(v6266, 64u);
+            const bool v6268 = v6254 > v5894;
+            const unsigned int v6269 = v6268 ? v6267 : v181;
+            const float v6270 = __uint_as_float(v6269);
+            v6084.x[1] = v6270;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6272 = static_cast<unsigned int>(v6084.row(2, iron_linear_thread() & 31u));
+            const unsigned int v6274 = v46 + v6272;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6276 = v6274 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6277 = v6276 + 1u;
+            const unsigned int v6279 = v6277 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6280 = min(v37, v6279);
+            const bool v6281 = v6277 > v18;
+            const unsigned int v6282 = v6281 ? v6280 : v181;
+            const unsigned int v6285 = v187 ? v37 : v6282;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6297 = v6285 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6298 = min(v6297, 64u);
+            const bool v6299 = v6285 > v5894;
+            const unsigned int v6300 = v6299 ? v6298 : v181;
+            const float v6301 = __uint_as_float(v6300);
+            v6084.x[2] = v6301;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6303 = static_cast<unsigned int>(v6084.row(3, iron_linear_thread() & 31u));
+            const unsigned int v6305 = v46 + v6303;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6307 = v6305 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6308 = v6307 + 1u;
+            const unsigned int v6310 = v6308 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6311 = min(v37, v6310);
+            const bool v6312 = v6308 > v18;
+            const unsigned int v6313 = v6312 ? v6311 : v181;
+            const unsigned int v6316 = v187 ? v37 : v6313;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6328 = v6316 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6329 = min(v6328, 64u);
+            const bool v6330 = v6316 > v5894;
+            const unsigned int v6331 = v6330 ? v6329 : v181;
+            const float v6332 = __uint_as_float(v6331);
+            v6084.x[3] = v6332;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6333 = static_cast<unsigned int>(v6041.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v6335 = v6041.x[0];
+            const float v6336 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6337 = __float_as_uint(v6336);
+            const bool v6338 = v6333 >= v6337;
+            const float v6339 = v6084.x[0];
             const unsigned int v6340 = __float_as_uint(v6339);
-            const bool v6341 = v6336 >= v6340;
-            const float v6342 = v6087.x[0];
-            const unsigned int v6343 = __float_as_uint(v6342);
-            const bool v6344 = v6336 < v6343;
-            const bool v6345 = v6341 && v6344;
-            const float v6347 = v6345 ? v6338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[0] = v6347;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6348 = static_cast<unsigned int>(v6044.col(1, iron_linear_thread() & 31u));
-            const float v6350 = v6044.x[1];
-            const float v6351 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6341 = v6333 < v6340;
+            const bool v6342 = v6338 && v6341;
+            const float v6344 = v6342 ? v6335 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[0] = v6344;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6345 = static_cast<unsigned int>(v6041.col(1, iron_linear_thread() & 31u));
+            const float v6347 = v6041.x[1];
+            const float v6348 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6349 = __float_as_uint(v6348);
+            const bool v6350 = v6345 >= v6349;
+            const float v6351 = v6084.x[0];
             const unsigned int v6352 = __float_as_uint(v6351);
-            const bool v6353 = v6348 >= v6352;
-            const float v6354 = v6087.x[0];
-            const unsigned int v6355 = __float_as_uint(v6354);
-            const bool v6356 = v6348 < v6355;
-            const bool v6357 = v6353 && v6356;
-            const float v6359 = v6357 ? v6350 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[1] = v6359;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6360 = static_cast<unsigned int>(v6044.col(2, iron_linear_thread() & 31u));
-            const float v6362 = v6044.x[2];
-            const float v6363 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6353 = v6345 < v6352;
+            const bool v6354 = v6350 && v6353;
+            const float v6356 = v6354 ? v6347 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[1] = v6356;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6357 = static_cast<unsigned int>(v6041.col(2, iron_linear_thread() & 31u));
+            const float v6359 = v6041.x[2];
+            const float v6360 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6361 = __float_as_uint(v6360);
+            const bool v6362 = v6357 >= v6361;
+            const float v6363 = v6084.x[2];
             const unsigned int v6364 = __float_as_uint(v6363);
-            const bool v6365 = v6360 >= v6364;
-            const float v6366 = v6087.x[2];
-            const unsigned int v6367 = __float_as_uint(v6366);
-            const bool v6368 = v6360 < v6367;
-            const bool v6369 = v6365 && v6368;
-            const float v6371 = v6369 ? v6362 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[2] = v6371;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6372 = static_cast<unsigned int>(v6044.col(3, iron_linear_thread() & 31u));
-            const float v6374 = v6044.x[3];
-            const float v6375 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6365 = v6357 < v6364;
+            const bool v6366 = v6362 && v6365;
+            const float v6368 = v6366 ? v6359 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[2] = v6368;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6369 = static_cast<unsigned int>(v6041.col(3, iron_linear_thread() & 31u));
+            const float v6371 = v6041.x[3];
+            const float v6372 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6373 = __float_as_uint(v6372);
+            const bool v6374 = v6369 >= v6373;
+            const float v6375 = v6084.x[2];
             const unsigned int v6376 = __float_as_uint(v6375);
-            const bool v6377 = v6372 >= v6376;
-            const float v6378 = v6087.x[2];
-            const unsigned int v6379 = __float_as_uint(v6378);
-            const bool v6380 = v6372 < v6379;
-            const bool v6381 = v6377 && v6380;
-            const float v6383 = v6381 ? v6374 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[3] = v6383;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6384 = static_cast<unsigned int>(v6044.col(4, iron_linear_thread() & 31u));
-            const float v6386 = v6044.x[4];
-            const float v6387 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6377 = v6369 < v6376;
+            const bool v6378 = v6374 && v6377;
+            const float v6380 = v6378 ? v6371 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[3] = v6380;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6381 = static_cast<unsigned int>(v6041.col(4, iron_linear_thread() & 31u));
+            const float v6383 = v6041.x[4];
+            const float v6384 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6385 = __float_as_uint(v6384);
+            const bool v6386 = v6381 >= v6385;
+            const float v6387 = v6084.x[0];
             const unsigned int v6388 = __float_as_uint(v6387);
-            const bool v6389 = v6384 >= v6388;
-            const float v6390 = v6087.x[0];
-            const unsigned int v6391 = __float_as_uint(v6390);
-            const bool v6392 = v6384 < v6391;
-            const bool v6393 = v6389 && v6392;
-            const float v6395 = v6393 ? v6386 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[4] = v6395;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6396 = static_cast<unsigned int>(v6044.col(5, iron_linear_thread() & 31u));
-            const float v6398 = v6044.x[5];
-            const float v6399 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6389 = v6381 < v6388;
+            const bool v6390 = v6386 && v6389;
+            const float v6392 = v6390 ? v6383 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[4] = v6392;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6393 = static_cast<unsigned int>(v6041.col(5, iron_linear_thread() & 31u));
+            const float v6395 = v6041.x[5];
+            const float v6396 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6397 = __float_as_uint(v6396);
+            const bool v6398 = v6393 >= v6397;
+            const float v6399 = v6084.x[0];
             const unsigned int v6400 = __float_as_uint(v6399);
-            const bool v6401 = v6396 >= v6400;
-            const float v6402 = v6087.x[0];
-            const unsigned int v6403 = __float_as_uint(v6402);
-            const bool v6404 = v6396 < v6403;
-            const bool v6405 = v6401 && v6404;
-            const float v6407 = v6405 ? v6398 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[5] = v6407;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6408 = static_cast<unsigned int>(v6044.col(6, iron_linear_thread() & 31u));
-            const float v6410 = v6044.x[6];
-            const float v6411 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6401 = v6393 < v6400;
+            const bool v6402 = v6398 && v6401;
+            const float v6404 = v6402 ? v6395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[5] = v6404;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6405 = static_cast<unsigned int>(v6041.col(6, iron_linear_thread() & 31u));
+            const float v6407 = v6041.x[6];
+            const float v6408 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6409 = __float_as_uint(v6408);
+            const bool v6410 = v6405 >= v6409;
+            const float v6411 = v6084.x[2];
             const unsigned int v6412 = __float_as_uint(v6411);
-            const bool v6413 = v6408 >= v6412;
-            const float v6414 = v6087.x[2];
-            const unsigned int v6415 = __float_as_uint(v6414);
-            const bool v6416 = v6408 < v6415;
-            const bool v6417 = v6413 && v6416;
-            const float v6419 = v6417 ? v6410 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[6] = v6419;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6420 = static_cast<unsigned int>(v6044.col(7, iron_linear_thread() & 31u));
-            const float v6422 = v6044.x[7];
-            const float v6423 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6413 = v6405 < v6412;
+            const bool v6414 = v6410 && v6413;
+            const float v6416 = v6414 ? v6407 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[6] = v6416;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6417 = static_cast<unsigned int>(v6041.col(7, iron_linear_thread() & 31u));
+            const float v6419 = v6041.x[7];
+            const float v6420 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6421 = __float_as_uint(v6420);
+            const bool v6422 = v6417 >= v6421;
+            const float v6423 = v6084.x[2];
             const unsigned int v6424 = __float_as_uint(v6423);
-            const bool v6425 = v6420 >= v6424;
-            const float v6426 = v6087.x[2];
-            const unsigned int v6427 = __float_as_uint(v6426);
-            const bool v6428 = v6420 < v6427;
-            const bool v6429 = v6425 && v6428;
-            const float v6431 = v6429 ? v6422 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[7] = v6431;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6432 = static_cast<unsigned int>(v6044.col(8, iron_linear_thread() & 31u));
-            const float v6434 = v6044.x[8];
-            const float v6435 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6425 = v6417 < v6424;
+            const bool v6426 = v6422 && v6425;
+            const float v6428 = v6426 ? v6419 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[7] = v6428;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6429 = static_cast<unsigned int>(v6041.col(8, iron_linear_thread() & 31u));
+            const float v6431 = v6041.x[8];
+            const float v6432 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6433 = __float_as_uint(v6432);
+            const bool v6434 = v6429 >= v6433;
+            const float v6435 = v6084.x[0];
             const unsigned int v6436 = __float_as_uint(v6435);
-            const bool v6437 = v6432 >= v6436;
-            const float v6438 = v6087.x[0];
-            const unsigned int v6439 = __float_as_uint(v6438);
-            const bool v6440 = v6432 < v6439;
-            const bool v6441 = v6437 && v6440;
-            const float v6443 = v6441 ? v6434 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[8] = v6443;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6444 = static_cast<unsigned int>(v6044.col(9, iron_linear_thread() & 31u));
-            const float v6446 = v6044.x[9];
-            const float v6447 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6437 = v6429 < v6436;
+            const bool v6438 = v6434 && v6437;
+            const float v6440 = v6438 ? v6431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[8] = v6440;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6441 = static_cast<unsigned int>(v6041.col(9, iron_linear_thread() & 31u));
+            const float v6443 = v6041.x[9];
+            const float v6444 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6445 = __float_as_uint(v6444);
+            const bool v6446 = v6441 >= v6445;
+            const float v6447 = v6084.x[0];
             const unsigned int v6448 = __float_as_uint(v6447);
-            const bool v6449 = v6444 >= v6448;
-            const float v6450 = v6087.x[0];
-            const unsigned int v6451 = __float_as_uint(v6450);
-            const bool v6452 = v6444 < v6451;
-            const bool v6453 = v6449 && v6452;
-            const float v6455 = v6453 ? v6446 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[9] = v6455;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6456 = static_cast<unsigned int>(v6044.col(10, iron_linear_thread() & 31u));
-            const float v6458 = v6044.x[10];
-            const float v6459 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6449 = v6441 < v6448;
+            const bool v6450 = v6446 && v6449;
+            const float v6452 = v6450 ? v6443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[9] = v6452;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6453 = static_cast<unsigned int>(v6041.col(10, iron_linear_thread() & 31u));
+            const float v6455 = v6041.x[10];
+            const float v6456 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6457 = __float_as_uint(v6456);
+            const bool v6458 = v6453 >= v6457;
+            const float v6459 = v6084.x[2];
             const unsigned int v6460 = __float_as_uint(v6459);
-            const bool v6461 = v6456 >= v6460;
-            const float v6462 = v6087.x[2];
-            const unsigned int v6463 = __float_as_uint(v6462);
-            const bool v6464 = v6456 < v6463;
-            const bool v6465 = v6461 && v6464;
-            const float v6467 = v6465 ? v6458 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[10] = v6467;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6468 = static_cast<unsigned int>(v6044.col(11, iron_linear_thread() & 31u));
-            const float v6470 = v6044.x[11];
-            const float v6471 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6461 = v6453 < v6460;
+            const bool v6462 = v6458 && v6461;
+            const float v6464 = v6462 ? v6455 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[10] = v6464;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6465 = static_cast<unsigned int>(v6041.col(11, iron_linear_thread() & 31u));
+            const float v6467 = v6041.x[11];
+            const float v6468 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6469 = __float_as_uint(v6468);
+            const bool v6470 = v6465 >= v6469;
+            const float v6471 = v6084.x[2];
             const unsigned int v6472 = __float_as_uint(v6471);
-            const bool v6473 = v6468 >= v6472;
-            const float v6474 = v6087.x[2];
-            const unsigned int v6475 = __float_as_uint(v6474);
-            const bool v6476 = v6468 < v6475;
-            const bool v6477 = v6473 && v6476;
-            const float v6479 = v6477 ? v6470 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[11] = v6479;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6480 = static_cast<unsigned int>(v6044.col(12, iron_linear_thread() & 31u));
-            const float v6482 = v6044.x[12];
-            const float v6483 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6473 = v6465 < v6472;
+            const bool v6474 = v6470 && v6473;
+            const float v6476 = v6474 ? v6467 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[11] = v6476;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6477 = static_cast<unsigned int>(v6041.col(12, iron_linear_thread() & 31u));
+            const float v6479 = v6041.x[12];
+            const float v6480 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6481 = __float_as_uint(v6480);
+            const bool v6482 = v6477 >= v6481;
+            const float v6483 = v6084.x[0];
             const unsigned int v6484 = __float_as_uint(v6483);
-            const bool v6485 = v6480 >= v6484;
-            const float v6486 = v6087.x[0];
-            const unsigned int v6487 = __float_as_uint(v6486);
-            const bool v6488 = v6480 < v6487;
-            const bool v6489 = v6485 && v6488;
-            const float v6491 = v6489 ? v6482 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[12] = v6491;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6492 = static_cast<unsigned int>(v6044.col(13, iron_linear_thread() & 31u));
-            const float v6494 = v6044.x[13];
-            const float v6495 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6485 = v6477 < v6484;
+            const bool v6486 = v6482 && v6485;
+            const float v6488 = v6486 ? v6479 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[12] = v6488;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6489 = static_cast<unsigned int>(v6041.col(13, iron_linear_thread() & 31u));
+            const float v6491 = v6041.x[13];
+            const float v6492 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6493 = __float_as_uint(v6492);
+            const bool v6494 = v6489 >= v6493;
+            const float v6495 = v6084.x[0];
             const unsigned int v6496 = __float_as_uint(v6495);
-            const bool v6497 = v6492 >= v6496;
-            const float v6498 = v6087.x[0];
-            const unsigned int v6499 = __float_as_uint(v6498);
-            const bool v6500 = v6492 < v6499;
-            const bool v6501 = v6497 && v6500;
-            const float v6503 = v6501 ? v6494 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[13] = v6503;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6504 = static_cast<unsigned int>(v6044.col(14, iron_linear_thread() & 31u));
-            const float v6506 = v6044.x[14];
-            const float v6507 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6497 = v6489 < v6496;
+            const bool v6498 = v6494 && v6497;
+            const float v6500 = v6498 ? v6491 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[13] = v6500;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6501 = static_cast<unsigned int>(v6041.col(14, iron_linear_thread() & 31u));
+            const float v6503 = v6041.x[14];
+            const float v6504 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6505 = __float_as_uint(v6504);
+            const bool v6506 = v6501 >= v6505;
+            const float v6507 = v6084.x[2];
             const unsigned int v6508 = __float_as_uint(v6507);
-            const bool v6509 = v6504 >= v6508;
-            const float v6510 = v6087.x[2];
-            const unsigned int v6511 = __float_as_uint(v6510);
-            const bool v6512 = v6504 < v6511;
-            const bool v6513 = v6509 && v6512;
-            const float v6515 = v6513 ? v6506 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[14] = v6515;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6516 = static_cast<unsigned int>(v6044.col(15, iron_linear_thread() & 31u));
-            const float v6518 = v6044.x[15];
-            const float v6519 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6509 = v6501 < v6508;
+            const bool v6510 = v6506 && v6509;
+            const float v6512 = v6510 ? v6503 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[14] = v6512;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6513 = static_cast<unsigned int>(v6041.col(15, iron_linear_thread() & 31u));
+            const float v6515 = v6041.x[15];
+            const float v6516 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6517 = __float_as_uint(v6516);
+            const bool v6518 = v6513 >= v6517;
+            const float v6519 = v6084.x[2];
             const unsigned int v6520 = __float_as_uint(v6519);
-            const bool v6521 = v6516 >= v6520;
-            const float v6522 = v6087.x[2];
-            const unsigned int v6523 = __float_as_uint(v6522);
-            const bool v6524 = v6516 < v6523;
-            const bool v6525 = v6521 && v6524;
-            const float v6527 = v6525 ? v6518 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[15] = v6527;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6528 = static_cast<unsigned int>(v6044.col(16, iron_linear_thread() & 31u));
-            const float v6530 = v6044.x[16];
-            const float v6531 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6521 = v6513 < v6520;
+            const bool v6522 = v6518 && v6521;
+            const float v6524 = v6522 ? v6515 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[15] = v6524;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6525 = static_cast<unsigned int>(v6041.col(16, iron_linear_thread() & 31u));
+            const float v6527 = v6041.x[16];
+            const float v6528 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6529 = __float_as_uint(v6528);
+            const bool v6530 = v6525 >= v6529;
+            const float v6531 = v6084.x[0];
             const unsigned int v6532 = __float_as_uint(v6531);
-            const bool v6533 = v6528 >= v6532;
-            const float v6534 = v6087.x[0];
-            const unsigned int v6535 = __float_as_uint(v6534);
-            const bool v6536 = v6528 < v6535;
-            const bool v6537 = v6533 && v6536;
-            const float v6539 = v6537 ? v6530 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[16] = v6539;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6540 = static_cast<unsigned int>(v6044.col(17, iron_linear_thread() & 31u));
-            const float v6542 = v6044.x[17];
-            const float v6543 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6533 = v6525 < v6532;
+            const bool v6534 = v6530 && v6533;
+            const float v6536 = v6534 ? v6527 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[16] = v6536;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6537 = static_cast<unsigned int>(v6041.col(17, iron_linear_thread() & 31u));
+            const float v6539 = v6041.x[17];
+            const float v6540 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6541 = __float_as_uint(v6540);
+            const bool v6542 = v6537 >= v6541;
+            const float v6543 = v6084.x[0];
             const unsigned int v6544 = __float_as_uint(v6543);
-            const bool v6545 = v6540 >= v6544;
-            const float v6546 = v6087.x[0];
-            const unsigned int v6547 = __float_as_uint(v6546);
-            const bool v6548 = v6540 < v6547;
-            const bool v6549 = v6545 && v6548;
-            const float v6551 = v6549 ? v6542 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[17] = v6551;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6552 = static_cast<unsigned int>(v6044.col(18, iron_linear_thread() & 31u));
-            const float v6554 = v6044.x[18];
-            const float v6555 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6545 = v6537 < v6544;
+            const bool v6546 = v6542 && v6545;
+            const float v6548 = v6546 ? v6539 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[17] = v6548;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6549 = static_cast<unsigned int>(v6041.col(18, iron_linear_thread() & 31u));
+            const float v6551 = v6041.x[18];
+            const float v6552 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6553 = __float_as_uint(v6552);
+            const bool v6554 = v6549 >= v6553;
+            const float v6555 = v6084.x[2];
             const unsigned int v6556 = __float_as_uint(v6555);
-            const bool v6557 = v6552 >= v6556;
-            const float v6558 = v6087.x[2];
-            const unsigned int v6559 = __float_as_uint(v6558);
-            const bool v6560 = v6552 < v6559;
-            const bool v6561 = v6557 && v6560;
-            const float v6563 = v6561 ? v6554 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[18] = v6563;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6564 = static_cast<unsigned int>(v6044.col(19, iron_linear_thread() & 31u));
-            const float v6566 = v6044.x[19];
-            const float v6567 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6557 = v6549 < v6556;
+            const bool v6558 = v6554 && v6557;
+            const float v6560 = v6558 ? v6551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[18] = v6560;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6561 = static_cast<unsigned int>(v6041.col(19, iron_linear_thread() & 31u));
+            const float v6563 = v6041.x[19];
+            const float v6564 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6565 = __float_as_uint(v6564);
+            const bool v6566 = v6561 >= v6565;
+            const float v6567 = v6084.x[2];
             const unsigned int v6568 = __float_as_uint(v6567);
-            const bool v6569 = v6564 >= v6568;
-            const float v6570 = v6087.x[2];
-            const unsigned int v6571 = __float_as_uint(v6570);
-            const bool v6572 = v6564 < v6571;
-            const bool v6573 = v6569 && v6572;
-            const float v6575 = v6573 ? v6566 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[19] = v6575;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6576 = static_cast<unsigned int>(v6044.col(20, iron_linear_thread() & 31u));
-            const float v6578 = v6044.x[20];
-            const float v6579 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6569 = v6561 < v6568;
+            const bool v6570 = v6566 && v6569;
+            const float v6572 = v6570 ? v6563 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[19] = v6572;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6573 = static_cast<unsigned int>(v6041.col(20, iron_linear_thread() & 31u));
+            const float v6575 = v6041.x[20];
+            const float v6576 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6577 = __float_as_uint(v6576);
+            const bool v6578 = v6573 >= v6577;
+            const float v6579 = v6084.x[0];
             const unsigned int v6580 = __float_as_uint(v6579);
-            const bool v6581 = v6576 >= v6580;
-            const float v6582 = v6087.x[0];
-            const unsigned int v6583 = __float_as_uint(v6582);
-            const bool v6584 = v6576 < v6583;
-            const bool v6585 = v6581 && v6584;
-            const float v6587 = v6585 ? v6578 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[20] = v6587;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6588 = static_cast<unsigned int>(v6044.col(21, iron_linear_thread() & 31u));
-            const float v6590 = v6044.x[21];
-            const float v6591 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6581 = v6573 < v6580;
+            const bool v6582 = v6578 && v6581;
+            const float v6584 = v6582 ? v6575 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[20] = v6584;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6585 = static_cast<unsigned int>(v6041.col(21, iron_linear_thread() & 31u));
+            const float v6587 = v6041.x[21];
+            const float v6588 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6589 = __float_as_uint(v6588);
+            const bool v6590 = v6585 >= v6589;
+            const float v6591 = v6084.x[0];
             const unsigned int v6592 = __float_as_uint(v6591);
-            const bool v6593 = v6588 >= v6592;
-            const float v6594 = v6087.x[0];
-            const unsigned int v6595 = __float_as_uint(v6594);
-            const bool v6596 = v6588 < v6595;
-            const bool v6597 = v6593 && v6596;
-            const float v6599 = v6597 ? v6590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[21] = v6599;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6600 = static_cast<unsigned int>(v6044.col(22, iron_linear_thread() & 31u));
-            const float v6602 = v6044.x[22];
-            const float v6603 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6593 = v6585 < v6592;
+            const bool v6594 = v6590 && v6593;
+            const float v6596 = v6594 ? v6587 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[21] = v6596;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6597 = static_cast<unsigned int>(v6041.col(22, iron_linear_thread() & 31u));
+            const float v6599 = v6041.x[22];
+            const float v6600 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6601 = __float_as_uint(v6600);
+            const bool v6602 = v6597 >= v6601;
+            const float v6603 = v6084.x[2];
             const unsigned int v6604 = __float_as_uint(v6603);
-            const bool v6605 = v6600 >= v6604;
-            const float v6606 = v6087.x[2];
-            const unsigned int v6607 = __float_as_uint(v6606);
-            const bool v6608 = v6600 < v6607;
-            const bool v6609 = v6605 && v6608;
-            const float v6611 = v6609 ? v6602 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[22] = v6611;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6612 = static_cast<unsigned int>(v6044.col(23, iron_linear_thread() & 31u));
-            const float v6614 = v6044.x[23];
-            const float v6615 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6605 = v6597 < v6604;
+            const bool v6606 = v6602 && v6605;
+            const float v6608 = v6606 ? v6599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[22] = v6608;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6609 = static_cast<unsigned int>(v6041.col(23, iron_linear_thread() & 31u));
+            const float v6611 = v6041.x[23];
+            const float v6612 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6613 = __float_as_uint(v6612);
+            const bool v6614 = v6609 >= v6613;
+            const float v6615 = v6084.x[2];
             const unsigned int v6616 = __float_as_uint(v6615);
-            const bool v6617 = v6612 >= v6616;
-            const float v6618 = v6087.x[2];
-            const unsigned int v6619 = __float_as_uint(v6618);
-            const bool v6620 = v6612 < v6619;
-            const bool v6621 = v6617 && v6620;
-            const float v6623 = v6621 ? v6614 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[23] = v6623;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6624 = static_cast<unsigned int>(v6044.col(24, iron_linear_thread() & 31u));
-            const float v6626 = v6044.x[24];
-            const float v6627 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6617 = v6609 < v6616;
+            const bool v6618 = v6614 && v6617;
+            const float v6620 = v6618 ? v6611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[23] = v6620;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6621 = static_cast<unsigned int>(v6041.col(24, iron_linear_thread() & 31u));
+            const float v6623 = v6041.x[24];
+            const float v6624 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6625 = __float_as_uint(v6624);
+            const bool v6626 = v6621 >= v6625;
+            const float v6627 = v6084.x[0];
             const unsigned int v6628 = __float_as_uint(v6627);
-            const bool v6629 = v6624 >= v6628;
-            const float v6630 = v6087.x[0];
-            const unsigned int v6631 = __float_as_uint(v6630);
-            const bool v6632 = v6624 < v6631;
-            const bool v6633 = v6629 && v6632;
-            const float v6635 = v6633 ? v6626 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[24] = v6635;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6636 = static_cast<unsigned int>(v6044.col(25, iron_linear_thread() & 31u));
-            const float v6638 = v6044.x[25];
-            const float v6639 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6629 = v6621 < v6628;
+            const bool v6630 = v6626 && v6629;
+            const float v6632 = v6630 ? v6623 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[24] = v6632;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6633 = static_cast<unsigned int>(v6041.col(25, iron_linear_thread() & 31u));
+            const float v6635 = v6041.x[25];
+            const float v6636 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6637 = __float_as_uint(v6636);
+            const bool v6638 = v6633 >= v6637;
+            const float v6639 = v6084.x[0];
             const unsigned int v6640 = __float_as_uint(v6639);
-            const bool v6641 = v6636 >= v6640;
-            const float v6642 = v6087.x[0];
-            const unsigned int v6643 = __float_as_uint(v6642);
-            const bool v6644 = v6636 < v6643;
-            const bool v6645 = v6641 && v6644;
-            const float v6647 = v6645 ? v6638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[25] = v6647;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6648 = static_cast<unsigned int>(v6044.col(26, iron_linear_thread() & 31u));
-            const float v6650 = v6044.x[26];
-            const float v6651 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6641 = v6633 < v6640;
+            const bool v6642 = v6638 && v6641;
+            const float v6644 = v6642 ? v6635 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[25] = v6644;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6645 = static_cast<unsigned int>(v6041.col(26, iron_linear_thread() & 31u));
+            const float v6647 = v6041.x[26];
+            const float v6648 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6649 = __float_as_uint(v6648);
+            const bool v6650 = v6645 >= v6649;
+            const float v6651 = v6084.x[2];
             const unsigned int v6652 = __float_as_uint(v6651);
-            const bool v6653 = v6648 >= v6652;
-            const float v6654 = v6087.x[2];
-            const unsigned int v6655 = __float_as_uint(v6654);
-            const bool v6656 = v6648 < v6655;
-            const bool v6657 = v6653 && v6656;
-            const float v6659 = v6657 ? v6650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[26] = v6659;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6660 = static_cast<unsigned int>(v6044.col(27, iron_linear_thread() & 31u));
-            const float v6662 = v6044.x[27];
-            const float v6663 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6653 = v6645 < v6652;
+            const bool v6654 = v6650 && v6653;
+            const float v6656 = v6654 ? v6647 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[26] = v6656;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6657 = static_cast<unsigned int>(v6041.col(27, iron_linear_thread() & 31u));
+            const float v6659 = v6041.x[27];
+            const float v6660 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6661 = __float_as_uint(v6660);
+            const bool v6662 = v6657 >= v6661;
+            const float v6663 = v6084.x[2];
             const unsigned int v6664 = __float_as_uint(v6663);
-            const bool v6665 = v6660 >= v6664;
-            const float v6666 = v6087.x[2];
-            const unsigned int v6667 = __float_as_uint(v6666);
-            const bool v6668 = v6660 < v6667;
-            const bool v6669 = v6665 && v6668;
-            const float v6671 = v6669 ? v6662 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[27] = v6671;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6672 = static_cast<unsigned int>(v6044.col(28, iron_linear_thread() & 31u));
-            const float v6674 = v6044.x[28];
-            const float v6675 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6665 = v6657 < v6664;
+            const bool v6666 = v6662 && v6665;
+            const float v6668 = v6666 ? v6659 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[27] = v6668;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6669 = static_cast<unsigned int>(v6041.col(28, iron_linear_thread() & 31u));
+            const float v6671 = v6041.x[28];
+            const float v6672 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6673 = __float_as_uint(v6672);
+            const bool v6674 = v6669 >= v6673;
+            const float v6675 = v6084.x[0];
             const unsigned int v6676 = __float_as_uint(v6675);
-            const bool v6677 = v6672 >= v6676;
-            const float v6678 = v6087.x[0];
-            const unsigned int v6679 = __float_as_uint(v6678);
-            const bool v6680 = v6672 < v6679;
-            const bool v6681 = v6677 && v6680;
-            const float v6683 = v6681 ? v6674 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[28] = v6683;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6684 = static_cast<unsigned int>(v6044.col(29, iron_linear_thread() & 31u));
-            const float v6686 = v6044.x[29];
-            const float v6687 = v6085.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6677 = v6669 < v6676;
+            const bool v6678 = v6674 && v6677;
+            const float v6680 = v6678 ? v6671 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[28] = v6680;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6681 = static_cast<unsigned int>(v6041.col(29, iron_linear_thread() & 31u));
+            const float v6683 = v6041.x[29];
+            const float v6684 = v6082.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6685 = __float_as_uint(v6684);
+            const bool v6686 = v6681 >= v6685;
+            const float v6687 = v6084.x[0];
             const unsigned int v6688 = __float_as_uint(v6687);
-            const bool v6689 = v6684 >= v6688;
-            const float v6690 = v6087.x[0];
-            const unsigned int v6691 = __float_as_uint(v6690);
-            const bool v6692 = v6684 < v6691;
-            const bool v6693 = v6689 && v6692;
-            const float v6695 = v6693 ? v6686 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[29] = v6695;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6696 = static_cast<unsigned int>(v6044.col(30, iron_linear_thread() & 31u));
-            const float v6698 = v6044.x[30];
-            const float v6699 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6689 = v6681 < v6688;
+            const bool v6690 = v6686 && v6689;
+            const float v6692 = v6690 ? v6683 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[29] = v6692;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6693 = static_cast<unsigned int>(v6041.col(30, iron_linear_thread() & 31u));
+            const float v6695 = v6041.x[30];
+            const float v6696 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6697 = __float_as_uint(v6696);
+            const bool v6698 = v6693 >= v6697;
+            const float v6699 = v6084.x[2];
             const unsigned int v6700 = __float_as_uint(v6699);
-            const bool v6701 = v6696 >= v6700;
-            const float v6702 = v6087.x[2];
-            const unsigned int v6703 = __float_as_uint(v6702);
-            const bool v6704 = v6696 < v6703;
-            const bool v6705 = v6701 && v6704;
-            const float v6707 = v6705 ? v6698 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[30] = v6707;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6708 = static_cast<unsigned int>(v6044.col(31, iron_linear_thread() & 31u));
-            const float v6710 = v6044.x[31];
-            const float v6711 = v6085.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6701 = v6693 < v6700;
+            const bool v6702 = v6698 && v6701;
+            const float v6704 = v6702 ? v6695 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[30] = v6704;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6705 = static_cast<unsigned int>(v6041.col(31, iron_linear_thread() & 31u));
+            const float v6707 = v6041.x[31];
+            const float v6708 = v6082.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6709 = __float_as_uint(v6708);
+            const bool v6710 = v6705 >= v6709;
+            const float v6711 = v6084.x[2];
             const unsigned int v6712 = __float_as_uint(v6711);
-            const bool v6713 = v6708 >= v6712;
-            const float v6714 = v6087.x[2];
-            const unsigned int v6715 = __float_as_uint(v6714);
-            const bool v6716 = v6708 < v6715;
-            const bool v6717 = v6713 && v6716;
-            const float v6719 = v6717 ? v6710 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[31] = v6719;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v6713 = v6705 < v6712;
+            const bool v6714 = v6710 && v6713;
+            const float v6716 = v6714 ? v6707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[31] = v6716;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v6721;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v6721, 0.0f);
-          iron_frag_row_reduce<false>(v6721, v6044);
-          const float v6724 = v6721.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v6725 = v6724 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6721.x[0] = v6725;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6728 = v6721.x[1];
-          const float v6729 = v6728 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6721.x[1] = v6729;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6732 = v6721.x[2];
-          const float v6733 = v6732 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6721.x[2] = v6733;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6736 = v6721.x[3];
-          const float v6737 = v6736 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6721.x[3] = v6737;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v6739;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v6739, 0.0f);
-          const float v6743 = v6721.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6744 = v227.x[0];
-          const float v6745 = fmaxf(v6744, v6743);
-          const bool v6748 = v6745 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6749 = v6748 ? 0.0f : v6745;
-          v6739.x[0] = v6749;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6753 = v6721.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6754 = v227.x[1];
-          const float v6755 = fmaxf(v6754, v6753);
-          const bool v6758 = v6755 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6759 = v6758 ? 0.0f : v6755;
-          v6739.x[1] = v6759;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6763 = v6721.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6764 = v227.x[2];
-          const float v6765 = fmaxf(v6764, v6763);
-          const bool v6768 = v6765 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6769 = v6768 ? 0.0f : v6765;
-          v6739.x[2] = v6769;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6773 = v6721.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6774 = v227.x[3];
-          const float v6775 = fmaxf(v6774, v6773);
-          const bool v6778 = v6775 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6779 = v6778 ? 0.0f : v6775;
-          v6739.x[3] = v6779;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6783 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6785 = v6744 - v6783;
-          const float v6786 = iron_exp2_approx(v6785);
-          v6058.x[0] = v6786;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6790 = v6739.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6792 = v6754 - v6790;
-          const float v6793 = iron_exp2_approx(v6792);
-          v6058.x[1] = v6793;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6797 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6799 = v6764 - v6797;
-          const float v6800 = iron_exp2_approx(v6799);
-          v6058.x[2] = v6800;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6804 = v6739.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6806 = v6774 - v6804;
-          const float v6807 = iron_exp2_approx(v6806);
-          v6058.x[3] = v6807;  // kernels/sdpa/flash_tile.hpp:220
-          v227.x[0] = v6745;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6815 = v227.x[1];
-          const float v6817 = fmaxf(v6815, v6753);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[1] = v6817;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6820 = v227.x[2];
-          const float v6822 = fmaxf(v6820, v6763);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[2] = v6822;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6825 = v227.x[3];
-          const float v6827 = fmaxf(v6825, v6773);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[3] = v6827;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6830 = v6044.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v6831 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6832 = -v6831;
-          const float v6833 = fmaf(v6830, v225, v6832);
-          const float v6834 = iron_exp2_approx(v6833);
-          v6044.x[0] = v6834;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6837 = v6044.x[1];
-          const float v6838 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6839 = -v6838;
-          const float v6840 = fmaf(v6837, v225, v6839);
-          const float v6841 = iron_exp2_approx(v6840);
-          v6044.x[1] = v6841;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6844 = v6044.x[2];
-          const float v6845 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6846 = -v6845;
-          const float v6847 = fmaf(v6844, v225, v6846);
-          const float v6848 = iron_exp2_approx(v6847);
-          v6044.x[2] = v6848;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6851 = v6044.x[3];
-          const float v6852 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6853 = -v6852;
-          const float v6854 = fmaf(v6851, v225, v6853);
-          const float v6855 = iron_exp2_approx(v6854);
-          v6044.x[3] = v6855;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6858 = v6044.x[4];
-          const float v6859 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6860 = -v6859;
-          const float v6861 = fmaf(v6858, v225, v6860);
-          const float v6862 = iron_exp2_approx(v6861);
-          v6044.x[4] = v6862;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6865 = v6044.x[5];
-          const float v6866 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6867 = -v6866;
-          const float v6868 = fmaf(v6865, v225, v6867);
-          const float v6869 = iron_exp2_approx(v6868);
-          v6044.x[5] = v6869;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6872 = v6044.x[6];
-          const float v6873 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6874 = -v6873;
-          const float v6875 = fmaf(v6872, v225, v6874);
-          const float v6876 = iron_exp2_approx(v6875);
-          v6044.x[6] = v6876;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6879 = v6044.x[7];
-          const float v6880 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6881 = -v6880;
-          const float v6882 = fmaf(v6879, v225, v6881);
-          const float v6883 = iron_exp2_approx(v6882);
-          v6044.x[7] = v6883;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6886 = v6044.x[8];
-          const float v6887 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6888 = -v6887;
-          const float v6889 = fmaf(v6886, v225, v6888);
-          const float v6890 = iron_exp2_approx(v6889);
-          v6044.x[8] = v6890;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6893 = v6044.x[9];
-          const float v6894 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6895 = -v6894;
-          const float v6896 = fmaf(v6893, v225, v6895);
-          const float v6897 = iron_exp2_approx(v6896);
-          v6044.x[9] = v6897;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6900 = v6044.x[10];
-          const float v6901 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6902 = -v6901;
-          const float v6903 = fmaf(v6900, v225, v6902);
-          const float v6904 = iron_exp2_approx(v6903);
-          v6044.x[10] = v6904;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6907 = v6044.x[11];
-          const float v6908 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6909 = -v6908;
-          const float v6910 = fmaf(v6907, v225, v6909);
-          const float v6911 = iron_exp2_approx(v6910);
-          v6044.x[11] = v6911;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6914 = v6044.x[12];
-          const float v6915 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6916 = -v6915;
-          const float v6917 = fmaf(v6914, v225, v6916);
-          const float v6918 = iron_exp2_approx(v6917);
-          v6044.x[12] = v6918;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6921 = v6044.x[13];
-          const float v6922 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6923 = -v6922;
-          const float v6924 = fmaf(v6921, v225, v6923);
-          const float v6925 = iron_exp2_approx(v6924);
-          v6044.x[13] = v6925;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6928 = v6044.x[14];
-          const float v6929 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6930 = -v6929;
-          const float v6931 = fmaf(v6928, v225, v6930);
-          const float v6932 = iron_exp2_approx(v6931);
-          v6044.x[14] = v6932;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6935 = v6044.x[15];
-          const float v6936 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6937 = -v6936;
-          const float v6938 = fmaf(v6935, v225, v6937);
-          const float v6939 = iron_exp2_approx(v6938);
-          v6044.x[15] = v6939;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6942 = v6044.x[16];
-          const float v6943 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6944 = -v6943;
-          const float v6945 = fmaf(v6942, v225, v6944);
-          const float v6946 = iron_exp2_approx(v6945);
-          v6044.x[16] = v6946;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6949 = v6044.x[17];
-          const float v6950 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6951 = -v6950;
-          const float v6952 = fmaf(v6949, v225, v6951);
-          const float v6953 = iron_exp2_approx(v6952);
-          v6044.x[17] = v6953;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6956 = v6044.x[18];
-          const float v6957 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6958 = -v6957;
-          const float v6959 = fmaf(v6956, v225, v6958);
-          const float v6960 = iron_exp2_approx(v6959);
-          v6044.x[18] = v6960;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6963 = v6044.x[19];
-          const float v6964 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6965 = -v6964;
-          const float v6966 = fmaf(v6963, v225, v6965);
-          const float v6967 = iron_exp2_approx(v6966);
-          v6044.x[19] = v6967;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6970 = v6044.x[20];
-          const float v6971 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6972 = -v6971;
-          const float v6973 = fmaf(v6970, v225, v6972);
-          const float v6974 = iron_exp2_approx(v6973);
-          v6044.x[20] = v6974;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6977 = v6044.x[21];
-          const float v6978 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6979 = -v6978;
-          const float v6980 = fmaf(v6977, v225, v6979);
-          const float v6981 = iron_exp2_approx(v6980);
-          v6044.x[21] = v6981;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6984 = v6044.x[22];
-          const float v6985 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6986 = -v6985;
-          const float v6987 = fmaf(v6984, v225, v6986);
-          const float v6988 = iron_exp2_approx(v6987);
-          v6044.x[22] = v6988;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6991 = v6044.x[23];
-          const float v6992 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6993 = -v6992;
-          const float v6994 = fmaf(v6991, v225, v6993);
-          const float v6995 = iron_exp2_approx(v6994);
-          v6044.x[23] = v6995;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6998 = v6044.x[24];
-          const float v6999 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7000 = -v6999;
-          const float v7001 = fmaf(v6998, v225, v7000);
-          const float v7002 = iron_exp2_approx(v7001);
-          v6044.x[24] = v7002;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7005 = v6044.x[25];
-          const float v7006 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7007 = -v7006;
-          const float v7008 = fmaf(v7005, v225, v7007);
-          const float v7009 = iron_exp2_approx(v7008);
-          v6044.x[25] = v7009;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7012 = v6044.x[26];
-          const float v7013 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7014 = -v7013;
-          const float v7015 = fmaf(v7012, v225, v7014);
-          const float v7016 = iron_exp2_approx(v7015);
-          v6044.x[26] = v7016;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7019 = v6044.x[27];
-          const float v7020 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7021 = -v7020;
-          const float v7022 = fmaf(v7019, v225, v7021);
-          const float v7023 = iron_exp2_approx(v7022);
-          v6044.x[27] = v7023;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7026 = v6044.x[28];
-          const float v7027 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7028 = -v7027;
-          const float v7029 = fmaf(v7026, v225, v7028);
-          const float v7030 = iron_exp2_approx(v7029);
-          v6044.x[28] = v7030;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7033 = v6044.x[29];
-          const float v7034 = v6739.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7035 = -v7034;
-          const float v7036 = fmaf(v7033, v225, v7035);
-          const float v7037 = iron_exp2_approx(v7036);
-          v6044.x[29] = v7037;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7040 = v6044.x[30];
-          const float v7041 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7042 = -v7041;
-          const float v7043 = fmaf(v7040, v225, v7042);
-          const float v7044 = iron_exp2_approx(v7043);
-          v6044.x[30] = v7044;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7047 = v6044.x[31];
-          const float v7048 = v6739.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7049 = -v7048;
-          const float v7050 = fmaf(v7047, v225, v7049);
-          const float v7051 = iron_exp2_approx(v7050);
-          v6044.x[31] = v7051;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v7053;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v7053, 0.0f);
-          iron_frag_row_reduce<true>(v7053, v6044);
-          const float v7056 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v7057 = v7053.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7058 = v6058.x[0];
-          const float v7059 = v7056 * v7058;
-          const float v7060 = v7059 + v7057;
-          v229.x[0] = v7060;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7063 = v229.x[1];
-          const float v7064 = v7053.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7065 = v6058.x[1];
-          const float v7066 = v7063 * v7065;
-          const float v7067 = v7066 + v7064;
-          v229.x[1] = v7067;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7070 = v229.x[2];
-          const float v7071 = v7053.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7072 = v6058.x[2];
-          const float v7073 = v7070 * v7072;
-          const float v7074 = v7073 + v7071;
-          v229.x[2] = v7074;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7077 = v229.x[3];
-          const float v7078 = v7053.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7079 = v6058.x[3];
-          const float v7080 = v7077 * v7079;
-          const float v7081 = v7080 + v7078;
-          v229.x[3] = v7081;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v6718;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v6718, 0.0f);
+          iron_frag_row_reduce<false>(v6718, v6041);
+          const float v6721 = v6718.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v6722 = v6721 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6718.x[0] = v6722;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6725 = v6718.x[1];
+          const float v6726 = v6725 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6718.x[1] = v6726;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6729 = v6718.x[2];
+          const float v6730 = v6729 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6718.x[2] = v6730;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6733 = v6718.x[3];
+          const float v6734 = v6733 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6718.x[3] = v6734;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v6736;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v6736, 0.0f);
+          const float v6740 = v6718.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6741 = v227.x[0];
+          const float v6742 = fmaxf(v6741, v6740);
+          const bool v6745 = v6742 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6746 = v6745 ? 0.0f : v6742;
+          v6736.x[0] = v6746;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6750 = v6718.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6751 = v227.x[1];
+          const float v6752 = fmaxf(v6751, v6750);
+          const bool v6755 = v6752 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6756 = v6755 ? 0.0f : v6752;
+          v6736.x[1] = v6756;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6760 = v6718.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6761 = v227.x[2];
+          const float v6762 = fmaxf(v6761, v6760);
+          const bool v6765 = v6762 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6766 = v6765 ? 0.0f : v6762;
+          v6736.x[2] = v6766;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6770 = v6718.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6771 = v227.x[3];
+          const float v6772 = fmaxf(v6771, v6770);
+          const bool v6775 = v6772 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6776 = v6775 ? 0.0f : v6772;
+          v6736.x[3] = v6776;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6780 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6782 = v6741 - v6780;
+          const float v6783 = iron_exp2_approx(v6782);
+          v6055.x[0] = v6783;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6787 = v6736.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6789 = v6751 - v6787;
+          const float v6790 = iron_exp2_approx(v6789);
+          v6055.x[1] = v6790;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6794 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6796 = v6761 - v6794;
+          const float v6797 = iron_exp2_approx(v6796);
+          v6055.x[2] = v6797;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6801 = v6736.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6803 = v6771 - v6801;
+          const float v6804 = iron_exp2_approx(v6803);
+          v6055.x[3] = v6804;  // kernels/sdpa/flash_tile.hpp:220
+          v227.x[0] = v6742;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6812 = v227.x[1];
+          const float v6814 = fmaxf(v6812, v6750);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[1] = v6814;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6817 = v227.x[2];
+          const float v6819 = fmaxf(v6817, v6760);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[2] = v6819;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6822 = v227.x[3];
+          const float v6824 = fmaxf(v6822, v6770);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[3] = v6824;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6827 = v6041.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v6828 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6829 = -v6828;
+          const float v6830 = fmaf(v6827, v225, v6829);
+          const float v6831 = iron_exp2_approx(v6830);
+          v6041.x[0] = v6831;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6834 = v6041.x[1];
+          const float v6835 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6836 = -v6835;
+          const float v6837 = fmaf(v6834, v225, v6836);
+          const float v6838 = iron_exp2_approx(v6837);
+          v6041.x[1] = v6838;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6841 = v6041.x[2];
+          const float v6842 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6843 = -v6842;
+          const float v6844 = fmaf(v6841, v225, v6843);
+          const float v6845 = iron_exp2_approx(v6844);
+          v6041.x[2] = v6845;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6848 = v6041.x[3];
+          const float v6849 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6850 = -v6849;
+          const float v6851 = fmaf(v6848, v225, v6850);
+          const float v6852 = iron_exp2_approx(v6851);
+          v6041.x[3] = v6852;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6855 = v6041.x[4];
+          const float v6856 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6857 = -v6856;
+          const float v6858 = fmaf(v6855, v225, v6857);
+          const float v6859 = iron_exp2_approx(v6858);
+          v6041.x[4] = v6859;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6862 = v6041.x[5];
+          const float v6863 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6864 = -v6863;
+          const float v6865 = fmaf(v6862, v225, v6864);
+          const float v6866 = iron_exp2_approx(v6865);
+          v6041.x[5] = v6866;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6869 = v6041.x[6];
+          const float v6870 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6871 = -v6870;
+          const float v6872 = fmaf(v6869, v225, v6871);
+          const float v6873 = iron_exp2_approx(v6872);
+          v6041.x[6] = v6873;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6876 = v6041.x[7];
+          const float v6877 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6878 = -v6877;
+          const float v6879 = fmaf(v6876, v225, v6878);
+          const float v6880 = iron_exp2_approx(v6879);
+          v6041.x[7] = v6880;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6883 = v6041.x[8];
+          const float v6884 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6885 = -v6884;
+          const float v6886 = fmaf(v6883, v225, v6885);
+          const float v6887 = iron_exp2_approx(v6886);
+          v6041.x[8] = v6887;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6890 = v6041.x[9];
+          const float v6891 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6892 = -v6891;
+          const float v6893 = fmaf(v6890, v225, v6892);
+          const float v6894 = iron_exp2_approx(v6893);
+          v6041.x[9] = v6894;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6897 = v6041.x[10];
+          const float v6898 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6899 = -v6898;
+          const float v6900 = fmaf(v6897, v225, v6899);
+          const float v6901 = iron_exp2_approx(v6900);
+          v6041.x[10] = v6901;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6904 = v6041.x[11];
+          const float v6905 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6906 = -v6905;
+          const float v6907 = fmaf(v6904, v225, v6906);
+          const float v6908 = iron_exp2_approx(v6907);
+          v6041.x[11] = v6908;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6911 = v6041.x[12];
+          const float v6912 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6913 = -v6912;
+          const float v6914 = fmaf(v6911, v225, v6913);
+          const float v6915 = iron_exp2_approx(v6914);
+          v6041.x[12] = v6915;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6918 = v6041.x[13];
+          const float v6919 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6920 = -v6919;
+          const float v6921 = fmaf(v6918, v225, v6920);
+          const float v6922 = iron_exp2_approx(v6921);
+          v6041.x[13] = v6922;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6925 = v6041.x[14];
+          const float v6926 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6927 = -v6926;
+          const float v6928 = fmaf(v6925, v225, v6927);
+          const float v6929 = iron_exp2_approx(v6928);
+          v6041.x[14] = v6929;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6932 = v6041.x[15];
+          const float v6933 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6934 = -v6933;
+          const float v6935 = fmaf(v6932, v225, v6934);
+          const float v6936 = iron_exp2_approx(v6935);
+          v6041.x[15] = v6936;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6939 = v6041.x[16];
+          const float v6940 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6941 = -v6940;
+          const float v6942 = fmaf(v6939, v225, v6941);
+          const float v6943 = iron_exp2_approx(v6942);
+          v6041.x[16] = v6943;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6946 = v6041.x[17];
+          const float v6947 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6948 = -v6947;
+          const float v6949 = fmaf(v6946, v225, v6948);
+          const float v6950 = iron_exp2_approx(v6949);
+          v6041.x[17] = v6950;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6953 = v6041.x[18];
+          const float v6954 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6955 = -v6954;
+          const float v6956 = fmaf(v6953, v225, v6955);
+          const float v6957 = iron_exp2_approx(v6956);
+          v6041.x[18] = v6957;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6960 = v6041.x[19];
+          const float v6961 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6962 = -v6961;
+          const float v6963 = fmaf(v6960, v225, v6962);
+          const float v6964 = iron_exp2_approx(v6963);
+          v6041.x[19] = v6964;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6967 = v6041.x[20];
+          const float v6968 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6969 = -v6968;
+          const float v6970 = fmaf(v6967, v225, v6969);
+          const float v6971 = iron_exp2_approx(v6970);
+          v6041.x[20] = v6971;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6974 = v6041.x[21];
+          const float v6975 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6976 = -v6975;
+          const float v6977 = fmaf(v6974, v225, v6976);
+          const float v6978 = iron_exp2_approx(v6977);
+          v6041.x[21] = v6978;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6981 = v6041.x[22];
+          const float v6982 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6983 = -v6982;
+          const float v6984 = fmaf(v6981, v225, v6983);
+          const float v6985 = iron_exp2_approx(v6984);
+          v6041.x[22] = v6985;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6988 = v6041.x[23];
+          const float v6989 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6990 = -v6989;
+          const float v6991 = fmaf(v6988, v225, v6990);
+          const float v6992 = iron_exp2_approx(v6991);
+          v6041.x[23] = v6992;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6995 = v6041.x[24];
+          const float v6996 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6997 = -v6996;
+          const float v6998 = fmaf(v6995, v225, v6997);
+          const float v6999 = iron_exp2_approx(v6998);
+          v6041.x[24] = v6999;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7002 = v6041.x[25];
+          const float v7003 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7004 = -v7003;
+          const float v7005 = fmaf(v7002, v225, v7004);
+          const float v7006 = iron_exp2_approx(v7005);
+          v6041.x[25] = v7006;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7009 = v6041.x[26];
+          const float v7010 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7011 = -v7010;
+          const float v7012 = fmaf(v7009, v225, v7011);
+          const float v7013 = iron_exp2_approx(v7012);
+          v6041.x[26] = v7013;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7016 = v6041.x[27];
+          const float v7017 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7018 = -v7017;
+          const float v7019 = fmaf(v7016, v225, v7018);
+          const float v7020 = iron_exp2_approx(v7019);
+          v6041.x[27] = v7020;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7023 = v6041.x[28];
+          const float v7024 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7025 = -v7024;
+          const float v7026 = fmaf(v7023, v225, v7025);
+          const float v7027 = iron_exp2_approx(v7026);
+          v6041.x[28] = v7027;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7030 = v6041.x[29];
+          const float v7031 = v6736.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7032 = -v7031;
+          const float v7033 = fmaf(v7030, v225, v7032);
+          const float v7034 = iron_exp2_approx(v7033);
+          v6041.x[29] = v7034;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7037 = v6041.x[30];
+          const float v7038 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7039 = -v7038;
+          const float v7040 = fmaf(v7037, v225, v7039);
+          const float v7041 = iron_exp2_approx(v7040);
+          v6041.x[30] = v7041;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7044 = v6041.x[31];
+          const float v7045 = v6736.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7046 = -v7045;
+          const float v7047 = fmaf(v7044, v225, v7046);
+          const float v7048 = iron_exp2_approx(v7047);
+          v6041.x[31] = v7048;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v7050;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v7050, 0.0f);
+          iron_frag_row_reduce<true>(v7050, v6041);
+          const float v7053 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v7054 = v7050.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7055 = v6055.x[0];
+          const float v7056 = v7053 * v7055;
+          const float v7057 = v7056 + v7054;
+          v229.x[0] = v7057;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7060 = v229.x[1];
+          const float v7061 = v7050.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7062 = v6055.x[1];
+          const float v7063 = v7060 * v7062;
+          const float v7064 = v7063 + v7061;
+          v229.x[1] = v7064;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7067 = v229.x[2];
+          const float v7068 = v7050.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7069 = v6055.x[2];
+          const float v7070 = v7067 * v7069;
+          const float v7071 = v7070 + v7068;
+          v229.x[2] = v7071;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7074 = v229.x[3];
+          const float v7075 = v7050.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7076 = v6055.x[3];
+          const float v7077 = v7074 * v7076;
+          const float v7078 = v7077 + v7075;
+          v229.x[3] = v7078;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v7084 = v5904 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v7092 = v5904 + v18;
-          const bool v7093 = v7092 <= v180;
-          const bool v7094 = v187 || v7093;
-          const bool v7095 = v7084 && v7094;
-          const bool v7097 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v7098 = v5897 + v7;
-          const unsigned int v7099 = v7098 + v18;
-          const unsigned int v7100 = v177 + v37;
-          const bool v7101 = v7100 <= v7099;
-          const bool v7102 = v7097 || v7101;
-          const bool v7103 = v7095 && v7102;  // kernels/sdpa/flash_tile.hpp:182
-          if (v7103) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v7106 = v6044.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v7107 = v7106 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[0] = v7107;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7110 = v6044.x[1];
-            const float v7111 = v7110 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[1] = v7111;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7114 = v6044.x[2];
-            const float v7115 = v7114 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[2] = v7115;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7118 = v6044.x[3];
-            const float v7119 = v7118 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[3] = v7119;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7122 = v6044.x[4];
-            const float v7123 = v7122 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[4] = v7123;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7126 = v6044.x[5];
-            const float v7127 = v7126 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[5] = v7127;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7130 = v6044.x[6];
-            const float v7131 = v7130 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[6] = v7131;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7134 = v6044.x[7];
-            const float v7135 = v7134 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[7] = v7135;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7138 = v6044.x[8];
-            const float v7139 = v7138 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[8] = v7139;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7142 = v6044.x[9];
-            const float v7143 = v7142 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[9] = v7143;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7146 = v6044.x[10];
-            const float v7147 = v7146 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[10] = v7147;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7150 = v6044.x[11];
-            const float v7151 = v7150 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[11] = v7151;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7154 = v6044.x[12];
-            const float v7155 = v7154 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[12] = v7155;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7158 = v6044.x[13];
-            const float v7159 = v7158 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[13] = v7159;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7162 = v6044.x[14];
-            const float v7163 = v7162 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[14] = v7163;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7166 = v6044.x[15];
-            const float v7167 = v7166 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[15] = v7167;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7170 = v6044.x[16];
-            const float v7171 = v7170 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[16] = v7171;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7174 = v6044.x[17];
-            const float v7175 = v7174 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[17] = v7175;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7178 = v6044.x[18];
-            const float v7179 = v7178 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[18] = v7179;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7182 = v6044.x[19];
-            const float v7183 = v7182 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[19] = v7183;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7186 = v6044.x[20];
-            const float v7187 = v7186 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[20] = v7187;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7190 = v6044.x[21];
-            const float v7191 = v7190 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[21] = v7191;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7194 = v6044.x[22];
-            const float v7195 = v7194 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[22] = v7195;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7198 = v6044.x[23];
-            const float v7199 = v7198 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[23] = v7199;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7202 = v6044.x[24];
-            const float v7203 = v7202 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[24] = v7203;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7206 = v6044.x[25];
-            const float v7207 = v7206 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[25] = v7207;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7210 = v6044.x[26];
-            const float v7211 = v7210 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[26] = v7211;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7214 = v6044.x[27];
-            const float v7215 = v7214 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[27] = v7215;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7218 = v6044.x[28];
-            const float v7219 = v7218 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[28] = v7219;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7222 = v6044.x[29];
-            const float v7223 = v7222 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[29] = v7223;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7226 = v6044.x[30];
-            const float v7227 = v7226 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[30] = v7227;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7230 = v6044.x[31];
-            const float v7231 = v7230 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6044.x[31] = v7231;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v7081 = v5901 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v7089 = v5901 + v18;
+          const bool v7090 = v7089 <= v180;
+          const bool v7091 = v187 || v7090;
+          const bool v7092 = v7081 && v7091;
+          const bool v7094 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v7095 = v5894 + v7;
+          const unsigned int v7096 = v7095 + v18;
+          const unsigned int v7097 = v177 + v37;
+          const bool v7098 = v7097 <= v7096;
+          const bool v7099 = v7094 || v7098;
+          const bool v7100 = v7092 && v7099;  // kernels/sdpa/flash_tile.hpp:182
+          if (v7100) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v7103 = v6041.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v7104 = v7103 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[0] = v7104;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7107 = v6041.x[1];
+            const float v7108 = v7107 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[1] = v7108;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7111 = v6041.x[2];
+            const float v7112 = v7111 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[2] = v7112;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7115 = v6041.x[3];
+            const float v7116 = v7115 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[3] = v7116;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7119 = v6041.x[4];
+            const float v7120 = v7119 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[4] = v7120;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7123 = v6041.x[5];
+            const float v7124 = v7123 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[5] = v7124;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7127 = v6041.x[6];
+            const float v7128 = v7127 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[6] = v7128;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7131 = v6041.x[7];
+            const float v7132 = v7131 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[7] = v7132;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7135 = v6041.x[8];
+            const float v7136 = v7135 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[8] = v7136;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7139 = v6041.x[9];
+            const float v7140 = v7139 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[9] = v7140;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7143 = v6041.x[10];
+            const float v7144 = v7143 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[10] = v7144;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7147 = v6041.x[11];
+            const float v7148 = v7147 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[11] = v7148;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7151 = v6041.x[12];
+            const float v7152 = v7151 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[12] = v7152;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7155 = v6041.x[13];
+            const float v7156 = v7155 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[13] = v7156;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7159 = v6041.x[14];
+            const float v7160 = v7159 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[14] = v7160;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7163 = v6041.x[15];
+            const float v7164 = v7163 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[15] = v7164;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7167 = v6041.x[16];
+            const float v7168 = v7167 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[16] = v7168;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7171 = v6041.x[17];
+            const float v7172 = v7171 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[17] = v7172;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7175 = v6041.x[18];
+            const float v7176 = v7175 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[18] = v7176;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7179 = v6041.x[19];
+            const float v7180 = v7179 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[19] = v7180;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7183 = v6041.x[20];
+            const float v7184 = v7183 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[20] = v7184;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7187 = v6041.x[21];
+            const float v7188 = v7187 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[21] = v7188;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7191 = v6041.x[22];
+            const float v7192 = v7191 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[22] = v7192;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7195 = v6041.x[23];
+            const float v7196 = v7195 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[23] = v7196;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7199 = v6041.x[24];
+            const float v7200 = v7199 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[24] = v7200;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7203 = v6041.x[25];
+            const float v7204 = v7203 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[25] = v7204;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7207 = v6041.x[26];
+            const float v7208 = v7207 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[26] = v7208;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7211 = v6041.x[27];
+            const float v7212 = v7211 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[27] = v7212;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7215 = v6041.x[28];
+            const float v7216 = v7215 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[28] = v7216;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7219 = v6041.x[29];
+            const float v7220 = v7219 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[29] = v7220;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7223 = v6041.x[30];
+            const float v7224 = v7223 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[30] = v7224;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7227 = v6041.x[31];
+            const float v7228 = v7227 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6041.x[31] = v7228;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v7233;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v7233, 0.0f);
-            iron_frag<float, 2, 16, 8> v7235;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v7235, 0.0f);
-            const unsigned int v7237 = static_cast<unsigned int>(v7233.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7239 = v46 + v7237;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7241 = v7239 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7242 = v7241 + 1u;
-            const unsigned int v7244 = v7242 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7253 = v7244 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7257 = v7242 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7258 = v193 && v7257;
-            const unsigned int v7259 = v7258 ? v7253 : v181;
-            const unsigned int v7262 = v7259 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7263 = min(v7262, 64u);
-            const bool v7264 = v7259 > v5897;
-            const unsigned int v7265 = v7264 ? v7263 : v181;
-            const float v7266 = __uint_as_float(v7265);
-            v7233.x[0] = v7266;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7268 = static_cast<unsigned int>(v7233.row(1, iron_linear_thread() & 31u));
-            const unsigned int v7270 = v46 + v7268;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7272 = v7270 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7273 = v7272 + 1u;
-            const unsigned int v7275 = v7273 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7284 = v7275 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7288 = v7273 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7289 = v193 && v7288;
-            const unsigned int v7290 = v7289 ? v7284 : v181;
-            const unsigned int v7293 = v7290 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7294 = min(v7293, 64u);
-            const bool v7295 = v7290 > v5897;
-            const unsigned int v7296 = v7295 ? v7294 : v181;
-            const float v7297 = __uint_as_float(v7296);
-            v7233.x[1] = v7297;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7299 = static_cast<unsigned int>(v7233.row(2, iron_linear_thread() & 31u));
-            const unsigned int v7301 = v46 + v7299;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7303 = v7301 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7304 = v7303 + 1u;
-            const unsigned int v7306 = v7304 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7315 = v7306 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7319 = v7304 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7320 = v193 && v7319;
-            const unsigned int v7321 = v7320 ? v7315 : v181;
-            const unsigned int v7324 = v7321 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7325 = min(v7324, 64u);
-            const bool v7326 = v7321 > v5897;
-            const unsigned int v7327 = v7326 ? v7325 : v181;
-            const float v7328 = __uint_as_float(v7327);
-            v7233.x[2] = v7328;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7330 = static_cast<unsigned int>(v7233.row(3, iron_linear_thread() & 31u));
-            const unsigned int v7332 = v46 + v7330;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7334 = v7332 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7335 = v7334 + 1u;
-            const unsigned int v7337 = v7335 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7346 = v7337 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7350 = v7335 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7351 = v193 && v7350;
-            const unsigned int v7352 = v7351 ? v7346 : v181;
-            const unsigned int v7355 = v7352 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7356 = min(v7355, 64u);
-            const bool v7357 = v7352 > v5897;
-            const unsigned int v7358 = v7357 ? v7356 : v181;
-            const float v7359 = __uint_as_float(v7358);
-            v7233.x[3] = v7359;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7361 = static_cast<unsigned int>(v7235.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7363 = v46 + v7361;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7365 = v7363 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7366 = v7365 + 1u;
-            const unsigned int v7368 = v7366 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7369 = min(v37, v7368);
-            const bool v7370 = v7366 > v18;
-            const unsigned int v7371 = v7370 ? v7369 : v181;
-            const unsigned int v7374 = v187 ? v37 : v7371;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7386 = v7374 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7387 = min(v7386, 64u);
-            const bool v7388 = v7374 > v5897;
-            const unsigned int v7389 = v7388 ? v7387 : v181;
-            const float v7390 = __uint_as_float(v7389);
-            v7235.x[0] = v7390;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7392 = static_cast<unsigned int>(v7235.row(1, iron_linear_thread() & 31u));
-            const unsigned int v7394 = v46 + v7392;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7396 = v7394 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7397 = v7396 + 1u;
-            const unsigned int v7399 = v7397 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7400 = min(v37, v7399);
-            const bool v7401 = v7397 > v18;
-            const unsigned int v7402 = v7401 ? v7400 : v181;
-            const unsigned int v7405 = v187 ? v37 : v7402;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7417 = v7405 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7418 = min(v7417, 64u);
-            const bool v7419 = v7405 > v5897;
-            const unsigned int v7420 = v7419 ? v7418 : v181;
-            const float v7421 = __uint_as_float(v7420);
-            v7235.x[1] = v7421;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7423 = static_cast<unsigned int>(v7235.row(2, iron_linear_thread() & 31u));
-            const unsigned int v7425 = v46 + v7423;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7427 = v7425 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7428 = v7427 + 1u;
-            const unsigned int v7430 = v7428 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7431 = min(v37, v7430);
-            const bool v7432 = v7428 > v18;
-            const unsigned int v7433 = v7432 ? v7431 : v181;
-            const unsigned int v7436 = v187 ? v37 : v7433;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7448 = v7436 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7449 = min(v7448, 64u);
-            const bool v7450 = v7436 > v5897;
-            const unsigned int v7451 = v7450 ? v7449 : v181;
-            const float v7452 = __uint_as_float(v7451);
-            v7235.x[2] = v7452;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7454 = static_cast<unsigned int>(v7235.row(3, iron_linear_thread() & 31u));
-            const unsigned int v7456 = v46 + v7454;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7458 = v7456 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7459 = v7458 + 1u;
-            const unsigned int v7461 = v7459 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7462 = min(v37, v7461);
-            const bool v7463 = v7459 > v18;
-            const unsigned int v7464 = v7463 ? v7462 : v181;
-            const unsigned int v7467 = v187 ? v37 : v7464;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7479 = v7467 - v5897;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7480 = min(v7479, 64u);
-            const bool v7481 = v7467 > v5897;
-            const unsigned int v7482 = v7481 ? v7480 : v181;
-            const float v7483 = __uint_as_float(v7482);
-            v7235.x[3] = v7483;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7484 = static_cast<unsigned int>(v6044.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v7486 = v6044.x[0];
-            const float v7487 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            iron_frag<float, 2, 16, 8> v7230;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v7230, 0.0f);
+            iron_frag<float, 2, 16, 8> v7232;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v7232, 0.0f);
+            const unsigned int v7234 = static_cast<unsigned int>(v7230.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7236 = v46 + v7234;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7238 = v7236 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7239 = v7238 + 1u;
+            const unsigned int v7241 = v7239 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7250 = v7241 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7254 = v7239 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7255 = v193 && v7254;
+            const unsigned int v7256 = v7255 ? v7250 : v181;
+            const unsigned int v7259 = v7256 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7260 = min(v7259, 64u);
+            const bool v7261 = v7256 > v5894;
+            const unsigned int v7262 = v7261 ? v7260 : v181;
+            const float v7263 = __uint_as_float(v7262);
+            v7230.x[0] = v7263;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7265 = static_cast<unsigned int>(v7230.row(1, iron_linear_thread() & 31u));
+            const unsigned int v7267 = v46 + v7265;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7269 = v7267 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7270 = v7269 + 1u;
+            const unsigned int v7272 = v7270 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7281 = v7272 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7285 = v7270 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7286 = v193 && v7285;
+            const unsigned int v7287 = v7286 ? v7281 : v181;
+            const unsigned int v7290 = v7287 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7291 = min(v7290, 64u);
+            const bool v7292 = v7287 > v5894;
+            const unsigned int v7293 = v7292 ? v7291 : v181;
+            const float v7294 = __uint_as_float(v7293);
+            v7230.x[1] = v7294;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7296 = static_cast<unsigned int>(v7230.row(2, iron_linear_thread() & 31u));
+            const unsigned int v7298 = v46 + v7296;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7300 = v7298 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7301 = v7300 + 1u;
+            const unsigned int v7303 = v7301 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7312 = v7303 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7316 = v7301 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7317 = v193 && v7316;
+            const unsigned int v7318 = v7317 ? v7312 : v181;
+            const unsigned int v7321 = v7318 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7322 = min(v7321, 64u);
+            const bool v7323 = v7318 > v5894;
+            const unsigned int v7324 = v7323 ? v7322 : v181;
+            const float v7325 = __uint_as_float(v7324);
+            v7230.x[2] = v7325;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7327 = static_cast<unsigned int>(v7230.row(3, iron_linear_thread() & 31u));
+            const unsigned int v7329 = v46 + v7327;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7331 = v7329 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7332 = v7331 + 1u;
+            const unsigned int v7334 = v7332 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7343 = v7334 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7347 = v7332 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7348 = v193 && v7347;
+            const unsigned int v7349 = v7348 ? v7343 : v181;
+            const unsigned int v7352 = v7349 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7353 = min(v7352, 64u);
+            const bool v7354 = v7349 > v5894;
+            const unsigned int v7355 = v7354 ? v7353 : v181;
+            const float v7356 = __uint_as_float(v7355);
+            v7230.x[3] = v7356;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7358 = static_cast<unsigned int>(v7232.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7360 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7362 = v7360 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7363 = v7362 + 1u;
+            const unsigned int v7365 = v7363 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7366 = min(v37, v7365);
+            const bool v7367 = v7363 > v18;
+            const unsigned int v7368 = v7367 ? v7366 : v181;
+            const unsigned int v7371 = v187 ? v37 : v7368;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7383 = v7371 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7384 = min(v7383, 64u);
+            const bool v7385 = v7371 > v5894;
+            const unsigned int v7386 = v7385 ? v7384 : v181;
+            const float v7387 = __uint_as_float(v7386);
+            v7232.x[0] = v7387;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7389 = static_cast<unsigned int>(v7232.row(1, iron_linear_thread() & 31u));
+            const unsigned int v7391 = v46 + v7389;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7393 = v7391 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7394 = v7393 + 1u;
+            const unsigned int v7396 = v7394 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7397 = min(v37, v7396);
+            const bool v7398 = v7394 > v18;
+            const unsigned int v7399 = v7398 ? v7397 : v181;
+            const unsigned int v7402 = v187 ? v37 : v7399;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7414 = v7402 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7415 = min(v7414, 64u);
+            const bool v7416 = v7402 > v5894;
+            const unsigned int v7417 = v7416 ? v7415 : v181;
+            const float v7418 = __uint_as_float(v7417);
+            v7232.x[1] = v7418;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7420 = static_cast<unsigned int>(v7232.row(2, iron_linear_thread() & 31u));
+            const unsigned int v7422 = v46 + v7420;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7424 = v7422 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7425 = v7424 + 1u;
+            const unsigned int v7427 = v7425 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7428 = min(v37, v7427);
+            const bool v7429 = v7425 > v18;
+            const unsigned int v7430 = v7429 ? v7428 : v181;
+            const unsigned int v7433 = v187 ? v37 : v7430;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7445 = v7433 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7446 = min(v7445, 64u);
+            const bool v7447 = v7433 > v5894;
+            const unsigned int v7448 = v7447 ? v7446 : v181;
+            const float v7449 = __uint_as_float(v7448);
+            v7232.x[2] = v7449;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7451 = static_cast<unsigned int>(v7232.row(3, iron_linear_thread() & 31u));
+            const unsigned int v7453 = v46 + v7451;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7455 = v7453 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7456 = v7455 + 1u;
+            const unsigned int v7458 = v7456 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7459 = min(v37, v7458);
+            const bool v7460 = v7456 > v18;
+            const unsigned int v7461 = v7460 ? v7459 : v181;
+            const unsigned int v7464 = v187 ? v37 : v7461;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7476 = v7464 - v5894;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7477 = min(v7476, 64u);
+            const bool v7478 = v7464 > v5894;
+            const unsigned int v7479 = v7478 ? v7477 : v181;
+            const float v7480 = __uint_as_float(v7479);
+            v7232.x[3] = v7480;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7481 = static_cast<unsigned int>(v6041.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v7483 = v6041.x[0];
+            const float v7484 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7485 = __float_as_uint(v7484);
+            const bool v7486 = v7481 >= v7485;
+            const float v7487 = v7232.x[0];
             const unsigned int v7488 = __float_as_uint(v7487);
-            const bool v7489 = v7484 >= v7488;
-            const float v7490 = v7235.x[0];
-            const unsigned int v7491 = __float_as_uint(v7490);
-            const bool v7492 = v7484 < v7491;
-            const bool v7493 = v7489 && v7492;
-            const float v7495 = v7486 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7496 = v7493 ? v7495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[0] = v7496;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7497 = static_cast<unsigned int>(v6044.col(1, iron_linear_thread() & 31u));
-            const float v7499 = v6044.x[1];
-            const float v7500 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7489 = v7481 < v7488;
+            const bool v7490 = v7486 && v7489;
+            const float v7492 = v7483 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7493 = v7490 ? v7492 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[0] = v7493;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7494 = static_cast<unsigned int>(v6041.col(1, iron_linear_thread() & 31u));
+            const float v7496 = v6041.x[1];
+            const float v7497 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7498 = __float_as_uint(v7497);
+            const bool v7499 = v7494 >= v7498;
+            const float v7500 = v7232.x[0];
             const unsigned int v7501 = __float_as_uint(v7500);
-            const bool v7502 = v7497 >= v7501;
-            const float v7503 = v7235.x[0];
-            const unsigned int v7504 = __float_as_uint(v7503);
-            const bool v7505 = v7497 < v7504;
-            const bool v7506 = v7502 && v7505;
-            const float v7508 = v7499 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7509 = v7506 ? v7508 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[1] = v7509;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7510 = static_cast<unsigned int>(v6044.col(2, iron_linear_thread() & 31u));
-            const float v7512 = v6044.x[2];
-            const float v7513 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7502 = v7494 < v7501;
+            const bool v7503 = v7499 && v7502;
+            const float v7505 = v7496 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7506 = v7503 ? v7505 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[1] = v7506;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7507 = static_cast<unsigned int>(v6041.col(2, iron_linear_thread() & 31u));
+            const float v7509 = v6041.x[2];
+            const float v7510 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7511 = __float_as_uint(v7510);
+            const bool v7512 = v7507 >= v7511;
+            const float v7513 = v7232.x[2];
             const unsigned int v7514 = __float_as_uint(v7513);
-            const bool v7515 = v7510 >= v7514;
-            const float v7516 = v7235.x[2];
-            const unsigned int v7517 = __float_as_uint(v7516);
-            const bool v7518 = v7510 < v7517;
-            const bool v7519 = v7515 && v7518;
-            const float v7521 = v7512 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7522 = v7519 ? v7521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[2] = v7522;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7523 = static_cast<unsigned int>(v6044.col(3, iron_linear_thread() & 31u));
-            const float v7525 = v6044.x[3];
-            const float v7526 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7515 = v7507 < v7514;
+            const bool v7516 = v7512 && v7515;
+            const float v7518 = v7509 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7519 = v7516 ? v7518 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[2] = v7519;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7520 = static_cast<unsigned int>(v6041.col(3, iron_linear_thread() & 31u));
+            const float v7522 = v6041.x[3];
+            const float v7523 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7524 = __float_as_uint(v7523);
+            const bool v7525 = v7520 >= v7524;
+            const float v7526 = v7232.x[2];
             const unsigned int v7527 = __float_as_uint(v7526);
-            const bool v7528 = v7523 >= v7527;
-            const float v7529 = v7235.x[2];
-            const unsigned int v7530 = __float_as_uint(v7529);
-            const bool v7531 = v7523 < v7530;
-            const bool v7532 = v7528 && v7531;
-            const float v7534 = v7525 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7535 = v7532 ? v7534 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[3] = v7535;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7536 = static_cast<unsigned int>(v6044.col(4, iron_linear_thread() & 31u));
-            const float v7538 = v6044.x[4];
-            const float v7539 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7528 = v7520 < v7527;
+            const bool v7529 = v7525 && v7528;
+            const float v7531 = v7522 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7532 = v7529 ? v7531 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[3] = v7532;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7533 = static_cast<unsigned int>(v6041.col(4, iron_linear_thread() & 31u));
+            const float v7535 = v6041.x[4];
+            const float v7536 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7537 = __float_as_uint(v7536);
+            const bool v7538 = v7533 >= v7537;
+            const float v7539 = v7232.x[0];
             const unsigned int v7540 = __float_as_uint(v7539);
-            const bool v7541 = v7536 >= v7540;
-            const float v7542 = v7235.x[0];
-            const unsigned int v7543 = __float_as_uint(v7542);
-            const bool v7544 = v7536 < v7543;
-            const bool v7545 = v7541 && v7544;
-            const float v7547 = v7538 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7548 = v7545 ? v7547 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[4] = v7548;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7549 = static_cast<unsigned int>(v6044.col(5, iron_linear_thread() & 31u));
-            const float v7551 = v6044.x[5];
-            const float v7552 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7541 = v7533 < v7540;
+            const bool v7542 = v7538 && v7541;
+            const float v7544 = v7535 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7545 = v7542 ? v7544 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[4] = v7545;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7546 = static_cast<unsigned int>(v6041.col(5, iron_linear_thread() & 31u));
+            const float v7548 = v6041.x[5];
+            const float v7549 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7550 = __float_as_uint(v7549);
+            const bool v7551 = v7546 >= v7550;
+            const float v7552 = v7232.x[0];
             const unsigned int v7553 = __float_as_uint(v7552);
-            const bool v7554 = v7549 >= v7553;
-            const float v7555 = v7235.x[0];
-            const unsigned int v7556 = __float_as_uint(v7555);
-            const bool v7557 = v7549 < v7556;
-            const bool v7558 = v7554 && v7557;
-            const float v7560 = v7551 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7561 = v7558 ? v7560 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[5] = v7561;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7562 = static_cast<unsigned int>(v6044.col(6, iron_linear_thread() & 31u));
-            const float v7564 = v6044.x[6];
-            const float v7565 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7554 = v7546 < v7553;
+            const bool v7555 = v7551 && v7554;
+            const float v7557 = v7548 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7558 = v7555 ? v7557 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[5] = v7558;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7559 = static_cast<unsigned int>(v6041.col(6, iron_linear_thread() & 31u));
+            const float v7561 = v6041.x[6];
+            const float v7562 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7563 = __float_as_uint(v7562);
+            const bool v7564 = v7559 >= v7563;
+            const float v7565 = v7232.x[2];
             const unsigned int v7566 = __float_as_uint(v7565);
-            const bool v7567 = v7562 >= v7566;
-            const float v7568 = v7235.x[2];
-            const unsigned int v7569 = __float_as_uint(v7568);
-            const bool v7570 = v7562 < v7569;
-            const bool v7571 = v7567 && v7570;
-            const float v7573 = v7564 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7574 = v7571 ? v7573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[6] = v7574;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7575 = static_cast<unsigned int>(v6044.col(7, iron_linear_thread() & 31u));
-            const float v7577 = v6044.x[7];
-            const float v7578 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7567 = v7559 < v7566;
+            const bool v7568 = v7564 && v7567;
+            const float v7570 = v7561 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7571 = v7568 ? v7570 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[6] = v7571;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7572 = static_cast<unsigned int>(v6041.col(7, iron_linear_thread() & 31u));
+            const float v7574 = v6041.x[7];
+            const float v7575 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7576 = __float_as_uint(v7575);
+            const bool v7577 = v7572 >= v7576;
+            const float v7578 = v7232.x[2];
             const unsigned int v7579 = __float_as_uint(v7578);
-            const bool v7580 = v7575 >= v7579;
-            const float v7581 = v7235.x[2];
-            const unsigned int v7582 = __float_as_uint(v7581);
-            const bool v7583 = v7575 < v7582;
-            const bool v7584 = v7580 && v7583;
-            const float v7586 = v7577 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7587 = v7584 ? v7586 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[7] = v7587;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7588 = static_cast<unsigned int>(v6044.col(8, iron_linear_thread() & 31u));
-            const float v7590 = v6044.x[8];
-            const float v7591 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7580 = v7572 < v7579;
+            const bool v7581 = v7577 && v7580;
+            const float v7583 = v7574 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7584 = v7581 ? v7583 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[7] = v7584;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7585 = static_cast<unsigned int>(v6041.col(8, iron_linear_thread() & 31u));
+            const float v7587 = v6041.x[8];
+            const float v7588 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7589 = __float_as_uint(v7588);
+            const bool v7590 = v7585 >= v7589;
+            const float v7591 = v7232.x[0];
             const unsigned int v7592 = __float_as_uint(v7591);
-            const bool v7593 = v7588 >= v7592;
-            const float v7594 = v7235.x[0];
-            const unsigned int v7595 = __float_as_uint(v7594);
-            const bool v7596 = v7588 < v7595;
-            const bool v7597 = v7593 && v7596;
-            const float v7599 = v7590 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7600 = v7597 ? v7599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[8] = v7600;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7601 = static_cast<unsigned int>(v6044.col(9, iron_linear_thread() & 31u));
-            const float v7603 = v6044.x[9];
-            const float v7604 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7593 = v7585 < v7592;
+            const bool v7594 = v7590 && v7593;
+            const float v7596 = v7587 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7597 = v7594 ? v7596 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[8] = v7597;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7598 = static_cast<unsigned int>(v6041.col(9, iron_linear_thread() & 31u));
+            const float v7600 = v6041.x[9];
+            const float v7601 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7602 = __float_as_uint(v7601);
+            const bool v7603 = v7598 >= v7602;
+            const float v7604 = v7232.x[0];
             const unsigned int v7605 = __float_as_uint(v7604);
-            const bool v7606 = v7601 >= v7605;
-            const float v7607 = v7235.x[0];
-            const unsigned int v7608 = __float_as_uint(v7607);
-            const bool v7609 = v7601 < v7608;
-            const bool v7610 = v7606 && v7609;
-            const float v7612 = v7603 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7613 = v7610 ? v7612 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[9] = v7613;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7614 = static_cast<unsigned int>(v6044.col(10, iron_linear_thread() & 31u));
-            const float v7616 = v6044.x[10];
-            const float v7617 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7606 = v7598 < v7605;
+            const bool v7607 = v7603 && v7606;
+            const float v7609 = v7600 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7610 = v7607 ? v7609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[9] = v7610;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7611 = static_cast<unsigned int>(v6041.col(10, iron_linear_thread() & 31u));
+            const float v7613 = v6041.x[10];
+            const float v7614 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7615 = __float_as_uint(v7614);
+            const bool v7616 = v7611 >= v7615;
+            const float v7617 = v7232.x[2];
             const unsigned int v7618 = __float_as_uint(v7617);
-            const bool v7619 = v7614 >= v7618;
-            const float v7620 = v7235.x[2];
-            const unsigned int v7621 = __float_as_uint(v7620);
-            const bool v7622 = v7614 < v7621;
-            const bool v7623 = v7619 && v7622;
-            const float v7625 = v7616 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7626 = v7623 ? v7625 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[10] = v7626;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7627 = static_cast<unsigned int>(v6044.col(11, iron_linear_thread() & 31u));
-            const float v7629 = v6044.x[11];
-            const float v7630 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7619 = v7611 < v7618;
+            const bool v7620 = v7616 && v7619;
+            const float v7622 = v7613 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7623 = v7620 ? v7622 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[10] = v7623;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7624 = static_cast<unsigned int>(v6041.col(11, iron_linear_thread() & 31u));
+            const float v7626 = v6041.x[11];
+            const float v7627 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7628 = __float_as_uint(v7627);
+            const bool v7629 = v7624 >= v7628;
+            const float v7630 = v7232.x[2];
             const unsigned int v7631 = __float_as_uint(v7630);
-            const bool v7632 = v7627 >= v7631;
-            const float v7633 = v7235.x[2];
-            const unsigned int v7634 = __float_as_uint(v7633);
-            const bool v7635 = v7627 < v7634;
-            const bool v7636 = v7632 && v7635;
-            const float v7638 = v7629 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7639 = v7636 ? v7638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[11] = v7639;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7640 = static_cast<unsigned int>(v6044.col(12, iron_linear_thread() & 31u));
-            const float v7642 = v6044.x[12];
-            const float v7643 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7632 = v7624 < v7631;
+            const bool v7633 = v7629 && v7632;
+            const float v7635 = v7626 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7636 = v7633 ? v7635 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[11] = v7636;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7637 = static_cast<unsigned int>(v6041.col(12, iron_linear_thread() & 31u));
+            const float v7639 = v6041.x[12];
+            const float v7640 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7641 = __float_as_uint(v7640);
+            const bool v7642 = v7637 >= v7641;
+            const float v7643 = v7232.x[0];
             const unsigned int v7644 = __float_as_uint(v7643);
-            const bool v7645 = v7640 >= v7644;
-            const float v7646 = v7235.x[0];
-            const unsigned int v7647 = __float_as_uint(v7646);
-            const bool v7648 = v7640 < v7647;
-            const bool v7649 = v7645 && v7648;
-            const float v7651 = v7642 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7652 = v7649 ? v7651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[12] = v7652;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7653 = static_cast<unsigned int>(v6044.col(13, iron_linear_thread() & 31u));
-            const float v7655 = v6044.x[13];
-            const float v7656 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7645 = v7637 < v7644;
+            const bool v7646 = v7642 && v7645;
+            const float v7648 = v7639 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7649 = v7646 ? v7648 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[12] = v7649;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7650 = static_cast<unsigned int>(v6041.col(13, iron_linear_thread() & 31u));
+            const float v7652 = v6041.x[13];
+            const float v7653 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7654 = __float_as_uint(v7653);
+            const bool v7655 = v7650 >= v7654;
+            const float v7656 = v7232.x[0];
             const unsigned int v7657 = __float_as_uint(v7656);
-            const bool v7658 = v7653 >= v7657;
-            const float v7659 = v7235.x[0];
-            const unsigned int v7660 = __float_as_uint(v7659);
-            const bool v7661 = v7653 < v7660;
-            const bool v7662 = v7658 && v7661;
-            const float v7664 = v7655 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7665 = v7662 ? v7664 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[13] = v7665;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7666 = static_cast<unsigned int>(v6044.col(14, iron_linear_thread() & 31u));
-            const float v7668 = v6044.x[14];
-            const float v7669 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7658 = v7650 < v7657;
+            const bool v7659 = v7655 && v7658;
+            const float v7661 = v7652 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7662 = v7659 ? v7661 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[13] = v7662;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7663 = static_cast<unsigned int>(v6041.col(14, iron_linear_thread() & 31u));
+            const float v7665 = v6041.x[14];
+            const float v7666 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7667 = __float_as_uint(v7666);
+            const bool v7668 = v7663 >= v7667;
+            const float v7669 = v7232.x[2];
             const unsigned int v7670 = __float_as_uint(v7669);
-            const bool v7671 = v7666 >= v7670;
-            const float v7672 = v7235.x[2];
-            const unsigned int v7673 = __float_as_uint(v7672);
-            const bool v7674 = v7666 < v7673;
-            const bool v7675 = v7671 && v7674;
-            const float v7677 = v7668 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7678 = v7675 ? v7677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[14] = v7678;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7679 = static_cast<unsigned int>(v6044.col(15, iron_linear_thread() & 31u));
-            const float v7681 = v6044.x[15];
-            const float v7682 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7671 = v7663 < v7670;
+            const bool v7672 = v7668 && v7671;
+            const float v7674 = v7665 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7675 = v7672 ? v7674 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[14] = v7675;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7676 = static_cast<unsigned int>(v6041.col(15, iron_linear_thread() & 31u));
+            const float v7678 = v6041.x[15];
+            const float v7679 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7680 = __float_as_uint(v7679);
+            const bool v7681 = v7676 >= v7680;
+            const float v7682 = v7232.x[2];
             const unsigned int v7683 = __float_as_uint(v7682);
-            const bool v7684 = v7679 >= v7683;
-            const float v7685 = v7235.x[2];
-            const unsigned int v7686 = __float_as_uint(v7685);
-            const bool v7687 = v7679 < v7686;
-            const bool v7688 = v7684 && v7687;
-            const float v7690 = v7681 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7691 = v7688 ? v7690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[15] = v7691;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7692 = static_cast<unsigned int>(v6044.col(16, iron_linear_thread() & 31u));
-            const float v7694 = v6044.x[16];
-            const float v7695 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7684 = v7676 < v7683;
+            const bool v7685 = v7681 && v7684;
+            const float v7687 = v7678 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7688 = v7685 ? v7687 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[15] = v7688;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7689 = static_cast<unsigned int>(v6041.col(16, iron_linear_thread() & 31u));
+            const float v7691 = v6041.x[16];
+            const float v7692 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7693 = __float_as_uint(v7692);
+            const bool v7694 = v7689 >= v7693;
+            const float v7695 = v7232.x[0];
             const unsigned int v7696 = __float_as_uint(v7695);
-            const bool v7697 = v7692 >= v7696;
-            const float v7698 = v7235.x[0];
-            const unsigned int v7699 = __float_as_uint(v7698);
-            const bool v7700 = v7692 < v7699;
-            const bool v7701 = v7697 && v7700;
-            const float v7703 = v7694 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7704 = v7701 ? v7703 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[16] = v7704;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7705 = static_cast<unsigned int>(v6044.col(17, iron_linear_thread() & 31u));
-            const float v7707 = v6044.x[17];
-            const float v7708 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7697 = v7689 < v7696;
+            const bool v7698 = v7694 && v7697;
+            const float v7700 = v7691 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7701 = v7698 ? v7700 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[16] = v7701;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7702 = static_cast<unsigned int>(v6041.col(17, iron_linear_thread() & 31u));
+            const float v7704 = v6041.x[17];
+            const float v7705 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7706 = __float_as_uint(v7705);
+            const bool v7707 = v7702 >= v7706;
+            const float v7708 = v7232.x[0];
             const unsigned int v7709 = __float_as_uint(v7708);
-            const bool v7710 = v7705 >= v7709;
-            const float v7711 = v7235.x[0];
-            const unsigned int v7712 = __float_as_uint(v7711);
-            const bool v7713 = v7705 < v7712;
-            const bool v7714 = v7710 && v7713;
-            const float v7716 = v7707 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7717 = v7714 ? v7716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[17] = v7717;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7718 = static_cast<unsigned int>(v6044.col(18, iron_linear_thread() & 31u));
-            const float v7720 = v6044.x[18];
-            const float v7721 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7710 = v7702 < v7709;
+            const bool v7711 = v7707 && v7710;
+            const float v7713 = v7704 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7714 = v7711 ? v7713 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[17] = v7714;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7715 = static_cast<unsigned int>(v6041.col(18, iron_linear_thread() & 31u));
+            const float v7717 = v6041.x[18];
+            const float v7718 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7719 = __float_as_uint(v7718);
+            const bool v7720 = v7715 >= v7719;
+            const float v7721 = v7232.x[2];
             const unsigned int v7722 = __float_as_uint(v7721);
-            const bool v7723 = v7718 >= v7722;
-            const float v7724 = v7235.x[2];
-            const unsigned int v7725 = __float_as_uint(v7724);
-            const bool v7726 = v7718 < v7725;
-            const bool v7727 = v7723 && v7726;
-            const float v7729 = v7720 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7730 = v7727 ? v7729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[18] = v7730;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7731 = static_cast<unsigned int>(v6044.col(19, iron_linear_thread() & 31u));
-            const float v7733 = v6044.x[19];
-            const float v7734 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7723 = v7715 < v7722;
+            const bool v7724 = v7720 && v7723;
+            const float v7726 = v7717 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7727 = v7724 ? v7726 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[18] = v7727;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7728 = static_cast<unsigned int>(v6041.col(19, iron_linear_thread() & 31u));
+            const float v7730 = v6041.x[19];
+            const float v7731 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7732 = __float_as_uint(v7731);
+            const bool v7733 = v7728 >= v7732;
+            const float v7734 = v7232.x[2];
             const unsigned int v7735 = __float_as_uint(v7734);
-            const bool v7736 = v7731 >= v7735;
-            const float v7737 = v7235.x[2];
-            const unsigned int v7738 = __float_as_uint(v7737);
-            const bool v7739 = v7731 < v7738;
-            const bool v7740 = v7736 && v7739;
-            const float v7742 = v7733 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7743 = v7740 ? v7742 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[19] = v7743;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7744 = static_cast<unsigned int>(v6044.col(20, iron_linear_thread() & 31u));
-            const float v7746 = v6044.x[20];
-            const float v7747 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7736 = v7728 < v7735;
+            const bool v7737 = v7733 && v7736;
+            const float v7739 = v7730 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7740 = v7737 ? v7739 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[19] = v7740;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7741 = static_cast<unsigned int>(v6041.col(20, iron_linear_thread() & 31u));
+            const float v7743 = v6041.x[20];
+            const float v7744 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7745 = __float_as_uint(v7744);
+            const bool v7746 = v7741 >= v7745;
+            const float v7747 = v7232.x[0];
             const unsigned int v7748 = __float_as_uint(v7747);
-            const bool v7749 = v7744 >= v7748;
-            const float v7750 = v7235.x[0];
-            const unsigned int v7751 = __float_as_uint(v7750);
-            const bool v7752 = v7744 < v7751;
-            const bool v7753 = v7749 && v7752;
-            const float v7755 = v7746 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7756 = v7753 ? v7755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[20] = v7756;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7757 = static_cast<unsigned int>(v6044.col(21, iron_linear_thread() & 31u));
-            const float v7759 = v6044.x[21];
-            const float v7760 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7749 = v7741 < v7748;
+            const bool v7750 = v7746 && v7749;
+            const float v7752 = v7743 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7753 = v7750 ? v7752 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[20] = v7753;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7754 = static_cast<unsigned int>(v6041.col(21, iron_linear_thread() & 31u));
+            const float v7756 = v6041.x[21];
+            const float v7757 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7758 = __float_as_uint(v7757);
+            const bool v7759 = v7754 >= v7758;
+            const float v7760 = v7232.x[0];
             const unsigned int v7761 = __float_as_uint(v7760);
-            const bool v7762 = v7757 >= v7761;
-            const float v7763 = v7235.x[0];
-            const unsigned int v7764 = __float_as_uint(v7763);
-            const bool v7765 = v7757 < v7764;
-            const bool v7766 = v7762 && v7765;
-            const float v7768 = v7759 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7769 = v7766 ? v7768 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[21] = v7769;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7770 = static_cast<unsigned int>(v6044.col(22, iron_linear_thread() & 31u));
-            const float v7772 = v6044.x[22];
-            const float v7773 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7762 = v7754 < v7761;
+            const bool v7763 = v7759 && v7762;
+            const float v7765 = v7756 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7766 = v7763 ? v7765 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[21] = v7766;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7767 = static_cast<unsigned int>(v6041.col(22, iron_linear_thread() & 31u));
+            const float v7769 = v6041.x[22];
+            const float v7770 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7771 = __float_as_uint(v7770);
+            const bool v7772 = v7767 >= v7771;
+            const float v7773 = v7232.x[2];
             const unsigned int v7774 = __float_as_uint(v7773);
-            const bool v7775 = v7770 >= v7774;
-            const float v7776 = v7235.x[2];
-            const unsigned int v7777 = __float_as_uint(v7776);
-            const bool v7778 = v7770 < v7777;
-            const bool v7779 = v7775 && v7778;
-            const float v7781 = v7772 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7782 = v7779 ? v7781 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[22] = v7782;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7783 = static_cast<unsigned int>(v6044.col(23, iron_linear_thread() & 31u));
-            const float v7785 = v6044.x[23];
-            const float v7786 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7775 = v7767 < v7774;
+            const bool v7776 = v7772 && v7775;
+            const float v7778 = v7769 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7779 = v7776 ? v7778 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[22] = v7779;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7780 = static_cast<unsigned int>(v6041.col(23, iron_linear_thread() & 31u));
+            const float v7782 = v6041.x[23];
+            const float v7783 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7784 = __float_as_uint(v7783);
+            const bool v7785 = v7780 >= v7784;
+            const float v7786 = v7232.x[2];
             const unsigned int v7787 = __float_as_uint(v7786);
-            const bool v7788 = v7783 >= v7787;
-            const float v7789 = v7235.x[2];
-            const unsigned int v7790 = __float_as_uint(v7789);
-            const bool v7791 = v7783 < v7790;
-            const bool v7792 = v7788 && v7791;
-            const float v7794 = v7785 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7795 = v7792 ? v7794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[23] = v7795;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7796 = static_cast<unsigned int>(v6044.col(24, iron_linear_thread() & 31u));
-            const float v7798 = v6044.x[24];
-            const float v7799 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7788 = v7780 < v7787;
+            const bool v7789 = v7785 && v7788;
+            const float v7791 = v7782 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7792 = v7789 ? v7791 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[23] = v7792;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7793 = static_cast<unsigned int>(v6041.col(24, iron_linear_thread() & 31u));
+            const float v7795 = v6041.x[24];
+            const float v7796 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7797 = __float_as_uint(v7796);
+            const bool v7798 = v7793 >= v7797;
+            const float v7799 = v7232.x[0];
             const unsigned int v7800 = __float_as_uint(v7799);
-            const bool v7801 = v7796 >= v7800;
-            const float v7802 = v7235.x[0];
-            const unsigned int v7803 = __float_as_uint(v7802);
-            const bool v7804 = v7796 < v7803;
-            const bool v7805 = v7801 && v7804;
-            const float v7807 = v7798 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7808 = v7805 ? v7807 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[24] = v7808;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7809 = static_cast<unsigned int>(v6044.col(25, iron_linear_thread() & 31u));
-            const float v7811 = v6044.x[25];
-            const float v7812 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7801 = v7793 < v7800;
+            const bool v7802 = v7798 && v7801;
+            const float v7804 = v7795 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7805 = v7802 ? v7804 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[24] = v7805;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7806 = static_cast<unsigned int>(v6041.col(25, iron_linear_thread() & 31u));
+            const float v7808 = v6041.x[25];
+            const float v7809 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7810 = __float_as_uint(v7809);
+            const bool v7811 = v7806 >= v7810;
+            const float v7812 = v7232.x[0];
             const unsigned int v7813 = __float_as_uint(v7812);
-            const bool v7814 = v7809 >= v7813;
-            const float v7815 = v7235.x[0];
-            const unsigned int v7816 = __float_as_uint(v7815);
-            const bool v7817 = v7809 < v7816;
-            const bool v7818 = v7814 && v7817;
-            const float v7820 = v7811 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7821 = v7818 ? v7820 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[25] = v7821;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7822 = static_cast<unsigned int>(v6044.col(26, iron_linear_thread() & 31u));
-            const float v7824 = v6044.x[26];
-            const float v7825 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7814 = v7806 < v7813;
+            const bool v7815 = v7811 && v7814;
+            const float v7817 = v7808 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7818 = v7815 ? v7817 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[25] = v7818;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7819 = static_cast<unsigned int>(v6041.col(26, iron_linear_thread() & 31u));
+            const float v7821 = v6041.x[26];
+            const float v7822 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7823 = __float_as_uint(v7822);
+            const bool v7824 = v7819 >= v7823;
+            const float v7825 = v7232.x[2];
             const unsigned int v7826 = __float_as_uint(v7825);
-            const bool v7827 = v7822 >= v7826;
-            const float v7828 = v7235.x[2];
-            const unsigned int v7829 = __float_as_uint(v7828);
-            const bool v7830 = v7822 < v7829;
-            const bool v7831 = v7827 && v7830;
-            const float v7833 = v7824 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7834 = v7831 ? v7833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[26] = v7834;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7835 = static_cast<unsigned int>(v6044.col(27, iron_linear_thread() & 31u));
-            const float v7837 = v6044.x[27];
-            const float v7838 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7827 = v7819 < v7826;
+            const bool v7828 = v7824 && v7827;
+            const float v7830 = v7821 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7831 = v7828 ? v7830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[26] = v7831;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7832 = static_cast<unsigned int>(v6041.col(27, iron_linear_thread() & 31u));
+            const float v7834 = v6041.x[27];
+            const float v7835 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7836 = __float_as_uint(v7835);
+            const bool v7837 = v7832 >= v7836;
+            const float v7838 = v7232.x[2];
             const unsigned int v7839 = __float_as_uint(v7838);
-            const bool v7840 = v7835 >= v7839;
-            const float v7841 = v7235.x[2];
-            const unsigned int v7842 = __float_as_uint(v7841);
-            const bool v7843 = v7835 < v7842;
-            const bool v7844 = v7840 && v7843;
-            const float v7846 = v7837 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7847 = v7844 ? v7846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[27] = v7847;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7848 = static_cast<unsigned int>(v6044.col(28, iron_linear_thread() & 31u));
-            const float v7850 = v6044.x[28];
-            const float v7851 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7840 = v7832 < v7839;
+            const bool v7841 = v7837 && v7840;
+            const float v7843 = v7834 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7844 = v7841 ? v7843 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[27] = v7844;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7845 = static_cast<unsigned int>(v6041.col(28, iron_linear_thread() & 31u));
+            const float v7847 = v6041.x[28];
+            const float v7848 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7849 = __float_as_uint(v7848);
+            const bool v7850 = v7845 >= v7849;
+            const float v7851 = v7232.x[0];
             const unsigned int v7852 = __float_as_uint(v7851);
-            const bool v7853 = v7848 >= v7852;
-            const float v7854 = v7235.x[0];
-            const unsigned int v7855 = __float_as_uint(v7854);
-            const bool v7856 = v7848 < v7855;
-            const bool v7857 = v7853 && v7856;
-            const float v7859 = v7850 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7860 = v7857 ? v7859 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[28] = v7860;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7861 = static_cast<unsigned int>(v6044.col(29, iron_linear_thread() & 31u));
-            const float v7863 = v6044.x[29];
-            const float v7864 = v7233.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7853 = v7845 < v7852;
+            const bool v7854 = v7850 && v7853;
+            const float v7856 = v7847 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7857 = v7854 ? v7856 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[28] = v7857;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7858 = static_cast<unsigned int>(v6041.col(29, iron_linear_thread() & 31u));
+            const float v7860 = v6041.x[29];
+            const float v7861 = v7230.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7862 = __float_as_uint(v7861);
+            const bool v7863 = v7858 >= v7862;
+            const float v7864 = v7232.x[0];
             const unsigned int v7865 = __float_as_uint(v7864);
-            const bool v7866 = v7861 >= v7865;
-            const float v7867 = v7235.x[0];
-            const unsigned int v7868 = __float_as_uint(v7867);
-            const bool v7869 = v7861 < v7868;
-            const bool v7870 = v7866 && v7869;
-            const float v7872 = v7863 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7873 = v7870 ? v7872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[29] = v7873;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7874 = static_cast<unsigned int>(v6044.col(30, iron_linear_thread() & 31u));
-            const float v7876 = v6044.x[30];
-            const float v7877 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7866 = v7858 < v7865;
+            const bool v7867 = v7863 && v7866;
+            const float v7869 = v7860 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7870 = v7867 ? v7869 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[29] = v7870;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7871 = static_cast<unsigned int>(v6041.col(30, iron_linear_thread() & 31u));
+            const float v7873 = v6041.x[30];
+            const float v7874 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7875 = __float_as_uint(v7874);
+            const bool v7876 = v7871 >= v7875;
+            const float v7877 = v7232.x[2];
             const unsigned int v7878 = __float_as_uint(v7877);
-            const bool v7879 = v7874 >= v7878;
-            const float v7880 = v7235.x[2];
-            const unsigned int v7881 = __float_as_uint(v7880);
-            const bool v7882 = v7874 < v7881;
-            const bool v7883 = v7879 && v7882;
-            const float v7885 = v7876 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7886 = v7883 ? v7885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[30] = v7886;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7887 = static_cast<unsigned int>(v6044.col(31, iron_linear_thread() & 31u));
-            const float v7889 = v6044.x[31];
-            const float v7890 = v7233.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7879 = v7871 < v7878;
+            const bool v7880 = v7876 && v7879;
+            const float v7882 = v7873 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7883 = v7880 ? v7882 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[30] = v7883;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7884 = static_cast<unsigned int>(v6041.col(31, iron_linear_thread() & 31u));
+            const float v7886 = v6041.x[31];
+            const float v7887 = v7230.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7888 = __float_as_uint(v7887);
+            const bool v7889 = v7884 >= v7888;
+            const float v7890 = v7232.x[2];
             const unsigned int v7891 = __float_as_uint(v7890);
-            const bool v7892 = v7887 >= v7891;
-            const float v7893 = v7235.x[2];
-            const unsigned int v7894 = __float_as_uint(v7893);
-            const bool v7895 = v7887 < v7894;
-            const bool v7896 = v7892 && v7895;
-            const float v7898 = v7889 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7899 = v7896 ? v7898 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6044.x[31] = v7899;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v7892 = v7884 < v7891;
+            const bool v7893 = v7889 && v7892;
+            const float v7895 = v7886 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7896 = v7893 ? v7895 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6041.x[31] = v7896;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v7901;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v7901, 0.0f);
-          iron_frag_row_reduce<false>(v7901, v6044);
-          iron_frag<float, 2, 16, 8> v7903;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v7903, 0.0f);
-          const float v7907 = v7901.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7908 = v227.x[0];
-          const float v7909 = fmaxf(v7908, v7907);
-          const bool v7912 = v7909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7913 = v7912 ? 0.0f : v7909;
-          v7903.x[0] = v7913;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7917 = v7901.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7918 = v227.x[1];
-          const float v7919 = fmaxf(v7918, v7917);
-          const bool v7922 = v7919 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7923 = v7922 ? 0.0f : v7919;
-          v7903.x[1] = v7923;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7927 = v7901.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7928 = v227.x[2];
-          const float v7929 = fmaxf(v7928, v7927);
-          const bool v7932 = v7929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7933 = v7932 ? 0.0f : v7929;
-          v7903.x[2] = v7933;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7937 = v7901.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7938 = v227.x[3];
-          const float v7939 = fmaxf(v7938, v7937);
-          const bool v7942 = v7939 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7943 = v7942 ? 0.0f : v7939;
-          v7903.x[3] = v7943;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7947 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v7949 = v7908 - v7947;
-          const float v7950 = iron_exp2_approx(v7949);
-          v6058.x[0] = v7950;  // kernels/sdpa/flash_tile.hpp:220
-          const float v7954 = v7903.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v7956 = v7918 - v7954;
-          const float v7957 = iron_exp2_approx(v7956);
-          v6058.x[1] = v7957;  // kernels/sdpa/flash_tile.hpp:220
-          const float v7961 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v7963 = v7928 - v7961;
-          const float v7964 = iron_exp2_approx(v7963);
-          v6058.x[2] = v7964;  // kernels/sdpa/flash_tile.hpp:220
-          const float v7968 = v7903.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v7970 = v7938 - v7968;
-          const float v7971 = iron_exp2_approx(v7970);
-          v6058.x[3] = v7971;  // kernels/sdpa/flash_tile.hpp:220
-          v227.x[0] = v7909;  // kernels/sdpa/flash_tile.hpp:223
-          const float v7979 = v227.x[1];
-          const float v7981 = fmaxf(v7979, v7917);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[1] = v7981;  // kernels/sdpa/flash_tile.hpp:223
-          const float v7984 = v227.x[2];
-          const float v7986 = fmaxf(v7984, v7927);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[2] = v7986;  // kernels/sdpa/flash_tile.hpp:223
-          const float v7989 = v227.x[3];
-          const float v7991 = fmaxf(v7989, v7937);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[3] = v7991;  // kernels/sdpa/flash_tile.hpp:223
-          const float v7994 = v6044.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v7995 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v7996 = v7994 - v7995;
-          const float v7997 = iron_exp2_approx(v7996);
-          v6044.x[0] = v7997;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8000 = v6044.x[1];
-          const float v8001 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8002 = v8000 - v8001;
-          const float v8003 = iron_exp2_approx(v8002);
-          v6044.x[1] = v8003;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8006 = v6044.x[2];
-          const float v8007 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8008 = v8006 - v8007;
-          const float v8009 = iron_exp2_approx(v8008);
-          v6044.x[2] = v8009;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8012 = v6044.x[3];
-          const float v8013 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8014 = v8012 - v8013;
-          const float v8015 = iron_exp2_approx(v8014);
-          v6044.x[3] = v8015;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8018 = v6044.x[4];
-          const float v8019 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8020 = v8018 - v8019;
-          const float v8021 = iron_exp2_approx(v8020);
-          v6044.x[4] = v8021;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8024 = v6044.x[5];
-          const float v8025 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8026 = v8024 - v8025;
-          const float v8027 = iron_exp2_approx(v8026);
-          v6044.x[5] = v8027;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8030 = v6044.x[6];
-          const float v8031 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8032 = v8030 - v8031;
-          const float v8033 = iron_exp2_approx(v8032);
-          v6044.x[6] = v8033;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8036 = v6044.x[7];
-          const float v8037 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8038 = v8036 - v8037;
-          const float v8039 = iron_exp2_approx(v8038);
-          v6044.x[7] = v8039;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8042 = v6044.x[8];
-          const float v8043 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8044 = v8042 - v8043;
-          const float v8045 = iron_exp2_approx(v8044);
-          v6044.x[8] = v8045;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8048 = v6044.x[9];
-          const float v8049 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8050 = v8048 - v8049;
-          const float v8051 = iron_exp2_approx(v8050);
-          v6044.x[9] = v8051;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8054 = v6044.x[10];
-          const float v8055 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8056 = v8054 - v8055;
-          const float v8057 = iron_exp2_approx(v8056);
-          v6044.x[10] = v8057;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8060 = v6044.x[11];
-          const float v8061 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8062 = v8060 - v8061;
-          const float v8063 = iron_exp2_approx(v8062);
-          v6044.x[11] = v8063;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8066 = v6044.x[12];
-          const float v8067 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8068 = v8066 - v8067;
-          const float v8069 = iron_exp2_approx(v8068);
-          v6044.x[12] = v8069;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8072 = v6044.x[13];
-          const float v8073 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8074 = v8072 - v8073;
-          const float v8075 = iron_exp2_approx(v8074);
-          v6044.x[13] = v8075;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8078 = v6044.x[14];
-          const float v8079 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8080 = v8078 - v8079;
-          const float v8081 = iron_exp2_approx(v8080);
-          v6044.x[14] = v8081;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8084 = v6044.x[15];
-          const float v8085 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8086 = v8084 - v8085;
-          const float v8087 = iron_exp2_approx(v8086);
-          v6044.x[15] = v8087;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8090 = v6044.x[16];
-          const float v8091 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8092 = v8090 - v8091;
-          const float v8093 = iron_exp2_approx(v8092);
-          v6044.x[16] = v8093;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8096 = v6044.x[17];
-          const float v8097 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8098 = v8096 - v8097;
-          const float v8099 = iron_exp2_approx(v8098);
-          v6044.x[17] = v8099;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8102 = v6044.x[18];
-          const float v8103 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8104 = v8102 - v8103;
-          const float v8105 = iron_exp2_approx(v8104);
-          v6044.x[18] = v8105;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8108 = v6044.x[19];
-          const float v8109 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8110 = v8108 - v8109;
-          const float v8111 = iron_exp2_approx(v8110);
-          v6044.x[19] = v8111;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8114 = v6044.x[20];
-          const float v8115 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8116 = v8114 - v8115;
-          const float v8117 = iron_exp2_approx(v8116);
-          v6044.x[20] = v8117;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8120 = v6044.x[21];
-          const float v8121 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8122 = v8120 - v8121;
-          const float v8123 = iron_exp2_approx(v8122);
-          v6044.x[21] = v8123;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8126 = v6044.x[22];
-          const float v8127 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8128 = v8126 - v8127;
-          const float v8129 = iron_exp2_approx(v8128);
-          v6044.x[22] = v8129;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8132 = v6044.x[23];
-          const float v8133 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8134 = v8132 - v8133;
-          const float v8135 = iron_exp2_approx(v8134);
-          v6044.x[23] = v8135;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8138 = v6044.x[24];
-          const float v8139 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8140 = v8138 - v8139;
-          const float v8141 = iron_exp2_approx(v8140);
-          v6044.x[24] = v8141;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8144 = v6044.x[25];
-          const float v8145 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8146 = v8144 - v8145;
-          const float v8147 = iron_exp2_approx(v8146);
-          v6044.x[25] = v8147;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8150 = v6044.x[26];
-          const float v8151 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8152 = v8150 - v8151;
-          const float v8153 = iron_exp2_approx(v8152);
-          v6044.x[26] = v8153;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8156 = v6044.x[27];
-          const float v8157 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8158 = v8156 - v8157;
-          const float v8159 = iron_exp2_approx(v8158);
-          v6044.x[27] = v8159;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8162 = v6044.x[28];
-          const float v8163 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8164 = v8162 - v8163;
-          const float v8165 = iron_exp2_approx(v8164);
-          v6044.x[28] = v8165;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8168 = v6044.x[29];
-          const float v8169 = v7903.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8170 = v8168 - v8169;
-          const float v8171 = iron_exp2_approx(v8170);
-          v6044.x[29] = v8171;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8174 = v6044.x[30];
-          const float v8175 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8176 = v8174 - v8175;
-          const float v8177 = iron_exp2_approx(v8176);
-          v6044.x[30] = v8177;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8180 = v6044.x[31];
-          const float v8181 = v7903.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8182 = v8180 - v8181;
-          const float v8183 = iron_exp2_approx(v8182);
-          v6044.x[31] = v8183;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v8185;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v8185, 0.0f);
-          iron_frag_row_reduce<true>(v8185, v6044);
-          const float v8188 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v8189 = v8185.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8190 = v6058.x[0];
-          const float v8191 = v8188 * v8190;
-          const float v8192 = v8191 + v8189;
-          v229.x[0] = v8192;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8195 = v229.x[1];
-          const float v8196 = v8185.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8197 = v6058.x[1];
-          const float v8198 = v8195 * v8197;
-          const float v8199 = v8198 + v8196;
-          v229.x[1] = v8199;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8202 = v229.x[2];
-          const float v8203 = v8185.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8204 = v6058.x[2];
-          const float v8205 = v8202 * v8204;
-          const float v8206 = v8205 + v8203;
-          v229.x[2] = v8206;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8209 = v229.x[3];
-          const float v8210 = v8185.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8211 = v6058.x[3];
-          const float v8212 = v8209 * v8211;
-          const float v8213 = v8212 + v8210;
-          v229.x[3] = v8213;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v7898;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v7898, 0.0f);
+          iron_frag_row_reduce<false>(v7898, v6041);
+          iron_frag<float, 2, 16, 8> v7900;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v7900, 0.0f);
+          const float v7904 = v7898.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7905 = v227.x[0];
+          const float v7906 = fmaxf(v7905, v7904);
+          const bool v7909 = v7906 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7910 = v7909 ? 0.0f : v7906;
+          v7900.x[0] = v7910;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7914 = v7898.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7915 = v227.x[1];
+          const float v7916 = fmaxf(v7915, v7914);
+          const bool v7919 = v7916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7920 = v7919 ? 0.0f : v7916;
+          v7900.x[1] = v7920;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7924 = v7898.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7925 = v227.x[2];
+          const float v7926 = fmaxf(v7925, v7924);
+          const bool v7929 = v7926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7930 = v7929 ? 0.0f : v7926;
+          v7900.x[2] = v7930;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7934 = v7898.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7935 = v227.x[3];
+          const float v7936 = fmaxf(v7935, v7934);
+          const bool v7939 = v7936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7940 = v7939 ? 0.0f : v7936;
+          v7900.x[3] = v7940;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7944 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v7946 = v7905 - v7944;
+          const float v7947 = iron_exp2_approx(v7946);
+          v6055.x[0] = v7947;  // kernels/sdpa/flash_tile.hpp:220
+          const float v7951 = v7900.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v7953 = v7915 - v7951;
+          const float v7954 = iron_exp2_approx(v7953);
+          v6055.x[1] = v7954;  // kernels/sdpa/flash_tile.hpp:220
+          const float v7958 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v7960 = v7925 - v7958;
+          const float v7961 = iron_exp2_approx(v7960);
+          v6055.x[2] = v7961;  // kernels/sdpa/flash_tile.hpp:220
+          const float v7965 = v7900.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v7967 = v7935 - v7965;
+          const float v7968 = iron_exp2_approx(v7967);
+          v6055.x[3] = v7968;  // kernels/sdpa/flash_tile.hpp:220
+          v227.x[0] = v7906;  // kernels/sdpa/flash_tile.hpp:223
+          const float v7976 = v227.x[1];
+          const float v7978 = fmaxf(v7976, v7914);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[1] = v7978;  // kernels/sdpa/flash_tile.hpp:223
+          const float v7981 = v227.x[2];
+          const float v7983 = fmaxf(v7981, v7924);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[2] = v7983;  // kernels/sdpa/flash_tile.hpp:223
+          const float v7986 = v227.x[3];
+          const float v7988 = fmaxf(v7986, v7934);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[3] = v7988;  // kernels/sdpa/flash_tile.hpp:223
+          const float v7991 = v6041.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v7992 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v7993 = v7991 - v7992;
+          const float v7994 = iron_exp2_approx(v7993);
+          v6041.x[0] = v7994;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7997 = v6041.x[1];
+          const float v7998 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v7999 = v7997 - v7998;
+          const float v8000 = iron_exp2_approx(v7999);
+          v6041.x[1] = v8000;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8003 = v6041.x[2];
+          const float v8004 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8005 = v8003 - v8004;
+          const float v8006 = iron_exp2_approx(v8005);
+          v6041.x[2] = v8006;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8009 = v6041.x[3];
+          const float v8010 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8011 = v8009 - v8010;
+          const float v8012 = iron_exp2_approx(v8011);
+          v6041.x[3] = v8012;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8015 = v6041.x[4];
+          const float v8016 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8017 = v8015 - v8016;
+          const float v8018 = iron_exp2_approx(v8017);
+          v6041.x[4] = v8018;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8021 = v6041.x[5];
+          const float v8022 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8023 = v8021 - v8022;
+          const float v8024 = iron_exp2_approx(v8023);
+          v6041.x[5] = v8024;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8027 = v6041.x[6];
+          const float v8028 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8029 = v8027 - v8028;
+          const float v8030 = iron_exp2_approx(v8029);
+          v6041.x[6] = v8030;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8033 = v6041.x[7];
+          const float v8034 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8035 = v8033 - v8034;
+          const float v8036 = iron_exp2_approx(v8035);
+          v6041.x[7] = v8036;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8039 = v6041.x[8];
+          const float v8040 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8041 = v8039 - v8040;
+          const float v8042 = iron_exp2_approx(v8041);
+          v6041.x[8] = v8042;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8045 = v6041.x[9];
+          const float v8046 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8047 = v8045 - v8046;
+          const float v8048 = iron_exp2_approx(v8047);
+          v6041.x[9] = v8048;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8051 = v6041.x[10];
+          const float v8052 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8053 = v8051 - v8052;
+          const float v8054 = iron_exp2_approx(v8053);
+          v6041.x[10] = v8054;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8057 = v6041.x[11];
+          const float v8058 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8059 = v8057 - v8058;
+          const float v8060 = iron_exp2_approx(v8059);
+          v6041.x[11] = v8060;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8063 = v6041.x[12];
+          const float v8064 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8065 = v8063 - v8064;
+          const float v8066 = iron_exp2_approx(v8065);
+          v6041.x[12] = v8066;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8069 = v6041.x[13];
+          const float v8070 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8071 = v8069 - v8070;
+          const float v8072 = iron_exp2_approx(v8071);
+          v6041.x[13] = v8072;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8075 = v6041.x[14];
+          const float v8076 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8077 = v8075 - v8076;
+          const float v8078 = iron_exp2_approx(v8077);
+          v6041.x[14] = v8078;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8081 = v6041.x[15];
+          const float v8082 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8083 = v8081 - v8082;
+          const float v8084 = iron_exp2_approx(v8083);
+          v6041.x[15] = v8084;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8087 = v6041.x[16];
+          const float v8088 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8089 = v8087 - v8088;
+          const float v8090 = iron_exp2_approx(v8089);
+          v6041.x[16] = v8090;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8093 = v6041.x[17];
+          const float v8094 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8095 = v8093 - v8094;
+          const float v8096 = iron_exp2_approx(v8095);
+          v6041.x[17] = v8096;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8099 = v6041.x[18];
+          const float v8100 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8101 = v8099 - v8100;
+          const float v8102 = iron_exp2_approx(v8101);
+          v6041.x[18] = v8102;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8105 = v6041.x[19];
+          const float v8106 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8107 = v8105 - v8106;
+          const float v8108 = iron_exp2_approx(v8107);
+          v6041.x[19] = v8108;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8111 = v6041.x[20];
+          const float v8112 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8113 = v8111 - v8112;
+          const float v8114 = iron_exp2_approx(v8113);
+          v6041.x[20] = v8114;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8117 = v6041.x[21];
+          const float v8118 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8119 = v8117 - v8118;
+          const float v8120 = iron_exp2_approx(v8119);
+          v6041.x[21] = v8120;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8123 = v6041.x[22];
+          const float v8124 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8125 = v8123 - v8124;
+          const float v8126 = iron_exp2_approx(v8125);
+          v6041.x[22] = v8126;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8129 = v6041.x[23];
+          const float v8130 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8131 = v8129 - v8130;
+          const float v8132 = iron_exp2_approx(v8131);
+          v6041.x[23] = v8132;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8135 = v6041.x[24];
+          const float v8136 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8137 = v8135 - v8136;
+          const float v8138 = iron_exp2_approx(v8137);
+          v6041.x[24] = v8138;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8141 = v6041.x[25];
+          const float v8142 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8143 = v8141 - v8142;
+          const float v8144 = iron_exp2_approx(v8143);
+          v6041.x[25] = v8144;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8147 = v6041.x[26];
+          const float v8148 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8149 = v8147 - v8148;
+          const float v8150 = iron_exp2_approx(v8149);
+          v6041.x[26] = v8150;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8153 = v6041.x[27];
+          const float v8154 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8155 = v8153 - v8154;
+          const float v8156 = iron_exp2_approx(v8155);
+          v6041.x[27] = v8156;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8159 = v6041.x[28];
+          const float v8160 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8161 = v8159 - v8160;
+          const float v8162 = iron_exp2_approx(v8161);
+          v6041.x[28] = v8162;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8165 = v6041.x[29];
+          const float v8166 = v7900.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8167 = v8165 - v8166;
+          const float v8168 = iron_exp2_approx(v8167);
+          v6041.x[29] = v8168;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8171 = v6041.x[30];
+          const float v8172 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8173 = v8171 - v8172;
+          const float v8174 = iron_exp2_approx(v8173);
+          v6041.x[30] = v8174;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8177 = v6041.x[31];
+          const float v8178 = v7900.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8179 = v8177 - v8178;
+          const float v8180 = iron_exp2_approx(v8179);
+          v6041.x[31] = v8180;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v8182;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v8182, 0.0f);
+          iron_frag_row_reduce<true>(v8182, v6041);
+          const float v8185 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v8186 = v8182.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8187 = v6055.x[0];
+          const float v8188 = v8185 * v8187;
+          const float v8189 = v8188 + v8186;
+          v229.x[0] = v8189;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8192 = v229.x[1];
+          const float v8193 = v8182.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8194 = v6055.x[1];
+          const float v8195 = v8192 * v8194;
+          const float v8196 = v8195 + v8193;
+          v229.x[1] = v8196;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8199 = v229.x[2];
+          const float v8200 = v8182.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8201 = v6055.x[2];
+          const float v8202 = v8199 * v8201;
+          const float v8203 = v8202 + v8200;
+          v229.x[2] = v8203;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8206 = v229.x[3];
+          const float v8207 = v8182.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8208 = v6055.x[3];
+          const float v8209 = v8206 * v8208;
+          const float v8210 = v8209 + v8207;
+          v229.x[3] = v8210;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v8216 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v8217 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8218 = v8216 * v8217;
-        v231.x[0] = v8218;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8221 = v231.x[1];
-        const float v8222 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8223 = v8221 * v8222;
-        v231.x[1] = v8223;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8226 = v231.x[2];
-        const float v8227 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8228 = v8226 * v8227;
-        v231.x[2] = v8228;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8231 = v231.x[3];
-        const float v8232 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8233 = v8231 * v8232;
-        v231.x[3] = v8233;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8236 = v231.x[4];
-        const float v8237 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8238 = v8236 * v8237;
-        v231.x[4] = v8238;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8241 = v231.x[5];
-        const float v8242 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8243 = v8241 * v8242;
-        v231.x[5] = v8243;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8246 = v231.x[6];
-        const float v8247 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8248 = v8246 * v8247;
-        v231.x[6] = v8248;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8251 = v231.x[7];
-        const float v8252 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8253 = v8251 * v8252;
-        v231.x[7] = v8253;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8256 = v231.x[8];
-        const float v8257 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8258 = v8256 * v8257;
-        v231.x[8] = v8258;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8261 = v231.x[9];
-        const float v8262 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8263 = v8261 * v8262;
-        v231.x[9] = v8263;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8266 = v231.x[10];
-        const float v8267 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8268 = v8266 * v8267;
-        v231.x[10] = v8268;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8271 = v231.x[11];
-        const float v8272 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8273 = v8271 * v8272;
-        v231.x[11] = v8273;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8276 = v231.x[12];
-        const float v8277 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8278 = v8276 * v8277;
-        v231.x[12] = v8278;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8281 = v231.x[13];
-        const float v8282 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8283 = v8281 * v8282;
-        v231.x[13] = v8283;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8286 = v231.x[14];
-        const float v8287 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8288 = v8286 * v8287;
-        v231.x[14] = v8288;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8291 = v231.x[15];
-        const float v8292 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8293 = v8291 * v8292;
-        v231.x[15] = v8293;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8296 = v231.x[16];
-        const float v8297 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8298 = v8296 * v8297;
-        v231.x[16] = v8298;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8301 = v231.x[17];
-        const float v8302 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8303 = v8301 * v8302;
-        v231.x[17] = v8303;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8306 = v231.x[18];
-        const float v8307 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8308 = v8306 * v8307;
-        v231.x[18] = v8308;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8311 = v231.x[19];
-        const float v8312 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8313 = v8311 * v8312;
-        v231.x[19] = v8313;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8316 = v231.x[20];
-        const float v8317 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8318 = v8316 * v8317;
-        v231.x[20] = v8318;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8321 = v231.x[21];
-        const float v8322 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8323 = v8321 * v8322;
-        v231.x[21] = v8323;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8326 = v231.x[22];
-        const float v8327 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8328 = v8326 * v8327;
-        v231.x[22] = v8328;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8331 = v231.x[23];
-        const float v8332 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8333 = v8331 * v8332;
-        v231.x[23] = v8333;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8336 = v231.x[24];
-        const float v8337 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8338 = v8336 * v8337;
-        v231.x[24] = v8338;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8341 = v231.x[25];
-        const float v8342 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8343 = v8341 * v8342;
-        v231.x[25] = v8343;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8346 = v231.x[26];
-        const float v8347 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8348 = v8346 * v8347;
-        v231.x[26] = v8348;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8351 = v231.x[27];
-        const float v8352 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8353 = v8351 * v8352;
-        v231.x[27] = v8353;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8356 = v231.x[28];
-        const float v8357 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8358 = v8356 * v8357;
-        v231.x[28] = v8358;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8361 = v231.x[29];
-        const float v8362 = v6058.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8363 = v8361 * v8362;
-        v231.x[29] = v8363;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8366 = v231.x[30];
-        const float v8367 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8368 = v8366 * v8367;
-        v231.x[30] = v8368;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8371 = v231.x[31];
-        const float v8372 = v6058.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8373 = v8371 * v8372;
-        v231.x[31] = v8373;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 64> v8375;  // kernels/sdpa/flash_warpgroup.hpp:171
-        iron_frag_fill(v8375, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v8375, v6044);
-        const unsigned int v8381 = v45 << 6u;
-        iron_frag_store<false>(v8375, shm3, v8381, 64u);
+        const float v8213 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v8214 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8215 = v8213 * v8214;
+        v231.x[0] = v8215;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8218 = v231.x[1];
+        const float v8219 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8220 = v8218 * v8219;
+        v231.x[1] = v8220;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8223 = v231.x[2];
+        const float v8224 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8225 = v8223 * v8224;
+        v231.x[2] = v8225;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8228 = v231.x[3];
+        const float v8229 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8230 = v8228 * v8229;
+        v231.x[3] = v8230;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8233 = v231.x[4];
+        const float v8234 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8235 = v8233 * v8234;
+        v231.x[4] = v8235;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8238 = v231.x[5];
+        const float v8239 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8240 = v8238 * v8239;
+        v231.x[5] = v8240;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8243 = v231.x[6];
+        const float v8244 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8245 = v8243 * v8244;
+        v231.x[6] = v8245;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8248 = v231.x[7];
+        const float v8249 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8250 = v8248 * v8249;
+        v231.x[7] = v8250;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8253 = v231.x[8];
+        const float v8254 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8255 = v8253 * v8254;
+        v231.x[8] = v8255;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8258 = v231.x[9];
+        const float v8259 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8260 = v8258 * v8259;
+        v231.x[9] = v8260;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8263 = v231.x[10];
+        const float v8264 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8265 = v8263 * v8264;
+        v231.x[10] = v8265;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8268 = v231.x[11];
+        const float v8269 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8270 = v8268 * v8269;
+        v231.x[11] = v8270;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8273 = v231.x[12];
+        const float v8274 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8275 = v8273 * v8274;
+        v231.x[12] = v8275;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8278 = v231.x[13];
+        const float v8279 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8280 = v8278 * v8279;
+        v231.x[13] = v8280;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8283 = v231.x[14];
+        const float v8284 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8285 = v8283 * v8284;
+        v231.x[14] = v8285;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8288 = v231.x[15];
+        const float v8289 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8290 = v8288 * v8289;
+        v231.x[15] = v8290;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8293 = v231.x[16];
+        const float v8294 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8295 = v8293 * v8294;
+        v231.x[16] = v8295;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8298 = v231.x[17];
+        const float v8299 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8300 = v8298 * v8299;
+        v231.x[17] = v8300;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8303 = v231.x[18];
+        const float v8304 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8305 = v8303 * v8304;
+        v231.x[18] = v8305;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8308 = v231.x[19];
+        const float v8309 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8310 = v8308 * v8309;
+        v231.x[19] = v8310;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8313 = v231.x[20];
+        const float v8314 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8315 = v8313 * v8314;
+        v231.x[20] = v8315;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8318 = v231.x[21];
+        const float v8319 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8320 = v8318 * v8319;
+        v231.x[21] = v8320;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8323 = v231.x[22];
+        const float v8324 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8325 = v8323 * v8324;
+        v231.x[22] = v8325;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8328 = v231.x[23];
+        const float v8329 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8330 = v8328 * v8329;
+        v231.x[23] = v8330;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8333 = v231.x[24];
+        const float v8334 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8335 = v8333 * v8334;
+        v231.x[24] = v8335;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8338 = v231.x[25];
+        const float v8339 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8340 = v8338 * v8339;
+        v231.x[25] = v8340;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8343 = v231.x[26];
+        const float v8344 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8345 = v8343 * v8344;
+        v231.x[26] = v8345;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8348 = v231.x[27];
+        const float v8349 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8350 = v8348 * v8349;
+        v231.x[27] = v8350;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8353 = v231.x[28];
+        const float v8354 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8355 = v8353 * v8354;
+        v231.x[28] = v8355;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8358 = v231.x[29];
+        const float v8359 = v6055.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8360 = v8358 * v8359;
+        v231.x[29] = v8360;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8363 = v231.x[30];
+        const float v8364 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8365 = v8363 * v8364;
+        v231.x[30] = v8365;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8368 = v231.x[31];
+        const float v8369 = v6055.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8370 = v8368 * v8369;
+        v231.x[31] = v8370;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 64> v8372;  // kernels/sdpa/flash_warpgroup.hpp:171
+        iron_frag_fill(v8372, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v8372, v6041);
+        const unsigned int v8378 = v45 << 6u;
+        iron_frag_store<false>(v8372, shm3, v8378, 64u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:220
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v8389 = v5901 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v8396 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v8397 = v8396 << 6u;
-        const unsigned int v8446 = v41 & 3u;
-        const unsigned int v8448 = v8446 << 4u;
-        const unsigned int v8450 = v8448 << 6u;
-        const unsigned int v8452 = v8397 + v8450;
-        iron_frag<iron_bf16, 0, 16, 16> v8461;
-        iron_frag_fill(v8461, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8461, shm3, v8452, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8463;
-        iron_frag_fill(v8463, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8463, shm2, v8389, 64u);
-        iron_frag_mma_sync(v231, v8461, v8463);
-        const unsigned int v8465 = v8452 + 16u;
-        const unsigned int v8470 = v8389 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v8472;
-        iron_frag_fill(v8472, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8472, shm3, v8465, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8474;
-        iron_frag_fill(v8474, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8474, shm2, v8470, 64u);
-        iron_frag_mma_sync(v231, v8472, v8474);
-        const unsigned int v8476 = v8452 + 32u;
-        const unsigned int v8481 = v8389 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v8483;
-        iron_frag_fill(v8483, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8483, shm3, v8476, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8485;
-        iron_frag_fill(v8485, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8485, shm2, v8481, 64u);
-        iron_frag_mma_sync(v231, v8483, v8485);
-        const unsigned int v8487 = v8452 + 48u;
-        const unsigned int v8492 = v8389 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v8494;
-        iron_frag_fill(v8494, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8494, shm3, v8487, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8496;
-        iron_frag_fill(v8496, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8496, shm2, v8492, 64u);
-        iron_frag_mma_sync(v231, v8494, v8496);
+        const unsigned int v8386 = v5898 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v8393 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v8394 = v8393 << 6u;
+        const unsigned int v8443 = v41 & 3u;
+        const unsigned int v8445 = v8443 << 4u;
+        const unsigned int v8447 = v8445 << 6u;
+        const unsigned int v8449 = v8394 + v8447;
+        iron_frag<iron_bf16, 0, 16, 16> v8458;
+        iron_frag_fill(v8458, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8458, shm3, v8449, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8460;
+        iron_frag_fill(v8460, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8460, shm2, v8386, 64u);
+        iron_frag_mma_sync(v231, v8458, v8460);
+        const unsigned int v8462 = v8449 + 16u;
+        const unsigned int v8467 = v8386 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v8469;
+        iron_frag_fill(v8469, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8469, shm3, v8462, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8471;
+        iron_frag_fill(v8471, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8471, shm2, v8467, 64u);
+        iron_frag_mma_sync(v231, v8469, v8471);
+        const unsigned int v8473 = v8449 + 32u;
+        const unsigned int v8478 = v8386 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v8480;
+        iron_frag_fill(v8480, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8480, shm3, v8473, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8482;
+        iron_frag_fill(v8482, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8482, shm2, v8478, 64u);
+        iron_frag_mma_sync(v231, v8480, v8482);
+        const unsigned int v8484 = v8449 + 48u;
+        const unsigned int v8489 = v8386 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v8491;
+        iron_frag_fill(v8491, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8491, shm3, v8484, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8493;
+        iron_frag_fill(v8493, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8493, shm2, v8489, 64u);
+        iron_frag_mma_sync(v231, v8491, v8493);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:211
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v5100 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v5102;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v5102, 0.0f);
-      const float v5106 = v227.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5107 = fmaxf(v5106, v5100);
-      const bool v5110 = v5107 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5111 = v5110 ? 0.0f : v5107;
-      v5102.x[0] = v5111;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5115 = v227.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5116 = fmaxf(v5115, v5100);
-      const bool v5119 = v5116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5120 = v5119 ? 0.0f : v5116;
-      v5102.x[1] = v5120;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5124 = v227.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5125 = fmaxf(v5124, v5100);
-      const bool v5128 = v5125 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5129 = v5128 ? 0.0f : v5125;
-      v5102.x[2] = v5129;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5133 = v227.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5134 = fmaxf(v5133, v5100);
-      const bool v5137 = v5134 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5138 = v5137 ? 0.0f : v5134;
-      v5102.x[3] = v5138;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v5140;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v5140, 0.0f);
-      const float v5144 = v5102.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5145 = v5100 - v5144;
-      const float v5146 = exp2f(v5145);
-      const float v5149 = v5106 - v5144;
-      const float v5150 = exp2f(v5149);
-      const float v5151 = v229.x[0];
-      const float v5152 = v5151 * v5150;
-      const float v5153 = v5152 + v5146;
-      v5140.x[0] = v5153;  // kernels/sdpa/flash_tile.hpp:264
-      const float v5157 = v5102.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5158 = v5100 - v5157;
-      const float v5159 = exp2f(v5158);
-      const float v5162 = v5115 - v5157;
-      const float v5163 = exp2f(v5162);
-      const float v5164 = v229.x[1];
-      const float v5165 = v5164 * v5163;
-      const float v5166 = v5165 + v5159;
-      v5140.x[1] = v5166;  // kernels/sdpa/flash_tile.hpp:264
-      const float v5170 = v5102.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5171 = v5100 - v5170;
-      const float v5172 = exp2f(v5171);
-      const float v5175 = v5124 - v5170;
-      const float v5176 = exp2f(v5175);
-      const float v5177 = v229.x[2];
-      const float v5178 = v5177 * v5176;
-      const float v5179 = v5178 + v5172;
-      v5140.x[2] = v5179;  // kernels/sdpa/flash_tile.hpp:264
-      const float v5183 = v5102.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5184 = v5100 - v5183;
-      const float v5185 = exp2f(v5184);
-      const float v5188 = v5133 - v5183;
-      const float v5189 = exp2f(v5188);
-      const float v5190 = v229.x[3];
-      const float v5191 = v5190 * v5189;
-      const float v5192 = v5191 + v5185;
-      v5140.x[3] = v5192;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v5194;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v5194, 0.0f);
-      const float v5198 = v5140.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5204 = v5150 / v5198;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5206 = v5198 > 0.0f;
-      const float v5207 = v5206 ? v5204 : 0.0f;
-      v5194.x[0] = v5207;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5211 = v5140.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5217 = v5163 / v5211;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5219 = v5211 > 0.0f;
-      const float v5220 = v5219 ? v5217 : 0.0f;
-      v5194.x[1] = v5220;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5224 = v5140.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5230 = v5176 / v5224;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5232 = v5224 > 0.0f;
-      const float v5233 = v5232 ? v5230 : 0.0f;
-      v5194.x[2] = v5233;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5237 = v5140.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5243 = v5189 / v5237;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5245 = v5237 > 0.0f;
-      const float v5246 = v5245 ? v5243 : 0.0f;
-      v5194.x[3] = v5246;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v5247 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5248 = v46 + v5247;
-      const float v5249 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5250 = v231.x[0];
-      const float v5251 = v5250 * v5249;
-      const bool v5252 = v5248 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5252) {
-        const unsigned int v5253 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v5256 = iron_f32_to_bf16(v5251);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5258 = v11 + v5248;
-        const unsigned int v5259 = v5258 * v1;
-        const unsigned int v5260 = v5259 + v26;
-        const unsigned int v5261 = v5260 << 6u;
-        const unsigned int v5262 = v5261 + v5253;
-        out[v5262] = v5256;
+      const float v5097 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v5099;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v5099, 0.0f);
+      const float v5103 = v227.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5104 = fmaxf(v5103, v5097);
+      const bool v5107 = v5104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5108 = v5107 ? 0.0f : v5104;
+      v5099.x[0] = v5108;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5112 = v227.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5113 = fmaxf(v5112, v5097);
+      const bool v5116 = v5113 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5117 = v5116 ? 0.0f : v5113;
+      v5099.x[1] = v5117;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5121 = v227.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5122 = fmaxf(v5121, v5097);
+      const bool v5125 = v5122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5126 = v5125 ? 0.0f : v5122;
+      v5099.x[2] = v5126;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5130 = v227.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5131 = fmaxf(v5130, v5097);
+      const bool v5134 = v5131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5135 = v5134 ? 0.0f : v5131;
+      v5099.x[3] = v5135;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v5137;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v5137, 0.0f);
+      const float v5141 = v5099.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5142 = v5097 - v5141;
+      const float v5143 = exp2f(v5142);
+      const float v5146 = v5103 - v5141;
+      const float v5147 = exp2f(v5146);
+      const float v5148 = v229.x[0];
+      const float v5149 = v5148 * v5147;
+      const float v5150 = v5149 + v5143;
+      v5137.x[0] = v5150;  // kernels/sdpa/flash_tile.hpp:264
+      const float v5154 = v5099.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5155 = v5097 - v5154;
+      const float v5156 = exp2f(v5155);
+      const float v5159 = v5112 - v5154;
+      const float v5160 = exp2f(v5159);
+      const float v5161 = v229.x[1];
+      const float v5162 = v5161 * v5160;
+      const float v5163 = v5162 + v5156;
+      v5137.x[1] = v5163;  // kernels/sdpa/flash_tile.hpp:264
+      const float v5167 = v5099.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5168 = v5097 - v5167;
+      const float v5169 = exp2f(v5168);
+      const float v5172 = v5121 - v5167;
+      const float v5173 = exp2f(v5172);
+      const float v5174 = v229.x[2];
+      const float v5175 = v5174 * v5173;
+      const float v5176 = v5175 + v5169;
+      v5137.x[2] = v5176;  // kernels/sdpa/flash_tile.hpp:264
+      const float v5180 = v5099.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5181 = v5097 - v5180;
+      const float v5182 = exp2f(v5181);
+      const float v5185 = v5130 - v5180;
+      const float v5186 = exp2f(v5185);
+      const float v5187 = v229.x[3];
+      const float v5188 = v5187 * v5186;
+      const float v5189 = v5188 + v5182;
+      v5137.x[3] = v5189;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v5191;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v5191, 0.0f);
+      const float v5195 = v5137.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5201 = v5147 / v5195;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5203 = v5195 > 0.0f;
+      const float v5204 = v5203 ? v5201 : 0.0f;
+      v5191.x[0] = v5204;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5208 = v5137.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5214 = v5160 / v5208;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5216 = v5208 > 0.0f;
+      const float v5217 = v5216 ? v5214 : 0.0f;
+      v5191.x[1] = v5217;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5221 = v5137.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5227 = v5173 / v5221;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5229 = v5221 > 0.0f;
+      const float v5230 = v5229 ? v5227 : 0.0f;
+      v5191.x[2] = v5230;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5234 = v5137.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5240 = v5186 / v5234;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5242 = v5234 > 0.0f;
+      const float v5243 = v5242 ? v5240 : 0.0f;
+      v5191.x[3] = v5243;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v5244 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5245 = v46 + v5244;
+      const float v5246 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5247 = v231.x[0];
+      const float v5248 = v5247 * v5246;
+      const bool v5249 = v5245 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5249) {
+        const unsigned int v5250 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v5253 = iron_f32_to_bf16(v5248);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5255 = v11 + v5245;
+        const unsigned int v5256 = v5255 * v1;
+        const unsigned int v5257 = v5256 + v26;
+        const unsigned int v5258 = v5257 << 6u;
+        const unsigned int v5259 = v5258 + v5250;
+        out[v5259] = v5253;
       }
-      const unsigned int v5263 = static_cast<unsigned int>(v231.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5264 = v46 + v5263;
-      const float v5265 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5266 = v231.x[1];
-      const float v5267 = v5266 * v5265;
-      const bool v5268 = v5264 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5268) {
-        const unsigned int v5269 = static_cast<unsigned int>(v231.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v5272 = iron_f32_to_bf16(v5267);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5274 = v11 + v5264;
-        const unsigned int v5275 = v5274 * v1;
-        const unsigned int v5276 = v5275 + v26;
-        const unsigned int v5277 = v5276 << 6u;
-        const unsigned int v5278 = v5277 + v5269;
-        out[v5278] = v5272;
+      const unsigned int v5260 = static_cast<unsigned int>(v231.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5261 = v46 + v5260;
+      const float v5262 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5263 = v231.x[1];
+      const float v5264 = v5263 * v5262;
+      const bool v5265 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5265) {
+        const unsigned int v5266 = static_cast<unsigned int>(v231.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v5269 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5271 = v11 + v5261;
+        const unsigned int v5272 = v5271 * v1;
+        const unsigned int v5273 = v5272 + v26;
+        const unsigned int v5274 = v5273 << 6u;
+        const unsigned int v5275 = v5274 + v5266;
+        out[v5275] = v5269;
       }
-      const unsigned int v5279 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5280 = v46 + v5279;
-      const float v5281 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5282 = v231.x[2];
-      const float v5283 = v5282 * v5281;
-      const bool v5284 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5284) {
-        const unsigned int v5285 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v5288 = iron_f32_to_bf16(v5283);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5290 = v11 + v5280;
-        const unsigned int v5291 = v5290 * v1;
-        const unsigned int v5292 = v5291 + v26;
-        const unsigned int v5293 = v5292 << 6u;
-        const unsigned int v5294 = v5293 + v5285;
-        out[v5294] = v5288;
+      const unsigned int v5276 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5277 = v46 + v5276;
+      const float v5278 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5279 = v231.x[2];
+      const float v5280 = v5279 * v5278;
+      const bool v5281 = v5277 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5281) {
+        const unsigned int v5282 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v5285 = iron_f32_to_bf16(v5280);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5287 = v11 + v5277;
+        const unsigned int v5288 = v5287 * v1;
+        const unsigned int v5289 = v5288 + v26;
+        const unsigned int v5290 = v5289 << 6u;
+        const unsigned int v5291 = v5290 + v5282;
+        out[v5291] = v5285;
       }
-      const unsigned int v5295 = static_cast<unsigned int>(v231.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5296 = v46 + v5295;
-      const float v5297 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5298 = v231.x[3];
-      const float v5299 = v5298 * v5297;
-      const bool v5300 = v5296 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5300) {
-        const unsigned int v5301 = static_cast<unsigned int>(v231.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v5304 = iron_f32_to_bf16(v5299);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5306 = v11 + v5296;
-        const unsigned int v5307 = v5306 * v1;
-        const unsigned int v5308 = v5307 + v26;
-        const unsigned int v5309 = v5308 << 6u;
-        const unsigned int v5310 = v5309 + v5301;
-        out[v5310] = v5304;
+      const unsigned int v5292 = static_cast<unsigned int>(v231.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5293 = v46 + v5292;
+      const float v5294 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5295 = v231.x[3];
+      const float v5296 = v5295 * v5294;
+      const bool v5297 = v5293 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5297) {
+        const unsigned int v5298 = static_cast<unsigned int>(v231.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v5301 = iron_f32_to_bf16(v5296);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5303 = v11 + v5293;
+        const unsigned int v5304 = v5303 * v1;
+        const unsigned int v5305 = v5304 + v26;
+        const unsigned int v5306 = v5305 << 6u;
+        const unsigned int v5307 = v5306 + v5298;
+        out[v5307] = v5301;
       }
-      const unsigned int v5311 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5312 = v46 + v5311;
-      const float v5313 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5314 = v231.x[4];
-      const float v5315 = v5314 * v5313;
-      const bool v5316 = v5312 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5316) {
-        const unsigned int v5317 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v5320 = iron_f32_to_bf16(v5315);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5322 = v11 + v5312;
-        const unsigned int v5323 = v5322 * v1;
-        const unsigned int v5324 = v5323 + v26;
-        const unsigned int v5325 = v5324 << 6u;
-        const unsigned int v5326 = v5325 + v5317;
-        out[v5326] = v5320;
+      const unsigned int v5308 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5309 = v46 + v5308;
+      const float v5310 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5311 = v231.x[4];
+      const float v5312 = v5311 * v5310;
+      const bool v5313 = v5309 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5313) {
+        const unsigned int v5314 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v5317 = iron_f32_to_bf16(v5312);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5319 = v11 + v5309;
+        const unsigned int v5320 = v5319 * v1;
+        const unsigned int v5321 = v5320 + v26;
+        const unsigned int v5322 = v5321 << 6u;
+        const unsigned int v5323 = v5322 + v5314;
+        out[v5323] = v5317;
       }
-      const unsigned int v5327 = static_cast<unsigned int>(v231.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5328 = v46 + v5327;
-      const float v5329 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5330 = v231.x[5];
-      const float v5331 = v5330 * v5329;
-      const bool v5332 = v5328 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5332) {
-        const unsigned int v5333 = static_cast<unsigned int>(v231.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v5336 = iron_f32_to_bf16(v5331);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5338 = v11 + v5328;
-        const unsigned int v5339 = v5338 * v1;
-        const unsigned int v5340 = v5339 + v26;
-        const unsigned int v5341 = v5340 << 6u;
-        const unsigned int v5342 = v5341 + v5333;
-        out[v5342] = v5336;
+      const unsigned int v5324 = static_cast<unsigned int>(v231.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5325 = v46 + v5324;
+      const float v5326 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5327 = v231.x[5];
+      const float v5328 = v5327 * v5326;
+      const bool v5329 = v5325 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5329) {
+        const unsigned int v5330 = static_cast<unsigned int>(v231.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v5333 = iron_f32_to_bf16(v5328);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5335 = v11 + v5325;
+        const unsigned int v5336 = v5335 * v1;
+        const unsigned int v5337 = v5336 + v26;
+        const unsigned int v5338 = v5337 << 6u;
+        const unsigned int v5339 = v5338 + v5330;
+        out[v5339] = v5333;
       }
-      const unsigned int v5343 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5344 = v46 + v5343;
-      const float v5345 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5346 = v231.x[6];
-      const float v5347 = v5346 * v5345;
-      const bool v5348 = v5344 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5348) {
-        const unsigned int v5349 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v5352 = iron_f32_to_bf16(v5347);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5354 = v11 + v5344;
-        const unsigned int v5355 = v5354 * v1;
-        const unsigned int v5356 = v5355 + v26;
-        const unsigned int v5357 = v5356 << 6u;
-        const unsigned int v5358 = v5357 + v5349;
-        out[v5358] = v5352;
+      const unsigned int v5340 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5341 = v46 + v5340;
+      const float v5342 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5343 = v231.x[6];
+      const float v5344 = v5343 * v5342;
+      const bool v5345 = v5341 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5345) {
+        const unsigned int v5346 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v5349 = iron_f32_to_bf16(v5344);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5351 = v11 + v5341;
+        const unsigned int v5352 = v5351 * v1;
+        const unsigned int v5353 = v5352 + v26;
+        const unsigned int v5354 = v5353 << 6u;
+        const unsigned int v5355 = v5354 + v5346;
+        out[v5355] = v5349;
       }
-      const unsigned int v5359 = static_cast<unsigned int>(v231.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5360 = v46 + v5359;
-      const float v5361 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5362 = v231.x[7];
-      const float v5363 = v5362 * v5361;
-      const bool v5364 = v5360 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5364) {
-        const unsigned int v5365 = static_cast<unsigned int>(v231.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v5368 = iron_f32_to_bf16(v5363);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5370 = v11 + v5360;
-        const unsigned int v5371 = v5370 * v1;
-        const unsigned int v5372 = v5371 + v26;
-        const unsigned int v5373 = v5372 << 6u;
-        const unsigned int v5374 = v5373 + v5365;
-        out[v5374] = v5368;
+      const unsigned int v5356 = static_cast<unsigned int>(v231.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5357 = v46 + v5356;
+      const float v5358 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5359 = v231.x[7];
+      const float v5360 = v5359 * v5358;
+      const bool v5361 = v5357 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5361) {
+        const unsigned int v5362 = static_cast<unsigned int>(v231.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v5365 = iron_f32_to_bf16(v5360);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5367 = v11 + v5357;
+        const unsigned int v5368 = v5367 * v1;
+        const unsigned int v5369 = v5368 + v26;
+        const unsigned int v5370 = v5369 << 6u;
+        const unsigned int v5371 = v5370 + v5362;
+        out[v5371] = v5365;
       }
-      const unsigned int v5375 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5376 = v46 + v5375;
-      const float v5377 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5378 = v231.x[8];
-      const float v5379 = v5378 * v5377;
-      const bool v5380 = v5376 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5380) {
-        const unsigned int v5381 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v5384 = iron_f32_to_bf16(v5379);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5386 = v11 + v5376;
-        const unsigned int v5387 = v5386 * v1;
-        const unsigned int v5388 = v5387 + v26;
-        const unsigned int v5389 = v5388 << 6u;
-        const unsigned int v5390 = v5389 + v5381;
-        out[v5390] = v5384;
+      const unsigned int v5372 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5373 = v46 + v5372;
+      const float v5374 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5375 = v231.x[8];
+      const float v5376 = v5375 * v5374;
+      const bool v5377 = v5373 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5377) {
+        const unsigned int v5378 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v5381 = iron_f32_to_bf16(v5376);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5383 = v11 + v5373;
+        const unsigned int v5384 = v5383 * v1;
+        const unsigned int v5385 = v5384 + v26;
+        const unsigned int v5386 = v5385 << 6u;
+        const unsigned int v5387 = v5386 + v5378;
+        out[v5387] = v5381;
       }
-      const unsigned int v5391 = static_cast<unsigned int>(v231.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5392 = v46 + v5391;
-      const float v5393 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5394 = v231.x[9];
-      const float v5395 = v5394 * v5393;
-      const bool v5396 = v5392 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5396) {
-        const unsigned int v5397 = static_cast<unsigned int>(v231.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v5400 = iron_f32_to_bf16(v5395);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5402 = v11 + v5392;
-        const unsigned int v5403 = v5402 * v1;
-        const unsigned int v5404 = v5403 + v26;
-        const unsigned int v5405 = v5404 << 6u;
-        const unsigned int v5406 = v5405 + v5397;
-        out[v5406] = v5400;
+      const unsigned int v5388 = static_cast<unsigned int>(v231.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5389 = v46 + v5388;
+      const float v5390 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5391 = v231.x[9];
+      const float v5392 = v5391 * v5390;
+      const bool v5393 = v5389 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5393) {
+        const unsigned int v5394 = static_cast<unsigned int>(v231.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v5397 = iron_f32_to_bf16(v5392);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5399 = v11 + v5389;
+        const unsigned int v5400 = v5399 * v1;
+        const unsigned int v5401 = v5400 + v26;
+        const unsigned int v5402 = v5401 << 6u;
+        const unsigned int v5403 = v5402 + v5394;
+        out[v5403] = v5397;
       }
-      const unsigned int v5407 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5408 = v46 + v5407;
-      const float v5409 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5410 = v231.x[10];
-      const float v5411 = v5410 * v5409;
-      const bool v5412 = v5408 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5412) {
-        const unsigned int v5413 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v5416 = iron_f32_to_bf16(v5411);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5418 = v11 + v5408;
-        const unsigned int v5419 = v5418 * v1;
-        const unsigned int v5420 = v5419 + v26;
-        const unsigned int v5421 = v5420 << 6u;
-        const unsigned int v5422 = v5421 + v5413;
-        out[v5422] = v5416;
+      const unsigned int v5404 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5405 = v46 + v5404;
+      const float v5406 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5407 = v231.x[10];
+      const float v5408 = v5407 * v5406;
+      const bool v5409 = v5405 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5409) {
+        const unsigned int v5410 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v5413 = iron_f32_to_bf16(v5408);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5415 = v11 + v5405;
+        const unsigned int v5416 = v5415 * v1;
+        const unsigned int v5417 = v5416 + v26;
+        const unsigned int v5418 = v5417 << 6u;
+        const unsigned int v5419 = v5418 + v5410;
+        out[v5419] = v5413;
       }
-      const unsigned int v5423 = static_cast<unsigned int>(v231.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5424 = v46 + v5423;
-      const float v5425 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5426 = v231.x[11];
-      const float v5427 = v5426 * v5425;
-      const bool v5428 = v5424 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5428) {
-        const unsigned int v5429 = static_cast<unsigned int>(v231.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v5432 = iron_f32_to_bf16(v5427);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5434 = v11 + v5424;
-        const unsigned int v5435 = v5434 * v1;
-        const unsigned int v5436 = v5435 + v26;
-        const unsigned int v5437 = v5436 << 6u;
-        const unsigned int v5438 = v5437 + v5429;
-        out[v5438] = v5432;
+      const unsigned int v5420 = static_cast<unsigned int>(v231.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5421 = v46 + v5420;
+      const float v5422 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5423 = v231.x[11];
+      const float v5424 = v5423 * v5422;
+      const bool v5425 = v5421 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5425) {
+        const unsigned int v5426 = static_cast<unsigned int>(v231.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v5429 = iron_f32_to_bf16(v5424);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5431 = v11 + v5421;
+        const unsigned int v5432 = v5431 * v1;
+        const unsigned int v5433 = v5432 + v26;
+        const unsigned int v5434 = v5433 << 6u;
+        const unsigned int v5435 = v5434 + v5426;
+        out[v5435] = v5429;
       }
-      const unsigned int v5439 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5440 = v46 + v5439;
-      const float v5441 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5442 = v231.x[12];
-      const float v5443 = v5442 * v5441;
-      const bool v5444 = v5440 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5444) {
-        const unsigned int v5445 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v5448 = iron_f32_to_bf16(v5443);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5450 = v11 + v5440;
-        const unsigned int v5451 = v5450 * v1;
-        const unsigned int v5452 = v5451 + v26;
-        const unsigned int v5453 = v5452 << 6u;
-        const unsigned int v5454 = v5453 + v5445;
-        out[v5454] = v5448;
+      const unsigned int v5436 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5437 = v46 + v5436;
+      const float v5438 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5439 = v231.x[12];
+      const float v5440 = v5439 * v5438;
+      const bool v5441 = v5437 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5441) {
+        const unsigned int v5442 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v5445 = iron_f32_to_bf16(v5440);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5447 = v11 + v5437;
+        const unsigned int v5448 = v5447 * v1;
+        const unsigned int v5449 = v5448 + v26;
+        const unsigned int v5450 = v5449 << 6u;
+        const unsigned int v5451 = v5450 + v5442;
+        out[v5451] = v5445;
       }
-      const unsigned int v5455 = static_cast<unsigned int>(v231.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5456 = v46 + v5455;
-      const float v5457 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5458 = v231.x[13];
-      const float v5459 = v5458 * v5457;
-      const bool v5460 = v5456 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5460) {
-        const unsigned int v5461 = static_cast<unsigned int>(v231.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v5464 = iron_f32_to_bf16(v5459);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5466 = v11 + v5456;
-        const unsigned int v5467 = v5466 * v1;
-        const unsigned int v5468 = v5467 + v26;
-        const unsigned int v5469 = v5468 << 6u;
-        const unsigned int v5470 = v5469 + v5461;
-        out[v5470] = v5464;
+      const unsigned int v5452 = static_cast<unsigned int>(v231.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5453 = v46 + v5452;
+      const float v5454 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5455 = v231.x[13];
+      const float v5456 = v5455 * v5454;
+      const bool v5457 = v5453 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5457) {
+        const unsigned int v5458 = static_cast<unsigned int>(v231.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v5461 = iron_f32_to_bf16(v5456);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5463 = v11 + v5453;
+        const unsigned int v5464 = v5463 * v1;
+        const unsigned int v5465 = v5464 + v26;
+        const unsigned int v5466 = v5465 << 6u;
+        const unsigned int v5467 = v5466 + v5458;
+        out[v5467] = v5461;
       }
-      const unsigned int v5471 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5472 = v46 + v5471;
-      const float v5473 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5474 = v231.x[14];
-      const float v5475 = v5474 * v5473;
-      const bool v5476 = v5472 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5476) {
-        const unsigned int v5477 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v5480 = iron_f32_to_bf16(v5475);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5482 = v11 + v5472;
-        const unsigned int v5483 = v5482 * v1;
-        const unsigned int v5484 = v5483 + v26;
-        const unsigned int v5485 = v5484 << 6u;
-        const unsigned int v5486 = v5485 + v5477;
-        out[v5486] = v5480;
+      const unsigned int v5468 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5469 = v46 + v5468;
+      const float v5470 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5471 = v231.x[14];
+      const float v5472 = v5471 * v5470;
+      const bool v5473 = v5469 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5473) {
+        const unsigned int v5474 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v5477 = iron_f32_to_bf16(v5472);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5479 = v11 + v5469;
+        const unsigned int v5480 = v5479 * v1;
+        const unsigned int v5481 = v5480 + v26;
+        const unsigned int v5482 = v5481 << 6u;
+        const unsigned int v5483 = v5482 + v5474;
+        out[v5483] = v5477;
       }
-      const unsigned int v5487 = static_cast<unsigned int>(v231.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5488 = v46 + v5487;
-      const float v5489 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5490 = v231.x[15];
-      const float v5491 = v5490 * v5489;
-      const bool v5492 = v5488 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5492) {
-        const unsigned int v5493 = static_cast<unsigned int>(v231.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v5496 = iron_f32_to_bf16(v5491);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5498 = v11 + v5488;
-        const unsigned int v5499 = v5498 * v1;
-        const unsigned int v5500 = v5499 + v26;
-        const unsigned int v5501 = v5500 << 6u;
-        const unsigned int v5502 = v5501 + v5493;
-        out[v5502] = v5496;
+      const unsigned int v5484 = static_cast<unsigned int>(v231.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5485 = v46 + v5484;
+      const float v5486 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5487 = v231.x[15];
+      const float v5488 = v5487 * v5486;
+      const bool v5489 = v5485 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5489) {
+        const unsigned int v5490 = static_cast<unsigned int>(v231.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v5493 = iron_f32_to_bf16(v5488);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5495 = v11 + v5485;
+        const unsigned int v5496 = v5495 * v1;
+        const unsigned int v5497 = v5496 + v26;
+        const unsigned int v5498 = v5497 << 6u;
+        const unsigned int v5499 = v5498 + v5490;
+        out[v5499] = v5493;
       }
-      const unsigned int v5503 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5504 = v46 + v5503;
-      const float v5505 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5506 = v231.x[16];
-      const float v5507 = v5506 * v5505;
-      const bool v5508 = v5504 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5508) {
-        const unsigned int v5509 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v5512 = iron_f32_to_bf16(v5507);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5514 = v11 + v5504;
-        const unsigned int v5515 = v5514 * v1;
-        const unsigned int v5516 = v5515 + v26;
-        const unsigned int v5517 = v5516 << 6u;
-        const unsigned int v5518 = v5517 + v5509;
-        out[v5518] = v5512;
+      const unsigned int v5500 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5501 = v46 + v5500;
+      const float v5502 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5503 = v231.x[16];
+      const float v5504 = v5503 * v5502;
+      const bool v5505 = v5501 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5505) {
+        const unsigned int v5506 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v5509 = iron_f32_to_bf16(v5504);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5511 = v11 + v5501;
+        const unsigned int v5512 = v5511 * v1;
+        const unsigned int v5513 = v5512 + v26;
+        const unsigned int v5514 = v5513 << 6u;
+        const unsigned int v5515 = v5514 + v5506;
+        out[v5515] = v5509;
       }
-      const unsigned int v5519 = static_cast<unsigned int>(v231.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5520 = v46 + v5519;
-      const float v5521 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5522 = v231.x[17];
-      const float v5523 = v5522 * v5521;
-      const bool v5524 = v5520 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5524) {
-        const unsigned int v5525 = static_cast<unsigned int>(v231.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v5528 = iron_f32_to_bf16(v5523);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5530 = v11 + v5520;
-        const unsigned int v5531 = v5530 * v1;
-        const unsigned int v5532 = v5531 + v26;
-        const unsigned int v5533 = v5532 << 6u;
-        const unsigned int v5534 = v5533 + v5525;
-        out[v5534] = v5528;
+      const unsigned int v5516 = static_cast<unsigned int>(v231.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5517 = v46 + v5516;
+      const float v5518 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5519 = v231.x[17];
+      const float v5520 = v5519 * v5518;
+      const bool v5521 = v5517 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5521) {
+        const unsigned int v5522 = static_cast<unsigned int>(v231.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v5525 = iron_f32_to_bf16(v5520);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5527 = v11 + v5517;
+        const unsigned int v5528 = v5527 * v1;
+        const unsigned int v5529 = v5528 + v26;
+        const unsigned int v5530 = v5529 << 6u;
+        const unsigned int v5531 = v5530 + v5522;
+        out[v5531] = v5525;
       }
-      const unsigned int v5535 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5536 = v46 + v5535;
-      const float v5537 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5538 = v231.x[18];
-      const float v5539 = v5538 * v5537;
-      const bool v5540 = v5536 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5540) {
-        const unsigned int v5541 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v5544 = iron_f32_to_bf16(v5539);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5546 = v11 + v5536;
-        const unsigned int v5547 = v5546 * v1;
-        const unsigned int v5548 = v5547 + v26;
-        const unsigned int v5549 = v5548 << 6u;
-        const unsigned int v5550 = v5549 + v5541;
-        out[v5550] = v5544;
+      const unsigned int v5532 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5533 = v46 + v5532;
+      const float v5534 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5535 = v231.x[18];
+      const float v5536 = v5535 * v5534;
+      const bool v5537 = v5533 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5537) {
+        const unsigned int v5538 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v5541 = iron_f32_to_bf16(v5536);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5543 = v11 + v5533;
+        const unsigned int v5544 = v5543 * v1;
+        const unsigned int v5545 = v5544 + v26;
+        const unsigned int v5546 = v5545 << 6u;
+        const unsigned int v5547 = v5546 + v5538;
+        out[v5547] = v5541;
       }
-      const unsigned int v5551 = static_cast<unsigned int>(v231.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5552 = v46 + v5551;
-      const float v5553 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5554 = v231.x[19];
-      const float v5555 = v5554 * v5553;
-      const bool v5556 = v5552 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5556) {
-        const unsigned int v5557 = static_cast<unsigned int>(v231.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v5560 = iron_f32_to_bf16(v5555);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5562 = v11 + v5552;
-        const unsigned int v5563 = v5562 * v1;
-        const unsigned int v5564 = v5563 + v26;
-        const unsigned int v5565 = v5564 << 6u;
-        const unsigned int v5566 = v5565 + v5557;
-        out[v5566] = v5560;
+      const unsigned int v5548 = static_cast<unsigned int>(v231.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5549 = v46 + v5548;
+      const float v5550 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5551 = v231.x[19];
+      const float v5552 = v5551 * v5550;
+      const bool v5553 = v5549 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5553) {
+        const unsigned int v5554 = static_cast<unsigned int>(v231.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v5557 = iron_f32_to_bf16(v5552);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5559 = v11 + v5549;
+        const unsigned int v5560 = v5559 * v1;
+        const unsigned int v5561 = v5560 + v26;
+        const unsigned int v5562 = v5561 << 6u;
+        const unsigned int v5563 = v5562 + v5554;
+        out[v5563] = v5557;
       }
-      const unsigned int v5567 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5568 = v46 + v5567;
-      const float v5569 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5570 = v231.x[20];
-      const float v5571 = v5570 * v5569;
-      const bool v5572 = v5568 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5572) {
-        const unsigned int v5573 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v5576 = iron_f32_to_bf16(v5571);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5578 = v11 + v5568;
-        const unsigned int v5579 = v5578 * v1;
-        const unsigned int v5580 = v5579 + v26;
-        const unsigned int v5581 = v5580 << 6u;
-        const unsigned int v5582 = v5581 + v5573;
-        out[v5582] = v5576;
+      const unsigned int v5564 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5565 = v46 + v5564;
+      const float v5566 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5567 = v231.x[20];
+      const float v5568 = v5567 * v5566;
+      const bool v5569 = v5565 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5569) {
+        const unsigned int v5570 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v5573 = iron_f32_to_bf16(v5568);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5575 = v11 + v5565;
+        const unsigned int v5576 = v5575 * v1;
+        const unsigned int v5577 = v5576 + v26;
+        const unsigned int v5578 = v5577 << 6u;
+        const unsigned int v5579 = v5578 + v5570;
+        out[v5579] = v5573;
       }
-      const unsigned int v5583 = static_cast<unsigned int>(v231.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5584 = v46 + v5583;
-      const float v5585 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5586 = v231.x[21];
-      const float v5587 = v5586 * v5585;
-      const bool v5588 = v5584 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5588) {
-        const unsigned int v5589 = static_cast<unsigned int>(v231.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v5592 = iron_f32_to_bf16(v5587);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5594 = v11 + v5584;
-        const unsigned int v5595 = v5594 * v1;
-        const unsigned int v5596 = v5595 + v26;
-        const unsigned int v5597 = v5596 << 6u;
-        const unsigned int v5598 = v5597 + v5589;
-        out[v5598] = v5592;
+      const unsigned int v5580 = static_cast<unsigned int>(v231.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5581 = v46 + v5580;
+      const float v5582 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5583 = v231.x[21];
+      const float v5584 = v5583 * v5582;
+      const bool v5585 = v5581 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5585) {
+        const unsigned int v5586 = static_cast<unsigned int>(v231.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v5589 = iron_f32_to_bf16(v5584);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5591 = v11 + v5581;
+        const unsigned int v5592 = v5591 * v1;
+        const unsigned int v5593 = v5592 + v26;
+        const unsigned int v5594 = v5593 << 6u;
+        const unsigned int v5595 = v5594 + v5586;
+        out[v5595] = v5589;
       }
-      const unsigned int v5599 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5600 = v46 + v5599;
-      const float v5601 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5602 = v231.x[22];
-      const float v5603 = v5602 * v5601;
-      const bool v5604 = v5600 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5604) {
-        const unsigned int v5605 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v5608 = iron_f32_to_bf16(v5603);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5610 = v11 + v5600;
-        const unsigned int v5611 = v5610 * v1;
-        const unsigned int v5612 = v5611 + v26;
-        const unsigned int v5613 = v5612 << 6u;
-        const unsigned int v5614 = v5613 + v5605;
-        out[v5614] = v5608;
+      const unsigned int v5596 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5597 = v46 + v5596;
+      const float v5598 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5599 = v231.x[22];
+      const float v5600 = v5599 * v5598;
+      const bool v5601 = v5597 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5601) {
+        const unsigned int v5602 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v5605 = iron_f32_to_bf16(v5600);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5607 = v11 + v5597;
+        const unsigned int v5608 = v5607 * v1;
+        const unsigned int v5609 = v5608 + v26;
+        const unsigned int v5610 = v5609 << 6u;
+        const unsigned int v5611 = v5610 + v5602;
+        out[v5611] = v5605;
       }
-      const unsigned int v5615 = static_cast<unsigned int>(v231.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5616 = v46 + v5615;
-      const float v5617 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5618 = v231.x[23];
-      const float v5619 = v5618 * v5617;
-      const bool v5620 = v5616 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5620) {
-        const unsigned int v5621 = static_cast<unsigned int>(v231.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v5624 = iron_f32_to_bf16(v5619);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5626 = v11 + v5616;
-        const unsigned int v5627 = v5626 * v1;
-        const unsigned int v5628 = v5627 + v26;
-        const unsigned int v5629 = v5628 << 6u;
-        const unsigned int v5630 = v5629 + v5621;
-        out[v5630] = v5624;
+      const unsigned int v5612 = static_cast<unsigned int>(v231.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5613 = v46 + v5612;
+      const float v5614 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5615 = v231.x[23];
+      const float v5616 = v5615 * v5614;
+      const bool v5617 = v5613 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5617) {
+        const unsigned int v5618 = static_cast<unsigned int>(v231.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v5621 = iron_f32_to_bf16(v5616);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5623 = v11 + v5613;
+        const unsigned int v5624 = v5623 * v1;
+        const unsigned int v5625 = v5624 + v26;
+        const unsigned int v5626 = v5625 << 6u;
+        const unsigned int v5627 = v5626 + v5618;
+        out[v5627] = v5621;
       }
-      const unsigned int v5631 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5632 = v46 + v5631;
-      const float v5633 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5634 = v231.x[24];
-      const float v5635 = v5634 * v5633;
-      const bool v5636 = v5632 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5636) {
-        const unsigned int v5637 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v5640 = iron_f32_to_bf16(v5635);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5642 = v11 + v5632;
-        const unsigned int v5643 = v5642 * v1;
-        const unsigned int v5644 = v5643 + v26;
-        const unsigned int v5645 = v5644 << 6u;
-        const unsigned int v5646 = v5645 + v5637;
-        out[v5646] = v5640;
+      const unsigned int v5628 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5629 = v46 + v5628;
+      const float v5630 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5631 = v231.x[24];
+      const float v5632 = v5631 * v5630;
+      const bool v5633 = v5629 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5633) {
+        const unsigned int v5634 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v5637 = iron_f32_to_bf16(v5632);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5639 = v11 + v5629;
+        const unsigned int v5640 = v5639 * v1;
+        const unsigned int v5641 = v5640 + v26;
+        const unsigned int v5642 = v5641 << 6u;
+        const unsigned int v5643 = v5642 + v5634;
+        out[v5643] = v5637;
       }
-      const unsigned int v5647 = static_cast<unsigned int>(v231.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5648 = v46 + v5647;
-      const float v5649 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5650 = v231.x[25];
-      const float v5651 = v5650 * v5649;
-      const bool v5652 = v5648 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5652) {
-        const unsigned int v5653 = static_cast<unsigned int>(v231.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v5656 = iron_f32_to_bf16(v5651);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5658 = v11 + v5648;
-        const unsigned int v5659 = v5658 * v1;
-        const unsigned int v5660 = v5659 + v26;
-        const unsigned int v5661 = v5660 << 6u;
-        const unsigned int v5662 = v5661 + v5653;
-        out[v5662] = v5656;
+      const unsigned int v5644 = static_cast<unsigned int>(v231.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5645 = v46 + v5644;
+      const float v5646 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5647 = v231.x[25];
+      const float v5648 = v5647 * v5646;
+      const bool v5649 = v5645 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5649) {
+        const unsigned int v5650 = static_cast<unsigned int>(v231.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v5653 = iron_f32_to_bf16(v5648);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5655 = v11 + v5645;
+        const unsigned int v5656 = v5655 * v1;
+        const unsigned int v5657 = v5656 + v26;
+        const unsigned int v5658 = v5657 << 6u;
+        const unsigned int v5659 = v5658 + v5650;
+        out[v5659] = v5653;
       }
-      const unsigned int v5663 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5664 = v46 + v5663;
-      const float v5665 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5666 = v231.x[26];
-      const float v5667 = v5666 * v5665;
-      const bool v5668 = v5664 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5668) {
-        const unsigned int v5669 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v5672 = iron_f32_to_bf16(v5667);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5674 = v11 + v5664;
-        const unsigned int v5675 = v5674 * v1;
-        const unsigned int v5676 = v5675 + v26;
-        const unsigned int v5677 = v5676 << 6u;
-        const unsigned int v5678 = v5677 + v5669;
-        out[v5678] = v5672;
+      const unsigned int v5660 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5661 = v46 + v5660;
+      const float v5662 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5663 = v231.x[26];
+      const float v5664 = v5663 * v5662;
+      const bool v5665 = v5661 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5665) {
+        const unsigned int v5666 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v5669 = iron_f32_to_bf16(v5664);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5671 = v11 + v5661;
+        const unsigned int v5672 = v5671 * v1;
+        const unsigned int v5673 = v5672 + v26;
+        const unsigned int v5674 = v5673 << 6u;
+        const unsigned int v5675 = v5674 + v5666;
+        out[v5675] = v5669;
       }
-      const unsigned int v5679 = static_cast<unsigned int>(v231.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5680 = v46 + v5679;
-      const float v5681 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5682 = v231.x[27];
-      const float v5683 = v5682 * v5681;
-      const bool v5684 = v5680 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5684) {
-        const unsigned int v5685 = static_cast<unsigned int>(v231.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v5688 = iron_f32_to_bf16(v5683);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5690 = v11 + v5680;
-        const unsigned int v5691 = v5690 * v1;
-        const unsigned int v5692 = v5691 + v26;
-        const unsigned int v5693 = v5692 << 6u;
-        const unsigned int v5694 = v5693 + v5685;
-        out[v5694] = v5688;
+      const unsigned int v5676 = static_cast<unsigned int>(v231.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5677 = v46 + v5676;
+      const float v5678 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5679 = v231.x[27];
+      const float v5680 = v5679 * v5678;
+      const bool v5681 = v5677 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5681) {
+        const unsigned int v5682 = static_cast<unsigned int>(v231.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v5685 = iron_f32_to_bf16(v5680);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5687 = v11 + v5677;
+        const unsigned int v5688 = v5687 * v1;
+        const unsigned int v5689 = v5688 + v26;
+        const unsigned int v5690 = v5689 << 6u;
+        const unsigned int v5691 = v5690 + v5682;
+        out[v5691] = v5685;
       }
-      const unsigned int v5695 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5696 = v46 + v5695;
-      const float v5697 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5698 = v231.x[28];
-      const float v5699 = v5698 * v5697;
-      const bool v5700 = v5696 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5700) {
-        const unsigned int v5701 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v5704 = iron_f32_to_bf16(v5699);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5706 = v11 + v5696;
-        const unsigned int v5707 = v5706 * v1;
-        const unsigned int v5708 = v5707 + v26;
-        const unsigned int v5709 = v5708 << 6u;
-        const unsigned int v5710 = v5709 + v5701;
-        out[v5710] = v5704;
+      const unsigned int v5692 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5693 = v46 + v5692;
+      const float v5694 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5695 = v231.x[28];
+      const float v5696 = v5695 * v5694;
+      const bool v5697 = v5693 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5697) {
+        const unsigned int v5698 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v5701 = iron_f32_to_bf16(v5696);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5703 = v11 + v5693;
+        const unsigned int v5704 = v5703 * v1;
+        const unsigned int v5705 = v5704 + v26;
+        const unsigned int v5706 = v5705 << 6u;
+        const unsigned int v5707 = v5706 + v5698;
+        out[v5707] = v5701;
       }
-      const unsigned int v5711 = static_cast<unsigned int>(v231.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5712 = v46 + v5711;
-      const float v5713 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5714 = v231.x[29];
-      const float v5715 = v5714 * v5713;
-      const bool v5716 = v5712 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5716) {
-        const unsigned int v5717 = static_cast<unsigned int>(v231.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v5720 = iron_f32_to_bf16(v5715);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5722 = v11 + v5712;
-        const unsigned int v5723 = v5722 * v1;
-        const unsigned int v5724 = v5723 + v26;
-        const unsigned int v5725 = v5724 << 6u;
-        const unsigned int v5726 = v5725 + v5717;
-        out[v5726] = v5720;
+      const unsigned int v5708 = static_cast<unsigned int>(v231.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5709 = v46 + v5708;
+      const float v5710 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5711 = v231.x[29];
+      const float v5712 = v5711 * v5710;
+      const bool v5713 = v5709 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5713) {
+        const unsigned int v5714 = static_cast<unsigned int>(v231.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v5717 = iron_f32_to_bf16(v5712);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5719 = v11 + v5709;
+        const unsigned int v5720 = v5719 * v1;
+        const unsigned int v5721 = v5720 + v26;
+        const unsigned int v5722 = v5721 << 6u;
+        const unsigned int v5723 = v5722 + v5714;
+        out[v5723] = v5717;
       }
-      const unsigned int v5727 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5728 = v46 + v5727;
-      const float v5729 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5730 = v231.x[30];
-      const float v5731 = v5730 * v5729;
-      const bool v5732 = v5728 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5732) {
-        const unsigned int v5733 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v5736 = iron_f32_to_bf16(v5731);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5738 = v11 + v5728;
-        const unsigned int v5739 = v5738 * v1;
-        const unsigned int v5740 = v5739 + v26;
-        const unsigned int v5741 = v5740 << 6u;
-        const unsigned int v5742 = v5741 + v5733;
-        out[v5742] = v5736;
+      const unsigned int v5724 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5725 = v46 + v5724;
+      const float v5726 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5727 = v231.x[30];
+      const float v5728 = v5727 * v5726;
+      const bool v5729 = v5725 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5729) {
+        const unsigned int v5730 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v5733 = iron_f32_to_bf16(v5728);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5735 = v11 + v5725;
+        const unsigned int v5736 = v5735 * v1;
+        const unsigned int v5737 = v5736 + v26;
+        const unsigned int v5738 = v5737 << 6u;
+        const unsigned int v5739 = v5738 + v5730;
+        out[v5739] = v5733;
       }
-      const unsigned int v5743 = static_cast<unsigned int>(v231.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5744 = v46 + v5743;
-      const float v5745 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5746 = v231.x[31];
-      const float v5747 = v5746 * v5745;
-      const bool v5748 = v5744 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5748) {
-        const unsigned int v5749 = static_cast<unsigned int>(v231.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v5752 = iron_f32_to_bf16(v5747);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5754 = v11 + v5744;
-        const unsigned int v5755 = v5754 * v1;
-        const unsigned int v5756 = v5755 + v26;
-        const unsigned int v5757 = v5756 << 6u;
-        const unsigned int v5758 = v5757 + v5749;
-        out[v5758] = v5752;
+      const unsigned int v5740 = static_cast<unsigned int>(v231.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5741 = v46 + v5740;
+      const float v5742 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5743 = v231.x[31];
+      const float v5744 = v5743 * v5742;
+      const bool v5745 = v5741 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5745) {
+        const unsigned int v5746 = static_cast<unsigned int>(v231.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v5749 = iron_f32_to_bf16(v5744);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5751 = v11 + v5741;
+        const unsigned int v5752 = v5751 * v1;
+        const unsigned int v5753 = v5752 + v26;
+        const unsigned int v5754 = v5753 << 6u;
+        const unsigned int v5755 = v5754 + v5746;
+        out[v5755] = v5749;
       }
     }
   }

@@ -570,4874 +570,4874 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v15614 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:211
-    if (v15614) {
+    const bool v15611 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:211
+    if (v15611) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15618 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15619 = v15618 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15621 = v15618 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15623 = v15621 << 3u;
-        const unsigned int v15624 = v347 + v15619;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15625 = v15624 < v37;
-        const unsigned int v15626 = v15625 ? v15624 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15627 = v31 + v15626;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15628 = v15627 * v2;
-        const unsigned int v15629 = v15628 + v28;
-        const unsigned int v15630 = v15629 << 7u;
-        const unsigned int v15631 = v15630 + v15623;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15634 = v15623 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15636 = v15619 << 6u;
-        const unsigned int v15638 = v15623 >> 6u;
-        const unsigned int v15640 = v15638 << 13u;
-        const unsigned int v15642 = v15640 + v15636;
-        const unsigned int v15643 = v15642 + v15634;
-        iron_copy_async<16>(shm1 + (v15643 ^ (((v15643 >> 6u) & 7u) << 3u)), k + v15631, v15625);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15645 = v15618 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15646 = v15645 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15647 = v15645 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15648 = v15647 << 3u;
-        const unsigned int v15649 = v347 + v15646;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15650 = v15649 < v37;
-        const unsigned int v15651 = v15650 ? v15649 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15652 = v31 + v15651;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15653 = v15652 * v2;
-        const unsigned int v15654 = v15653 + v28;
-        const unsigned int v15655 = v15654 << 7u;
-        const unsigned int v15656 = v15655 + v15648;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15657 = v15648 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15658 = v15646 << 6u;
-        const unsigned int v15659 = v15648 >> 6u;
-        const unsigned int v15660 = v15659 << 13u;
-        const unsigned int v15662 = v15660 + v15658;
-        const unsigned int v15663 = v15662 + v15657;
-        iron_copy_async<16>(shm1 + (v15663 ^ (((v15663 >> 6u) & 7u) << 3u)), k + v15656, v15650);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15665 = v15618 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15666 = v15665 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15667 = v15665 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15668 = v15667 << 3u;
-        const unsigned int v15669 = v347 + v15666;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15670 = v15669 < v37;
-        const unsigned int v15671 = v15670 ? v15669 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15672 = v31 + v15671;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15673 = v15672 * v2;
-        const unsigned int v15674 = v15673 + v28;
-        const unsigned int v15675 = v15674 << 7u;
-        const unsigned int v15676 = v15675 + v15668;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15677 = v15668 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15678 = v15666 << 6u;
-        const unsigned int v15679 = v15668 >> 6u;
-        const unsigned int v15680 = v15679 << 13u;
-        const unsigned int v15682 = v15680 + v15678;
-        const unsigned int v15683 = v15682 + v15677;
-        iron_copy_async<16>(shm1 + (v15683 ^ (((v15683 >> 6u) & 7u) << 3u)), k + v15676, v15670);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15685 = v15618 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15686 = v15685 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15687 = v15685 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15688 = v15687 << 3u;
-        const unsigned int v15689 = v347 + v15686;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15690 = v15689 < v37;
-        const unsigned int v15691 = v15690 ? v15689 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15692 = v31 + v15691;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15693 = v15692 * v2;
-        const unsigned int v15694 = v15693 + v28;
-        const unsigned int v15695 = v15694 << 7u;
-        const unsigned int v15696 = v15695 + v15688;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15697 = v15688 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15698 = v15686 << 6u;
-        const unsigned int v15699 = v15688 >> 6u;
-        const unsigned int v15700 = v15699 << 13u;
-        const unsigned int v15702 = v15700 + v15698;
-        const unsigned int v15703 = v15702 + v15697;
-        iron_copy_async<16>(shm1 + (v15703 ^ (((v15703 >> 6u) & 7u) << 3u)), k + v15696, v15690);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15705 = v15618 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15706 = v15705 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15707 = v15705 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15708 = v15707 << 3u;
-        const unsigned int v15709 = v347 + v15706;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15710 = v15709 < v37;
-        const unsigned int v15711 = v15710 ? v15709 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15712 = v31 + v15711;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15713 = v15712 * v2;
-        const unsigned int v15714 = v15713 + v28;
-        const unsigned int v15715 = v15714 << 7u;
-        const unsigned int v15716 = v15715 + v15708;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15717 = v15708 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15718 = v15706 << 6u;
-        const unsigned int v15719 = v15708 >> 6u;
-        const unsigned int v15720 = v15719 << 13u;
-        const unsigned int v15722 = v15720 + v15718;
-        const unsigned int v15723 = v15722 + v15717;
-        iron_copy_async<16>(shm1 + (v15723 ^ (((v15723 >> 6u) & 7u) << 3u)), k + v15716, v15710);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15725 = v15618 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15726 = v15725 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15727 = v15725 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15728 = v15727 << 3u;
-        const unsigned int v15729 = v347 + v15726;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15730 = v15729 < v37;
-        const unsigned int v15731 = v15730 ? v15729 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15732 = v31 + v15731;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15733 = v15732 * v2;
-        const unsigned int v15734 = v15733 + v28;
-        const unsigned int v15735 = v15734 << 7u;
-        const unsigned int v15736 = v15735 + v15728;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15737 = v15728 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15738 = v15726 << 6u;
-        const unsigned int v15739 = v15728 >> 6u;
-        const unsigned int v15740 = v15739 << 13u;
-        const unsigned int v15742 = v15740 + v15738;
-        const unsigned int v15743 = v15742 + v15737;
-        iron_copy_async<16>(shm1 + (v15743 ^ (((v15743 >> 6u) & 7u) << 3u)), k + v15736, v15730);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15745 = v15618 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15746 = v15745 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15747 = v15745 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15748 = v15747 << 3u;
-        const unsigned int v15749 = v347 + v15746;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15750 = v15749 < v37;
-        const unsigned int v15751 = v15750 ? v15749 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15752 = v31 + v15751;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15753 = v15752 * v2;
-        const unsigned int v15754 = v15753 + v28;
-        const unsigned int v15755 = v15754 << 7u;
-        const unsigned int v15756 = v15755 + v15748;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15757 = v15748 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15758 = v15746 << 6u;
-        const unsigned int v15759 = v15748 >> 6u;
-        const unsigned int v15760 = v15759 << 13u;
-        const unsigned int v15762 = v15760 + v15758;
-        const unsigned int v15763 = v15762 + v15757;
-        iron_copy_async<16>(shm1 + (v15763 ^ (((v15763 >> 6u) & 7u) << 3u)), k + v15756, v15750);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15765 = v15618 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15766 = v15765 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15767 = v15765 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15768 = v15767 << 3u;
-        const unsigned int v15769 = v347 + v15766;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15770 = v15769 < v37;
-        const unsigned int v15771 = v15770 ? v15769 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15772 = v31 + v15771;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15773 = v15772 * v2;
-        const unsigned int v15774 = v15773 + v28;
-        const unsigned int v15775 = v15774 << 7u;
-        const unsigned int v15776 = v15775 + v15768;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15777 = v15768 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15778 = v15766 << 6u;
-        const unsigned int v15779 = v15768 >> 6u;
-        const unsigned int v15780 = v15779 << 13u;
-        const unsigned int v15782 = v15780 + v15778;
-        const unsigned int v15783 = v15782 + v15777;
-        iron_copy_async<16>(shm1 + (v15783 ^ (((v15783 >> 6u) & 7u) << 3u)), k + v15776, v15770);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v15643 ^ (((v15643 >> 6u) & 7u) << 3u)), v + v15631, v15625);
-        iron_copy_async<16>(shm2 + (v15663 ^ (((v15663 >> 6u) & 7u) << 3u)), v + v15656, v15650);
-        iron_copy_async<16>(shm2 + (v15683 ^ (((v15683 >> 6u) & 7u) << 3u)), v + v15676, v15670);
-        iron_copy_async<16>(shm2 + (v15703 ^ (((v15703 >> 6u) & 7u) << 3u)), v + v15696, v15690);
-        iron_copy_async<16>(shm2 + (v15723 ^ (((v15723 >> 6u) & 7u) << 3u)), v + v15716, v15710);
-        iron_copy_async<16>(shm2 + (v15743 ^ (((v15743 >> 6u) & 7u) << 3u)), v + v15736, v15730);
-        iron_copy_async<16>(shm2 + (v15763 ^ (((v15763 >> 6u) & 7u) << 3u)), v + v15756, v15750);
-        iron_copy_async<16>(shm2 + (v15783 ^ (((v15783 >> 6u) & 7u) << 3u)), v + v15776, v15770);
+        const unsigned int v15615 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15616 = v15615 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15618 = v15615 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15620 = v15618 << 3u;
+        const unsigned int v15621 = v347 + v15616;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15622 = v15621 < v37;
+        const unsigned int v15623 = v15622 ? v15621 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15624 = v31 + v15623;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15625 = v15624 * v2;
+        const unsigned int v15626 = v15625 + v28;
+        const unsigned int v15627 = v15626 << 7u;
+        const unsigned int v15628 = v15627 + v15620;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15631 = v15620 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15633 = v15616 << 6u;
+        const unsigned int v15635 = v15620 >> 6u;
+        const unsigned int v15637 = v15635 << 13u;
+        const unsigned int v15639 = v15637 + v15633;
+        const unsigned int v15640 = v15639 + v15631;
+        iron_copy_async<16>(shm1 + (v15640 ^ (((v15640 >> 6u) & 7u) << 3u)), k + v15628, v15622);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15642 = v15615 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15643 = v15642 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15644 = v15642 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15645 = v15644 << 3u;
+        const unsigned int v15646 = v347 + v15643;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15647 = v15646 < v37;
+        const unsigned int v15648 = v15647 ? v15646 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15649 = v31 + v15648;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15650 = v15649 * v2;
+        const unsigned int v15651 = v15650 + v28;
+        const unsigned int v15652 = v15651 << 7u;
+        const unsigned int v15653 = v15652 + v15645;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15654 = v15645 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15655 = v15643 << 6u;
+        const unsigned int v15656 = v15645 >> 6u;
+        const unsigned int v15657 = v15656 << 13u;
+        const unsigned int v15659 = v15657 + v15655;
+        const unsigned int v15660 = v15659 + v15654;
+        iron_copy_async<16>(shm1 + (v15660 ^ (((v15660 >> 6u) & 7u) << 3u)), k + v15653, v15647);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15662 = v15615 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15663 = v15662 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15664 = v15662 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15665 = v15664 << 3u;
+        const unsigned int v15666 = v347 + v15663;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15667 = v15666 < v37;
+        const unsigned int v15668 = v15667 ? v15666 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15669 = v31 + v15668;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15670 = v15669 * v2;
+        const unsigned int v15671 = v15670 + v28;
+        const unsigned int v15672 = v15671 << 7u;
+        const unsigned int v15673 = v15672 + v15665;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15674 = v15665 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15675 = v15663 << 6u;
+        const unsigned int v15676 = v15665 >> 6u;
+        const unsigned int v15677 = v15676 << 13u;
+        const unsigned int v15679 = v15677 + v15675;
+        const unsigned int v15680 = v15679 + v15674;
+        iron_copy_async<16>(shm1 + (v15680 ^ (((v15680 >> 6u) & 7u) << 3u)), k + v15673, v15667);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15682 = v15615 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15683 = v15682 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15684 = v15682 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15685 = v15684 << 3u;
+        const unsigned int v15686 = v347 + v15683;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15687 = v15686 < v37;
+        const unsigned int v15688 = v15687 ? v15686 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15689 = v31 + v15688;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15690 = v15689 * v2;
+        const unsigned int v15691 = v15690 + v28;
+        const unsigned int v15692 = v15691 << 7u;
+        const unsigned int v15693 = v15692 + v15685;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15694 = v15685 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15695 = v15683 << 6u;
+        const unsigned int v15696 = v15685 >> 6u;
+        const unsigned int v15697 = v15696 << 13u;
+        const unsigned int v15699 = v15697 + v15695;
+        const unsigned int v15700 = v15699 + v15694;
+        iron_copy_async<16>(shm1 + (v15700 ^ (((v15700 >> 6u) & 7u) << 3u)), k + v15693, v15687);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15702 = v15615 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15703 = v15702 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15704 = v15702 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15705 = v15704 << 3u;
+        const unsigned int v15706 = v347 + v15703;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15707 = v15706 < v37;
+        const unsigned int v15708 = v15707 ? v15706 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15709 = v31 + v15708;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15710 = v15709 * v2;
+        const unsigned int v15711 = v15710 + v28;
+        const unsigned int v15712 = v15711 << 7u;
+        const unsigned int v15713 = v15712 + v15705;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15714 = v15705 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15715 = v15703 << 6u;
+        const unsigned int v15716 = v15705 >> 6u;
+        const unsigned int v15717 = v15716 << 13u;
+        const unsigned int v15719 = v15717 + v15715;
+        const unsigned int v15720 = v15719 + v15714;
+        iron_copy_async<16>(shm1 + (v15720 ^ (((v15720 >> 6u) & 7u) << 3u)), k + v15713, v15707);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15722 = v15615 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15723 = v15722 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15724 = v15722 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15725 = v15724 << 3u;
+        const unsigned int v15726 = v347 + v15723;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15727 = v15726 < v37;
+        const unsigned int v15728 = v15727 ? v15726 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15729 = v31 + v15728;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15730 = v15729 * v2;
+        const unsigned int v15731 = v15730 + v28;
+        const unsigned int v15732 = v15731 << 7u;
+        const unsigned int v15733 = v15732 + v15725;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15734 = v15725 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15735 = v15723 << 6u;
+        const unsigned int v15736 = v15725 >> 6u;
+        const unsigned int v15737 = v15736 << 13u;
+        const unsigned int v15739 = v15737 + v15735;
+        const unsigned int v15740 = v15739 + v15734;
+        iron_copy_async<16>(shm1 + (v15740 ^ (((v15740 >> 6u) & 7u) << 3u)), k + v15733, v15727);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15742 = v15615 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15743 = v15742 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15744 = v15742 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15745 = v15744 << 3u;
+        const unsigned int v15746 = v347 + v15743;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15747 = v15746 < v37;
+        const unsigned int v15748 = v15747 ? v15746 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15749 = v31 + v15748;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15750 = v15749 * v2;
+        const unsigned int v15751 = v15750 + v28;
+        const unsigned int v15752 = v15751 << 7u;
+        const unsigned int v15753 = v15752 + v15745;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15754 = v15745 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15755 = v15743 << 6u;
+        const unsigned int v15756 = v15745 >> 6u;
+        const unsigned int v15757 = v15756 << 13u;
+        const unsigned int v15759 = v15757 + v15755;
+        const unsigned int v15760 = v15759 + v15754;
+        iron_copy_async<16>(shm1 + (v15760 ^ (((v15760 >> 6u) & 7u) << 3u)), k + v15753, v15747);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15762 = v15615 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15763 = v15762 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15764 = v15762 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15765 = v15764 << 3u;
+        const unsigned int v15766 = v347 + v15763;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15767 = v15766 < v37;
+        const unsigned int v15768 = v15767 ? v15766 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15769 = v31 + v15768;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15770 = v15769 * v2;
+        const unsigned int v15771 = v15770 + v28;
+        const unsigned int v15772 = v15771 << 7u;
+        const unsigned int v15773 = v15772 + v15765;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15774 = v15765 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15775 = v15763 << 6u;
+        const unsigned int v15776 = v15765 >> 6u;
+        const unsigned int v15777 = v15776 << 13u;
+        const unsigned int v15779 = v15777 + v15775;
+        const unsigned int v15780 = v15779 + v15774;
+        iron_copy_async<16>(shm1 + (v15780 ^ (((v15780 >> 6u) & 7u) << 3u)), k + v15773, v15767);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v15640 ^ (((v15640 >> 6u) & 7u) << 3u)), v + v15628, v15622);
+        iron_copy_async<16>(shm2 + (v15660 ^ (((v15660 >> 6u) & 7u) << 3u)), v + v15653, v15647);
+        iron_copy_async<16>(shm2 + (v15680 ^ (((v15680 >> 6u) & 7u) << 3u)), v + v15673, v15667);
+        iron_copy_async<16>(shm2 + (v15700 ^ (((v15700 >> 6u) & 7u) << 3u)), v + v15693, v15687);
+        iron_copy_async<16>(shm2 + (v15720 ^ (((v15720 >> 6u) & 7u) << 3u)), v + v15713, v15707);
+        iron_copy_async<16>(shm2 + (v15740 ^ (((v15740 >> 6u) & 7u) << 3u)), v + v15733, v15727);
+        iron_copy_async<16>(shm2 + (v15760 ^ (((v15760 >> 6u) & 7u) << 3u)), v + v15753, v15747);
+        iron_copy_async<16>(shm2 + (v15780 ^ (((v15780 >> 6u) & 7u) << 3u)), v + v15773, v15767);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
 
-    for (unsigned int v10442 = v347; v10442 < v334; v10442 += 128u) {
-      const unsigned int v10443 = v10442 - v347;
-      const unsigned int v10444 = v10443 >> 7u;
-      const unsigned int v10446 = v10444 & 1u;
+    for (unsigned int v10439 = v347; v10439 < v334; v10439 += 128u) {
+      const unsigned int v10440 = v10439 - v347;
+      const unsigned int v10441 = v10440 >> 7u;
+      const unsigned int v10443 = v10441 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v10449 = v10442 + 128u;
-      const unsigned int v10451 = v10444 + 1u;
-      const unsigned int v10452 = v10451 & 1u;
-      const bool v10453 = v10449 < v334;
-      if (v10453) {
+      const unsigned int v10446 = v10439 + 128u;
+      const unsigned int v10448 = v10441 + 1u;
+      const unsigned int v10449 = v10448 & 1u;
+      const bool v10450 = v10446 < v334;
+      if (v10450) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v10458 = v10452 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v10460 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10463 = v10460 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10466 = v10460 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10467 = v10466 << 3u;
-          const unsigned int v10468 = v10449 + v10463;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10469 = v10468 < v37;
-          const unsigned int v10472 = v10469 ? v10468 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10474 = v31 + v10472;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10475 = v10474 * v2;
-          const unsigned int v10476 = v10475 + v28;
-          const unsigned int v10477 = v10476 << 7u;
-          const unsigned int v10478 = v10477 + v10467;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10480 = v10467 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10482 = v10463 << 6u;
-          const unsigned int v10485 = v10467 >> 6u;
-          const unsigned int v10486 = v10485 << 13u;
-          const unsigned int v10487 = v10458 + v10486;
-          const unsigned int v10488 = v10487 + v10482;
-          const unsigned int v10489 = v10488 + v10480;
-          iron_copy_async<16>(shm1 + (v10489 ^ (((v10489 >> 6u) & 7u) << 3u)), k + v10478, v10469);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10492 = v10460 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10494 = v10492 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10497 = v10492 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10498 = v10497 << 3u;
-          const unsigned int v10499 = v10449 + v10494;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10500 = v10499 < v37;
-          const unsigned int v10503 = v10500 ? v10499 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10505 = v31 + v10503;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10506 = v10505 * v2;
-          const unsigned int v10507 = v10506 + v28;
-          const unsigned int v10508 = v10507 << 7u;
-          const unsigned int v10509 = v10508 + v10498;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10511 = v10498 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10513 = v10494 << 6u;
-          const unsigned int v10516 = v10498 >> 6u;
-          const unsigned int v10517 = v10516 << 13u;
-          const unsigned int v10518 = v10458 + v10517;
-          const unsigned int v10519 = v10518 + v10513;
-          const unsigned int v10520 = v10519 + v10511;
-          iron_copy_async<16>(shm1 + (v10520 ^ (((v10520 >> 6u) & 7u) << 3u)), k + v10509, v10500);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10523 = v10460 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10525 = v10523 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10528 = v10523 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10529 = v10528 << 3u;
-          const unsigned int v10530 = v10449 + v10525;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10531 = v10530 < v37;
-          const unsigned int v10534 = v10531 ? v10530 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10536 = v31 + v10534;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10537 = v10536 * v2;
-          const unsigned int v10538 = v10537 + v28;
-          const unsigned int v10539 = v10538 << 7u;
-          const unsigned int v10540 = v10539 + v10529;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10542 = v10529 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10544 = v10525 << 6u;
-          const unsigned int v10547 = v10529 >> 6u;
-          const unsigned int v10548 = v10547 << 13u;
-          const unsigned int v10549 = v10458 + v10548;
-          const unsigned int v10550 = v10549 + v10544;
-          const unsigned int v10551 = v10550 + v10542;
-          iron_copy_async<16>(shm1 + (v10551 ^ (((v10551 >> 6u) & 7u) << 3u)), k + v10540, v10531);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10554 = v10460 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10556 = v10554 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10559 = v10554 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10560 = v10559 << 3u;
-          const unsigned int v10561 = v10449 + v10556;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10562 = v10561 < v37;
-          const unsigned int v10565 = v10562 ? v10561 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10567 = v31 + v10565;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10568 = v10567 * v2;
-          const unsigned int v10569 = v10568 + v28;
-          const unsigned int v10570 = v10569 << 7u;
-          const unsigned int v10571 = v10570 + v10560;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10573 = v10560 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10575 = v10556 << 6u;
-          const unsigned int v10578 = v10560 >> 6u;
-          const unsigned int v10579 = v10578 << 13u;
-          const unsigned int v10580 = v10458 + v10579;
-          const unsigned int v10581 = v10580 + v10575;
-          const unsigned int v10582 = v10581 + v10573;
-          iron_copy_async<16>(shm1 + (v10582 ^ (((v10582 >> 6u) & 7u) << 3u)), k + v10571, v10562);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10585 = v10460 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10587 = v10585 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10590 = v10585 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10591 = v10590 << 3u;
-          const unsigned int v10592 = v10449 + v10587;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10593 = v10592 < v37;
-          const unsigned int v10596 = v10593 ? v10592 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10598 = v31 + v10596;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10599 = v10598 * v2;
-          const unsigned int v10600 = v10599 + v28;
-          const unsigned int v10601 = v10600 << 7u;
-          const unsigned int v10602 = v10601 + v10591;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10604 = v10591 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10606 = v10587 << 6u;
-          const unsigned int v10609 = v10591 >> 6u;
-          const unsigned int v10610 = v10609 << 13u;
-          const unsigned int v10611 = v10458 + v10610;
-          const unsigned int v10612 = v10611 + v10606;
-          const unsigned int v10613 = v10612 + v10604;
-          iron_copy_async<16>(shm1 + (v10613 ^ (((v10613 >> 6u) & 7u) << 3u)), k + v10602, v10593);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10616 = v10460 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10618 = v10616 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10621 = v10616 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10622 = v10621 << 3u;
-          const unsigned int v10623 = v10449 + v10618;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10624 = v10623 < v37;
-          const unsigned int v10627 = v10624 ? v10623 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10629 = v31 + v10627;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10630 = v10629 * v2;
-          const unsigned int v10631 = v10630 + v28;
-          const unsigned int v10632 = v10631 << 7u;
-          const unsigned int v10633 = v10632 + v10622;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10635 = v10622 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10637 = v10618 << 6u;
-          const unsigned int v10640 = v10622 >> 6u;
-          const unsigned int v10641 = v10640 << 13u;
-          const unsigned int v10642 = v10458 + v10641;
-          const unsigned int v10643 = v10642 + v10637;
-          const unsigned int v10644 = v10643 + v10635;
-          iron_copy_async<16>(shm1 + (v10644 ^ (((v10644 >> 6u) & 7u) << 3u)), k + v10633, v10624);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10647 = v10460 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10649 = v10647 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10652 = v10647 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10653 = v10652 << 3u;
-          const unsigned int v10654 = v10449 + v10649;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10655 = v10654 < v37;
-          const unsigned int v10658 = v10655 ? v10654 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10660 = v31 + v10658;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10661 = v10660 * v2;
-          const unsigned int v10662 = v10661 + v28;
-          const unsigned int v10663 = v10662 << 7u;
-          const unsigned int v10664 = v10663 + v10653;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10666 = v10653 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10668 = v10649 << 6u;
-          const unsigned int v10671 = v10653 >> 6u;
-          const unsigned int v10672 = v10671 << 13u;
-          const unsigned int v10673 = v10458 + v10672;
-          const unsigned int v10674 = v10673 + v10668;
-          const unsigned int v10675 = v10674 + v10666;
-          iron_copy_async<16>(shm1 + (v10675 ^ (((v10675 >> 6u) & 7u) << 3u)), k + v10664, v10655);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10678 = v10460 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10680 = v10678 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10683 = v10678 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10684 = v10683 << 3u;
-          const unsigned int v10685 = v10449 + v10680;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10686 = v10685 < v37;
-          const unsigned int v10689 = v10686 ? v10685 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10691 = v31 + v10689;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10692 = v10691 * v2;
-          const unsigned int v10693 = v10692 + v28;
-          const unsigned int v10694 = v10693 << 7u;
-          const unsigned int v10695 = v10694 + v10684;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10697 = v10684 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10699 = v10680 << 6u;
-          const unsigned int v10702 = v10684 >> 6u;
-          const unsigned int v10703 = v10702 << 13u;
-          const unsigned int v10704 = v10458 + v10703;
-          const unsigned int v10705 = v10704 + v10699;
-          const unsigned int v10706 = v10705 + v10697;
-          iron_copy_async<16>(shm1 + (v10706 ^ (((v10706 >> 6u) & 7u) << 3u)), k + v10695, v10686);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v10489 ^ (((v10489 >> 6u) & 7u) << 3u)), v + v10478, v10469);
-          iron_copy_async<16>(shm2 + (v10520 ^ (((v10520 >> 6u) & 7u) << 3u)), v + v10509, v10500);
-          iron_copy_async<16>(shm2 + (v10551 ^ (((v10551 >> 6u) & 7u) << 3u)), v + v10540, v10531);
-          iron_copy_async<16>(shm2 + (v10582 ^ (((v10582 >> 6u) & 7u) << 3u)), v + v10571, v10562);
-          iron_copy_async<16>(shm2 + (v10613 ^ (((v10613 >> 6u) & 7u) << 3u)), v + v10602, v10593);
-          iron_copy_async<16>(shm2 + (v10644 ^ (((v10644 >> 6u) & 7u) << 3u)), v + v10633, v10624);
-          iron_copy_async<16>(shm2 + (v10675 ^ (((v10675 >> 6u) & 7u) << 3u)), v + v10664, v10655);
-          iron_copy_async<16>(shm2 + (v10706 ^ (((v10706 >> 6u) & 7u) << 3u)), v + v10695, v10686);
+          const unsigned int v10455 = v10449 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v10457 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10460 = v10457 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10463 = v10457 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10464 = v10463 << 3u;
+          const unsigned int v10465 = v10446 + v10460;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10466 = v10465 < v37;
+          const unsigned int v10469 = v10466 ? v10465 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10471 = v31 + v10469;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10472 = v10471 * v2;
+          const unsigned int v10473 = v10472 + v28;
+          const unsigned int v10474 = v10473 << 7u;
+          const unsigned int v10475 = v10474 + v10464;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10477 = v10464 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10479 = v10460 << 6u;
+          const unsigned int v10482 = v10464 >> 6u;
+          const unsigned int v10483 = v10482 << 13u;
+          const unsigned int v10484 = v10455 + v10483;
+          const unsigned int v10485 = v10484 + v10479;
+          const unsigned int v10486 = v10485 + v10477;
+          iron_copy_async<16>(shm1 + (v10486 ^ (((v10486 >> 6u) & 7u) << 3u)), k + v10475, v10466);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10489 = v10457 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10491 = v10489 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10494 = v10489 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10495 = v10494 << 3u;
+          const unsigned int v10496 = v10446 + v10491;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10497 = v10496 < v37;
+          const unsigned int v10500 = v10497 ? v10496 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10502 = v31 + v10500;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10503 = v10502 * v2;
+          const unsigned int v10504 = v10503 + v28;
+          const unsigned int v10505 = v10504 << 7u;
+          const unsigned int v10506 = v10505 + v10495;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10508 = v10495 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10510 = v10491 << 6u;
+          const unsigned int v10513 = v10495 >> 6u;
+          const unsigned int v10514 = v10513 << 13u;
+          const unsigned int v10515 = v10455 + v10514;
+          const unsigned int v10516 = v10515 + v10510;
+          const unsigned int v10517 = v10516 + v10508;
+          iron_copy_async<16>(shm1 + (v10517 ^ (((v10517 >> 6u) & 7u) << 3u)), k + v10506, v10497);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10520 = v10457 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10522 = v10520 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10525 = v10520 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10526 = v10525 << 3u;
+          const unsigned int v10527 = v10446 + v10522;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10528 = v10527 < v37;
+          const unsigned int v10531 = v10528 ? v10527 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10533 = v31 + v10531;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10534 = v10533 * v2;
+          const unsigned int v10535 = v10534 + v28;
+          const unsigned int v10536 = v10535 << 7u;
+          const unsigned int v10537 = v10536 + v10526;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10539 = v10526 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10541 = v10522 << 6u;
+          const unsigned int v10544 = v10526 >> 6u;
+          const unsigned int v10545 = v10544 << 13u;
+          const unsigned int v10546 = v10455 + v10545;
+          const unsigned int v10547 = v10546 + v10541;
+          const unsigned int v10548 = v10547 + v10539;
+          iron_copy_async<16>(shm1 + (v10548 ^ (((v10548 >> 6u) & 7u) << 3u)), k + v10537, v10528);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10551 = v10457 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10553 = v10551 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10556 = v10551 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10557 = v10556 << 3u;
+          const unsigned int v10558 = v10446 + v10553;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10559 = v10558 < v37;
+          const unsigned int v10562 = v10559 ? v10558 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10564 = v31 + v10562;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10565 = v10564 * v2;
+          const unsigned int v10566 = v10565 + v28;
+          const unsigned int v10567 = v10566 << 7u;
+          const unsigned int v10568 = v10567 + v10557;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10570 = v10557 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10572 = v10553 << 6u;
+          const unsigned int v10575 = v10557 >> 6u;
+          const unsigned int v10576 = v10575 << 13u;
+          const unsigned int v10577 = v10455 + v10576;
+          const unsigned int v10578 = v10577 + v10572;
+          const unsigned int v10579 = v10578 + v10570;
+          iron_copy_async<16>(shm1 + (v10579 ^ (((v10579 >> 6u) & 7u) << 3u)), k + v10568, v10559);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10582 = v10457 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10584 = v10582 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10587 = v10582 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10588 = v10587 << 3u;
+          const unsigned int v10589 = v10446 + v10584;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10590 = v10589 < v37;
+          const unsigned int v10593 = v10590 ? v10589 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10595 = v31 + v10593;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10596 = v10595 * v2;
+          const unsigned int v10597 = v10596 + v28;
+          const unsigned int v10598 = v10597 << 7u;
+          const unsigned int v10599 = v10598 + v10588;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10601 = v10588 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10603 = v10584 << 6u;
+          const unsigned int v10606 = v10588 >> 6u;
+          const unsigned int v10607 = v10606 << 13u;
+          const unsigned int v10608 = v10455 + v10607;
+          const unsigned int v10609 = v10608 + v10603;
+          const unsigned int v10610 = v10609 + v10601;
+          iron_copy_async<16>(shm1 + (v10610 ^ (((v10610 >> 6u) & 7u) << 3u)), k + v10599, v10590);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10613 = v10457 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10615 = v10613 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10618 = v10613 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10619 = v10618 << 3u;
+          const unsigned int v10620 = v10446 + v10615;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10621 = v10620 < v37;
+          const unsigned int v10624 = v10621 ? v10620 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10626 = v31 + v10624;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10627 = v10626 * v2;
+          const unsigned int v10628 = v10627 + v28;
+          const unsigned int v10629 = v10628 << 7u;
+          const unsigned int v10630 = v10629 + v10619;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10632 = v10619 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10634 = v10615 << 6u;
+          const unsigned int v10637 = v10619 >> 6u;
+          const unsigned int v10638 = v10637 << 13u;
+          const unsigned int v10639 = v10455 + v10638;
+          const unsigned int v10640 = v10639 + v10634;
+          const unsigned int v10641 = v10640 + v10632;
+          iron_copy_async<16>(shm1 + (v10641 ^ (((v10641 >> 6u) & 7u) << 3u)), k + v10630, v10621);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10644 = v10457 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10646 = v10644 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10649 = v10644 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10650 = v10649 << 3u;
+          const unsigned int v10651 = v10446 + v10646;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10652 = v10651 < v37;
+          const unsigned int v10655 = v10652 ? v10651 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10657 = v31 + v10655;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10658 = v10657 * v2;
+          const unsigned int v10659 = v10658 + v28;
+          const unsigned int v10660 = v10659 << 7u;
+          const unsigned int v10661 = v10660 + v10650;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10663 = v10650 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10665 = v10646 << 6u;
+          const unsigned int v10668 = v10650 >> 6u;
+          const unsigned int v10669 = v10668 << 13u;
+          const unsigned int v10670 = v10455 + v10669;
+          const unsigned int v10671 = v10670 + v10665;
+          const unsigned int v10672 = v10671 + v10663;
+          iron_copy_async<16>(shm1 + (v10672 ^ (((v10672 >> 6u) & 7u) << 3u)), k + v10661, v10652);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10675 = v10457 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10677 = v10675 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10680 = v10675 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10681 = v10680 << 3u;
+          const unsigned int v10682 = v10446 + v10677;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10683 = v10682 < v37;
+          const unsigned int v10686 = v10683 ? v10682 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10688 = v31 + v10686;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10689 = v10688 * v2;
+          const unsigned int v10690 = v10689 + v28;
+          const unsigned int v10691 = v10690 << 7u;
+          const unsigned int v10692 = v10691 + v10681;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10694 = v10681 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10696 = v10677 << 6u;
+          const unsigned int v10699 = v10681 >> 6u;
+          const unsigned int v10700 = v10699 << 13u;
+          const unsigned int v10701 = v10455 + v10700;
+          const unsigned int v10702 = v10701 + v10696;
+          const unsigned int v10703 = v10702 + v10694;
+          iron_copy_async<16>(shm1 + (v10703 ^ (((v10703 >> 6u) & 7u) << 3u)), k + v10692, v10683);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v10486 ^ (((v10486 >> 6u) & 7u) << 3u)), v + v10475, v10466);
+          iron_copy_async<16>(shm2 + (v10517 ^ (((v10517 >> 6u) & 7u) << 3u)), v + v10506, v10497);
+          iron_copy_async<16>(shm2 + (v10548 ^ (((v10548 >> 6u) & 7u) << 3u)), v + v10537, v10528);
+          iron_copy_async<16>(shm2 + (v10579 ^ (((v10579 >> 6u) & 7u) << 3u)), v + v10568, v10559);
+          iron_copy_async<16>(shm2 + (v10610 ^ (((v10610 >> 6u) & 7u) << 3u)), v + v10599, v10590);
+          iron_copy_async<16>(shm2 + (v10641 ^ (((v10641 >> 6u) & 7u) << 3u)), v + v10630, v10621);
+          iron_copy_async<16>(shm2 + (v10672 ^ (((v10672 >> 6u) & 7u) << 3u)), v + v10661, v10652);
+          iron_copy_async<16>(shm2 + (v10703 ^ (((v10703 >> 6u) & 7u) << 3u)), v + v10692, v10683);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v10961;  // kernels/sdpa/flash_warpgroup.hpp:216
-        iron_frag_fill(v10961, 0.0f);
-        const unsigned int v10965 = v10446 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v10970 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v10971 = v10970 << 6u;
-        const unsigned int v14876 = v41 & 3u;
-        const unsigned int v14878 = v14876 << 4u;
-        const unsigned int v14880 = v14878 << 6u;
-        const unsigned int v14882 = v10971 + v14880;
-        iron_frag<iron_bf16, 0, 16, 16> v14889;
-        iron_frag_fill(v14889, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14889, shm0, v14882, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14891;
-        iron_frag_fill(v14891, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14891, shm1, v10965, 64u);
-        iron_frag_mma_sync(v10961, v14889, v14891);
-        const unsigned int v14893 = v14882 + 16u;
-        const unsigned int v14896 = v10965 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v14898;
-        iron_frag_fill(v14898, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14898, shm0, v14893, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14900;
-        iron_frag_fill(v14900, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14900, shm1, v14896, 64u);
-        iron_frag_mma_sync(v10961, v14898, v14900);
-        const unsigned int v14902 = v14882 + 32u;
-        const unsigned int v14905 = v10965 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v14907;
-        iron_frag_fill(v14907, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14907, shm0, v14902, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14909;
-        iron_frag_fill(v14909, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14909, shm1, v14905, 64u);
-        iron_frag_mma_sync(v10961, v14907, v14909);
-        const unsigned int v14911 = v14882 + 48u;
-        const unsigned int v14914 = v10965 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v14916;
-        iron_frag_fill(v14916, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14916, shm0, v14911, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14918;
-        iron_frag_fill(v14918, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14918, shm1, v14914, 64u);
-        iron_frag_mma_sync(v10961, v14916, v14918);
-        const unsigned int v10978 = v10965 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v10985 = 8192u + v10971;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v14927 = v10985 + v14880;
-        iron_frag<iron_bf16, 0, 16, 16> v14934;
-        iron_frag_fill(v14934, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14934, shm0, v14927, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14936;
-        iron_frag_fill(v14936, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14936, shm1, v10978, 64u);
-        iron_frag_mma_sync(v10961, v14934, v14936);
-        const unsigned int v14938 = v14927 + 16u;
-        const unsigned int v14941 = v10978 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v14943;
-        iron_frag_fill(v14943, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14943, shm0, v14938, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14945;
-        iron_frag_fill(v14945, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14945, shm1, v14941, 64u);
-        iron_frag_mma_sync(v10961, v14943, v14945);
-        const unsigned int v14947 = v14927 + 32u;
-        const unsigned int v14950 = v10978 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v14952;
-        iron_frag_fill(v14952, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14952, shm0, v14947, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14954;
-        iron_frag_fill(v14954, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14954, shm1, v14950, 64u);
-        iron_frag_mma_sync(v10961, v14952, v14954);
-        const unsigned int v14956 = v14927 + 48u;
-        const unsigned int v14959 = v10978 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v14961;
-        iron_frag_fill(v14961, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14961, shm0, v14956, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v14963;
-        iron_frag_fill(v14963, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v14963, shm1, v14959, 64u);
-        iron_frag_mma_sync(v10961, v14961, v14963);
-        iron_frag<float, 2, 16, 8> v10987;  // kernels/sdpa/flash_tile.hpp:301
-        iron_frag_fill(v10987, 0.0f);
-        const bool v10989 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
-        if (v10989) {
-          const bool v10992 = v10449 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11000 = v10449 + v18;
-          const bool v11001 = v11000 <= v304;
-          const bool v11002 = v311 || v11001;
-          const bool v11003 = v10992 && v11002;
-          const bool v11005 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11006 = v10442 + v7;
-          const unsigned int v11007 = v11006 + v18;
-          const unsigned int v11008 = v301 + v37;
-          const bool v11009 = v11008 <= v11007;
-          const bool v11010 = v11005 || v11009;
-          const bool v11011 = v11003 && v11010;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11012 = !v11011;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11012) {
-            iron_frag<float, 2, 16, 8> v11014;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11014, 0.0f);
-            iron_frag<float, 2, 16, 8> v11016;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v11016, 0.0f);
-            const unsigned int v11018 = static_cast<unsigned int>(v11014.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11020 = v46 + v11018;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11022 = v11020 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11023 = v11022 + 1u;
-            const unsigned int v11025 = v11023 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11034 = v11025 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11038 = v11023 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11039 = v317 && v11038;
-            const unsigned int v11040 = v11039 ? v11034 : v305;
-            const unsigned int v11043 = v11040 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11044 = min(v11043, 128u);
-            const bool v11045 = v11040 > v10442;
-            const unsigned int v11046 = v11045 ? v11044 : v305;
-            const float v11047 = __uint_as_float(v11046);
-            v11014.x[0] = v11047;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11049 = static_cast<unsigned int>(v11014.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11051 = v46 + v11049;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11053 = v11051 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11054 = v11053 + 1u;
-            const unsigned int v11056 = v11054 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11065 = v11056 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11069 = v11054 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11070 = v317 && v11069;
-            const unsigned int v11071 = v11070 ? v11065 : v305;
-            const unsigned int v11074 = v11071 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11075 = min(v11074, 128u);
-            const bool v11076 = v11071 > v10442;
-            const unsigned int v11077 = v11076 ? v11075 : v305;
-            const float v11078 = __uint_as_float(v11077);
-            v11014.x[1] = v11078;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11080 = static_cast<unsigned int>(v11014.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11082 = v46 + v11080;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11084 = v11082 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11085 = v11084 + 1u;
-            const unsigned int v11087 = v11085 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11096 = v11087 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11100 = v11085 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11101 = v317 && v11100;
-            const unsigned int v11102 = v11101 ? v11096 : v305;
-            const unsigned int v11105 = v11102 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11106 = min(v11105, 128u);
-            const bool v11107 = v11102 > v10442;
-            const unsigned int v11108 = v11107 ? v11106 : v305;
-            const float v11109 = __uint_as_float(v11108);
-            v11014.x[2] = v11109;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11111 = static_cast<unsigned int>(v11014.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11113 = v46 + v11111;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11115 = v11113 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11116 = v11115 + 1u;
-            const unsigned int v11118 = v11116 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11127 = v11118 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11131 = v11116 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11132 = v317 && v11131;
-            const unsigned int v11133 = v11132 ? v11127 : v305;
-            const unsigned int v11136 = v11133 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11137 = min(v11136, 128u);
-            const bool v11138 = v11133 > v10442;
-            const unsigned int v11139 = v11138 ? v11137 : v305;
-            const float v11140 = __uint_as_float(v11139);
-            v11014.x[3] = v11140;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11142 = static_cast<unsigned int>(v11016.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11144 = v46 + v11142;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11146 = v11144 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11147 = v11146 + 1u;
-            const unsigned int v11149 = v11147 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11150 = min(v37, v11149);
-            const bool v11151 = v11147 > v18;
-            const unsigned int v11152 = v11151 ? v11150 : v305;
-            const unsigned int v11155 = v311 ? v37 : v11152;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11167 = v11155 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11168 = min(v11167, 128u);
-            const bool v11169 = v11155 > v10442;
-            const unsigned int v11170 = v11169 ? v11168 : v305;
-            const float v11171 = __uint_as_float(v11170);
-            v11016.x[0] = v11171;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11173 = static_cast<unsigned int>(v11016.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11175 = v46 + v11173;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11177 = v11175 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11178 = v11177 + 1u;
-            const unsigned int v11180 = v11178 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11181 = min(v37, v11180);
-            const bool v11182 = v11178 > v18;
-            const unsigned int v11183 = v11182 ? v11181 : v305;
-            const unsigned int v11186 = v311 ? v37 : v11183;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11198 = v11186 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11199 = min(v11198, 128u);
-            const bool v11200 = v11186 > v10442;
-            const unsigned int v11201 = v11200 ? v11199 : v305;
-            const float v11202 = __uint_as_float(v11201);
-            v11016.x[1] = v11202;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11204 = static_cast<unsigned int>(v11016.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11206 = v46 + v11204;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11208 = v11206 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11209 = v11208 + 1u;
-            const unsigned int v11211 = v11209 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11212 = min(v37, v11211);
-            const bool v11213 = v11209 > v18;
-            const unsigned int v11214 = v11213 ? v11212 : v305;
-            const unsigned int v11217 = v311 ? v37 : v11214;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11229 = v11217 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11230 = min(v11229, 128u);
-            const bool v11231 = v11217 > v10442;
-            const unsigned int v11232 = v11231 ? v11230 : v305;
-            const float v11233 = __uint_as_float(v11232);
-            v11016.x[2] = v11233;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11235 = static_cast<unsigned int>(v11016.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11237 = v46 + v11235;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11239 = v11237 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11240 = v11239 + 1u;
-            const unsigned int v11242 = v11240 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11243 = min(v37, v11242);
-            const bool v11244 = v11240 > v18;
-            const unsigned int v11245 = v11244 ? v11243 : v305;
-            const unsigned int v11248 = v311 ? v37 : v11245;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11260 = v11248 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11261 = min(v11260, 128u);
-            const bool v11262 = v11248 > v10442;
-            const unsigned int v11263 = v11262 ? v11261 : v305;
-            const float v11264 = __uint_as_float(v11263);
-            v11016.x[3] = v11264;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11265 = static_cast<unsigned int>(v10961.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v11267 = v10961.x[0];
-            const float v11268 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+        iron_frag<float, 2, 16, 128> v10958;  // kernels/sdpa/flash_warpgroup.hpp:216
+        iron_frag_fill(v10958, 0.0f);
+        const unsigned int v10962 = v10443 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v10967 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v10968 = v10967 << 6u;
+        const unsigned int v14873 = v41 & 3u;
+        const unsigned int v14875 = v14873 << 4u;
+        const unsigned int v14877 = v14875 << 6u;
+        const unsigned int v14879 = v10968 + v14877;
+        iron_frag<iron_bf16, 0, 16, 16> v14886;
+        iron_frag_fill(v14886, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14886, shm0, v14879, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14888;
+        iron_frag_fill(v14888, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14888, shm1, v10962, 64u);
+        iron_frag_mma_sync(v10958, v14886, v14888);
+        const unsigned int v14890 = v14879 + 16u;
+        const unsigned int v14893 = v10962 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v14895;
+        iron_frag_fill(v14895, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14895, shm0, v14890, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14897;
+        iron_frag_fill(v14897, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14897, shm1, v14893, 64u);
+        iron_frag_mma_sync(v10958, v14895, v14897);
+        const unsigned int v14899 = v14879 + 32u;
+        const unsigned int v14902 = v10962 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v14904;
+        iron_frag_fill(v14904, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14904, shm0, v14899, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14906;
+        iron_frag_fill(v14906, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14906, shm1, v14902, 64u);
+        iron_frag_mma_sync(v10958, v14904, v14906);
+        const unsigned int v14908 = v14879 + 48u;
+        const unsigned int v14911 = v10962 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v14913;
+        iron_frag_fill(v14913, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14913, shm0, v14908, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14915;
+        iron_frag_fill(v14915, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14915, shm1, v14911, 64u);
+        iron_frag_mma_sync(v10958, v14913, v14915);
+        const unsigned int v10975 = v10962 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v10982 = 8192u + v10968;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v14924 = v10982 + v14877;
+        iron_frag<iron_bf16, 0, 16, 16> v14931;
+        iron_frag_fill(v14931, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14931, shm0, v14924, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14933;
+        iron_frag_fill(v14933, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14933, shm1, v10975, 64u);
+        iron_frag_mma_sync(v10958, v14931, v14933);
+        const unsigned int v14935 = v14924 + 16u;
+        const unsigned int v14938 = v10975 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v14940;
+        iron_frag_fill(v14940, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14940, shm0, v14935, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14942;
+        iron_frag_fill(v14942, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14942, shm1, v14938, 64u);
+        iron_frag_mma_sync(v10958, v14940, v14942);
+        const unsigned int v14944 = v14924 + 32u;
+        const unsigned int v14947 = v10975 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v14949;
+        iron_frag_fill(v14949, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14949, shm0, v14944, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14951;
+        iron_frag_fill(v14951, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14951, shm1, v14947, 64u);
+        iron_frag_mma_sync(v10958, v14949, v14951);
+        const unsigned int v14953 = v14924 + 48u;
+        const unsigned int v14956 = v10975 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v14958;
+        iron_frag_fill(v14958, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14958, shm0, v14953, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v14960;
+        iron_frag_fill(v14960, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v14960, shm1, v14956, 64u);
+        iron_frag_mma_sync(v10958, v14958, v14960);
+        iron_frag<float, 2, 16, 8> v10984;  // kernels/sdpa/flash_tile.hpp:301
+        iron_frag_fill(v10984, 0.0f);
+        const bool v10986 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
+        if (v10986) {
+          const bool v10989 = v10446 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v10997 = v10446 + v18;
+          const bool v10998 = v10997 <= v304;
+          const bool v10999 = v311 || v10998;
+          const bool v11000 = v10989 && v10999;
+          const bool v11002 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v11003 = v10439 + v7;
+          const unsigned int v11004 = v11003 + v18;
+          const unsigned int v11005 = v301 + v37;
+          const bool v11006 = v11005 <= v11004;
+          const bool v11007 = v11002 || v11006;
+          const bool v11008 = v11000 && v11007;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v11009 = !v11008;  // kernels/sdpa/flash_tile.hpp:190
+          if (v11009) {
+            iron_frag<float, 2, 16, 8> v11011;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v11011, 0.0f);
+            iron_frag<float, 2, 16, 8> v11013;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v11013, 0.0f);
+            const unsigned int v11015 = static_cast<unsigned int>(v11011.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11017 = v46 + v11015;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11019 = v11017 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11020 = v11019 + 1u;
+            const unsigned int v11022 = v11020 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11031 = v11022 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11035 = v11020 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11036 = v317 && v11035;
+            const unsigned int v11037 = v11036 ? v11031 : v305;
+            const unsigned int v11040 = v11037 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11041 = min(v11040, 128u);
+            const bool v11042 = v11037 > v10439;
+            const unsigned int v11043 = v11042 ? v11041 : v305;
+            const float v11044 = __uint_as_float(v11043);
+            v11011.x[0] = v11044;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11046 = static_cast<unsigned int>(v11011.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11048 = v46 + v11046;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11050 = v11048 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11051 = v11050 + 1u;
+            const unsigned int v11053 = v11051 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11062 = v11053 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11066 = v11051 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11067 = v317 && v11066;
+            const unsigned int v11068 = v11067 ? v11062 : v305;
+            const unsigned int v11071 = v11068 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11072 = min(v11071, 128u);
+            const bool v11073 = v11068 > v10439;
+            const unsigned int v11074 = v11073 ? v11072 : v305;
+            const float v11075 = __uint_as_float(v11074);
+            v11011.x[1] = v11075;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11077 = static_cast<unsigned int>(v11011.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11079 = v46 + v11077;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11081 = v11079 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11082 = v11081 + 1u;
+            const unsigned int v11084 = v11082 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11093 = v11084 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11097 = v11082 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11098 = v317 && v11097;
+            const unsigned int v11099 = v11098 ? v11093 : v305;
+            const unsigned int v11102 = v11099 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11103 = min(v11102, 128u);
+            const bool v11104 = v11099 > v10439;
+            const unsigned int v11105 = v11104 ? v11103 : v305;
+            const float v11106 = __uint_as_float(v11105);
+            v11011.x[2] = v11106;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11108 = static_cast<unsigned int>(v11011.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11110 = v46 + v11108;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11112 = v11110 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11113 = v11112 + 1u;
+            const unsigned int v11115 = v11113 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11124 = v11115 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11128 = v11113 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11129 = v317 && v11128;
+            const unsigned int v11130 = v11129 ? v11124 : v305;
+            const unsigned int v11133 = v11130 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11134 = min(v11133, 128u);
+            const bool v11135 = v11130 > v10439;
+            const unsigned int v11136 = v11135 ? v11134 : v305;
+            const float v11137 = __uint_as_float(v11136);
+            v11011.x[3] = v11137;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11139 = static_cast<unsigned int>(v11013.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11141 = v46 + v11139;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11143 = v11141 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11144 = v11143 + 1u;
+            const unsigned int v11146 = v11144 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11147 = min(v37, v11146);
+            const bool v11148 = v11144 > v18;
+            const unsigned int v11149 = v11148 ? v11147 : v305;
+            const unsigned int v11152 = v311 ? v37 : v11149;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11164 = v11152 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11165 = min(v11164, 128u);
+            const bool v11166 = v11152 > v10439;
+            const unsigned int v11167 = v11166 ? v11165 : v305;
+            const float v11168 = __uint_as_float(v11167);
+            v11013.x[0] = v11168;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11170 = static_cast<unsigned int>(v11013.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11172 = v46 + v11170;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11174 = v11172 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11175 = v11174 + 1u;
+            const unsigned int v11177 = v11175 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11178 = min(v37, v11177);
+            const bool v11179 = v11175 > v18;
+            const unsigned int v11180 = v11179 ? v11178 : v305;
+            const unsigned int v11183 = v311 ? v37 : v11180;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11195 = v11183 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11196 = min(v11195, 128u);
+            const bool v11197 = v11183 > v10439;
+            const unsigned int v11198 = v11197 ? v11196 : v305;
+            const float v11199 = __uint_as_float(v11198);
+            v11013.x[1] = v11199;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11201 = static_cast<unsigned int>(v11013.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11203 = v46 + v11201;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11205 = v11203 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11206 = v11205 + 1u;
+            const unsigned int v11208 = v11206 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11209 = min(v37, v11208);
+            const bool v11210 = v11206 > v18;
+            const unsigned int v11211 = v11210 ? v11209 : v305;
+            const unsigned int v11214 = v311 ? v37 : v11211;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11226 = v11214 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11227 = min(v11226, 128u);
+            const bool v11228 = v11214 > v10439;
+            const unsigned int v11229 = v11228 ? v11227 : v305;
+            const float v11230 = __uint_as_float(v11229);
+            v11013.x[2] = v11230;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11232 = static_cast<unsigned int>(v11013.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11234 = v46 + v11232;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11236 = v11234 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11237 = v11236 + 1u;
+            const unsigned int v11239 = v11237 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11240 = min(v37, v11239);
+            const bool v11241 = v11237 > v18;
+            const unsigned int v11242 = v11241 ? v11240 : v305;
+            const unsigned int v11245 = v311 ? v37 : v11242;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11257 = v11245 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11258 = min(v11257, 128u);
+            const bool v11259 = v11245 > v10439;
+            const unsigned int v11260 = v11259 ? v11258 : v305;
+            const float v11261 = __uint_as_float(v11260);
+            v11013.x[3] = v11261;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11262 = static_cast<unsigned int>(v10958.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v11264 = v10958.x[0];
+            const float v11265 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11266 = __float_as_uint(v11265);
+            const bool v11267 = v11262 >= v11266;
+            const float v11268 = v11013.x[0];
             const unsigned int v11269 = __float_as_uint(v11268);
-            const bool v11270 = v11265 >= v11269;
-            const float v11271 = v11016.x[0];
-            const unsigned int v11272 = __float_as_uint(v11271);
-            const bool v11273 = v11265 < v11272;
-            const bool v11274 = v11270 && v11273;
-            const float v11276 = v11274 ? v11267 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[0] = v11276;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11277 = static_cast<unsigned int>(v10961.col(1, iron_linear_thread() & 31u));
-            const float v11279 = v10961.x[1];
-            const float v11280 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11270 = v11262 < v11269;
+            const bool v11271 = v11267 && v11270;
+            const float v11273 = v11271 ? v11264 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[0] = v11273;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11274 = static_cast<unsigned int>(v10958.col(1, iron_linear_thread() & 31u));
+            const float v11276 = v10958.x[1];
+            const float v11277 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11278 = __float_as_uint(v11277);
+            const bool v11279 = v11274 >= v11278;
+            const float v11280 = v11013.x[0];
             const unsigned int v11281 = __float_as_uint(v11280);
-            const bool v11282 = v11277 >= v11281;
-            const float v11283 = v11016.x[0];
-            const unsigned int v11284 = __float_as_uint(v11283);
-            const bool v11285 = v11277 < v11284;
-            const bool v11286 = v11282 && v11285;
-            const float v11288 = v11286 ? v11279 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[1] = v11288;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11289 = static_cast<unsigned int>(v10961.col(2, iron_linear_thread() & 31u));
-            const float v11291 = v10961.x[2];
-            const float v11292 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11282 = v11274 < v11281;
+            const bool v11283 = v11279 && v11282;
+            const float v11285 = v11283 ? v11276 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[1] = v11285;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11286 = static_cast<unsigned int>(v10958.col(2, iron_linear_thread() & 31u));
+            const float v11288 = v10958.x[2];
+            const float v11289 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11290 = __float_as_uint(v11289);
+            const bool v11291 = v11286 >= v11290;
+            const float v11292 = v11013.x[2];
             const unsigned int v11293 = __float_as_uint(v11292);
-            const bool v11294 = v11289 >= v11293;
-            const float v11295 = v11016.x[2];
-            const unsigned int v11296 = __float_as_uint(v11295);
-            const bool v11297 = v11289 < v11296;
-            const bool v11298 = v11294 && v11297;
-            const float v11300 = v11298 ? v11291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[2] = v11300;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11301 = static_cast<unsigned int>(v10961.col(3, iron_linear_thread() & 31u));
-            const float v11303 = v10961.x[3];
-            const float v11304 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11294 = v11286 < v11293;
+            const bool v11295 = v11291 && v11294;
+            const float v11297 = v11295 ? v11288 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[2] = v11297;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11298 = static_cast<unsigned int>(v10958.col(3, iron_linear_thread() & 31u));
+            const float v11300 = v10958.x[3];
+            const float v11301 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11302 = __float_as_uint(v11301);
+            const bool v11303 = v11298 >= v11302;
+            const float v11304 = v11013.x[2];
             const unsigned int v11305 = __float_as_uint(v11304);
-            const bool v11306 = v11301 >= v11305;
-            const float v11307 = v11016.x[2];
-            const unsigned int v11308 = __float_as_uint(v11307);
-            const bool v11309 = v11301 < v11308;
-            const bool v11310 = v11306 && v11309;
-            const float v11312 = v11310 ? v11303 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[3] = v11312;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11313 = static_cast<unsigned int>(v10961.col(4, iron_linear_thread() & 31u));
-            const float v11315 = v10961.x[4];
-            const float v11316 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11306 = v11298 < v11305;
+            const bool v11307 = v11303 && v11306;
+            const float v11309 = v11307 ? v11300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[3] = v11309;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11310 = static_cast<unsigned int>(v10958.col(4, iron_linear_thread() & 31u));
+            const float v11312 = v10958.x[4];
+            const float v11313 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11314 = __float_as_uint(v11313);
+            const bool v11315 = v11310 >= v11314;
+            const float v11316 = v11013.x[0];
             const unsigned int v11317 = __float_as_uint(v11316);
-            const bool v11318 = v11313 >= v11317;
-            const float v11319 = v11016.x[0];
-            const unsigned int v11320 = __float_as_uint(v11319);
-            const bool v11321 = v11313 < v11320;
-            const bool v11322 = v11318 && v11321;
-            const float v11324 = v11322 ? v11315 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[4] = v11324;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11325 = static_cast<unsigned int>(v10961.col(5, iron_linear_thread() & 31u));
-            const float v11327 = v10961.x[5];
-            const float v11328 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11318 = v11310 < v11317;
+            const bool v11319 = v11315 && v11318;
+            const float v11321 = v11319 ? v11312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[4] = v11321;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11322 = static_cast<unsigned int>(v10958.col(5, iron_linear_thread() & 31u));
+            const float v11324 = v10958.x[5];
+            const float v11325 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11326 = __float_as_uint(v11325);
+            const bool v11327 = v11322 >= v11326;
+            const float v11328 = v11013.x[0];
             const unsigned int v11329 = __float_as_uint(v11328);
-            const bool v11330 = v11325 >= v11329;
-            const float v11331 = v11016.x[0];
-            const unsigned int v11332 = __float_as_uint(v11331);
-            const bool v11333 = v11325 < v11332;
-            const bool v11334 = v11330 && v11333;
-            const float v11336 = v11334 ? v11327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[5] = v11336;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11337 = static_cast<unsigned int>(v10961.col(6, iron_linear_thread() & 31u));
-            const float v11339 = v10961.x[6];
-            const float v11340 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11330 = v11322 < v11329;
+            const bool v11331 = v11327 && v11330;
+            const float v11333 = v11331 ? v11324 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[5] = v11333;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11334 = static_cast<unsigned int>(v10958.col(6, iron_linear_thread() & 31u));
+            const float v11336 = v10958.x[6];
+            const float v11337 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11338 = __float_as_uint(v11337);
+            const bool v11339 = v11334 >= v11338;
+            const float v11340 = v11013.x[2];
             const unsigned int v11341 = __float_as_uint(v11340);
-            const bool v11342 = v11337 >= v11341;
-            const float v11343 = v11016.x[2];
-            const unsigned int v11344 = __float_as_uint(v11343);
-            const bool v11345 = v11337 < v11344;
-            const bool v11346 = v11342 && v11345;
-            const float v11348 = v11346 ? v11339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[6] = v11348;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11349 = static_cast<unsigned int>(v10961.col(7, iron_linear_thread() & 31u));
-            const float v11351 = v10961.x[7];
-            const float v11352 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11342 = v11334 < v11341;
+            const bool v11343 = v11339 && v11342;
+            const float v11345 = v11343 ? v11336 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[6] = v11345;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11346 = static_cast<unsigned int>(v10958.col(7, iron_linear_thread() & 31u));
+            const float v11348 = v10958.x[7];
+            const float v11349 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11350 = __float_as_uint(v11349);
+            const bool v11351 = v11346 >= v11350;
+            const float v11352 = v11013.x[2];
             const unsigned int v11353 = __float_as_uint(v11352);
-            const bool v11354 = v11349 >= v11353;
-            const float v11355 = v11016.x[2];
-            const unsigned int v11356 = __float_as_uint(v11355);
-            const bool v11357 = v11349 < v11356;
-            const bool v11358 = v11354 && v11357;
-            const float v11360 = v11358 ? v11351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[7] = v11360;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11361 = static_cast<unsigned int>(v10961.col(8, iron_linear_thread() & 31u));
-            const float v11363 = v10961.x[8];
-            const float v11364 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11354 = v11346 < v11353;
+            const bool v11355 = v11351 && v11354;
+            const float v11357 = v11355 ? v11348 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[7] = v11357;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11358 = static_cast<unsigned int>(v10958.col(8, iron_linear_thread() & 31u));
+            const float v11360 = v10958.x[8];
+            const float v11361 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11362 = __float_as_uint(v11361);
+            const bool v11363 = v11358 >= v11362;
+            const float v11364 = v11013.x[0];
             const unsigned int v11365 = __float_as_uint(v11364);
-            const bool v11366 = v11361 >= v11365;
-            const float v11367 = v11016.x[0];
-            const unsigned int v11368 = __float_as_uint(v11367);
-            const bool v11369 = v11361 < v11368;
-            const bool v11370 = v11366 && v11369;
-            const float v11372 = v11370 ? v11363 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[8] = v11372;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11373 = static_cast<unsigned int>(v10961.col(9, iron_linear_thread() & 31u));
-            const float v11375 = v10961.x[9];
-            const float v11376 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11366 = v11358 < v11365;
+            const bool v11367 = v11363 && v11366;
+            const float v11369 = v11367 ? v11360 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[8] = v11369;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11370 = static_cast<unsigned int>(v10958.col(9, iron_linear_thread() & 31u));
+            const float v11372 = v10958.x[9];
+            const float v11373 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11374 = __float_as_uint(v11373);
+            const bool v11375 = v11370 >= v11374;
+            const float v11376 = v11013.x[0];
             const unsigned int v11377 = __float_as_uint(v11376);
-            const bool v11378 = v11373 >= v11377;
-            const float v11379 = v11016.x[0];
-            const unsigned int v11380 = __float_as_uint(v11379);
-            const bool v11381 = v11373 < v11380;
-            const bool v11382 = v11378 && v11381;
-            const float v11384 = v11382 ? v11375 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[9] = v11384;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11385 = static_cast<unsigned int>(v10961.col(10, iron_linear_thread() & 31u));
-            const float v11387 = v10961.x[10];
-            const float v11388 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11378 = v11370 < v11377;
+            const bool v11379 = v11375 && v11378;
+            const float v11381 = v11379 ? v11372 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[9] = v11381;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11382 = static_cast<unsigned int>(v10958.col(10, iron_linear_thread() & 31u));
+            const float v11384 = v10958.x[10];
+            const float v11385 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11386 = __float_as_uint(v11385);
+            const bool v11387 = v11382 >= v11386;
+            const float v11388 = v11013.x[2];
             const unsigned int v11389 = __float_as_uint(v11388);
-            const bool v11390 = v11385 >= v11389;
-            const float v11391 = v11016.x[2];
-            const unsigned int v11392 = __float_as_uint(v11391);
-            const bool v11393 = v11385 < v11392;
-            const bool v11394 = v11390 && v11393;
-            const float v11396 = v11394 ? v11387 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[10] = v11396;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11397 = static_cast<unsigned int>(v10961.col(11, iron_linear_thread() & 31u));
-            const float v11399 = v10961.x[11];
-            const float v11400 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11390 = v11382 < v11389;
+            const bool v11391 = v11387 && v11390;
+            const float v11393 = v11391 ? v11384 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[10] = v11393;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11394 = static_cast<unsigned int>(v10958.col(11, iron_linear_thread() & 31u));
+            const float v11396 = v10958.x[11];
+            const float v11397 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11398 = __float_as_uint(v11397);
+            const bool v11399 = v11394 >= v11398;
+            const float v11400 = v11013.x[2];
             const unsigned int v11401 = __float_as_uint(v11400);
-            const bool v11402 = v11397 >= v11401;
-            const float v11403 = v11016.x[2];
-            const unsigned int v11404 = __float_as_uint(v11403);
-            const bool v11405 = v11397 < v11404;
-            const bool v11406 = v11402 && v11405;
-            const float v11408 = v11406 ? v11399 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[11] = v11408;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11409 = static_cast<unsigned int>(v10961.col(12, iron_linear_thread() & 31u));
-            const float v11411 = v10961.x[12];
-            const float v11412 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11402 = v11394 < v11401;
+            const bool v11403 = v11399 && v11402;
+            const float v11405 = v11403 ? v11396 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[11] = v11405;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11406 = static_cast<unsigned int>(v10958.col(12, iron_linear_thread() & 31u));
+            const float v11408 = v10958.x[12];
+            const float v11409 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11410 = __float_as_uint(v11409);
+            const bool v11411 = v11406 >= v11410;
+            const float v11412 = v11013.x[0];
             const unsigned int v11413 = __float_as_uint(v11412);
-            const bool v11414 = v11409 >= v11413;
-            const float v11415 = v11016.x[0];
-            const unsigned int v11416 = __float_as_uint(v11415);
-            const bool v11417 = v11409 < v11416;
-            const bool v11418 = v11414 && v11417;
-            const float v11420 = v11418 ? v11411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[12] = v11420;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11421 = static_cast<unsigned int>(v10961.col(13, iron_linear_thread() & 31u));
-            const float v11423 = v10961.x[13];
-            const float v11424 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11414 = v11406 < v11413;
+            const bool v11415 = v11411 && v11414;
+            const float v11417 = v11415 ? v11408 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[12] = v11417;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11418 = static_cast<unsigned int>(v10958.col(13, iron_linear_thread() & 31u));
+            const float v11420 = v10958.x[13];
+            const float v11421 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11422 = __float_as_uint(v11421);
+            const bool v11423 = v11418 >= v11422;
+            const float v11424 = v11013.x[0];
             const unsigned int v11425 = __float_as_uint(v11424);
-            const bool v11426 = v11421 >= v11425;
-            const float v11427 = v11016.x[0];
-            const unsigned int v11428 = __float_as_uint(v11427);
-            const bool v11429 = v11421 < v11428;
-            const bool v11430 = v11426 && v11429;
-            const float v11432 = v11430 ? v11423 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[13] = v11432;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11433 = static_cast<unsigned int>(v10961.col(14, iron_linear_thread() & 31u));
-            const float v11435 = v10961.x[14];
-            const float v11436 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11426 = v11418 < v11425;
+            const bool v11427 = v11423 && v11426;
+            const float v11429 = v11427 ? v11420 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[13] = v11429;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11430 = static_cast<unsigned int>(v10958.col(14, iron_linear_thread() & 31u));
+            const float v11432 = v10958.x[14];
+            const float v11433 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11434 = __float_as_uint(v11433);
+            const bool v11435 = v11430 >= v11434;
+            const float v11436 = v11013.x[2];
             const unsigned int v11437 = __float_as_uint(v11436);
-            const bool v11438 = v11433 >= v11437;
-            const float v11439 = v11016.x[2];
-            const unsigned int v11440 = __float_as_uint(v11439);
-            const bool v11441 = v11433 < v11440;
-            const bool v11442 = v11438 && v11441;
-            const float v11444 = v11442 ? v11435 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[14] = v11444;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11445 = static_cast<unsigned int>(v10961.col(15, iron_linear_thread() & 31u));
-            const float v11447 = v10961.x[15];
-            const float v11448 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11438 = v11430 < v11437;
+            const bool v11439 = v11435 && v11438;
+            const float v11441 = v11439 ? v11432 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[14] = v11441;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11442 = static_cast<unsigned int>(v10958.col(15, iron_linear_thread() & 31u));
+            const float v11444 = v10958.x[15];
+            const float v11445 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11446 = __float_as_uint(v11445);
+            const bool v11447 = v11442 >= v11446;
+            const float v11448 = v11013.x[2];
             const unsigned int v11449 = __float_as_uint(v11448);
-            const bool v11450 = v11445 >= v11449;
-            const float v11451 = v11016.x[2];
-            const unsigned int v11452 = __float_as_uint(v11451);
-            const bool v11453 = v11445 < v11452;
-            const bool v11454 = v11450 && v11453;
-            const float v11456 = v11454 ? v11447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[15] = v11456;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11457 = static_cast<unsigned int>(v10961.col(16, iron_linear_thread() & 31u));
-            const float v11459 = v10961.x[16];
-            const float v11460 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11450 = v11442 < v11449;
+            const bool v11451 = v11447 && v11450;
+            const float v11453 = v11451 ? v11444 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[15] = v11453;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11454 = static_cast<unsigned int>(v10958.col(16, iron_linear_thread() & 31u));
+            const float v11456 = v10958.x[16];
+            const float v11457 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11458 = __float_as_uint(v11457);
+            const bool v11459 = v11454 >= v11458;
+            const float v11460 = v11013.x[0];
             const unsigned int v11461 = __float_as_uint(v11460);
-            const bool v11462 = v11457 >= v11461;
-            const float v11463 = v11016.x[0];
-            const unsigned int v11464 = __float_as_uint(v11463);
-            const bool v11465 = v11457 < v11464;
-            const bool v11466 = v11462 && v11465;
-            const float v11468 = v11466 ? v11459 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[16] = v11468;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11469 = static_cast<unsigned int>(v10961.col(17, iron_linear_thread() & 31u));
-            const float v11471 = v10961.x[17];
-            const float v11472 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11462 = v11454 < v11461;
+            const bool v11463 = v11459 && v11462;
+            const float v11465 = v11463 ? v11456 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[16] = v11465;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11466 = static_cast<unsigned int>(v10958.col(17, iron_linear_thread() & 31u));
+            const float v11468 = v10958.x[17];
+            const float v11469 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11470 = __float_as_uint(v11469);
+            const bool v11471 = v11466 >= v11470;
+            const float v11472 = v11013.x[0];
             const unsigned int v11473 = __float_as_uint(v11472);
-            const bool v11474 = v11469 >= v11473;
-            const float v11475 = v11016.x[0];
-            const unsigned int v11476 = __float_as_uint(v11475);
-            const bool v11477 = v11469 < v11476;
-            const bool v11478 = v11474 && v11477;
-            const float v11480 = v11478 ? v11471 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[17] = v11480;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11481 = static_cast<unsigned int>(v10961.col(18, iron_linear_thread() & 31u));
-            const float v11483 = v10961.x[18];
-            const float v11484 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11474 = v11466 < v11473;
+            const bool v11475 = v11471 && v11474;
+            const float v11477 = v11475 ? v11468 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[17] = v11477;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11478 = static_cast<unsigned int>(v10958.col(18, iron_linear_thread() & 31u));
+            const float v11480 = v10958.x[18];
+            const float v11481 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11482 = __float_as_uint(v11481);
+            const bool v11483 = v11478 >= v11482;
+            const float v11484 = v11013.x[2];
             const unsigned int v11485 = __float_as_uint(v11484);
-            const bool v11486 = v11481 >= v11485;
-            const float v11487 = v11016.x[2];
-            const unsigned int v11488 = __float_as_uint(v11487);
-            const bool v11489 = v11481 < v11488;
-            const bool v11490 = v11486 && v11489;
-            const float v11492 = v11490 ? v11483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[18] = v11492;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11493 = static_cast<unsigned int>(v10961.col(19, iron_linear_thread() & 31u));
-            const float v11495 = v10961.x[19];
-            const float v11496 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11486 = v11478 < v11485;
+            const bool v11487 = v11483 && v11486;
+            const float v11489 = v11487 ? v11480 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[18] = v11489;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11490 = static_cast<unsigned int>(v10958.col(19, iron_linear_thread() & 31u));
+            const float v11492 = v10958.x[19];
+            const float v11493 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11494 = __float_as_uint(v11493);
+            const bool v11495 = v11490 >= v11494;
+            const float v11496 = v11013.x[2];
             const unsigned int v11497 = __float_as_uint(v11496);
-            const bool v11498 = v11493 >= v11497;
-            const float v11499 = v11016.x[2];
-            const unsigned int v11500 = __float_as_uint(v11499);
-            const bool v11501 = v11493 < v11500;
-            const bool v11502 = v11498 && v11501;
-            const float v11504 = v11502 ? v11495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[19] = v11504;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11505 = static_cast<unsigned int>(v10961.col(20, iron_linear_thread() & 31u));
-            const float v11507 = v10961.x[20];
-            const float v11508 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11498 = v11490 < v11497;
+            const bool v11499 = v11495 && v11498;
+            const float v11501 = v11499 ? v11492 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[19] = v11501;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11502 = static_cast<unsigned int>(v10958.col(20, iron_linear_thread() & 31u));
+            const float v11504 = v10958.x[20];
+            const float v11505 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11506 = __float_as_uint(v11505);
+            const bool v11507 = v11502 >= v11506;
+            const float v11508 = v11013.x[0];
             const unsigned int v11509 = __float_as_uint(v11508);
-            const bool v11510 = v11505 >= v11509;
-            const float v11511 = v11016.x[0];
-            const unsigned int v11512 = __float_as_uint(v11511);
-            const bool v11513 = v11505 < v11512;
-            const bool v11514 = v11510 && v11513;
-            const float v11516 = v11514 ? v11507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[20] = v11516;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11517 = static_cast<unsigned int>(v10961.col(21, iron_linear_thread() & 31u));
-            const float v11519 = v10961.x[21];
-            const float v11520 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11510 = v11502 < v11509;
+            const bool v11511 = v11507 && v11510;
+            const float v11513 = v11511 ? v11504 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[20] = v11513;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11514 = static_cast<unsigned int>(v10958.col(21, iron_linear_thread() & 31u));
+            const float v11516 = v10958.x[21];
+            const float v11517 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11518 = __float_as_uint(v11517);
+            const bool v11519 = v11514 >= v11518;
+            const float v11520 = v11013.x[0];
             const unsigned int v11521 = __float_as_uint(v11520);
-            const bool v11522 = v11517 >= v11521;
-            const float v11523 = v11016.x[0];
-            const unsigned int v11524 = __float_as_uint(v11523);
-            const bool v11525 = v11517 < v11524;
-            const bool v11526 = v11522 && v11525;
-            const float v11528 = v11526 ? v11519 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[21] = v11528;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11529 = static_cast<unsigned int>(v10961.col(22, iron_linear_thread() & 31u));
-            const float v11531 = v10961.x[22];
-            const float v11532 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11522 = v11514 < v11521;
+            const bool v11523 = v11519 && v11522;
+            const float v11525 = v11523 ? v11516 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[21] = v11525;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11526 = static_cast<unsigned int>(v10958.col(22, iron_linear_thread() & 31u));
+            const float v11528 = v10958.x[22];
+            const float v11529 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11530 = __float_as_uint(v11529);
+            const bool v11531 = v11526 >= v11530;
+            const float v11532 = v11013.x[2];
             const unsigned int v11533 = __float_as_uint(v11532);
-            const bool v11534 = v11529 >= v11533;
-            const float v11535 = v11016.x[2];
-            const unsigned int v11536 = __float_as_uint(v11535);
-            const bool v11537 = v11529 < v11536;
-            const bool v11538 = v11534 && v11537;
-            const float v11540 = v11538 ? v11531 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[22] = v11540;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11541 = static_cast<unsigned int>(v10961.col(23, iron_linear_thread() & 31u));
-            const float v11543 = v10961.x[23];
-            const float v11544 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11534 = v11526 < v11533;
+            const bool v11535 = v11531 && v11534;
+            const float v11537 = v11535 ? v11528 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[22] = v11537;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11538 = static_cast<unsigned int>(v10958.col(23, iron_linear_thread() & 31u));
+            const float v11540 = v10958.x[23];
+            const float v11541 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11542 = __float_as_uint(v11541);
+            const bool v11543 = v11538 >= v11542;
+            const float v11544 = v11013.x[2];
             const unsigned int v11545 = __float_as_uint(v11544);
-            const bool v11546 = v11541 >= v11545;
-            const float v11547 = v11016.x[2];
-            const unsigned int v11548 = __float_as_uint(v11547);
-            const bool v11549 = v11541 < v11548;
-            const bool v11550 = v11546 && v11549;
-            const float v11552 = v11550 ? v11543 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[23] = v11552;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11553 = static_cast<unsigned int>(v10961.col(24, iron_linear_thread() & 31u));
-            const float v11555 = v10961.x[24];
-            const float v11556 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11546 = v11538 < v11545;
+            const bool v11547 = v11543 && v11546;
+            const float v11549 = v11547 ? v11540 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[23] = v11549;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11550 = static_cast<unsigned int>(v10958.col(24, iron_linear_thread() & 31u));
+            const float v11552 = v10958.x[24];
+            const float v11553 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11554 = __float_as_uint(v11553);
+            const bool v11555 = v11550 >= v11554;
+            const float v11556 = v11013.x[0];
             const unsigned int v11557 = __float_as_uint(v11556);
-            const bool v11558 = v11553 >= v11557;
-            const float v11559 = v11016.x[0];
-            const unsigned int v11560 = __float_as_uint(v11559);
-            const bool v11561 = v11553 < v11560;
-            const bool v11562 = v11558 && v11561;
-            const float v11564 = v11562 ? v11555 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[24] = v11564;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11565 = static_cast<unsigned int>(v10961.col(25, iron_linear_thread() & 31u));
-            const float v11567 = v10961.x[25];
-            const float v11568 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11558 = v11550 < v11557;
+            const bool v11559 = v11555 && v11558;
+            const float v11561 = v11559 ? v11552 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[24] = v11561;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11562 = static_cast<unsigned int>(v10958.col(25, iron_linear_thread() & 31u));
+            const float v11564 = v10958.x[25];
+            const float v11565 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11566 = __float_as_uint(v11565);
+            const bool v11567 = v11562 >= v11566;
+            const float v11568 = v11013.x[0];
             const unsigned int v11569 = __float_as_uint(v11568);
-            const bool v11570 = v11565 >= v11569;
-            const float v11571 = v11016.x[0];
-            const unsigned int v11572 = __float_as_uint(v11571);
-            const bool v11573 = v11565 < v11572;
-            const bool v11574 = v11570 && v11573;
-            const float v11576 = v11574 ? v11567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[25] = v11576;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11577 = static_cast<unsigned int>(v10961.col(26, iron_linear_thread() & 31u));
-            const float v11579 = v10961.x[26];
-            const float v11580 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11570 = v11562 < v11569;
+            const bool v11571 = v11567 && v11570;
+            const float v11573 = v11571 ? v11564 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[25] = v11573;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11574 = static_cast<unsigned int>(v10958.col(26, iron_linear_thread() & 31u));
+            const float v11576 = v10958.x[26];
+            const float v11577 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11578 = __float_as_uint(v11577);
+            const bool v11579 = v11574 >= v11578;
+            const float v11580 = v11013.x[2];
             const unsigned int v11581 = __float_as_uint(v11580);
-            const bool v11582 = v11577 >= v11581;
-            const float v11583 = v11016.x[2];
-            const unsigned int v11584 = __float_as_uint(v11583);
-            const bool v11585 = v11577 < v11584;
-            const bool v11586 = v11582 && v11585;
-            const float v11588 = v11586 ? v11579 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[26] = v11588;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11589 = static_cast<unsigned int>(v10961.col(27, iron_linear_thread() & 31u));
-            const float v11591 = v10961.x[27];
-            const float v11592 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11582 = v11574 < v11581;
+            const bool v11583 = v11579 && v11582;
+            const float v11585 = v11583 ? v11576 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[26] = v11585;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11586 = static_cast<unsigned int>(v10958.col(27, iron_linear_thread() & 31u));
+            const float v11588 = v10958.x[27];
+            const float v11589 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11590 = __float_as_uint(v11589);
+            const bool v11591 = v11586 >= v11590;
+            const float v11592 = v11013.x[2];
             const unsigned int v11593 = __float_as_uint(v11592);
-            const bool v11594 = v11589 >= v11593;
-            const float v11595 = v11016.x[2];
-            const unsigned int v11596 = __float_as_uint(v11595);
-            const bool v11597 = v11589 < v11596;
-            const bool v11598 = v11594 && v11597;
-            const float v11600 = v11598 ? v11591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[27] = v11600;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11601 = static_cast<unsigned int>(v10961.col(28, iron_linear_thread() & 31u));
-            const float v11603 = v10961.x[28];
-            const float v11604 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11594 = v11586 < v11593;
+            const bool v11595 = v11591 && v11594;
+            const float v11597 = v11595 ? v11588 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[27] = v11597;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11598 = static_cast<unsigned int>(v10958.col(28, iron_linear_thread() & 31u));
+            const float v11600 = v10958.x[28];
+            const float v11601 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11602 = __float_as_uint(v11601);
+            const bool v11603 = v11598 >= v11602;
+            const float v11604 = v11013.x[0];
             const unsigned int v11605 = __float_as_uint(v11604);
-            const bool v11606 = v11601 >= v11605;
-            const float v11607 = v11016.x[0];
-            const unsigned int v11608 = __float_as_uint(v11607);
-            const bool v11609 = v11601 < v11608;
-            const bool v11610 = v11606 && v11609;
-            const float v11612 = v11610 ? v11603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[28] = v11612;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11613 = static_cast<unsigned int>(v10961.col(29, iron_linear_thread() & 31u));
-            const float v11615 = v10961.x[29];
-            const float v11616 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11606 = v11598 < v11605;
+            const bool v11607 = v11603 && v11606;
+            const float v11609 = v11607 ? v11600 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[28] = v11609;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11610 = static_cast<unsigned int>(v10958.col(29, iron_linear_thread() & 31u));
+            const float v11612 = v10958.x[29];
+            const float v11613 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11614 = __float_as_uint(v11613);
+            const bool v11615 = v11610 >= v11614;
+            const float v11616 = v11013.x[0];
             const unsigned int v11617 = __float_as_uint(v11616);
-            const bool v11618 = v11613 >= v11617;
-            const float v11619 = v11016.x[0];
-            const unsigned int v11620 = __float_as_uint(v11619);
-            const bool v11621 = v11613 < v11620;
-            const bool v11622 = v11618 && v11621;
-            const float v11624 = v11622 ? v11615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[29] = v11624;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11625 = static_cast<unsigned int>(v10961.col(30, iron_linear_thread() & 31u));
-            const float v11627 = v10961.x[30];
-            const float v11628 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11618 = v11610 < v11617;
+            const bool v11619 = v11615 && v11618;
+            const float v11621 = v11619 ? v11612 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[29] = v11621;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11622 = static_cast<unsigned int>(v10958.col(30, iron_linear_thread() & 31u));
+            const float v11624 = v10958.x[30];
+            const float v11625 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11626 = __float_as_uint(v11625);
+            const bool v11627 = v11622 >= v11626;
+            const float v11628 = v11013.x[2];
             const unsigned int v11629 = __float_as_uint(v11628);
-            const bool v11630 = v11625 >= v11629;
-            const float v11631 = v11016.x[2];
-            const unsigned int v11632 = __float_as_uint(v11631);
-            const bool v11633 = v11625 < v11632;
-            const bool v11634 = v11630 && v11633;
-            const float v11636 = v11634 ? v11627 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[30] = v11636;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11637 = static_cast<unsigned int>(v10961.col(31, iron_linear_thread() & 31u));
-            const float v11639 = v10961.x[31];
-            const float v11640 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11630 = v11622 < v11629;
+            const bool v11631 = v11627 && v11630;
+            const float v11633 = v11631 ? v11624 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[30] = v11633;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11634 = static_cast<unsigned int>(v10958.col(31, iron_linear_thread() & 31u));
+            const float v11636 = v10958.x[31];
+            const float v11637 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11638 = __float_as_uint(v11637);
+            const bool v11639 = v11634 >= v11638;
+            const float v11640 = v11013.x[2];
             const unsigned int v11641 = __float_as_uint(v11640);
-            const bool v11642 = v11637 >= v11641;
-            const float v11643 = v11016.x[2];
-            const unsigned int v11644 = __float_as_uint(v11643);
-            const bool v11645 = v11637 < v11644;
-            const bool v11646 = v11642 && v11645;
-            const float v11648 = v11646 ? v11639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[31] = v11648;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11649 = static_cast<unsigned int>(v10961.col(32, iron_linear_thread() & 31u));
-            const float v11651 = v10961.x[32];
-            const float v11652 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11642 = v11634 < v11641;
+            const bool v11643 = v11639 && v11642;
+            const float v11645 = v11643 ? v11636 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[31] = v11645;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11646 = static_cast<unsigned int>(v10958.col(32, iron_linear_thread() & 31u));
+            const float v11648 = v10958.x[32];
+            const float v11649 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11650 = __float_as_uint(v11649);
+            const bool v11651 = v11646 >= v11650;
+            const float v11652 = v11013.x[0];
             const unsigned int v11653 = __float_as_uint(v11652);
-            const bool v11654 = v11649 >= v11653;
-            const float v11655 = v11016.x[0];
-            const unsigned int v11656 = __float_as_uint(v11655);
-            const bool v11657 = v11649 < v11656;
-            const bool v11658 = v11654 && v11657;
-            const float v11660 = v11658 ? v11651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[32] = v11660;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11661 = static_cast<unsigned int>(v10961.col(33, iron_linear_thread() & 31u));
-            const float v11663 = v10961.x[33];
-            const float v11664 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11654 = v11646 < v11653;
+            const bool v11655 = v11651 && v11654;
+            const float v11657 = v11655 ? v11648 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[32] = v11657;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11658 = static_cast<unsigned int>(v10958.col(33, iron_linear_thread() & 31u));
+            const float v11660 = v10958.x[33];
+            const float v11661 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11662 = __float_as_uint(v11661);
+            const bool v11663 = v11658 >= v11662;
+            const float v11664 = v11013.x[0];
             const unsigned int v11665 = __float_as_uint(v11664);
-            const bool v11666 = v11661 >= v11665;
-            const float v11667 = v11016.x[0];
-            const unsigned int v11668 = __float_as_uint(v11667);
-            const bool v11669 = v11661 < v11668;
-            const bool v11670 = v11666 && v11669;
-            const float v11672 = v11670 ? v11663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[33] = v11672;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11673 = static_cast<unsigned int>(v10961.col(34, iron_linear_thread() & 31u));
-            const float v11675 = v10961.x[34];
-            const float v11676 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11666 = v11658 < v11665;
+            const bool v11667 = v11663 && v11666;
+            const float v11669 = v11667 ? v11660 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[33] = v11669;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11670 = static_cast<unsigned int>(v10958.col(34, iron_linear_thread() & 31u));
+            const float v11672 = v10958.x[34];
+            const float v11673 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11674 = __float_as_uint(v11673);
+            const bool v11675 = v11670 >= v11674;
+            const float v11676 = v11013.x[2];
             const unsigned int v11677 = __float_as_uint(v11676);
-            const bool v11678 = v11673 >= v11677;
-            const float v11679 = v11016.x[2];
-            const unsigned int v11680 = __float_as_uint(v11679);
-            const bool v11681 = v11673 < v11680;
-            const bool v11682 = v11678 && v11681;
-            const float v11684 = v11682 ? v11675 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[34] = v11684;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11685 = static_cast<unsigned int>(v10961.col(35, iron_linear_thread() & 31u));
-            const float v11687 = v10961.x[35];
-            const float v11688 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11678 = v11670 < v11677;
+            const bool v11679 = v11675 && v11678;
+            const float v11681 = v11679 ? v11672 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[34] = v11681;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11682 = static_cast<unsigned int>(v10958.col(35, iron_linear_thread() & 31u));
+            const float v11684 = v10958.x[35];
+            const float v11685 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11686 = __float_as_uint(v11685);
+            const bool v11687 = v11682 >= v11686;
+            const float v11688 = v11013.x[2];
             const unsigned int v11689 = __float_as_uint(v11688);
-            const bool v11690 = v11685 >= v11689;
-            const float v11691 = v11016.x[2];
-            const unsigned int v11692 = __float_as_uint(v11691);
-            const bool v11693 = v11685 < v11692;
-            const bool v11694 = v11690 && v11693;
-            const float v11696 = v11694 ? v11687 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[35] = v11696;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11697 = static_cast<unsigned int>(v10961.col(36, iron_linear_thread() & 31u));
-            const float v11699 = v10961.x[36];
-            const float v11700 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11690 = v11682 < v11689;
+            const bool v11691 = v11687 && v11690;
+            const float v11693 = v11691 ? v11684 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[35] = v11693;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11694 = static_cast<unsigned int>(v10958.col(36, iron_linear_thread() & 31u));
+            const float v11696 = v10958.x[36];
+            const float v11697 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11698 = __float_as_uint(v11697);
+            const bool v11699 = v11694 >= v11698;
+            const float v11700 = v11013.x[0];
             const unsigned int v11701 = __float_as_uint(v11700);
-            const bool v11702 = v11697 >= v11701;
-            const float v11703 = v11016.x[0];
-            const unsigned int v11704 = __float_as_uint(v11703);
-            const bool v11705 = v11697 < v11704;
-            const bool v11706 = v11702 && v11705;
-            const float v11708 = v11706 ? v11699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[36] = v11708;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11709 = static_cast<unsigned int>(v10961.col(37, iron_linear_thread() & 31u));
-            const float v11711 = v10961.x[37];
-            const float v11712 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11702 = v11694 < v11701;
+            const bool v11703 = v11699 && v11702;
+            const float v11705 = v11703 ? v11696 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[36] = v11705;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11706 = static_cast<unsigned int>(v10958.col(37, iron_linear_thread() & 31u));
+            const float v11708 = v10958.x[37];
+            const float v11709 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11710 = __float_as_uint(v11709);
+            const bool v11711 = v11706 >= v11710;
+            const float v11712 = v11013.x[0];
             const unsigned int v11713 = __float_as_uint(v11712);
-            const bool v11714 = v11709 >= v11713;
-            const float v11715 = v11016.x[0];
-            const unsigned int v11716 = __float_as_uint(v11715);
-            const bool v11717 = v11709 < v11716;
-            const bool v11718 = v11714 && v11717;
-            const float v11720 = v11718 ? v11711 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[37] = v11720;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11721 = static_cast<unsigned int>(v10961.col(38, iron_linear_thread() & 31u));
-            const float v11723 = v10961.x[38];
-            const float v11724 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11714 = v11706 < v11713;
+            const bool v11715 = v11711 && v11714;
+            const float v11717 = v11715 ? v11708 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[37] = v11717;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11718 = static_cast<unsigned int>(v10958.col(38, iron_linear_thread() & 31u));
+            const float v11720 = v10958.x[38];
+            const float v11721 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11722 = __float_as_uint(v11721);
+            const bool v11723 = v11718 >= v11722;
+            const float v11724 = v11013.x[2];
             const unsigned int v11725 = __float_as_uint(v11724);
-            const bool v11726 = v11721 >= v11725;
-            const float v11727 = v11016.x[2];
-            const unsigned int v11728 = __float_as_uint(v11727);
-            const bool v11729 = v11721 < v11728;
-            const bool v11730 = v11726 && v11729;
-            const float v11732 = v11730 ? v11723 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[38] = v11732;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11733 = static_cast<unsigned int>(v10961.col(39, iron_linear_thread() & 31u));
-            const float v11735 = v10961.x[39];
-            const float v11736 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11726 = v11718 < v11725;
+            const bool v11727 = v11723 && v11726;
+            const float v11729 = v11727 ? v11720 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[38] = v11729;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11730 = static_cast<unsigned int>(v10958.col(39, iron_linear_thread() & 31u));
+            const float v11732 = v10958.x[39];
+            const float v11733 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11734 = __float_as_uint(v11733);
+            const bool v11735 = v11730 >= v11734;
+            const float v11736 = v11013.x[2];
             const unsigned int v11737 = __float_as_uint(v11736);
-            const bool v11738 = v11733 >= v11737;
-            const float v11739 = v11016.x[2];
-            const unsigned int v11740 = __float_as_uint(v11739);
-            const bool v11741 = v11733 < v11740;
-            const bool v11742 = v11738 && v11741;
-            const float v11744 = v11742 ? v11735 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[39] = v11744;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11745 = static_cast<unsigned int>(v10961.col(40, iron_linear_thread() & 31u));
-            const float v11747 = v10961.x[40];
-            const float v11748 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11738 = v11730 < v11737;
+            const bool v11739 = v11735 && v11738;
+            const float v11741 = v11739 ? v11732 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[39] = v11741;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11742 = static_cast<unsigned int>(v10958.col(40, iron_linear_thread() & 31u));
+            const float v11744 = v10958.x[40];
+            const float v11745 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11746 = __float_as_uint(v11745);
+            const bool v11747 = v11742 >= v11746;
+            const float v11748 = v11013.x[0];
             const unsigned int v11749 = __float_as_uint(v11748);
-            const bool v11750 = v11745 >= v11749;
-            const float v11751 = v11016.x[0];
-            const unsigned int v11752 = __float_as_uint(v11751);
-            const bool v11753 = v11745 < v11752;
-            const bool v11754 = v11750 && v11753;
-            const float v11756 = v11754 ? v11747 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[40] = v11756;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11757 = static_cast<unsigned int>(v10961.col(41, iron_linear_thread() & 31u));
-            const float v11759 = v10961.x[41];
-            const float v11760 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11750 = v11742 < v11749;
+            const bool v11751 = v11747 && v11750;
+            const float v11753 = v11751 ? v11744 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[40] = v11753;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11754 = static_cast<unsigned int>(v10958.col(41, iron_linear_thread() & 31u));
+            const float v11756 = v10958.x[41];
+            const float v11757 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11758 = __float_as_uint(v11757);
+            const bool v11759 = v11754 >= v11758;
+            const float v11760 = v11013.x[0];
             const unsigned int v11761 = __float_as_uint(v11760);
-            const bool v11762 = v11757 >= v11761;
-            const float v11763 = v11016.x[0];
-            const unsigned int v11764 = __float_as_uint(v11763);
-            const bool v11765 = v11757 < v11764;
-            const bool v11766 = v11762 && v11765;
-            const float v11768 = v11766 ? v11759 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[41] = v11768;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11769 = static_cast<unsigned int>(v10961.col(42, iron_linear_thread() & 31u));
-            const float v11771 = v10961.x[42];
-            const float v11772 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11762 = v11754 < v11761;
+            const bool v11763 = v11759 && v11762;
+            const float v11765 = v11763 ? v11756 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[41] = v11765;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11766 = static_cast<unsigned int>(v10958.col(42, iron_linear_thread() & 31u));
+            const float v11768 = v10958.x[42];
+            const float v11769 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11770 = __float_as_uint(v11769);
+            const bool v11771 = v11766 >= v11770;
+            const float v11772 = v11013.x[2];
             const unsigned int v11773 = __float_as_uint(v11772);
-            const bool v11774 = v11769 >= v11773;
-            const float v11775 = v11016.x[2];
-            const unsigned int v11776 = __float_as_uint(v11775);
-            const bool v11777 = v11769 < v11776;
-            const bool v11778 = v11774 && v11777;
-            const float v11780 = v11778 ? v11771 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[42] = v11780;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11781 = static_cast<unsigned int>(v10961.col(43, iron_linear_thread() & 31u));
-            const float v11783 = v10961.x[43];
-            const float v11784 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11774 = v11766 < v11773;
+            const bool v11775 = v11771 && v11774;
+            const float v11777 = v11775 ? v11768 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[42] = v11777;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11778 = static_cast<unsigned int>(v10958.col(43, iron_linear_thread() & 31u));
+            const float v11780 = v10958.x[43];
+            const float v11781 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11782 = __float_as_uint(v11781);
+            const bool v11783 = v11778 >= v11782;
+            const float v11784 = v11013.x[2];
             const unsigned int v11785 = __float_as_uint(v11784);
-            const bool v11786 = v11781 >= v11785;
-            const float v11787 = v11016.x[2];
-            const unsigned int v11788 = __float_as_uint(v11787);
-            const bool v11789 = v11781 < v11788;
-            const bool v11790 = v11786 && v11789;
-            const float v11792 = v11790 ? v11783 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[43] = v11792;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11793 = static_cast<unsigned int>(v10961.col(44, iron_linear_thread() & 31u));
-            const float v11795 = v10961.x[44];
-            const float v11796 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11786 = v11778 < v11785;
+            const bool v11787 = v11783 && v11786;
+            const float v11789 = v11787 ? v11780 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[43] = v11789;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11790 = static_cast<unsigned int>(v10958.col(44, iron_linear_thread() & 31u));
+            const float v11792 = v10958.x[44];
+            const float v11793 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11794 = __float_as_uint(v11793);
+            const bool v11795 = v11790 >= v11794;
+            const float v11796 = v11013.x[0];
             const unsigned int v11797 = __float_as_uint(v11796);
-            const bool v11798 = v11793 >= v11797;
-            const float v11799 = v11016.x[0];
-            const unsigned int v11800 = __float_as_uint(v11799);
-            const bool v11801 = v11793 < v11800;
-            const bool v11802 = v11798 && v11801;
-            const float v11804 = v11802 ? v11795 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[44] = v11804;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11805 = static_cast<unsigned int>(v10961.col(45, iron_linear_thread() & 31u));
-            const float v11807 = v10961.x[45];
-            const float v11808 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11798 = v11790 < v11797;
+            const bool v11799 = v11795 && v11798;
+            const float v11801 = v11799 ? v11792 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[44] = v11801;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11802 = static_cast<unsigned int>(v10958.col(45, iron_linear_thread() & 31u));
+            const float v11804 = v10958.x[45];
+            const float v11805 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11806 = __float_as_uint(v11805);
+            const bool v11807 = v11802 >= v11806;
+            const float v11808 = v11013.x[0];
             const unsigned int v11809 = __float_as_uint(v11808);
-            const bool v11810 = v11805 >= v11809;
-            const float v11811 = v11016.x[0];
-            const unsigned int v11812 = __float_as_uint(v11811);
-            const bool v11813 = v11805 < v11812;
-            const bool v11814 = v11810 && v11813;
-            const float v11816 = v11814 ? v11807 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[45] = v11816;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11817 = static_cast<unsigned int>(v10961.col(46, iron_linear_thread() & 31u));
-            const float v11819 = v10961.x[46];
-            const float v11820 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11810 = v11802 < v11809;
+            const bool v11811 = v11807 && v11810;
+            const float v11813 = v11811 ? v11804 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[45] = v11813;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11814 = static_cast<unsigned int>(v10958.col(46, iron_linear_thread() & 31u));
+            const float v11816 = v10958.x[46];
+            const float v11817 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11818 = __float_as_uint(v11817);
+            const bool v11819 = v11814 >= v11818;
+            const float v11820 = v11013.x[2];
             const unsigned int v11821 = __float_as_uint(v11820);
-            const bool v11822 = v11817 >= v11821;
-            const float v11823 = v11016.x[2];
-            const unsigned int v11824 = __float_as_uint(v11823);
-            const bool v11825 = v11817 < v11824;
-            const bool v11826 = v11822 && v11825;
-            const float v11828 = v11826 ? v11819 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[46] = v11828;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11829 = static_cast<unsigned int>(v10961.col(47, iron_linear_thread() & 31u));
-            const float v11831 = v10961.x[47];
-            const float v11832 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11822 = v11814 < v11821;
+            const bool v11823 = v11819 && v11822;
+            const float v11825 = v11823 ? v11816 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[46] = v11825;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11826 = static_cast<unsigned int>(v10958.col(47, iron_linear_thread() & 31u));
+            const float v11828 = v10958.x[47];
+            const float v11829 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11830 = __float_as_uint(v11829);
+            const bool v11831 = v11826 >= v11830;
+            const float v11832 = v11013.x[2];
             const unsigned int v11833 = __float_as_uint(v11832);
-            const bool v11834 = v11829 >= v11833;
-            const float v11835 = v11016.x[2];
-            const unsigned int v11836 = __float_as_uint(v11835);
-            const bool v11837 = v11829 < v11836;
-            const bool v11838 = v11834 && v11837;
-            const float v11840 = v11838 ? v11831 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[47] = v11840;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11841 = static_cast<unsigned int>(v10961.col(48, iron_linear_thread() & 31u));
-            const float v11843 = v10961.x[48];
-            const float v11844 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11834 = v11826 < v11833;
+            const bool v11835 = v11831 && v11834;
+            const float v11837 = v11835 ? v11828 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[47] = v11837;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11838 = static_cast<unsigned int>(v10958.col(48, iron_linear_thread() & 31u));
+            const float v11840 = v10958.x[48];
+            const float v11841 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11842 = __float_as_uint(v11841);
+            const bool v11843 = v11838 >= v11842;
+            const float v11844 = v11013.x[0];
             const unsigned int v11845 = __float_as_uint(v11844);
-            const bool v11846 = v11841 >= v11845;
-            const float v11847 = v11016.x[0];
-            const unsigned int v11848 = __float_as_uint(v11847);
-            const bool v11849 = v11841 < v11848;
-            const bool v11850 = v11846 && v11849;
-            const float v11852 = v11850 ? v11843 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[48] = v11852;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11853 = static_cast<unsigned int>(v10961.col(49, iron_linear_thread() & 31u));
-            const float v11855 = v10961.x[49];
-            const float v11856 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11846 = v11838 < v11845;
+            const bool v11847 = v11843 && v11846;
+            const float v11849 = v11847 ? v11840 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[48] = v11849;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11850 = static_cast<unsigned int>(v10958.col(49, iron_linear_thread() & 31u));
+            const float v11852 = v10958.x[49];
+            const float v11853 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11854 = __float_as_uint(v11853);
+            const bool v11855 = v11850 >= v11854;
+            const float v11856 = v11013.x[0];
             const unsigned int v11857 = __float_as_uint(v11856);
-            const bool v11858 = v11853 >= v11857;
-            const float v11859 = v11016.x[0];
-            const unsigned int v11860 = __float_as_uint(v11859);
-            const bool v11861 = v11853 < v11860;
-            const bool v11862 = v11858 && v11861;
-            const float v11864 = v11862 ? v11855 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[49] = v11864;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11865 = static_cast<unsigned int>(v10961.col(50, iron_linear_thread() & 31u));
-            const float v11867 = v10961.x[50];
-            const float v11868 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11858 = v11850 < v11857;
+            const bool v11859 = v11855 && v11858;
+            const float v11861 = v11859 ? v11852 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[49] = v11861;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11862 = static_cast<unsigned int>(v10958.col(50, iron_linear_thread() & 31u));
+            const float v11864 = v10958.x[50];
+            const float v11865 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11866 = __float_as_uint(v11865);
+            const bool v11867 = v11862 >= v11866;
+            const float v11868 = v11013.x[2];
             const unsigned int v11869 = __float_as_uint(v11868);
-            const bool v11870 = v11865 >= v11869;
-            const float v11871 = v11016.x[2];
-            const unsigned int v11872 = __float_as_uint(v11871);
-            const bool v11873 = v11865 < v11872;
-            const bool v11874 = v11870 && v11873;
-            const float v11876 = v11874 ? v11867 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[50] = v11876;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11877 = static_cast<unsigned int>(v10961.col(51, iron_linear_thread() & 31u));
-            const float v11879 = v10961.x[51];
-            const float v11880 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11870 = v11862 < v11869;
+            const bool v11871 = v11867 && v11870;
+            const float v11873 = v11871 ? v11864 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[50] = v11873;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11874 = static_cast<unsigned int>(v10958.col(51, iron_linear_thread() & 31u));
+            const float v11876 = v10958.x[51];
+            const float v11877 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11878 = __float_as_uint(v11877);
+            const bool v11879 = v11874 >= v11878;
+            const float v11880 = v11013.x[2];
             const unsigned int v11881 = __float_as_uint(v11880);
-            const bool v11882 = v11877 >= v11881;
-            const float v11883 = v11016.x[2];
-            const unsigned int v11884 = __float_as_uint(v11883);
-            const bool v11885 = v11877 < v11884;
-            const bool v11886 = v11882 && v11885;
-            const float v11888 = v11886 ? v11879 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[51] = v11888;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11889 = static_cast<unsigned int>(v10961.col(52, iron_linear_thread() & 31u));
-            const float v11891 = v10961.x[52];
-            const float v11892 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11882 = v11874 < v11881;
+            const bool v11883 = v11879 && v11882;
+            const float v11885 = v11883 ? v11876 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[51] = v11885;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11886 = static_cast<unsigned int>(v10958.col(52, iron_linear_thread() & 31u));
+            const float v11888 = v10958.x[52];
+            const float v11889 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11890 = __float_as_uint(v11889);
+            const bool v11891 = v11886 >= v11890;
+            const float v11892 = v11013.x[0];
             const unsigned int v11893 = __float_as_uint(v11892);
-            const bool v11894 = v11889 >= v11893;
-            const float v11895 = v11016.x[0];
-            const unsigned int v11896 = __float_as_uint(v11895);
-            const bool v11897 = v11889 < v11896;
-            const bool v11898 = v11894 && v11897;
-            const float v11900 = v11898 ? v11891 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[52] = v11900;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11901 = static_cast<unsigned int>(v10961.col(53, iron_linear_thread() & 31u));
-            const float v11903 = v10961.x[53];
-            const float v11904 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11894 = v11886 < v11893;
+            const bool v11895 = v11891 && v11894;
+            const float v11897 = v11895 ? v11888 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[52] = v11897;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11898 = static_cast<unsigned int>(v10958.col(53, iron_linear_thread() & 31u));
+            const float v11900 = v10958.x[53];
+            const float v11901 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11902 = __float_as_uint(v11901);
+            const bool v11903 = v11898 >= v11902;
+            const float v11904 = v11013.x[0];
             const unsigned int v11905 = __float_as_uint(v11904);
-            const bool v11906 = v11901 >= v11905;
-            const float v11907 = v11016.x[0];
-            const unsigned int v11908 = __float_as_uint(v11907);
-            const bool v11909 = v11901 < v11908;
-            const bool v11910 = v11906 && v11909;
-            const float v11912 = v11910 ? v11903 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[53] = v11912;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11913 = static_cast<unsigned int>(v10961.col(54, iron_linear_thread() & 31u));
-            const float v11915 = v10961.x[54];
-            const float v11916 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11906 = v11898 < v11905;
+            const bool v11907 = v11903 && v11906;
+            const float v11909 = v11907 ? v11900 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[53] = v11909;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11910 = static_cast<unsigned int>(v10958.col(54, iron_linear_thread() & 31u));
+            const float v11912 = v10958.x[54];
+            const float v11913 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11914 = __float_as_uint(v11913);
+            const bool v11915 = v11910 >= v11914;
+            const float v11916 = v11013.x[2];
             const unsigned int v11917 = __float_as_uint(v11916);
-            const bool v11918 = v11913 >= v11917;
-            const float v11919 = v11016.x[2];
-            const unsigned int v11920 = __float_as_uint(v11919);
-            const bool v11921 = v11913 < v11920;
-            const bool v11922 = v11918 && v11921;
-            const float v11924 = v11922 ? v11915 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[54] = v11924;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11925 = static_cast<unsigned int>(v10961.col(55, iron_linear_thread() & 31u));
-            const float v11927 = v10961.x[55];
-            const float v11928 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11918 = v11910 < v11917;
+            const bool v11919 = v11915 && v11918;
+            const float v11921 = v11919 ? v11912 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[54] = v11921;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11922 = static_cast<unsigned int>(v10958.col(55, iron_linear_thread() & 31u));
+            const float v11924 = v10958.x[55];
+            const float v11925 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11926 = __float_as_uint(v11925);
+            const bool v11927 = v11922 >= v11926;
+            const float v11928 = v11013.x[2];
             const unsigned int v11929 = __float_as_uint(v11928);
-            const bool v11930 = v11925 >= v11929;
-            const float v11931 = v11016.x[2];
-            const unsigned int v11932 = __float_as_uint(v11931);
-            const bool v11933 = v11925 < v11932;
-            const bool v11934 = v11930 && v11933;
-            const float v11936 = v11934 ? v11927 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[55] = v11936;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11937 = static_cast<unsigned int>(v10961.col(56, iron_linear_thread() & 31u));
-            const float v11939 = v10961.x[56];
-            const float v11940 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11930 = v11922 < v11929;
+            const bool v11931 = v11927 && v11930;
+            const float v11933 = v11931 ? v11924 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[55] = v11933;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11934 = static_cast<unsigned int>(v10958.col(56, iron_linear_thread() & 31u));
+            const float v11936 = v10958.x[56];
+            const float v11937 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11938 = __float_as_uint(v11937);
+            const bool v11939 = v11934 >= v11938;
+            const float v11940 = v11013.x[0];
             const unsigned int v11941 = __float_as_uint(v11940);
-            const bool v11942 = v11937 >= v11941;
-            const float v11943 = v11016.x[0];
-            const unsigned int v11944 = __float_as_uint(v11943);
-            const bool v11945 = v11937 < v11944;
-            const bool v11946 = v11942 && v11945;
-            const float v11948 = v11946 ? v11939 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[56] = v11948;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11949 = static_cast<unsigned int>(v10961.col(57, iron_linear_thread() & 31u));
-            const float v11951 = v10961.x[57];
-            const float v11952 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11942 = v11934 < v11941;
+            const bool v11943 = v11939 && v11942;
+            const float v11945 = v11943 ? v11936 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[56] = v11945;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11946 = static_cast<unsigned int>(v10958.col(57, iron_linear_thread() & 31u));
+            const float v11948 = v10958.x[57];
+            const float v11949 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11950 = __float_as_uint(v11949);
+            const bool v11951 = v11946 >= v11950;
+            const float v11952 = v11013.x[0];
             const unsigned int v11953 = __float_as_uint(v11952);
-            const bool v11954 = v11949 >= v11953;
-            const float v11955 = v11016.x[0];
-            const unsigned int v11956 = __float_as_uint(v11955);
-            const bool v11957 = v11949 < v11956;
-            const bool v11958 = v11954 && v11957;
-            const float v11960 = v11958 ? v11951 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[57] = v11960;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11961 = static_cast<unsigned int>(v10961.col(58, iron_linear_thread() & 31u));
-            const float v11963 = v10961.x[58];
-            const float v11964 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11954 = v11946 < v11953;
+            const bool v11955 = v11951 && v11954;
+            const float v11957 = v11955 ? v11948 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[57] = v11957;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11958 = static_cast<unsigned int>(v10958.col(58, iron_linear_thread() & 31u));
+            const float v11960 = v10958.x[58];
+            const float v11961 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11962 = __float_as_uint(v11961);
+            const bool v11963 = v11958 >= v11962;
+            const float v11964 = v11013.x[2];
             const unsigned int v11965 = __float_as_uint(v11964);
-            const bool v11966 = v11961 >= v11965;
-            const float v11967 = v11016.x[2];
-            const unsigned int v11968 = __float_as_uint(v11967);
-            const bool v11969 = v11961 < v11968;
-            const bool v11970 = v11966 && v11969;
-            const float v11972 = v11970 ? v11963 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[58] = v11972;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11973 = static_cast<unsigned int>(v10961.col(59, iron_linear_thread() & 31u));
-            const float v11975 = v10961.x[59];
-            const float v11976 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11966 = v11958 < v11965;
+            const bool v11967 = v11963 && v11966;
+            const float v11969 = v11967 ? v11960 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[58] = v11969;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11970 = static_cast<unsigned int>(v10958.col(59, iron_linear_thread() & 31u));
+            const float v11972 = v10958.x[59];
+            const float v11973 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11974 = __float_as_uint(v11973);
+            const bool v11975 = v11970 >= v11974;
+            const float v11976 = v11013.x[2];
             const unsigned int v11977 = __float_as_uint(v11976);
-            const bool v11978 = v11973 >= v11977;
-            const float v11979 = v11016.x[2];
-            const unsigned int v11980 = __float_as_uint(v11979);
-            const bool v11981 = v11973 < v11980;
-            const bool v11982 = v11978 && v11981;
-            const float v11984 = v11982 ? v11975 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[59] = v11984;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11985 = static_cast<unsigned int>(v10961.col(60, iron_linear_thread() & 31u));
-            const float v11987 = v10961.x[60];
-            const float v11988 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11978 = v11970 < v11977;
+            const bool v11979 = v11975 && v11978;
+            const float v11981 = v11979 ? v11972 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[59] = v11981;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11982 = static_cast<unsigned int>(v10958.col(60, iron_linear_thread() & 31u));
+            const float v11984 = v10958.x[60];
+            const float v11985 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11986 = __float_as_uint(v11985);
+            const bool v11987 = v11982 >= v11986;
+            const float v11988 = v11013.x[0];
             const unsigned int v11989 = __float_as_uint(v11988);
-            const bool v11990 = v11985 >= v11989;
-            const float v11991 = v11016.x[0];
-            const unsigned int v11992 = __float_as_uint(v11991);
-            const bool v11993 = v11985 < v11992;
-            const bool v11994 = v11990 && v11993;
-            const float v11996 = v11994 ? v11987 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[60] = v11996;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11997 = static_cast<unsigned int>(v10961.col(61, iron_linear_thread() & 31u));
-            const float v11999 = v10961.x[61];
-            const float v12000 = v11014.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v11990 = v11982 < v11989;
+            const bool v11991 = v11987 && v11990;
+            const float v11993 = v11991 ? v11984 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[60] = v11993;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11994 = static_cast<unsigned int>(v10958.col(61, iron_linear_thread() & 31u));
+            const float v11996 = v10958.x[61];
+            const float v11997 = v11011.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11998 = __float_as_uint(v11997);
+            const bool v11999 = v11994 >= v11998;
+            const float v12000 = v11013.x[0];
             const unsigned int v12001 = __float_as_uint(v12000);
-            const bool v12002 = v11997 >= v12001;
-            const float v12003 = v11016.x[0];
-            const unsigned int v12004 = __float_as_uint(v12003);
-            const bool v12005 = v11997 < v12004;
-            const bool v12006 = v12002 && v12005;
-            const float v12008 = v12006 ? v11999 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[61] = v12008;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12009 = static_cast<unsigned int>(v10961.col(62, iron_linear_thread() & 31u));
-            const float v12011 = v10961.x[62];
-            const float v12012 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v12002 = v11994 < v12001;
+            const bool v12003 = v11999 && v12002;
+            const float v12005 = v12003 ? v11996 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[61] = v12005;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12006 = static_cast<unsigned int>(v10958.col(62, iron_linear_thread() & 31u));
+            const float v12008 = v10958.x[62];
+            const float v12009 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12010 = __float_as_uint(v12009);
+            const bool v12011 = v12006 >= v12010;
+            const float v12012 = v11013.x[2];
             const unsigned int v12013 = __float_as_uint(v12012);
-            const bool v12014 = v12009 >= v12013;
-            const float v12015 = v11016.x[2];
-            const unsigned int v12016 = __float_as_uint(v12015);
-            const bool v12017 = v12009 < v12016;
-            const bool v12018 = v12014 && v12017;
-            const float v12020 = v12018 ? v12011 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[62] = v12020;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12021 = static_cast<unsigned int>(v10961.col(63, iron_linear_thread() & 31u));
-            const float v12023 = v10961.x[63];
-            const float v12024 = v11014.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v12014 = v12006 < v12013;
+            const bool v12015 = v12011 && v12014;
+            const float v12017 = v12015 ? v12008 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[62] = v12017;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12018 = static_cast<unsigned int>(v10958.col(63, iron_linear_thread() & 31u));
+            const float v12020 = v10958.x[63];
+            const float v12021 = v11011.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12022 = __float_as_uint(v12021);
+            const bool v12023 = v12018 >= v12022;
+            const float v12024 = v11013.x[2];
             const unsigned int v12025 = __float_as_uint(v12024);
-            const bool v12026 = v12021 >= v12025;
-            const float v12027 = v11016.x[2];
-            const unsigned int v12028 = __float_as_uint(v12027);
-            const bool v12029 = v12021 < v12028;
-            const bool v12030 = v12026 && v12029;
-            const float v12032 = v12030 ? v12023 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[63] = v12032;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v12026 = v12018 < v12025;
+            const bool v12027 = v12023 && v12026;
+            const float v12029 = v12027 ? v12020 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[63] = v12029;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v12034;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12034, 0.0f);
-          iron_frag_row_reduce<false>(v12034, v10961);
-          const float v12037 = v12034.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v12038 = v12037 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12034.x[0] = v12038;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12041 = v12034.x[1];
-          const float v12042 = v12041 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12034.x[1] = v12042;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12045 = v12034.x[2];
-          const float v12046 = v12045 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12034.x[2] = v12046;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12049 = v12034.x[3];
-          const float v12050 = v12049 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12034.x[3] = v12050;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v12052;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v12052, 0.0f);
-          const float v12056 = v12034.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12057 = v351.x[0];
-          const float v12058 = fmaxf(v12057, v12056);
-          const bool v12061 = v12058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12062 = v12061 ? 0.0f : v12058;
-          v12052.x[0] = v12062;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12066 = v12034.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12067 = v351.x[1];
-          const float v12068 = fmaxf(v12067, v12066);
-          const bool v12071 = v12068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12072 = v12071 ? 0.0f : v12068;
-          v12052.x[1] = v12072;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12076 = v12034.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12077 = v351.x[2];
-          const float v12078 = fmaxf(v12077, v12076);
-          const bool v12081 = v12078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12082 = v12081 ? 0.0f : v12078;
-          v12052.x[2] = v12082;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12086 = v12034.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12087 = v351.x[3];
-          const float v12088 = fmaxf(v12087, v12086);
-          const bool v12091 = v12088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12092 = v12091 ? 0.0f : v12088;
-          v12052.x[3] = v12092;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12096 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12098 = v12057 - v12096;
-          const float v12099 = iron_exp2_approx(v12098);
-          v10987.x[0] = v12099;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12103 = v12052.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12105 = v12067 - v12103;
-          const float v12106 = iron_exp2_approx(v12105);
-          v10987.x[1] = v12106;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12110 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12112 = v12077 - v12110;
-          const float v12113 = iron_exp2_approx(v12112);
-          v10987.x[2] = v12113;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12117 = v12052.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12119 = v12087 - v12117;
-          const float v12120 = iron_exp2_approx(v12119);
-          v10987.x[3] = v12120;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v12058;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12128 = v351.x[1];
-          const float v12130 = fmaxf(v12128, v12066);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v12130;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12133 = v351.x[2];
-          const float v12135 = fmaxf(v12133, v12076);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v12135;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12138 = v351.x[3];
-          const float v12140 = fmaxf(v12138, v12086);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v12140;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12143 = v10961.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v12144 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12145 = -v12144;
-          const float v12146 = fmaf(v12143, v349, v12145);
-          const float v12147 = iron_exp2_approx(v12146);
-          v10961.x[0] = v12147;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12150 = v10961.x[1];
-          const float v12151 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12152 = -v12151;
-          const float v12153 = fmaf(v12150, v349, v12152);
-          const float v12154 = iron_exp2_approx(v12153);
-          v10961.x[1] = v12154;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12157 = v10961.x[2];
-          const float v12158 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12159 = -v12158;
-          const float v12160 = fmaf(v12157, v349, v12159);
-          const float v12161 = iron_exp2_approx(v12160);
-          v10961.x[2] = v12161;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12164 = v10961.x[3];
-          const float v12165 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12166 = -v12165;
-          const float v12167 = fmaf(v12164, v349, v12166);
-          const float v12168 = iron_exp2_approx(v12167);
-          v10961.x[3] = v12168;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12171 = v10961.x[4];
-          const float v12172 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12173 = -v12172;
-          const float v12174 = fmaf(v12171, v349, v12173);
-          const float v12175 = iron_exp2_approx(v12174);
-          v10961.x[4] = v12175;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12178 = v10961.x[5];
-          const float v12179 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12180 = -v12179;
-          const float v12181 = fmaf(v12178, v349, v12180);
-          const float v12182 = iron_exp2_approx(v12181);
-          v10961.x[5] = v12182;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12185 = v10961.x[6];
-          const float v12186 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12187 = -v12186;
-          const float v12188 = fmaf(v12185, v349, v12187);
-          const float v12189 = iron_exp2_approx(v12188);
-          v10961.x[6] = v12189;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12192 = v10961.x[7];
-          const float v12193 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12194 = -v12193;
-          const float v12195 = fmaf(v12192, v349, v12194);
-          const float v12196 = iron_exp2_approx(v12195);
-          v10961.x[7] = v12196;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12199 = v10961.x[8];
-          const float v12200 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12201 = -v12200;
-          const float v12202 = fmaf(v12199, v349, v12201);
-          const float v12203 = iron_exp2_approx(v12202);
-          v10961.x[8] = v12203;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12206 = v10961.x[9];
-          const float v12207 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12208 = -v12207;
-          const float v12209 = fmaf(v12206, v349, v12208);
-          const float v12210 = iron_exp2_approx(v12209);
-          v10961.x[9] = v12210;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12213 = v10961.x[10];
-          const float v12214 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12215 = -v12214;
-          const float v12216 = fmaf(v12213, v349, v12215);
-          const float v12217 = iron_exp2_approx(v12216);
-          v10961.x[10] = v12217;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12220 = v10961.x[11];
-          const float v12221 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12222 = -v12221;
-          const float v12223 = fmaf(v12220, v349, v12222);
-          const float v12224 = iron_exp2_approx(v12223);
-          v10961.x[11] = v12224;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12227 = v10961.x[12];
-          const float v12228 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12229 = -v12228;
-          const float v12230 = fmaf(v12227, v349, v12229);
-          const float v12231 = iron_exp2_approx(v12230);
-          v10961.x[12] = v12231;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12234 = v10961.x[13];
-          const float v12235 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12236 = -v12235;
-          const float v12237 = fmaf(v12234, v349, v12236);
-          const float v12238 = iron_exp2_approx(v12237);
-          v10961.x[13] = v12238;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12241 = v10961.x[14];
-          const float v12242 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12243 = -v12242;
-          const float v12244 = fmaf(v12241, v349, v12243);
-          const float v12245 = iron_exp2_approx(v12244);
-          v10961.x[14] = v12245;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12248 = v10961.x[15];
-          const float v12249 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12250 = -v12249;
-          const float v12251 = fmaf(v12248, v349, v12250);
-          const float v12252 = iron_exp2_approx(v12251);
-          v10961.x[15] = v12252;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12255 = v10961.x[16];
-          const float v12256 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12257 = -v12256;
-          const float v12258 = fmaf(v12255, v349, v12257);
-          const float v12259 = iron_exp2_approx(v12258);
-          v10961.x[16] = v12259;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12262 = v10961.x[17];
-          const float v12263 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12264 = -v12263;
-          const float v12265 = fmaf(v12262, v349, v12264);
-          const float v12266 = iron_exp2_approx(v12265);
-          v10961.x[17] = v12266;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12269 = v10961.x[18];
-          const float v12270 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12271 = -v12270;
-          const float v12272 = fmaf(v12269, v349, v12271);
-          const float v12273 = iron_exp2_approx(v12272);
-          v10961.x[18] = v12273;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12276 = v10961.x[19];
-          const float v12277 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12278 = -v12277;
-          const float v12279 = fmaf(v12276, v349, v12278);
-          const float v12280 = iron_exp2_approx(v12279);
-          v10961.x[19] = v12280;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12283 = v10961.x[20];
-          const float v12284 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12285 = -v12284;
-          const float v12286 = fmaf(v12283, v349, v12285);
-          const float v12287 = iron_exp2_approx(v12286);
-          v10961.x[20] = v12287;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12290 = v10961.x[21];
-          const float v12291 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12292 = -v12291;
-          const float v12293 = fmaf(v12290, v349, v12292);
-          const float v12294 = iron_exp2_approx(v12293);
-          v10961.x[21] = v12294;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12297 = v10961.x[22];
-          const float v12298 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12299 = -v12298;
-          const float v12300 = fmaf(v12297, v349, v12299);
-          const float v12301 = iron_exp2_approx(v12300);
-          v10961.x[22] = v12301;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12304 = v10961.x[23];
-          const float v12305 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12306 = -v12305;
-          const float v12307 = fmaf(v12304, v349, v12306);
-          const float v12308 = iron_exp2_approx(v12307);
-          v10961.x[23] = v12308;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12311 = v10961.x[24];
-          const float v12312 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12313 = -v12312;
-          const float v12314 = fmaf(v12311, v349, v12313);
-          const float v12315 = iron_exp2_approx(v12314);
-          v10961.x[24] = v12315;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12318 = v10961.x[25];
-          const float v12319 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12320 = -v12319;
-          const float v12321 = fmaf(v12318, v349, v12320);
-          const float v12322 = iron_exp2_approx(v12321);
-          v10961.x[25] = v12322;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12325 = v10961.x[26];
-          const float v12326 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12327 = -v12326;
-          const float v12328 = fmaf(v12325, v349, v12327);
-          const float v12329 = iron_exp2_approx(v12328);
-          v10961.x[26] = v12329;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12332 = v10961.x[27];
-          const float v12333 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12334 = -v12333;
-          const float v12335 = fmaf(v12332, v349, v12334);
-          const float v12336 = iron_exp2_approx(v12335);
-          v10961.x[27] = v12336;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12339 = v10961.x[28];
-          const float v12340 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12341 = -v12340;
-          const float v12342 = fmaf(v12339, v349, v12341);
-          const float v12343 = iron_exp2_approx(v12342);
-          v10961.x[28] = v12343;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12346 = v10961.x[29];
-          const float v12347 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12348 = -v12347;
-          const float v12349 = fmaf(v12346, v349, v12348);
-          const float v12350 = iron_exp2_approx(v12349);
-          v10961.x[29] = v12350;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12353 = v10961.x[30];
-          const float v12354 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12355 = -v12354;
-          const float v12356 = fmaf(v12353, v349, v12355);
-          const float v12357 = iron_exp2_approx(v12356);
-          v10961.x[30] = v12357;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12360 = v10961.x[31];
-          const float v12361 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12362 = -v12361;
-          const float v12363 = fmaf(v12360, v349, v12362);
-          const float v12364 = iron_exp2_approx(v12363);
-          v10961.x[31] = v12364;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12367 = v10961.x[32];
-          const float v12368 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12369 = -v12368;
-          const float v12370 = fmaf(v12367, v349, v12369);
-          const float v12371 = iron_exp2_approx(v12370);
-          v10961.x[32] = v12371;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12374 = v10961.x[33];
-          const float v12375 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12376 = -v12375;
-          const float v12377 = fmaf(v12374, v349, v12376);
-          const float v12378 = iron_exp2_approx(v12377);
-          v10961.x[33] = v12378;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12381 = v10961.x[34];
-          const float v12382 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12383 = -v12382;
-          const float v12384 = fmaf(v12381, v349, v12383);
-          const float v12385 = iron_exp2_approx(v12384);
-          v10961.x[34] = v12385;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12388 = v10961.x[35];
-          const float v12389 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12390 = -v12389;
-          const float v12391 = fmaf(v12388, v349, v12390);
-          const float v12392 = iron_exp2_approx(v12391);
-          v10961.x[35] = v12392;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12395 = v10961.x[36];
-          const float v12396 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12397 = -v12396;
-          const float v12398 = fmaf(v12395, v349, v12397);
-          const float v12399 = iron_exp2_approx(v12398);
-          v10961.x[36] = v12399;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12402 = v10961.x[37];
-          const float v12403 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12404 = -v12403;
-          const float v12405 = fmaf(v12402, v349, v12404);
-          const float v12406 = iron_exp2_approx(v12405);
-          v10961.x[37] = v12406;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12409 = v10961.x[38];
-          const float v12410 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12411 = -v12410;
-          const float v12412 = fmaf(v12409, v349, v12411);
-          const float v12413 = iron_exp2_approx(v12412);
-          v10961.x[38] = v12413;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12416 = v10961.x[39];
-          const float v12417 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12418 = -v12417;
-          const float v12419 = fmaf(v12416, v349, v12418);
-          const float v12420 = iron_exp2_approx(v12419);
-          v10961.x[39] = v12420;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12423 = v10961.x[40];
-          const float v12424 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12425 = -v12424;
-          const float v12426 = fmaf(v12423, v349, v12425);
-          const float v12427 = iron_exp2_approx(v12426);
-          v10961.x[40] = v12427;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12430 = v10961.x[41];
-          const float v12431 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12432 = -v12431;
-          const float v12433 = fmaf(v12430, v349, v12432);
-          const float v12434 = iron_exp2_approx(v12433);
-          v10961.x[41] = v12434;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12437 = v10961.x[42];
-          const float v12438 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12439 = -v12438;
-          const float v12440 = fmaf(v12437, v349, v12439);
-          const float v12441 = iron_exp2_approx(v12440);
-          v10961.x[42] = v12441;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12444 = v10961.x[43];
-          const float v12445 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12446 = -v12445;
-          const float v12447 = fmaf(v12444, v349, v12446);
-          const float v12448 = iron_exp2_approx(v12447);
-          v10961.x[43] = v12448;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12451 = v10961.x[44];
-          const float v12452 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12453 = -v12452;
-          const float v12454 = fmaf(v12451, v349, v12453);
-          const float v12455 = iron_exp2_approx(v12454);
-          v10961.x[44] = v12455;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12458 = v10961.x[45];
-          const float v12459 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12460 = -v12459;
-          const float v12461 = fmaf(v12458, v349, v12460);
-          const float v12462 = iron_exp2_approx(v12461);
-          v10961.x[45] = v12462;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12465 = v10961.x[46];
-          const float v12466 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12467 = -v12466;
-          const float v12468 = fmaf(v12465, v349, v12467);
-          const float v12469 = iron_exp2_approx(v12468);
-          v10961.x[46] = v12469;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12472 = v10961.x[47];
-          const float v12473 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12474 = -v12473;
-          const float v12475 = fmaf(v12472, v349, v12474);
-          const float v12476 = iron_exp2_approx(v12475);
-          v10961.x[47] = v12476;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12479 = v10961.x[48];
-          const float v12480 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12481 = -v12480;
-          const float v12482 = fmaf(v12479, v349, v12481);
-          const float v12483 = iron_exp2_approx(v12482);
-          v10961.x[48] = v12483;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12486 = v10961.x[49];
-          const float v12487 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12488 = -v12487;
-          const float v12489 = fmaf(v12486, v349, v12488);
-          const float v12490 = iron_exp2_approx(v12489);
-          v10961.x[49] = v12490;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12493 = v10961.x[50];
-          const float v12494 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12495 = -v12494;
-          const float v12496 = fmaf(v12493, v349, v12495);
-          const float v12497 = iron_exp2_approx(v12496);
-          v10961.x[50] = v12497;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12500 = v10961.x[51];
-          const float v12501 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12502 = -v12501;
-          const float v12503 = fmaf(v12500, v349, v12502);
-          const float v12504 = iron_exp2_approx(v12503);
-          v10961.x[51] = v12504;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12507 = v10961.x[52];
-          const float v12508 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12509 = -v12508;
-          const float v12510 = fmaf(v12507, v349, v12509);
-          const float v12511 = iron_exp2_approx(v12510);
-          v10961.x[52] = v12511;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12514 = v10961.x[53];
-          const float v12515 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12516 = -v12515;
-          const float v12517 = fmaf(v12514, v349, v12516);
-          const float v12518 = iron_exp2_approx(v12517);
-          v10961.x[53] = v12518;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12521 = v10961.x[54];
-          const float v12522 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12523 = -v12522;
-          const float v12524 = fmaf(v12521, v349, v12523);
-          const float v12525 = iron_exp2_approx(v12524);
-          v10961.x[54] = v12525;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12528 = v10961.x[55];
-          const float v12529 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12530 = -v12529;
-          const float v12531 = fmaf(v12528, v349, v12530);
-          const float v12532 = iron_exp2_approx(v12531);
-          v10961.x[55] = v12532;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12535 = v10961.x[56];
-          const float v12536 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12537 = -v12536;
-          const float v12538 = fmaf(v12535, v349, v12537);
-          const float v12539 = iron_exp2_approx(v12538);
-          v10961.x[56] = v12539;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12542 = v10961.x[57];
-          const float v12543 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12544 = -v12543;
-          const float v12545 = fmaf(v12542, v349, v12544);
-          const float v12546 = iron_exp2_approx(v12545);
-          v10961.x[57] = v12546;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12549 = v10961.x[58];
-          const float v12550 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12551 = -v12550;
-          const float v12552 = fmaf(v12549, v349, v12551);
-          const float v12553 = iron_exp2_approx(v12552);
-          v10961.x[58] = v12553;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12556 = v10961.x[59];
-          const float v12557 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12558 = -v12557;
-          const float v12559 = fmaf(v12556, v349, v12558);
-          const float v12560 = iron_exp2_approx(v12559);
-          v10961.x[59] = v12560;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12563 = v10961.x[60];
-          const float v12564 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12565 = -v12564;
-          const float v12566 = fmaf(v12563, v349, v12565);
-          const float v12567 = iron_exp2_approx(v12566);
-          v10961.x[60] = v12567;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12570 = v10961.x[61];
-          const float v12571 = v12052.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12572 = -v12571;
-          const float v12573 = fmaf(v12570, v349, v12572);
-          const float v12574 = iron_exp2_approx(v12573);
-          v10961.x[61] = v12574;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12577 = v10961.x[62];
-          const float v12578 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12579 = -v12578;
-          const float v12580 = fmaf(v12577, v349, v12579);
-          const float v12581 = iron_exp2_approx(v12580);
-          v10961.x[62] = v12581;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12584 = v10961.x[63];
-          const float v12585 = v12052.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12586 = -v12585;
-          const float v12587 = fmaf(v12584, v349, v12586);
-          const float v12588 = iron_exp2_approx(v12587);
-          v10961.x[63] = v12588;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v12590;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v12590, 0.0f);
-          iron_frag_row_reduce<true>(v12590, v10961);
-          const float v12593 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v12594 = v12590.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12595 = v10987.x[0];
-          const float v12596 = v12593 * v12595;
-          const float v12597 = v12596 + v12594;
-          v353.x[0] = v12597;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12600 = v353.x[1];
-          const float v12601 = v12590.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12602 = v10987.x[1];
-          const float v12603 = v12600 * v12602;
-          const float v12604 = v12603 + v12601;
-          v353.x[1] = v12604;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12607 = v353.x[2];
-          const float v12608 = v12590.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12609 = v10987.x[2];
-          const float v12610 = v12607 * v12609;
-          const float v12611 = v12610 + v12608;
-          v353.x[2] = v12611;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12614 = v353.x[3];
-          const float v12615 = v12590.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12616 = v10987.x[3];
-          const float v12617 = v12614 * v12616;
-          const float v12618 = v12617 + v12615;
-          v353.x[3] = v12618;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v12031;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v12031, 0.0f);
+          iron_frag_row_reduce<false>(v12031, v10958);
+          const float v12034 = v12031.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v12035 = v12034 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12031.x[0] = v12035;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12038 = v12031.x[1];
+          const float v12039 = v12038 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12031.x[1] = v12039;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12042 = v12031.x[2];
+          const float v12043 = v12042 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12031.x[2] = v12043;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12046 = v12031.x[3];
+          const float v12047 = v12046 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12031.x[3] = v12047;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v12049;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v12049, 0.0f);
+          const float v12053 = v12031.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12054 = v351.x[0];
+          const float v12055 = fmaxf(v12054, v12053);
+          const bool v12058 = v12055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12059 = v12058 ? 0.0f : v12055;
+          v12049.x[0] = v12059;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12063 = v12031.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12064 = v351.x[1];
+          const float v12065 = fmaxf(v12064, v12063);
+          const bool v12068 = v12065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12069 = v12068 ? 0.0f : v12065;
+          v12049.x[1] = v12069;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12073 = v12031.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12074 = v351.x[2];
+          const float v12075 = fmaxf(v12074, v12073);
+          const bool v12078 = v12075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12079 = v12078 ? 0.0f : v12075;
+          v12049.x[2] = v12079;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12083 = v12031.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12084 = v351.x[3];
+          const float v12085 = fmaxf(v12084, v12083);
+          const bool v12088 = v12085 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12089 = v12088 ? 0.0f : v12085;
+          v12049.x[3] = v12089;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12093 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12095 = v12054 - v12093;
+          const float v12096 = iron_exp2_approx(v12095);
+          v10984.x[0] = v12096;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12100 = v12049.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12102 = v12064 - v12100;
+          const float v12103 = iron_exp2_approx(v12102);
+          v10984.x[1] = v12103;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12107 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12109 = v12074 - v12107;
+          const float v12110 = iron_exp2_approx(v12109);
+          v10984.x[2] = v12110;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12114 = v12049.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12116 = v12084 - v12114;
+          const float v12117 = iron_exp2_approx(v12116);
+          v10984.x[3] = v12117;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v12055;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12125 = v351.x[1];
+          const float v12127 = fmaxf(v12125, v12063);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v12127;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12130 = v351.x[2];
+          const float v12132 = fmaxf(v12130, v12073);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v12132;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12135 = v351.x[3];
+          const float v12137 = fmaxf(v12135, v12083);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v12137;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12140 = v10958.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v12141 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12142 = -v12141;
+          const float v12143 = fmaf(v12140, v349, v12142);
+          const float v12144 = iron_exp2_approx(v12143);
+          v10958.x[0] = v12144;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12147 = v10958.x[1];
+          const float v12148 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12149 = -v12148;
+          const float v12150 = fmaf(v12147, v349, v12149);
+          const float v12151 = iron_exp2_approx(v12150);
+          v10958.x[1] = v12151;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12154 = v10958.x[2];
+          const float v12155 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12156 = -v12155;
+          const float v12157 = fmaf(v12154, v349, v12156);
+          const float v12158 = iron_exp2_approx(v12157);
+          v10958.x[2] = v12158;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12161 = v10958.x[3];
+          const float v12162 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12163 = -v12162;
+          const float v12164 = fmaf(v12161, v349, v12163);
+          const float v12165 = iron_exp2_approx(v12164);
+          v10958.x[3] = v12165;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12168 = v10958.x[4];
+          const float v12169 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12170 = -v12169;
+          const float v12171 = fmaf(v12168, v349, v12170);
+          const float v12172 = iron_exp2_approx(v12171);
+          v10958.x[4] = v12172;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12175 = v10958.x[5];
+          const float v12176 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12177 = -v12176;
+          const float v12178 = fmaf(v12175, v349, v12177);
+          const float v12179 = iron_exp2_approx(v12178);
+          v10958.x[5] = v12179;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12182 = v10958.x[6];
+          const float v12183 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12184 = -v12183;
+          const float v12185 = fmaf(v12182, v349, v12184);
+          const float v12186 = iron_exp2_approx(v12185);
+          v10958.x[6] = v12186;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12189 = v10958.x[7];
+          const float v12190 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12191 = -v12190;
+          const float v12192 = fmaf(v12189, v349, v12191);
+          const float v12193 = iron_exp2_approx(v12192);
+          v10958.x[7] = v12193;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12196 = v10958.x[8];
+          const float v12197 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12198 = -v12197;
+          const float v12199 = fmaf(v12196, v349, v12198);
+          const float v12200 = iron_exp2_approx(v12199);
+          v10958.x[8] = v12200;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12203 = v10958.x[9];
+          const float v12204 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12205 = -v12204;
+          const float v12206 = fmaf(v12203, v349, v12205);
+          const float v12207 = iron_exp2_approx(v12206);
+          v10958.x[9] = v12207;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12210 = v10958.x[10];
+          const float v12211 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12212 = -v12211;
+          const float v12213 = fmaf(v12210, v349, v12212);
+          const float v12214 = iron_exp2_approx(v12213);
+          v10958.x[10] = v12214;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12217 = v10958.x[11];
+          const float v12218 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12219 = -v12218;
+          const float v12220 = fmaf(v12217, v349, v12219);
+          const float v12221 = iron_exp2_approx(v12220);
+          v10958.x[11] = v12221;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12224 = v10958.x[12];
+          const float v12225 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12226 = -v12225;
+          const float v12227 = fmaf(v12224, v349, v12226);
+          const float v12228 = iron_exp2_approx(v12227);
+          v10958.x[12] = v12228;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12231 = v10958.x[13];
+          const float v12232 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12233 = -v12232;
+          const float v12234 = fmaf(v12231, v349, v12233);
+          const float v12235 = iron_exp2_approx(v12234);
+          v10958.x[13] = v12235;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12238 = v10958.x[14];
+          const float v12239 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12240 = -v12239;
+          const float v12241 = fmaf(v12238, v349, v12240);
+          const float v12242 = iron_exp2_approx(v12241);
+          v10958.x[14] = v12242;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12245 = v10958.x[15];
+          const float v12246 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12247 = -v12246;
+          const float v12248 = fmaf(v12245, v349, v12247);
+          const float v12249 = iron_exp2_approx(v12248);
+          v10958.x[15] = v12249;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12252 = v10958.x[16];
+          const float v12253 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12254 = -v12253;
+          const float v12255 = fmaf(v12252, v349, v12254);
+          const float v12256 = iron_exp2_approx(v12255);
+          v10958.x[16] = v12256;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12259 = v10958.x[17];
+          const float v12260 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12261 = -v12260;
+          const float v12262 = fmaf(v12259, v349, v12261);
+          const float v12263 = iron_exp2_approx(v12262);
+          v10958.x[17] = v12263;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12266 = v10958.x[18];
+          const float v12267 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12268 = -v12267;
+          const float v12269 = fmaf(v12266, v349, v12268);
+          const float v12270 = iron_exp2_approx(v12269);
+          v10958.x[18] = v12270;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12273 = v10958.x[19];
+          const float v12274 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12275 = -v12274;
+          const float v12276 = fmaf(v12273, v349, v12275);
+          const float v12277 = iron_exp2_approx(v12276);
+          v10958.x[19] = v12277;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12280 = v10958.x[20];
+          const float v12281 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12282 = -v12281;
+          const float v12283 = fmaf(v12280, v349, v12282);
+          const float v12284 = iron_exp2_approx(v12283);
+          v10958.x[20] = v12284;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12287 = v10958.x[21];
+          const float v12288 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12289 = -v12288;
+          const float v12290 = fmaf(v12287, v349, v12289);
+          const float v12291 = iron_exp2_approx(v12290);
+          v10958.x[21] = v12291;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12294 = v10958.x[22];
+          const float v12295 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12296 = -v12295;
+          const float v12297 = fmaf(v12294, v349, v12296);
+          const float v12298 = iron_exp2_approx(v12297);
+          v10958.x[22] = v12298;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12301 = v10958.x[23];
+          const float v12302 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12303 = -v12302;
+          const float v12304 = fmaf(v12301, v349, v12303);
+          const float v12305 = iron_exp2_approx(v12304);
+          v10958.x[23] = v12305;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12308 = v10958.x[24];
+          const float v12309 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12310 = -v12309;
+          const float v12311 = fmaf(v12308, v349, v12310);
+          const float v12312 = iron_exp2_approx(v12311);
+          v10958.x[24] = v12312;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12315 = v10958.x[25];
+          const float v12316 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12317 = -v12316;
+          const float v12318 = fmaf(v12315, v349, v12317);
+          const float v12319 = iron_exp2_approx(v12318);
+          v10958.x[25] = v12319;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12322 = v10958.x[26];
+          const float v12323 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12324 = -v12323;
+          const float v12325 = fmaf(v12322, v349, v12324);
+          const float v12326 = iron_exp2_approx(v12325);
+          v10958.x[26] = v12326;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12329 = v10958.x[27];
+          const float v12330 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12331 = -v12330;
+          const float v12332 = fmaf(v12329, v349, v12331);
+          const float v12333 = iron_exp2_approx(v12332);
+          v10958.x[27] = v12333;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12336 = v10958.x[28];
+          const float v12337 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12338 = -v12337;
+          const float v12339 = fmaf(v12336, v349, v12338);
+          const float v12340 = iron_exp2_approx(v12339);
+          v10958.x[28] = v12340;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12343 = v10958.x[29];
+          const float v12344 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12345 = -v12344;
+          const float v12346 = fmaf(v12343, v349, v12345);
+          const float v12347 = iron_exp2_approx(v12346);
+          v10958.x[29] = v12347;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12350 = v10958.x[30];
+          const float v12351 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12352 = -v12351;
+          const float v12353 = fmaf(v12350, v349, v12352);
+          const float v12354 = iron_exp2_approx(v12353);
+          v10958.x[30] = v12354;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12357 = v10958.x[31];
+          const float v12358 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12359 = -v12358;
+          const float v12360 = fmaf(v12357, v349, v12359);
+          const float v12361 = iron_exp2_approx(v12360);
+          v10958.x[31] = v12361;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12364 = v10958.x[32];
+          const float v12365 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12366 = -v12365;
+          const float v12367 = fmaf(v12364, v349, v12366);
+          const float v12368 = iron_exp2_approx(v12367);
+          v10958.x[32] = v12368;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12371 = v10958.x[33];
+          const float v12372 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12373 = -v12372;
+          const float v12374 = fmaf(v12371, v349, v12373);
+          const float v12375 = iron_exp2_approx(v12374);
+          v10958.x[33] = v12375;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12378 = v10958.x[34];
+          const float v12379 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12380 = -v12379;
+          const float v12381 = fmaf(v12378, v349, v12380);
+          const float v12382 = iron_exp2_approx(v12381);
+          v10958.x[34] = v12382;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12385 = v10958.x[35];
+          const float v12386 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12387 = -v12386;
+          const float v12388 = fmaf(v12385, v349, v12387);
+          const float v12389 = iron_exp2_approx(v12388);
+          v10958.x[35] = v12389;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12392 = v10958.x[36];
+          const float v12393 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12394 = -v12393;
+          const float v12395 = fmaf(v12392, v349, v12394);
+          const float v12396 = iron_exp2_approx(v12395);
+          v10958.x[36] = v12396;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12399 = v10958.x[37];
+          const float v12400 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12401 = -v12400;
+          const float v12402 = fmaf(v12399, v349, v12401);
+          const float v12403 = iron_exp2_approx(v12402);
+          v10958.x[37] = v12403;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12406 = v10958.x[38];
+          const float v12407 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12408 = -v12407;
+          const float v12409 = fmaf(v12406, v349, v12408);
+          const float v12410 = iron_exp2_approx(v12409);
+          v10958.x[38] = v12410;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12413 = v10958.x[39];
+          const float v12414 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12415 = -v12414;
+          const float v12416 = fmaf(v12413, v349, v12415);
+          const float v12417 = iron_exp2_approx(v12416);
+          v10958.x[39] = v12417;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12420 = v10958.x[40];
+          const float v12421 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12422 = -v12421;
+          const float v12423 = fmaf(v12420, v349, v12422);
+          const float v12424 = iron_exp2_approx(v12423);
+          v10958.x[40] = v12424;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12427 = v10958.x[41];
+          const float v12428 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12429 = -v12428;
+          const float v12430 = fmaf(v12427, v349, v12429);
+          const float v12431 = iron_exp2_approx(v12430);
+          v10958.x[41] = v12431;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12434 = v10958.x[42];
+          const float v12435 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12436 = -v12435;
+          const float v12437 = fmaf(v12434, v349, v12436);
+          const float v12438 = iron_exp2_approx(v12437);
+          v10958.x[42] = v12438;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12441 = v10958.x[43];
+          const float v12442 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12443 = -v12442;
+          const float v12444 = fmaf(v12441, v349, v12443);
+          const float v12445 = iron_exp2_approx(v12444);
+          v10958.x[43] = v12445;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12448 = v10958.x[44];
+          const float v12449 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12450 = -v12449;
+          const float v12451 = fmaf(v12448, v349, v12450);
+          const float v12452 = iron_exp2_approx(v12451);
+          v10958.x[44] = v12452;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12455 = v10958.x[45];
+          const float v12456 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12457 = -v12456;
+          const float v12458 = fmaf(v12455, v349, v12457);
+          const float v12459 = iron_exp2_approx(v12458);
+          v10958.x[45] = v12459;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12462 = v10958.x[46];
+          const float v12463 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12464 = -v12463;
+          const float v12465 = fmaf(v12462, v349, v12464);
+          const float v12466 = iron_exp2_approx(v12465);
+          v10958.x[46] = v12466;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12469 = v10958.x[47];
+          const float v12470 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12471 = -v12470;
+          const float v12472 = fmaf(v12469, v349, v12471);
+          const float v12473 = iron_exp2_approx(v12472);
+          v10958.x[47] = v12473;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12476 = v10958.x[48];
+          const float v12477 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12478 = -v12477;
+          const float v12479 = fmaf(v12476, v349, v12478);
+          const float v12480 = iron_exp2_approx(v12479);
+          v10958.x[48] = v12480;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12483 = v10958.x[49];
+          const float v12484 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12485 = -v12484;
+          const float v12486 = fmaf(v12483, v349, v12485);
+          const float v12487 = iron_exp2_approx(v12486);
+          v10958.x[49] = v12487;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12490 = v10958.x[50];
+          const float v12491 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12492 = -v12491;
+          const float v12493 = fmaf(v12490, v349, v12492);
+          const float v12494 = iron_exp2_approx(v12493);
+          v10958.x[50] = v12494;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12497 = v10958.x[51];
+          const float v12498 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12499 = -v12498;
+          const float v12500 = fmaf(v12497, v349, v12499);
+          const float v12501 = iron_exp2_approx(v12500);
+          v10958.x[51] = v12501;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12504 = v10958.x[52];
+          const float v12505 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12506 = -v12505;
+          const float v12507 = fmaf(v12504, v349, v12506);
+          const float v12508 = iron_exp2_approx(v12507);
+          v10958.x[52] = v12508;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12511 = v10958.x[53];
+          const float v12512 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12513 = -v12512;
+          const float v12514 = fmaf(v12511, v349, v12513);
+          const float v12515 = iron_exp2_approx(v12514);
+          v10958.x[53] = v12515;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12518 = v10958.x[54];
+          const float v12519 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12520 = -v12519;
+          const float v12521 = fmaf(v12518, v349, v12520);
+          const float v12522 = iron_exp2_approx(v12521);
+          v10958.x[54] = v12522;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12525 = v10958.x[55];
+          const float v12526 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12527 = -v12526;
+          const float v12528 = fmaf(v12525, v349, v12527);
+          const float v12529 = iron_exp2_approx(v12528);
+          v10958.x[55] = v12529;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12532 = v10958.x[56];
+          const float v12533 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12534 = -v12533;
+          const float v12535 = fmaf(v12532, v349, v12534);
+          const float v12536 = iron_exp2_approx(v12535);
+          v10958.x[56] = v12536;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12539 = v10958.x[57];
+          const float v12540 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12541 = -v12540;
+          const float v12542 = fmaf(v12539, v349, v12541);
+          const float v12543 = iron_exp2_approx(v12542);
+          v10958.x[57] = v12543;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12546 = v10958.x[58];
+          const float v12547 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12548 = -v12547;
+          const float v12549 = fmaf(v12546, v349, v12548);
+          const float v12550 = iron_exp2_approx(v12549);
+          v10958.x[58] = v12550;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12553 = v10958.x[59];
+          const float v12554 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12555 = -v12554;
+          const float v12556 = fmaf(v12553, v349, v12555);
+          const float v12557 = iron_exp2_approx(v12556);
+          v10958.x[59] = v12557;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12560 = v10958.x[60];
+          const float v12561 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12562 = -v12561;
+          const float v12563 = fmaf(v12560, v349, v12562);
+          const float v12564 = iron_exp2_approx(v12563);
+          v10958.x[60] = v12564;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12567 = v10958.x[61];
+          const float v12568 = v12049.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12569 = -v12568;
+          const float v12570 = fmaf(v12567, v349, v12569);
+          const float v12571 = iron_exp2_approx(v12570);
+          v10958.x[61] = v12571;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12574 = v10958.x[62];
+          const float v12575 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12576 = -v12575;
+          const float v12577 = fmaf(v12574, v349, v12576);
+          const float v12578 = iron_exp2_approx(v12577);
+          v10958.x[62] = v12578;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12581 = v10958.x[63];
+          const float v12582 = v12049.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12583 = -v12582;
+          const float v12584 = fmaf(v12581, v349, v12583);
+          const float v12585 = iron_exp2_approx(v12584);
+          v10958.x[63] = v12585;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v12587;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v12587, 0.0f);
+          iron_frag_row_reduce<true>(v12587, v10958);
+          const float v12590 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v12591 = v12587.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12592 = v10984.x[0];
+          const float v12593 = v12590 * v12592;
+          const float v12594 = v12593 + v12591;
+          v353.x[0] = v12594;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12597 = v353.x[1];
+          const float v12598 = v12587.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12599 = v10984.x[1];
+          const float v12600 = v12597 * v12599;
+          const float v12601 = v12600 + v12598;
+          v353.x[1] = v12601;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12604 = v353.x[2];
+          const float v12605 = v12587.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12606 = v10984.x[2];
+          const float v12607 = v12604 * v12606;
+          const float v12608 = v12607 + v12605;
+          v353.x[2] = v12608;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12611 = v353.x[3];
+          const float v12612 = v12587.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12613 = v10984.x[3];
+          const float v12614 = v12611 * v12613;
+          const float v12615 = v12614 + v12612;
+          v353.x[3] = v12615;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v12621 = v10449 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v12629 = v10449 + v18;
-          const bool v12630 = v12629 <= v304;
-          const bool v12631 = v311 || v12630;
-          const bool v12632 = v12621 && v12631;
-          const bool v12634 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v12635 = v10442 + v7;
-          const unsigned int v12636 = v12635 + v18;
-          const unsigned int v12637 = v301 + v37;
-          const bool v12638 = v12637 <= v12636;
-          const bool v12639 = v12634 || v12638;
-          const bool v12640 = v12632 && v12639;  // kernels/sdpa/flash_tile.hpp:182
-          if (v12640) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v12643 = v10961.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v12644 = v12643 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[0] = v12644;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12647 = v10961.x[1];
-            const float v12648 = v12647 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[1] = v12648;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12651 = v10961.x[2];
-            const float v12652 = v12651 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[2] = v12652;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12655 = v10961.x[3];
-            const float v12656 = v12655 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[3] = v12656;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12659 = v10961.x[4];
-            const float v12660 = v12659 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[4] = v12660;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12663 = v10961.x[5];
-            const float v12664 = v12663 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[5] = v12664;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12667 = v10961.x[6];
-            const float v12668 = v12667 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[6] = v12668;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12671 = v10961.x[7];
-            const float v12672 = v12671 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[7] = v12672;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12675 = v10961.x[8];
-            const float v12676 = v12675 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[8] = v12676;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12679 = v10961.x[9];
-            const float v12680 = v12679 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[9] = v12680;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12683 = v10961.x[10];
-            const float v12684 = v12683 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[10] = v12684;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12687 = v10961.x[11];
-            const float v12688 = v12687 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[11] = v12688;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12691 = v10961.x[12];
-            const float v12692 = v12691 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[12] = v12692;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12695 = v10961.x[13];
-            const float v12696 = v12695 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[13] = v12696;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12699 = v10961.x[14];
-            const float v12700 = v12699 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[14] = v12700;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12703 = v10961.x[15];
-            const float v12704 = v12703 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[15] = v12704;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12707 = v10961.x[16];
-            const float v12708 = v12707 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[16] = v12708;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12711 = v10961.x[17];
-            const float v12712 = v12711 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[17] = v12712;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12715 = v10961.x[18];
-            const float v12716 = v12715 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[18] = v12716;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12719 = v10961.x[19];
-            const float v12720 = v12719 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[19] = v12720;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12723 = v10961.x[20];
-            const float v12724 = v12723 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[20] = v12724;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12727 = v10961.x[21];
-            const float v12728 = v12727 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[21] = v12728;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12731 = v10961.x[22];
-            const float v12732 = v12731 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[22] = v12732;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12735 = v10961.x[23];
-            const float v12736 = v12735 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[23] = v12736;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12739 = v10961.x[24];
-            const float v12740 = v12739 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[24] = v12740;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12743 = v10961.x[25];
-            const float v12744 = v12743 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[25] = v12744;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12747 = v10961.x[26];
-            const float v12748 = v12747 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[26] = v12748;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12751 = v10961.x[27];
-            const float v12752 = v12751 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[27] = v12752;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12755 = v10961.x[28];
-            const float v12756 = v12755 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[28] = v12756;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12759 = v10961.x[29];
-            const float v12760 = v12759 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[29] = v12760;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12763 = v10961.x[30];
-            const float v12764 = v12763 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[30] = v12764;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12767 = v10961.x[31];
-            const float v12768 = v12767 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[31] = v12768;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12771 = v10961.x[32];
-            const float v12772 = v12771 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[32] = v12772;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12775 = v10961.x[33];
-            const float v12776 = v12775 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[33] = v12776;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12779 = v10961.x[34];
-            const float v12780 = v12779 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[34] = v12780;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12783 = v10961.x[35];
-            const float v12784 = v12783 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[35] = v12784;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12787 = v10961.x[36];
-            const float v12788 = v12787 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[36] = v12788;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12791 = v10961.x[37];
-            const float v12792 = v12791 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[37] = v12792;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12795 = v10961.x[38];
-            const float v12796 = v12795 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[38] = v12796;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12799 = v10961.x[39];
-            const float v12800 = v12799 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[39] = v12800;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12803 = v10961.x[40];
-            const float v12804 = v12803 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[40] = v12804;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12807 = v10961.x[41];
-            const float v12808 = v12807 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[41] = v12808;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12811 = v10961.x[42];
-            const float v12812 = v12811 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[42] = v12812;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12815 = v10961.x[43];
-            const float v12816 = v12815 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[43] = v12816;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12819 = v10961.x[44];
-            const float v12820 = v12819 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[44] = v12820;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12823 = v10961.x[45];
-            const float v12824 = v12823 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[45] = v12824;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12827 = v10961.x[46];
-            const float v12828 = v12827 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[46] = v12828;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12831 = v10961.x[47];
-            const float v12832 = v12831 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[47] = v12832;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12835 = v10961.x[48];
-            const float v12836 = v12835 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[48] = v12836;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12839 = v10961.x[49];
-            const float v12840 = v12839 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[49] = v12840;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12843 = v10961.x[50];
-            const float v12844 = v12843 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[50] = v12844;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12847 = v10961.x[51];
-            const float v12848 = v12847 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[51] = v12848;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12851 = v10961.x[52];
-            const float v12852 = v12851 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[52] = v12852;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12855 = v10961.x[53];
-            const float v12856 = v12855 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[53] = v12856;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12859 = v10961.x[54];
-            const float v12860 = v12859 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[54] = v12860;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12863 = v10961.x[55];
-            const float v12864 = v12863 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[55] = v12864;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12867 = v10961.x[56];
-            const float v12868 = v12867 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[56] = v12868;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12871 = v10961.x[57];
-            const float v12872 = v12871 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[57] = v12872;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12875 = v10961.x[58];
-            const float v12876 = v12875 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[58] = v12876;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12879 = v10961.x[59];
-            const float v12880 = v12879 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[59] = v12880;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12883 = v10961.x[60];
-            const float v12884 = v12883 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[60] = v12884;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12887 = v10961.x[61];
-            const float v12888 = v12887 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[61] = v12888;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12891 = v10961.x[62];
-            const float v12892 = v12891 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[62] = v12892;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12895 = v10961.x[63];
-            const float v12896 = v12895 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v10961.x[63] = v12896;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v12618 = v10446 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v12626 = v10446 + v18;
+          const bool v12627 = v12626 <= v304;
+          const bool v12628 = v311 || v12627;
+          const bool v12629 = v12618 && v12628;
+          const bool v12631 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v12632 = v10439 + v7;
+          const unsigned int v12633 = v12632 + v18;
+          const unsigned int v12634 = v301 + v37;
+          const bool v12635 = v12634 <= v12633;
+          const bool v12636 = v12631 || v12635;
+          const bool v12637 = v12629 && v12636;  // kernels/sdpa/flash_tile.hpp:182
+          if (v12637) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v12640 = v10958.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v12641 = v12640 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[0] = v12641;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12644 = v10958.x[1];
+            const float v12645 = v12644 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[1] = v12645;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12648 = v10958.x[2];
+            const float v12649 = v12648 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[2] = v12649;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12652 = v10958.x[3];
+            const float v12653 = v12652 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[3] = v12653;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12656 = v10958.x[4];
+            const float v12657 = v12656 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[4] = v12657;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12660 = v10958.x[5];
+            const float v12661 = v12660 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[5] = v12661;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12664 = v10958.x[6];
+            const float v12665 = v12664 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[6] = v12665;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12668 = v10958.x[7];
+            const float v12669 = v12668 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[7] = v12669;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12672 = v10958.x[8];
+            const float v12673 = v12672 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[8] = v12673;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12676 = v10958.x[9];
+            const float v12677 = v12676 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[9] = v12677;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12680 = v10958.x[10];
+            const float v12681 = v12680 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[10] = v12681;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12684 = v10958.x[11];
+            const float v12685 = v12684 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[11] = v12685;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12688 = v10958.x[12];
+            const float v12689 = v12688 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[12] = v12689;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12692 = v10958.x[13];
+            const float v12693 = v12692 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[13] = v12693;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12696 = v10958.x[14];
+            const float v12697 = v12696 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[14] = v12697;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12700 = v10958.x[15];
+            const float v12701 = v12700 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[15] = v12701;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12704 = v10958.x[16];
+            const float v12705 = v12704 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[16] = v12705;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12708 = v10958.x[17];
+            const float v12709 = v12708 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[17] = v12709;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12712 = v10958.x[18];
+            const float v12713 = v12712 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[18] = v12713;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12716 = v10958.x[19];
+            const float v12717 = v12716 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[19] = v12717;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12720 = v10958.x[20];
+            const float v12721 = v12720 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[20] = v12721;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12724 = v10958.x[21];
+            const float v12725 = v12724 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[21] = v12725;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12728 = v10958.x[22];
+            const float v12729 = v12728 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[22] = v12729;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12732 = v10958.x[23];
+            const float v12733 = v12732 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[23] = v12733;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12736 = v10958.x[24];
+            const float v12737 = v12736 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[24] = v12737;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12740 = v10958.x[25];
+            const float v12741 = v12740 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[25] = v12741;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12744 = v10958.x[26];
+            const float v12745 = v12744 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[26] = v12745;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12748 = v10958.x[27];
+            const float v12749 = v12748 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[27] = v12749;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12752 = v10958.x[28];
+            const float v12753 = v12752 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[28] = v12753;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12756 = v10958.x[29];
+            const float v12757 = v12756 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[29] = v12757;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12760 = v10958.x[30];
+            const float v12761 = v12760 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[30] = v12761;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12764 = v10958.x[31];
+            const float v12765 = v12764 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[31] = v12765;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12768 = v10958.x[32];
+            const float v12769 = v12768 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[32] = v12769;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12772 = v10958.x[33];
+            const float v12773 = v12772 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[33] = v12773;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12776 = v10958.x[34];
+            const float v12777 = v12776 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[34] = v12777;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12780 = v10958.x[35];
+            const float v12781 = v12780 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[35] = v12781;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12784 = v10958.x[36];
+            const float v12785 = v12784 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[36] = v12785;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12788 = v10958.x[37];
+            const float v12789 = v12788 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[37] = v12789;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12792 = v10958.x[38];
+            const float v12793 = v12792 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[38] = v12793;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12796 = v10958.x[39];
+            const float v12797 = v12796 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[39] = v12797;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12800 = v10958.x[40];
+            const float v12801 = v12800 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[40] = v12801;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12804 = v10958.x[41];
+            const float v12805 = v12804 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[41] = v12805;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12808 = v10958.x[42];
+            const float v12809 = v12808 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[42] = v12809;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12812 = v10958.x[43];
+            const float v12813 = v12812 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[43] = v12813;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12816 = v10958.x[44];
+            const float v12817 = v12816 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[44] = v12817;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12820 = v10958.x[45];
+            const float v12821 = v12820 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[45] = v12821;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12824 = v10958.x[46];
+            const float v12825 = v12824 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[46] = v12825;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12828 = v10958.x[47];
+            const float v12829 = v12828 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[47] = v12829;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12832 = v10958.x[48];
+            const float v12833 = v12832 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[48] = v12833;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12836 = v10958.x[49];
+            const float v12837 = v12836 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[49] = v12837;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12840 = v10958.x[50];
+            const float v12841 = v12840 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[50] = v12841;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12844 = v10958.x[51];
+            const float v12845 = v12844 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[51] = v12845;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12848 = v10958.x[52];
+            const float v12849 = v12848 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[52] = v12849;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12852 = v10958.x[53];
+            const float v12853 = v12852 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[53] = v12853;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12856 = v10958.x[54];
+            const float v12857 = v12856 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[54] = v12857;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12860 = v10958.x[55];
+            const float v12861 = v12860 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[55] = v12861;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12864 = v10958.x[56];
+            const float v12865 = v12864 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[56] = v12865;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12868 = v10958.x[57];
+            const float v12869 = v12868 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[57] = v12869;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12872 = v10958.x[58];
+            const float v12873 = v12872 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[58] = v12873;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12876 = v10958.x[59];
+            const float v12877 = v12876 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[59] = v12877;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12880 = v10958.x[60];
+            const float v12881 = v12880 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[60] = v12881;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12884 = v10958.x[61];
+            const float v12885 = v12884 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[61] = v12885;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12888 = v10958.x[62];
+            const float v12889 = v12888 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[62] = v12889;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12892 = v10958.x[63];
+            const float v12893 = v12892 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v10958.x[63] = v12893;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v12898;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v12898, 0.0f);
-            iron_frag<float, 2, 16, 8> v12900;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v12900, 0.0f);
-            const unsigned int v12902 = static_cast<unsigned int>(v12898.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12904 = v46 + v12902;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12906 = v12904 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12907 = v12906 + 1u;
-            const unsigned int v12909 = v12907 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12918 = v12909 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12922 = v12907 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12923 = v317 && v12922;
-            const unsigned int v12924 = v12923 ? v12918 : v305;
-            const unsigned int v12927 = v12924 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12928 = min(v12927, 128u);
-            const bool v12929 = v12924 > v10442;
-            const unsigned int v12930 = v12929 ? v12928 : v305;
-            const float v12931 = __uint_as_float(v12930);
-            v12898.x[0] = v12931;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12933 = static_cast<unsigned int>(v12898.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12935 = v46 + v12933;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12937 = v12935 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12938 = v12937 + 1u;
-            const unsigned int v12940 = v12938 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12949 = v12940 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12953 = v12938 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12954 = v317 && v12953;
-            const unsigned int v12955 = v12954 ? v12949 : v305;
-            const unsigned int v12958 = v12955 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12959 = min(v12958, 128u);
-            const bool v12960 = v12955 > v10442;
-            const unsigned int v12961 = v12960 ? v12959 : v305;
-            const float v12962 = __uint_as_float(v12961);
-            v12898.x[1] = v12962;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12964 = static_cast<unsigned int>(v12898.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12966 = v46 + v12964;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12968 = v12966 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12969 = v12968 + 1u;
-            const unsigned int v12971 = v12969 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12980 = v12971 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12984 = v12969 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12985 = v317 && v12984;
-            const unsigned int v12986 = v12985 ? v12980 : v305;
-            const unsigned int v12989 = v12986 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12990 = min(v12989, 128u);
-            const bool v12991 = v12986 > v10442;
-            const unsigned int v12992 = v12991 ? v12990 : v305;
-            const float v12993 = __uint_as_float(v12992);
-            v12898.x[2] = v12993;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12995 = static_cast<unsigned int>(v12898.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12997 = v46 + v12995;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12999 = v12997 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13000 = v12999 + 1u;
-            const unsigned int v13002 = v13000 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13011 = v13002 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13015 = v13000 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13016 = v317 && v13015;
-            const unsigned int v13017 = v13016 ? v13011 : v305;
-            const unsigned int v13020 = v13017 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13021 = min(v13020, 128u);
-            const bool v13022 = v13017 > v10442;
-            const unsigned int v13023 = v13022 ? v13021 : v305;
-            const float v13024 = __uint_as_float(v13023);
-            v12898.x[3] = v13024;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13026 = static_cast<unsigned int>(v12900.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13028 = v46 + v13026;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13030 = v13028 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13031 = v13030 + 1u;
-            const unsigned int v13033 = v13031 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13034 = min(v37, v13033);
-            const bool v13035 = v13031 > v18;
-            const unsigned int v13036 = v13035 ? v13034 : v305;
-            const unsigned int v13039 = v311 ? v37 : v13036;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13051 = v13039 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13052 = min(v13051, 128u);
-            const bool v13053 = v13039 > v10442;
-            const unsigned int v13054 = v13053 ? v13052 : v305;
-            const float v13055 = __uint_as_float(v13054);
-            v12900.x[0] = v13055;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13057 = static_cast<unsigned int>(v12900.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13059 = v46 + v13057;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13061 = v13059 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13062 = v13061 + 1u;
-            const unsigned int v13064 = v13062 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13065 = min(v37, v13064);
-            const bool v13066 = v13062 > v18;
-            const unsigned int v13067 = v13066 ? v13065 : v305;
-            const unsigned int v13070 = v311 ? v37 : v13067;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13082 = v13070 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13083 = min(v13082, 128u);
-            const bool v13084 = v13070 > v10442;
-            const unsigned int v13085 = v13084 ? v13083 : v305;
-            const float v13086 = __uint_as_float(v13085);
-            v12900.x[1] = v13086;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13088 = static_cast<unsigned int>(v12900.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13090 = v46 + v13088;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13092 = v13090 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13093 = v13092 + 1u;
-            const unsigned int v13095 = v13093 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13096 = min(v37, v13095);
-            const bool v13097 = v13093 > v18;
-            const unsigned int v13098 = v13097 ? v13096 : v305;
-            const unsigned int v13101 = v311 ? v37 : v13098;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13113 = v13101 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13114 = min(v13113, 128u);
-            const bool v13115 = v13101 > v10442;
-            const unsigned int v13116 = v13115 ? v13114 : v305;
-            const float v13117 = __uint_as_float(v13116);
-            v12900.x[2] = v13117;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13119 = static_cast<unsigned int>(v12900.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13121 = v46 + v13119;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13123 = v13121 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13124 = v13123 + 1u;
-            const unsigned int v13126 = v13124 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13127 = min(v37, v13126);
-            const bool v13128 = v13124 > v18;
-            const unsigned int v13129 = v13128 ? v13127 : v305;
-            const unsigned int v13132 = v311 ? v37 : v13129;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13144 = v13132 - v10442;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13145 = min(v13144, 128u);
-            const bool v13146 = v13132 > v10442;
-            const unsigned int v13147 = v13146 ? v13145 : v305;
-            const float v13148 = __uint_as_float(v13147);
-            v12900.x[3] = v13148;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13149 = static_cast<unsigned int>(v10961.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v13151 = v10961.x[0];
-            const float v13152 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            iron_frag<float, 2, 16, 8> v12895;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v12895, 0.0f);
+            iron_frag<float, 2, 16, 8> v12897;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v12897, 0.0f);
+            const unsigned int v12899 = static_cast<unsigned int>(v12895.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12901 = v46 + v12899;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12903 = v12901 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12904 = v12903 + 1u;
+            const unsigned int v12906 = v12904 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12915 = v12906 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12919 = v12904 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12920 = v317 && v12919;
+            const unsigned int v12921 = v12920 ? v12915 : v305;
+            const unsigned int v12924 = v12921 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12925 = min(v12924, 128u);
+            const bool v12926 = v12921 > v10439;
+            const unsigned int v12927 = v12926 ? v12925 : v305;
+            const float v12928 = __uint_as_float(v12927);
+            v12895.x[0] = v12928;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12930 = static_cast<unsigned int>(v12895.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12932 = v46 + v12930;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12934 = v12932 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12935 = v12934 + 1u;
+            const unsigned int v12937 = v12935 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12946 = v12937 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12950 = v12935 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12951 = v317 && v12950;
+            const unsigned int v12952 = v12951 ? v12946 : v305;
+            const unsigned int v12955 = v12952 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12956 = min(v12955, 128u);
+            const bool v12957 = v12952 > v10439;
+            const unsigned int v12958 = v12957 ? v12956 : v305;
+            const float v12959 = __uint_as_float(v12958);
+            v12895.x[1] = v12959;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12961 = static_cast<unsigned int>(v12895.row(2, iron_linear_thread() & 31u));
+            const unsigned int v12963 = v46 + v12961;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12965 = v12963 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12966 = v12965 + 1u;
+            const unsigned int v12968 = v12966 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12977 = v12968 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12981 = v12966 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12982 = v317 && v12981;
+            const unsigned int v12983 = v12982 ? v12977 : v305;
+            const unsigned int v12986 = v12983 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12987 = min(v12986, 128u);
+            const bool v12988 = v12983 > v10439;
+            const unsigned int v12989 = v12988 ? v12987 : v305;
+            const float v12990 = __uint_as_float(v12989);
+            v12895.x[2] = v12990;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12992 = static_cast<unsigned int>(v12895.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12994 = v46 + v12992;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12996 = v12994 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12997 = v12996 + 1u;
+            const unsigned int v12999 = v12997 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13008 = v12999 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13012 = v12997 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13013 = v317 && v13012;
+            const unsigned int v13014 = v13013 ? v13008 : v305;
+            const unsigned int v13017 = v13014 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13018 = min(v13017, 128u);
+            const bool v13019 = v13014 > v10439;
+            const unsigned int v13020 = v13019 ? v13018 : v305;
+            const float v13021 = __uint_as_float(v13020);
+            v12895.x[3] = v13021;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13023 = static_cast<unsigned int>(v12897.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13025 = v46 + v13023;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13027 = v13025 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13028 = v13027 + 1u;
+            const unsigned int v13030 = v13028 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13031 = min(v37, v13030);
+            const bool v13032 = v13028 > v18;
+            const unsigned int v13033 = v13032 ? v13031 : v305;
+            const unsigned int v13036 = v311 ? v37 : v13033;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13048 = v13036 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13049 = min(v13048, 128u);
+            const bool v13050 = v13036 > v10439;
+            const unsigned int v13051 = v13050 ? v13049 : v305;
+            const float v13052 = __uint_as_float(v13051);
+            v12897.x[0] = v13052;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13054 = static_cast<unsigned int>(v12897.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13056 = v46 + v13054;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13058 = v13056 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13059 = v13058 + 1u;
+            const unsigned int v13061 = v13059 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13062 = min(v37, v13061);
+            const bool v13063 = v13059 > v18;
+            const unsigned int v13064 = v13063 ? v13062 : v305;
+            const unsigned int v13067 = v311 ? v37 : v13064;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13079 = v13067 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13080 = min(v13079, 128u);
+            const bool v13081 = v13067 > v10439;
+            const unsigned int v13082 = v13081 ? v13080 : v305;
+            const float v13083 = __uint_as_float(v13082);
+            v12897.x[1] = v13083;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13085 = static_cast<unsigned int>(v12897.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13087 = v46 + v13085;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13089 = v13087 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13090 = v13089 + 1u;
+            const unsigned int v13092 = v13090 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13093 = min(v37, v13092);
+            const bool v13094 = v13090 > v18;
+            const unsigned int v13095 = v13094 ? v13093 : v305;
+            const unsigned int v13098 = v311 ? v37 : v13095;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13110 = v13098 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13111 = min(v13110, 128u);
+            const bool v13112 = v13098 > v10439;
+            const unsigned int v13113 = v13112 ? v13111 : v305;
+            const float v13114 = __uint_as_float(v13113);
+            v12897.x[2] = v13114;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13116 = static_cast<unsigned int>(v12897.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13118 = v46 + v13116;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13120 = v13118 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13121 = v13120 + 1u;
+            const unsigned int v13123 = v13121 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13124 = min(v37, v13123);
+            const bool v13125 = v13121 > v18;
+            const unsigned int v13126 = v13125 ? v13124 : v305;
+            const unsigned int v13129 = v311 ? v37 : v13126;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13141 = v13129 - v10439;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13142 = min(v13141, 128u);
+            const bool v13143 = v13129 > v10439;
+            const unsigned int v13144 = v13143 ? v13142 : v305;
+            const float v13145 = __uint_as_float(v13144);
+            v12897.x[3] = v13145;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13146 = static_cast<unsigned int>(v10958.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v13148 = v10958.x[0];
+            const float v13149 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13150 = __float_as_uint(v13149);
+            const bool v13151 = v13146 >= v13150;
+            const float v13152 = v12897.x[0];
             const unsigned int v13153 = __float_as_uint(v13152);
-            const bool v13154 = v13149 >= v13153;
-            const float v13155 = v12900.x[0];
-            const unsigned int v13156 = __float_as_uint(v13155);
-            const bool v13157 = v13149 < v13156;
-            const bool v13158 = v13154 && v13157;
-            const float v13160 = v13151 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13161 = v13158 ? v13160 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[0] = v13161;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13162 = static_cast<unsigned int>(v10961.col(1, iron_linear_thread() & 31u));
-            const float v13164 = v10961.x[1];
-            const float v13165 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13154 = v13146 < v13153;
+            const bool v13155 = v13151 && v13154;
+            const float v13157 = v13148 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13158 = v13155 ? v13157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[0] = v13158;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13159 = static_cast<unsigned int>(v10958.col(1, iron_linear_thread() & 31u));
+            const float v13161 = v10958.x[1];
+            const float v13162 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13163 = __float_as_uint(v13162);
+            const bool v13164 = v13159 >= v13163;
+            const float v13165 = v12897.x[0];
             const unsigned int v13166 = __float_as_uint(v13165);
-            const bool v13167 = v13162 >= v13166;
-            const float v13168 = v12900.x[0];
-            const unsigned int v13169 = __float_as_uint(v13168);
-            const bool v13170 = v13162 < v13169;
-            const bool v13171 = v13167 && v13170;
-            const float v13173 = v13164 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13174 = v13171 ? v13173 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[1] = v13174;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13175 = static_cast<unsigned int>(v10961.col(2, iron_linear_thread() & 31u));
-            const float v13177 = v10961.x[2];
-            const float v13178 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13167 = v13159 < v13166;
+            const bool v13168 = v13164 && v13167;
+            const float v13170 = v13161 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13171 = v13168 ? v13170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[1] = v13171;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13172 = static_cast<unsigned int>(v10958.col(2, iron_linear_thread() & 31u));
+            const float v13174 = v10958.x[2];
+            const float v13175 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13176 = __float_as_uint(v13175);
+            const bool v13177 = v13172 >= v13176;
+            const float v13178 = v12897.x[2];
             const unsigned int v13179 = __float_as_uint(v13178);
-            const bool v13180 = v13175 >= v13179;
-            const float v13181 = v12900.x[2];
-            const unsigned int v13182 = __float_as_uint(v13181);
-            const bool v13183 = v13175 < v13182;
-            const bool v13184 = v13180 && v13183;
-            const float v13186 = v13177 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13187 = v13184 ? v13186 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[2] = v13187;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13188 = static_cast<unsigned int>(v10961.col(3, iron_linear_thread() & 31u));
-            const float v13190 = v10961.x[3];
-            const float v13191 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13180 = v13172 < v13179;
+            const bool v13181 = v13177 && v13180;
+            const float v13183 = v13174 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13184 = v13181 ? v13183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[2] = v13184;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13185 = static_cast<unsigned int>(v10958.col(3, iron_linear_thread() & 31u));
+            const float v13187 = v10958.x[3];
+            const float v13188 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13189 = __float_as_uint(v13188);
+            const bool v13190 = v13185 >= v13189;
+            const float v13191 = v12897.x[2];
             const unsigned int v13192 = __float_as_uint(v13191);
-            const bool v13193 = v13188 >= v13192;
-            const float v13194 = v12900.x[2];
-            const unsigned int v13195 = __float_as_uint(v13194);
-            const bool v13196 = v13188 < v13195;
-            const bool v13197 = v13193 && v13196;
-            const float v13199 = v13190 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13200 = v13197 ? v13199 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[3] = v13200;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13201 = static_cast<unsigned int>(v10961.col(4, iron_linear_thread() & 31u));
-            const float v13203 = v10961.x[4];
-            const float v13204 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13193 = v13185 < v13192;
+            const bool v13194 = v13190 && v13193;
+            const float v13196 = v13187 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13197 = v13194 ? v13196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[3] = v13197;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13198 = static_cast<unsigned int>(v10958.col(4, iron_linear_thread() & 31u));
+            const float v13200 = v10958.x[4];
+            const float v13201 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13202 = __float_as_uint(v13201);
+            const bool v13203 = v13198 >= v13202;
+            const float v13204 = v12897.x[0];
             const unsigned int v13205 = __float_as_uint(v13204);
-            const bool v13206 = v13201 >= v13205;
-            const float v13207 = v12900.x[0];
-            const unsigned int v13208 = __float_as_uint(v13207);
-            const bool v13209 = v13201 < v13208;
-            const bool v13210 = v13206 && v13209;
-            const float v13212 = v13203 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13213 = v13210 ? v13212 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[4] = v13213;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13214 = static_cast<unsigned int>(v10961.col(5, iron_linear_thread() & 31u));
-            const float v13216 = v10961.x[5];
-            const float v13217 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13206 = v13198 < v13205;
+            const bool v13207 = v13203 && v13206;
+            const float v13209 = v13200 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13210 = v13207 ? v13209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[4] = v13210;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13211 = static_cast<unsigned int>(v10958.col(5, iron_linear_thread() & 31u));
+            const float v13213 = v10958.x[5];
+            const float v13214 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13215 = __float_as_uint(v13214);
+            const bool v13216 = v13211 >= v13215;
+            const float v13217 = v12897.x[0];
             const unsigned int v13218 = __float_as_uint(v13217);
-            const bool v13219 = v13214 >= v13218;
-            const float v13220 = v12900.x[0];
-            const unsigned int v13221 = __float_as_uint(v13220);
-            const bool v13222 = v13214 < v13221;
-            const bool v13223 = v13219 && v13222;
-            const float v13225 = v13216 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13226 = v13223 ? v13225 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[5] = v13226;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13227 = static_cast<unsigned int>(v10961.col(6, iron_linear_thread() & 31u));
-            const float v13229 = v10961.x[6];
-            const float v13230 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13219 = v13211 < v13218;
+            const bool v13220 = v13216 && v13219;
+            const float v13222 = v13213 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13223 = v13220 ? v13222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[5] = v13223;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13224 = static_cast<unsigned int>(v10958.col(6, iron_linear_thread() & 31u));
+            const float v13226 = v10958.x[6];
+            const float v13227 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13228 = __float_as_uint(v13227);
+            const bool v13229 = v13224 >= v13228;
+            const float v13230 = v12897.x[2];
             const unsigned int v13231 = __float_as_uint(v13230);
-            const bool v13232 = v13227 >= v13231;
-            const float v13233 = v12900.x[2];
-            const unsigned int v13234 = __float_as_uint(v13233);
-            const bool v13235 = v13227 < v13234;
-            const bool v13236 = v13232 && v13235;
-            const float v13238 = v13229 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13239 = v13236 ? v13238 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[6] = v13239;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13240 = static_cast<unsigned int>(v10961.col(7, iron_linear_thread() & 31u));
-            const float v13242 = v10961.x[7];
-            const float v13243 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13232 = v13224 < v13231;
+            const bool v13233 = v13229 && v13232;
+            const float v13235 = v13226 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13236 = v13233 ? v13235 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[6] = v13236;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13237 = static_cast<unsigned int>(v10958.col(7, iron_linear_thread() & 31u));
+            const float v13239 = v10958.x[7];
+            const float v13240 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13241 = __float_as_uint(v13240);
+            const bool v13242 = v13237 >= v13241;
+            const float v13243 = v12897.x[2];
             const unsigned int v13244 = __float_as_uint(v13243);
-            const bool v13245 = v13240 >= v13244;
-            const float v13246 = v12900.x[2];
-            const unsigned int v13247 = __float_as_uint(v13246);
-            const bool v13248 = v13240 < v13247;
-            const bool v13249 = v13245 && v13248;
-            const float v13251 = v13242 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13252 = v13249 ? v13251 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[7] = v13252;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13253 = static_cast<unsigned int>(v10961.col(8, iron_linear_thread() & 31u));
-            const float v13255 = v10961.x[8];
-            const float v13256 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13245 = v13237 < v13244;
+            const bool v13246 = v13242 && v13245;
+            const float v13248 = v13239 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13249 = v13246 ? v13248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[7] = v13249;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13250 = static_cast<unsigned int>(v10958.col(8, iron_linear_thread() & 31u));
+            const float v13252 = v10958.x[8];
+            const float v13253 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13254 = __float_as_uint(v13253);
+            const bool v13255 = v13250 >= v13254;
+            const float v13256 = v12897.x[0];
             const unsigned int v13257 = __float_as_uint(v13256);
-            const bool v13258 = v13253 >= v13257;
-            const float v13259 = v12900.x[0];
-            const unsigned int v13260 = __float_as_uint(v13259);
-            const bool v13261 = v13253 < v13260;
-            const bool v13262 = v13258 && v13261;
-            const float v13264 = v13255 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13265 = v13262 ? v13264 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[8] = v13265;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13266 = static_cast<unsigned int>(v10961.col(9, iron_linear_thread() & 31u));
-            const float v13268 = v10961.x[9];
-            const float v13269 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13258 = v13250 < v13257;
+            const bool v13259 = v13255 && v13258;
+            const float v13261 = v13252 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13262 = v13259 ? v13261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[8] = v13262;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13263 = static_cast<unsigned int>(v10958.col(9, iron_linear_thread() & 31u));
+            const float v13265 = v10958.x[9];
+            const float v13266 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13267 = __float_as_uint(v13266);
+            const bool v13268 = v13263 >= v13267;
+            const float v13269 = v12897.x[0];
             const unsigned int v13270 = __float_as_uint(v13269);
-            const bool v13271 = v13266 >= v13270;
-            const float v13272 = v12900.x[0];
-            const unsigned int v13273 = __float_as_uint(v13272);
-            const bool v13274 = v13266 < v13273;
-            const bool v13275 = v13271 && v13274;
-            const float v13277 = v13268 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13278 = v13275 ? v13277 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[9] = v13278;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13279 = static_cast<unsigned int>(v10961.col(10, iron_linear_thread() & 31u));
-            const float v13281 = v10961.x[10];
-            const float v13282 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13271 = v13263 < v13270;
+            const bool v13272 = v13268 && v13271;
+            const float v13274 = v13265 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13275 = v13272 ? v13274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[9] = v13275;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13276 = static_cast<unsigned int>(v10958.col(10, iron_linear_thread() & 31u));
+            const float v13278 = v10958.x[10];
+            const float v13279 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13280 = __float_as_uint(v13279);
+            const bool v13281 = v13276 >= v13280;
+            const float v13282 = v12897.x[2];
             const unsigned int v13283 = __float_as_uint(v13282);
-            const bool v13284 = v13279 >= v13283;
-            const float v13285 = v12900.x[2];
-            const unsigned int v13286 = __float_as_uint(v13285);
-            const bool v13287 = v13279 < v13286;
-            const bool v13288 = v13284 && v13287;
-            const float v13290 = v13281 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13291 = v13288 ? v13290 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[10] = v13291;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13292 = static_cast<unsigned int>(v10961.col(11, iron_linear_thread() & 31u));
-            const float v13294 = v10961.x[11];
-            const float v13295 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13284 = v13276 < v13283;
+            const bool v13285 = v13281 && v13284;
+            const float v13287 = v13278 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13288 = v13285 ? v13287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[10] = v13288;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13289 = static_cast<unsigned int>(v10958.col(11, iron_linear_thread() & 31u));
+            const float v13291 = v10958.x[11];
+            const float v13292 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13293 = __float_as_uint(v13292);
+            const bool v13294 = v13289 >= v13293;
+            const float v13295 = v12897.x[2];
             const unsigned int v13296 = __float_as_uint(v13295);
-            const bool v13297 = v13292 >= v13296;
-            const float v13298 = v12900.x[2];
-            const unsigned int v13299 = __float_as_uint(v13298);
-            const bool v13300 = v13292 < v13299;
-            const bool v13301 = v13297 && v13300;
-            const float v13303 = v13294 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13304 = v13301 ? v13303 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[11] = v13304;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13305 = static_cast<unsigned int>(v10961.col(12, iron_linear_thread() & 31u));
-            const float v13307 = v10961.x[12];
-            const float v13308 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13297 = v13289 < v13296;
+            const bool v13298 = v13294 && v13297;
+            const float v13300 = v13291 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13301 = v13298 ? v13300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[11] = v13301;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13302 = static_cast<unsigned int>(v10958.col(12, iron_linear_thread() & 31u));
+            const float v13304 = v10958.x[12];
+            const float v13305 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13306 = __float_as_uint(v13305);
+            const bool v13307 = v13302 >= v13306;
+            const float v13308 = v12897.x[0];
             const unsigned int v13309 = __float_as_uint(v13308);
-            const bool v13310 = v13305 >= v13309;
-            const float v13311 = v12900.x[0];
-            const unsigned int v13312 = __float_as_uint(v13311);
-            const bool v13313 = v13305 < v13312;
-            const bool v13314 = v13310 && v13313;
-            const float v13316 = v13307 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13317 = v13314 ? v13316 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[12] = v13317;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13318 = static_cast<unsigned int>(v10961.col(13, iron_linear_thread() & 31u));
-            const float v13320 = v10961.x[13];
-            const float v13321 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13310 = v13302 < v13309;
+            const bool v13311 = v13307 && v13310;
+            const float v13313 = v13304 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13314 = v13311 ? v13313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[12] = v13314;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13315 = static_cast<unsigned int>(v10958.col(13, iron_linear_thread() & 31u));
+            const float v13317 = v10958.x[13];
+            const float v13318 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13319 = __float_as_uint(v13318);
+            const bool v13320 = v13315 >= v13319;
+            const float v13321 = v12897.x[0];
             const unsigned int v13322 = __float_as_uint(v13321);
-            const bool v13323 = v13318 >= v13322;
-            const float v13324 = v12900.x[0];
-            const unsigned int v13325 = __float_as_uint(v13324);
-            const bool v13326 = v13318 < v13325;
-            const bool v13327 = v13323 && v13326;
-            const float v13329 = v13320 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13330 = v13327 ? v13329 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[13] = v13330;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13331 = static_cast<unsigned int>(v10961.col(14, iron_linear_thread() & 31u));
-            const float v13333 = v10961.x[14];
-            const float v13334 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13323 = v13315 < v13322;
+            const bool v13324 = v13320 && v13323;
+            const float v13326 = v13317 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13327 = v13324 ? v13326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[13] = v13327;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13328 = static_cast<unsigned int>(v10958.col(14, iron_linear_thread() & 31u));
+            const float v13330 = v10958.x[14];
+            const float v13331 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13332 = __float_as_uint(v13331);
+            const bool v13333 = v13328 >= v13332;
+            const float v13334 = v12897.x[2];
             const unsigned int v13335 = __float_as_uint(v13334);
-            const bool v13336 = v13331 >= v13335;
-            const float v13337 = v12900.x[2];
-            const unsigned int v13338 = __float_as_uint(v13337);
-            const bool v13339 = v13331 < v13338;
-            const bool v13340 = v13336 && v13339;
-            const float v13342 = v13333 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13343 = v13340 ? v13342 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[14] = v13343;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13344 = static_cast<unsigned int>(v10961.col(15, iron_linear_thread() & 31u));
-            const float v13346 = v10961.x[15];
-            const float v13347 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13336 = v13328 < v13335;
+            const bool v13337 = v13333 && v13336;
+            const float v13339 = v13330 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13340 = v13337 ? v13339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[14] = v13340;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13341 = static_cast<unsigned int>(v10958.col(15, iron_linear_thread() & 31u));
+            const float v13343 = v10958.x[15];
+            const float v13344 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13345 = __float_as_uint(v13344);
+            const bool v13346 = v13341 >= v13345;
+            const float v13347 = v12897.x[2];
             const unsigned int v13348 = __float_as_uint(v13347);
-            const bool v13349 = v13344 >= v13348;
-            const float v13350 = v12900.x[2];
-            const unsigned int v13351 = __float_as_uint(v13350);
-            const bool v13352 = v13344 < v13351;
-            const bool v13353 = v13349 && v13352;
-            const float v13355 = v13346 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13356 = v13353 ? v13355 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[15] = v13356;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13357 = static_cast<unsigned int>(v10961.col(16, iron_linear_thread() & 31u));
-            const float v13359 = v10961.x[16];
-            const float v13360 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13349 = v13341 < v13348;
+            const bool v13350 = v13346 && v13349;
+            const float v13352 = v13343 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13353 = v13350 ? v13352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[15] = v13353;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13354 = static_cast<unsigned int>(v10958.col(16, iron_linear_thread() & 31u));
+            const float v13356 = v10958.x[16];
+            const float v13357 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13358 = __float_as_uint(v13357);
+            const bool v13359 = v13354 >= v13358;
+            const float v13360 = v12897.x[0];
             const unsigned int v13361 = __float_as_uint(v13360);
-            const bool v13362 = v13357 >= v13361;
-            const float v13363 = v12900.x[0];
-            const unsigned int v13364 = __float_as_uint(v13363);
-            const bool v13365 = v13357 < v13364;
-            const bool v13366 = v13362 && v13365;
-            const float v13368 = v13359 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13369 = v13366 ? v13368 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[16] = v13369;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13370 = static_cast<unsigned int>(v10961.col(17, iron_linear_thread() & 31u));
-            const float v13372 = v10961.x[17];
-            const float v13373 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13362 = v13354 < v13361;
+            const bool v13363 = v13359 && v13362;
+            const float v13365 = v13356 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13366 = v13363 ? v13365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[16] = v13366;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13367 = static_cast<unsigned int>(v10958.col(17, iron_linear_thread() & 31u));
+            const float v13369 = v10958.x[17];
+            const float v13370 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13371 = __float_as_uint(v13370);
+            const bool v13372 = v13367 >= v13371;
+            const float v13373 = v12897.x[0];
             const unsigned int v13374 = __float_as_uint(v13373);
-            const bool v13375 = v13370 >= v13374;
-            const float v13376 = v12900.x[0];
-            const unsigned int v13377 = __float_as_uint(v13376);
-            const bool v13378 = v13370 < v13377;
-            const bool v13379 = v13375 && v13378;
-            const float v13381 = v13372 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13382 = v13379 ? v13381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[17] = v13382;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13383 = static_cast<unsigned int>(v10961.col(18, iron_linear_thread() & 31u));
-            const float v13385 = v10961.x[18];
-            const float v13386 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13375 = v13367 < v13374;
+            const bool v13376 = v13372 && v13375;
+            const float v13378 = v13369 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13379 = v13376 ? v13378 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[17] = v13379;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13380 = static_cast<unsigned int>(v10958.col(18, iron_linear_thread() & 31u));
+            const float v13382 = v10958.x[18];
+            const float v13383 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13384 = __float_as_uint(v13383);
+            const bool v13385 = v13380 >= v13384;
+            const float v13386 = v12897.x[2];
             const unsigned int v13387 = __float_as_uint(v13386);
-            const bool v13388 = v13383 >= v13387;
-            const float v13389 = v12900.x[2];
-            const unsigned int v13390 = __float_as_uint(v13389);
-            const bool v13391 = v13383 < v13390;
-            const bool v13392 = v13388 && v13391;
-            const float v13394 = v13385 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13395 = v13392 ? v13394 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[18] = v13395;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13396 = static_cast<unsigned int>(v10961.col(19, iron_linear_thread() & 31u));
-            const float v13398 = v10961.x[19];
-            const float v13399 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13388 = v13380 < v13387;
+            const bool v13389 = v13385 && v13388;
+            const float v13391 = v13382 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13392 = v13389 ? v13391 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[18] = v13392;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13393 = static_cast<unsigned int>(v10958.col(19, iron_linear_thread() & 31u));
+            const float v13395 = v10958.x[19];
+            const float v13396 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13397 = __float_as_uint(v13396);
+            const bool v13398 = v13393 >= v13397;
+            const float v13399 = v12897.x[2];
             const unsigned int v13400 = __float_as_uint(v13399);
-            const bool v13401 = v13396 >= v13400;
-            const float v13402 = v12900.x[2];
-            const unsigned int v13403 = __float_as_uint(v13402);
-            const bool v13404 = v13396 < v13403;
-            const bool v13405 = v13401 && v13404;
-            const float v13407 = v13398 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13408 = v13405 ? v13407 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[19] = v13408;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13409 = static_cast<unsigned int>(v10961.col(20, iron_linear_thread() & 31u));
-            const float v13411 = v10961.x[20];
-            const float v13412 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13401 = v13393 < v13400;
+            const bool v13402 = v13398 && v13401;
+            const float v13404 = v13395 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13405 = v13402 ? v13404 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[19] = v13405;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13406 = static_cast<unsigned int>(v10958.col(20, iron_linear_thread() & 31u));
+            const float v13408 = v10958.x[20];
+            const float v13409 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13410 = __float_as_uint(v13409);
+            const bool v13411 = v13406 >= v13410;
+            const float v13412 = v12897.x[0];
             const unsigned int v13413 = __float_as_uint(v13412);
-            const bool v13414 = v13409 >= v13413;
-            const float v13415 = v12900.x[0];
-            const unsigned int v13416 = __float_as_uint(v13415);
-            const bool v13417 = v13409 < v13416;
-            const bool v13418 = v13414 && v13417;
-            const float v13420 = v13411 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13421 = v13418 ? v13420 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[20] = v13421;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13422 = static_cast<unsigned int>(v10961.col(21, iron_linear_thread() & 31u));
-            const float v13424 = v10961.x[21];
-            const float v13425 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13414 = v13406 < v13413;
+            const bool v13415 = v13411 && v13414;
+            const float v13417 = v13408 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13418 = v13415 ? v13417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[20] = v13418;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13419 = static_cast<unsigned int>(v10958.col(21, iron_linear_thread() & 31u));
+            const float v13421 = v10958.x[21];
+            const float v13422 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13423 = __float_as_uint(v13422);
+            const bool v13424 = v13419 >= v13423;
+            const float v13425 = v12897.x[0];
             const unsigned int v13426 = __float_as_uint(v13425);
-            const bool v13427 = v13422 >= v13426;
-            const float v13428 = v12900.x[0];
-            const unsigned int v13429 = __float_as_uint(v13428);
-            const bool v13430 = v13422 < v13429;
-            const bool v13431 = v13427 && v13430;
-            const float v13433 = v13424 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13434 = v13431 ? v13433 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[21] = v13434;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13435 = static_cast<unsigned int>(v10961.col(22, iron_linear_thread() & 31u));
-            const float v13437 = v10961.x[22];
-            const float v13438 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13427 = v13419 < v13426;
+            const bool v13428 = v13424 && v13427;
+            const float v13430 = v13421 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13431 = v13428 ? v13430 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[21] = v13431;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13432 = static_cast<unsigned int>(v10958.col(22, iron_linear_thread() & 31u));
+            const float v13434 = v10958.x[22];
+            const float v13435 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13436 = __float_as_uint(v13435);
+            const bool v13437 = v13432 >= v13436;
+            const float v13438 = v12897.x[2];
             const unsigned int v13439 = __float_as_uint(v13438);
-            const bool v13440 = v13435 >= v13439;
-            const float v13441 = v12900.x[2];
-            const unsigned int v13442 = __float_as_uint(v13441);
-            const bool v13443 = v13435 < v13442;
-            const bool v13444 = v13440 && v13443;
-            const float v13446 = v13437 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13447 = v13444 ? v13446 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[22] = v13447;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13448 = static_cast<unsigned int>(v10961.col(23, iron_linear_thread() & 31u));
-            const float v13450 = v10961.x[23];
-            const float v13451 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13440 = v13432 < v13439;
+            const bool v13441 = v13437 && v13440;
+            const float v13443 = v13434 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13444 = v13441 ? v13443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[22] = v13444;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13445 = static_cast<unsigned int>(v10958.col(23, iron_linear_thread() & 31u));
+            const float v13447 = v10958.x[23];
+            const float v13448 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13449 = __float_as_uint(v13448);
+            const bool v13450 = v13445 >= v13449;
+            const float v13451 = v12897.x[2];
             const unsigned int v13452 = __float_as_uint(v13451);
-            const bool v13453 = v13448 >= v13452;
-            const float v13454 = v12900.x[2];
-            const unsigned int v13455 = __float_as_uint(v13454);
-            const bool v13456 = v13448 < v13455;
-            const bool v13457 = v13453 && v13456;
-            const float v13459 = v13450 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13460 = v13457 ? v13459 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[23] = v13460;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13461 = static_cast<unsigned int>(v10961.col(24, iron_linear_thread() & 31u));
-            const float v13463 = v10961.x[24];
-            const float v13464 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13453 = v13445 < v13452;
+            const bool v13454 = v13450 && v13453;
+            const float v13456 = v13447 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13457 = v13454 ? v13456 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[23] = v13457;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13458 = static_cast<unsigned int>(v10958.col(24, iron_linear_thread() & 31u));
+            const float v13460 = v10958.x[24];
+            const float v13461 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13462 = __float_as_uint(v13461);
+            const bool v13463 = v13458 >= v13462;
+            const float v13464 = v12897.x[0];
             const unsigned int v13465 = __float_as_uint(v13464);
-            const bool v13466 = v13461 >= v13465;
-            const float v13467 = v12900.x[0];
-            const unsigned int v13468 = __float_as_uint(v13467);
-            const bool v13469 = v13461 < v13468;
-            const bool v13470 = v13466 && v13469;
-            const float v13472 = v13463 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13473 = v13470 ? v13472 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[24] = v13473;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13474 = static_cast<unsigned int>(v10961.col(25, iron_linear_thread() & 31u));
-            const float v13476 = v10961.x[25];
-            const float v13477 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13466 = v13458 < v13465;
+            const bool v13467 = v13463 && v13466;
+            const float v13469 = v13460 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13470 = v13467 ? v13469 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[24] = v13470;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13471 = static_cast<unsigned int>(v10958.col(25, iron_linear_thread() & 31u));
+            const float v13473 = v10958.x[25];
+            const float v13474 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13475 = __float_as_uint(v13474);
+            const bool v13476 = v13471 >= v13475;
+            const float v13477 = v12897.x[0];
             const unsigned int v13478 = __float_as_uint(v13477);
-            const bool v13479 = v13474 >= v13478;
-            const float v13480 = v12900.x[0];
-            const unsigned int v13481 = __float_as_uint(v13480);
-            const bool v13482 = v13474 < v13481;
-            const bool v13483 = v13479 && v13482;
-            const float v13485 = v13476 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13486 = v13483 ? v13485 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[25] = v13486;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13487 = static_cast<unsigned int>(v10961.col(26, iron_linear_thread() & 31u));
-            const float v13489 = v10961.x[26];
-            const float v13490 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13479 = v13471 < v13478;
+            const bool v13480 = v13476 && v13479;
+            const float v13482 = v13473 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13483 = v13480 ? v13482 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[25] = v13483;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13484 = static_cast<unsigned int>(v10958.col(26, iron_linear_thread() & 31u));
+            const float v13486 = v10958.x[26];
+            const float v13487 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13488 = __float_as_uint(v13487);
+            const bool v13489 = v13484 >= v13488;
+            const float v13490 = v12897.x[2];
             const unsigned int v13491 = __float_as_uint(v13490);
-            const bool v13492 = v13487 >= v13491;
-            const float v13493 = v12900.x[2];
-            const unsigned int v13494 = __float_as_uint(v13493);
-            const bool v13495 = v13487 < v13494;
-            const bool v13496 = v13492 && v13495;
-            const float v13498 = v13489 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13499 = v13496 ? v13498 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[26] = v13499;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13500 = static_cast<unsigned int>(v10961.col(27, iron_linear_thread() & 31u));
-            const float v13502 = v10961.x[27];
-            const float v13503 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13492 = v13484 < v13491;
+            const bool v13493 = v13489 && v13492;
+            const float v13495 = v13486 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13496 = v13493 ? v13495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[26] = v13496;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13497 = static_cast<unsigned int>(v10958.col(27, iron_linear_thread() & 31u));
+            const float v13499 = v10958.x[27];
+            const float v13500 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13501 = __float_as_uint(v13500);
+            const bool v13502 = v13497 >= v13501;
+            const float v13503 = v12897.x[2];
             const unsigned int v13504 = __float_as_uint(v13503);
-            const bool v13505 = v13500 >= v13504;
-            const float v13506 = v12900.x[2];
-            const unsigned int v13507 = __float_as_uint(v13506);
-            const bool v13508 = v13500 < v13507;
-            const bool v13509 = v13505 && v13508;
-            const float v13511 = v13502 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13512 = v13509 ? v13511 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[27] = v13512;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13513 = static_cast<unsigned int>(v10961.col(28, iron_linear_thread() & 31u));
-            const float v13515 = v10961.x[28];
-            const float v13516 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13505 = v13497 < v13504;
+            const bool v13506 = v13502 && v13505;
+            const float v13508 = v13499 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13509 = v13506 ? v13508 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[27] = v13509;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13510 = static_cast<unsigned int>(v10958.col(28, iron_linear_thread() & 31u));
+            const float v13512 = v10958.x[28];
+            const float v13513 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13514 = __float_as_uint(v13513);
+            const bool v13515 = v13510 >= v13514;
+            const float v13516 = v12897.x[0];
             const unsigned int v13517 = __float_as_uint(v13516);
-            const bool v13518 = v13513 >= v13517;
-            const float v13519 = v12900.x[0];
-            const unsigned int v13520 = __float_as_uint(v13519);
-            const bool v13521 = v13513 < v13520;
-            const bool v13522 = v13518 && v13521;
-            const float v13524 = v13515 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13525 = v13522 ? v13524 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[28] = v13525;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13526 = static_cast<unsigned int>(v10961.col(29, iron_linear_thread() & 31u));
-            const float v13528 = v10961.x[29];
-            const float v13529 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13518 = v13510 < v13517;
+            const bool v13519 = v13515 && v13518;
+            const float v13521 = v13512 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13522 = v13519 ? v13521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[28] = v13522;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13523 = static_cast<unsigned int>(v10958.col(29, iron_linear_thread() & 31u));
+            const float v13525 = v10958.x[29];
+            const float v13526 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13527 = __float_as_uint(v13526);
+            const bool v13528 = v13523 >= v13527;
+            const float v13529 = v12897.x[0];
             const unsigned int v13530 = __float_as_uint(v13529);
-            const bool v13531 = v13526 >= v13530;
-            const float v13532 = v12900.x[0];
-            const unsigned int v13533 = __float_as_uint(v13532);
-            const bool v13534 = v13526 < v13533;
-            const bool v13535 = v13531 && v13534;
-            const float v13537 = v13528 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13538 = v13535 ? v13537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[29] = v13538;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13539 = static_cast<unsigned int>(v10961.col(30, iron_linear_thread() & 31u));
-            const float v13541 = v10961.x[30];
-            const float v13542 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13531 = v13523 < v13530;
+            const bool v13532 = v13528 && v13531;
+            const float v13534 = v13525 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13535 = v13532 ? v13534 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[29] = v13535;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13536 = static_cast<unsigned int>(v10958.col(30, iron_linear_thread() & 31u));
+            const float v13538 = v10958.x[30];
+            const float v13539 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13540 = __float_as_uint(v13539);
+            const bool v13541 = v13536 >= v13540;
+            const float v13542 = v12897.x[2];
             const unsigned int v13543 = __float_as_uint(v13542);
-            const bool v13544 = v13539 >= v13543;
-            const float v13545 = v12900.x[2];
-            const unsigned int v13546 = __float_as_uint(v13545);
-            const bool v13547 = v13539 < v13546;
-            const bool v13548 = v13544 && v13547;
-            const float v13550 = v13541 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13551 = v13548 ? v13550 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[30] = v13551;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13552 = static_cast<unsigned int>(v10961.col(31, iron_linear_thread() & 31u));
-            const float v13554 = v10961.x[31];
-            const float v13555 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13544 = v13536 < v13543;
+            const bool v13545 = v13541 && v13544;
+            const float v13547 = v13538 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13548 = v13545 ? v13547 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[30] = v13548;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13549 = static_cast<unsigned int>(v10958.col(31, iron_linear_thread() & 31u));
+            const float v13551 = v10958.x[31];
+            const float v13552 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13553 = __float_as_uint(v13552);
+            const bool v13554 = v13549 >= v13553;
+            const float v13555 = v12897.x[2];
             const unsigned int v13556 = __float_as_uint(v13555);
-            const bool v13557 = v13552 >= v13556;
-            const float v13558 = v12900.x[2];
-            const unsigned int v13559 = __float_as_uint(v13558);
-            const bool v13560 = v13552 < v13559;
-            const bool v13561 = v13557 && v13560;
-            const float v13563 = v13554 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13564 = v13561 ? v13563 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[31] = v13564;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13565 = static_cast<unsigned int>(v10961.col(32, iron_linear_thread() & 31u));
-            const float v13567 = v10961.x[32];
-            const float v13568 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13557 = v13549 < v13556;
+            const bool v13558 = v13554 && v13557;
+            const float v13560 = v13551 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13561 = v13558 ? v13560 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[31] = v13561;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13562 = static_cast<unsigned int>(v10958.col(32, iron_linear_thread() & 31u));
+            const float v13564 = v10958.x[32];
+            const float v13565 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13566 = __float_as_uint(v13565);
+            const bool v13567 = v13562 >= v13566;
+            const float v13568 = v12897.x[0];
             const unsigned int v13569 = __float_as_uint(v13568);
-            const bool v13570 = v13565 >= v13569;
-            const float v13571 = v12900.x[0];
-            const unsigned int v13572 = __float_as_uint(v13571);
-            const bool v13573 = v13565 < v13572;
-            const bool v13574 = v13570 && v13573;
-            const float v13576 = v13567 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13577 = v13574 ? v13576 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[32] = v13577;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13578 = static_cast<unsigned int>(v10961.col(33, iron_linear_thread() & 31u));
-            const float v13580 = v10961.x[33];
-            const float v13581 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13570 = v13562 < v13569;
+            const bool v13571 = v13567 && v13570;
+            const float v13573 = v13564 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13574 = v13571 ? v13573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[32] = v13574;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13575 = static_cast<unsigned int>(v10958.col(33, iron_linear_thread() & 31u));
+            const float v13577 = v10958.x[33];
+            const float v13578 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13579 = __float_as_uint(v13578);
+            const bool v13580 = v13575 >= v13579;
+            const float v13581 = v12897.x[0];
             const unsigned int v13582 = __float_as_uint(v13581);
-            const bool v13583 = v13578 >= v13582;
-            const float v13584 = v12900.x[0];
-            const unsigned int v13585 = __float_as_uint(v13584);
-            const bool v13586 = v13578 < v13585;
-            const bool v13587 = v13583 && v13586;
-            const float v13589 = v13580 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13590 = v13587 ? v13589 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[33] = v13590;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13591 = static_cast<unsigned int>(v10961.col(34, iron_linear_thread() & 31u));
-            const float v13593 = v10961.x[34];
-            const float v13594 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13583 = v13575 < v13582;
+            const bool v13584 = v13580 && v13583;
+            const float v13586 = v13577 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13587 = v13584 ? v13586 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[33] = v13587;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13588 = static_cast<unsigned int>(v10958.col(34, iron_linear_thread() & 31u));
+            const float v13590 = v10958.x[34];
+            const float v13591 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13592 = __float_as_uint(v13591);
+            const bool v13593 = v13588 >= v13592;
+            const float v13594 = v12897.x[2];
             const unsigned int v13595 = __float_as_uint(v13594);
-            const bool v13596 = v13591 >= v13595;
-            const float v13597 = v12900.x[2];
-            const unsigned int v13598 = __float_as_uint(v13597);
-            const bool v13599 = v13591 < v13598;
-            const bool v13600 = v13596 && v13599;
-            const float v13602 = v13593 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13603 = v13600 ? v13602 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[34] = v13603;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13604 = static_cast<unsigned int>(v10961.col(35, iron_linear_thread() & 31u));
-            const float v13606 = v10961.x[35];
-            const float v13607 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13596 = v13588 < v13595;
+            const bool v13597 = v13593 && v13596;
+            const float v13599 = v13590 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13600 = v13597 ? v13599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[34] = v13600;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13601 = static_cast<unsigned int>(v10958.col(35, iron_linear_thread() & 31u));
+            const float v13603 = v10958.x[35];
+            const float v13604 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13605 = __float_as_uint(v13604);
+            const bool v13606 = v13601 >= v13605;
+            const float v13607 = v12897.x[2];
             const unsigned int v13608 = __float_as_uint(v13607);
-            const bool v13609 = v13604 >= v13608;
-            const float v13610 = v12900.x[2];
-            const unsigned int v13611 = __float_as_uint(v13610);
-            const bool v13612 = v13604 < v13611;
-            const bool v13613 = v13609 && v13612;
-            const float v13615 = v13606 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13616 = v13613 ? v13615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[35] = v13616;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13617 = static_cast<unsigned int>(v10961.col(36, iron_linear_thread() & 31u));
-            const float v13619 = v10961.x[36];
-            const float v13620 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13609 = v13601 < v13608;
+            const bool v13610 = v13606 && v13609;
+            const float v13612 = v13603 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13613 = v13610 ? v13612 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[35] = v13613;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13614 = static_cast<unsigned int>(v10958.col(36, iron_linear_thread() & 31u));
+            const float v13616 = v10958.x[36];
+            const float v13617 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13618 = __float_as_uint(v13617);
+            const bool v13619 = v13614 >= v13618;
+            const float v13620 = v12897.x[0];
             const unsigned int v13621 = __float_as_uint(v13620);
-            const bool v13622 = v13617 >= v13621;
-            const float v13623 = v12900.x[0];
-            const unsigned int v13624 = __float_as_uint(v13623);
-            const bool v13625 = v13617 < v13624;
-            const bool v13626 = v13622 && v13625;
-            const float v13628 = v13619 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13629 = v13626 ? v13628 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[36] = v13629;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13630 = static_cast<unsigned int>(v10961.col(37, iron_linear_thread() & 31u));
-            const float v13632 = v10961.x[37];
-            const float v13633 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13622 = v13614 < v13621;
+            const bool v13623 = v13619 && v13622;
+            const float v13625 = v13616 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13626 = v13623 ? v13625 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[36] = v13626;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13627 = static_cast<unsigned int>(v10958.col(37, iron_linear_thread() & 31u));
+            const float v13629 = v10958.x[37];
+            const float v13630 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13631 = __float_as_uint(v13630);
+            const bool v13632 = v13627 >= v13631;
+            const float v13633 = v12897.x[0];
             const unsigned int v13634 = __float_as_uint(v13633);
-            const bool v13635 = v13630 >= v13634;
-            const float v13636 = v12900.x[0];
-            const unsigned int v13637 = __float_as_uint(v13636);
-            const bool v13638 = v13630 < v13637;
-            const bool v13639 = v13635 && v13638;
-            const float v13641 = v13632 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13642 = v13639 ? v13641 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[37] = v13642;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13643 = static_cast<unsigned int>(v10961.col(38, iron_linear_thread() & 31u));
-            const float v13645 = v10961.x[38];
-            const float v13646 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13635 = v13627 < v13634;
+            const bool v13636 = v13632 && v13635;
+            const float v13638 = v13629 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13639 = v13636 ? v13638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[37] = v13639;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13640 = static_cast<unsigned int>(v10958.col(38, iron_linear_thread() & 31u));
+            const float v13642 = v10958.x[38];
+            const float v13643 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13644 = __float_as_uint(v13643);
+            const bool v13645 = v13640 >= v13644;
+            const float v13646 = v12897.x[2];
             const unsigned int v13647 = __float_as_uint(v13646);
-            const bool v13648 = v13643 >= v13647;
-            const float v13649 = v12900.x[2];
-            const unsigned int v13650 = __float_as_uint(v13649);
-            const bool v13651 = v13643 < v13650;
-            const bool v13652 = v13648 && v13651;
-            const float v13654 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13655 = v13652 ? v13654 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[38] = v13655;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13656 = static_cast<unsigned int>(v10961.col(39, iron_linear_thread() & 31u));
-            const float v13658 = v10961.x[39];
-            const float v13659 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13648 = v13640 < v13647;
+            const bool v13649 = v13645 && v13648;
+            const float v13651 = v13642 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13652 = v13649 ? v13651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[38] = v13652;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13653 = static_cast<unsigned int>(v10958.col(39, iron_linear_thread() & 31u));
+            const float v13655 = v10958.x[39];
+            const float v13656 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13657 = __float_as_uint(v13656);
+            const bool v13658 = v13653 >= v13657;
+            const float v13659 = v12897.x[2];
             const unsigned int v13660 = __float_as_uint(v13659);
-            const bool v13661 = v13656 >= v13660;
-            const float v13662 = v12900.x[2];
-            const unsigned int v13663 = __float_as_uint(v13662);
-            const bool v13664 = v13656 < v13663;
-            const bool v13665 = v13661 && v13664;
-            const float v13667 = v13658 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13668 = v13665 ? v13667 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[39] = v13668;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13669 = static_cast<unsigned int>(v10961.col(40, iron_linear_thread() & 31u));
-            const float v13671 = v10961.x[40];
-            const float v13672 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13661 = v13653 < v13660;
+            const bool v13662 = v13658 && v13661;
+            const float v13664 = v13655 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13665 = v13662 ? v13664 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[39] = v13665;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13666 = static_cast<unsigned int>(v10958.col(40, iron_linear_thread() & 31u));
+            const float v13668 = v10958.x[40];
+            const float v13669 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13670 = __float_as_uint(v13669);
+            const bool v13671 = v13666 >= v13670;
+            const float v13672 = v12897.x[0];
             const unsigned int v13673 = __float_as_uint(v13672);
-            const bool v13674 = v13669 >= v13673;
-            const float v13675 = v12900.x[0];
-            const unsigned int v13676 = __float_as_uint(v13675);
-            const bool v13677 = v13669 < v13676;
-            const bool v13678 = v13674 && v13677;
-            const float v13680 = v13671 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13681 = v13678 ? v13680 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[40] = v13681;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13682 = static_cast<unsigned int>(v10961.col(41, iron_linear_thread() & 31u));
-            const float v13684 = v10961.x[41];
-            const float v13685 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13674 = v13666 < v13673;
+            const bool v13675 = v13671 && v13674;
+            const float v13677 = v13668 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13678 = v13675 ? v13677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[40] = v13678;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13679 = static_cast<unsigned int>(v10958.col(41, iron_linear_thread() & 31u));
+            const float v13681 = v10958.x[41];
+            const float v13682 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13683 = __float_as_uint(v13682);
+            const bool v13684 = v13679 >= v13683;
+            const float v13685 = v12897.x[0];
             const unsigned int v13686 = __float_as_uint(v13685);
-            const bool v13687 = v13682 >= v13686;
-            const float v13688 = v12900.x[0];
-            const unsigned int v13689 = __float_as_uint(v13688);
-            const bool v13690 = v13682 < v13689;
-            const bool v13691 = v13687 && v13690;
-            const float v13693 = v13684 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13694 = v13691 ? v13693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[41] = v13694;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13695 = static_cast<unsigned int>(v10961.col(42, iron_linear_thread() & 31u));
-            const float v13697 = v10961.x[42];
-            const float v13698 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13687 = v13679 < v13686;
+            const bool v13688 = v13684 && v13687;
+            const float v13690 = v13681 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13691 = v13688 ? v13690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[41] = v13691;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13692 = static_cast<unsigned int>(v10958.col(42, iron_linear_thread() & 31u));
+            const float v13694 = v10958.x[42];
+            const float v13695 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13696 = __float_as_uint(v13695);
+            const bool v13697 = v13692 >= v13696;
+            const float v13698 = v12897.x[2];
             const unsigned int v13699 = __float_as_uint(v13698);
-            const bool v13700 = v13695 >= v13699;
-            const float v13701 = v12900.x[2];
-            const unsigned int v13702 = __float_as_uint(v13701);
-            const bool v13703 = v13695 < v13702;
-            const bool v13704 = v13700 && v13703;
-            const float v13706 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13707 = v13704 ? v13706 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[42] = v13707;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13708 = static_cast<unsigned int>(v10961.col(43, iron_linear_thread() & 31u));
-            const float v13710 = v10961.x[43];
-            const float v13711 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13700 = v13692 < v13699;
+            const bool v13701 = v13697 && v13700;
+            const float v13703 = v13694 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13704 = v13701 ? v13703 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[42] = v13704;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13705 = static_cast<unsigned int>(v10958.col(43, iron_linear_thread() & 31u));
+            const float v13707 = v10958.x[43];
+            const float v13708 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13709 = __float_as_uint(v13708);
+            const bool v13710 = v13705 >= v13709;
+            const float v13711 = v12897.x[2];
             const unsigned int v13712 = __float_as_uint(v13711);
-            const bool v13713 = v13708 >= v13712;
-            const float v13714 = v12900.x[2];
-            const unsigned int v13715 = __float_as_uint(v13714);
-            const bool v13716 = v13708 < v13715;
-            const bool v13717 = v13713 && v13716;
-            const float v13719 = v13710 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13720 = v13717 ? v13719 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[43] = v13720;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13721 = static_cast<unsigned int>(v10961.col(44, iron_linear_thread() & 31u));
-            const float v13723 = v10961.x[44];
-            const float v13724 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13713 = v13705 < v13712;
+            const bool v13714 = v13710 && v13713;
+            const float v13716 = v13707 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13717 = v13714 ? v13716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[43] = v13717;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13718 = static_cast<unsigned int>(v10958.col(44, iron_linear_thread() & 31u));
+            const float v13720 = v10958.x[44];
+            const float v13721 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13722 = __float_as_uint(v13721);
+            const bool v13723 = v13718 >= v13722;
+            const float v13724 = v12897.x[0];
             const unsigned int v13725 = __float_as_uint(v13724);
-            const bool v13726 = v13721 >= v13725;
-            const float v13727 = v12900.x[0];
-            const unsigned int v13728 = __float_as_uint(v13727);
-            const bool v13729 = v13721 < v13728;
-            const bool v13730 = v13726 && v13729;
-            const float v13732 = v13723 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13733 = v13730 ? v13732 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[44] = v13733;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13734 = static_cast<unsigned int>(v10961.col(45, iron_linear_thread() & 31u));
-            const float v13736 = v10961.x[45];
-            const float v13737 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13726 = v13718 < v13725;
+            const bool v13727 = v13723 && v13726;
+            const float v13729 = v13720 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13730 = v13727 ? v13729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[44] = v13730;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13731 = static_cast<unsigned int>(v10958.col(45, iron_linear_thread() & 31u));
+            const float v13733 = v10958.x[45];
+            const float v13734 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13735 = __float_as_uint(v13734);
+            const bool v13736 = v13731 >= v13735;
+            const float v13737 = v12897.x[0];
             const unsigned int v13738 = __float_as_uint(v13737);
-            const bool v13739 = v13734 >= v13738;
-            const float v13740 = v12900.x[0];
-            const unsigned int v13741 = __float_as_uint(v13740);
-            const bool v13742 = v13734 < v13741;
-            const bool v13743 = v13739 && v13742;
-            const float v13745 = v13736 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13746 = v13743 ? v13745 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[45] = v13746;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13747 = static_cast<unsigned int>(v10961.col(46, iron_linear_thread() & 31u));
-            const float v13749 = v10961.x[46];
-            const float v13750 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13739 = v13731 < v13738;
+            const bool v13740 = v13736 && v13739;
+            const float v13742 = v13733 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13743 = v13740 ? v13742 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[45] = v13743;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13744 = static_cast<unsigned int>(v10958.col(46, iron_linear_thread() & 31u));
+            const float v13746 = v10958.x[46];
+            const float v13747 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13748 = __float_as_uint(v13747);
+            const bool v13749 = v13744 >= v13748;
+            const float v13750 = v12897.x[2];
             const unsigned int v13751 = __float_as_uint(v13750);
-            const bool v13752 = v13747 >= v13751;
-            const float v13753 = v12900.x[2];
-            const unsigned int v13754 = __float_as_uint(v13753);
-            const bool v13755 = v13747 < v13754;
-            const bool v13756 = v13752 && v13755;
-            const float v13758 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13759 = v13756 ? v13758 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[46] = v13759;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13760 = static_cast<unsigned int>(v10961.col(47, iron_linear_thread() & 31u));
-            const float v13762 = v10961.x[47];
-            const float v13763 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13752 = v13744 < v13751;
+            const bool v13753 = v13749 && v13752;
+            const float v13755 = v13746 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13756 = v13753 ? v13755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[46] = v13756;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13757 = static_cast<unsigned int>(v10958.col(47, iron_linear_thread() & 31u));
+            const float v13759 = v10958.x[47];
+            const float v13760 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13761 = __float_as_uint(v13760);
+            const bool v13762 = v13757 >= v13761;
+            const float v13763 = v12897.x[2];
             const unsigned int v13764 = __float_as_uint(v13763);
-            const bool v13765 = v13760 >= v13764;
-            const float v13766 = v12900.x[2];
-            const unsigned int v13767 = __float_as_uint(v13766);
-            const bool v13768 = v13760 < v13767;
-            const bool v13769 = v13765 && v13768;
-            const float v13771 = v13762 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13772 = v13769 ? v13771 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[47] = v13772;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13773 = static_cast<unsigned int>(v10961.col(48, iron_linear_thread() & 31u));
-            const float v13775 = v10961.x[48];
-            const float v13776 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13765 = v13757 < v13764;
+            const bool v13766 = v13762 && v13765;
+            const float v13768 = v13759 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13769 = v13766 ? v13768 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[47] = v13769;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13770 = static_cast<unsigned int>(v10958.col(48, iron_linear_thread() & 31u));
+            const float v13772 = v10958.x[48];
+            const float v13773 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13774 = __float_as_uint(v13773);
+            const bool v13775 = v13770 >= v13774;
+            const float v13776 = v12897.x[0];
             const unsigned int v13777 = __float_as_uint(v13776);
-            const bool v13778 = v13773 >= v13777;
-            const float v13779 = v12900.x[0];
-            const unsigned int v13780 = __float_as_uint(v13779);
-            const bool v13781 = v13773 < v13780;
-            const bool v13782 = v13778 && v13781;
-            const float v13784 = v13775 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13785 = v13782 ? v13784 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[48] = v13785;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13786 = static_cast<unsigned int>(v10961.col(49, iron_linear_thread() & 31u));
-            const float v13788 = v10961.x[49];
-            const float v13789 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13778 = v13770 < v13777;
+            const bool v13779 = v13775 && v13778;
+            const float v13781 = v13772 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13782 = v13779 ? v13781 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[48] = v13782;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13783 = static_cast<unsigned int>(v10958.col(49, iron_linear_thread() & 31u));
+            const float v13785 = v10958.x[49];
+            const float v13786 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13787 = __float_as_uint(v13786);
+            const bool v13788 = v13783 >= v13787;
+            const float v13789 = v12897.x[0];
             const unsigned int v13790 = __float_as_uint(v13789);
-            const bool v13791 = v13786 >= v13790;
-            const float v13792 = v12900.x[0];
-            const unsigned int v13793 = __float_as_uint(v13792);
-            const bool v13794 = v13786 < v13793;
-            const bool v13795 = v13791 && v13794;
-            const float v13797 = v13788 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13798 = v13795 ? v13797 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[49] = v13798;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13799 = static_cast<unsigned int>(v10961.col(50, iron_linear_thread() & 31u));
-            const float v13801 = v10961.x[50];
-            const float v13802 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13791 = v13783 < v13790;
+            const bool v13792 = v13788 && v13791;
+            const float v13794 = v13785 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13795 = v13792 ? v13794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[49] = v13795;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13796 = static_cast<unsigned int>(v10958.col(50, iron_linear_thread() & 31u));
+            const float v13798 = v10958.x[50];
+            const float v13799 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13800 = __float_as_uint(v13799);
+            const bool v13801 = v13796 >= v13800;
+            const float v13802 = v12897.x[2];
             const unsigned int v13803 = __float_as_uint(v13802);
-            const bool v13804 = v13799 >= v13803;
-            const float v13805 = v12900.x[2];
-            const unsigned int v13806 = __float_as_uint(v13805);
-            const bool v13807 = v13799 < v13806;
-            const bool v13808 = v13804 && v13807;
-            const float v13810 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13811 = v13808 ? v13810 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[50] = v13811;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13812 = static_cast<unsigned int>(v10961.col(51, iron_linear_thread() & 31u));
-            const float v13814 = v10961.x[51];
-            const float v13815 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13804 = v13796 < v13803;
+            const bool v13805 = v13801 && v13804;
+            const float v13807 = v13798 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13808 = v13805 ? v13807 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[50] = v13808;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13809 = static_cast<unsigned int>(v10958.col(51, iron_linear_thread() & 31u));
+            const float v13811 = v10958.x[51];
+            const float v13812 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13813 = __float_as_uint(v13812);
+            const bool v13814 = v13809 >= v13813;
+            const float v13815 = v12897.x[2];
             const unsigned int v13816 = __float_as_uint(v13815);
-            const bool v13817 = v13812 >= v13816;
-            const float v13818 = v12900.x[2];
-            const unsigned int v13819 = __float_as_uint(v13818);
-            const bool v13820 = v13812 < v13819;
-            const bool v13821 = v13817 && v13820;
-            const float v13823 = v13814 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13824 = v13821 ? v13823 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[51] = v13824;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13825 = static_cast<unsigned int>(v10961.col(52, iron_linear_thread() & 31u));
-            const float v13827 = v10961.x[52];
-            const float v13828 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13817 = v13809 < v13816;
+            const bool v13818 = v13814 && v13817;
+            const float v13820 = v13811 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13821 = v13818 ? v13820 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[51] = v13821;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13822 = static_cast<unsigned int>(v10958.col(52, iron_linear_thread() & 31u));
+            const float v13824 = v10958.x[52];
+            const float v13825 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13826 = __float_as_uint(v13825);
+            const bool v13827 = v13822 >= v13826;
+            const float v13828 = v12897.x[0];
             const unsigned int v13829 = __float_as_uint(v13828);
-            const bool v13830 = v13825 >= v13829;
-            const float v13831 = v12900.x[0];
-            const unsigned int v13832 = __float_as_uint(v13831);
-            const bool v13833 = v13825 < v13832;
-            const bool v13834 = v13830 && v13833;
-            const float v13836 = v13827 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13837 = v13834 ? v13836 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[52] = v13837;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13838 = static_cast<unsigned int>(v10961.col(53, iron_linear_thread() & 31u));
-            const float v13840 = v10961.x[53];
-            const float v13841 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13830 = v13822 < v13829;
+            const bool v13831 = v13827 && v13830;
+            const float v13833 = v13824 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13834 = v13831 ? v13833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[52] = v13834;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13835 = static_cast<unsigned int>(v10958.col(53, iron_linear_thread() & 31u));
+            const float v13837 = v10958.x[53];
+            const float v13838 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13839 = __float_as_uint(v13838);
+            const bool v13840 = v13835 >= v13839;
+            const float v13841 = v12897.x[0];
             const unsigned int v13842 = __float_as_uint(v13841);
-            const bool v13843 = v13838 >= v13842;
-            const float v13844 = v12900.x[0];
-            const unsigned int v13845 = __float_as_uint(v13844);
-            const bool v13846 = v13838 < v13845;
-            const bool v13847 = v13843 && v13846;
-            const float v13849 = v13840 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13850 = v13847 ? v13849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[53] = v13850;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13851 = static_cast<unsigned int>(v10961.col(54, iron_linear_thread() & 31u));
-            const float v13853 = v10961.x[54];
-            const float v13854 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13843 = v13835 < v13842;
+            const bool v13844 = v13840 && v13843;
+            const float v13846 = v13837 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13847 = v13844 ? v13846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[53] = v13847;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13848 = static_cast<unsigned int>(v10958.col(54, iron_linear_thread() & 31u));
+            const float v13850 = v10958.x[54];
+            const float v13851 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13852 = __float_as_uint(v13851);
+            const bool v13853 = v13848 >= v13852;
+            const float v13854 = v12897.x[2];
             const unsigned int v13855 = __float_as_uint(v13854);
-            const bool v13856 = v13851 >= v13855;
-            const float v13857 = v12900.x[2];
-            const unsigned int v13858 = __float_as_uint(v13857);
-            const bool v13859 = v13851 < v13858;
-            const bool v13860 = v13856 && v13859;
-            const float v13862 = v13853 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13863 = v13860 ? v13862 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[54] = v13863;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13864 = static_cast<unsigned int>(v10961.col(55, iron_linear_thread() & 31u));
-            const float v13866 = v10961.x[55];
-            const float v13867 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13856 = v13848 < v13855;
+            const bool v13857 = v13853 && v13856;
+            const float v13859 = v13850 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13860 = v13857 ? v13859 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[54] = v13860;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13861 = static_cast<unsigned int>(v10958.col(55, iron_linear_thread() & 31u));
+            const float v13863 = v10958.x[55];
+            const float v13864 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13865 = __float_as_uint(v13864);
+            const bool v13866 = v13861 >= v13865;
+            const float v13867 = v12897.x[2];
             const unsigned int v13868 = __float_as_uint(v13867);
-            const bool v13869 = v13864 >= v13868;
-            const float v13870 = v12900.x[2];
-            const unsigned int v13871 = __float_as_uint(v13870);
-            const bool v13872 = v13864 < v13871;
-            const bool v13873 = v13869 && v13872;
-            const float v13875 = v13866 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13876 = v13873 ? v13875 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[55] = v13876;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13877 = static_cast<unsigned int>(v10961.col(56, iron_linear_thread() & 31u));
-            const float v13879 = v10961.x[56];
-            const float v13880 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13869 = v13861 < v13868;
+            const bool v13870 = v13866 && v13869;
+            const float v13872 = v13863 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13873 = v13870 ? v13872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[55] = v13873;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13874 = static_cast<unsigned int>(v10958.col(56, iron_linear_thread() & 31u));
+            const float v13876 = v10958.x[56];
+            const float v13877 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13878 = __float_as_uint(v13877);
+            const bool v13879 = v13874 >= v13878;
+            const float v13880 = v12897.x[0];
             const unsigned int v13881 = __float_as_uint(v13880);
-            const bool v13882 = v13877 >= v13881;
-            const float v13883 = v12900.x[0];
-            const unsigned int v13884 = __float_as_uint(v13883);
-            const bool v13885 = v13877 < v13884;
-            const bool v13886 = v13882 && v13885;
-            const float v13888 = v13879 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13889 = v13886 ? v13888 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[56] = v13889;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13890 = static_cast<unsigned int>(v10961.col(57, iron_linear_thread() & 31u));
-            const float v13892 = v10961.x[57];
-            const float v13893 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13882 = v13874 < v13881;
+            const bool v13883 = v13879 && v13882;
+            const float v13885 = v13876 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13886 = v13883 ? v13885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[56] = v13886;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13887 = static_cast<unsigned int>(v10958.col(57, iron_linear_thread() & 31u));
+            const float v13889 = v10958.x[57];
+            const float v13890 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13891 = __float_as_uint(v13890);
+            const bool v13892 = v13887 >= v13891;
+            const float v13893 = v12897.x[0];
             const unsigned int v13894 = __float_as_uint(v13893);
-            const bool v13895 = v13890 >= v13894;
-            const float v13896 = v12900.x[0];
-            const unsigned int v13897 = __float_as_uint(v13896);
-            const bool v13898 = v13890 < v13897;
-            const bool v13899 = v13895 && v13898;
-            const float v13901 = v13892 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13902 = v13899 ? v13901 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[57] = v13902;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13903 = static_cast<unsigned int>(v10961.col(58, iron_linear_thread() & 31u));
-            const float v13905 = v10961.x[58];
-            const float v13906 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13895 = v13887 < v13894;
+            const bool v13896 = v13892 && v13895;
+            const float v13898 = v13889 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13899 = v13896 ? v13898 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[57] = v13899;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13900 = static_cast<unsigned int>(v10958.col(58, iron_linear_thread() & 31u));
+            const float v13902 = v10958.x[58];
+            const float v13903 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13904 = __float_as_uint(v13903);
+            const bool v13905 = v13900 >= v13904;
+            const float v13906 = v12897.x[2];
             const unsigned int v13907 = __float_as_uint(v13906);
-            const bool v13908 = v13903 >= v13907;
-            const float v13909 = v12900.x[2];
-            const unsigned int v13910 = __float_as_uint(v13909);
-            const bool v13911 = v13903 < v13910;
-            const bool v13912 = v13908 && v13911;
-            const float v13914 = v13905 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13915 = v13912 ? v13914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[58] = v13915;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13916 = static_cast<unsigned int>(v10961.col(59, iron_linear_thread() & 31u));
-            const float v13918 = v10961.x[59];
-            const float v13919 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13908 = v13900 < v13907;
+            const bool v13909 = v13905 && v13908;
+            const float v13911 = v13902 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13912 = v13909 ? v13911 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[58] = v13912;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13913 = static_cast<unsigned int>(v10958.col(59, iron_linear_thread() & 31u));
+            const float v13915 = v10958.x[59];
+            const float v13916 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13917 = __float_as_uint(v13916);
+            const bool v13918 = v13913 >= v13917;
+            const float v13919 = v12897.x[2];
             const unsigned int v13920 = __float_as_uint(v13919);
-            const bool v13921 = v13916 >= v13920;
-            const float v13922 = v12900.x[2];
-            const unsigned int v13923 = __float_as_uint(v13922);
-            const bool v13924 = v13916 < v13923;
-            const bool v13925 = v13921 && v13924;
-            const float v13927 = v13918 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13928 = v13925 ? v13927 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[59] = v13928;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13929 = static_cast<unsigned int>(v10961.col(60, iron_linear_thread() & 31u));
-            const float v13931 = v10961.x[60];
-            const float v13932 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13921 = v13913 < v13920;
+            const bool v13922 = v13918 && v13921;
+            const float v13924 = v13915 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13925 = v13922 ? v13924 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[59] = v13925;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13926 = static_cast<unsigned int>(v10958.col(60, iron_linear_thread() & 31u));
+            const float v13928 = v10958.x[60];
+            const float v13929 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13930 = __float_as_uint(v13929);
+            const bool v13931 = v13926 >= v13930;
+            const float v13932 = v12897.x[0];
             const unsigned int v13933 = __float_as_uint(v13932);
-            const bool v13934 = v13929 >= v13933;
-            const float v13935 = v12900.x[0];
-            const unsigned int v13936 = __float_as_uint(v13935);
-            const bool v13937 = v13929 < v13936;
-            const bool v13938 = v13934 && v13937;
-            const float v13940 = v13931 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13941 = v13938 ? v13940 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[60] = v13941;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13942 = static_cast<unsigned int>(v10961.col(61, iron_linear_thread() & 31u));
-            const float v13944 = v10961.x[61];
-            const float v13945 = v12898.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13934 = v13926 < v13933;
+            const bool v13935 = v13931 && v13934;
+            const float v13937 = v13928 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13938 = v13935 ? v13937 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[60] = v13938;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13939 = static_cast<unsigned int>(v10958.col(61, iron_linear_thread() & 31u));
+            const float v13941 = v10958.x[61];
+            const float v13942 = v12895.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13943 = __float_as_uint(v13942);
+            const bool v13944 = v13939 >= v13943;
+            const float v13945 = v12897.x[0];
             const unsigned int v13946 = __float_as_uint(v13945);
-            const bool v13947 = v13942 >= v13946;
-            const float v13948 = v12900.x[0];
-            const unsigned int v13949 = __float_as_uint(v13948);
-            const bool v13950 = v13942 < v13949;
-            const bool v13951 = v13947 && v13950;
-            const float v13953 = v13944 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13954 = v13951 ? v13953 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[61] = v13954;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13955 = static_cast<unsigned int>(v10961.col(62, iron_linear_thread() & 31u));
-            const float v13957 = v10961.x[62];
-            const float v13958 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13947 = v13939 < v13946;
+            const bool v13948 = v13944 && v13947;
+            const float v13950 = v13941 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13951 = v13948 ? v13950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[61] = v13951;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13952 = static_cast<unsigned int>(v10958.col(62, iron_linear_thread() & 31u));
+            const float v13954 = v10958.x[62];
+            const float v13955 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13956 = __float_as_uint(v13955);
+            const bool v13957 = v13952 >= v13956;
+            const float v13958 = v12897.x[2];
             const unsigned int v13959 = __float_as_uint(v13958);
-            const bool v13960 = v13955 >= v13959;
-            const float v13961 = v12900.x[2];
-            const unsigned int v13962 = __float_as_uint(v13961);
-            const bool v13963 = v13955 < v13962;
-            const bool v13964 = v13960 && v13963;
-            const float v13966 = v13957 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13967 = v13964 ? v13966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[62] = v13967;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13968 = static_cast<unsigned int>(v10961.col(63, iron_linear_thread() & 31u));
-            const float v13970 = v10961.x[63];
-            const float v13971 = v12898.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v13960 = v13952 < v13959;
+            const bool v13961 = v13957 && v13960;
+            const float v13963 = v13954 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13964 = v13961 ? v13963 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[62] = v13964;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13965 = static_cast<unsigned int>(v10958.col(63, iron_linear_thread() & 31u));
+            const float v13967 = v10958.x[63];
+            const float v13968 = v12895.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13969 = __float_as_uint(v13968);
+            const bool v13970 = v13965 >= v13969;
+            const float v13971 = v12897.x[2];
             const unsigned int v13972 = __float_as_uint(v13971);
-            const bool v13973 = v13968 >= v13972;
-            const float v13974 = v12900.x[2];
-            const unsigned int v13975 = __float_as_uint(v13974);
-            const bool v13976 = v13968 < v13975;
-            const bool v13977 = v13973 && v13976;
-            const float v13979 = v13970 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13980 = v13977 ? v13979 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v10961.x[63] = v13980;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v13973 = v13965 < v13972;
+            const bool v13974 = v13970 && v13973;
+            const float v13976 = v13967 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13977 = v13974 ? v13976 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v10958.x[63] = v13977;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v13982;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v13982, 0.0f);
-          iron_frag_row_reduce<false>(v13982, v10961);
-          iron_frag<float, 2, 16, 8> v13984;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v13984, 0.0f);
-          const float v13988 = v13982.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13989 = v351.x[0];
-          const float v13990 = fmaxf(v13989, v13988);
-          const bool v13993 = v13990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13994 = v13993 ? 0.0f : v13990;
-          v13984.x[0] = v13994;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13998 = v13982.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13999 = v351.x[1];
-          const float v14000 = fmaxf(v13999, v13998);
-          const bool v14003 = v14000 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14004 = v14003 ? 0.0f : v14000;
-          v13984.x[1] = v14004;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14008 = v13982.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14009 = v351.x[2];
-          const float v14010 = fmaxf(v14009, v14008);
-          const bool v14013 = v14010 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14014 = v14013 ? 0.0f : v14010;
-          v13984.x[2] = v14014;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14018 = v13982.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14019 = v351.x[3];
-          const float v14020 = fmaxf(v14019, v14018);
-          const bool v14023 = v14020 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14024 = v14023 ? 0.0f : v14020;
-          v13984.x[3] = v14024;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14028 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14030 = v13989 - v14028;
-          const float v14031 = iron_exp2_approx(v14030);
-          v10987.x[0] = v14031;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14035 = v13984.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14037 = v13999 - v14035;
-          const float v14038 = iron_exp2_approx(v14037);
-          v10987.x[1] = v14038;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14042 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14044 = v14009 - v14042;
-          const float v14045 = iron_exp2_approx(v14044);
-          v10987.x[2] = v14045;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14049 = v13984.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14051 = v14019 - v14049;
-          const float v14052 = iron_exp2_approx(v14051);
-          v10987.x[3] = v14052;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v13990;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14060 = v351.x[1];
-          const float v14062 = fmaxf(v14060, v13998);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v14062;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14065 = v351.x[2];
-          const float v14067 = fmaxf(v14065, v14008);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14067;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14070 = v351.x[3];
-          const float v14072 = fmaxf(v14070, v14018);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14072;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14075 = v10961.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14076 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14077 = v14075 - v14076;
-          const float v14078 = iron_exp2_approx(v14077);
-          v10961.x[0] = v14078;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14081 = v10961.x[1];
-          const float v14082 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14083 = v14081 - v14082;
-          const float v14084 = iron_exp2_approx(v14083);
-          v10961.x[1] = v14084;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14087 = v10961.x[2];
-          const float v14088 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14089 = v14087 - v14088;
-          const float v14090 = iron_exp2_approx(v14089);
-          v10961.x[2] = v14090;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14093 = v10961.x[3];
-          const float v14094 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14095 = v14093 - v14094;
-          const float v14096 = iron_exp2_approx(v14095);
-          v10961.x[3] = v14096;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14099 = v10961.x[4];
-          const float v14100 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14101 = v14099 - v14100;
-          const float v14102 = iron_exp2_approx(v14101);
-          v10961.x[4] = v14102;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14105 = v10961.x[5];
-          const float v14106 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14107 = v14105 - v14106;
-          const float v14108 = iron_exp2_approx(v14107);
-          v10961.x[5] = v14108;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14111 = v10961.x[6];
-          const float v14112 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14113 = v14111 - v14112;
-          const float v14114 = iron_exp2_approx(v14113);
-          v10961.x[6] = v14114;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14117 = v10961.x[7];
-          const float v14118 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14119 = v14117 - v14118;
-          const float v14120 = iron_exp2_approx(v14119);
-          v10961.x[7] = v14120;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14123 = v10961.x[8];
-          const float v14124 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14125 = v14123 - v14124;
-          const float v14126 = iron_exp2_approx(v14125);
-          v10961.x[8] = v14126;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14129 = v10961.x[9];
-          const float v14130 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14131 = v14129 - v14130;
-          const float v14132 = iron_exp2_approx(v14131);
-          v10961.x[9] = v14132;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14135 = v10961.x[10];
-          const float v14136 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14137 = v14135 - v14136;
-          const float v14138 = iron_exp2_approx(v14137);
-          v10961.x[10] = v14138;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14141 = v10961.x[11];
-          const float v14142 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14143 = v14141 - v14142;
-          const float v14144 = iron_exp2_approx(v14143);
-          v10961.x[11] = v14144;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14147 = v10961.x[12];
-          const float v14148 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14149 = v14147 - v14148;
-          const float v14150 = iron_exp2_approx(v14149);
-          v10961.x[12] = v14150;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14153 = v10961.x[13];
-          const float v14154 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14155 = v14153 - v14154;
-          const float v14156 = iron_exp2_approx(v14155);
-          v10961.x[13] = v14156;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14159 = v10961.x[14];
-          const float v14160 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14161 = v14159 - v14160;
-          const float v14162 = iron_exp2_approx(v14161);
-          v10961.x[14] = v14162;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14165 = v10961.x[15];
-          const float v14166 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14167 = v14165 - v14166;
-          const float v14168 = iron_exp2_approx(v14167);
-          v10961.x[15] = v14168;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14171 = v10961.x[16];
-          const float v14172 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14173 = v14171 - v14172;
-          const float v14174 = iron_exp2_approx(v14173);
-          v10961.x[16] = v14174;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14177 = v10961.x[17];
-          const float v14178 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14179 = v14177 - v14178;
-          const float v14180 = iron_exp2_approx(v14179);
-          v10961.x[17] = v14180;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14183 = v10961.x[18];
-          const float v14184 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14185 = v14183 - v14184;
-          const float v14186 = iron_exp2_approx(v14185);
-          v10961.x[18] = v14186;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14189 = v10961.x[19];
-          const float v14190 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14191 = v14189 - v14190;
-          const float v14192 = iron_exp2_approx(v14191);
-          v10961.x[19] = v14192;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14195 = v10961.x[20];
-          const float v14196 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14197 = v14195 - v14196;
-          const float v14198 = iron_exp2_approx(v14197);
-          v10961.x[20] = v14198;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14201 = v10961.x[21];
-          const float v14202 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14203 = v14201 - v14202;
-          const float v14204 = iron_exp2_approx(v14203);
-          v10961.x[21] = v14204;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14207 = v10961.x[22];
-          const float v14208 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14209 = v14207 - v14208;
-          const float v14210 = iron_exp2_approx(v14209);
-          v10961.x[22] = v14210;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14213 = v10961.x[23];
-          const float v14214 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14215 = v14213 - v14214;
-          const float v14216 = iron_exp2_approx(v14215);
-          v10961.x[23] = v14216;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14219 = v10961.x[24];
-          const float v14220 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14221 = v14219 - v14220;
-          const float v14222 = iron_exp2_approx(v14221);
-          v10961.x[24] = v14222;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14225 = v10961.x[25];
-          const float v14226 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14227 = v14225 - v14226;
-          const float v14228 = iron_exp2_approx(v14227);
-          v10961.x[25] = v14228;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14231 = v10961.x[26];
-          const float v14232 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14233 = v14231 - v14232;
-          const float v14234 = iron_exp2_approx(v14233);
-          v10961.x[26] = v14234;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14237 = v10961.x[27];
-          const float v14238 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14239 = v14237 - v14238;
-          const float v14240 = iron_exp2_approx(v14239);
-          v10961.x[27] = v14240;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14243 = v10961.x[28];
-          const float v14244 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14245 = v14243 - v14244;
-          const float v14246 = iron_exp2_approx(v14245);
-          v10961.x[28] = v14246;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14249 = v10961.x[29];
-          const float v14250 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14251 = v14249 - v14250;
-          const float v14252 = iron_exp2_approx(v14251);
-          v10961.x[29] = v14252;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14255 = v10961.x[30];
-          const float v14256 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14257 = v14255 - v14256;
-          const float v14258 = iron_exp2_approx(v14257);
-          v10961.x[30] = v14258;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14261 = v10961.x[31];
-          const float v14262 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14263 = v14261 - v14262;
-          const float v14264 = iron_exp2_approx(v14263);
-          v10961.x[31] = v14264;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14267 = v10961.x[32];
-          const float v14268 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14269 = v14267 - v14268;
-          const float v14270 = iron_exp2_approx(v14269);
-          v10961.x[32] = v14270;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14273 = v10961.x[33];
-          const float v14274 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14275 = v14273 - v14274;
-          const float v14276 = iron_exp2_approx(v14275);
-          v10961.x[33] = v14276;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14279 = v10961.x[34];
-          const float v14280 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14281 = v14279 - v14280;
-          const float v14282 = iron_exp2_approx(v14281);
-          v10961.x[34] = v14282;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14285 = v10961.x[35];
-          const float v14286 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14287 = v14285 - v14286;
-          const float v14288 = iron_exp2_approx(v14287);
-          v10961.x[35] = v14288;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14291 = v10961.x[36];
-          const float v14292 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14293 = v14291 - v14292;
-          const float v14294 = iron_exp2_approx(v14293);
-          v10961.x[36] = v14294;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14297 = v10961.x[37];
-          const float v14298 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14299 = v14297 - v14298;
-          const float v14300 = iron_exp2_approx(v14299);
-          v10961.x[37] = v14300;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14303 = v10961.x[38];
-          const float v14304 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14305 = v14303 - v14304;
-          const float v14306 = iron_exp2_approx(v14305);
-          v10961.x[38] = v14306;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14309 = v10961.x[39];
-          const float v14310 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14311 = v14309 - v14310;
-          const float v14312 = iron_exp2_approx(v14311);
-          v10961.x[39] = v14312;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14315 = v10961.x[40];
-          const float v14316 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14317 = v14315 - v14316;
-          const float v14318 = iron_exp2_approx(v14317);
-          v10961.x[40] = v14318;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14321 = v10961.x[41];
-          const float v14322 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14323 = v14321 - v14322;
-          const float v14324 = iron_exp2_approx(v14323);
-          v10961.x[41] = v14324;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14327 = v10961.x[42];
-          const float v14328 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14329 = v14327 - v14328;
-          const float v14330 = iron_exp2_approx(v14329);
-          v10961.x[42] = v14330;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14333 = v10961.x[43];
-          const float v14334 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14335 = v14333 - v14334;
-          const float v14336 = iron_exp2_approx(v14335);
-          v10961.x[43] = v14336;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14339 = v10961.x[44];
-          const float v14340 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14341 = v14339 - v14340;
-          const float v14342 = iron_exp2_approx(v14341);
-          v10961.x[44] = v14342;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14345 = v10961.x[45];
-          const float v14346 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14347 = v14345 - v14346;
-          const float v14348 = iron_exp2_approx(v14347);
-          v10961.x[45] = v14348;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14351 = v10961.x[46];
-          const float v14352 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14353 = v14351 - v14352;
-          const float v14354 = iron_exp2_approx(v14353);
-          v10961.x[46] = v14354;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14357 = v10961.x[47];
-          const float v14358 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14359 = v14357 - v14358;
-          const float v14360 = iron_exp2_approx(v14359);
-          v10961.x[47] = v14360;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14363 = v10961.x[48];
-          const float v14364 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14365 = v14363 - v14364;
-          const float v14366 = iron_exp2_approx(v14365);
-          v10961.x[48] = v14366;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14369 = v10961.x[49];
-          const float v14370 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14371 = v14369 - v14370;
-          const float v14372 = iron_exp2_approx(v14371);
-          v10961.x[49] = v14372;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14375 = v10961.x[50];
-          const float v14376 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14377 = v14375 - v14376;
-          const float v14378 = iron_exp2_approx(v14377);
-          v10961.x[50] = v14378;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14381 = v10961.x[51];
-          const float v14382 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14383 = v14381 - v14382;
-          const float v14384 = iron_exp2_approx(v14383);
-          v10961.x[51] = v14384;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14387 = v10961.x[52];
-          const float v14388 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14389 = v14387 - v14388;
-          const float v14390 = iron_exp2_approx(v14389);
-          v10961.x[52] = v14390;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14393 = v10961.x[53];
-          const float v14394 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14395 = v14393 - v14394;
-          const float v14396 = iron_exp2_approx(v14395);
-          v10961.x[53] = v14396;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14399 = v10961.x[54];
-          const float v14400 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14401 = v14399 - v14400;
-          const float v14402 = iron_exp2_approx(v14401);
-          v10961.x[54] = v14402;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14405 = v10961.x[55];
-          const float v14406 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14407 = v14405 - v14406;
-          const float v14408 = iron_exp2_approx(v14407);
-          v10961.x[55] = v14408;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14411 = v10961.x[56];
-          const float v14412 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14413 = v14411 - v14412;
-          const float v14414 = iron_exp2_approx(v14413);
-          v10961.x[56] = v14414;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14417 = v10961.x[57];
-          const float v14418 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14419 = v14417 - v14418;
-          const float v14420 = iron_exp2_approx(v14419);
-          v10961.x[57] = v14420;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14423 = v10961.x[58];
-          const float v14424 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14425 = v14423 - v14424;
-          const float v14426 = iron_exp2_approx(v14425);
-          v10961.x[58] = v14426;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14429 = v10961.x[59];
-          const float v14430 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14431 = v14429 - v14430;
-          const float v14432 = iron_exp2_approx(v14431);
-          v10961.x[59] = v14432;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14435 = v10961.x[60];
-          const float v14436 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14437 = v14435 - v14436;
-          const float v14438 = iron_exp2_approx(v14437);
-          v10961.x[60] = v14438;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14441 = v10961.x[61];
-          const float v14442 = v13984.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14443 = v14441 - v14442;
-          const float v14444 = iron_exp2_approx(v14443);
-          v10961.x[61] = v14444;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14447 = v10961.x[62];
-          const float v14448 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14449 = v14447 - v14448;
-          const float v14450 = iron_exp2_approx(v14449);
-          v10961.x[62] = v14450;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14453 = v10961.x[63];
-          const float v14454 = v13984.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14455 = v14453 - v14454;
-          const float v14456 = iron_exp2_approx(v14455);
-          v10961.x[63] = v14456;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v14458;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v14458, 0.0f);
-          iron_frag_row_reduce<true>(v14458, v10961);
-          const float v14461 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v14462 = v14458.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14463 = v10987.x[0];
-          const float v14464 = v14461 * v14463;
-          const float v14465 = v14464 + v14462;
-          v353.x[0] = v14465;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14468 = v353.x[1];
-          const float v14469 = v14458.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14470 = v10987.x[1];
-          const float v14471 = v14468 * v14470;
-          const float v14472 = v14471 + v14469;
-          v353.x[1] = v14472;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14475 = v353.x[2];
-          const float v14476 = v14458.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14477 = v10987.x[2];
-          const float v14478 = v14475 * v14477;
-          const float v14479 = v14478 + v14476;
-          v353.x[2] = v14479;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14482 = v353.x[3];
-          const float v14483 = v14458.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14484 = v10987.x[3];
-          const float v14485 = v14482 * v14484;
-          const float v14486 = v14485 + v14483;
-          v353.x[3] = v14486;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v13979;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v13979, 0.0f);
+          iron_frag_row_reduce<false>(v13979, v10958);
+          iron_frag<float, 2, 16, 8> v13981;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v13981, 0.0f);
+          const float v13985 = v13979.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13986 = v351.x[0];
+          const float v13987 = fmaxf(v13986, v13985);
+          const bool v13990 = v13987 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13991 = v13990 ? 0.0f : v13987;
+          v13981.x[0] = v13991;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13995 = v13979.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13996 = v351.x[1];
+          const float v13997 = fmaxf(v13996, v13995);
+          const bool v14000 = v13997 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14001 = v14000 ? 0.0f : v13997;
+          v13981.x[1] = v14001;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14005 = v13979.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14006 = v351.x[2];
+          const float v14007 = fmaxf(v14006, v14005);
+          const bool v14010 = v14007 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14011 = v14010 ? 0.0f : v14007;
+          v13981.x[2] = v14011;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14015 = v13979.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14016 = v351.x[3];
+          const float v14017 = fmaxf(v14016, v14015);
+          const bool v14020 = v14017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14021 = v14020 ? 0.0f : v14017;
+          v13981.x[3] = v14021;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14025 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14027 = v13986 - v14025;
+          const float v14028 = iron_exp2_approx(v14027);
+          v10984.x[0] = v14028;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14032 = v13981.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14034 = v13996 - v14032;
+          const float v14035 = iron_exp2_approx(v14034);
+          v10984.x[1] = v14035;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14039 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14041 = v14006 - v14039;
+          const float v14042 = iron_exp2_approx(v14041);
+          v10984.x[2] = v14042;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14046 = v13981.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14048 = v14016 - v14046;
+          const float v14049 = iron_exp2_approx(v14048);
+          v10984.x[3] = v14049;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v13987;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14057 = v351.x[1];
+          const float v14059 = fmaxf(v14057, v13995);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14059;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14062 = v351.x[2];
+          const float v14064 = fmaxf(v14062, v14005);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14064;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14067 = v351.x[3];
+          const float v14069 = fmaxf(v14067, v14015);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14069;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14072 = v10958.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14073 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14074 = v14072 - v14073;
+          const float v14075 = iron_exp2_approx(v14074);
+          v10958.x[0] = v14075;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14078 = v10958.x[1];
+          const float v14079 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14080 = v14078 - v14079;
+          const float v14081 = iron_exp2_approx(v14080);
+          v10958.x[1] = v14081;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14084 = v10958.x[2];
+          const float v14085 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14086 = v14084 - v14085;
+          const float v14087 = iron_exp2_approx(v14086);
+          v10958.x[2] = v14087;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14090 = v10958.x[3];
+          const float v14091 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14092 = v14090 - v14091;
+          const float v14093 = iron_exp2_approx(v14092);
+          v10958.x[3] = v14093;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14096 = v10958.x[4];
+          const float v14097 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14098 = v14096 - v14097;
+          const float v14099 = iron_exp2_approx(v14098);
+          v10958.x[4] = v14099;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14102 = v10958.x[5];
+          const float v14103 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14104 = v14102 - v14103;
+          const float v14105 = iron_exp2_approx(v14104);
+          v10958.x[5] = v14105;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14108 = v10958.x[6];
+          const float v14109 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14110 = v14108 - v14109;
+          const float v14111 = iron_exp2_approx(v14110);
+          v10958.x[6] = v14111;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14114 = v10958.x[7];
+          const float v14115 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14116 = v14114 - v14115;
+          const float v14117 = iron_exp2_approx(v14116);
+          v10958.x[7] = v14117;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14120 = v10958.x[8];
+          const float v14121 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14122 = v14120 - v14121;
+          const float v14123 = iron_exp2_approx(v14122);
+          v10958.x[8] = v14123;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14126 = v10958.x[9];
+          const float v14127 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14128 = v14126 - v14127;
+          const float v14129 = iron_exp2_approx(v14128);
+          v10958.x[9] = v14129;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14132 = v10958.x[10];
+          const float v14133 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14134 = v14132 - v14133;
+          const float v14135 = iron_exp2_approx(v14134);
+          v10958.x[10] = v14135;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14138 = v10958.x[11];
+          const float v14139 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14140 = v14138 - v14139;
+          const float v14141 = iron_exp2_approx(v14140);
+          v10958.x[11] = v14141;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14144 = v10958.x[12];
+          const float v14145 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14146 = v14144 - v14145;
+          const float v14147 = iron_exp2_approx(v14146);
+          v10958.x[12] = v14147;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14150 = v10958.x[13];
+          const float v14151 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14152 = v14150 - v14151;
+          const float v14153 = iron_exp2_approx(v14152);
+          v10958.x[13] = v14153;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14156 = v10958.x[14];
+          const float v14157 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14158 = v14156 - v14157;
+          const float v14159 = iron_exp2_approx(v14158);
+          v10958.x[14] = v14159;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14162 = v10958.x[15];
+          const float v14163 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14164 = v14162 - v14163;
+          const float v14165 = iron_exp2_approx(v14164);
+          v10958.x[15] = v14165;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14168 = v10958.x[16];
+          const float v14169 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14170 = v14168 - v14169;
+          const float v14171 = iron_exp2_approx(v14170);
+          v10958.x[16] = v14171;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14174 = v10958.x[17];
+          const float v14175 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14176 = v14174 - v14175;
+          const float v14177 = iron_exp2_approx(v14176);
+          v10958.x[17] = v14177;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14180 = v10958.x[18];
+          const float v14181 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14182 = v14180 - v14181;
+          const float v14183 = iron_exp2_approx(v14182);
+          v10958.x[18] = v14183;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14186 = v10958.x[19];
+          const float v14187 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14188 = v14186 - v14187;
+          const float v14189 = iron_exp2_approx(v14188);
+          v10958.x[19] = v14189;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14192 = v10958.x[20];
+          const float v14193 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14194 = v14192 - v14193;
+          const float v14195 = iron_exp2_approx(v14194);
+          v10958.x[20] = v14195;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14198 = v10958.x[21];
+          const float v14199 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14200 = v14198 - v14199;
+          const float v14201 = iron_exp2_approx(v14200);
+          v10958.x[21] = v14201;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14204 = v10958.x[22];
+          const float v14205 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14206 = v14204 - v14205;
+          const float v14207 = iron_exp2_approx(v14206);
+          v10958.x[22] = v14207;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14210 = v10958.x[23];
+          const float v14211 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14212 = v14210 - v14211;
+          const float v14213 = iron_exp2_approx(v14212);
+          v10958.x[23] = v14213;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14216 = v10958.x[24];
+          const float v14217 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14218 = v14216 - v14217;
+          const float v14219 = iron_exp2_approx(v14218);
+          v10958.x[24] = v14219;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14222 = v10958.x[25];
+          const float v14223 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14224 = v14222 - v14223;
+          const float v14225 = iron_exp2_approx(v14224);
+          v10958.x[25] = v14225;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14228 = v10958.x[26];
+          const float v14229 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14230 = v14228 - v14229;
+          const float v14231 = iron_exp2_approx(v14230);
+          v10958.x[26] = v14231;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14234 = v10958.x[27];
+          const float v14235 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14236 = v14234 - v14235;
+          const float v14237 = iron_exp2_approx(v14236);
+          v10958.x[27] = v14237;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14240 = v10958.x[28];
+          const float v14241 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14242 = v14240 - v14241;
+          const float v14243 = iron_exp2_approx(v14242);
+          v10958.x[28] = v14243;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14246 = v10958.x[29];
+          const float v14247 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14248 = v14246 - v14247;
+          const float v14249 = iron_exp2_approx(v14248);
+          v10958.x[29] = v14249;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14252 = v10958.x[30];
+          const float v14253 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14254 = v14252 - v14253;
+          const float v14255 = iron_exp2_approx(v14254);
+          v10958.x[30] = v14255;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14258 = v10958.x[31];
+          const float v14259 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14260 = v14258 - v14259;
+          const float v14261 = iron_exp2_approx(v14260);
+          v10958.x[31] = v14261;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14264 = v10958.x[32];
+          const float v14265 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14266 = v14264 - v14265;
+          const float v14267 = iron_exp2_approx(v14266);
+          v10958.x[32] = v14267;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14270 = v10958.x[33];
+          const float v14271 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14272 = v14270 - v14271;
+          const float v14273 = iron_exp2_approx(v14272);
+          v10958.x[33] = v14273;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14276 = v10958.x[34];
+          const float v14277 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14278 = v14276 - v14277;
+          const float v14279 = iron_exp2_approx(v14278);
+          v10958.x[34] = v14279;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14282 = v10958.x[35];
+          const float v14283 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14284 = v14282 - v14283;
+          const float v14285 = iron_exp2_approx(v14284);
+          v10958.x[35] = v14285;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14288 = v10958.x[36];
+          const float v14289 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14290 = v14288 - v14289;
+          const float v14291 = iron_exp2_approx(v14290);
+          v10958.x[36] = v14291;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14294 = v10958.x[37];
+          const float v14295 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14296 = v14294 - v14295;
+          const float v14297 = iron_exp2_approx(v14296);
+          v10958.x[37] = v14297;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14300 = v10958.x[38];
+          const float v14301 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14302 = v14300 - v14301;
+          const float v14303 = iron_exp2_approx(v14302);
+          v10958.x[38] = v14303;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14306 = v10958.x[39];
+          const float v14307 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14308 = v14306 - v14307;
+          const float v14309 = iron_exp2_approx(v14308);
+          v10958.x[39] = v14309;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14312 = v10958.x[40];
+          const float v14313 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14314 = v14312 - v14313;
+          const float v14315 = iron_exp2_approx(v14314);
+          v10958.x[40] = v14315;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14318 = v10958.x[41];
+          const float v14319 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14320 = v14318 - v14319;
+          const float v14321 = iron_exp2_approx(v14320);
+          v10958.x[41] = v14321;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14324 = v10958.x[42];
+          const float v14325 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14326 = v14324 - v14325;
+          const float v14327 = iron_exp2_approx(v14326);
+          v10958.x[42] = v14327;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14330 = v10958.x[43];
+          const float v14331 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14332 = v14330 - v14331;
+          const float v14333 = iron_exp2_approx(v14332);
+          v10958.x[43] = v14333;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14336 = v10958.x[44];
+          const float v14337 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14338 = v14336 - v14337;
+          const float v14339 = iron_exp2_approx(v14338);
+          v10958.x[44] = v14339;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14342 = v10958.x[45];
+          const float v14343 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14344 = v14342 - v14343;
+          const float v14345 = iron_exp2_approx(v14344);
+          v10958.x[45] = v14345;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14348 = v10958.x[46];
+          const float v14349 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14350 = v14348 - v14349;
+          const float v14351 = iron_exp2_approx(v14350);
+          v10958.x[46] = v14351;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14354 = v10958.x[47];
+          const float v14355 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14356 = v14354 - v14355;
+          const float v14357 = iron_exp2_approx(v14356);
+          v10958.x[47] = v14357;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14360 = v10958.x[48];
+          const float v14361 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14362 = v14360 - v14361;
+          const float v14363 = iron_exp2_approx(v14362);
+          v10958.x[48] = v14363;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14366 = v10958.x[49];
+          const float v14367 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14368 = v14366 - v14367;
+          const float v14369 = iron_exp2_approx(v14368);
+          v10958.x[49] = v14369;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14372 = v10958.x[50];
+          const float v14373 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14374 = v14372 - v14373;
+          const float v14375 = iron_exp2_approx(v14374);
+          v10958.x[50] = v14375;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14378 = v10958.x[51];
+          const float v14379 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14380 = v14378 - v14379;
+          const float v14381 = iron_exp2_approx(v14380);
+          v10958.x[51] = v14381;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14384 = v10958.x[52];
+          const float v14385 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14386 = v14384 - v14385;
+          const float v14387 = iron_exp2_approx(v14386);
+          v10958.x[52] = v14387;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14390 = v10958.x[53];
+          const float v14391 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14392 = v14390 - v14391;
+          const float v14393 = iron_exp2_approx(v14392);
+          v10958.x[53] = v14393;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14396 = v10958.x[54];
+          const float v14397 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14398 = v14396 - v14397;
+          const float v14399 = iron_exp2_approx(v14398);
+          v10958.x[54] = v14399;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14402 = v10958.x[55];
+          const float v14403 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14404 = v14402 - v14403;
+          const float v14405 = iron_exp2_approx(v14404);
+          v10958.x[55] = v14405;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14408 = v10958.x[56];
+          const float v14409 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14410 = v14408 - v14409;
+          const float v14411 = iron_exp2_approx(v14410);
+          v10958.x[56] = v14411;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14414 = v10958.x[57];
+          const float v14415 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14416 = v14414 - v14415;
+          const float v14417 = iron_exp2_approx(v14416);
+          v10958.x[57] = v14417;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14420 = v10958.x[58];
+          const float v14421 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14422 = v14420 - v14421;
+          const float v14423 = iron_exp2_approx(v14422);
+          v10958.x[58] = v14423;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14426 = v10958.x[59];
+          const float v14427 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14428 = v14426 - v14427;
+          const float v14429 = iron_exp2_approx(v14428);
+          v10958.x[59] = v14429;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14432 = v10958.x[60];
+          const float v14433 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14434 = v14432 - v14433;
+          const float v14435 = iron_exp2_approx(v14434);
+          v10958.x[60] = v14435;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14438 = v10958.x[61];
+          const float v14439 = v13981.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14440 = v14438 - v14439;
+          const float v14441 = iron_exp2_approx(v14440);
+          v10958.x[61] = v14441;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14444 = v10958.x[62];
+          const float v14445 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14446 = v14444 - v14445;
+          const float v14447 = iron_exp2_approx(v14446);
+          v10958.x[62] = v14447;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14450 = v10958.x[63];
+          const float v14451 = v13981.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14452 = v14450 - v14451;
+          const float v14453 = iron_exp2_approx(v14452);
+          v10958.x[63] = v14453;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v14455;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v14455, 0.0f);
+          iron_frag_row_reduce<true>(v14455, v10958);
+          const float v14458 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v14459 = v14455.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14460 = v10984.x[0];
+          const float v14461 = v14458 * v14460;
+          const float v14462 = v14461 + v14459;
+          v353.x[0] = v14462;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14465 = v353.x[1];
+          const float v14466 = v14455.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14467 = v10984.x[1];
+          const float v14468 = v14465 * v14467;
+          const float v14469 = v14468 + v14466;
+          v353.x[1] = v14469;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14472 = v353.x[2];
+          const float v14473 = v14455.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14474 = v10984.x[2];
+          const float v14475 = v14472 * v14474;
+          const float v14476 = v14475 + v14473;
+          v353.x[2] = v14476;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14479 = v353.x[3];
+          const float v14480 = v14455.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14481 = v10984.x[3];
+          const float v14482 = v14479 * v14481;
+          const float v14483 = v14482 + v14480;
+          v353.x[3] = v14483;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v14489 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v14490 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14491 = v14489 * v14490;
-        v355.x[0] = v14491;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14494 = v355.x[1];
-        const float v14495 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14496 = v14494 * v14495;
-        v355.x[1] = v14496;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14499 = v355.x[2];
-        const float v14500 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14501 = v14499 * v14500;
-        v355.x[2] = v14501;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14504 = v355.x[3];
-        const float v14505 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14506 = v14504 * v14505;
-        v355.x[3] = v14506;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14509 = v355.x[4];
-        const float v14510 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14511 = v14509 * v14510;
-        v355.x[4] = v14511;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14514 = v355.x[5];
-        const float v14515 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14516 = v14514 * v14515;
-        v355.x[5] = v14516;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14519 = v355.x[6];
-        const float v14520 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14521 = v14519 * v14520;
-        v355.x[6] = v14521;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14524 = v355.x[7];
-        const float v14525 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14526 = v14524 * v14525;
-        v355.x[7] = v14526;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14529 = v355.x[8];
-        const float v14530 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14531 = v14529 * v14530;
-        v355.x[8] = v14531;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14534 = v355.x[9];
-        const float v14535 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14536 = v14534 * v14535;
-        v355.x[9] = v14536;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14539 = v355.x[10];
-        const float v14540 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14541 = v14539 * v14540;
-        v355.x[10] = v14541;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14544 = v355.x[11];
-        const float v14545 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14546 = v14544 * v14545;
-        v355.x[11] = v14546;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14549 = v355.x[12];
-        const float v14550 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14551 = v14549 * v14550;
-        v355.x[12] = v14551;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14554 = v355.x[13];
-        const float v14555 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14556 = v14554 * v14555;
-        v355.x[13] = v14556;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14559 = v355.x[14];
-        const float v14560 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14561 = v14559 * v14560;
-        v355.x[14] = v14561;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14564 = v355.x[15];
-        const float v14565 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14566 = v14564 * v14565;
-        v355.x[15] = v14566;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14569 = v355.x[16];
-        const float v14570 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14571 = v14569 * v14570;
-        v355.x[16] = v14571;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14574 = v355.x[17];
-        const float v14575 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14576 = v14574 * v14575;
-        v355.x[17] = v14576;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14579 = v355.x[18];
-        const float v14580 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14581 = v14579 * v14580;
-        v355.x[18] = v14581;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14584 = v355.x[19];
-        const float v14585 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14586 = v14584 * v14585;
-        v355.x[19] = v14586;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14589 = v355.x[20];
-        const float v14590 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14591 = v14589 * v14590;
-        v355.x[20] = v14591;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14594 = v355.x[21];
-        const float v14595 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14596 = v14594 * v14595;
-        v355.x[21] = v14596;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14599 = v355.x[22];
-        const float v14600 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14601 = v14599 * v14600;
-        v355.x[22] = v14601;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14604 = v355.x[23];
-        const float v14605 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14606 = v14604 * v14605;
-        v355.x[23] = v14606;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14609 = v355.x[24];
-        const float v14610 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14611 = v14609 * v14610;
-        v355.x[24] = v14611;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14614 = v355.x[25];
-        const float v14615 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14616 = v14614 * v14615;
-        v355.x[25] = v14616;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14619 = v355.x[26];
-        const float v14620 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14621 = v14619 * v14620;
-        v355.x[26] = v14621;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14624 = v355.x[27];
-        const float v14625 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14626 = v14624 * v14625;
-        v355.x[27] = v14626;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14629 = v355.x[28];
-        const float v14630 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14631 = v14629 * v14630;
-        v355.x[28] = v14631;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14634 = v355.x[29];
-        const float v14635 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14636 = v14634 * v14635;
-        v355.x[29] = v14636;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14639 = v355.x[30];
-        const float v14640 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14641 = v14639 * v14640;
-        v355.x[30] = v14641;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14644 = v355.x[31];
-        const float v14645 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14646 = v14644 * v14645;
-        v355.x[31] = v14646;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14649 = v357.x[0];
-        const float v14650 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14651 = v14649 * v14650;
-        v357.x[0] = v14651;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14654 = v357.x[1];
-        const float v14655 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14656 = v14654 * v14655;
-        v357.x[1] = v14656;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14659 = v357.x[2];
-        const float v14660 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14661 = v14659 * v14660;
-        v357.x[2] = v14661;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14664 = v357.x[3];
-        const float v14665 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14666 = v14664 * v14665;
-        v357.x[3] = v14666;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14669 = v357.x[4];
-        const float v14670 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14671 = v14669 * v14670;
-        v357.x[4] = v14671;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14674 = v357.x[5];
-        const float v14675 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14676 = v14674 * v14675;
-        v357.x[5] = v14676;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14679 = v357.x[6];
-        const float v14680 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14681 = v14679 * v14680;
-        v357.x[6] = v14681;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14684 = v357.x[7];
-        const float v14685 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14686 = v14684 * v14685;
-        v357.x[7] = v14686;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14689 = v357.x[8];
-        const float v14690 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14691 = v14689 * v14690;
-        v357.x[8] = v14691;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14694 = v357.x[9];
-        const float v14695 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14696 = v14694 * v14695;
-        v357.x[9] = v14696;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14699 = v357.x[10];
-        const float v14700 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14701 = v14699 * v14700;
-        v357.x[10] = v14701;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14704 = v357.x[11];
-        const float v14705 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14706 = v14704 * v14705;
-        v357.x[11] = v14706;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14709 = v357.x[12];
-        const float v14710 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14711 = v14709 * v14710;
-        v357.x[12] = v14711;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14714 = v357.x[13];
-        const float v14715 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14716 = v14714 * v14715;
-        v357.x[13] = v14716;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14719 = v357.x[14];
-        const float v14720 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14721 = v14719 * v14720;
-        v357.x[14] = v14721;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14724 = v357.x[15];
-        const float v14725 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14726 = v14724 * v14725;
-        v357.x[15] = v14726;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14729 = v357.x[16];
-        const float v14730 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14731 = v14729 * v14730;
-        v357.x[16] = v14731;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14734 = v357.x[17];
-        const float v14735 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14736 = v14734 * v14735;
-        v357.x[17] = v14736;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14739 = v357.x[18];
-        const float v14740 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14741 = v14739 * v14740;
-        v357.x[18] = v14741;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14744 = v357.x[19];
-        const float v14745 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14746 = v14744 * v14745;
-        v357.x[19] = v14746;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14749 = v357.x[20];
-        const float v14750 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14751 = v14749 * v14750;
-        v357.x[20] = v14751;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14754 = v357.x[21];
-        const float v14755 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14756 = v14754 * v14755;
-        v357.x[21] = v14756;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14759 = v357.x[22];
-        const float v14760 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14761 = v14759 * v14760;
-        v357.x[22] = v14761;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14764 = v357.x[23];
-        const float v14765 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14766 = v14764 * v14765;
-        v357.x[23] = v14766;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14769 = v357.x[24];
-        const float v14770 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14771 = v14769 * v14770;
-        v357.x[24] = v14771;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14774 = v357.x[25];
-        const float v14775 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14776 = v14774 * v14775;
-        v357.x[25] = v14776;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14779 = v357.x[26];
-        const float v14780 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14781 = v14779 * v14780;
-        v357.x[26] = v14781;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14784 = v357.x[27];
-        const float v14785 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14786 = v14784 * v14785;
-        v357.x[27] = v14786;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14789 = v357.x[28];
-        const float v14790 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14791 = v14789 * v14790;
-        v357.x[28] = v14791;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14794 = v357.x[29];
-        const float v14795 = v10987.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14796 = v14794 * v14795;
-        v357.x[29] = v14796;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14799 = v357.x[30];
-        const float v14800 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14801 = v14799 * v14800;
-        v357.x[30] = v14801;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14804 = v357.x[31];
-        const float v14805 = v10987.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14806 = v14804 * v14805;
-        v357.x[31] = v14806;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v14808;  // kernels/sdpa/flash_warpgroup.hpp:171
-        iron_frag_fill(v14808, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v14808, v10961);
-        const unsigned int v14814 = v45 << 7u;
-        iron_frag_store<false>(v14808, shm3, v14814, 128u);
+        const float v14486 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v14487 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14488 = v14486 * v14487;
+        v355.x[0] = v14488;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14491 = v355.x[1];
+        const float v14492 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14493 = v14491 * v14492;
+        v355.x[1] = v14493;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14496 = v355.x[2];
+        const float v14497 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14498 = v14496 * v14497;
+        v355.x[2] = v14498;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14501 = v355.x[3];
+        const float v14502 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14503 = v14501 * v14502;
+        v355.x[3] = v14503;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14506 = v355.x[4];
+        const float v14507 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14508 = v14506 * v14507;
+        v355.x[4] = v14508;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14511 = v355.x[5];
+        const float v14512 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14513 = v14511 * v14512;
+        v355.x[5] = v14513;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14516 = v355.x[6];
+        const float v14517 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14518 = v14516 * v14517;
+        v355.x[6] = v14518;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14521 = v355.x[7];
+        const float v14522 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14523 = v14521 * v14522;
+        v355.x[7] = v14523;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14526 = v355.x[8];
+        const float v14527 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14528 = v14526 * v14527;
+        v355.x[8] = v14528;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14531 = v355.x[9];
+        const float v14532 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14533 = v14531 * v14532;
+        v355.x[9] = v14533;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14536 = v355.x[10];
+        const float v14537 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14538 = v14536 * v14537;
+        v355.x[10] = v14538;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14541 = v355.x[11];
+        const float v14542 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14543 = v14541 * v14542;
+        v355.x[11] = v14543;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14546 = v355.x[12];
+        const float v14547 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14548 = v14546 * v14547;
+        v355.x[12] = v14548;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14551 = v355.x[13];
+        const float v14552 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14553 = v14551 * v14552;
+        v355.x[13] = v14553;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14556 = v355.x[14];
+        const float v14557 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14558 = v14556 * v14557;
+        v355.x[14] = v14558;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14561 = v355.x[15];
+        const float v14562 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14563 = v14561 * v14562;
+        v355.x[15] = v14563;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14566 = v355.x[16];
+        const float v14567 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14568 = v14566 * v14567;
+        v355.x[16] = v14568;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14571 = v355.x[17];
+        const float v14572 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14573 = v14571 * v14572;
+        v355.x[17] = v14573;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14576 = v355.x[18];
+        const float v14577 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14578 = v14576 * v14577;
+        v355.x[18] = v14578;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14581 = v355.x[19];
+        const float v14582 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14583 = v14581 * v14582;
+        v355.x[19] = v14583;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14586 = v355.x[20];
+        const float v14587 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14588 = v14586 * v14587;
+        v355.x[20] = v14588;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14591 = v355.x[21];
+        const float v14592 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14593 = v14591 * v14592;
+        v355.x[21] = v14593;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14596 = v355.x[22];
+        const float v14597 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14598 = v14596 * v14597;
+        v355.x[22] = v14598;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14601 = v355.x[23];
+        const float v14602 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14603 = v14601 * v14602;
+        v355.x[23] = v14603;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14606 = v355.x[24];
+        const float v14607 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14608 = v14606 * v14607;
+        v355.x[24] = v14608;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14611 = v355.x[25];
+        const float v14612 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14613 = v14611 * v14612;
+        v355.x[25] = v14613;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14616 = v355.x[26];
+        const float v14617 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14618 = v14616 * v14617;
+        v355.x[26] = v14618;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14621 = v355.x[27];
+        const float v14622 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14623 = v14621 * v14622;
+        v355.x[27] = v14623;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14626 = v355.x[28];
+        const float v14627 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14628 = v14626 * v14627;
+        v355.x[28] = v14628;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14631 = v355.x[29];
+        const float v14632 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14633 = v14631 * v14632;
+        v355.x[29] = v14633;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14636 = v355.x[30];
+        const float v14637 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14638 = v14636 * v14637;
+        v355.x[30] = v14638;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14641 = v355.x[31];
+        const float v14642 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14643 = v14641 * v14642;
+        v355.x[31] = v14643;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14646 = v357.x[0];
+        const float v14647 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14648 = v14646 * v14647;
+        v357.x[0] = v14648;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14651 = v357.x[1];
+        const float v14652 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14653 = v14651 * v14652;
+        v357.x[1] = v14653;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14656 = v357.x[2];
+        const float v14657 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14658 = v14656 * v14657;
+        v357.x[2] = v14658;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14661 = v357.x[3];
+        const float v14662 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14663 = v14661 * v14662;
+        v357.x[3] = v14663;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14666 = v357.x[4];
+        const float v14667 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14668 = v14666 * v14667;
+        v357.x[4] = v14668;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14671 = v357.x[5];
+        const float v14672 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14673 = v14671 * v14672;
+        v357.x[5] = v14673;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14676 = v357.x[6];
+        const float v14677 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14678 = v14676 * v14677;
+        v357.x[6] = v14678;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14681 = v357.x[7];
+        const float v14682 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14683 = v14681 * v14682;
+        v357.x[7] = v14683;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14686 = v357.x[8];
+        const float v14687 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14688 = v14686 * v14687;
+        v357.x[8] = v14688;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14691 = v357.x[9];
+        const float v14692 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14693 = v14691 * v14692;
+        v357.x[9] = v14693;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14696 = v357.x[10];
+        const float v14697 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14698 = v14696 * v14697;
+        v357.x[10] = v14698;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14701 = v357.x[11];
+        const float v14702 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14703 = v14701 * v14702;
+        v357.x[11] = v14703;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14706 = v357.x[12];
+        const float v14707 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14708 = v14706 * v14707;
+        v357.x[12] = v14708;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14711 = v357.x[13];
+        const float v14712 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14713 = v14711 * v14712;
+        v357.x[13] = v14713;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14716 = v357.x[14];
+        const float v14717 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14718 = v14716 * v14717;
+        v357.x[14] = v14718;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14721 = v357.x[15];
+        const float v14722 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14723 = v14721 * v14722;
+        v357.x[15] = v14723;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14726 = v357.x[16];
+        const float v14727 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14728 = v14726 * v14727;
+        v357.x[16] = v14728;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14731 = v357.x[17];
+        const float v14732 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14733 = v14731 * v14732;
+        v357.x[17] = v14733;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14736 = v357.x[18];
+        const float v14737 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14738 = v14736 * v14737;
+        v357.x[18] = v14738;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14741 = v357.x[19];
+        const float v14742 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14743 = v14741 * v14742;
+        v357.x[19] = v14743;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14746 = v357.x[20];
+        const float v14747 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14748 = v14746 * v14747;
+        v357.x[20] = v14748;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14751 = v357.x[21];
+        const float v14752 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14753 = v14751 * v14752;
+        v357.x[21] = v14753;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14756 = v357.x[22];
+        const float v14757 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14758 = v14756 * v14757;
+        v357.x[22] = v14758;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14761 = v357.x[23];
+        const float v14762 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14763 = v14761 * v14762;
+        v357.x[23] = v14763;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14766 = v357.x[24];
+        const float v14767 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14768 = v14766 * v14767;
+        v357.x[24] = v14768;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14771 = v357.x[25];
+        const float v14772 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14773 = v14771 * v14772;
+        v357.x[25] = v14773;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14776 = v357.x[26];
+        const float v14777 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14778 = v14776 * v14777;
+        v357.x[26] = v14778;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14781 = v357.x[27];
+        const float v14782 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14783 = v14781 * v14782;
+        v357.x[27] = v14783;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14786 = v357.x[28];
+        const float v14787 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14788 = v14786 * v14787;
+        v357.x[28] = v14788;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14791 = v357.x[29];
+        const float v14792 = v10984.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14793 = v14791 * v14792;
+        v357.x[29] = v14793;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14796 = v357.x[30];
+        const float v14797 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14798 = v14796 * v14797;
+        v357.x[30] = v14798;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14801 = v357.x[31];
+        const float v14802 = v10984.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14803 = v14801 * v14802;
+        v357.x[31] = v14803;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v14805;  // kernels/sdpa/flash_warpgroup.hpp:171
+        iron_frag_fill(v14805, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v14805, v10958);
+        const unsigned int v14811 = v45 << 7u;
+        iron_frag_store<false>(v14805, shm3, v14811, 128u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:220
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v14822 = v10446 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v14829 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v14830 = v14829 << 7u;
-        const unsigned int v14966 = v41 & 3u;
-        const unsigned int v14968 = v14966 << 4u;
-        const unsigned int v14970 = v14968 << 7u;
-        const unsigned int v14972 = v14830 + v14970;
-        iron_frag<iron_bf16, 0, 16, 16> v14981;
-        iron_frag_fill(v14981, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14981, shm3, v14972, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14983;
-        iron_frag_fill(v14983, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14983, shm2, v14822, 64u);
-        iron_frag_mma_sync(v355, v14981, v14983);
-        const unsigned int v14985 = v14972 + 16u;
-        const unsigned int v14990 = v14822 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v14992;
-        iron_frag_fill(v14992, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v14992, shm3, v14985, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v14994;
-        iron_frag_fill(v14994, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v14994, shm2, v14990, 64u);
-        iron_frag_mma_sync(v355, v14992, v14994);
-        const unsigned int v14996 = v14972 + 32u;
-        const unsigned int v15001 = v14822 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15003;
-        iron_frag_fill(v15003, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15003, shm3, v14996, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15005;
-        iron_frag_fill(v15005, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15005, shm2, v15001, 64u);
-        iron_frag_mma_sync(v355, v15003, v15005);
-        const unsigned int v15007 = v14972 + 48u;
-        const unsigned int v15012 = v14822 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15014;
-        iron_frag_fill(v15014, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15014, shm3, v15007, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15016;
-        iron_frag_fill(v15016, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15016, shm2, v15012, 64u);
-        iron_frag_mma_sync(v355, v15014, v15016);
-        const unsigned int v14838 = v14822 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v14845 = v14830 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v15025 = v14845 + v14970;
-        iron_frag<iron_bf16, 0, 16, 16> v15034;
-        iron_frag_fill(v15034, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15034, shm3, v15025, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15036;
-        iron_frag_fill(v15036, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15036, shm2, v14838, 64u);
-        iron_frag_mma_sync(v355, v15034, v15036);
-        const unsigned int v15038 = v15025 + 16u;
-        const unsigned int v15043 = v14838 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15045;
-        iron_frag_fill(v15045, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15045, shm3, v15038, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15047;
-        iron_frag_fill(v15047, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15047, shm2, v15043, 64u);
-        iron_frag_mma_sync(v355, v15045, v15047);
-        const unsigned int v15049 = v15025 + 32u;
-        const unsigned int v15054 = v14838 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15056;
-        iron_frag_fill(v15056, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15056, shm3, v15049, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15058;
-        iron_frag_fill(v15058, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15058, shm2, v15054, 64u);
-        iron_frag_mma_sync(v355, v15056, v15058);
-        const unsigned int v15060 = v15025 + 48u;
-        const unsigned int v15065 = v14838 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15067;
-        iron_frag_fill(v15067, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15067, shm3, v15060, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15069;
-        iron_frag_fill(v15069, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15069, shm2, v15065, 64u);
-        iron_frag_mma_sync(v355, v15067, v15069);
-        const unsigned int v14851 = v14822 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        iron_frag<iron_bf16, 0, 16, 16> v15087;  // kernels/sdpa/flash_warpgroup.hpp:177
-        iron_frag_fill(v15087, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15087, shm3, v14972, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15089;
-        iron_frag_fill(v15089, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15089, shm2, v14851, 64u);
-        iron_frag_mma_sync(v357, v15087, v15089);
-        const unsigned int v15096 = v14851 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15098;
-        iron_frag_fill(v15098, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15098, shm3, v14985, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15100;
-        iron_frag_fill(v15100, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15100, shm2, v15096, 64u);
-        iron_frag_mma_sync(v357, v15098, v15100);
-        const unsigned int v15107 = v14851 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15109;
-        iron_frag_fill(v15109, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15109, shm3, v14996, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15111;
-        iron_frag_fill(v15111, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15111, shm2, v15107, 64u);
-        iron_frag_mma_sync(v357, v15109, v15111);
-        const unsigned int v15118 = v14851 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15120;
-        iron_frag_fill(v15120, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15120, shm3, v15007, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15122;
-        iron_frag_fill(v15122, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15122, shm2, v15118, 64u);
-        iron_frag_mma_sync(v357, v15120, v15122);
-        const unsigned int v14866 = v14851 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        iron_frag<iron_bf16, 0, 16, 16> v15140;  // kernels/sdpa/flash_warpgroup.hpp:177
-        iron_frag_fill(v15140, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15140, shm3, v15025, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15142;
-        iron_frag_fill(v15142, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15142, shm2, v14866, 64u);
-        iron_frag_mma_sync(v357, v15140, v15142);
-        const unsigned int v15149 = v14866 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15151;
-        iron_frag_fill(v15151, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15151, shm3, v15038, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15153;
-        iron_frag_fill(v15153, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15153, shm2, v15149, 64u);
-        iron_frag_mma_sync(v357, v15151, v15153);
-        const unsigned int v15160 = v14866 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15162;
-        iron_frag_fill(v15162, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15162, shm3, v15049, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15164;
-        iron_frag_fill(v15164, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15164, shm2, v15160, 64u);
-        iron_frag_mma_sync(v357, v15162, v15164);
-        const unsigned int v15171 = v14866 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15173;
-        iron_frag_fill(v15173, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15173, shm3, v15060, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15175;
-        iron_frag_fill(v15175, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15175, shm2, v15171, 64u);
-        iron_frag_mma_sync(v357, v15173, v15175);
+        const unsigned int v14819 = v10443 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v14826 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v14827 = v14826 << 7u;
+        const unsigned int v14963 = v41 & 3u;
+        const unsigned int v14965 = v14963 << 4u;
+        const unsigned int v14967 = v14965 << 7u;
+        const unsigned int v14969 = v14827 + v14967;
+        iron_frag<iron_bf16, 0, 16, 16> v14978;
+        iron_frag_fill(v14978, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14978, shm3, v14969, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14980;
+        iron_frag_fill(v14980, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14980, shm2, v14819, 64u);
+        iron_frag_mma_sync(v355, v14978, v14980);
+        const unsigned int v14982 = v14969 + 16u;
+        const unsigned int v14987 = v14819 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v14989;
+        iron_frag_fill(v14989, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v14989, shm3, v14982, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v14991;
+        iron_frag_fill(v14991, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v14991, shm2, v14987, 64u);
+        iron_frag_mma_sync(v355, v14989, v14991);
+        const unsigned int v14993 = v14969 + 32u;
+        const unsigned int v14998 = v14819 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15000;
+        iron_frag_fill(v15000, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15000, shm3, v14993, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15002;
+        iron_frag_fill(v15002, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15002, shm2, v14998, 64u);
+        iron_frag_mma_sync(v355, v15000, v15002);
+        const unsigned int v15004 = v14969 + 48u;
+        const unsigned int v15009 = v14819 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15011;
+        iron_frag_fill(v15011, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15011, shm3, v15004, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15013;
+        iron_frag_fill(v15013, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15013, shm2, v15009, 64u);
+        iron_frag_mma_sync(v355, v15011, v15013);
+        const unsigned int v14835 = v14819 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v14842 = v14827 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v15022 = v14842 + v14967;
+        iron_frag<iron_bf16, 0, 16, 16> v15031;
+        iron_frag_fill(v15031, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15031, shm3, v15022, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15033;
+        iron_frag_fill(v15033, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15033, shm2, v14835, 64u);
+        iron_frag_mma_sync(v355, v15031, v15033);
+        const unsigned int v15035 = v15022 + 16u;
+        const unsigned int v15040 = v14835 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15042;
+        iron_frag_fill(v15042, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15042, shm3, v15035, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15044;
+        iron_frag_fill(v15044, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15044, shm2, v15040, 64u);
+        iron_frag_mma_sync(v355, v15042, v15044);
+        const unsigned int v15046 = v15022 + 32u;
+        const unsigned int v15051 = v14835 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15053;
+        iron_frag_fill(v15053, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15053, shm3, v15046, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15055;
+        iron_frag_fill(v15055, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15055, shm2, v15051, 64u);
+        iron_frag_mma_sync(v355, v15053, v15055);
+        const unsigned int v15057 = v15022 + 48u;
+        const unsigned int v15062 = v14835 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15064;
+        iron_frag_fill(v15064, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15064, shm3, v15057, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15066;
+        iron_frag_fill(v15066, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15066, shm2, v15062, 64u);
+        iron_frag_mma_sync(v355, v15064, v15066);
+        const unsigned int v14848 = v14819 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        iron_frag<iron_bf16, 0, 16, 16> v15084;  // kernels/sdpa/flash_warpgroup.hpp:177
+        iron_frag_fill(v15084, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15084, shm3, v14969, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15086;
+        iron_frag_fill(v15086, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15086, shm2, v14848, 64u);
+        iron_frag_mma_sync(v357, v15084, v15086);
+        const unsigned int v15093 = v14848 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15095;
+        iron_frag_fill(v15095, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15095, shm3, v14982, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15097;
+        iron_frag_fill(v15097, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15097, shm2, v15093, 64u);
+        iron_frag_mma_sync(v357, v15095, v15097);
+        const unsigned int v15104 = v14848 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15106;
+        iron_frag_fill(v15106, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15106, shm3, v14993, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15108;
+        iron_frag_fill(v15108, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15108, shm2, v15104, 64u);
+        iron_frag_mma_sync(v357, v15106, v15108);
+        const unsigned int v15115 = v14848 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15117;
+        iron_frag_fill(v15117, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15117, shm3, v15004, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15119;
+        iron_frag_fill(v15119, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15119, shm2, v15115, 64u);
+        iron_frag_mma_sync(v357, v15117, v15119);
+        const unsigned int v14863 = v14848 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        iron_frag<iron_bf16, 0, 16, 16> v15137;  // kernels/sdpa/flash_warpgroup.hpp:177
+        iron_frag_fill(v15137, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15137, shm3, v15022, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15139;
+        iron_frag_fill(v15139, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15139, shm2, v14863, 64u);
+        iron_frag_mma_sync(v357, v15137, v15139);
+        const unsigned int v15146 = v14863 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15148;
+        iron_frag_fill(v15148, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15148, shm3, v15035, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15150;
+        iron_frag_fill(v15150, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15150, shm2, v15146, 64u);
+        iron_frag_mma_sync(v357, v15148, v15150);
+        const unsigned int v15157 = v14863 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15159;
+        iron_frag_fill(v15159, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15159, shm3, v15046, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15161;
+        iron_frag_fill(v15161, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15161, shm2, v15157, 64u);
+        iron_frag_mma_sync(v357, v15159, v15161);
+        const unsigned int v15168 = v14863 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15170;
+        iron_frag_fill(v15170, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15170, shm3, v15057, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15172;
+        iron_frag_fill(v15172, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15172, shm2, v15168, 64u);
+        iron_frag_mma_sync(v357, v15170, v15172);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:211
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v8697 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v8699;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v8699, 0.0f);
-      const float v8703 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8704 = fmaxf(v8703, v8697);
-      const bool v8707 = v8704 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8708 = v8707 ? 0.0f : v8704;
-      v8699.x[0] = v8708;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8712 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8713 = fmaxf(v8712, v8697);
-      const bool v8716 = v8713 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8717 = v8716 ? 0.0f : v8713;
-      v8699.x[1] = v8717;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8721 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8722 = fmaxf(v8721, v8697);
-      const bool v8725 = v8722 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8726 = v8725 ? 0.0f : v8722;
-      v8699.x[2] = v8726;  // kernels/sdpa/flash_tile.hpp:260
-      const float v8730 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v8731 = fmaxf(v8730, v8697);
-      const bool v8734 = v8731 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8735 = v8734 ? 0.0f : v8731;
-      v8699.x[3] = v8735;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v8737;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v8737, 0.0f);
-      const unsigned int v8738 = static_cast<unsigned int>(v8737.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v8739 = static_cast<unsigned int>(v8737.row(0, iron_linear_thread() & 31u));
-      const float v8741 = v8699.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8742 = v8697 - v8741;
-      const float v8743 = exp2f(v8742);
-      const float v8746 = v8703 - v8741;
-      const float v8747 = exp2f(v8746);
-      const float v8748 = v353.x[0];
-      const float v8749 = v8748 * v8747;
-      const float v8750 = v8749 + v8743;
-      v8737.x[0] = v8750;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v8751 = static_cast<unsigned int>(v8737.col(1, iron_linear_thread() & 31u));
-      const unsigned int v8752 = static_cast<unsigned int>(v8737.row(1, iron_linear_thread() & 31u));
-      const float v8754 = v8699.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8755 = v8697 - v8754;
-      const float v8756 = exp2f(v8755);
-      const float v8759 = v8712 - v8754;
-      const float v8760 = exp2f(v8759);
-      const float v8761 = v353.x[1];
-      const float v8762 = v8761 * v8760;
-      const float v8763 = v8762 + v8756;
-      v8737.x[1] = v8763;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v8764 = static_cast<unsigned int>(v8737.col(2, iron_linear_thread() & 31u));
-      const unsigned int v8765 = static_cast<unsigned int>(v8737.row(2, iron_linear_thread() & 31u));
-      const float v8767 = v8699.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8768 = v8697 - v8767;
-      const float v8769 = exp2f(v8768);
-      const float v8772 = v8721 - v8767;
-      const float v8773 = exp2f(v8772);
-      const float v8774 = v353.x[2];
-      const float v8775 = v8774 * v8773;
-      const float v8776 = v8775 + v8769;
-      v8737.x[2] = v8776;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v8777 = static_cast<unsigned int>(v8737.col(3, iron_linear_thread() & 31u));
-      const unsigned int v8778 = static_cast<unsigned int>(v8737.row(3, iron_linear_thread() & 31u));
-      const float v8780 = v8699.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v8781 = v8697 - v8780;
-      const float v8782 = exp2f(v8781);
-      const float v8785 = v8730 - v8780;
-      const float v8786 = exp2f(v8785);
-      const float v8787 = v353.x[3];
-      const float v8788 = v8787 * v8786;
-      const float v8789 = v8788 + v8782;
-      v8737.x[3] = v8789;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v8791;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v8791, 0.0f);
-      const float v8795 = v8737.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8801 = v8747 / v8795;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8803 = v8795 > 0.0f;
-      const float v8804 = v8803 ? v8801 : 0.0f;
-      v8791.x[0] = v8804;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8808 = v8737.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8814 = v8760 / v8808;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8816 = v8808 > 0.0f;
-      const float v8817 = v8816 ? v8814 : 0.0f;
-      v8791.x[1] = v8817;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8821 = v8737.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8827 = v8773 / v8821;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8829 = v8821 > 0.0f;
-      const float v8830 = v8829 ? v8827 : 0.0f;
-      v8791.x[2] = v8830;  // kernels/sdpa/flash_tile.hpp:268
-      const float v8834 = v8737.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v8840 = v8786 / v8834;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v8842 = v8834 > 0.0f;
-      const float v8843 = v8842 ? v8840 : 0.0f;
-      v8791.x[3] = v8843;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v8844 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8845 = v46 + v8844;
-      const float v8846 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8847 = v355.x[0];
-      const float v8848 = v8847 * v8846;
-      const bool v8849 = v8845 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8849) {
-        const unsigned int v8850 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v8853 = iron_f32_to_bf16(v8848);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8855 = v11 + v8845;
-        const unsigned int v8856 = v8855 * v1;
-        const unsigned int v8857 = v8856 + v26;
-        const unsigned int v8858 = v8857 << 7u;
-        const unsigned int v8859 = v8858 + v8850;
-        out[v8859] = v8853;
-      }
-      const unsigned int v8860 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8861 = v46 + v8860;
-      const float v8862 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8863 = v355.x[1];
-      const float v8864 = v8863 * v8862;
-      const bool v8865 = v8861 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8865) {
-        const unsigned int v8866 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v8869 = iron_f32_to_bf16(v8864);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8871 = v11 + v8861;
-        const unsigned int v8872 = v8871 * v1;
-        const unsigned int v8873 = v8872 + v26;
-        const unsigned int v8874 = v8873 << 7u;
-        const unsigned int v8875 = v8874 + v8866;
-        out[v8875] = v8869;
-      }
-      const unsigned int v8876 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8877 = v46 + v8876;
-      const float v8878 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8879 = v355.x[2];
-      const float v8880 = v8879 * v8878;
-      const bool v8881 = v8877 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8881) {
-        const unsigned int v8882 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v8885 = iron_f32_to_bf16(v8880);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8887 = v11 + v8877;
-        const unsigned int v8888 = v8887 * v1;
-        const unsigned int v8889 = v8888 + v26;
-        const unsigned int v8890 = v8889 << 7u;
-        const unsigned int v8891 = v8890 + v8882;
-        out[v8891] = v8885;
-      }
-      const unsigned int v8892 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8893 = v46 + v8892;
-      const float v8894 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8895 = v355.x[3];
-      const float v8896 = v8895 * v8894;
-      const bool v8897 = v8893 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8897) {
-        const unsigned int v8898 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v8901 = iron_f32_to_bf16(v8896);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8903 = v11 + v8893;
-        const unsigned int v8904 = v8903 * v1;
-        const unsigned int v8905 = v8904 + v26;
-        const unsigned int v8906 = v8905 << 7u;
-        const unsigned int v8907 = v8906 + v8898;
-        out[v8907] = v8901;
-      }
-      const unsigned int v8908 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8909 = v46 + v8908;
-      const float v8910 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8911 = v355.x[4];
-      const float v8912 = v8911 * v8910;
-      const bool v8913 = v8909 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8913) {
-        const unsigned int v8914 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v8917 = iron_f32_to_bf16(v8912);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8919 = v11 + v8909;
-        const unsigned int v8920 = v8919 * v1;
-        const unsigned int v8921 = v8920 + v26;
-        const unsigned int v8922 = v8921 << 7u;
-        const unsigned int v8923 = v8922 + v8914;
-        out[v8923] = v8917;
-      }
-      const unsigned int v8924 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8925 = v46 + v8924;
-      const float v8926 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8927 = v355.x[5];
-      const float v8928 = v8927 * v8926;
-      const bool v8929 = v8925 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8929) {
-        const unsigned int v8930 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v8933 = iron_f32_to_bf16(v8928);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8935 = v11 + v8925;
-        const unsigned int v8936 = v8935 * v1;
-        const unsigned int v8937 = v8936 + v26;
-        const unsigned int v8938 = v8937 << 7u;
-        const unsigned int v8939 = v8938 + v8930;
-        out[v8939] = v8933;
-      }
-      const unsigned int v8940 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8941 = v46 + v8940;
-      const float v8942 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8943 = v355.x[6];
-      const float v8944 = v8943 * v8942;
-      const bool v8945 = v8941 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8945) {
-        const unsigned int v8946 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v8949 = iron_f32_to_bf16(v8944);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8951 = v11 + v8941;
-        const unsigned int v8952 = v8951 * v1;
-        const unsigned int v8953 = v8952 + v26;
-        const unsigned int v8954 = v8953 << 7u;
-        const unsigned int v8955 = v8954 + v8946;
-        out[v8955] = v8949;
-      }
-      const unsigned int v8956 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8957 = v46 + v8956;
-      const float v8958 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8959 = v355.x[7];
-      const float v8960 = v8959 * v8958;
-      const bool v8961 = v8957 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8961) {
-        const unsigned int v8962 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v8965 = iron_f32_to_bf16(v8960);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8967 = v11 + v8957;
-        const unsigned int v8968 = v8967 * v1;
-        const unsigned int v8969 = v8968 + v26;
-        const unsigned int v8970 = v8969 << 7u;
-        const unsigned int v8971 = v8970 + v8962;
-        out[v8971] = v8965;
-      }
-      const unsigned int v8972 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8973 = v46 + v8972;
-      const float v8974 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8975 = v355.x[8];
-      const float v8976 = v8975 * v8974;
-      const bool v8977 = v8973 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8977) {
-        const unsigned int v8978 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v8981 = iron_f32_to_bf16(v8976);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8983 = v11 + v8973;
-        const unsigned int v8984 = v8983 * v1;
-        const unsigned int v8985 = v8984 + v26;
-        const unsigned int v8986 = v8985 << 7u;
-        const unsigned int v8987 = v8986 + v8978;
-        out[v8987] = v8981;
-      }
-      const unsigned int v8988 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v8989 = v46 + v8988;
-      const float v8990 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v8991 = v355.x[9];
-      const float v8992 = v8991 * v8990;
-      const bool v8993 = v8989 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v8993) {
-        const unsigned int v8994 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v8997 = iron_f32_to_bf16(v8992);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v8999 = v11 + v8989;
-        const unsigned int v9000 = v8999 * v1;
-        const unsigned int v9001 = v9000 + v26;
-        const unsigned int v9002 = v9001 << 7u;
-        const unsigned int v9003 = v9002 + v8994;
-        out[v9003] = v8997;
-      }
-      const unsigned int v9004 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9005 = v46 + v9004;
-      const float v9006 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9007 = v355.x[10];
-      const float v9008 = v9007 * v9006;
-      const bool v9009 = v9005 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9009) {
-        const unsigned int v9010 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v9013 = iron_f32_to_bf16(v9008);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9015 = v11 + v9005;
-        const unsigned int v9016 = v9015 * v1;
-        const unsigned int v9017 = v9016 + v26;
-        const unsigned int v9018 = v9017 << 7u;
-        const unsigned int v9019 = v9018 + v9010;
-        out[v9019] = v9013;
-      }
-      const unsigned int v9020 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9021 = v46 + v9020;
-      const float v9022 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9023 = v355.x[11];
-      const float v9024 = v9023 * v9022;
-      const bool v9025 = v9021 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9025) {
-        const unsigned int v9026 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v9029 = iron_f32_to_bf16(v9024);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9031 = v11 + v9021;
-        const unsigned int v9032 = v9031 * v1;
-        const unsigned int v9033 = v9032 + v26;
-        const unsigned int v9034 = v9033 << 7u;
-        const unsigned int v9035 = v9034 + v9026;
-        out[v9035] = v9029;
-      }
-      const unsigned int v9036 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9037 = v46 + v9036;
-      const float v9038 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9039 = v355.x[12];
-      const float v9040 = v9039 * v9038;
-      const bool v9041 = v9037 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9041) {
-        const unsigned int v9042 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v9045 = iron_f32_to_bf16(v9040);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9047 = v11 + v9037;
-        const unsigned int v9048 = v9047 * v1;
-        const unsigned int v9049 = v9048 + v26;
-        const unsigned int v9050 = v9049 << 7u;
-        const unsigned int v9051 = v9050 + v9042;
-        out[v9051] = v9045;
-      }
-      const unsigned int v9052 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9053 = v46 + v9052;
-      const float v9054 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9055 = v355.x[13];
-      const float v9056 = v9055 * v9054;
-      const bool v9057 = v9053 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9057) {
-        const unsigned int v9058 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v9061 = iron_f32_to_bf16(v9056);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9063 = v11 + v9053;
-        const unsigned int v9064 = v9063 * v1;
-        const unsigned int v9065 = v9064 + v26;
-        const unsigned int v9066 = v9065 << 7u;
-        const unsigned int v9067 = v9066 + v9058;
-        out[v9067] = v9061;
-      }
-      const unsigned int v9068 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9069 = v46 + v9068;
-      const float v9070 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9071 = v355.x[14];
-      const float v9072 = v9071 * v9070;
-      const bool v9073 = v9069 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9073) {
-        const unsigned int v9074 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v9077 = iron_f32_to_bf16(v9072);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9079 = v11 + v9069;
-        const unsigned int v9080 = v9079 * v1;
-        const unsigned int v9081 = v9080 + v26;
-        const unsigned int v9082 = v9081 << 7u;
-        const unsigned int v9083 = v9082 + v9074;
-        out[v9083] = v9077;
-      }
-      const unsigned int v9084 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9085 = v46 + v9084;
-      const float v9086 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9087 = v355.x[15];
-      const float v9088 = v9087 * v9086;
-      const bool v9089 = v9085 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9089) {
-        const unsigned int v9090 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v9093 = iron_f32_to_bf16(v9088);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9095 = v11 + v9085;
-        const unsigned int v9096 = v9095 * v1;
-        const unsigned int v9097 = v9096 + v26;
-        const unsigned int v9098 = v9097 << 7u;
-        const unsigned int v9099 = v9098 + v9090;
-        out[v9099] = v9093;
-      }
-      const unsigned int v9100 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9101 = v46 + v9100;
-      const float v9102 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9103 = v355.x[16];
-      const float v9104 = v9103 * v9102;
-      const bool v9105 = v9101 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9105) {
-        const unsigned int v9106 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v9109 = iron_f32_to_bf16(v9104);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9111 = v11 + v9101;
-        const unsigned int v9112 = v9111 * v1;
-        const unsigned int v9113 = v9112 + v26;
-        const unsigned int v9114 = v9113 << 7u;
-        const unsigned int v9115 = v9114 + v9106;
-        out[v9115] = v9109;
-      }
-      const unsigned int v9116 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9117 = v46 + v9116;
-      const float v9118 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9119 = v355.x[17];
-      const float v9120 = v9119 * v9118;
-      const bool v9121 = v9117 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9121) {
-        const unsigned int v9122 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v9125 = iron_f32_to_bf16(v9120);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9127 = v11 + v9117;
-        const unsigned int v9128 = v9127 * v1;
-        const unsigned int v9129 = v9128 + v26;
-        const unsigned int v9130 = v9129 << 7u;
-        const unsigned int v9131 = v9130 + v9122;
-        out[v9131] = v9125;
-      }
-      const unsigned int v9132 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9133 = v46 + v9132;
-      const float v9134 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9135 = v355.x[18];
-      const float v9136 = v9135 * v9134;
-      const bool v9137 = v9133 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9137) {
-        const unsigned int v9138 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v9141 = iron_f32_to_bf16(v9136);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9143 = v11 + v9133;
-        const unsigned int v9144 = v9143 * v1;
-        const unsigned int v9145 = v9144 + v26;
-        const unsigned int v9146 = v9145 << 7u;
-        const unsigned int v9147 = v9146 + v9138;
-        out[v9147] = v9141;
-      }
-      const unsigned int v9148 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9149 = v46 + v9148;
-      const float v9150 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9151 = v355.x[19];
-      const float v9152 = v9151 * v9150;
-      const bool v9153 = v9149 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9153) {
-        const unsigned int v9154 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v9157 = iron_f32_to_bf16(v9152);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9159 = v11 + v9149;
-        const unsigned int v9160 = v9159 * v1;
-        const unsigned int v9161 = v9160 + v26;
-        const unsigned int v9162 = v9161 << 7u;
-        const unsigned int v9163 = v9162 + v9154;
-        out[v9163] = v9157;
-      }
-      const unsigned int v9164 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9165 = v46 + v9164;
-      const float v9166 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9167 = v355.x[20];
-      const float v9168 = v9167 * v9166;
-      const bool v9169 = v9165 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9169) {
-        const unsigned int v9170 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v9173 = iron_f32_to_bf16(v9168);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9175 = v11 + v9165;
-        const unsigned int v9176 = v9175 * v1;
-        const unsigned int v9177 = v9176 + v26;
-        const unsigned int v9178 = v9177 << 7u;
-        const unsigned int v9179 = v9178 + v9170;
-        out[v9179] = v9173;
-      }
-      const unsigned int v9180 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9181 = v46 + v9180;
-      const float v9182 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9183 = v355.x[21];
-      const float v9184 = v9183 * v9182;
-      const bool v9185 = v9181 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9185) {
-        const unsigned int v9186 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v9189 = iron_f32_to_bf16(v9184);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9191 = v11 + v9181;
-        const unsigned int v9192 = v9191 * v1;
-        const unsigned int v9193 = v9192 + v26;
-        const unsigned int v9194 = v9193 << 7u;
-        const unsigned int v9195 = v9194 + v9186;
-        out[v9195] = v9189;
-      }
-      const unsigned int v9196 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9197 = v46 + v9196;
-      const float v9198 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9199 = v355.x[22];
-      const float v9200 = v9199 * v9198;
-      const bool v9201 = v9197 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9201) {
-        const unsigned int v9202 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v9205 = iron_f32_to_bf16(v9200);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9207 = v11 + v9197;
-        const unsigned int v9208 = v9207 * v1;
-        const unsigned int v9209 = v9208 + v26;
-        const unsigned int v9210 = v9209 << 7u;
-        const unsigned int v9211 = v9210 + v9202;
-        out[v9211] = v9205;
-      }
-      const unsigned int v9212 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9213 = v46 + v9212;
-      const float v9214 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9215 = v355.x[23];
-      const float v9216 = v9215 * v9214;
-      const bool v9217 = v9213 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9217) {
-        const unsigned int v9218 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v9221 = iron_f32_to_bf16(v9216);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9223 = v11 + v9213;
-        const unsigned int v9224 = v9223 * v1;
-        const unsigned int v9225 = v9224 + v26;
-        const unsigned int v9226 = v9225 << 7u;
-        const unsigned int v9227 = v9226 + v9218;
-        out[v9227] = v9221;
-      }
-      const unsigned int v9228 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9229 = v46 + v9228;
-      const float v9230 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9231 = v355.x[24];
-      const float v9232 = v9231 * v9230;
-      const bool v9233 = v9229 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9233) {
-        const unsigned int v9234 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v9237 = iron_f32_to_bf16(v9232);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9239 = v11 + v9229;
-        const unsigned int v9240 = v9239 * v1;
-        const unsigned int v9241 = v9240 + v26;
-        const unsigned int v9242 = v9241 << 7u;
-        const unsigned int v9243 = v9242 + v9234;
-        out[v9243] = v9237;
-      }
-      const unsigned int v9244 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9245 = v46 + v9244;
-      const float v9246 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9247 = v355.x[25];
-      const float v9248 = v9247 * v9246;
-      const bool v9249 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9249) {
-        const unsigned int v9250 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v9253 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9255 = v11 + v9245;
-        const unsigned int v9256 = v9255 * v1;
-        const unsigned int v9257 = v9256 + v26;
-        const unsigned int v9258 = v9257 << 7u;
-        const unsigned int v9259 = v9258 + v9250;
-        out[v9259] = v9253;
-      }
-      const unsigned int v9260 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9261 = v46 + v9260;
-      const float v9262 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9263 = v355.x[26];
-      const float v9264 = v9263 * v9262;
-      const bool v9265 = v9261 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9265) {
-        const unsigned int v9266 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v9269 = iron_f32_to_bf16(v9264);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9271 = v11 + v9261;
-        const unsigned int v9272 = v9271 * v1;
-        const unsigned int v9273 = v9272 + v26;
-        const unsigned int v9274 = v9273 << 7u;
-        const unsigned int v9275 = v9274 + v9266;
-        out[v9275] = v9269;
-      }
-      const unsigned int v9276 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9277 = v46 + v9276;
-      const float v9278 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9279 = v355.x[27];
-      const float v9280 = v9279 * v9278;
-      const bool v9281 = v9277 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9281) {
-        const unsigned int v9282 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v9285 = iron_f32_to_bf16(v9280);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9287 = v11 + v9277;
-        const unsigned int v9288 = v9287 * v1;
-        const unsigned int v9289 = v9288 + v26;
-        const unsigned int v9290 = v9289 << 7u;
-        const unsigned int v9291 = v9290 + v9282;
-        out[v9291] = v9285;
-      }
-      const unsigned int v9292 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9293 = v46 + v9292;
-      const float v9294 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9295 = v355.x[28];
-      const float v9296 = v9295 * v9294;
-      const bool v9297 = v9293 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9297) {
-        const unsigned int v9298 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v9301 = iron_f32_to_bf16(v9296);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9303 = v11 + v9293;
-        const unsigned int v9304 = v9303 * v1;
-        const unsigned int v9305 = v9304 + v26;
-        const unsigned int v9306 = v9305 << 7u;
-        const unsigned int v9307 = v9306 + v9298;
-        out[v9307] = v9301;
-      }
-      const unsigned int v9308 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9309 = v46 + v9308;
-      const float v9310 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9311 = v355.x[29];
-      const float v9312 = v9311 * v9310;
-      const bool v9313 = v9309 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9313) {
-        const unsigned int v9314 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v9317 = iron_f32_to_bf16(v9312);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9319 = v11 + v9309;
-        const unsigned int v9320 = v9319 * v1;
-        const unsigned int v9321 = v9320 + v26;
-        const unsigned int v9322 = v9321 << 7u;
-        const unsigned int v9323 = v9322 + v9314;
-        out[v9323] = v9317;
-      }
-      const unsigned int v9324 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9325 = v46 + v9324;
-      const float v9326 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9327 = v355.x[30];
-      const float v9328 = v9327 * v9326;
-      const bool v9329 = v9325 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9329) {
-        const unsigned int v9330 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v9333 = iron_f32_to_bf16(v9328);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9335 = v11 + v9325;
-        const unsigned int v9336 = v9335 * v1;
-        const unsigned int v9337 = v9336 + v26;
-        const unsigned int v9338 = v9337 << 7u;
-        const unsigned int v9339 = v9338 + v9330;
-        out[v9339] = v9333;
-      }
-      const unsigned int v9340 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9341 = v46 + v9340;
-      const float v9342 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9343 = v355.x[31];
-      const float v9344 = v9343 * v9342;
-      const bool v9345 = v9341 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9345) {
-        const unsigned int v9346 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v9349 = iron_f32_to_bf16(v9344);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9351 = v11 + v9341;
-        const unsigned int v9352 = v9351 * v1;
-        const unsigned int v9353 = v9352 + v26;
-        const unsigned int v9354 = v9353 << 7u;
-        const unsigned int v9355 = v9354 + v9346;
-        out[v9355] = v9349;
-      }
-      const unsigned int v9356 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9357 = v46 + v9356;
-      const float v9358 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9359 = v357.x[0];
-      const float v9360 = v9359 * v9358;
-      const bool v9361 = v9357 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9361) {
-        const unsigned int v9362 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
-        const unsigned int v9364 = 64u + v9362;
-        const iron_bf16 v9365 = iron_f32_to_bf16(v9360);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9367 = v11 + v9357;
-        const unsigned int v9368 = v9367 * v1;
-        const unsigned int v9369 = v9368 + v26;
-        const unsigned int v9370 = v9369 << 7u;
-        const unsigned int v9371 = v9370 + v9364;
-        out[v9371] = v9365;
-      }
-      const unsigned int v9372 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9373 = v46 + v9372;
-      const float v9374 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9375 = v357.x[1];
-      const float v9376 = v9375 * v9374;
-      const bool v9377 = v9373 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9377) {
-        const unsigned int v9378 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
-        const unsigned int v9380 = 64u + v9378;
-        const iron_bf16 v9381 = iron_f32_to_bf16(v9376);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9383 = v11 + v9373;
-        const unsigned int v9384 = v9383 * v1;
-        const unsigned int v9385 = v9384 + v26;
-        const unsigned int v9386 = v9385 << 7u;
-        const unsigned int v9387 = v9386 + v9380;
-        out[v9387] = v9381;
-      }
-      const unsigned int v9388 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9389 = v46 + v9388;
-      const float v9390 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9391 = v357.x[2];
-      const float v9392 = v9391 * v9390;
-      const bool v9393 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9393) {
-        const unsigned int v9394 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
-        const unsigned int v9396 = 64u + v9394;
-        const iron_bf16 v9397 = iron_f32_to_bf16(v9392);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9399 = v11 + v9389;
-        const unsigned int v9400 = v9399 * v1;
-        const unsigned int v9401 = v9400 + v26;
-        const unsigned int v9402 = v9401 << 7u;
-        const unsigned int v9403 = v9402 + v9396;
-        out[v9403] = v9397;
-      }
-      const unsigned int v9404 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9405 = v46 + v9404;
-      const float v9406 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9407 = v357.x[3];
-      const float v9408 = v9407 * v9406;
-      const bool v9409 = v9405 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9409) {
-        const unsigned int v9410 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
-        const unsigned int v9412 = 64u + v9410;
-        const iron_bf16 v9413 = iron_f32_to_bf16(v9408);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9415 = v11 + v9405;
-        const unsigned int v9416 = v9415 * v1;
-        const unsigned int v9417 = v9416 + v26;
-        const unsigned int v9418 = v9417 << 7u;
-        const unsigned int v9419 = v9418 + v9412;
-        out[v9419] = v9413;
-      }
-      const unsigned int v9420 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9421 = v46 + v9420;
-      const float v9422 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9423 = v357.x[4];
-      const float v9424 = v9423 * v9422;
-      const bool v9425 = v9421 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9425) {
-        const unsigned int v9426 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
-        const unsigned int v9428 = 64u + v9426;
-        const iron_bf16 v9429 = iron_f32_to_bf16(v9424);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9431 = v11 + v9421;
-        const unsigned int v9432 = v9431 * v1;
-        const unsigned int v9433 = v9432 + v26;
-        const unsigned int v9434 = v9433 << 7u;
-        const unsigned int v9435 = v9434 + v9428;
-        out[v9435] = v9429;
-      }
-      const unsigned int v9436 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9437 = v46 + v9436;
-      const float v9438 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9439 = v357.x[5];
-      const float v9440 = v9439 * v9438;
-      const bool v9441 = v9437 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9441) {
-        const unsigned int v9442 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
-        const unsigned int v9444 = 64u + v9442;
-        const iron_bf16 v9445 = iron_f32_to_bf16(v9440);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9447 = v11 + v9437;
-        const unsigned int v9448 = v9447 * v1;
-        const unsigned int v9449 = v9448 + v26;
-        const unsigned int v9450 = v9449 << 7u;
-        const unsigned int v9451 = v9450 + v9444;
-        out[v9451] = v9445;
-      }
-      const unsigned int v9452 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9453 = v46 + v9452;
-      const float v9454 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9455 = v357.x[6];
-      const float v9456 = v9455 * v9454;
-      const bool v9457 = v9453 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9457) {
-        const unsigned int v9458 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
-        const unsigned int v9460 = 64u + v9458;
-        const iron_bf16 v9461 = iron_f32_to_bf16(v9456);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9463 = v11 + v9453;
-        const unsigned int v9464 = v9463 * v1;
-        const unsigned int v9465 = v9464 + v26;
-        const unsigned int v9466 = v9465 << 7u;
-        const unsigned int v9467 = v9466 + v9460;
-        out[v9467] = v9461;
-      }
-      const unsigned int v9468 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9469 = v46 + v9468;
-      const float v9470 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9471 = v357.x[7];
-      const float v9472 = v9471 * v9470;
-      const bool v9473 = v9469 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9473) {
-        const unsigned int v9474 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
-        const unsigned int v9476 = 64u + v9474;
-        const iron_bf16 v9477 = iron_f32_to_bf16(v9472);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9479 = v11 + v9469;
-        const unsigned int v9480 = v9479 * v1;
-        const unsigned int v9481 = v9480 + v26;
-        const unsigned int v9482 = v9481 << 7u;
-        const unsigned int v9483 = v9482 + v9476;
-        out[v9483] = v9477;
-      }
-      const unsigned int v9484 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9485 = v46 + v9484;
-      const float v9486 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9487 = v357.x[8];
-      const float v9488 = v9487 * v9486;
-      const bool v9489 = v9485 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9489) {
-        const unsigned int v9490 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
-        const unsigned int v9492 = 64u + v9490;
-        const iron_bf16 v9493 = iron_f32_to_bf16(v9488);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9495 = v11 + v9485;
-        const unsigned int v9496 = v9495 * v1;
-        const unsigned int v9497 = v9496 + v26;
-        const unsigned int v9498 = v9497 << 7u;
-        const unsigned int v9499 = v9498 + v9492;
-        out[v9499] = v9493;
-      }
-      const unsigned int v9500 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9501 = v46 + v9500;
-      const float v9502 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9503 = v357.x[9];
-      const float v9504 = v9503 * v9502;
-      const bool v9505 = v9501 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9505) {
-        const unsigned int v9506 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
-        const unsigned int v9508 = 64u + v9506;
-        const iron_bf16 v9509 = iron_f32_to_bf16(v9504);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9511 = v11 + v9501;
-        const unsigned int v9512 = v9511 * v1;
-        const unsigned int v9513 = v9512 + v26;
-        const unsigned int v9514 = v9513 << 7u;
-        const unsigned int v9515 = v9514 + v9508;
-        out[v9515] = v9509;
-      }
-      const unsigned int v9516 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9517 = v46 + v9516;
-      const float v9518 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9519 = v357.x[10];
-      const float v9520 = v9519 * v9518;
-      const bool v9521 = v9517 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9521) {
-        const unsigned int v9522 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
-        const unsigned int v9524 = 64u + v9522;
-        const iron_bf16 v9525 = iron_f32_to_bf16(v9520);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9527 = v11 + v9517;
-        const unsigned int v9528 = v9527 * v1;
-        const unsigned int v9529 = v9528 + v26;
-        const unsigned int v9530 = v9529 << 7u;
-        const unsigned int v9531 = v9530 + v9524;
-        out[v9531] = v9525;
-      }
-      const unsigned int v9532 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9533 = v46 + v9532;
-      const float v9534 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9535 = v357.x[11];
-      const float v9536 = v9535 * v9534;
-      const bool v9537 = v9533 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9537) {
-        const unsigned int v9538 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
-        const unsigned int v9540 = 64u + v9538;
-        const iron_bf16 v9541 = iron_f32_to_bf16(v9536);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9543 = v11 + v9533;
-        const unsigned int v9544 = v9543 * v1;
-        const unsigned int v9545 = v9544 + v26;
-        const unsigned int v9546 = v9545 << 7u;
-        const unsigned int v9547 = v9546 + v9540;
-        out[v9547] = v9541;
-      }
-      const unsigned int v9548 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9549 = v46 + v9548;
-      const float v9550 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9551 = v357.x[12];
-      const float v9552 = v9551 * v9550;
-      const bool v9553 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9553) {
-        const unsigned int v9554 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
-        const unsigned int v9556 = 64u + v9554;
-        const iron_bf16 v9557 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9559 = v11 + v9549;
-        const unsigned int v9560 = v9559 * v1;
-        const unsigned int v9561 = v9560 + v26;
-        const unsigned int v9562 = v9561 << 7u;
-        const unsigned int v9563 = v9562 + v9556;
-        out[v9563] = v9557;
-      }
-      const unsigned int v9564 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9565 = v46 + v9564;
-      const float v9566 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9567 = v357.x[13];
-      const float v9568 = v9567 * v9566;
-      const bool v9569 = v9565 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9569) {
-        const unsigned int v9570 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9572 = 64u + v9570;
-        const iron_bf16 v9573 = iron_f32_to_bf16(v9568);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9575 = v11 + v9565;
-        const unsigned int v9576 = v9575 * v1;
-        const unsigned int v9577 = v9576 + v26;
-        const unsigned int v9578 = v9577 << 7u;
-        const unsigned int v9579 = v9578 + v9572;
-        out[v9579] = v9573;
-      }
-      const unsigned int v9580 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9581 = v46 + v9580;
-      const float v9582 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9583 = v357.x[14];
-      const float v9584 = v9583 * v9582;
-      const bool v9585 = v9581 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9585) {
-        const unsigned int v9586 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9588 = 64u + v9586;
-        const iron_bf16 v9589 = iron_f32_to_bf16(v9584);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9591 = v11 + v9581;
-        const unsigned int v9592 = v9591 * v1;
-        const unsigned int v9593 = v9592 + v26;
-        const unsigned int v9594 = v9593 << 7u;
-        const unsigned int v9595 = v9594 + v9588;
-        out[v9595] = v9589;
-      }
-      const unsigned int v9596 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9597 = v46 + v9596;
-      const float v9598 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9599 = v357.x[15];
-      const float v9600 = v9599 * v9598;
-      const bool v9601 = v9597 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9601) {
-        const unsigned int v9602 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9604 = 64u + v9602;
-        const iron_bf16 v9605 = iron_f32_to_bf16(v9600);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9607 = v11 + v9597;
-        const unsigned int v9608 = v9607 * v1;
-        const unsigned int v9609 = v9608 + v26;
-        const unsigned int v9610 = v9609 << 7u;
-        const unsigned int v9611 = v9610 + v9604;
-        out[v9611] = v9605;
-      }
-      const unsigned int v9612 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9613 = v46 + v9612;
-      const float v9614 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9615 = v357.x[16];
-      const float v9616 = v9615 * v9614;
-      const bool v9617 = v9613 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9617) {
-        const unsigned int v9618 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9620 = 64u + v9618;
-        const iron_bf16 v9621 = iron_f32_to_bf16(v9616);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9623 = v11 + v9613;
-        const unsigned int v9624 = v9623 * v1;
-        const unsigned int v9625 = v9624 + v26;
-        const unsigned int v9626 = v9625 << 7u;
-        const unsigned int v9627 = v9626 + v9620;
-        out[v9627] = v9621;
-      }
-      const unsigned int v9628 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9629 = v46 + v9628;
-      const float v9630 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9631 = v357.x[17];
-      const float v9632 = v9631 * v9630;
-      const bool v9633 = v9629 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9633) {
-        const unsigned int v9634 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9636 = 64u + v9634;
-        const iron_bf16 v9637 = iron_f32_to_bf16(v9632);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9639 = v11 + v9629;
-        const unsigned int v9640 = v9639 * v1;
-        const unsigned int v9641 = v9640 + v26;
-        const unsigned int v9642 = v9641 << 7u;
-        const unsigned int v9643 = v9642 + v9636;
-        out[v9643] = v9637;
-      }
-      const unsigned int v9644 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9645 = v46 + v9644;
-      const float v9646 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9647 = v357.x[18];
-      const float v9648 = v9647 * v9646;
-      const bool v9649 = v9645 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9649) {
-        const unsigned int v9650 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
-        const unsigned int v9652 = 64u + v9650;
-        const iron_bf16 v9653 = iron_f32_to_bf16(v9648);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9655 = v11 + v9645;
-        const unsigned int v9656 = v9655 * v1;
-        const unsigned int v9657 = v9656 + v26;
-        const unsigned int v9658 = v9657 << 7u;
-        const unsigned int v9659 = v9658 + v9652;
-        out[v9659] = v9653;
-      }
-      const unsigned int v9660 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9661 = v46 + v9660;
-      const float v9662 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9663 = v357.x[19];
-      const float v9664 = v9663 * v9662;
-      const bool v9665 = v9661 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9665) {
-        const unsigned int v9666 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9668 = 64u + v9666;
-        const iron_bf16 v9669 = iron_f32_to_bf16(v9664);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9671 = v11 + v9661;
-        const unsigned int v9672 = v9671 * v1;
-        const unsigned int v9673 = v9672 + v26;
-        const unsigned int v9674 = v9673 << 7u;
-        const unsigned int v9675 = v9674 + v9668;
-        out[v9675] = v9669;
-      }
-      const unsigned int v9676 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9677 = v46 + v9676;
-      const float v9678 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9679 = v357.x[20];
-      const float v9680 = v9679 * v9678;
-      const bool v9681 = v9677 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9681) {
-        const unsigned int v9682 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9684 = 64u + v9682;
-        const iron_bf16 v9685 = iron_f32_to_bf16(v9680);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9687 = v11 + v9677;
-        const unsigned int v9688 = v9687 * v1;
-        const unsigned int v9689 = v9688 + v26;
-        const unsigned int v9690 = v9689 << 7u;
-        const unsigned int v9691 = v9690 + v9684;
-        out[v9691] = v9685;
-      }
-      const unsigned int v9692 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9693 = v46 + v9692;
-      const float v9694 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9695 = v357.x[21];
-      const float v9696 = v9695 * v9694;
-      const bool v9697 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9697) {
-        const unsigned int v9698 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9700 = 64u + v9698;
-        const iron_bf16 v9701 = iron_f32_to_bf16(v9696);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9703 = v11 + v9693;
-        const unsigned int v9704 = v9703 * v1;
-        const unsigned int v9705 = v9704 + v26;
-        const unsigned int v9706 = v9705 << 7u;
-        const unsigned int v9707 = v9706 + v9700;
-        out[v9707] = v9701;
-      }
-      const unsigned int v9708 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9709 = v46 + v9708;
-      const float v9710 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9711 = v357.x[22];
-      const float v9712 = v9711 * v9710;
-      const bool v9713 = v9709 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9713) {
-        const unsigned int v9714 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9716 = 64u + v9714;
-        const iron_bf16 v9717 = iron_f32_to_bf16(v9712);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9719 = v11 + v9709;
-        const unsigned int v9720 = v9719 * v1;
-        const unsigned int v9721 = v9720 + v26;
-        const unsigned int v9722 = v9721 << 7u;
-        const unsigned int v9723 = v9722 + v9716;
-        out[v9723] = v9717;
-      }
-      const unsigned int v9724 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9725 = v46 + v9724;
-      const float v9726 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9727 = v357.x[23];
-      const float v9728 = v9727 * v9726;
-      const bool v9729 = v9725 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9729) {
-        const unsigned int v9730 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9732 = 64u + v9730;
-        const iron_bf16 v9733 = iron_f32_to_bf16(v9728);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9735 = v11 + v9725;
-        const unsigned int v9736 = v9735 * v1;
-        const unsigned int v9737 = v9736 + v26;
-        const unsigned int v9738 = v9737 << 7u;
-        const unsigned int v9739 = v9738 + v9732;
-        out[v9739] = v9733;
-      }
-      const unsigned int v9740 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9741 = v46 + v9740;
-      const float v9742 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9743 = v357.x[24];
-      const float v9744 = v9743 * v9742;
-      const bool v9745 = v9741 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9745) {
-        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9748 = 64u + v9746;
-        const iron_bf16 v9749 = iron_f32_to_bf16(v9744);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9751 = v11 + v9741;
-        const unsigned int v9752 = v9751 * v1;
-        const unsigned int v9753 = v9752 + v26;
-        const unsigned int v9754 = v9753 << 7u;
-        const unsigned int v9755 = v9754 + v9748;
-        out[v9755] = v9749;
-      }
-      const unsigned int v9756 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9757 = v46 + v9756;
-      const float v9758 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9759 = v357.x[25];
-      const float v9760 = v9759 * v9758;
-      const bool v9761 = v9757 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9761) {
-        const unsigned int v9762 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9764 = 64u + v9762;
-        const iron_bf16 v9765 = iron_f32_to_bf16(v9760);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9767 = v11 + v9757;
-        const unsigned int v9768 = v9767 * v1;
-        const unsigned int v9769 = v9768 + v26;
-        const unsigned int v9770 = v9769 << 7u;
-        const unsigned int v9771 = v9770 + v9764;
-        out[v9771] = v9765;
-      }
-      const unsigned int v9772 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9773 = v46 + v9772;
-      const float v9774 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9775 = v357.x[26];
-      const float v9776 = v9775 * v9774;
-      const bool v9777 = v9773 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9777) {
-        const unsigned int v9778 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9780 = 64u + v9778;
-        const iron_bf16 v9781 = iron_f32_to_bf16(v9776);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9783 = v11 + v9773;
-        const unsigned int v9784 = v9783 * v1;
-        const unsigned int v9785 = v9784 + v26;
-        const unsigned int v9786 = v9785 << 7u;
-        const unsigned int v9787 = v9786 + v9780;
-        out[v9787] = v9781;
-      }
-      const unsigned int v9788 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9789 = v46 + v9788;
-      const float v9790 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9791 = v357.x[27];
-      const float v9792 = v9791 * v9790;
-      const bool v9793 = v9789 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9793) {
-        const unsigned int v9794 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9796 = 64u + v9794;
-        const iron_bf16 v9797 = iron_f32_to_bf16(v9792);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9799 = v11 + v9789;
-        const unsigned int v9800 = v9799 * v1;
-        const unsigned int v9801 = v9800 + v26;
-        const unsigned int v9802 = v9801 << 7u;
-        const unsigned int v9803 = v9802 + v9796;
-        out[v9803] = v9797;
-      }
-      const unsigned int v9804 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9805 = v46 + v9804;
-      const float v9806 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9807 = v357.x[28];
-      const float v9808 = v9807 * v9806;
-      const bool v9809 = v9805 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9809) {
-        const unsigned int v9810 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9812 = 64u + v9810;
-        const iron_bf16 v9813 = iron_f32_to_bf16(v9808);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9815 = v11 + v9805;
-        const unsigned int v9816 = v9815 * v1;
-        const unsigned int v9817 = v9816 + v26;
-        const unsigned int v9818 = v9817 << 7u;
-        const unsigned int v9819 = v9818 + v9812;
-        out[v9819] = v9813;
-      }
-      const unsigned int v9820 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9821 = v46 + v9820;
-      const float v9822 = v8791.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9823 = v357.x[29];
-      const float v9824 = v9823 * v9822;
-      const bool v9825 = v9821 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9825) {
-        const unsigned int v9826 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9828 = 64u + v9826;
-        const iron_bf16 v9829 = iron_f32_to_bf16(v9824);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9831 = v11 + v9821;
-        const unsigned int v9832 = v9831 * v1;
-        const unsigned int v9833 = v9832 + v26;
-        const unsigned int v9834 = v9833 << 7u;
-        const unsigned int v9835 = v9834 + v9828;
-        out[v9835] = v9829;
-      }
-      const unsigned int v9836 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9837 = v46 + v9836;
-      const float v9838 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9839 = v357.x[30];
-      const float v9840 = v9839 * v9838;
-      const bool v9841 = v9837 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9841) {
-        const unsigned int v9842 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9844 = 64u + v9842;
-        const iron_bf16 v9845 = iron_f32_to_bf16(v9840);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9847 = v11 + v9837;
-        const unsigned int v9848 = v9847 * v1;
-        const unsigned int v9849 = v9848 + v26;
-        const unsigned int v9850 = v9849 << 7u;
-        const unsigned int v9851 = v9850 + v9844;
-        out[v9851] = v9845;
-      }
-      const unsigned int v9852 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9853 = v46 + v9852;
-      const float v9854 = v8791.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9855 = v357.x[31];
-      const float v9856 = v9855 * v9854;
-      const bool v9857 = v9853 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9857) {
-        const unsigned int v9858 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9860 = 64u + v9858;
-        const iron_bf16 v9861 = iron_f32_to_bf16(v9856);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v9863 = v11 + v9853;
-        const unsigned int v9864 = v9863 * v1;
-        const unsigned int v9865 = v9864 + v26;
-        const unsigned int v9866 = v9865 << 7u;
-        const unsigned int v9867 = v9866 + v9860;
-        out[v9867] = v9861;
-      }
-      const unsigned int v9869 = v46 + v8739;  // kernels/sdpa/flash_tile.hpp:281
-      const float v9873 = log2f(v8795);  // kernels/sdpa/flash_tile.hpp:282
-      const float v9874 = v9873 + v8741;
-      const float v9875 = v9874 * 0.6931472f;
-      const bool v9878 = v8738 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v9879 = v9869 < v18;
-      const bool v9880 = v9878 && v9879;
-      if (v9880) {
-        const unsigned int v9881 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v9882 = v9881 + v11;
-        const unsigned int v9883 = v9882 + v9869;
-        lse[v9883] = v9875;
-      }
-      const unsigned int v9885 = v46 + v8752;  // kernels/sdpa/flash_tile.hpp:281
-      const float v9889 = log2f(v8808);  // kernels/sdpa/flash_tile.hpp:282
-      const float v9890 = v9889 + v8754;
-      const float v9891 = v9890 * 0.6931472f;
-      const bool v9894 = v8751 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v9895 = v9885 < v18;
-      const bool v9896 = v9894 && v9895;
-      if (v9896) {
-        const unsigned int v9897 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v9898 = v9897 + v11;
-        const unsigned int v9899 = v9898 + v9885;
-        lse[v9899] = v9891;
-      }
-      const unsigned int v9901 = v46 + v8765;  // kernels/sdpa/flash_tile.hpp:281
-      const float v9905 = log2f(v8821);  // kernels/sdpa/flash_tile.hpp:282
-      const float v9906 = v9905 + v8767;
-      const float v9907 = v9906 * 0.6931472f;
-      const bool v9910 = v8764 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v9911 = v9901 < v18;
-      const bool v9912 = v9910 && v9911;
-      if (v9912) {
-        const unsigned int v9913 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v9914 = v9913 + v11;
-        const unsigned int v9915 = v9914 + v9901;
-        lse[v9915] = v9907;
-      }
-      const unsigned int v9917 = v46 + v8778;  // kernels/sdpa/flash_tile.hpp:281
-      const float v9921 = log2f(v8834);  // kernels/sdpa/flash_tile.hpp:282
-      const float v9922 = v9921 + v8780;
-      const float v9923 = v9922 * 0.6931472f;
-      const bool v9926 = v8777 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v9927 = v9917 < v18;
-      const bool v9928 = v9926 && v9927;
-      if (v9928) {
-        const unsigned int v9929 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v9930 = v9929 + v11;
-        const unsigned int v9931 = v9930 + v9917;
-        lse[v9931] = v9923;
+      const float v8694 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v8696;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v8696, 0.0f);
+      const float v8700 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8701 = fmaxf(v8700, v8694);
+      const bool v8704 = v8701 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8705 = v8704 ? 0.0f : v8701;
+      v8696.x[0] = v8705;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8709 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8710 = fmaxf(v8709, v8694);
+      const bool v8713 = v8710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8714 = v8713 ? 0.0f : v8710;
+      v8696.x[1] = v8714;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8718 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8719 = fmaxf(v8718, v8694);
+      const bool v8722 = v8719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8723 = v8722 ? 0.0f : v8719;
+      v8696.x[2] = v8723;  // kernels/sdpa/flash_tile.hpp:260
+      const float v8727 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v8728 = fmaxf(v8727, v8694);
+      const bool v8731 = v8728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8732 = v8731 ? 0.0f : v8728;
+      v8696.x[3] = v8732;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v8734;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v8734, 0.0f);
+      const unsigned int v8735 = static_cast<unsigned int>(v8734.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v8736 = static_cast<unsigned int>(v8734.row(0, iron_linear_thread() & 31u));
+      const float v8738 = v8696.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8739 = v8694 - v8738;
+      const float v8740 = exp2f(v8739);
+      const float v8743 = v8700 - v8738;
+      const float v8744 = exp2f(v8743);
+      const float v8745 = v353.x[0];
+      const float v8746 = v8745 * v8744;
+      const float v8747 = v8746 + v8740;
+      v8734.x[0] = v8747;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v8748 = static_cast<unsigned int>(v8734.col(1, iron_linear_thread() & 31u));
+      const unsigned int v8749 = static_cast<unsigned int>(v8734.row(1, iron_linear_thread() & 31u));
+      const float v8751 = v8696.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8752 = v8694 - v8751;
+      const float v8753 = exp2f(v8752);
+      const float v8756 = v8709 - v8751;
+      const float v8757 = exp2f(v8756);
+      const float v8758 = v353.x[1];
+      const float v8759 = v8758 * v8757;
+      const float v8760 = v8759 + v8753;
+      v8734.x[1] = v8760;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v8761 = static_cast<unsigned int>(v8734.col(2, iron_linear_thread() & 31u));
+      const unsigned int v8762 = static_cast<unsigned int>(v8734.row(2, iron_linear_thread() & 31u));
+      const float v8764 = v8696.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8765 = v8694 - v8764;
+      const float v8766 = exp2f(v8765);
+      const float v8769 = v8718 - v8764;
+      const float v8770 = exp2f(v8769);
+      const float v8771 = v353.x[2];
+      const float v8772 = v8771 * v8770;
+      const float v8773 = v8772 + v8766;
+      v8734.x[2] = v8773;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v8774 = static_cast<unsigned int>(v8734.col(3, iron_linear_thread() & 31u));
+      const unsigned int v8775 = static_cast<unsigned int>(v8734.row(3, iron_linear_thread() & 31u));
+      const float v8777 = v8696.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v8778 = v8694 - v8777;
+      const float v8779 = exp2f(v8778);
+      const float v8782 = v8727 - v8777;
+      const float v8783 = exp2f(v8782);
+      const float v8784 = v353.x[3];
+      const float v8785 = v8784 * v8783;
+      const float v8786 = v8785 + v8779;
+      v8734.x[3] = v8786;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v8788;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v8788, 0.0f);
+      const float v8792 = v8734.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8798 = v8744 / v8792;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8800 = v8792 > 0.0f;
+      const float v8801 = v8800 ? v8798 : 0.0f;
+      v8788.x[0] = v8801;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8805 = v8734.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8811 = v8757 / v8805;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8813 = v8805 > 0.0f;
+      const float v8814 = v8813 ? v8811 : 0.0f;
+      v8788.x[1] = v8814;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8818 = v8734.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8824 = v8770 / v8818;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8826 = v8818 > 0.0f;
+      const float v8827 = v8826 ? v8824 : 0.0f;
+      v8788.x[2] = v8827;  // kernels/sdpa/flash_tile.hpp:268
+      const float v8831 = v8734.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v8837 = v8783 / v8831;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v8839 = v8831 > 0.0f;
+      const float v8840 = v8839 ? v8837 : 0.0f;
+      v8788.x[3] = v8840;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v8841 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8842 = v46 + v8841;
+      const float v8843 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8844 = v355.x[0];
+      const float v8845 = v8844 * v8843;
+      const bool v8846 = v8842 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8846) {
+        const unsigned int v8847 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v8850 = iron_f32_to_bf16(v8845);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8852 = v11 + v8842;
+        const unsigned int v8853 = v8852 * v1;
+        const unsigned int v8854 = v8853 + v26;
+        const unsigned int v8855 = v8854 << 7u;
+        const unsigned int v8856 = v8855 + v8847;
+        out[v8856] = v8850;
+      }
+      const unsigned int v8857 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8858 = v46 + v8857;
+      const float v8859 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8860 = v355.x[1];
+      const float v8861 = v8860 * v8859;
+      const bool v8862 = v8858 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8862) {
+        const unsigned int v8863 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v8866 = iron_f32_to_bf16(v8861);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8868 = v11 + v8858;
+        const unsigned int v8869 = v8868 * v1;
+        const unsigned int v8870 = v8869 + v26;
+        const unsigned int v8871 = v8870 << 7u;
+        const unsigned int v8872 = v8871 + v8863;
+        out[v8872] = v8866;
+      }
+      const unsigned int v8873 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8874 = v46 + v8873;
+      const float v8875 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8876 = v355.x[2];
+      const float v8877 = v8876 * v8875;
+      const bool v8878 = v8874 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8878) {
+        const unsigned int v8879 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v8882 = iron_f32_to_bf16(v8877);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8884 = v11 + v8874;
+        const unsigned int v8885 = v8884 * v1;
+        const unsigned int v8886 = v8885 + v26;
+        const unsigned int v8887 = v8886 << 7u;
+        const unsigned int v8888 = v8887 + v8879;
+        out[v8888] = v8882;
+      }
+      const unsigned int v8889 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8890 = v46 + v8889;
+      const float v8891 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8892 = v355.x[3];
+      const float v8893 = v8892 * v8891;
+      const bool v8894 = v8890 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8894) {
+        const unsigned int v8895 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v8898 = iron_f32_to_bf16(v8893);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8900 = v11 + v8890;
+        const unsigned int v8901 = v8900 * v1;
+        const unsigned int v8902 = v8901 + v26;
+        const unsigned int v8903 = v8902 << 7u;
+        const unsigned int v8904 = v8903 + v8895;
+        out[v8904] = v8898;
+      }
+      const unsigned int v8905 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8906 = v46 + v8905;
+      const float v8907 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8908 = v355.x[4];
+      const float v8909 = v8908 * v8907;
+      const bool v8910 = v8906 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8910) {
+        const unsigned int v8911 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v8914 = iron_f32_to_bf16(v8909);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8916 = v11 + v8906;
+        const unsigned int v8917 = v8916 * v1;
+        const unsigned int v8918 = v8917 + v26;
+        const unsigned int v8919 = v8918 << 7u;
+        const unsigned int v8920 = v8919 + v8911;
+        out[v8920] = v8914;
+      }
+      const unsigned int v8921 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8922 = v46 + v8921;
+      const float v8923 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8924 = v355.x[5];
+      const float v8925 = v8924 * v8923;
+      const bool v8926 = v8922 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8926) {
+        const unsigned int v8927 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v8930 = iron_f32_to_bf16(v8925);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8932 = v11 + v8922;
+        const unsigned int v8933 = v8932 * v1;
+        const unsigned int v8934 = v8933 + v26;
+        const unsigned int v8935 = v8934 << 7u;
+        const unsigned int v8936 = v8935 + v8927;
+        out[v8936] = v8930;
+      }
+      const unsigned int v8937 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8938 = v46 + v8937;
+      const float v8939 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8940 = v355.x[6];
+      const float v8941 = v8940 * v8939;
+      const bool v8942 = v8938 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8942) {
+        const unsigned int v8943 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v8946 = iron_f32_to_bf16(v8941);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8948 = v11 + v8938;
+        const unsigned int v8949 = v8948 * v1;
+        const unsigned int v8950 = v8949 + v26;
+        const unsigned int v8951 = v8950 << 7u;
+        const unsigned int v8952 = v8951 + v8943;
+        out[v8952] = v8946;
+      }
+      const unsigned int v8953 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8954 = v46 + v8953;
+      const float v8955 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8956 = v355.x[7];
+      const float v8957 = v8956 * v8955;
+      const bool v8958 = v8954 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8958) {
+        const unsigned int v8959 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v8962 = iron_f32_to_bf16(v8957);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8964 = v11 + v8954;
+        const unsigned int v8965 = v8964 * v1;
+        const unsigned int v8966 = v8965 + v26;
+        const unsigned int v8967 = v8966 << 7u;
+        const unsigned int v8968 = v8967 + v8959;
+        out[v8968] = v8962;
+      }
+      const unsigned int v8969 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8970 = v46 + v8969;
+      const float v8971 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8972 = v355.x[8];
+      const float v8973 = v8972 * v8971;
+      const bool v8974 = v8970 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8974) {
+        const unsigned int v8975 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v8978 = iron_f32_to_bf16(v8973);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8980 = v11 + v8970;
+        const unsigned int v8981 = v8980 * v1;
+        const unsigned int v8982 = v8981 + v26;
+        const unsigned int v8983 = v8982 << 7u;
+        const unsigned int v8984 = v8983 + v8975;
+        out[v8984] = v8978;
+      }
+      const unsigned int v8985 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v8986 = v46 + v8985;
+      const float v8987 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v8988 = v355.x[9];
+      const float v8989 = v8988 * v8987;
+      const bool v8990 = v8986 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v8990) {
+        const unsigned int v8991 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v8994 = iron_f32_to_bf16(v8989);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v8996 = v11 + v8986;
+        const unsigned int v8997 = v8996 * v1;
+        const unsigned int v8998 = v8997 + v26;
+        const unsigned int v8999 = v8998 << 7u;
+        const unsigned int v9000 = v8999 + v8991;
+        out[v9000] = v8994;
+      }
+      const unsigned int v9001 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9002 = v46 + v9001;
+      const float v9003 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9004 = v355.x[10];
+      const float v9005 = v9004 * v9003;
+      const bool v9006 = v9002 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9006) {
+        const unsigned int v9007 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v9010 = iron_f32_to_bf16(v9005);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9012 = v11 + v9002;
+        const unsigned int v9013 = v9012 * v1;
+        const unsigned int v9014 = v9013 + v26;
+        const unsigned int v9015 = v9014 << 7u;
+        const unsigned int v9016 = v9015 + v9007;
+        out[v9016] = v9010;
+      }
+      const unsigned int v9017 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9018 = v46 + v9017;
+      const float v9019 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9020 = v355.x[11];
+      const float v9021 = v9020 * v9019;
+      const bool v9022 = v9018 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9022) {
+        const unsigned int v9023 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v9026 = iron_f32_to_bf16(v9021);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9028 = v11 + v9018;
+        const unsigned int v9029 = v9028 * v1;
+        const unsigned int v9030 = v9029 + v26;
+        const unsigned int v9031 = v9030 << 7u;
+        const unsigned int v9032 = v9031 + v9023;
+        out[v9032] = v9026;
+      }
+      const unsigned int v9033 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9034 = v46 + v9033;
+      const float v9035 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9036 = v355.x[12];
+      const float v9037 = v9036 * v9035;
+      const bool v9038 = v9034 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9038) {
+        const unsigned int v9039 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v9042 = iron_f32_to_bf16(v9037);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9044 = v11 + v9034;
+        const unsigned int v9045 = v9044 * v1;
+        const unsigned int v9046 = v9045 + v26;
+        const unsigned int v9047 = v9046 << 7u;
+        const unsigned int v9048 = v9047 + v9039;
+        out[v9048] = v9042;
+      }
+      const unsigned int v9049 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9050 = v46 + v9049;
+      const float v9051 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9052 = v355.x[13];
+      const float v9053 = v9052 * v9051;
+      const bool v9054 = v9050 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9054) {
+        const unsigned int v9055 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v9058 = iron_f32_to_bf16(v9053);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9060 = v11 + v9050;
+        const unsigned int v9061 = v9060 * v1;
+        const unsigned int v9062 = v9061 + v26;
+        const unsigned int v9063 = v9062 << 7u;
+        const unsigned int v9064 = v9063 + v9055;
+        out[v9064] = v9058;
+      }
+      const unsigned int v9065 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9066 = v46 + v9065;
+      const float v9067 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9068 = v355.x[14];
+      const float v9069 = v9068 * v9067;
+      const bool v9070 = v9066 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9070) {
+        const unsigned int v9071 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v9074 = iron_f32_to_bf16(v9069);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9076 = v11 + v9066;
+        const unsigned int v9077 = v9076 * v1;
+        const unsigned int v9078 = v9077 + v26;
+        const unsigned int v9079 = v9078 << 7u;
+        const unsigned int v9080 = v9079 + v9071;
+        out[v9080] = v9074;
+      }
+      const unsigned int v9081 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9082 = v46 + v9081;
+      const float v9083 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9084 = v355.x[15];
+      const float v9085 = v9084 * v9083;
+      const bool v9086 = v9082 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9086) {
+        const unsigned int v9087 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v9090 = iron_f32_to_bf16(v9085);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9092 = v11 + v9082;
+        const unsigned int v9093 = v9092 * v1;
+        const unsigned int v9094 = v9093 + v26;
+        const unsigned int v9095 = v9094 << 7u;
+        const unsigned int v9096 = v9095 + v9087;
+        out[v9096] = v9090;
+      }
+      const unsigned int v9097 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9098 = v46 + v9097;
+      const float v9099 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9100 = v355.x[16];
+      const float v9101 = v9100 * v9099;
+      const bool v9102 = v9098 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9102) {
+        const unsigned int v9103 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v9106 = iron_f32_to_bf16(v9101);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9108 = v11 + v9098;
+        const unsigned int v9109 = v9108 * v1;
+        const unsigned int v9110 = v9109 + v26;
+        const unsigned int v9111 = v9110 << 7u;
+        const unsigned int v9112 = v9111 + v9103;
+        out[v9112] = v9106;
+      }
+      const unsigned int v9113 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9114 = v46 + v9113;
+      const float v9115 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9116 = v355.x[17];
+      const float v9117 = v9116 * v9115;
+      const bool v9118 = v9114 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9118) {
+        const unsigned int v9119 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v9122 = iron_f32_to_bf16(v9117);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9124 = v11 + v9114;
+        const unsigned int v9125 = v9124 * v1;
+        const unsigned int v9126 = v9125 + v26;
+        const unsigned int v9127 = v9126 << 7u;
+        const unsigned int v9128 = v9127 + v9119;
+        out[v9128] = v9122;
+      }
+      const unsigned int v9129 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9130 = v46 + v9129;
+      const float v9131 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9132 = v355.x[18];
+      const float v9133 = v9132 * v9131;
+      const bool v9134 = v9130 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9134) {
+        const unsigned int v9135 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v9138 = iron_f32_to_bf16(v9133);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9140 = v11 + v9130;
+        const unsigned int v9141 = v9140 * v1;
+        const unsigned int v9142 = v9141 + v26;
+        const unsigned int v9143 = v9142 << 7u;
+        const unsigned int v9144 = v9143 + v9135;
+        out[v9144] = v9138;
+      }
+      const unsigned int v9145 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9146 = v46 + v9145;
+      const float v9147 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9148 = v355.x[19];
+      const float v9149 = v9148 * v9147;
+      const bool v9150 = v9146 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9150) {
+        const unsigned int v9151 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v9154 = iron_f32_to_bf16(v9149);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9156 = v11 + v9146;
+        const unsigned int v9157 = v9156 * v1;
+        const unsigned int v9158 = v9157 + v26;
+        const unsigned int v9159 = v9158 << 7u;
+        const unsigned int v9160 = v9159 + v9151;
+        out[v9160] = v9154;
+      }
+      const unsigned int v9161 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9162 = v46 + v9161;
+      const float v9163 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9164 = v355.x[20];
+      const float v9165 = v9164 * v9163;
+      const bool v9166 = v9162 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9166) {
+        const unsigned int v9167 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v9170 = iron_f32_to_bf16(v9165);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9172 = v11 + v9162;
+        const unsigned int v9173 = v9172 * v1;
+        const unsigned int v9174 = v9173 + v26;
+        const unsigned int v9175 = v9174 << 7u;
+        const unsigned int v9176 = v9175 + v9167;
+        out[v9176] = v9170;
+      }
+      const unsigned int v9177 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9178 = v46 + v9177;
+      const float v9179 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9180 = v355.x[21];
+      const float v9181 = v9180 * v9179;
+      const bool v9182 = v9178 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9182) {
+        const unsigned int v9183 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v9186 = iron_f32_to_bf16(v9181);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9188 = v11 + v9178;
+        const unsigned int v9189 = v9188 * v1;
+        const unsigned int v9190 = v9189 + v26;
+        const unsigned int v9191 = v9190 << 7u;
+        const unsigned int v9192 = v9191 + v9183;
+        out[v9192] = v9186;
+      }
+      const unsigned int v9193 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9194 = v46 + v9193;
+      const float v9195 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9196 = v355.x[22];
+      const float v9197 = v9196 * v9195;
+      const bool v9198 = v9194 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9198) {
+        const unsigned int v9199 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v9202 = iron_f32_to_bf16(v9197);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9204 = v11 + v9194;
+        const unsigned int v9205 = v9204 * v1;
+        const unsigned int v9206 = v9205 + v26;
+        const unsigned int v9207 = v9206 << 7u;
+        const unsigned int v9208 = v9207 + v9199;
+        out[v9208] = v9202;
+      }
+      const unsigned int v9209 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9210 = v46 + v9209;
+      const float v9211 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9212 = v355.x[23];
+      const float v9213 = v9212 * v9211;
+      const bool v9214 = v9210 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9214) {
+        const unsigned int v9215 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v9218 = iron_f32_to_bf16(v9213);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9220 = v11 + v9210;
+        const unsigned int v9221 = v9220 * v1;
+        const unsigned int v9222 = v9221 + v26;
+        const unsigned int v9223 = v9222 << 7u;
+        const unsigned int v9224 = v9223 + v9215;
+        out[v9224] = v9218;
+      }
+      const unsigned int v9225 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9226 = v46 + v9225;
+      const float v9227 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9228 = v355.x[24];
+      const float v9229 = v9228 * v9227;
+      const bool v9230 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9230) {
+        const unsigned int v9231 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v9234 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9236 = v11 + v9226;
+        const unsigned int v9237 = v9236 * v1;
+        const unsigned int v9238 = v9237 + v26;
+        const unsigned int v9239 = v9238 << 7u;
+        const unsigned int v9240 = v9239 + v9231;
+        out[v9240] = v9234;
+      }
+      const unsigned int v9241 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9242 = v46 + v9241;
+      const float v9243 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9244 = v355.x[25];
+      const float v9245 = v9244 * v9243;
+      const bool v9246 = v9242 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9246) {
+        const unsigned int v9247 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v9250 = iron_f32_to_bf16(v9245);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9252 = v11 + v9242;
+        const unsigned int v9253 = v9252 * v1;
+        const unsigned int v9254 = v9253 + v26;
+        const unsigned int v9255 = v9254 << 7u;
+        const unsigned int v9256 = v9255 + v9247;
+        out[v9256] = v9250;
+      }
+      const unsigned int v9257 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9258 = v46 + v9257;
+      const float v9259 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9260 = v355.x[26];
+      const float v9261 = v9260 * v9259;
+      const bool v9262 = v9258 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9262) {
+        const unsigned int v9263 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v9266 = iron_f32_to_bf16(v9261);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9268 = v11 + v9258;
+        const unsigned int v9269 = v9268 * v1;
+        const unsigned int v9270 = v9269 + v26;
+        const unsigned int v9271 = v9270 << 7u;
+        const unsigned int v9272 = v9271 + v9263;
+        out[v9272] = v9266;
+      }
+      const unsigned int v9273 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9274 = v46 + v9273;
+      const float v9275 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9276 = v355.x[27];
+      const float v9277 = v9276 * v9275;
+      const bool v9278 = v9274 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9278) {
+        const unsigned int v9279 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v9282 = iron_f32_to_bf16(v9277);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9284 = v11 + v9274;
+        const unsigned int v9285 = v9284 * v1;
+        const unsigned int v9286 = v9285 + v26;
+        const unsigned int v9287 = v9286 << 7u;
+        const unsigned int v9288 = v9287 + v9279;
+        out[v9288] = v9282;
+      }
+      const unsigned int v9289 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9290 = v46 + v9289;
+      const float v9291 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9292 = v355.x[28];
+      const float v9293 = v9292 * v9291;
+      const bool v9294 = v9290 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9294) {
+        const unsigned int v9295 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v9298 = iron_f32_to_bf16(v9293);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9300 = v11 + v9290;
+        const unsigned int v9301 = v9300 * v1;
+        const unsigned int v9302 = v9301 + v26;
+        const unsigned int v9303 = v9302 << 7u;
+        const unsigned int v9304 = v9303 + v9295;
+        out[v9304] = v9298;
+      }
+      const unsigned int v9305 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9306 = v46 + v9305;
+      const float v9307 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9308 = v355.x[29];
+      const float v9309 = v9308 * v9307;
+      const bool v9310 = v9306 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9310) {
+        const unsigned int v9311 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v9314 = iron_f32_to_bf16(v9309);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9316 = v11 + v9306;
+        const unsigned int v9317 = v9316 * v1;
+        const unsigned int v9318 = v9317 + v26;
+        const unsigned int v9319 = v9318 << 7u;
+        const unsigned int v9320 = v9319 + v9311;
+        out[v9320] = v9314;
+      }
+      const unsigned int v9321 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9322 = v46 + v9321;
+      const float v9323 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9324 = v355.x[30];
+      const float v9325 = v9324 * v9323;
+      const bool v9326 = v9322 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9326) {
+        const unsigned int v9327 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v9330 = iron_f32_to_bf16(v9325);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9332 = v11 + v9322;
+        const unsigned int v9333 = v9332 * v1;
+        const unsigned int v9334 = v9333 + v26;
+        const unsigned int v9335 = v9334 << 7u;
+        const unsigned int v9336 = v9335 + v9327;
+        out[v9336] = v9330;
+      }
+      const unsigned int v9337 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9338 = v46 + v9337;
+      const float v9339 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9340 = v355.x[31];
+      const float v9341 = v9340 * v9339;
+      const bool v9342 = v9338 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9342) {
+        const unsigned int v9343 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v9346 = iron_f32_to_bf16(v9341);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9348 = v11 + v9338;
+        const unsigned int v9349 = v9348 * v1;
+        const unsigned int v9350 = v9349 + v26;
+        const unsigned int v9351 = v9350 << 7u;
+        const unsigned int v9352 = v9351 + v9343;
+        out[v9352] = v9346;
+      }
+      const unsigned int v9353 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9354 = v46 + v9353;
+      const float v9355 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9356 = v357.x[0];
+      const float v9357 = v9356 * v9355;
+      const bool v9358 = v9354 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9358) {
+        const unsigned int v9359 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
+        const unsigned int v9361 = 64u + v9359;
+        const iron_bf16 v9362 = iron_f32_to_bf16(v9357);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9364 = v11 + v9354;
+        const unsigned int v9365 = v9364 * v1;
+        const unsigned int v9366 = v9365 + v26;
+        const unsigned int v9367 = v9366 << 7u;
+        const unsigned int v9368 = v9367 + v9361;
+        out[v9368] = v9362;
+      }
+      const unsigned int v9369 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9370 = v46 + v9369;
+      const float v9371 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9372 = v357.x[1];
+      const float v9373 = v9372 * v9371;
+      const bool v9374 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9374) {
+        const unsigned int v9375 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9377 = 64u + v9375;
+        const iron_bf16 v9378 = iron_f32_to_bf16(v9373);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9380 = v11 + v9370;
+        const unsigned int v9381 = v9380 * v1;
+        const unsigned int v9382 = v9381 + v26;
+        const unsigned int v9383 = v9382 << 7u;
+        const unsigned int v9384 = v9383 + v9377;
+        out[v9384] = v9378;
+      }
+      const unsigned int v9385 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9386 = v46 + v9385;
+      const float v9387 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9388 = v357.x[2];
+      const float v9389 = v9388 * v9387;
+      const bool v9390 = v9386 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9390) {
+        const unsigned int v9391 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9393 = 64u + v9391;
+        const iron_bf16 v9394 = iron_f32_to_bf16(v9389);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9396 = v11 + v9386;
+        const unsigned int v9397 = v9396 * v1;
+        const unsigned int v9398 = v9397 + v26;
+        const unsigned int v9399 = v9398 << 7u;
+        const unsigned int v9400 = v9399 + v9393;
+        out[v9400] = v9394;
+      }
+      const unsigned int v9401 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9402 = v46 + v9401;
+      const float v9403 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9404 = v357.x[3];
+      const float v9405 = v9404 * v9403;
+      const bool v9406 = v9402 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9406) {
+        const unsigned int v9407 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9409 = 64u + v9407;
+        const iron_bf16 v9410 = iron_f32_to_bf16(v9405);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9412 = v11 + v9402;
+        const unsigned int v9413 = v9412 * v1;
+        const unsigned int v9414 = v9413 + v26;
+        const unsigned int v9415 = v9414 << 7u;
+        const unsigned int v9416 = v9415 + v9409;
+        out[v9416] = v9410;
+      }
+      const unsigned int v9417 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9418 = v46 + v9417;
+      const float v9419 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9420 = v357.x[4];
+      const float v9421 = v9420 * v9419;
+      const bool v9422 = v9418 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9422) {
+        const unsigned int v9423 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9425 = 64u + v9423;
+        const iron_bf16 v9426 = iron_f32_to_bf16(v9421);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9428 = v11 + v9418;
+        const unsigned int v9429 = v9428 * v1;
+        const unsigned int v9430 = v9429 + v26;
+        const unsigned int v9431 = v9430 << 7u;
+        const unsigned int v9432 = v9431 + v9425;
+        out[v9432] = v9426;
+      }
+      const unsigned int v9433 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9434 = v46 + v9433;
+      const float v9435 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9436 = v357.x[5];
+      const float v9437 = v9436 * v9435;
+      const bool v9438 = v9434 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9438) {
+        const unsigned int v9439 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9441 = 64u + v9439;
+        const iron_bf16 v9442 = iron_f32_to_bf16(v9437);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9444 = v11 + v9434;
+        const unsigned int v9445 = v9444 * v1;
+        const unsigned int v9446 = v9445 + v26;
+        const unsigned int v9447 = v9446 << 7u;
+        const unsigned int v9448 = v9447 + v9441;
+        out[v9448] = v9442;
+      }
+      const unsigned int v9449 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9450 = v46 + v9449;
+      const float v9451 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9452 = v357.x[6];
+      const float v9453 = v9452 * v9451;
+      const bool v9454 = v9450 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9454) {
+        const unsigned int v9455 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9457 = 64u + v9455;
+        const iron_bf16 v9458 = iron_f32_to_bf16(v9453);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9460 = v11 + v9450;
+        const unsigned int v9461 = v9460 * v1;
+        const unsigned int v9462 = v9461 + v26;
+        const unsigned int v9463 = v9462 << 7u;
+        const unsigned int v9464 = v9463 + v9457;
+        out[v9464] = v9458;
+      }
+      const unsigned int v9465 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9466 = v46 + v9465;
+      const float v9467 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9468 = v357.x[7];
+      const float v9469 = v9468 * v9467;
+      const bool v9470 = v9466 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9470) {
+        const unsigned int v9471 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9473 = 64u + v9471;
+        const iron_bf16 v9474 = iron_f32_to_bf16(v9469);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9476 = v11 + v9466;
+        const unsigned int v9477 = v9476 * v1;
+        const unsigned int v9478 = v9477 + v26;
+        const unsigned int v9479 = v9478 << 7u;
+        const unsigned int v9480 = v9479 + v9473;
+        out[v9480] = v9474;
+      }
+      const unsigned int v9481 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9482 = v46 + v9481;
+      const float v9483 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9484 = v357.x[8];
+      const float v9485 = v9484 * v9483;
+      const bool v9486 = v9482 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9486) {
+        const unsigned int v9487 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9489 = 64u + v9487;
+        const iron_bf16 v9490 = iron_f32_to_bf16(v9485);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9492 = v11 + v9482;
+        const unsigned int v9493 = v9492 * v1;
+        const unsigned int v9494 = v9493 + v26;
+        const unsigned int v9495 = v9494 << 7u;
+        const unsigned int v9496 = v9495 + v9489;
+        out[v9496] = v9490;
+      }
+      const unsigned int v9497 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9498 = v46 + v9497;
+      const float v9499 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9500 = v357.x[9];
+      const float v9501 = v9500 * v9499;
+      const bool v9502 = v9498 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9502) {
+        const unsigned int v9503 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9505 = 64u + v9503;
+        const iron_bf16 v9506 = iron_f32_to_bf16(v9501);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9508 = v11 + v9498;
+        const unsigned int v9509 = v9508 * v1;
+        const unsigned int v9510 = v9509 + v26;
+        const unsigned int v9511 = v9510 << 7u;
+        const unsigned int v9512 = v9511 + v9505;
+        out[v9512] = v9506;
+      }
+      const unsigned int v9513 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9514 = v46 + v9513;
+      const float v9515 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9516 = v357.x[10];
+      const float v9517 = v9516 * v9515;
+      const bool v9518 = v9514 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9518) {
+        const unsigned int v9519 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9521 = 64u + v9519;
+        const iron_bf16 v9522 = iron_f32_to_bf16(v9517);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9524 = v11 + v9514;
+        const unsigned int v9525 = v9524 * v1;
+        const unsigned int v9526 = v9525 + v26;
+        const unsigned int v9527 = v9526 << 7u;
+        const unsigned int v9528 = v9527 + v9521;
+        out[v9528] = v9522;
+      }
+      const unsigned int v9529 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9530 = v46 + v9529;
+      const float v9531 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9532 = v357.x[11];
+      const float v9533 = v9532 * v9531;
+      const bool v9534 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9534) {
+        const unsigned int v9535 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9537 = 64u + v9535;
+        const iron_bf16 v9538 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9540 = v11 + v9530;
+        const unsigned int v9541 = v9540 * v1;
+        const unsigned int v9542 = v9541 + v26;
+        const unsigned int v9543 = v9542 << 7u;
+        const unsigned int v9544 = v9543 + v9537;
+        out[v9544] = v9538;
+      }
+      const unsigned int v9545 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9546 = v46 + v9545;
+      const float v9547 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9548 = v357.x[12];
+      const float v9549 = v9548 * v9547;
+      const bool v9550 = v9546 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9550) {
+        const unsigned int v9551 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9553 = 64u + v9551;
+        const iron_bf16 v9554 = iron_f32_to_bf16(v9549);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9556 = v11 + v9546;
+        const unsigned int v9557 = v9556 * v1;
+        const unsigned int v9558 = v9557 + v26;
+        const unsigned int v9559 = v9558 << 7u;
+        const unsigned int v9560 = v9559 + v9553;
+        out[v9560] = v9554;
+      }
+      const unsigned int v9561 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9562 = v46 + v9561;
+      const float v9563 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9564 = v357.x[13];
+      const float v9565 = v9564 * v9563;
+      const bool v9566 = v9562 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9566) {
+        const unsigned int v9567 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9569 = 64u + v9567;
+        const iron_bf16 v9570 = iron_f32_to_bf16(v9565);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9572 = v11 + v9562;
+        const unsigned int v9573 = v9572 * v1;
+        const unsigned int v9574 = v9573 + v26;
+        const unsigned int v9575 = v9574 << 7u;
+        const unsigned int v9576 = v9575 + v9569;
+        out[v9576] = v9570;
+      }
+      const unsigned int v9577 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9578 = v46 + v9577;
+      const float v9579 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9580 = v357.x[14];
+      const float v9581 = v9580 * v9579;
+      const bool v9582 = v9578 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9582) {
+        const unsigned int v9583 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9585 = 64u + v9583;
+        const iron_bf16 v9586 = iron_f32_to_bf16(v9581);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9588 = v11 + v9578;
+        const unsigned int v9589 = v9588 * v1;
+        const unsigned int v9590 = v9589 + v26;
+        const unsigned int v9591 = v9590 << 7u;
+        const unsigned int v9592 = v9591 + v9585;
+        out[v9592] = v9586;
+      }
+      const unsigned int v9593 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9594 = v46 + v9593;
+      const float v9595 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9596 = v357.x[15];
+      const float v9597 = v9596 * v9595;
+      const bool v9598 = v9594 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9598) {
+        const unsigned int v9599 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9601 = 64u + v9599;
+        const iron_bf16 v9602 = iron_f32_to_bf16(v9597);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9604 = v11 + v9594;
+        const unsigned int v9605 = v9604 * v1;
+        const unsigned int v9606 = v9605 + v26;
+        const unsigned int v9607 = v9606 << 7u;
+        const unsigned int v9608 = v9607 + v9601;
+        out[v9608] = v9602;
+      }
+      const unsigned int v9609 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9610 = v46 + v9609;
+      const float v9611 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9612 = v357.x[16];
+      const float v9613 = v9612 * v9611;
+      const bool v9614 = v9610 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9614) {
+        const unsigned int v9615 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9617 = 64u + v9615;
+        const iron_bf16 v9618 = iron_f32_to_bf16(v9613);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9620 = v11 + v9610;
+        const unsigned int v9621 = v9620 * v1;
+        const unsigned int v9622 = v9621 + v26;
+        const unsigned int v9623 = v9622 << 7u;
+        const unsigned int v9624 = v9623 + v9617;
+        out[v9624] = v9618;
+      }
+      const unsigned int v9625 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9626 = v46 + v9625;
+      const float v9627 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9628 = v357.x[17];
+      const float v9629 = v9628 * v9627;
+      const bool v9630 = v9626 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9630) {
+        const unsigned int v9631 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9633 = 64u + v9631;
+        const iron_bf16 v9634 = iron_f32_to_bf16(v9629);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9636 = v11 + v9626;
+        const unsigned int v9637 = v9636 * v1;
+        const unsigned int v9638 = v9637 + v26;
+        const unsigned int v9639 = v9638 << 7u;
+        const unsigned int v9640 = v9639 + v9633;
+        out[v9640] = v9634;
+      }
+      const unsigned int v9641 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9642 = v46 + v9641;
+      const float v9643 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9644 = v357.x[18];
+      const float v9645 = v9644 * v9643;
+      const bool v9646 = v9642 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9646) {
+        const unsigned int v9647 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9649 = 64u + v9647;
+        const iron_bf16 v9650 = iron_f32_to_bf16(v9645);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9652 = v11 + v9642;
+        const unsigned int v9653 = v9652 * v1;
+        const unsigned int v9654 = v9653 + v26;
+        const unsigned int v9655 = v9654 << 7u;
+        const unsigned int v9656 = v9655 + v9649;
+        out[v9656] = v9650;
+      }
+      const unsigned int v9657 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9658 = v46 + v9657;
+      const float v9659 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9660 = v357.x[19];
+      const float v9661 = v9660 * v9659;
+      const bool v9662 = v9658 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9662) {
+        const unsigned int v9663 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9665 = 64u + v9663;
+        const iron_bf16 v9666 = iron_f32_to_bf16(v9661);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9668 = v11 + v9658;
+        const unsigned int v9669 = v9668 * v1;
+        const unsigned int v9670 = v9669 + v26;
+        const unsigned int v9671 = v9670 << 7u;
+        const unsigned int v9672 = v9671 + v9665;
+        out[v9672] = v9666;
+      }
+      const unsigned int v9673 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9674 = v46 + v9673;
+      const float v9675 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9676 = v357.x[20];
+      const float v9677 = v9676 * v9675;
+      const bool v9678 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9678) {
+        const unsigned int v9679 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9681 = 64u + v9679;
+        const iron_bf16 v9682 = iron_f32_to_bf16(v9677);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9684 = v11 + v9674;
+        const unsigned int v9685 = v9684 * v1;
+        const unsigned int v9686 = v9685 + v26;
+        const unsigned int v9687 = v9686 << 7u;
+        const unsigned int v9688 = v9687 + v9681;
+        out[v9688] = v9682;
+      }
+      const unsigned int v9689 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9690 = v46 + v9689;
+      const float v9691 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9692 = v357.x[21];
+      const float v9693 = v9692 * v9691;
+      const bool v9694 = v9690 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9694) {
+        const unsigned int v9695 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9697 = 64u + v9695;
+        const iron_bf16 v9698 = iron_f32_to_bf16(v9693);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9700 = v11 + v9690;
+        const unsigned int v9701 = v9700 * v1;
+        const unsigned int v9702 = v9701 + v26;
+        const unsigned int v9703 = v9702 << 7u;
+        const unsigned int v9704 = v9703 + v9697;
+        out[v9704] = v9698;
+      }
+      const unsigned int v9705 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9706 = v46 + v9705;
+      const float v9707 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9708 = v357.x[22];
+      const float v9709 = v9708 * v9707;
+      const bool v9710 = v9706 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9710) {
+        const unsigned int v9711 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9713 = 64u + v9711;
+        const iron_bf16 v9714 = iron_f32_to_bf16(v9709);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9716 = v11 + v9706;
+        const unsigned int v9717 = v9716 * v1;
+        const unsigned int v9718 = v9717 + v26;
+        const unsigned int v9719 = v9718 << 7u;
+        const unsigned int v9720 = v9719 + v9713;
+        out[v9720] = v9714;
+      }
+      const unsigned int v9721 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9722 = v46 + v9721;
+      const float v9723 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9724 = v357.x[23];
+      const float v9725 = v9724 * v9723;
+      const bool v9726 = v9722 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9726) {
+        const unsigned int v9727 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9729 = 64u + v9727;
+        const iron_bf16 v9730 = iron_f32_to_bf16(v9725);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9732 = v11 + v9722;
+        const unsigned int v9733 = v9732 * v1;
+        const unsigned int v9734 = v9733 + v26;
+        const unsigned int v9735 = v9734 << 7u;
+        const unsigned int v9736 = v9735 + v9729;
+        out[v9736] = v9730;
+      }
+      const unsigned int v9737 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9738 = v46 + v9737;
+      const float v9739 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9740 = v357.x[24];
+      const float v9741 = v9740 * v9739;
+      const bool v9742 = v9738 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9742) {
+        const unsigned int v9743 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9745 = 64u + v9743;
+        const iron_bf16 v9746 = iron_f32_to_bf16(v9741);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9748 = v11 + v9738;
+        const unsigned int v9749 = v9748 * v1;
+        const unsigned int v9750 = v9749 + v26;
+        const unsigned int v9751 = v9750 << 7u;
+        const unsigned int v9752 = v9751 + v9745;
+        out[v9752] = v9746;
+      }
+      const unsigned int v9753 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9754 = v46 + v9753;
+      const float v9755 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9756 = v357.x[25];
+      const float v9757 = v9756 * v9755;
+      const bool v9758 = v9754 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9758) {
+        const unsigned int v9759 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9761 = 64u + v9759;
+        const iron_bf16 v9762 = iron_f32_to_bf16(v9757);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9764 = v11 + v9754;
+        const unsigned int v9765 = v9764 * v1;
+        const unsigned int v9766 = v9765 + v26;
+        const unsigned int v9767 = v9766 << 7u;
+        const unsigned int v9768 = v9767 + v9761;
+        out[v9768] = v9762;
+      }
+      const unsigned int v9769 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9770 = v46 + v9769;
+      const float v9771 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9772 = v357.x[26];
+      const float v9773 = v9772 * v9771;
+      const bool v9774 = v9770 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9774) {
+        const unsigned int v9775 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9777 = 64u + v9775;
+        const iron_bf16 v9778 = iron_f32_to_bf16(v9773);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9780 = v11 + v9770;
+        const unsigned int v9781 = v9780 * v1;
+        const unsigned int v9782 = v9781 + v26;
+        const unsigned int v9783 = v9782 << 7u;
+        const unsigned int v9784 = v9783 + v9777;
+        out[v9784] = v9778;
+      }
+      const unsigned int v9785 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9786 = v46 + v9785;
+      const float v9787 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9788 = v357.x[27];
+      const float v9789 = v9788 * v9787;
+      const bool v9790 = v9786 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9790) {
+        const unsigned int v9791 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9793 = 64u + v9791;
+        const iron_bf16 v9794 = iron_f32_to_bf16(v9789);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9796 = v11 + v9786;
+        const unsigned int v9797 = v9796 * v1;
+        const unsigned int v9798 = v9797 + v26;
+        const unsigned int v9799 = v9798 << 7u;
+        const unsigned int v9800 = v9799 + v9793;
+        out[v9800] = v9794;
+      }
+      const unsigned int v9801 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9802 = v46 + v9801;
+      const float v9803 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9804 = v357.x[28];
+      const float v9805 = v9804 * v9803;
+      const bool v9806 = v9802 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9806) {
+        const unsigned int v9807 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9809 = 64u + v9807;
+        const iron_bf16 v9810 = iron_f32_to_bf16(v9805);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9812 = v11 + v9802;
+        const unsigned int v9813 = v9812 * v1;
+        const unsigned int v9814 = v9813 + v26;
+        const unsigned int v9815 = v9814 << 7u;
+        const unsigned int v9816 = v9815 + v9809;
+        out[v9816] = v9810;
+      }
+      const unsigned int v9817 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9818 = v46 + v9817;
+      const float v9819 = v8788.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9820 = v357.x[29];
+      const float v9821 = v9820 * v9819;
+      const bool v9822 = v9818 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9822) {
+        const unsigned int v9823 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9825 = 64u + v9823;
+        const iron_bf16 v9826 = iron_f32_to_bf16(v9821);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9828 = v11 + v9818;
+        const unsigned int v9829 = v9828 * v1;
+        const unsigned int v9830 = v9829 + v26;
+        const unsigned int v9831 = v9830 << 7u;
+        const unsigned int v9832 = v9831 + v9825;
+        out[v9832] = v9826;
+      }
+      const unsigned int v9833 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9834 = v46 + v9833;
+      const float v9835 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9836 = v357.x[30];
+      const float v9837 = v9836 * v9835;
+      const bool v9838 = v9834 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9838) {
+        const unsigned int v9839 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9841 = 64u + v9839;
+        const iron_bf16 v9842 = iron_f32_to_bf16(v9837);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9844 = v11 + v9834;
+        const unsigned int v9845 = v9844 * v1;
+        const unsigned int v9846 = v9845 + v26;
+        const unsigned int v9847 = v9846 << 7u;
+        const unsigned int v9848 = v9847 + v9841;
+        out[v9848] = v9842;
+      }
+      const unsigned int v9849 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9850 = v46 + v9849;
+      const float v9851 = v8788.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9852 = v357.x[31];
+      const float v9853 = v9852 * v9851;
+      const bool v9854 = v9850 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9854) {
+        const unsigned int v9855 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9857 = 64u + v9855;
+        const iron_bf16 v9858 = iron_f32_to_bf16(v9853);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v9860 = v11 + v9850;
+        const unsigned int v9861 = v9860 * v1;
+        const unsigned int v9862 = v9861 + v26;
+        const unsigned int v9863 = v9862 << 7u;
+        const unsigned int v9864 = v9863 + v9857;
+        out[v9864] = v9858;
+      }
+      const unsigned int v9866 = v46 + v8736;  // kernels/sdpa/flash_tile.hpp:281
+      const float v9870 = log2f(v8792);  // kernels/sdpa/flash_tile.hpp:282
+      const float v9871 = v9870 + v8738;
+      const float v9872 = v9871 * 0.6931472f;
+      const bool v9875 = v8735 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v9876 = v9866 < v18;
+      const bool v9877 = v9875 && v9876;
+      if (v9877) {
+        const unsigned int v9878 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v9879 = v9878 + v11;
+        const unsigned int v9880 = v9879 + v9866;
+        lse[v9880] = v9872;
+      }
+      const unsigned int v9882 = v46 + v8749;  // kernels/sdpa/flash_tile.hpp:281
+      const float v9886 = log2f(v8805);  // kernels/sdpa/flash_tile.hpp:282
+      const float v9887 = v9886 + v8751;
+      const float v9888 = v9887 * 0.6931472f;
+      const bool v9891 = v8748 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v9892 = v9882 < v18;
+      const bool v9893 = v9891 && v9892;
+      if (v9893) {
+        const unsigned int v9894 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v9895 = v9894 + v11;
+        const unsigned int v9896 = v9895 + v9882;
+        lse[v9896] = v9888;
+      }
+      const unsigned int v9898 = v46 + v8762;  // kernels/sdpa/flash_tile.hpp:281
+      const float v9902 = log2f(v8818);  // kernels/sdpa/flash_tile.hpp:282
+      const float v9903 = v9902 + v8764;
+      const float v9904 = v9903 * 0.6931472f;
+      const bool v9907 = v8761 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v9908 = v9898 < v18;
+      const bool v9909 = v9907 && v9908;
+      if (v9909) {
+        const unsigned int v9910 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v9911 = v9910 + v11;
+        const unsigned int v9912 = v9911 + v9898;
+        lse[v9912] = v9904;
+      }
+      const unsigned int v9914 = v46 + v8775;  // kernels/sdpa/flash_tile.hpp:281
+      const float v9918 = log2f(v8831);  // kernels/sdpa/flash_tile.hpp:282
+      const float v9919 = v9918 + v8777;
+      const float v9920 = v9919 * 0.6931472f;
+      const bool v9923 = v8774 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v9924 = v9914 < v18;
+      const bool v9925 = v9923 && v9924;
+      if (v9925) {
+        const unsigned int v9926 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v9927 = v9926 + v11;
+        const unsigned int v9928 = v9927 + v9914;
+        lse[v9928] = v9920;
       }
     }
   }

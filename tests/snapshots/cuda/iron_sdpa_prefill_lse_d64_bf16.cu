@@ -375,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
   const unsigned int v37 = v36 - v31;
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:128
   if (v38) {
-    const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:148
+    const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:139
     const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
     const unsigned int v42 = v41 >> 2u;
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
@@ -492,2634 +492,2634 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
     iron_frag_fill(v229, 0.0f);
     iron_frag<float, 2, 16, 64> v231;  // /usr/include/c++/12/array:99
     iron_frag_fill(v231, 0.0f);
-    const bool v8719 = v223 < v210;  // kernels/sdpa/flash_warpgroup.hpp:211
-    if (v8719) {
+    const bool v8716 = v223 < v210;  // kernels/sdpa/flash_warpgroup.hpp:211
+    if (v8716) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v8723 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v8725 = v8723 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v8726 = v8723 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v8727 = v8726 << 3u;
-        const unsigned int v8728 = v223 + v8725;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8729 = v8728 < v37;
-        const unsigned int v8730 = v8729 ? v8728 : v181;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8731 = v31 + v8730;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8732 = v8731 * v2;
-        const unsigned int v8733 = v8732 + v28;
-        const unsigned int v8734 = v8733 << 6u;
-        const unsigned int v8735 = v8734 + v8727;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8737 = v8727 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8738 = v8725 << 6u;
-        const unsigned int v8739 = v8727 >> 6u;
-        const unsigned int v8740 = v8739 << 12u;
-        const unsigned int v8742 = v8740 + v8738;
-        const unsigned int v8743 = v8742 + v8737;
-        iron_copy_async<16>(shm1 + (v8743 ^ (((v8743 >> 6u) & 7u) << 3u)), k + v8735, v8729);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8745 = v8723 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v8746 = v8745 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v8747 = v8745 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v8748 = v8747 << 3u;
-        const unsigned int v8749 = v223 + v8746;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8750 = v8749 < v37;
-        const unsigned int v8751 = v8750 ? v8749 : v181;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8752 = v31 + v8751;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8753 = v8752 * v2;
-        const unsigned int v8754 = v8753 + v28;
-        const unsigned int v8755 = v8754 << 6u;
-        const unsigned int v8756 = v8755 + v8748;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8757 = v8748 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8758 = v8746 << 6u;
-        const unsigned int v8759 = v8748 >> 6u;
-        const unsigned int v8760 = v8759 << 12u;
-        const unsigned int v8762 = v8760 + v8758;
-        const unsigned int v8763 = v8762 + v8757;
-        iron_copy_async<16>(shm1 + (v8763 ^ (((v8763 >> 6u) & 7u) << 3u)), k + v8756, v8750);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8743 ^ (((v8743 >> 6u) & 7u) << 3u)), v + v8735, v8729);
-        iron_copy_async<16>(shm2 + (v8763 ^ (((v8763 >> 6u) & 7u) << 3u)), v + v8756, v8750);
+        const unsigned int v8720 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v8722 = v8720 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v8723 = v8720 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v8724 = v8723 << 3u;
+        const unsigned int v8725 = v223 + v8722;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8726 = v8725 < v37;
+        const unsigned int v8727 = v8726 ? v8725 : v181;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8728 = v31 + v8727;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8729 = v8728 * v2;
+        const unsigned int v8730 = v8729 + v28;
+        const unsigned int v8731 = v8730 << 6u;
+        const unsigned int v8732 = v8731 + v8724;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8734 = v8724 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8735 = v8722 << 6u;
+        const unsigned int v8736 = v8724 >> 6u;
+        const unsigned int v8737 = v8736 << 12u;
+        const unsigned int v8739 = v8737 + v8735;
+        const unsigned int v8740 = v8739 + v8734;
+        iron_copy_async<16>(shm1 + (v8740 ^ (((v8740 >> 6u) & 7u) << 3u)), k + v8732, v8726);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8742 = v8720 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v8743 = v8742 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v8744 = v8742 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v8745 = v8744 << 3u;
+        const unsigned int v8746 = v223 + v8743;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8747 = v8746 < v37;
+        const unsigned int v8748 = v8747 ? v8746 : v181;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8749 = v31 + v8748;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8750 = v8749 * v2;
+        const unsigned int v8751 = v8750 + v28;
+        const unsigned int v8752 = v8751 << 6u;
+        const unsigned int v8753 = v8752 + v8745;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8754 = v8745 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8755 = v8743 << 6u;
+        const unsigned int v8756 = v8745 >> 6u;
+        const unsigned int v8757 = v8756 << 12u;
+        const unsigned int v8759 = v8757 + v8755;
+        const unsigned int v8760 = v8759 + v8754;
+        iron_copy_async<16>(shm1 + (v8760 ^ (((v8760 >> 6u) & 7u) << 3u)), k + v8753, v8747);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v8740 ^ (((v8740 >> 6u) & 7u) << 3u)), v + v8732, v8726);
+        iron_copy_async<16>(shm2 + (v8760 ^ (((v8760 >> 6u) & 7u) << 3u)), v + v8753, v8747);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
 
-    for (unsigned int v5961 = v223; v5961 < v210; v5961 += 64u) {
-      const unsigned int v5962 = v5961 - v223;
-      const unsigned int v5963 = v5962 >> 6u;
-      const unsigned int v5965 = v5963 & 1u;
+    for (unsigned int v5958 = v223; v5958 < v210; v5958 += 64u) {
+      const unsigned int v5959 = v5958 - v223;
+      const unsigned int v5960 = v5959 >> 6u;
+      const unsigned int v5962 = v5960 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5968 = v5961 + 64u;
-      const unsigned int v5970 = v5963 + 1u;
-      const unsigned int v5971 = v5970 & 1u;
-      const bool v5972 = v5968 < v210;
-      if (v5972) {
+      const unsigned int v5965 = v5958 + 64u;
+      const unsigned int v5967 = v5960 + 1u;
+      const unsigned int v5968 = v5967 & 1u;
+      const bool v5969 = v5965 < v210;
+      if (v5969) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v5977 = v5971 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v5979 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v5982 = v5979 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v5985 = v5979 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v5986 = v5985 << 3u;
-          const unsigned int v5987 = v5968 + v5982;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5988 = v5987 < v37;
-          const unsigned int v5991 = v5988 ? v5987 : v181;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5993 = v31 + v5991;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v5994 = v5993 * v2;
-          const unsigned int v5995 = v5994 + v28;
-          const unsigned int v5996 = v5995 << 6u;
-          const unsigned int v5997 = v5996 + v5986;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5999 = v5986 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6001 = v5982 << 6u;
-          const unsigned int v6004 = v5986 >> 6u;
-          const unsigned int v6005 = v6004 << 12u;
-          const unsigned int v6006 = v5977 + v6005;
-          const unsigned int v6007 = v6006 + v6001;
-          const unsigned int v6008 = v6007 + v5999;
-          iron_copy_async<16>(shm1 + (v6008 ^ (((v6008 >> 6u) & 7u) << 3u)), k + v5997, v5988);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6011 = v5979 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v6013 = v6011 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v6016 = v6011 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v6017 = v6016 << 3u;
-          const unsigned int v6018 = v5968 + v6013;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6019 = v6018 < v37;
-          const unsigned int v6022 = v6019 ? v6018 : v181;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6024 = v31 + v6022;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v6025 = v6024 * v2;
-          const unsigned int v6026 = v6025 + v28;
-          const unsigned int v6027 = v6026 << 6u;
-          const unsigned int v6028 = v6027 + v6017;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6030 = v6017 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v6032 = v6013 << 6u;
-          const unsigned int v6035 = v6017 >> 6u;
-          const unsigned int v6036 = v6035 << 12u;
-          const unsigned int v6037 = v5977 + v6036;
-          const unsigned int v6038 = v6037 + v6032;
-          const unsigned int v6039 = v6038 + v6030;
-          iron_copy_async<16>(shm1 + (v6039 ^ (((v6039 >> 6u) & 7u) << 3u)), k + v6028, v6019);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v6008 ^ (((v6008 >> 6u) & 7u) << 3u)), v + v5997, v5988);
-          iron_copy_async<16>(shm2 + (v6039 ^ (((v6039 >> 6u) & 7u) << 3u)), v + v6028, v6019);
+          const unsigned int v5974 = v5968 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v5976 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v5979 = v5976 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v5982 = v5976 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v5983 = v5982 << 3u;
+          const unsigned int v5984 = v5965 + v5979;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5985 = v5984 < v37;
+          const unsigned int v5988 = v5985 ? v5984 : v181;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5990 = v31 + v5988;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v5991 = v5990 * v2;
+          const unsigned int v5992 = v5991 + v28;
+          const unsigned int v5993 = v5992 << 6u;
+          const unsigned int v5994 = v5993 + v5983;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5996 = v5983 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v5998 = v5979 << 6u;
+          const unsigned int v6001 = v5983 >> 6u;
+          const unsigned int v6002 = v6001 << 12u;
+          const unsigned int v6003 = v5974 + v6002;
+          const unsigned int v6004 = v6003 + v5998;
+          const unsigned int v6005 = v6004 + v5996;
+          iron_copy_async<16>(shm1 + (v6005 ^ (((v6005 >> 6u) & 7u) << 3u)), k + v5994, v5985);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6008 = v5976 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v6010 = v6008 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v6013 = v6008 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v6014 = v6013 << 3u;
+          const unsigned int v6015 = v5965 + v6010;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6016 = v6015 < v37;
+          const unsigned int v6019 = v6016 ? v6015 : v181;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6021 = v31 + v6019;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v6022 = v6021 * v2;
+          const unsigned int v6023 = v6022 + v28;
+          const unsigned int v6024 = v6023 << 6u;
+          const unsigned int v6025 = v6024 + v6014;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6027 = v6014 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v6029 = v6010 << 6u;
+          const unsigned int v6032 = v6014 >> 6u;
+          const unsigned int v6033 = v6032 << 12u;
+          const unsigned int v6034 = v5974 + v6033;
+          const unsigned int v6035 = v6034 + v6029;
+          const unsigned int v6036 = v6035 + v6027;
+          iron_copy_async<16>(shm1 + (v6036 ^ (((v6036 >> 6u) & 7u) << 3u)), k + v6025, v6016);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v6005 ^ (((v6005 >> 6u) & 7u) << 3u)), v + v5994, v5985);
+          iron_copy_async<16>(shm2 + (v6036 ^ (((v6036 >> 6u) & 7u) << 3u)), v + v6025, v6016);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:211
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 64> v6108;  // kernels/sdpa/flash_warpgroup.hpp:216
-        iron_frag_fill(v6108, 0.0f);
-        const unsigned int v6112 = v5965 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:145
-        const unsigned int v6117 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
-        const unsigned int v6118 = v6117 << 6u;
-        const unsigned int v8465 = v41 & 3u;
-        const unsigned int v8467 = v8465 << 4u;
-        const unsigned int v8469 = v8467 << 6u;
-        const unsigned int v8471 = v6118 + v8469;
-        iron_frag<iron_bf16, 0, 16, 16> v8478;
-        iron_frag_fill(v8478, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8478, shm0, v8471, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8480;
-        iron_frag_fill(v8480, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8480, shm1, v6112, 64u);
-        iron_frag_mma_sync(v6108, v8478, v8480);
-        const unsigned int v8482 = v8471 + 16u;
-        const unsigned int v8485 = v6112 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v8487;
-        iron_frag_fill(v8487, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8487, shm0, v8482, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8489;
-        iron_frag_fill(v8489, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8489, shm1, v8485, 64u);
-        iron_frag_mma_sync(v6108, v8487, v8489);
-        const unsigned int v8491 = v8471 + 32u;
-        const unsigned int v8494 = v6112 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v8496;
-        iron_frag_fill(v8496, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8496, shm0, v8491, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8498;
-        iron_frag_fill(v8498, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8498, shm1, v8494, 64u);
-        iron_frag_mma_sync(v6108, v8496, v8498);
-        const unsigned int v8500 = v8471 + 48u;
-        const unsigned int v8503 = v6112 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v8505;
-        iron_frag_fill(v8505, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8505, shm0, v8500, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8507;
-        iron_frag_fill(v8507, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v8507, shm1, v8503, 64u);
-        iron_frag_mma_sync(v6108, v8505, v8507);
-        iron_frag<float, 2, 16, 8> v6122;  // kernels/sdpa/flash_tile.hpp:301
-        iron_frag_fill(v6122, 0.0f);
-        const bool v6124 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
-        if (v6124) {
-          const bool v6127 = v5968 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v6135 = v5968 + v18;
-          const bool v6136 = v6135 <= v180;
-          const bool v6137 = v187 || v6136;
-          const bool v6138 = v6127 && v6137;
-          const bool v6140 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v6141 = v5961 + v7;
-          const unsigned int v6142 = v6141 + v18;
-          const unsigned int v6143 = v177 + v37;
-          const bool v6144 = v6143 <= v6142;
-          const bool v6145 = v6140 || v6144;
-          const bool v6146 = v6138 && v6145;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v6147 = !v6146;  // kernels/sdpa/flash_tile.hpp:190
-          if (v6147) {
-            iron_frag<float, 2, 16, 8> v6149;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v6149, 0.0f);
-            iron_frag<float, 2, 16, 8> v6151;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v6151, 0.0f);
-            const unsigned int v6153 = static_cast<unsigned int>(v6149.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6155 = v46 + v6153;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6157 = v6155 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6158 = v6157 + 1u;
-            const unsigned int v6160 = v6158 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6169 = v6160 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6173 = v6158 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6174 = v193 && v6173;
-            const unsigned int v6175 = v6174 ? v6169 : v181;
-            const unsigned int v6178 = v6175 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6179 = min(v6178, 64u);
-            const bool v6180 = v6175 > v5961;
-            const unsigned int v6181 = v6180 ? v6179 : v181;
-            const float v6182 = __uint_as_float(v6181);
-            v6149.x[0] = v6182;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6184 = static_cast<unsigned int>(v6149.row(1, iron_linear_thread() & 31u));
-            const unsigned int v6186 = v46 + v6184;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6188 = v6186 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6189 = v6188 + 1u;
-            const unsigned int v6191 = v6189 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6200 = v6191 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6204 = v6189 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6205 = v193 && v6204;
-            const unsigned int v6206 = v6205 ? v6200 : v181;
-            const unsigned int v6209 = v6206 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6210 = min(v6209, 64u);
-            const bool v6211 = v6206 > v5961;
-            const unsigned int v6212 = v6211 ? v6210 : v181;
-            const float v6213 = __uint_as_float(v6212);
-            v6149.x[1] = v6213;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6215 = static_cast<unsigned int>(v6149.row(2, iron_linear_thread() & 31u));
-            const unsigned int v6217 = v46 + v6215;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6219 = v6217 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6220 = v6219 + 1u;
-            const unsigned int v6222 = v6220 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6231 = v6222 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6235 = v6220 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6236 = v193 && v6235;
-            const unsigned int v6237 = v6236 ? v6231 : v181;
-            const unsigned int v6240 = v6237 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6241 = min(v6240, 64u);
-            const bool v6242 = v6237 > v5961;
-            const unsigned int v6243 = v6242 ? v6241 : v181;
-            const float v6244 = __uint_as_float(v6243);
-            v6149.x[2] = v6244;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6246 = static_cast<unsigned int>(v6149.row(3, iron_linear_thread() & 31u));
-            const unsigned int v6248 = v46 + v6246;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v6250 = v6248 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6251 = v6250 + 1u;
-            const unsigned int v6253 = v6251 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6262 = v6253 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v6266 = v6251 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v6267 = v193 && v6266;
-            const unsigned int v6268 = v6267 ? v6262 : v181;
-            const unsigned int v6271 = v6268 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6272 = min(v6271, 64u);
-            const bool v6273 = v6268 > v5961;
-            const unsigned int v6274 = v6273 ? v6272 : v181;
-            const float v6275 = __uint_as_float(v6274);
-            v6149.x[3] = v6275;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v6277 = static_cast<unsigned int>(v6151.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6279 = v46 + v6277;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6281 = v6279 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6282 = v6281 + 1u;
-            const unsigned int v6284 = v6282 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6285 = min(v37, v6284);
-            const bool v6286 = v6282 > v18;
-            const unsigned int v6287 = v6286 ? v6285 : v181;
-            const unsigned int v6290 = v187 ? v37 : v6287;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6302 = v6290 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6303 = min(v6302, 64u);
-            const bool v6304 = v6290 > v5961;
-            const unsigned int v6305 = v6304 ? v6303 : v181;
-            const float v6306 = __uint_as_float(v6305);
-            v6151.x[0] = v6306;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6308 = static_cast<unsigned int>(v6151.row(1, iron_linear_thread() & 31u));
-            const unsigned int v6310 = v46 + v6308;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6312 = v6310 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6313 = v6312 + 1u;
-            const unsigned int v6315 = v6313 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6316 = min(v37, v6315);
-            const bool v6317 = v6313 > v18;
-            const unsigned int v6318 = v6317 ? v6316 : v181;
-            const unsigned int v6321 = v187 ? v37 : v6318;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6333 = v6321 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6334 = min(v6333, 64u);
-            const bool v6335 = v6321 > v5961;
-            const unsigned int v6336 = v6335 ? v6334 : v181;
-            const float v6337 = __uint_as_float(v6336);
-            v6151.x[1] = v6337;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6339 = static_cast<unsigned int>(v6151.row(2, iron_linear_thread() & 31u));
-            const unsigned int v6341 = v46 + v6339;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6343 = v6341 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6344 = v6343 + 1u;
-            const unsigned int v6346 = v6344 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6347 = min(v37, v6346);
-            const bool v6348 = v6344 > v18;
-            const unsigned int v6349 = v6348 ? v6347 : v181;
-            const unsigned int v6352 = v187 ? v37 : v6349;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6364 = v6352 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6365 = min(v6364, 64u);
-            const bool v6366 = v6352 > v5961;
-            const unsigned int v6367 = v6366 ? v6365 : v181;
-            const float v6368 = __uint_as_float(v6367);
-            v6151.x[2] = v6368;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6370 = static_cast<unsigned int>(v6151.row(3, iron_linear_thread() & 31u));
-            const unsigned int v6372 = v46 + v6370;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v6374 = v6372 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v6375 = v6374 + 1u;
-            const unsigned int v6377 = v6375 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v6378 = min(v37, v6377);
-            const bool v6379 = v6375 > v18;
-            const unsigned int v6380 = v6379 ? v6378 : v181;
-            const unsigned int v6383 = v187 ? v37 : v6380;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v6395 = v6383 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v6396 = min(v6395, 64u);
-            const bool v6397 = v6383 > v5961;
-            const unsigned int v6398 = v6397 ? v6396 : v181;
-            const float v6399 = __uint_as_float(v6398);
-            v6151.x[3] = v6399;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v6400 = static_cast<unsigned int>(v6108.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v6402 = v6108.x[0];
-            const float v6403 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+        iron_frag<float, 2, 16, 64> v6105;  // kernels/sdpa/flash_warpgroup.hpp:216
+        iron_frag_fill(v6105, 0.0f);
+        const unsigned int v6109 = v5962 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:145
+        const unsigned int v6114 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:144
+        const unsigned int v6115 = v6114 << 6u;
+        const unsigned int v8462 = v41 & 3u;
+        const unsigned int v8464 = v8462 << 4u;
+        const unsigned int v8466 = v8464 << 6u;
+        const unsigned int v8468 = v6115 + v8466;
+        iron_frag<iron_bf16, 0, 16, 16> v8475;
+        iron_frag_fill(v8475, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8475, shm0, v8468, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8477;
+        iron_frag_fill(v8477, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8477, shm1, v6109, 64u);
+        iron_frag_mma_sync(v6105, v8475, v8477);
+        const unsigned int v8479 = v8468 + 16u;
+        const unsigned int v8482 = v6109 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v8484;
+        iron_frag_fill(v8484, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8484, shm0, v8479, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8486;
+        iron_frag_fill(v8486, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8486, shm1, v8482, 64u);
+        iron_frag_mma_sync(v6105, v8484, v8486);
+        const unsigned int v8488 = v8468 + 32u;
+        const unsigned int v8491 = v6109 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v8493;
+        iron_frag_fill(v8493, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8493, shm0, v8488, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8495;
+        iron_frag_fill(v8495, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8495, shm1, v8491, 64u);
+        iron_frag_mma_sync(v6105, v8493, v8495);
+        const unsigned int v8497 = v8468 + 48u;
+        const unsigned int v8500 = v6109 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v8502;
+        iron_frag_fill(v8502, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8502, shm0, v8497, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8504;
+        iron_frag_fill(v8504, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v8504, shm1, v8500, 64u);
+        iron_frag_mma_sync(v6105, v8502, v8504);
+        iron_frag<float, 2, 16, 8> v6119;  // kernels/sdpa/flash_tile.hpp:301
+        iron_frag_fill(v6119, 0.0f);
+        const bool v6121 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:302
+        if (v6121) {
+          const bool v6124 = v5965 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v6132 = v5965 + v18;
+          const bool v6133 = v6132 <= v180;
+          const bool v6134 = v187 || v6133;
+          const bool v6135 = v6124 && v6134;
+          const bool v6137 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v6138 = v5958 + v7;
+          const unsigned int v6139 = v6138 + v18;
+          const unsigned int v6140 = v177 + v37;
+          const bool v6141 = v6140 <= v6139;
+          const bool v6142 = v6137 || v6141;
+          const bool v6143 = v6135 && v6142;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v6144 = !v6143;  // kernels/sdpa/flash_tile.hpp:190
+          if (v6144) {
+            iron_frag<float, 2, 16, 8> v6146;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v6146, 0.0f);
+            iron_frag<float, 2, 16, 8> v6148;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v6148, 0.0f);
+            const unsigned int v6150 = static_cast<unsigned int>(v6146.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6152 = v46 + v6150;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6154 = v6152 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6155 = v6154 + 1u;
+            const unsigned int v6157 = v6155 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6166 = v6157 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6170 = v6155 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6171 = v193 && v6170;
+            const unsigned int v6172 = v6171 ? v6166 : v181;
+            const unsigned int v6175 = v6172 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6176 = min(v6175, 64u);
+            const bool v6177 = v6172 > v5958;
+            const unsigned int v6178 = v6177 ? v6176 : v181;
+            const float v6179 = __uint_as_float(v6178);
+            v6146.x[0] = v6179;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6181 = static_cast<unsigned int>(v6146.row(1, iron_linear_thread() & 31u));
+            const unsigned int v6183 = v46 + v6181;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6185 = v6183 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6186 = v6185 + 1u;
+            const unsigned int v6188 = v6186 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6197 = v6188 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6201 = v6186 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6202 = v193 && v6201;
+            const unsigned int v6203 = v6202 ? v6197 : v181;
+            const unsigned int v6206 = v6203 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6207 = min(v6206, 64u);
+            const bool v6208 = v6203 > v5958;
+            const unsigned int v6209 = v6208 ? v6207 : v181;
+            const float v6210 = __uint_as_float(v6209);
+            v6146.x[1] = v6210;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6212 = static_cast<unsigned int>(v6146.row(2, iron_linear_thread() & 31u));
+            const unsigned int v6214 = v46 + v6212;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6216 = v6214 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6217 = v6216 + 1u;
+            const unsigned int v6219 = v6217 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6228 = v6219 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6232 = v6217 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6233 = v193 && v6232;
+            const unsigned int v6234 = v6233 ? v6228 : v181;
+            const unsigned int v6237 = v6234 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6238 = min(v6237, 64u);
+            const bool v6239 = v6234 > v5958;
+            const unsigned int v6240 = v6239 ? v6238 : v181;
+            const float v6241 = __uint_as_float(v6240);
+            v6146.x[2] = v6241;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6243 = static_cast<unsigned int>(v6146.row(3, iron_linear_thread() & 31u));
+            const unsigned int v6245 = v46 + v6243;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v6247 = v6245 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6248 = v6247 + 1u;
+            const unsigned int v6250 = v6248 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6259 = v6250 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v6263 = v6248 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v6264 = v193 && v6263;
+            const unsigned int v6265 = v6264 ? v6259 : v181;
+            const unsigned int v6268 = v6265 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6269 = min(v6268, 64u);
+            const bool v6270 = v6265 > v5958;
+            const unsigned int v6271 = v6270 ? v6269 : v181;
+            const float v6272 = __uint_as_float(v6271);
+            v6146.x[3] = v6272;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v6274 = static_cast<unsigned int>(v6148.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6276 = v46 + v6274;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6278 = v6276 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6279 = v6278 + 1u;
+            const unsigned int v6281 = v6279 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6282 = min(v37, v6281);
+            const bool v6283 = v6279 > v18;
+            const unsigned int v6284 = v6283 ? v6282 : v181;
+            const unsigned int v6287 = v187 ? v37 : v6284;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6299 = v6287 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6300 = min(v6299, 64u);
+            const bool v6301 = v6287 > v5958;
+            const unsigned int v6302 = v6301 ? v6300 : v181;
+            const float v6303 = __uint_as_float(v6302);
+            v6148.x[0] = v6303;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6305 = static_cast<unsigned int>(v6148.row(1, iron_linear_thread() & 31u));
+            const unsigned int v6307 = v46 + v6305;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6309 = v6307 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6310 = v6309 + 1u;
+            const unsigned int v6312 = v6310 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6313 = min(v37, v6312);
+            const bool v6314 = v6310 > v18;
+            const unsigned int v6315 = v6314 ? v6313 : v181;
+            const unsigned int v6318 = v187 ? v37 : v6315;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6330 = v6318 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6331 = min(v6330, 64u);
+            const bool v6332 = v6318 > v5958;
+            const unsigned int v6333 = v6332 ? v6331 : v181;
+            const float v6334 = __uint_as_float(v6333);
+            v6148.x[1] = v6334;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6336 = static_cast<unsigned int>(v6148.row(2, iron_linear_thread() & 31u));
+            const unsigned int v6338 = v46 + v6336;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6340 = v6338 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6341 = v6340 + 1u;
+            const unsigned int v6343 = v6341 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6344 = min(v37, v6343);
+            const bool v6345 = v6341 > v18;
+            const unsigned int v6346 = v6345 ? v6344 : v181;
+            const unsigned int v6349 = v187 ? v37 : v6346;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6361 = v6349 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6362 = min(v6361, 64u);
+            const bool v6363 = v6349 > v5958;
+            const unsigned int v6364 = v6363 ? v6362 : v181;
+            const float v6365 = __uint_as_float(v6364);
+            v6148.x[2] = v6365;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6367 = static_cast<unsigned int>(v6148.row(3, iron_linear_thread() & 31u));
+            const unsigned int v6369 = v46 + v6367;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v6371 = v6369 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v6372 = v6371 + 1u;
+            const unsigned int v6374 = v6372 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v6375 = min(v37, v6374);
+            const bool v6376 = v6372 > v18;
+            const unsigned int v6377 = v6376 ? v6375 : v181;
+            const unsigned int v6380 = v187 ? v37 : v6377;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v6392 = v6380 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v6393 = min(v6392, 64u);
+            const bool v6394 = v6380 > v5958;
+            const unsigned int v6395 = v6394 ? v6393 : v181;
+            const float v6396 = __uint_as_float(v6395);
+            v6148.x[3] = v6396;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v6397 = static_cast<unsigned int>(v6105.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v6399 = v6105.x[0];
+            const float v6400 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6401 = __float_as_uint(v6400);
+            const bool v6402 = v6397 >= v6401;
+            const float v6403 = v6148.x[0];
             const unsigned int v6404 = __float_as_uint(v6403);
-            const bool v6405 = v6400 >= v6404;
-            const float v6406 = v6151.x[0];
-            const unsigned int v6407 = __float_as_uint(v6406);
-            const bool v6408 = v6400 < v6407;
-            const bool v6409 = v6405 && v6408;
-            const float v6411 = v6409 ? v6402 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[0] = v6411;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6412 = static_cast<unsigned int>(v6108.col(1, iron_linear_thread() & 31u));
-            const float v6414 = v6108.x[1];
-            const float v6415 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6405 = v6397 < v6404;
+            const bool v6406 = v6402 && v6405;
+            const float v6408 = v6406 ? v6399 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[0] = v6408;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6409 = static_cast<unsigned int>(v6105.col(1, iron_linear_thread() & 31u));
+            const float v6411 = v6105.x[1];
+            const float v6412 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6413 = __float_as_uint(v6412);
+            const bool v6414 = v6409 >= v6413;
+            const float v6415 = v6148.x[0];
             const unsigned int v6416 = __float_as_uint(v6415);
-            const bool v6417 = v6412 >= v6416;
-            const float v6418 = v6151.x[0];
-            const unsigned int v6419 = __float_as_uint(v6418);
-            const bool v6420 = v6412 < v6419;
-            const bool v6421 = v6417 && v6420;
-            const float v6423 = v6421 ? v6414 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[1] = v6423;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6424 = static_cast<unsigned int>(v6108.col(2, iron_linear_thread() & 31u));
-            const float v6426 = v6108.x[2];
-            const float v6427 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6417 = v6409 < v6416;
+            const bool v6418 = v6414 && v6417;
+            const float v6420 = v6418 ? v6411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[1] = v6420;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6421 = static_cast<unsigned int>(v6105.col(2, iron_linear_thread() & 31u));
+            const float v6423 = v6105.x[2];
+            const float v6424 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6425 = __float_as_uint(v6424);
+            const bool v6426 = v6421 >= v6425;
+            const float v6427 = v6148.x[2];
             const unsigned int v6428 = __float_as_uint(v6427);
-            const bool v6429 = v6424 >= v6428;
-            const float v6430 = v6151.x[2];
-            const unsigned int v6431 = __float_as_uint(v6430);
-            const bool v6432 = v6424 < v6431;
-            const bool v6433 = v6429 && v6432;
-            const float v6435 = v6433 ? v6426 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[2] = v6435;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6436 = static_cast<unsigned int>(v6108.col(3, iron_linear_thread() & 31u));
-            const float v6438 = v6108.x[3];
-            const float v6439 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6429 = v6421 < v6428;
+            const bool v6430 = v6426 && v6429;
+            const float v6432 = v6430 ? v6423 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[2] = v6432;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6433 = static_cast<unsigned int>(v6105.col(3, iron_linear_thread() & 31u));
+            const float v6435 = v6105.x[3];
+            const float v6436 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6437 = __float_as_uint(v6436);
+            const bool v6438 = v6433 >= v6437;
+            const float v6439 = v6148.x[2];
             const unsigned int v6440 = __float_as_uint(v6439);
-            const bool v6441 = v6436 >= v6440;
-            const float v6442 = v6151.x[2];
-            const unsigned int v6443 = __float_as_uint(v6442);
-            const bool v6444 = v6436 < v6443;
-            const bool v6445 = v6441 && v6444;
-            const float v6447 = v6445 ? v6438 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[3] = v6447;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6448 = static_cast<unsigned int>(v6108.col(4, iron_linear_thread() & 31u));
-            const float v6450 = v6108.x[4];
-            const float v6451 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6441 = v6433 < v6440;
+            const bool v6442 = v6438 && v6441;
+            const float v6444 = v6442 ? v6435 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[3] = v6444;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6445 = static_cast<unsigned int>(v6105.col(4, iron_linear_thread() & 31u));
+            const float v6447 = v6105.x[4];
+            const float v6448 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6449 = __float_as_uint(v6448);
+            const bool v6450 = v6445 >= v6449;
+            const float v6451 = v6148.x[0];
             const unsigned int v6452 = __float_as_uint(v6451);
-            const bool v6453 = v6448 >= v6452;
-            const float v6454 = v6151.x[0];
-            const unsigned int v6455 = __float_as_uint(v6454);
-            const bool v6456 = v6448 < v6455;
-            const bool v6457 = v6453 && v6456;
-            const float v6459 = v6457 ? v6450 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[4] = v6459;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6460 = static_cast<unsigned int>(v6108.col(5, iron_linear_thread() & 31u));
-            const float v6462 = v6108.x[5];
-            const float v6463 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6453 = v6445 < v6452;
+            const bool v6454 = v6450 && v6453;
+            const float v6456 = v6454 ? v6447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[4] = v6456;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6457 = static_cast<unsigned int>(v6105.col(5, iron_linear_thread() & 31u));
+            const float v6459 = v6105.x[5];
+            const float v6460 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6461 = __float_as_uint(v6460);
+            const bool v6462 = v6457 >= v6461;
+            const float v6463 = v6148.x[0];
             const unsigned int v6464 = __float_as_uint(v6463);
-            const bool v6465 = v6460 >= v6464;
-            const float v6466 = v6151.x[0];
-            const unsigned int v6467 = __float_as_uint(v6466);
-            const bool v6468 = v6460 < v6467;
-            const bool v6469 = v6465 && v6468;
-            const float v6471 = v6469 ? v6462 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[5] = v6471;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6472 = static_cast<unsigned int>(v6108.col(6, iron_linear_thread() & 31u));
-            const float v6474 = v6108.x[6];
-            const float v6475 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6465 = v6457 < v6464;
+            const bool v6466 = v6462 && v6465;
+            const float v6468 = v6466 ? v6459 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[5] = v6468;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6469 = static_cast<unsigned int>(v6105.col(6, iron_linear_thread() & 31u));
+            const float v6471 = v6105.x[6];
+            const float v6472 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6473 = __float_as_uint(v6472);
+            const bool v6474 = v6469 >= v6473;
+            const float v6475 = v6148.x[2];
             const unsigned int v6476 = __float_as_uint(v6475);
-            const bool v6477 = v6472 >= v6476;
-            const float v6478 = v6151.x[2];
-            const unsigned int v6479 = __float_as_uint(v6478);
-            const bool v6480 = v6472 < v6479;
-            const bool v6481 = v6477 && v6480;
-            const float v6483 = v6481 ? v6474 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[6] = v6483;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6484 = static_cast<unsigned int>(v6108.col(7, iron_linear_thread() & 31u));
-            const float v6486 = v6108.x[7];
-            const float v6487 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6477 = v6469 < v6476;
+            const bool v6478 = v6474 && v6477;
+            const float v6480 = v6478 ? v6471 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[6] = v6480;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6481 = static_cast<unsigned int>(v6105.col(7, iron_linear_thread() & 31u));
+            const float v6483 = v6105.x[7];
+            const float v6484 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6485 = __float_as_uint(v6484);
+            const bool v6486 = v6481 >= v6485;
+            const float v6487 = v6148.x[2];
             const unsigned int v6488 = __float_as_uint(v6487);
-            const bool v6489 = v6484 >= v6488;
-            const float v6490 = v6151.x[2];
-            const unsigned int v6491 = __float_as_uint(v6490);
-            const bool v6492 = v6484 < v6491;
-            const bool v6493 = v6489 && v6492;
-            const float v6495 = v6493 ? v6486 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[7] = v6495;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6496 = static_cast<unsigned int>(v6108.col(8, iron_linear_thread() & 31u));
-            const float v6498 = v6108.x[8];
-            const float v6499 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6489 = v6481 < v6488;
+            const bool v6490 = v6486 && v6489;
+            const float v6492 = v6490 ? v6483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[7] = v6492;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6493 = static_cast<unsigned int>(v6105.col(8, iron_linear_thread() & 31u));
+            const float v6495 = v6105.x[8];
+            const float v6496 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6497 = __float_as_uint(v6496);
+            const bool v6498 = v6493 >= v6497;
+            const float v6499 = v6148.x[0];
             const unsigned int v6500 = __float_as_uint(v6499);
-            const bool v6501 = v6496 >= v6500;
-            const float v6502 = v6151.x[0];
-            const unsigned int v6503 = __float_as_uint(v6502);
-            const bool v6504 = v6496 < v6503;
-            const bool v6505 = v6501 && v6504;
-            const float v6507 = v6505 ? v6498 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[8] = v6507;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6508 = static_cast<unsigned int>(v6108.col(9, iron_linear_thread() & 31u));
-            const float v6510 = v6108.x[9];
-            const float v6511 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6501 = v6493 < v6500;
+            const bool v6502 = v6498 && v6501;
+            const float v6504 = v6502 ? v6495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[8] = v6504;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6505 = static_cast<unsigned int>(v6105.col(9, iron_linear_thread() & 31u));
+            const float v6507 = v6105.x[9];
+            const float v6508 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6509 = __float_as_uint(v6508);
+            const bool v6510 = v6505 >= v6509;
+            const float v6511 = v6148.x[0];
             const unsigned int v6512 = __float_as_uint(v6511);
-            const bool v6513 = v6508 >= v6512;
-            const float v6514 = v6151.x[0];
-            const unsigned int v6515 = __float_as_uint(v6514);
-            const bool v6516 = v6508 < v6515;
-            const bool v6517 = v6513 && v6516;
-            const float v6519 = v6517 ? v6510 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[9] = v6519;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6520 = static_cast<unsigned int>(v6108.col(10, iron_linear_thread() & 31u));
-            const float v6522 = v6108.x[10];
-            const float v6523 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6513 = v6505 < v6512;
+            const bool v6514 = v6510 && v6513;
+            const float v6516 = v6514 ? v6507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[9] = v6516;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6517 = static_cast<unsigned int>(v6105.col(10, iron_linear_thread() & 31u));
+            const float v6519 = v6105.x[10];
+            const float v6520 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6521 = __float_as_uint(v6520);
+            const bool v6522 = v6517 >= v6521;
+            const float v6523 = v6148.x[2];
             const unsigned int v6524 = __float_as_uint(v6523);
-            const bool v6525 = v6520 >= v6524;
-            const float v6526 = v6151.x[2];
-            const unsigned int v6527 = __float_as_uint(v6526);
-            const bool v6528 = v6520 < v6527;
-            const bool v6529 = v6525 && v6528;
-            const float v6531 = v6529 ? v6522 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[10] = v6531;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6532 = static_cast<unsigned int>(v6108.col(11, iron_linear_thread() & 31u));
-            const float v6534 = v6108.x[11];
-            const float v6535 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6525 = v6517 < v6524;
+            const bool v6526 = v6522 && v6525;
+            const float v6528 = v6526 ? v6519 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[10] = v6528;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6529 = static_cast<unsigned int>(v6105.col(11, iron_linear_thread() & 31u));
+            const float v6531 = v6105.x[11];
+            const float v6532 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6533 = __float_as_uint(v6532);
+            const bool v6534 = v6529 >= v6533;
+            const float v6535 = v6148.x[2];
             const unsigned int v6536 = __float_as_uint(v6535);
-            const bool v6537 = v6532 >= v6536;
-            const float v6538 = v6151.x[2];
-            const unsigned int v6539 = __float_as_uint(v6538);
-            const bool v6540 = v6532 < v6539;
-            const bool v6541 = v6537 && v6540;
-            const float v6543 = v6541 ? v6534 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[11] = v6543;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6544 = static_cast<unsigned int>(v6108.col(12, iron_linear_thread() & 31u));
-            const float v6546 = v6108.x[12];
-            const float v6547 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6537 = v6529 < v6536;
+            const bool v6538 = v6534 && v6537;
+            const float v6540 = v6538 ? v6531 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[11] = v6540;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6541 = static_cast<unsigned int>(v6105.col(12, iron_linear_thread() & 31u));
+            const float v6543 = v6105.x[12];
+            const float v6544 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6545 = __float_as_uint(v6544);
+            const bool v6546 = v6541 >= v6545;
+            const float v6547 = v6148.x[0];
             const unsigned int v6548 = __float_as_uint(v6547);
-            const bool v6549 = v6544 >= v6548;
-            const float v6550 = v6151.x[0];
-            const unsigned int v6551 = __float_as_uint(v6550);
-            const bool v6552 = v6544 < v6551;
-            const bool v6553 = v6549 && v6552;
-            const float v6555 = v6553 ? v6546 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[12] = v6555;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6556 = static_cast<unsigned int>(v6108.col(13, iron_linear_thread() & 31u));
-            const float v6558 = v6108.x[13];
-            const float v6559 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6549 = v6541 < v6548;
+            const bool v6550 = v6546 && v6549;
+            const float v6552 = v6550 ? v6543 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[12] = v6552;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6553 = static_cast<unsigned int>(v6105.col(13, iron_linear_thread() & 31u));
+            const float v6555 = v6105.x[13];
+            const float v6556 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6557 = __float_as_uint(v6556);
+            const bool v6558 = v6553 >= v6557;
+            const float v6559 = v6148.x[0];
             const unsigned int v6560 = __float_as_uint(v6559);
-            const bool v6561 = v6556 >= v6560;
-            const float v6562 = v6151.x[0];
-            const unsigned int v6563 = __float_as_uint(v6562);
-            const bool v6564 = v6556 < v6563;
-            const bool v6565 = v6561 && v6564;
-            const float v6567 = v6565 ? v6558 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[13] = v6567;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6568 = static_cast<unsigned int>(v6108.col(14, iron_linear_thread() & 31u));
-            const float v6570 = v6108.x[14];
-            const float v6571 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6561 = v6553 < v6560;
+            const bool v6562 = v6558 && v6561;
+            const float v6564 = v6562 ? v6555 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[13] = v6564;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6565 = static_cast<unsigned int>(v6105.col(14, iron_linear_thread() & 31u));
+            const float v6567 = v6105.x[14];
+            const float v6568 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6569 = __float_as_uint(v6568);
+            const bool v6570 = v6565 >= v6569;
+            const float v6571 = v6148.x[2];
             const unsigned int v6572 = __float_as_uint(v6571);
-            const bool v6573 = v6568 >= v6572;
-            const float v6574 = v6151.x[2];
-            const unsigned int v6575 = __float_as_uint(v6574);
-            const bool v6576 = v6568 < v6575;
-            const bool v6577 = v6573 && v6576;
-            const float v6579 = v6577 ? v6570 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[14] = v6579;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6580 = static_cast<unsigned int>(v6108.col(15, iron_linear_thread() & 31u));
-            const float v6582 = v6108.x[15];
-            const float v6583 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6573 = v6565 < v6572;
+            const bool v6574 = v6570 && v6573;
+            const float v6576 = v6574 ? v6567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[14] = v6576;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6577 = static_cast<unsigned int>(v6105.col(15, iron_linear_thread() & 31u));
+            const float v6579 = v6105.x[15];
+            const float v6580 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6581 = __float_as_uint(v6580);
+            const bool v6582 = v6577 >= v6581;
+            const float v6583 = v6148.x[2];
             const unsigned int v6584 = __float_as_uint(v6583);
-            const bool v6585 = v6580 >= v6584;
-            const float v6586 = v6151.x[2];
-            const unsigned int v6587 = __float_as_uint(v6586);
-            const bool v6588 = v6580 < v6587;
-            const bool v6589 = v6585 && v6588;
-            const float v6591 = v6589 ? v6582 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[15] = v6591;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6592 = static_cast<unsigned int>(v6108.col(16, iron_linear_thread() & 31u));
-            const float v6594 = v6108.x[16];
-            const float v6595 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6585 = v6577 < v6584;
+            const bool v6586 = v6582 && v6585;
+            const float v6588 = v6586 ? v6579 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[15] = v6588;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6589 = static_cast<unsigned int>(v6105.col(16, iron_linear_thread() & 31u));
+            const float v6591 = v6105.x[16];
+            const float v6592 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6593 = __float_as_uint(v6592);
+            const bool v6594 = v6589 >= v6593;
+            const float v6595 = v6148.x[0];
             const unsigned int v6596 = __float_as_uint(v6595);
-            const bool v6597 = v6592 >= v6596;
-            const float v6598 = v6151.x[0];
-            const unsigned int v6599 = __float_as_uint(v6598);
-            const bool v6600 = v6592 < v6599;
-            const bool v6601 = v6597 && v6600;
-            const float v6603 = v6601 ? v6594 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[16] = v6603;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6604 = static_cast<unsigned int>(v6108.col(17, iron_linear_thread() & 31u));
-            const float v6606 = v6108.x[17];
-            const float v6607 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6597 = v6589 < v6596;
+            const bool v6598 = v6594 && v6597;
+            const float v6600 = v6598 ? v6591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[16] = v6600;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6601 = static_cast<unsigned int>(v6105.col(17, iron_linear_thread() & 31u));
+            const float v6603 = v6105.x[17];
+            const float v6604 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6605 = __float_as_uint(v6604);
+            const bool v6606 = v6601 >= v6605;
+            const float v6607 = v6148.x[0];
             const unsigned int v6608 = __float_as_uint(v6607);
-            const bool v6609 = v6604 >= v6608;
-            const float v6610 = v6151.x[0];
-            const unsigned int v6611 = __float_as_uint(v6610);
-            const bool v6612 = v6604 < v6611;
-            const bool v6613 = v6609 && v6612;
-            const float v6615 = v6613 ? v6606 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[17] = v6615;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6616 = static_cast<unsigned int>(v6108.col(18, iron_linear_thread() & 31u));
-            const float v6618 = v6108.x[18];
-            const float v6619 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6609 = v6601 < v6608;
+            const bool v6610 = v6606 && v6609;
+            const float v6612 = v6610 ? v6603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[17] = v6612;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6613 = static_cast<unsigned int>(v6105.col(18, iron_linear_thread() & 31u));
+            const float v6615 = v6105.x[18];
+            const float v6616 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6617 = __float_as_uint(v6616);
+            const bool v6618 = v6613 >= v6617;
+            const float v6619 = v6148.x[2];
             const unsigned int v6620 = __float_as_uint(v6619);
-            const bool v6621 = v6616 >= v6620;
-            const float v6622 = v6151.x[2];
-            const unsigned int v6623 = __float_as_uint(v6622);
-            const bool v6624 = v6616 < v6623;
-            const bool v6625 = v6621 && v6624;
-            const float v6627 = v6625 ? v6618 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[18] = v6627;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6628 = static_cast<unsigned int>(v6108.col(19, iron_linear_thread() & 31u));
-            const float v6630 = v6108.x[19];
-            const float v6631 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6621 = v6613 < v6620;
+            const bool v6622 = v6618 && v6621;
+            const float v6624 = v6622 ? v6615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[18] = v6624;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6625 = static_cast<unsigned int>(v6105.col(19, iron_linear_thread() & 31u));
+            const float v6627 = v6105.x[19];
+            const float v6628 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6629 = __float_as_uint(v6628);
+            const bool v6630 = v6625 >= v6629;
+            const float v6631 = v6148.x[2];
             const unsigned int v6632 = __float_as_uint(v6631);
-            const bool v6633 = v6628 >= v6632;
-            const float v6634 = v6151.x[2];
-            const unsigned int v6635 = __float_as_uint(v6634);
-            const bool v6636 = v6628 < v6635;
-            const bool v6637 = v6633 && v6636;
-            const float v6639 = v6637 ? v6630 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[19] = v6639;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6640 = static_cast<unsigned int>(v6108.col(20, iron_linear_thread() & 31u));
-            const float v6642 = v6108.x[20];
-            const float v6643 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6633 = v6625 < v6632;
+            const bool v6634 = v6630 && v6633;
+            const float v6636 = v6634 ? v6627 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[19] = v6636;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6637 = static_cast<unsigned int>(v6105.col(20, iron_linear_thread() & 31u));
+            const float v6639 = v6105.x[20];
+            const float v6640 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6641 = __float_as_uint(v6640);
+            const bool v6642 = v6637 >= v6641;
+            const float v6643 = v6148.x[0];
             const unsigned int v6644 = __float_as_uint(v6643);
-            const bool v6645 = v6640 >= v6644;
-            const float v6646 = v6151.x[0];
-            const unsigned int v6647 = __float_as_uint(v6646);
-            const bool v6648 = v6640 < v6647;
-            const bool v6649 = v6645 && v6648;
-            const float v6651 = v6649 ? v6642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[20] = v6651;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6652 = static_cast<unsigned int>(v6108.col(21, iron_linear_thread() & 31u));
-            const float v6654 = v6108.x[21];
-            const float v6655 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6645 = v6637 < v6644;
+            const bool v6646 = v6642 && v6645;
+            const float v6648 = v6646 ? v6639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[20] = v6648;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6649 = static_cast<unsigned int>(v6105.col(21, iron_linear_thread() & 31u));
+            const float v6651 = v6105.x[21];
+            const float v6652 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6653 = __float_as_uint(v6652);
+            const bool v6654 = v6649 >= v6653;
+            const float v6655 = v6148.x[0];
             const unsigned int v6656 = __float_as_uint(v6655);
-            const bool v6657 = v6652 >= v6656;
-            const float v6658 = v6151.x[0];
-            const unsigned int v6659 = __float_as_uint(v6658);
-            const bool v6660 = v6652 < v6659;
-            const bool v6661 = v6657 && v6660;
-            const float v6663 = v6661 ? v6654 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[21] = v6663;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6664 = static_cast<unsigned int>(v6108.col(22, iron_linear_thread() & 31u));
-            const float v6666 = v6108.x[22];
-            const float v6667 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6657 = v6649 < v6656;
+            const bool v6658 = v6654 && v6657;
+            const float v6660 = v6658 ? v6651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[21] = v6660;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6661 = static_cast<unsigned int>(v6105.col(22, iron_linear_thread() & 31u));
+            const float v6663 = v6105.x[22];
+            const float v6664 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6665 = __float_as_uint(v6664);
+            const bool v6666 = v6661 >= v6665;
+            const float v6667 = v6148.x[2];
             const unsigned int v6668 = __float_as_uint(v6667);
-            const bool v6669 = v6664 >= v6668;
-            const float v6670 = v6151.x[2];
-            const unsigned int v6671 = __float_as_uint(v6670);
-            const bool v6672 = v6664 < v6671;
-            const bool v6673 = v6669 && v6672;
-            const float v6675 = v6673 ? v6666 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[22] = v6675;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6676 = static_cast<unsigned int>(v6108.col(23, iron_linear_thread() & 31u));
-            const float v6678 = v6108.x[23];
-            const float v6679 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6669 = v6661 < v6668;
+            const bool v6670 = v6666 && v6669;
+            const float v6672 = v6670 ? v6663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[22] = v6672;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6673 = static_cast<unsigned int>(v6105.col(23, iron_linear_thread() & 31u));
+            const float v6675 = v6105.x[23];
+            const float v6676 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6677 = __float_as_uint(v6676);
+            const bool v6678 = v6673 >= v6677;
+            const float v6679 = v6148.x[2];
             const unsigned int v6680 = __float_as_uint(v6679);
-            const bool v6681 = v6676 >= v6680;
-            const float v6682 = v6151.x[2];
-            const unsigned int v6683 = __float_as_uint(v6682);
-            const bool v6684 = v6676 < v6683;
-            const bool v6685 = v6681 && v6684;
-            const float v6687 = v6685 ? v6678 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[23] = v6687;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6688 = static_cast<unsigned int>(v6108.col(24, iron_linear_thread() & 31u));
-            const float v6690 = v6108.x[24];
-            const float v6691 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6681 = v6673 < v6680;
+            const bool v6682 = v6678 && v6681;
+            const float v6684 = v6682 ? v6675 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[23] = v6684;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6685 = static_cast<unsigned int>(v6105.col(24, iron_linear_thread() & 31u));
+            const float v6687 = v6105.x[24];
+            const float v6688 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6689 = __float_as_uint(v6688);
+            const bool v6690 = v6685 >= v6689;
+            const float v6691 = v6148.x[0];
             const unsigned int v6692 = __float_as_uint(v6691);
-            const bool v6693 = v6688 >= v6692;
-            const float v6694 = v6151.x[0];
-            const unsigned int v6695 = __float_as_uint(v6694);
-            const bool v6696 = v6688 < v6695;
-            const bool v6697 = v6693 && v6696;
-            const float v6699 = v6697 ? v6690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[24] = v6699;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6700 = static_cast<unsigned int>(v6108.col(25, iron_linear_thread() & 31u));
-            const float v6702 = v6108.x[25];
-            const float v6703 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6693 = v6685 < v6692;
+            const bool v6694 = v6690 && v6693;
+            const float v6696 = v6694 ? v6687 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[24] = v6696;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6697 = static_cast<unsigned int>(v6105.col(25, iron_linear_thread() & 31u));
+            const float v6699 = v6105.x[25];
+            const float v6700 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6701 = __float_as_uint(v6700);
+            const bool v6702 = v6697 >= v6701;
+            const float v6703 = v6148.x[0];
             const unsigned int v6704 = __float_as_uint(v6703);
-            const bool v6705 = v6700 >= v6704;
-            const float v6706 = v6151.x[0];
-            const unsigned int v6707 = __float_as_uint(v6706);
-            const bool v6708 = v6700 < v6707;
-            const bool v6709 = v6705 && v6708;
-            const float v6711 = v6709 ? v6702 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[25] = v6711;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6712 = static_cast<unsigned int>(v6108.col(26, iron_linear_thread() & 31u));
-            const float v6714 = v6108.x[26];
-            const float v6715 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6705 = v6697 < v6704;
+            const bool v6706 = v6702 && v6705;
+            const float v6708 = v6706 ? v6699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[25] = v6708;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6709 = static_cast<unsigned int>(v6105.col(26, iron_linear_thread() & 31u));
+            const float v6711 = v6105.x[26];
+            const float v6712 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6713 = __float_as_uint(v6712);
+            const bool v6714 = v6709 >= v6713;
+            const float v6715 = v6148.x[2];
             const unsigned int v6716 = __float_as_uint(v6715);
-            const bool v6717 = v6712 >= v6716;
-            const float v6718 = v6151.x[2];
-            const unsigned int v6719 = __float_as_uint(v6718);
-            const bool v6720 = v6712 < v6719;
-            const bool v6721 = v6717 && v6720;
-            const float v6723 = v6721 ? v6714 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[26] = v6723;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6724 = static_cast<unsigned int>(v6108.col(27, iron_linear_thread() & 31u));
-            const float v6726 = v6108.x[27];
-            const float v6727 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6717 = v6709 < v6716;
+            const bool v6718 = v6714 && v6717;
+            const float v6720 = v6718 ? v6711 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[26] = v6720;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6721 = static_cast<unsigned int>(v6105.col(27, iron_linear_thread() & 31u));
+            const float v6723 = v6105.x[27];
+            const float v6724 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6725 = __float_as_uint(v6724);
+            const bool v6726 = v6721 >= v6725;
+            const float v6727 = v6148.x[2];
             const unsigned int v6728 = __float_as_uint(v6727);
-            const bool v6729 = v6724 >= v6728;
-            const float v6730 = v6151.x[2];
-            const unsigned int v6731 = __float_as_uint(v6730);
-            const bool v6732 = v6724 < v6731;
-            const bool v6733 = v6729 && v6732;
-            const float v6735 = v6733 ? v6726 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[27] = v6735;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6736 = static_cast<unsigned int>(v6108.col(28, iron_linear_thread() & 31u));
-            const float v6738 = v6108.x[28];
-            const float v6739 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6729 = v6721 < v6728;
+            const bool v6730 = v6726 && v6729;
+            const float v6732 = v6730 ? v6723 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[27] = v6732;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6733 = static_cast<unsigned int>(v6105.col(28, iron_linear_thread() & 31u));
+            const float v6735 = v6105.x[28];
+            const float v6736 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6737 = __float_as_uint(v6736);
+            const bool v6738 = v6733 >= v6737;
+            const float v6739 = v6148.x[0];
             const unsigned int v6740 = __float_as_uint(v6739);
-            const bool v6741 = v6736 >= v6740;
-            const float v6742 = v6151.x[0];
-            const unsigned int v6743 = __float_as_uint(v6742);
-            const bool v6744 = v6736 < v6743;
-            const bool v6745 = v6741 && v6744;
-            const float v6747 = v6745 ? v6738 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[28] = v6747;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6748 = static_cast<unsigned int>(v6108.col(29, iron_linear_thread() & 31u));
-            const float v6750 = v6108.x[29];
-            const float v6751 = v6149.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6741 = v6733 < v6740;
+            const bool v6742 = v6738 && v6741;
+            const float v6744 = v6742 ? v6735 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[28] = v6744;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6745 = static_cast<unsigned int>(v6105.col(29, iron_linear_thread() & 31u));
+            const float v6747 = v6105.x[29];
+            const float v6748 = v6146.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6749 = __float_as_uint(v6748);
+            const bool v6750 = v6745 >= v6749;
+            const float v6751 = v6148.x[0];
             const unsigned int v6752 = __float_as_uint(v6751);
-            const bool v6753 = v6748 >= v6752;
-            const float v6754 = v6151.x[0];
-            const unsigned int v6755 = __float_as_uint(v6754);
-            const bool v6756 = v6748 < v6755;
-            const bool v6757 = v6753 && v6756;
-            const float v6759 = v6757 ? v6750 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[29] = v6759;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6760 = static_cast<unsigned int>(v6108.col(30, iron_linear_thread() & 31u));
-            const float v6762 = v6108.x[30];
-            const float v6763 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6753 = v6745 < v6752;
+            const bool v6754 = v6750 && v6753;
+            const float v6756 = v6754 ? v6747 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[29] = v6756;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6757 = static_cast<unsigned int>(v6105.col(30, iron_linear_thread() & 31u));
+            const float v6759 = v6105.x[30];
+            const float v6760 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6761 = __float_as_uint(v6760);
+            const bool v6762 = v6757 >= v6761;
+            const float v6763 = v6148.x[2];
             const unsigned int v6764 = __float_as_uint(v6763);
-            const bool v6765 = v6760 >= v6764;
-            const float v6766 = v6151.x[2];
-            const unsigned int v6767 = __float_as_uint(v6766);
-            const bool v6768 = v6760 < v6767;
-            const bool v6769 = v6765 && v6768;
-            const float v6771 = v6769 ? v6762 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[30] = v6771;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v6772 = static_cast<unsigned int>(v6108.col(31, iron_linear_thread() & 31u));
-            const float v6774 = v6108.x[31];
-            const float v6775 = v6149.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v6765 = v6757 < v6764;
+            const bool v6766 = v6762 && v6765;
+            const float v6768 = v6766 ? v6759 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[30] = v6768;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v6769 = static_cast<unsigned int>(v6105.col(31, iron_linear_thread() & 31u));
+            const float v6771 = v6105.x[31];
+            const float v6772 = v6146.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v6773 = __float_as_uint(v6772);
+            const bool v6774 = v6769 >= v6773;
+            const float v6775 = v6148.x[2];
             const unsigned int v6776 = __float_as_uint(v6775);
-            const bool v6777 = v6772 >= v6776;
-            const float v6778 = v6151.x[2];
-            const unsigned int v6779 = __float_as_uint(v6778);
-            const bool v6780 = v6772 < v6779;
-            const bool v6781 = v6777 && v6780;
-            const float v6783 = v6781 ? v6774 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[31] = v6783;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v6777 = v6769 < v6776;
+            const bool v6778 = v6774 && v6777;
+            const float v6780 = v6778 ? v6771 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[31] = v6780;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v6785;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v6785, 0.0f);
-          iron_frag_row_reduce<false>(v6785, v6108);
-          const float v6788 = v6785.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v6789 = v6788 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6785.x[0] = v6789;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6792 = v6785.x[1];
-          const float v6793 = v6792 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6785.x[1] = v6793;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6796 = v6785.x[2];
-          const float v6797 = v6796 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6785.x[2] = v6797;  // kernels/sdpa/flash_tile.hpp:212
-          const float v6800 = v6785.x[3];
-          const float v6801 = v6800 * v225;  // kernels/sdpa/flash_tile.hpp:213
-          v6785.x[3] = v6801;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v6803;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v6803, 0.0f);
-          const float v6807 = v6785.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6808 = v227.x[0];
-          const float v6809 = fmaxf(v6808, v6807);
-          const bool v6812 = v6809 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6813 = v6812 ? 0.0f : v6809;
-          v6803.x[0] = v6813;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6817 = v6785.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6818 = v227.x[1];
-          const float v6819 = fmaxf(v6818, v6817);
-          const bool v6822 = v6819 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6823 = v6822 ? 0.0f : v6819;
-          v6803.x[1] = v6823;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6827 = v6785.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6828 = v227.x[2];
-          const float v6829 = fmaxf(v6828, v6827);
-          const bool v6832 = v6829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6833 = v6832 ? 0.0f : v6829;
-          v6803.x[2] = v6833;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6837 = v6785.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v6838 = v227.x[3];
-          const float v6839 = fmaxf(v6838, v6837);
-          const bool v6842 = v6839 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v6843 = v6842 ? 0.0f : v6839;
-          v6803.x[3] = v6843;  // kernels/sdpa/flash_tile.hpp:217
-          const float v6847 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6849 = v6808 - v6847;
-          const float v6850 = iron_exp2_approx(v6849);
-          v6122.x[0] = v6850;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6854 = v6803.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6856 = v6818 - v6854;
-          const float v6857 = iron_exp2_approx(v6856);
-          v6122.x[1] = v6857;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6861 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6863 = v6828 - v6861;
-          const float v6864 = iron_exp2_approx(v6863);
-          v6122.x[2] = v6864;  // kernels/sdpa/flash_tile.hpp:220
-          const float v6868 = v6803.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v6870 = v6838 - v6868;
-          const float v6871 = iron_exp2_approx(v6870);
-          v6122.x[3] = v6871;  // kernels/sdpa/flash_tile.hpp:220
-          v227.x[0] = v6809;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6879 = v227.x[1];
-          const float v6881 = fmaxf(v6879, v6817);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[1] = v6881;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6884 = v227.x[2];
-          const float v6886 = fmaxf(v6884, v6827);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[2] = v6886;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6889 = v227.x[3];
-          const float v6891 = fmaxf(v6889, v6837);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[3] = v6891;  // kernels/sdpa/flash_tile.hpp:223
-          const float v6894 = v6108.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v6895 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6896 = -v6895;
-          const float v6897 = fmaf(v6894, v225, v6896);
-          const float v6898 = iron_exp2_approx(v6897);
-          v6108.x[0] = v6898;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6901 = v6108.x[1];
-          const float v6902 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6903 = -v6902;
-          const float v6904 = fmaf(v6901, v225, v6903);
-          const float v6905 = iron_exp2_approx(v6904);
-          v6108.x[1] = v6905;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6908 = v6108.x[2];
-          const float v6909 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6910 = -v6909;
-          const float v6911 = fmaf(v6908, v225, v6910);
-          const float v6912 = iron_exp2_approx(v6911);
-          v6108.x[2] = v6912;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6915 = v6108.x[3];
-          const float v6916 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6917 = -v6916;
-          const float v6918 = fmaf(v6915, v225, v6917);
-          const float v6919 = iron_exp2_approx(v6918);
-          v6108.x[3] = v6919;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6922 = v6108.x[4];
-          const float v6923 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6924 = -v6923;
-          const float v6925 = fmaf(v6922, v225, v6924);
-          const float v6926 = iron_exp2_approx(v6925);
-          v6108.x[4] = v6926;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6929 = v6108.x[5];
-          const float v6930 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6931 = -v6930;
-          const float v6932 = fmaf(v6929, v225, v6931);
-          const float v6933 = iron_exp2_approx(v6932);
-          v6108.x[5] = v6933;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6936 = v6108.x[6];
-          const float v6937 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6938 = -v6937;
-          const float v6939 = fmaf(v6936, v225, v6938);
-          const float v6940 = iron_exp2_approx(v6939);
-          v6108.x[6] = v6940;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6943 = v6108.x[7];
-          const float v6944 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6945 = -v6944;
-          const float v6946 = fmaf(v6943, v225, v6945);
-          const float v6947 = iron_exp2_approx(v6946);
-          v6108.x[7] = v6947;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6950 = v6108.x[8];
-          const float v6951 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6952 = -v6951;
-          const float v6953 = fmaf(v6950, v225, v6952);
-          const float v6954 = iron_exp2_approx(v6953);
-          v6108.x[8] = v6954;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6957 = v6108.x[9];
-          const float v6958 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6959 = -v6958;
-          const float v6960 = fmaf(v6957, v225, v6959);
-          const float v6961 = iron_exp2_approx(v6960);
-          v6108.x[9] = v6961;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6964 = v6108.x[10];
-          const float v6965 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6966 = -v6965;
-          const float v6967 = fmaf(v6964, v225, v6966);
-          const float v6968 = iron_exp2_approx(v6967);
-          v6108.x[10] = v6968;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6971 = v6108.x[11];
-          const float v6972 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6973 = -v6972;
-          const float v6974 = fmaf(v6971, v225, v6973);
-          const float v6975 = iron_exp2_approx(v6974);
-          v6108.x[11] = v6975;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6978 = v6108.x[12];
-          const float v6979 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6980 = -v6979;
-          const float v6981 = fmaf(v6978, v225, v6980);
-          const float v6982 = iron_exp2_approx(v6981);
-          v6108.x[12] = v6982;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6985 = v6108.x[13];
-          const float v6986 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6987 = -v6986;
-          const float v6988 = fmaf(v6985, v225, v6987);
-          const float v6989 = iron_exp2_approx(v6988);
-          v6108.x[13] = v6989;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6992 = v6108.x[14];
-          const float v6993 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v6994 = -v6993;
-          const float v6995 = fmaf(v6992, v225, v6994);
-          const float v6996 = iron_exp2_approx(v6995);
-          v6108.x[14] = v6996;  // kernels/sdpa/flash_tile.hpp:226
-          const float v6999 = v6108.x[15];
-          const float v7000 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7001 = -v7000;
-          const float v7002 = fmaf(v6999, v225, v7001);
-          const float v7003 = iron_exp2_approx(v7002);
-          v6108.x[15] = v7003;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7006 = v6108.x[16];
-          const float v7007 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7008 = -v7007;
-          const float v7009 = fmaf(v7006, v225, v7008);
-          const float v7010 = iron_exp2_approx(v7009);
-          v6108.x[16] = v7010;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7013 = v6108.x[17];
-          const float v7014 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7015 = -v7014;
-          const float v7016 = fmaf(v7013, v225, v7015);
-          const float v7017 = iron_exp2_approx(v7016);
-          v6108.x[17] = v7017;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7020 = v6108.x[18];
-          const float v7021 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7022 = -v7021;
-          const float v7023 = fmaf(v7020, v225, v7022);
-          const float v7024 = iron_exp2_approx(v7023);
-          v6108.x[18] = v7024;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7027 = v6108.x[19];
-          const float v7028 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7029 = -v7028;
-          const float v7030 = fmaf(v7027, v225, v7029);
-          const float v7031 = iron_exp2_approx(v7030);
-          v6108.x[19] = v7031;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7034 = v6108.x[20];
-          const float v7035 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7036 = -v7035;
-          const float v7037 = fmaf(v7034, v225, v7036);
-          const float v7038 = iron_exp2_approx(v7037);
-          v6108.x[20] = v7038;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7041 = v6108.x[21];
-          const float v7042 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7043 = -v7042;
-          const float v7044 = fmaf(v7041, v225, v7043);
-          const float v7045 = iron_exp2_approx(v7044);
-          v6108.x[21] = v7045;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7048 = v6108.x[22];
-          const float v7049 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7050 = -v7049;
-          const float v7051 = fmaf(v7048, v225, v7050);
-          const float v7052 = iron_exp2_approx(v7051);
-          v6108.x[22] = v7052;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7055 = v6108.x[23];
-          const float v7056 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7057 = -v7056;
-          const float v7058 = fmaf(v7055, v225, v7057);
-          const float v7059 = iron_exp2_approx(v7058);
-          v6108.x[23] = v7059;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7062 = v6108.x[24];
-          const float v7063 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7064 = -v7063;
-          const float v7065 = fmaf(v7062, v225, v7064);
-          const float v7066 = iron_exp2_approx(v7065);
-          v6108.x[24] = v7066;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7069 = v6108.x[25];
-          const float v7070 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7071 = -v7070;
-          const float v7072 = fmaf(v7069, v225, v7071);
-          const float v7073 = iron_exp2_approx(v7072);
-          v6108.x[25] = v7073;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7076 = v6108.x[26];
-          const float v7077 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7078 = -v7077;
-          const float v7079 = fmaf(v7076, v225, v7078);
-          const float v7080 = iron_exp2_approx(v7079);
-          v6108.x[26] = v7080;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7083 = v6108.x[27];
-          const float v7084 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7085 = -v7084;
-          const float v7086 = fmaf(v7083, v225, v7085);
-          const float v7087 = iron_exp2_approx(v7086);
-          v6108.x[27] = v7087;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7090 = v6108.x[28];
-          const float v7091 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7092 = -v7091;
-          const float v7093 = fmaf(v7090, v225, v7092);
-          const float v7094 = iron_exp2_approx(v7093);
-          v6108.x[28] = v7094;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7097 = v6108.x[29];
-          const float v7098 = v6803.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7099 = -v7098;
-          const float v7100 = fmaf(v7097, v225, v7099);
-          const float v7101 = iron_exp2_approx(v7100);
-          v6108.x[29] = v7101;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7104 = v6108.x[30];
-          const float v7105 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7106 = -v7105;
-          const float v7107 = fmaf(v7104, v225, v7106);
-          const float v7108 = iron_exp2_approx(v7107);
-          v6108.x[30] = v7108;  // kernels/sdpa/flash_tile.hpp:226
-          const float v7111 = v6108.x[31];
-          const float v7112 = v6803.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v7113 = -v7112;
-          const float v7114 = fmaf(v7111, v225, v7113);
-          const float v7115 = iron_exp2_approx(v7114);
-          v6108.x[31] = v7115;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v7117;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v7117, 0.0f);
-          iron_frag_row_reduce<true>(v7117, v6108);
-          const float v7120 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v7121 = v7117.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7122 = v6122.x[0];
-          const float v7123 = v7120 * v7122;
-          const float v7124 = v7123 + v7121;
-          v229.x[0] = v7124;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7127 = v229.x[1];
-          const float v7128 = v7117.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7129 = v6122.x[1];
-          const float v7130 = v7127 * v7129;
-          const float v7131 = v7130 + v7128;
-          v229.x[1] = v7131;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7134 = v229.x[2];
-          const float v7135 = v7117.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7136 = v6122.x[2];
-          const float v7137 = v7134 * v7136;
-          const float v7138 = v7137 + v7135;
-          v229.x[2] = v7138;  // kernels/sdpa/flash_tile.hpp:234
-          const float v7141 = v229.x[3];
-          const float v7142 = v7117.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v7143 = v6122.x[3];
-          const float v7144 = v7141 * v7143;
-          const float v7145 = v7144 + v7142;
-          v229.x[3] = v7145;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v6782;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v6782, 0.0f);
+          iron_frag_row_reduce<false>(v6782, v6105);
+          const float v6785 = v6782.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v6786 = v6785 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6782.x[0] = v6786;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6789 = v6782.x[1];
+          const float v6790 = v6789 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6782.x[1] = v6790;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6793 = v6782.x[2];
+          const float v6794 = v6793 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6782.x[2] = v6794;  // kernels/sdpa/flash_tile.hpp:212
+          const float v6797 = v6782.x[3];
+          const float v6798 = v6797 * v225;  // kernels/sdpa/flash_tile.hpp:213
+          v6782.x[3] = v6798;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v6800;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v6800, 0.0f);
+          const float v6804 = v6782.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6805 = v227.x[0];
+          const float v6806 = fmaxf(v6805, v6804);
+          const bool v6809 = v6806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6810 = v6809 ? 0.0f : v6806;
+          v6800.x[0] = v6810;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6814 = v6782.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6815 = v227.x[1];
+          const float v6816 = fmaxf(v6815, v6814);
+          const bool v6819 = v6816 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6820 = v6819 ? 0.0f : v6816;
+          v6800.x[1] = v6820;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6824 = v6782.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6825 = v227.x[2];
+          const float v6826 = fmaxf(v6825, v6824);
+          const bool v6829 = v6826 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6830 = v6829 ? 0.0f : v6826;
+          v6800.x[2] = v6830;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6834 = v6782.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v6835 = v227.x[3];
+          const float v6836 = fmaxf(v6835, v6834);
+          const bool v6839 = v6836 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v6840 = v6839 ? 0.0f : v6836;
+          v6800.x[3] = v6840;  // kernels/sdpa/flash_tile.hpp:217
+          const float v6844 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6846 = v6805 - v6844;
+          const float v6847 = iron_exp2_approx(v6846);
+          v6119.x[0] = v6847;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6851 = v6800.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6853 = v6815 - v6851;
+          const float v6854 = iron_exp2_approx(v6853);
+          v6119.x[1] = v6854;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6858 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6860 = v6825 - v6858;
+          const float v6861 = iron_exp2_approx(v6860);
+          v6119.x[2] = v6861;  // kernels/sdpa/flash_tile.hpp:220
+          const float v6865 = v6800.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v6867 = v6835 - v6865;
+          const float v6868 = iron_exp2_approx(v6867);
+          v6119.x[3] = v6868;  // kernels/sdpa/flash_tile.hpp:220
+          v227.x[0] = v6806;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6876 = v227.x[1];
+          const float v6878 = fmaxf(v6876, v6814);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[1] = v6878;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6881 = v227.x[2];
+          const float v6883 = fmaxf(v6881, v6824);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[2] = v6883;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6886 = v227.x[3];
+          const float v6888 = fmaxf(v6886, v6834);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[3] = v6888;  // kernels/sdpa/flash_tile.hpp:223
+          const float v6891 = v6105.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v6892 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6893 = -v6892;
+          const float v6894 = fmaf(v6891, v225, v6893);
+          const float v6895 = iron_exp2_approx(v6894);
+          v6105.x[0] = v6895;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6898 = v6105.x[1];
+          const float v6899 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6900 = -v6899;
+          const float v6901 = fmaf(v6898, v225, v6900);
+          const float v6902 = iron_exp2_approx(v6901);
+          v6105.x[1] = v6902;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6905 = v6105.x[2];
+          const float v6906 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6907 = -v6906;
+          const float v6908 = fmaf(v6905, v225, v6907);
+          const float v6909 = iron_exp2_approx(v6908);
+          v6105.x[2] = v6909;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6912 = v6105.x[3];
+          const float v6913 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6914 = -v6913;
+          const float v6915 = fmaf(v6912, v225, v6914);
+          const float v6916 = iron_exp2_approx(v6915);
+          v6105.x[3] = v6916;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6919 = v6105.x[4];
+          const float v6920 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6921 = -v6920;
+          const float v6922 = fmaf(v6919, v225, v6921);
+          const float v6923 = iron_exp2_approx(v6922);
+          v6105.x[4] = v6923;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6926 = v6105.x[5];
+          const float v6927 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6928 = -v6927;
+          const float v6929 = fmaf(v6926, v225, v6928);
+          const float v6930 = iron_exp2_approx(v6929);
+          v6105.x[5] = v6930;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6933 = v6105.x[6];
+          const float v6934 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6935 = -v6934;
+          const float v6936 = fmaf(v6933, v225, v6935);
+          const float v6937 = iron_exp2_approx(v6936);
+          v6105.x[6] = v6937;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6940 = v6105.x[7];
+          const float v6941 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6942 = -v6941;
+          const float v6943 = fmaf(v6940, v225, v6942);
+          const float v6944 = iron_exp2_approx(v6943);
+          v6105.x[7] = v6944;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6947 = v6105.x[8];
+          const float v6948 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6949 = -v6948;
+          const float v6950 = fmaf(v6947, v225, v6949);
+          const float v6951 = iron_exp2_approx(v6950);
+          v6105.x[8] = v6951;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6954 = v6105.x[9];
+          const float v6955 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6956 = -v6955;
+          const float v6957 = fmaf(v6954, v225, v6956);
+          const float v6958 = iron_exp2_approx(v6957);
+          v6105.x[9] = v6958;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6961 = v6105.x[10];
+          const float v6962 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6963 = -v6962;
+          const float v6964 = fmaf(v6961, v225, v6963);
+          const float v6965 = iron_exp2_approx(v6964);
+          v6105.x[10] = v6965;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6968 = v6105.x[11];
+          const float v6969 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6970 = -v6969;
+          const float v6971 = fmaf(v6968, v225, v6970);
+          const float v6972 = iron_exp2_approx(v6971);
+          v6105.x[11] = v6972;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6975 = v6105.x[12];
+          const float v6976 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6977 = -v6976;
+          const float v6978 = fmaf(v6975, v225, v6977);
+          const float v6979 = iron_exp2_approx(v6978);
+          v6105.x[12] = v6979;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6982 = v6105.x[13];
+          const float v6983 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6984 = -v6983;
+          const float v6985 = fmaf(v6982, v225, v6984);
+          const float v6986 = iron_exp2_approx(v6985);
+          v6105.x[13] = v6986;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6989 = v6105.x[14];
+          const float v6990 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6991 = -v6990;
+          const float v6992 = fmaf(v6989, v225, v6991);
+          const float v6993 = iron_exp2_approx(v6992);
+          v6105.x[14] = v6993;  // kernels/sdpa/flash_tile.hpp:226
+          const float v6996 = v6105.x[15];
+          const float v6997 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v6998 = -v6997;
+          const float v6999 = fmaf(v6996, v225, v6998);
+          const float v7000 = iron_exp2_approx(v6999);
+          v6105.x[15] = v7000;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7003 = v6105.x[16];
+          const float v7004 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7005 = -v7004;
+          const float v7006 = fmaf(v7003, v225, v7005);
+          const float v7007 = iron_exp2_approx(v7006);
+          v6105.x[16] = v7007;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7010 = v6105.x[17];
+          const float v7011 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7012 = -v7011;
+          const float v7013 = fmaf(v7010, v225, v7012);
+          const float v7014 = iron_exp2_approx(v7013);
+          v6105.x[17] = v7014;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7017 = v6105.x[18];
+          const float v7018 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7019 = -v7018;
+          const float v7020 = fmaf(v7017, v225, v7019);
+          const float v7021 = iron_exp2_approx(v7020);
+          v6105.x[18] = v7021;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7024 = v6105.x[19];
+          const float v7025 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7026 = -v7025;
+          const float v7027 = fmaf(v7024, v225, v7026);
+          const float v7028 = iron_exp2_approx(v7027);
+          v6105.x[19] = v7028;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7031 = v6105.x[20];
+          const float v7032 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7033 = -v7032;
+          const float v7034 = fmaf(v7031, v225, v7033);
+          const float v7035 = iron_exp2_approx(v7034);
+          v6105.x[20] = v7035;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7038 = v6105.x[21];
+          const float v7039 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7040 = -v7039;
+          const float v7041 = fmaf(v7038, v225, v7040);
+          const float v7042 = iron_exp2_approx(v7041);
+          v6105.x[21] = v7042;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7045 = v6105.x[22];
+          const float v7046 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7047 = -v7046;
+          const float v7048 = fmaf(v7045, v225, v7047);
+          const float v7049 = iron_exp2_approx(v7048);
+          v6105.x[22] = v7049;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7052 = v6105.x[23];
+          const float v7053 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7054 = -v7053;
+          const float v7055 = fmaf(v7052, v225, v7054);
+          const float v7056 = iron_exp2_approx(v7055);
+          v6105.x[23] = v7056;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7059 = v6105.x[24];
+          const float v7060 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7061 = -v7060;
+          const float v7062 = fmaf(v7059, v225, v7061);
+          const float v7063 = iron_exp2_approx(v7062);
+          v6105.x[24] = v7063;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7066 = v6105.x[25];
+          const float v7067 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7068 = -v7067;
+          const float v7069 = fmaf(v7066, v225, v7068);
+          const float v7070 = iron_exp2_approx(v7069);
+          v6105.x[25] = v7070;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7073 = v6105.x[26];
+          const float v7074 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7075 = -v7074;
+          const float v7076 = fmaf(v7073, v225, v7075);
+          const float v7077 = iron_exp2_approx(v7076);
+          v6105.x[26] = v7077;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7080 = v6105.x[27];
+          const float v7081 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7082 = -v7081;
+          const float v7083 = fmaf(v7080, v225, v7082);
+          const float v7084 = iron_exp2_approx(v7083);
+          v6105.x[27] = v7084;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7087 = v6105.x[28];
+          const float v7088 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7089 = -v7088;
+          const float v7090 = fmaf(v7087, v225, v7089);
+          const float v7091 = iron_exp2_approx(v7090);
+          v6105.x[28] = v7091;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7094 = v6105.x[29];
+          const float v7095 = v6800.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7096 = -v7095;
+          const float v7097 = fmaf(v7094, v225, v7096);
+          const float v7098 = iron_exp2_approx(v7097);
+          v6105.x[29] = v7098;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7101 = v6105.x[30];
+          const float v7102 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7103 = -v7102;
+          const float v7104 = fmaf(v7101, v225, v7103);
+          const float v7105 = iron_exp2_approx(v7104);
+          v6105.x[30] = v7105;  // kernels/sdpa/flash_tile.hpp:226
+          const float v7108 = v6105.x[31];
+          const float v7109 = v6800.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v7110 = -v7109;
+          const float v7111 = fmaf(v7108, v225, v7110);
+          const float v7112 = iron_exp2_approx(v7111);
+          v6105.x[31] = v7112;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v7114;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v7114, 0.0f);
+          iron_frag_row_reduce<true>(v7114, v6105);
+          const float v7117 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v7118 = v7114.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7119 = v6119.x[0];
+          const float v7120 = v7117 * v7119;
+          const float v7121 = v7120 + v7118;
+          v229.x[0] = v7121;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7124 = v229.x[1];
+          const float v7125 = v7114.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7126 = v6119.x[1];
+          const float v7127 = v7124 * v7126;
+          const float v7128 = v7127 + v7125;
+          v229.x[1] = v7128;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7131 = v229.x[2];
+          const float v7132 = v7114.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7133 = v6119.x[2];
+          const float v7134 = v7131 * v7133;
+          const float v7135 = v7134 + v7132;
+          v229.x[2] = v7135;  // kernels/sdpa/flash_tile.hpp:234
+          const float v7138 = v229.x[3];
+          const float v7139 = v7114.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v7140 = v6119.x[3];
+          const float v7141 = v7138 * v7140;
+          const float v7142 = v7141 + v7139;
+          v229.x[3] = v7142;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v7148 = v5968 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v7156 = v5968 + v18;
-          const bool v7157 = v7156 <= v180;
-          const bool v7158 = v187 || v7157;
-          const bool v7159 = v7148 && v7158;
-          const bool v7161 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v7162 = v5961 + v7;
-          const unsigned int v7163 = v7162 + v18;
-          const unsigned int v7164 = v177 + v37;
-          const bool v7165 = v7164 <= v7163;
-          const bool v7166 = v7161 || v7165;
-          const bool v7167 = v7159 && v7166;  // kernels/sdpa/flash_tile.hpp:182
-          if (v7167) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v7170 = v6108.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v7171 = v7170 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[0] = v7171;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7174 = v6108.x[1];
-            const float v7175 = v7174 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[1] = v7175;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7178 = v6108.x[2];
-            const float v7179 = v7178 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[2] = v7179;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7182 = v6108.x[3];
-            const float v7183 = v7182 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[3] = v7183;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7186 = v6108.x[4];
-            const float v7187 = v7186 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[4] = v7187;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7190 = v6108.x[5];
-            const float v7191 = v7190 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[5] = v7191;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7194 = v6108.x[6];
-            const float v7195 = v7194 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[6] = v7195;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7198 = v6108.x[7];
-            const float v7199 = v7198 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[7] = v7199;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7202 = v6108.x[8];
-            const float v7203 = v7202 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[8] = v7203;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7206 = v6108.x[9];
-            const float v7207 = v7206 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[9] = v7207;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7210 = v6108.x[10];
-            const float v7211 = v7210 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[10] = v7211;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7214 = v6108.x[11];
-            const float v7215 = v7214 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[11] = v7215;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7218 = v6108.x[12];
-            const float v7219 = v7218 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[12] = v7219;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7222 = v6108.x[13];
-            const float v7223 = v7222 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[13] = v7223;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7226 = v6108.x[14];
-            const float v7227 = v7226 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[14] = v7227;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7230 = v6108.x[15];
-            const float v7231 = v7230 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[15] = v7231;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7234 = v6108.x[16];
-            const float v7235 = v7234 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[16] = v7235;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7238 = v6108.x[17];
-            const float v7239 = v7238 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[17] = v7239;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7242 = v6108.x[18];
-            const float v7243 = v7242 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[18] = v7243;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7246 = v6108.x[19];
-            const float v7247 = v7246 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[19] = v7247;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7250 = v6108.x[20];
-            const float v7251 = v7250 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[20] = v7251;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7254 = v6108.x[21];
-            const float v7255 = v7254 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[21] = v7255;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7258 = v6108.x[22];
-            const float v7259 = v7258 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[22] = v7259;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7262 = v6108.x[23];
-            const float v7263 = v7262 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[23] = v7263;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7266 = v6108.x[24];
-            const float v7267 = v7266 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[24] = v7267;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7270 = v6108.x[25];
-            const float v7271 = v7270 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[25] = v7271;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7274 = v6108.x[26];
-            const float v7275 = v7274 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[26] = v7275;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7278 = v6108.x[27];
-            const float v7279 = v7278 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[27] = v7279;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7282 = v6108.x[28];
-            const float v7283 = v7282 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[28] = v7283;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7286 = v6108.x[29];
-            const float v7287 = v7286 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[29] = v7287;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7290 = v6108.x[30];
-            const float v7291 = v7290 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[30] = v7291;  // kernels/sdpa/flash_tile.hpp:186
-            const float v7294 = v6108.x[31];
-            const float v7295 = v7294 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            v6108.x[31] = v7295;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v7145 = v5965 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v7153 = v5965 + v18;
+          const bool v7154 = v7153 <= v180;
+          const bool v7155 = v187 || v7154;
+          const bool v7156 = v7145 && v7155;
+          const bool v7158 = v7 == v181;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v7159 = v5958 + v7;
+          const unsigned int v7160 = v7159 + v18;
+          const unsigned int v7161 = v177 + v37;
+          const bool v7162 = v7161 <= v7160;
+          const bool v7163 = v7158 || v7162;
+          const bool v7164 = v7156 && v7163;  // kernels/sdpa/flash_tile.hpp:182
+          if (v7164) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v7167 = v6105.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v7168 = v7167 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[0] = v7168;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7171 = v6105.x[1];
+            const float v7172 = v7171 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[1] = v7172;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7175 = v6105.x[2];
+            const float v7176 = v7175 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[2] = v7176;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7179 = v6105.x[3];
+            const float v7180 = v7179 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[3] = v7180;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7183 = v6105.x[4];
+            const float v7184 = v7183 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[4] = v7184;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7187 = v6105.x[5];
+            const float v7188 = v7187 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[5] = v7188;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7191 = v6105.x[6];
+            const float v7192 = v7191 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[6] = v7192;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7195 = v6105.x[7];
+            const float v7196 = v7195 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[7] = v7196;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7199 = v6105.x[8];
+            const float v7200 = v7199 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[8] = v7200;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7203 = v6105.x[9];
+            const float v7204 = v7203 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[9] = v7204;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7207 = v6105.x[10];
+            const float v7208 = v7207 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[10] = v7208;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7211 = v6105.x[11];
+            const float v7212 = v7211 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[11] = v7212;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7215 = v6105.x[12];
+            const float v7216 = v7215 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[12] = v7216;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7219 = v6105.x[13];
+            const float v7220 = v7219 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[13] = v7220;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7223 = v6105.x[14];
+            const float v7224 = v7223 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[14] = v7224;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7227 = v6105.x[15];
+            const float v7228 = v7227 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[15] = v7228;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7231 = v6105.x[16];
+            const float v7232 = v7231 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[16] = v7232;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7235 = v6105.x[17];
+            const float v7236 = v7235 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[17] = v7236;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7239 = v6105.x[18];
+            const float v7240 = v7239 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[18] = v7240;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7243 = v6105.x[19];
+            const float v7244 = v7243 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[19] = v7244;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7247 = v6105.x[20];
+            const float v7248 = v7247 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[20] = v7248;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7251 = v6105.x[21];
+            const float v7252 = v7251 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[21] = v7252;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7255 = v6105.x[22];
+            const float v7256 = v7255 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[22] = v7256;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7259 = v6105.x[23];
+            const float v7260 = v7259 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[23] = v7260;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7263 = v6105.x[24];
+            const float v7264 = v7263 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[24] = v7264;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7267 = v6105.x[25];
+            const float v7268 = v7267 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[25] = v7268;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7271 = v6105.x[26];
+            const float v7272 = v7271 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[26] = v7272;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7275 = v6105.x[27];
+            const float v7276 = v7275 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[27] = v7276;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7279 = v6105.x[28];
+            const float v7280 = v7279 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[28] = v7280;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7283 = v6105.x[29];
+            const float v7284 = v7283 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[29] = v7284;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7287 = v6105.x[30];
+            const float v7288 = v7287 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[30] = v7288;  // kernels/sdpa/flash_tile.hpp:186
+            const float v7291 = v6105.x[31];
+            const float v7292 = v7291 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            v6105.x[31] = v7292;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v7297;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v7297, 0.0f);
-            iron_frag<float, 2, 16, 8> v7299;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v7299, 0.0f);
-            const unsigned int v7301 = static_cast<unsigned int>(v7297.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7303 = v46 + v7301;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7305 = v7303 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7306 = v7305 + 1u;
-            const unsigned int v7308 = v7306 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7317 = v7308 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7321 = v7306 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7322 = v193 && v7321;
-            const unsigned int v7323 = v7322 ? v7317 : v181;
-            const unsigned int v7326 = v7323 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7327 = min(v7326, 64u);
-            const bool v7328 = v7323 > v5961;
-            const unsigned int v7329 = v7328 ? v7327 : v181;
-            const float v7330 = __uint_as_float(v7329);
-            v7297.x[0] = v7330;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7332 = static_cast<unsigned int>(v7297.row(1, iron_linear_thread() & 31u));
-            const unsigned int v7334 = v46 + v7332;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7336 = v7334 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7337 = v7336 + 1u;
-            const unsigned int v7339 = v7337 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7348 = v7339 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7352 = v7337 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7353 = v193 && v7352;
-            const unsigned int v7354 = v7353 ? v7348 : v181;
-            const unsigned int v7357 = v7354 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7358 = min(v7357, 64u);
-            const bool v7359 = v7354 > v5961;
-            const unsigned int v7360 = v7359 ? v7358 : v181;
-            const float v7361 = __uint_as_float(v7360);
-            v7297.x[1] = v7361;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7363 = static_cast<unsigned int>(v7297.row(2, iron_linear_thread() & 31u));
-            const unsigned int v7365 = v46 + v7363;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7367 = v7365 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7368 = v7367 + 1u;
-            const unsigned int v7370 = v7368 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7379 = v7370 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7383 = v7368 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7384 = v193 && v7383;
-            const unsigned int v7385 = v7384 ? v7379 : v181;
-            const unsigned int v7388 = v7385 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7389 = min(v7388, 64u);
-            const bool v7390 = v7385 > v5961;
-            const unsigned int v7391 = v7390 ? v7389 : v181;
-            const float v7392 = __uint_as_float(v7391);
-            v7297.x[2] = v7392;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7394 = static_cast<unsigned int>(v7297.row(3, iron_linear_thread() & 31u));
-            const unsigned int v7396 = v46 + v7394;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v7398 = v7396 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7399 = v7398 + 1u;
-            const unsigned int v7401 = v7399 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7410 = v7401 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v7414 = v7399 > v194;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v7415 = v193 && v7414;
-            const unsigned int v7416 = v7415 ? v7410 : v181;
-            const unsigned int v7419 = v7416 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7420 = min(v7419, 64u);
-            const bool v7421 = v7416 > v5961;
-            const unsigned int v7422 = v7421 ? v7420 : v181;
-            const float v7423 = __uint_as_float(v7422);
-            v7297.x[3] = v7423;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v7425 = static_cast<unsigned int>(v7299.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7427 = v46 + v7425;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7429 = v7427 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7430 = v7429 + 1u;
-            const unsigned int v7432 = v7430 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7433 = min(v37, v7432);
-            const bool v7434 = v7430 > v18;
-            const unsigned int v7435 = v7434 ? v7433 : v181;
-            const unsigned int v7438 = v187 ? v37 : v7435;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7450 = v7438 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7451 = min(v7450, 64u);
-            const bool v7452 = v7438 > v5961;
-            const unsigned int v7453 = v7452 ? v7451 : v181;
-            const float v7454 = __uint_as_float(v7453);
-            v7299.x[0] = v7454;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7456 = static_cast<unsigned int>(v7299.row(1, iron_linear_thread() & 31u));
-            const unsigned int v7458 = v46 + v7456;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7460 = v7458 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7461 = v7460 + 1u;
-            const unsigned int v7463 = v7461 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7464 = min(v37, v7463);
-            const bool v7465 = v7461 > v18;
-            const unsigned int v7466 = v7465 ? v7464 : v181;
-            const unsigned int v7469 = v187 ? v37 : v7466;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7481 = v7469 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7482 = min(v7481, 64u);
-            const bool v7483 = v7469 > v5961;
-            const unsigned int v7484 = v7483 ? v7482 : v181;
-            const float v7485 = __uint_as_float(v7484);
-            v7299.x[1] = v7485;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7487 = static_cast<unsigned int>(v7299.row(2, iron_linear_thread() & 31u));
-            const unsigned int v7489 = v46 + v7487;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7491 = v7489 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7492 = v7491 + 1u;
-            const unsigned int v7494 = v7492 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7495 = min(v37, v7494);
-            const bool v7496 = v7492 > v18;
-            const unsigned int v7497 = v7496 ? v7495 : v181;
-            const unsigned int v7500 = v187 ? v37 : v7497;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7512 = v7500 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7513 = min(v7512, 64u);
-            const bool v7514 = v7500 > v5961;
-            const unsigned int v7515 = v7514 ? v7513 : v181;
-            const float v7516 = __uint_as_float(v7515);
-            v7299.x[2] = v7516;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7518 = static_cast<unsigned int>(v7299.row(3, iron_linear_thread() & 31u));
-            const unsigned int v7520 = v46 + v7518;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v7522 = v7520 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v7523 = v7522 + 1u;
-            const unsigned int v7525 = v7523 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v7526 = min(v37, v7525);
-            const bool v7527 = v7523 > v18;
-            const unsigned int v7528 = v7527 ? v7526 : v181;
-            const unsigned int v7531 = v187 ? v37 : v7528;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v7543 = v7531 - v5961;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v7544 = min(v7543, 64u);
-            const bool v7545 = v7531 > v5961;
-            const unsigned int v7546 = v7545 ? v7544 : v181;
-            const float v7547 = __uint_as_float(v7546);
-            v7299.x[3] = v7547;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v7548 = static_cast<unsigned int>(v6108.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v7550 = v6108.x[0];
-            const float v7551 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            iron_frag<float, 2, 16, 8> v7294;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v7294, 0.0f);
+            iron_frag<float, 2, 16, 8> v7296;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v7296, 0.0f);
+            const unsigned int v7298 = static_cast<unsigned int>(v7294.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7300 = v46 + v7298;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7302 = v7300 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7303 = v7302 + 1u;
+            const unsigned int v7305 = v7303 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7314 = v7305 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7318 = v7303 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7319 = v193 && v7318;
+            const unsigned int v7320 = v7319 ? v7314 : v181;
+            const unsigned int v7323 = v7320 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7324 = min(v7323, 64u);
+            const bool v7325 = v7320 > v5958;
+            const unsigned int v7326 = v7325 ? v7324 : v181;
+            const float v7327 = __uint_as_float(v7326);
+            v7294.x[0] = v7327;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7329 = static_cast<unsigned int>(v7294.row(1, iron_linear_thread() & 31u));
+            const unsigned int v7331 = v46 + v7329;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7333 = v7331 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7334 = v7333 + 1u;
+            const unsigned int v7336 = v7334 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7345 = v7336 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7349 = v7334 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7350 = v193 && v7349;
+            const unsigned int v7351 = v7350 ? v7345 : v181;
+            const unsigned int v7354 = v7351 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7355 = min(v7354, 64u);
+            const bool v7356 = v7351 > v5958;
+            const unsigned int v7357 = v7356 ? v7355 : v181;
+            const float v7358 = __uint_as_float(v7357);
+            v7294.x[1] = v7358;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7360 = static_cast<unsigned int>(v7294.row(2, iron_linear_thread() & 31u));
+            const unsigned int v7362 = v46 + v7360;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7364 = v7362 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7365 = v7364 + 1u;
+            const unsigned int v7367 = v7365 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7376 = v7367 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7380 = v7365 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7381 = v193 && v7380;
+            const unsigned int v7382 = v7381 ? v7376 : v181;
+            const unsigned int v7385 = v7382 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7386 = min(v7385, 64u);
+            const bool v7387 = v7382 > v5958;
+            const unsigned int v7388 = v7387 ? v7386 : v181;
+            const float v7389 = __uint_as_float(v7388);
+            v7294.x[2] = v7389;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7391 = static_cast<unsigned int>(v7294.row(3, iron_linear_thread() & 31u));
+            const unsigned int v7393 = v46 + v7391;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v7395 = v7393 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7396 = v7395 + 1u;
+            const unsigned int v7398 = v7396 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7407 = v7398 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v7411 = v7396 > v194;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v7412 = v193 && v7411;
+            const unsigned int v7413 = v7412 ? v7407 : v181;
+            const unsigned int v7416 = v7413 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7417 = min(v7416, 64u);
+            const bool v7418 = v7413 > v5958;
+            const unsigned int v7419 = v7418 ? v7417 : v181;
+            const float v7420 = __uint_as_float(v7419);
+            v7294.x[3] = v7420;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v7422 = static_cast<unsigned int>(v7296.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7424 = v46 + v7422;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7426 = v7424 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7427 = v7426 + 1u;
+            const unsigned int v7429 = v7427 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7430 = min(v37, v7429);
+            const bool v7431 = v7427 > v18;
+            const unsigned int v7432 = v7431 ? v7430 : v181;
+            const unsigned int v7435 = v187 ? v37 : v7432;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7447 = v7435 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7448 = min(v7447, 64u);
+            const bool v7449 = v7435 > v5958;
+            const unsigned int v7450 = v7449 ? v7448 : v181;
+            const float v7451 = __uint_as_float(v7450);
+            v7296.x[0] = v7451;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7453 = static_cast<unsigned int>(v7296.row(1, iron_linear_thread() & 31u));
+            const unsigned int v7455 = v46 + v7453;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7457 = v7455 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7458 = v7457 + 1u;
+            const unsigned int v7460 = v7458 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7461 = min(v37, v7460);
+            const bool v7462 = v7458 > v18;
+            const unsigned int v7463 = v7462 ? v7461 : v181;
+            const unsigned int v7466 = v187 ? v37 : v7463;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7478 = v7466 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7479 = min(v7478, 64u);
+            const bool v7480 = v7466 > v5958;
+            const unsigned int v7481 = v7480 ? v7479 : v181;
+            const float v7482 = __uint_as_float(v7481);
+            v7296.x[1] = v7482;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7484 = static_cast<unsigned int>(v7296.row(2, iron_linear_thread() & 31u));
+            const unsigned int v7486 = v46 + v7484;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7488 = v7486 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7489 = v7488 + 1u;
+            const unsigned int v7491 = v7489 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7492 = min(v37, v7491);
+            const bool v7493 = v7489 > v18;
+            const unsigned int v7494 = v7493 ? v7492 : v181;
+            const unsigned int v7497 = v187 ? v37 : v7494;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7509 = v7497 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7510 = min(v7509, 64u);
+            const bool v7511 = v7497 > v5958;
+            const unsigned int v7512 = v7511 ? v7510 : v181;
+            const float v7513 = __uint_as_float(v7512);
+            v7296.x[2] = v7513;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7515 = static_cast<unsigned int>(v7296.row(3, iron_linear_thread() & 31u));
+            const unsigned int v7517 = v46 + v7515;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v7519 = v7517 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v7520 = v7519 + 1u;
+            const unsigned int v7522 = v7520 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v7523 = min(v37, v7522);
+            const bool v7524 = v7520 > v18;
+            const unsigned int v7525 = v7524 ? v7523 : v181;
+            const unsigned int v7528 = v187 ? v37 : v7525;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v7540 = v7528 - v5958;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v7541 = min(v7540, 64u);
+            const bool v7542 = v7528 > v5958;
+            const unsigned int v7543 = v7542 ? v7541 : v181;
+            const float v7544 = __uint_as_float(v7543);
+            v7296.x[3] = v7544;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v7545 = static_cast<unsigned int>(v6105.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v7547 = v6105.x[0];
+            const float v7548 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7549 = __float_as_uint(v7548);
+            const bool v7550 = v7545 >= v7549;
+            const float v7551 = v7296.x[0];
             const unsigned int v7552 = __float_as_uint(v7551);
-            const bool v7553 = v7548 >= v7552;
-            const float v7554 = v7299.x[0];
-            const unsigned int v7555 = __float_as_uint(v7554);
-            const bool v7556 = v7548 < v7555;
-            const bool v7557 = v7553 && v7556;
-            const float v7559 = v7550 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7560 = v7557 ? v7559 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[0] = v7560;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7561 = static_cast<unsigned int>(v6108.col(1, iron_linear_thread() & 31u));
-            const float v7563 = v6108.x[1];
-            const float v7564 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7553 = v7545 < v7552;
+            const bool v7554 = v7550 && v7553;
+            const float v7556 = v7547 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7557 = v7554 ? v7556 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[0] = v7557;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7558 = static_cast<unsigned int>(v6105.col(1, iron_linear_thread() & 31u));
+            const float v7560 = v6105.x[1];
+            const float v7561 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7562 = __float_as_uint(v7561);
+            const bool v7563 = v7558 >= v7562;
+            const float v7564 = v7296.x[0];
             const unsigned int v7565 = __float_as_uint(v7564);
-            const bool v7566 = v7561 >= v7565;
-            const float v7567 = v7299.x[0];
-            const unsigned int v7568 = __float_as_uint(v7567);
-            const bool v7569 = v7561 < v7568;
-            const bool v7570 = v7566 && v7569;
-            const float v7572 = v7563 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7573 = v7570 ? v7572 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[1] = v7573;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7574 = static_cast<unsigned int>(v6108.col(2, iron_linear_thread() & 31u));
-            const float v7576 = v6108.x[2];
-            const float v7577 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7566 = v7558 < v7565;
+            const bool v7567 = v7563 && v7566;
+            const float v7569 = v7560 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7570 = v7567 ? v7569 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[1] = v7570;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7571 = static_cast<unsigned int>(v6105.col(2, iron_linear_thread() & 31u));
+            const float v7573 = v6105.x[2];
+            const float v7574 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7575 = __float_as_uint(v7574);
+            const bool v7576 = v7571 >= v7575;
+            const float v7577 = v7296.x[2];
             const unsigned int v7578 = __float_as_uint(v7577);
-            const bool v7579 = v7574 >= v7578;
-            const float v7580 = v7299.x[2];
-            const unsigned int v7581 = __float_as_uint(v7580);
-            const bool v7582 = v7574 < v7581;
-            const bool v7583 = v7579 && v7582;
-            const float v7585 = v7576 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7586 = v7583 ? v7585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[2] = v7586;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7587 = static_cast<unsigned int>(v6108.col(3, iron_linear_thread() & 31u));
-            const float v7589 = v6108.x[3];
-            const float v7590 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7579 = v7571 < v7578;
+            const bool v7580 = v7576 && v7579;
+            const float v7582 = v7573 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7583 = v7580 ? v7582 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[2] = v7583;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7584 = static_cast<unsigned int>(v6105.col(3, iron_linear_thread() & 31u));
+            const float v7586 = v6105.x[3];
+            const float v7587 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7588 = __float_as_uint(v7587);
+            const bool v7589 = v7584 >= v7588;
+            const float v7590 = v7296.x[2];
             const unsigned int v7591 = __float_as_uint(v7590);
-            const bool v7592 = v7587 >= v7591;
-            const float v7593 = v7299.x[2];
-            const unsigned int v7594 = __float_as_uint(v7593);
-            const bool v7595 = v7587 < v7594;
-            const bool v7596 = v7592 && v7595;
-            const float v7598 = v7589 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7599 = v7596 ? v7598 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[3] = v7599;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7600 = static_cast<unsigned int>(v6108.col(4, iron_linear_thread() & 31u));
-            const float v7602 = v6108.x[4];
-            const float v7603 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7592 = v7584 < v7591;
+            const bool v7593 = v7589 && v7592;
+            const float v7595 = v7586 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7596 = v7593 ? v7595 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[3] = v7596;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7597 = static_cast<unsigned int>(v6105.col(4, iron_linear_thread() & 31u));
+            const float v7599 = v6105.x[4];
+            const float v7600 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7601 = __float_as_uint(v7600);
+            const bool v7602 = v7597 >= v7601;
+            const float v7603 = v7296.x[0];
             const unsigned int v7604 = __float_as_uint(v7603);
-            const bool v7605 = v7600 >= v7604;
-            const float v7606 = v7299.x[0];
-            const unsigned int v7607 = __float_as_uint(v7606);
-            const bool v7608 = v7600 < v7607;
-            const bool v7609 = v7605 && v7608;
-            const float v7611 = v7602 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7612 = v7609 ? v7611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[4] = v7612;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7613 = static_cast<unsigned int>(v6108.col(5, iron_linear_thread() & 31u));
-            const float v7615 = v6108.x[5];
-            const float v7616 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7605 = v7597 < v7604;
+            const bool v7606 = v7602 && v7605;
+            const float v7608 = v7599 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7609 = v7606 ? v7608 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[4] = v7609;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7610 = static_cast<unsigned int>(v6105.col(5, iron_linear_thread() & 31u));
+            const float v7612 = v6105.x[5];
+            const float v7613 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7614 = __float_as_uint(v7613);
+            const bool v7615 = v7610 >= v7614;
+            const float v7616 = v7296.x[0];
             const unsigned int v7617 = __float_as_uint(v7616);
-            const bool v7618 = v7613 >= v7617;
-            const float v7619 = v7299.x[0];
-            const unsigned int v7620 = __float_as_uint(v7619);
-            const bool v7621 = v7613 < v7620;
-            const bool v7622 = v7618 && v7621;
-            const float v7624 = v7615 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7625 = v7622 ? v7624 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[5] = v7625;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7626 = static_cast<unsigned int>(v6108.col(6, iron_linear_thread() & 31u));
-            const float v7628 = v6108.x[6];
-            const float v7629 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7618 = v7610 < v7617;
+            const bool v7619 = v7615 && v7618;
+            const float v7621 = v7612 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7622 = v7619 ? v7621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[5] = v7622;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7623 = static_cast<unsigned int>(v6105.col(6, iron_linear_thread() & 31u));
+            const float v7625 = v6105.x[6];
+            const float v7626 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7627 = __float_as_uint(v7626);
+            const bool v7628 = v7623 >= v7627;
+            const float v7629 = v7296.x[2];
             const unsigned int v7630 = __float_as_uint(v7629);
-            const bool v7631 = v7626 >= v7630;
-            const float v7632 = v7299.x[2];
-            const unsigned int v7633 = __float_as_uint(v7632);
-            const bool v7634 = v7626 < v7633;
-            const bool v7635 = v7631 && v7634;
-            const float v7637 = v7628 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7638 = v7635 ? v7637 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[6] = v7638;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7639 = static_cast<unsigned int>(v6108.col(7, iron_linear_thread() & 31u));
-            const float v7641 = v6108.x[7];
-            const float v7642 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7631 = v7623 < v7630;
+            const bool v7632 = v7628 && v7631;
+            const float v7634 = v7625 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7635 = v7632 ? v7634 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[6] = v7635;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7636 = static_cast<unsigned int>(v6105.col(7, iron_linear_thread() & 31u));
+            const float v7638 = v6105.x[7];
+            const float v7639 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7640 = __float_as_uint(v7639);
+            const bool v7641 = v7636 >= v7640;
+            const float v7642 = v7296.x[2];
             const unsigned int v7643 = __float_as_uint(v7642);
-            const bool v7644 = v7639 >= v7643;
-            const float v7645 = v7299.x[2];
-            const unsigned int v7646 = __float_as_uint(v7645);
-            const bool v7647 = v7639 < v7646;
-            const bool v7648 = v7644 && v7647;
-            const float v7650 = v7641 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7651 = v7648 ? v7650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[7] = v7651;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7652 = static_cast<unsigned int>(v6108.col(8, iron_linear_thread() & 31u));
-            const float v7654 = v6108.x[8];
-            const float v7655 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7644 = v7636 < v7643;
+            const bool v7645 = v7641 && v7644;
+            const float v7647 = v7638 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7648 = v7645 ? v7647 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[7] = v7648;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7649 = static_cast<unsigned int>(v6105.col(8, iron_linear_thread() & 31u));
+            const float v7651 = v6105.x[8];
+            const float v7652 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7653 = __float_as_uint(v7652);
+            const bool v7654 = v7649 >= v7653;
+            const float v7655 = v7296.x[0];
             const unsigned int v7656 = __float_as_uint(v7655);
-            const bool v7657 = v7652 >= v7656;
-            const float v7658 = v7299.x[0];
-            const unsigned int v7659 = __float_as_uint(v7658);
-            const bool v7660 = v7652 < v7659;
-            const bool v7661 = v7657 && v7660;
-            const float v7663 = v7654 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7664 = v7661 ? v7663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[8] = v7664;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7665 = static_cast<unsigned int>(v6108.col(9, iron_linear_thread() & 31u));
-            const float v7667 = v6108.x[9];
-            const float v7668 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7657 = v7649 < v7656;
+            const bool v7658 = v7654 && v7657;
+            const float v7660 = v7651 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7661 = v7658 ? v7660 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[8] = v7661;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7662 = static_cast<unsigned int>(v6105.col(9, iron_linear_thread() & 31u));
+            const float v7664 = v6105.x[9];
+            const float v7665 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7666 = __float_as_uint(v7665);
+            const bool v7667 = v7662 >= v7666;
+            const float v7668 = v7296.x[0];
             const unsigned int v7669 = __float_as_uint(v7668);
-            const bool v7670 = v7665 >= v7669;
-            const float v7671 = v7299.x[0];
-            const unsigned int v7672 = __float_as_uint(v7671);
-            const bool v7673 = v7665 < v7672;
-            const bool v7674 = v7670 && v7673;
-            const float v7676 = v7667 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7677 = v7674 ? v7676 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[9] = v7677;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7678 = static_cast<unsigned int>(v6108.col(10, iron_linear_thread() & 31u));
-            const float v7680 = v6108.x[10];
-            const float v7681 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7670 = v7662 < v7669;
+            const bool v7671 = v7667 && v7670;
+            const float v7673 = v7664 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7674 = v7671 ? v7673 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[9] = v7674;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7675 = static_cast<unsigned int>(v6105.col(10, iron_linear_thread() & 31u));
+            const float v7677 = v6105.x[10];
+            const float v7678 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7679 = __float_as_uint(v7678);
+            const bool v7680 = v7675 >= v7679;
+            const float v7681 = v7296.x[2];
             const unsigned int v7682 = __float_as_uint(v7681);
-            const bool v7683 = v7678 >= v7682;
-            const float v7684 = v7299.x[2];
-            const unsigned int v7685 = __float_as_uint(v7684);
-            const bool v7686 = v7678 < v7685;
-            const bool v7687 = v7683 && v7686;
-            const float v7689 = v7680 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7690 = v7687 ? v7689 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[10] = v7690;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7691 = static_cast<unsigned int>(v6108.col(11, iron_linear_thread() & 31u));
-            const float v7693 = v6108.x[11];
-            const float v7694 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7683 = v7675 < v7682;
+            const bool v7684 = v7680 && v7683;
+            const float v7686 = v7677 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7687 = v7684 ? v7686 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[10] = v7687;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7688 = static_cast<unsigned int>(v6105.col(11, iron_linear_thread() & 31u));
+            const float v7690 = v6105.x[11];
+            const float v7691 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7692 = __float_as_uint(v7691);
+            const bool v7693 = v7688 >= v7692;
+            const float v7694 = v7296.x[2];
             const unsigned int v7695 = __float_as_uint(v7694);
-            const bool v7696 = v7691 >= v7695;
-            const float v7697 = v7299.x[2];
-            const unsigned int v7698 = __float_as_uint(v7697);
-            const bool v7699 = v7691 < v7698;
-            const bool v7700 = v7696 && v7699;
-            const float v7702 = v7693 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7703 = v7700 ? v7702 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[11] = v7703;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7704 = static_cast<unsigned int>(v6108.col(12, iron_linear_thread() & 31u));
-            const float v7706 = v6108.x[12];
-            const float v7707 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7696 = v7688 < v7695;
+            const bool v7697 = v7693 && v7696;
+            const float v7699 = v7690 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7700 = v7697 ? v7699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[11] = v7700;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7701 = static_cast<unsigned int>(v6105.col(12, iron_linear_thread() & 31u));
+            const float v7703 = v6105.x[12];
+            const float v7704 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7705 = __float_as_uint(v7704);
+            const bool v7706 = v7701 >= v7705;
+            const float v7707 = v7296.x[0];
             const unsigned int v7708 = __float_as_uint(v7707);
-            const bool v7709 = v7704 >= v7708;
-            const float v7710 = v7299.x[0];
-            const unsigned int v7711 = __float_as_uint(v7710);
-            const bool v7712 = v7704 < v7711;
-            const bool v7713 = v7709 && v7712;
-            const float v7715 = v7706 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7716 = v7713 ? v7715 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[12] = v7716;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7717 = static_cast<unsigned int>(v6108.col(13, iron_linear_thread() & 31u));
-            const float v7719 = v6108.x[13];
-            const float v7720 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7709 = v7701 < v7708;
+            const bool v7710 = v7706 && v7709;
+            const float v7712 = v7703 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7713 = v7710 ? v7712 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[12] = v7713;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7714 = static_cast<unsigned int>(v6105.col(13, iron_linear_thread() & 31u));
+            const float v7716 = v6105.x[13];
+            const float v7717 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7718 = __float_as_uint(v7717);
+            const bool v7719 = v7714 >= v7718;
+            const float v7720 = v7296.x[0];
             const unsigned int v7721 = __float_as_uint(v7720);
-            const bool v7722 = v7717 >= v7721;
-            const float v7723 = v7299.x[0];
-            const unsigned int v7724 = __float_as_uint(v7723);
-            const bool v7725 = v7717 < v7724;
-            const bool v7726 = v7722 && v7725;
-            const float v7728 = v7719 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7729 = v7726 ? v7728 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[13] = v7729;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7730 = static_cast<unsigned int>(v6108.col(14, iron_linear_thread() & 31u));
-            const float v7732 = v6108.x[14];
-            const float v7733 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7722 = v7714 < v7721;
+            const bool v7723 = v7719 && v7722;
+            const float v7725 = v7716 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7726 = v7723 ? v7725 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[13] = v7726;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7727 = static_cast<unsigned int>(v6105.col(14, iron_linear_thread() & 31u));
+            const float v7729 = v6105.x[14];
+            const float v7730 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7731 = __float_as_uint(v7730);
+            const bool v7732 = v7727 >= v7731;
+            const float v7733 = v7296.x[2];
             const unsigned int v7734 = __float_as_uint(v7733);
-            const bool v7735 = v7730 >= v7734;
-            const float v7736 = v7299.x[2];
-            const unsigned int v7737 = __float_as_uint(v7736);
-            const bool v7738 = v7730 < v7737;
-            const bool v7739 = v7735 && v7738;
-            const float v7741 = v7732 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7742 = v7739 ? v7741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[14] = v7742;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7743 = static_cast<unsigned int>(v6108.col(15, iron_linear_thread() & 31u));
-            const float v7745 = v6108.x[15];
-            const float v7746 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7735 = v7727 < v7734;
+            const bool v7736 = v7732 && v7735;
+            const float v7738 = v7729 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7739 = v7736 ? v7738 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[14] = v7739;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7740 = static_cast<unsigned int>(v6105.col(15, iron_linear_thread() & 31u));
+            const float v7742 = v6105.x[15];
+            const float v7743 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7744 = __float_as_uint(v7743);
+            const bool v7745 = v7740 >= v7744;
+            const float v7746 = v7296.x[2];
             const unsigned int v7747 = __float_as_uint(v7746);
-            const bool v7748 = v7743 >= v7747;
-            const float v7749 = v7299.x[2];
-            const unsigned int v7750 = __float_as_uint(v7749);
-            const bool v7751 = v7743 < v7750;
-            const bool v7752 = v7748 && v7751;
-            const float v7754 = v7745 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7755 = v7752 ? v7754 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[15] = v7755;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7756 = static_cast<unsigned int>(v6108.col(16, iron_linear_thread() & 31u));
-            const float v7758 = v6108.x[16];
-            const float v7759 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7748 = v7740 < v7747;
+            const bool v7749 = v7745 && v7748;
+            const float v7751 = v7742 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7752 = v7749 ? v7751 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[15] = v7752;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7753 = static_cast<unsigned int>(v6105.col(16, iron_linear_thread() & 31u));
+            const float v7755 = v6105.x[16];
+            const float v7756 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7757 = __float_as_uint(v7756);
+            const bool v7758 = v7753 >= v7757;
+            const float v7759 = v7296.x[0];
             const unsigned int v7760 = __float_as_uint(v7759);
-            const bool v7761 = v7756 >= v7760;
-            const float v7762 = v7299.x[0];
-            const unsigned int v7763 = __float_as_uint(v7762);
-            const bool v7764 = v7756 < v7763;
-            const bool v7765 = v7761 && v7764;
-            const float v7767 = v7758 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7768 = v7765 ? v7767 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[16] = v7768;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7769 = static_cast<unsigned int>(v6108.col(17, iron_linear_thread() & 31u));
-            const float v7771 = v6108.x[17];
-            const float v7772 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7761 = v7753 < v7760;
+            const bool v7762 = v7758 && v7761;
+            const float v7764 = v7755 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7765 = v7762 ? v7764 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[16] = v7765;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7766 = static_cast<unsigned int>(v6105.col(17, iron_linear_thread() & 31u));
+            const float v7768 = v6105.x[17];
+            const float v7769 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7770 = __float_as_uint(v7769);
+            const bool v7771 = v7766 >= v7770;
+            const float v7772 = v7296.x[0];
             const unsigned int v7773 = __float_as_uint(v7772);
-            const bool v7774 = v7769 >= v7773;
-            const float v7775 = v7299.x[0];
-            const unsigned int v7776 = __float_as_uint(v7775);
-            const bool v7777 = v7769 < v7776;
-            const bool v7778 = v7774 && v7777;
-            const float v7780 = v7771 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7781 = v7778 ? v7780 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[17] = v7781;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7782 = static_cast<unsigned int>(v6108.col(18, iron_linear_thread() & 31u));
-            const float v7784 = v6108.x[18];
-            const float v7785 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7774 = v7766 < v7773;
+            const bool v7775 = v7771 && v7774;
+            const float v7777 = v7768 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7778 = v7775 ? v7777 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[17] = v7778;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7779 = static_cast<unsigned int>(v6105.col(18, iron_linear_thread() & 31u));
+            const float v7781 = v6105.x[18];
+            const float v7782 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7783 = __float_as_uint(v7782);
+            const bool v7784 = v7779 >= v7783;
+            const float v7785 = v7296.x[2];
             const unsigned int v7786 = __float_as_uint(v7785);
-            const bool v7787 = v7782 >= v7786;
-            const float v7788 = v7299.x[2];
-            const unsigned int v7789 = __float_as_uint(v7788);
-            const bool v7790 = v7782 < v7789;
-            const bool v7791 = v7787 && v7790;
-            const float v7793 = v7784 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7794 = v7791 ? v7793 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[18] = v7794;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7795 = static_cast<unsigned int>(v6108.col(19, iron_linear_thread() & 31u));
-            const float v7797 = v6108.x[19];
-            const float v7798 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7787 = v7779 < v7786;
+            const bool v7788 = v7784 && v7787;
+            const float v7790 = v7781 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7791 = v7788 ? v7790 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[18] = v7791;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7792 = static_cast<unsigned int>(v6105.col(19, iron_linear_thread() & 31u));
+            const float v7794 = v6105.x[19];
+            const float v7795 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7796 = __float_as_uint(v7795);
+            const bool v7797 = v7792 >= v7796;
+            const float v7798 = v7296.x[2];
             const unsigned int v7799 = __float_as_uint(v7798);
-            const bool v7800 = v7795 >= v7799;
-            const float v7801 = v7299.x[2];
-            const unsigned int v7802 = __float_as_uint(v7801);
-            const bool v7803 = v7795 < v7802;
-            const bool v7804 = v7800 && v7803;
-            const float v7806 = v7797 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7807 = v7804 ? v7806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[19] = v7807;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7808 = static_cast<unsigned int>(v6108.col(20, iron_linear_thread() & 31u));
-            const float v7810 = v6108.x[20];
-            const float v7811 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7800 = v7792 < v7799;
+            const bool v7801 = v7797 && v7800;
+            const float v7803 = v7794 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7804 = v7801 ? v7803 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[19] = v7804;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7805 = static_cast<unsigned int>(v6105.col(20, iron_linear_thread() & 31u));
+            const float v7807 = v6105.x[20];
+            const float v7808 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7809 = __float_as_uint(v7808);
+            const bool v7810 = v7805 >= v7809;
+            const float v7811 = v7296.x[0];
             const unsigned int v7812 = __float_as_uint(v7811);
-            const bool v7813 = v7808 >= v7812;
-            const float v7814 = v7299.x[0];
-            const unsigned int v7815 = __float_as_uint(v7814);
-            const bool v7816 = v7808 < v7815;
-            const bool v7817 = v7813 && v7816;
-            const float v7819 = v7810 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7820 = v7817 ? v7819 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[20] = v7820;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7821 = static_cast<unsigned int>(v6108.col(21, iron_linear_thread() & 31u));
-            const float v7823 = v6108.x[21];
-            const float v7824 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7813 = v7805 < v7812;
+            const bool v7814 = v7810 && v7813;
+            const float v7816 = v7807 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7817 = v7814 ? v7816 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[20] = v7817;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7818 = static_cast<unsigned int>(v6105.col(21, iron_linear_thread() & 31u));
+            const float v7820 = v6105.x[21];
+            const float v7821 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7822 = __float_as_uint(v7821);
+            const bool v7823 = v7818 >= v7822;
+            const float v7824 = v7296.x[0];
             const unsigned int v7825 = __float_as_uint(v7824);
-            const bool v7826 = v7821 >= v7825;
-            const float v7827 = v7299.x[0];
-            const unsigned int v7828 = __float_as_uint(v7827);
-            const bool v7829 = v7821 < v7828;
-            const bool v7830 = v7826 && v7829;
-            const float v7832 = v7823 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7833 = v7830 ? v7832 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[21] = v7833;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7834 = static_cast<unsigned int>(v6108.col(22, iron_linear_thread() & 31u));
-            const float v7836 = v6108.x[22];
-            const float v7837 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7826 = v7818 < v7825;
+            const bool v7827 = v7823 && v7826;
+            const float v7829 = v7820 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7830 = v7827 ? v7829 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[21] = v7830;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7831 = static_cast<unsigned int>(v6105.col(22, iron_linear_thread() & 31u));
+            const float v7833 = v6105.x[22];
+            const float v7834 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7835 = __float_as_uint(v7834);
+            const bool v7836 = v7831 >= v7835;
+            const float v7837 = v7296.x[2];
             const unsigned int v7838 = __float_as_uint(v7837);
-            const bool v7839 = v7834 >= v7838;
-            const float v7840 = v7299.x[2];
-            const unsigned int v7841 = __float_as_uint(v7840);
-            const bool v7842 = v7834 < v7841;
-            const bool v7843 = v7839 && v7842;
-            const float v7845 = v7836 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7846 = v7843 ? v7845 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[22] = v7846;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7847 = static_cast<unsigned int>(v6108.col(23, iron_linear_thread() & 31u));
-            const float v7849 = v6108.x[23];
-            const float v7850 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7839 = v7831 < v7838;
+            const bool v7840 = v7836 && v7839;
+            const float v7842 = v7833 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7843 = v7840 ? v7842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[22] = v7843;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7844 = static_cast<unsigned int>(v6105.col(23, iron_linear_thread() & 31u));
+            const float v7846 = v6105.x[23];
+            const float v7847 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7848 = __float_as_uint(v7847);
+            const bool v7849 = v7844 >= v7848;
+            const float v7850 = v7296.x[2];
             const unsigned int v7851 = __float_as_uint(v7850);
-            const bool v7852 = v7847 >= v7851;
-            const float v7853 = v7299.x[2];
-            const unsigned int v7854 = __float_as_uint(v7853);
-            const bool v7855 = v7847 < v7854;
-            const bool v7856 = v7852 && v7855;
-            const float v7858 = v7849 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7859 = v7856 ? v7858 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[23] = v7859;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7860 = static_cast<unsigned int>(v6108.col(24, iron_linear_thread() & 31u));
-            const float v7862 = v6108.x[24];
-            const float v7863 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7852 = v7844 < v7851;
+            const bool v7853 = v7849 && v7852;
+            const float v7855 = v7846 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7856 = v7853 ? v7855 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[23] = v7856;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7857 = static_cast<unsigned int>(v6105.col(24, iron_linear_thread() & 31u));
+            const float v7859 = v6105.x[24];
+            const float v7860 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7861 = __float_as_uint(v7860);
+            const bool v7862 = v7857 >= v7861;
+            const float v7863 = v7296.x[0];
             const unsigned int v7864 = __float_as_uint(v7863);
-            const bool v7865 = v7860 >= v7864;
-            const float v7866 = v7299.x[0];
-            const unsigned int v7867 = __float_as_uint(v7866);
-            const bool v7868 = v7860 < v7867;
-            const bool v7869 = v7865 && v7868;
-            const float v7871 = v7862 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7872 = v7869 ? v7871 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[24] = v7872;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7873 = static_cast<unsigned int>(v6108.col(25, iron_linear_thread() & 31u));
-            const float v7875 = v6108.x[25];
-            const float v7876 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7865 = v7857 < v7864;
+            const bool v7866 = v7862 && v7865;
+            const float v7868 = v7859 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7869 = v7866 ? v7868 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[24] = v7869;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7870 = static_cast<unsigned int>(v6105.col(25, iron_linear_thread() & 31u));
+            const float v7872 = v6105.x[25];
+            const float v7873 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7874 = __float_as_uint(v7873);
+            const bool v7875 = v7870 >= v7874;
+            const float v7876 = v7296.x[0];
             const unsigned int v7877 = __float_as_uint(v7876);
-            const bool v7878 = v7873 >= v7877;
-            const float v7879 = v7299.x[0];
-            const unsigned int v7880 = __float_as_uint(v7879);
-            const bool v7881 = v7873 < v7880;
-            const bool v7882 = v7878 && v7881;
-            const float v7884 = v7875 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7885 = v7882 ? v7884 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[25] = v7885;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7886 = static_cast<unsigned int>(v6108.col(26, iron_linear_thread() & 31u));
-            const float v7888 = v6108.x[26];
-            const float v7889 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7878 = v7870 < v7877;
+            const bool v7879 = v7875 && v7878;
+            const float v7881 = v7872 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7882 = v7879 ? v7881 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[25] = v7882;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7883 = static_cast<unsigned int>(v6105.col(26, iron_linear_thread() & 31u));
+            const float v7885 = v6105.x[26];
+            const float v7886 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7887 = __float_as_uint(v7886);
+            const bool v7888 = v7883 >= v7887;
+            const float v7889 = v7296.x[2];
             const unsigned int v7890 = __float_as_uint(v7889);
-            const bool v7891 = v7886 >= v7890;
-            const float v7892 = v7299.x[2];
-            const unsigned int v7893 = __float_as_uint(v7892);
-            const bool v7894 = v7886 < v7893;
-            const bool v7895 = v7891 && v7894;
-            const float v7897 = v7888 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7898 = v7895 ? v7897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[26] = v7898;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7899 = static_cast<unsigned int>(v6108.col(27, iron_linear_thread() & 31u));
-            const float v7901 = v6108.x[27];
-            const float v7902 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7891 = v7883 < v7890;
+            const bool v7892 = v7888 && v7891;
+            const float v7894 = v7885 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7895 = v7892 ? v7894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[26] = v7895;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7896 = static_cast<unsigned int>(v6105.col(27, iron_linear_thread() & 31u));
+            const float v7898 = v6105.x[27];
+            const float v7899 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7900 = __float_as_uint(v7899);
+            const bool v7901 = v7896 >= v7900;
+            const float v7902 = v7296.x[2];
             const unsigned int v7903 = __float_as_uint(v7902);
-            const bool v7904 = v7899 >= v7903;
-            const float v7905 = v7299.x[2];
-            const unsigned int v7906 = __float_as_uint(v7905);
-            const bool v7907 = v7899 < v7906;
-            const bool v7908 = v7904 && v7907;
-            const float v7910 = v7901 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7911 = v7908 ? v7910 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[27] = v7911;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7912 = static_cast<unsigned int>(v6108.col(28, iron_linear_thread() & 31u));
-            const float v7914 = v6108.x[28];
-            const float v7915 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7904 = v7896 < v7903;
+            const bool v7905 = v7901 && v7904;
+            const float v7907 = v7898 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7908 = v7905 ? v7907 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[27] = v7908;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7909 = static_cast<unsigned int>(v6105.col(28, iron_linear_thread() & 31u));
+            const float v7911 = v6105.x[28];
+            const float v7912 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7913 = __float_as_uint(v7912);
+            const bool v7914 = v7909 >= v7913;
+            const float v7915 = v7296.x[0];
             const unsigned int v7916 = __float_as_uint(v7915);
-            const bool v7917 = v7912 >= v7916;
-            const float v7918 = v7299.x[0];
-            const unsigned int v7919 = __float_as_uint(v7918);
-            const bool v7920 = v7912 < v7919;
-            const bool v7921 = v7917 && v7920;
-            const float v7923 = v7914 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7924 = v7921 ? v7923 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[28] = v7924;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7925 = static_cast<unsigned int>(v6108.col(29, iron_linear_thread() & 31u));
-            const float v7927 = v6108.x[29];
-            const float v7928 = v7297.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7917 = v7909 < v7916;
+            const bool v7918 = v7914 && v7917;
+            const float v7920 = v7911 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7921 = v7918 ? v7920 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[28] = v7921;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7922 = static_cast<unsigned int>(v6105.col(29, iron_linear_thread() & 31u));
+            const float v7924 = v6105.x[29];
+            const float v7925 = v7294.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7926 = __float_as_uint(v7925);
+            const bool v7927 = v7922 >= v7926;
+            const float v7928 = v7296.x[0];
             const unsigned int v7929 = __float_as_uint(v7928);
-            const bool v7930 = v7925 >= v7929;
-            const float v7931 = v7299.x[0];
-            const unsigned int v7932 = __float_as_uint(v7931);
-            const bool v7933 = v7925 < v7932;
-            const bool v7934 = v7930 && v7933;
-            const float v7936 = v7927 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7937 = v7934 ? v7936 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[29] = v7937;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7938 = static_cast<unsigned int>(v6108.col(30, iron_linear_thread() & 31u));
-            const float v7940 = v6108.x[30];
-            const float v7941 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7930 = v7922 < v7929;
+            const bool v7931 = v7927 && v7930;
+            const float v7933 = v7924 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7934 = v7931 ? v7933 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[29] = v7934;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7935 = static_cast<unsigned int>(v6105.col(30, iron_linear_thread() & 31u));
+            const float v7937 = v6105.x[30];
+            const float v7938 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7939 = __float_as_uint(v7938);
+            const bool v7940 = v7935 >= v7939;
+            const float v7941 = v7296.x[2];
             const unsigned int v7942 = __float_as_uint(v7941);
-            const bool v7943 = v7938 >= v7942;
-            const float v7944 = v7299.x[2];
-            const unsigned int v7945 = __float_as_uint(v7944);
-            const bool v7946 = v7938 < v7945;
-            const bool v7947 = v7943 && v7946;
-            const float v7949 = v7940 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7950 = v7947 ? v7949 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[30] = v7950;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v7951 = static_cast<unsigned int>(v6108.col(31, iron_linear_thread() & 31u));
-            const float v7953 = v6108.x[31];
-            const float v7954 = v7297.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v7943 = v7935 < v7942;
+            const bool v7944 = v7940 && v7943;
+            const float v7946 = v7937 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7947 = v7944 ? v7946 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[30] = v7947;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v7948 = static_cast<unsigned int>(v6105.col(31, iron_linear_thread() & 31u));
+            const float v7950 = v6105.x[31];
+            const float v7951 = v7294.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v7952 = __float_as_uint(v7951);
+            const bool v7953 = v7948 >= v7952;
+            const float v7954 = v7296.x[2];
             const unsigned int v7955 = __float_as_uint(v7954);
-            const bool v7956 = v7951 >= v7955;
-            const float v7957 = v7299.x[2];
-            const unsigned int v7958 = __float_as_uint(v7957);
-            const bool v7959 = v7951 < v7958;
-            const bool v7960 = v7956 && v7959;
-            const float v7962 = v7953 * v225;  // kernels/sdpa/flash_tile.hpp:156
-            const float v7963 = v7960 ? v7962 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v6108.x[31] = v7963;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v7956 = v7948 < v7955;
+            const bool v7957 = v7953 && v7956;
+            const float v7959 = v7950 * v225;  // kernels/sdpa/flash_tile.hpp:156
+            const float v7960 = v7957 ? v7959 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v6105.x[31] = v7960;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v7965;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v7965, 0.0f);
-          iron_frag_row_reduce<false>(v7965, v6108);
-          iron_frag<float, 2, 16, 8> v7967;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v7967, 0.0f);
-          const float v7971 = v7965.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7972 = v227.x[0];
-          const float v7973 = fmaxf(v7972, v7971);
-          const bool v7976 = v7973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7977 = v7976 ? 0.0f : v7973;
-          v7967.x[0] = v7977;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7981 = v7965.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7982 = v227.x[1];
-          const float v7983 = fmaxf(v7982, v7981);
-          const bool v7986 = v7983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7987 = v7986 ? 0.0f : v7983;
-          v7967.x[1] = v7987;  // kernels/sdpa/flash_tile.hpp:217
-          const float v7991 = v7965.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v7992 = v227.x[2];
-          const float v7993 = fmaxf(v7992, v7991);
-          const bool v7996 = v7993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v7997 = v7996 ? 0.0f : v7993;
-          v7967.x[2] = v7997;  // kernels/sdpa/flash_tile.hpp:217
-          const float v8001 = v7965.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v8002 = v227.x[3];
-          const float v8003 = fmaxf(v8002, v8001);
-          const bool v8006 = v8003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v8007 = v8006 ? 0.0f : v8003;
-          v7967.x[3] = v8007;  // kernels/sdpa/flash_tile.hpp:217
-          const float v8011 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v8013 = v7972 - v8011;
-          const float v8014 = iron_exp2_approx(v8013);
-          v6122.x[0] = v8014;  // kernels/sdpa/flash_tile.hpp:220
-          const float v8018 = v7967.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v8020 = v7982 - v8018;
-          const float v8021 = iron_exp2_approx(v8020);
-          v6122.x[1] = v8021;  // kernels/sdpa/flash_tile.hpp:220
-          const float v8025 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v8027 = v7992 - v8025;
-          const float v8028 = iron_exp2_approx(v8027);
-          v6122.x[2] = v8028;  // kernels/sdpa/flash_tile.hpp:220
-          const float v8032 = v7967.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v8034 = v8002 - v8032;
-          const float v8035 = iron_exp2_approx(v8034);
-          v6122.x[3] = v8035;  // kernels/sdpa/flash_tile.hpp:220
-          v227.x[0] = v7973;  // kernels/sdpa/flash_tile.hpp:223
-          const float v8043 = v227.x[1];
-          const float v8045 = fmaxf(v8043, v7981);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[1] = v8045;  // kernels/sdpa/flash_tile.hpp:223
-          const float v8048 = v227.x[2];
-          const float v8050 = fmaxf(v8048, v7991);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[2] = v8050;  // kernels/sdpa/flash_tile.hpp:223
-          const float v8053 = v227.x[3];
-          const float v8055 = fmaxf(v8053, v8001);  // kernels/sdpa/flash_tile.hpp:224
-          v227.x[3] = v8055;  // kernels/sdpa/flash_tile.hpp:223
-          const float v8058 = v6108.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v8059 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8060 = v8058 - v8059;
-          const float v8061 = iron_exp2_approx(v8060);
-          v6108.x[0] = v8061;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8064 = v6108.x[1];
-          const float v8065 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8066 = v8064 - v8065;
-          const float v8067 = iron_exp2_approx(v8066);
-          v6108.x[1] = v8067;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8070 = v6108.x[2];
-          const float v8071 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8072 = v8070 - v8071;
-          const float v8073 = iron_exp2_approx(v8072);
-          v6108.x[2] = v8073;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8076 = v6108.x[3];
-          const float v8077 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8078 = v8076 - v8077;
-          const float v8079 = iron_exp2_approx(v8078);
-          v6108.x[3] = v8079;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8082 = v6108.x[4];
-          const float v8083 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8084 = v8082 - v8083;
-          const float v8085 = iron_exp2_approx(v8084);
-          v6108.x[4] = v8085;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8088 = v6108.x[5];
-          const float v8089 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8090 = v8088 - v8089;
-          const float v8091 = iron_exp2_approx(v8090);
-          v6108.x[5] = v8091;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8094 = v6108.x[6];
-          const float v8095 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8096 = v8094 - v8095;
-          const float v8097 = iron_exp2_approx(v8096);
-          v6108.x[6] = v8097;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8100 = v6108.x[7];
-          const float v8101 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8102 = v8100 - v8101;
-          const float v8103 = iron_exp2_approx(v8102);
-          v6108.x[7] = v8103;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8106 = v6108.x[8];
-          const float v8107 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8108 = v8106 - v8107;
-          const float v8109 = iron_exp2_approx(v8108);
-          v6108.x[8] = v8109;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8112 = v6108.x[9];
-          const float v8113 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8114 = v8112 - v8113;
-          const float v8115 = iron_exp2_approx(v8114);
-          v6108.x[9] = v8115;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8118 = v6108.x[10];
-          const float v8119 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8120 = v8118 - v8119;
-          const float v8121 = iron_exp2_approx(v8120);
-          v6108.x[10] = v8121;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8124 = v6108.x[11];
-          const float v8125 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8126 = v8124 - v8125;
-          const float v8127 = iron_exp2_approx(v8126);
-          v6108.x[11] = v8127;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8130 = v6108.x[12];
-          const float v8131 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8132 = v8130 - v8131;
-          const float v8133 = iron_exp2_approx(v8132);
-          v6108.x[12] = v8133;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8136 = v6108.x[13];
-          const float v8137 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8138 = v8136 - v8137;
-          const float v8139 = iron_exp2_approx(v8138);
-          v6108.x[13] = v8139;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8142 = v6108.x[14];
-          const float v8143 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8144 = v8142 - v8143;
-          const float v8145 = iron_exp2_approx(v8144);
-          v6108.x[14] = v8145;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8148 = v6108.x[15];
-          const float v8149 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8150 = v8148 - v8149;
-          const float v8151 = iron_exp2_approx(v8150);
-          v6108.x[15] = v8151;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8154 = v6108.x[16];
-          const float v8155 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8156 = v8154 - v8155;
-          const float v8157 = iron_exp2_approx(v8156);
-          v6108.x[16] = v8157;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8160 = v6108.x[17];
-          const float v8161 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8162 = v8160 - v8161;
-          const float v8163 = iron_exp2_approx(v8162);
-          v6108.x[17] = v8163;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8166 = v6108.x[18];
-          const float v8167 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8168 = v8166 - v8167;
-          const float v8169 = iron_exp2_approx(v8168);
-          v6108.x[18] = v8169;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8172 = v6108.x[19];
-          const float v8173 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8174 = v8172 - v8173;
-          const float v8175 = iron_exp2_approx(v8174);
-          v6108.x[19] = v8175;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8178 = v6108.x[20];
-          const float v8179 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8180 = v8178 - v8179;
-          const float v8181 = iron_exp2_approx(v8180);
-          v6108.x[20] = v8181;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8184 = v6108.x[21];
-          const float v8185 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8186 = v8184 - v8185;
-          const float v8187 = iron_exp2_approx(v8186);
-          v6108.x[21] = v8187;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8190 = v6108.x[22];
-          const float v8191 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8192 = v8190 - v8191;
-          const float v8193 = iron_exp2_approx(v8192);
-          v6108.x[22] = v8193;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8196 = v6108.x[23];
-          const float v8197 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8198 = v8196 - v8197;
-          const float v8199 = iron_exp2_approx(v8198);
-          v6108.x[23] = v8199;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8202 = v6108.x[24];
-          const float v8203 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8204 = v8202 - v8203;
-          const float v8205 = iron_exp2_approx(v8204);
-          v6108.x[24] = v8205;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8208 = v6108.x[25];
-          const float v8209 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8210 = v8208 - v8209;
-          const float v8211 = iron_exp2_approx(v8210);
-          v6108.x[25] = v8211;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8214 = v6108.x[26];
-          const float v8215 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8216 = v8214 - v8215;
-          const float v8217 = iron_exp2_approx(v8216);
-          v6108.x[26] = v8217;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8220 = v6108.x[27];
-          const float v8221 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8222 = v8220 - v8221;
-          const float v8223 = iron_exp2_approx(v8222);
-          v6108.x[27] = v8223;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8226 = v6108.x[28];
-          const float v8227 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8228 = v8226 - v8227;
-          const float v8229 = iron_exp2_approx(v8228);
-          v6108.x[28] = v8229;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8232 = v6108.x[29];
-          const float v8233 = v7967.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8234 = v8232 - v8233;
-          const float v8235 = iron_exp2_approx(v8234);
-          v6108.x[29] = v8235;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8238 = v6108.x[30];
-          const float v8239 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8240 = v8238 - v8239;
-          const float v8241 = iron_exp2_approx(v8240);
-          v6108.x[30] = v8241;  // kernels/sdpa/flash_tile.hpp:226
-          const float v8244 = v6108.x[31];
-          const float v8245 = v7967.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v8246 = v8244 - v8245;
-          const float v8247 = iron_exp2_approx(v8246);
-          v6108.x[31] = v8247;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v8249;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v8249, 0.0f);
-          iron_frag_row_reduce<true>(v8249, v6108);
-          const float v8252 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v8253 = v8249.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8254 = v6122.x[0];
-          const float v8255 = v8252 * v8254;
-          const float v8256 = v8255 + v8253;
-          v229.x[0] = v8256;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8259 = v229.x[1];
-          const float v8260 = v8249.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8261 = v6122.x[1];
-          const float v8262 = v8259 * v8261;
-          const float v8263 = v8262 + v8260;
-          v229.x[1] = v8263;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8266 = v229.x[2];
-          const float v8267 = v8249.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8268 = v6122.x[2];
-          const float v8269 = v8266 * v8268;
-          const float v8270 = v8269 + v8267;
-          v229.x[2] = v8270;  // kernels/sdpa/flash_tile.hpp:234
-          const float v8273 = v229.x[3];
-          const float v8274 = v8249.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v8275 = v6122.x[3];
-          const float v8276 = v8273 * v8275;
-          const float v8277 = v8276 + v8274;
-          v229.x[3] = v8277;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v7962;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v7962, 0.0f);
+          iron_frag_row_reduce<false>(v7962, v6105);
+          iron_frag<float, 2, 16, 8> v7964;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v7964, 0.0f);
+          const float v7968 = v7962.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7969 = v227.x[0];
+          const float v7970 = fmaxf(v7969, v7968);
+          const bool v7973 = v7970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7974 = v7973 ? 0.0f : v7970;
+          v7964.x[0] = v7974;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7978 = v7962.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7979 = v227.x[1];
+          const float v7980 = fmaxf(v7979, v7978);
+          const bool v7983 = v7980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7984 = v7983 ? 0.0f : v7980;
+          v7964.x[1] = v7984;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7988 = v7962.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7989 = v227.x[2];
+          const float v7990 = fmaxf(v7989, v7988);
+          const bool v7993 = v7990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v7994 = v7993 ? 0.0f : v7990;
+          v7964.x[2] = v7994;  // kernels/sdpa/flash_tile.hpp:217
+          const float v7998 = v7962.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v7999 = v227.x[3];
+          const float v8000 = fmaxf(v7999, v7998);
+          const bool v8003 = v8000 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v8004 = v8003 ? 0.0f : v8000;
+          v7964.x[3] = v8004;  // kernels/sdpa/flash_tile.hpp:217
+          const float v8008 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v8010 = v7969 - v8008;
+          const float v8011 = iron_exp2_approx(v8010);
+          v6119.x[0] = v8011;  // kernels/sdpa/flash_tile.hpp:220
+          const float v8015 = v7964.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v8017 = v7979 - v8015;
+          const float v8018 = iron_exp2_approx(v8017);
+          v6119.x[1] = v8018;  // kernels/sdpa/flash_tile.hpp:220
+          const float v8022 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v8024 = v7989 - v8022;
+          const float v8025 = iron_exp2_approx(v8024);
+          v6119.x[2] = v8025;  // kernels/sdpa/flash_tile.hpp:220
+          const float v8029 = v7964.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v8031 = v7999 - v8029;
+          const float v8032 = iron_exp2_approx(v8031);
+          v6119.x[3] = v8032;  // kernels/sdpa/flash_tile.hpp:220
+          v227.x[0] = v7970;  // kernels/sdpa/flash_tile.hpp:223
+          const float v8040 = v227.x[1];
+          const float v8042 = fmaxf(v8040, v7978);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[1] = v8042;  // kernels/sdpa/flash_tile.hpp:223
+          const float v8045 = v227.x[2];
+          const float v8047 = fmaxf(v8045, v7988);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[2] = v8047;  // kernels/sdpa/flash_tile.hpp:223
+          const float v8050 = v227.x[3];
+          const float v8052 = fmaxf(v8050, v7998);  // kernels/sdpa/flash_tile.hpp:224
+          v227.x[3] = v8052;  // kernels/sdpa/flash_tile.hpp:223
+          const float v8055 = v6105.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v8056 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8057 = v8055 - v8056;
+          const float v8058 = iron_exp2_approx(v8057);
+          v6105.x[0] = v8058;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8061 = v6105.x[1];
+          const float v8062 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8063 = v8061 - v8062;
+          const float v8064 = iron_exp2_approx(v8063);
+          v6105.x[1] = v8064;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8067 = v6105.x[2];
+          const float v8068 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8069 = v8067 - v8068;
+          const float v8070 = iron_exp2_approx(v8069);
+          v6105.x[2] = v8070;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8073 = v6105.x[3];
+          const float v8074 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8075 = v8073 - v8074;
+          const float v8076 = iron_exp2_approx(v8075);
+          v6105.x[3] = v8076;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8079 = v6105.x[4];
+          const float v8080 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8081 = v8079 - v8080;
+          const float v8082 = iron_exp2_approx(v8081);
+          v6105.x[4] = v8082;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8085 = v6105.x[5];
+          const float v8086 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8087 = v8085 - v8086;
+          const float v8088 = iron_exp2_approx(v8087);
+          v6105.x[5] = v8088;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8091 = v6105.x[6];
+          const float v8092 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8093 = v8091 - v8092;
+          const float v8094 = iron_exp2_approx(v8093);
+          v6105.x[6] = v8094;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8097 = v6105.x[7];
+          const float v8098 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8099 = v8097 - v8098;
+          const float v8100 = iron_exp2_approx(v8099);
+          v6105.x[7] = v8100;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8103 = v6105.x[8];
+          const float v8104 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8105 = v8103 - v8104;
+          const float v8106 = iron_exp2_approx(v8105);
+          v6105.x[8] = v8106;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8109 = v6105.x[9];
+          const float v8110 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8111 = v8109 - v8110;
+          const float v8112 = iron_exp2_approx(v8111);
+          v6105.x[9] = v8112;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8115 = v6105.x[10];
+          const float v8116 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8117 = v8115 - v8116;
+          const float v8118 = iron_exp2_approx(v8117);
+          v6105.x[10] = v8118;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8121 = v6105.x[11];
+          const float v8122 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8123 = v8121 - v8122;
+          const float v8124 = iron_exp2_approx(v8123);
+          v6105.x[11] = v8124;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8127 = v6105.x[12];
+          const float v8128 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8129 = v8127 - v8128;
+          const float v8130 = iron_exp2_approx(v8129);
+          v6105.x[12] = v8130;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8133 = v6105.x[13];
+          const float v8134 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8135 = v8133 - v8134;
+          const float v8136 = iron_exp2_approx(v8135);
+          v6105.x[13] = v8136;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8139 = v6105.x[14];
+          const float v8140 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8141 = v8139 - v8140;
+          const float v8142 = iron_exp2_approx(v8141);
+          v6105.x[14] = v8142;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8145 = v6105.x[15];
+          const float v8146 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8147 = v8145 - v8146;
+          const float v8148 = iron_exp2_approx(v8147);
+          v6105.x[15] = v8148;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8151 = v6105.x[16];
+          const float v8152 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8153 = v8151 - v8152;
+          const float v8154 = iron_exp2_approx(v8153);
+          v6105.x[16] = v8154;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8157 = v6105.x[17];
+          const float v8158 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8159 = v8157 - v8158;
+          const float v8160 = iron_exp2_approx(v8159);
+          v6105.x[17] = v8160;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8163 = v6105.x[18];
+          const float v8164 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8165 = v8163 - v8164;
+          const float v8166 = iron_exp2_approx(v8165);
+          v6105.x[18] = v8166;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8169 = v6105.x[19];
+          const float v8170 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8171 = v8169 - v8170;
+          const float v8172 = iron_exp2_approx(v8171);
+          v6105.x[19] = v8172;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8175 = v6105.x[20];
+          const float v8176 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8177 = v8175 - v8176;
+          const float v8178 = iron_exp2_approx(v8177);
+          v6105.x[20] = v8178;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8181 = v6105.x[21];
+          const float v8182 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8183 = v8181 - v8182;
+          const float v8184 = iron_exp2_approx(v8183);
+          v6105.x[21] = v8184;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8187 = v6105.x[22];
+          const float v8188 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8189 = v8187 - v8188;
+          const float v8190 = iron_exp2_approx(v8189);
+          v6105.x[22] = v8190;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8193 = v6105.x[23];
+          const float v8194 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8195 = v8193 - v8194;
+          const float v8196 = iron_exp2_approx(v8195);
+          v6105.x[23] = v8196;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8199 = v6105.x[24];
+          const float v8200 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8201 = v8199 - v8200;
+          const float v8202 = iron_exp2_approx(v8201);
+          v6105.x[24] = v8202;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8205 = v6105.x[25];
+          const float v8206 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8207 = v8205 - v8206;
+          const float v8208 = iron_exp2_approx(v8207);
+          v6105.x[25] = v8208;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8211 = v6105.x[26];
+          const float v8212 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8213 = v8211 - v8212;
+          const float v8214 = iron_exp2_approx(v8213);
+          v6105.x[26] = v8214;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8217 = v6105.x[27];
+          const float v8218 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8219 = v8217 - v8218;
+          const float v8220 = iron_exp2_approx(v8219);
+          v6105.x[27] = v8220;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8223 = v6105.x[28];
+          const float v8224 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8225 = v8223 - v8224;
+          const float v8226 = iron_exp2_approx(v8225);
+          v6105.x[28] = v8226;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8229 = v6105.x[29];
+          const float v8230 = v7964.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8231 = v8229 - v8230;
+          const float v8232 = iron_exp2_approx(v8231);
+          v6105.x[29] = v8232;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8235 = v6105.x[30];
+          const float v8236 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8237 = v8235 - v8236;
+          const float v8238 = iron_exp2_approx(v8237);
+          v6105.x[30] = v8238;  // kernels/sdpa/flash_tile.hpp:226
+          const float v8241 = v6105.x[31];
+          const float v8242 = v7964.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v8243 = v8241 - v8242;
+          const float v8244 = iron_exp2_approx(v8243);
+          v6105.x[31] = v8244;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v8246;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v8246, 0.0f);
+          iron_frag_row_reduce<true>(v8246, v6105);
+          const float v8249 = v229.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v8250 = v8246.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8251 = v6119.x[0];
+          const float v8252 = v8249 * v8251;
+          const float v8253 = v8252 + v8250;
+          v229.x[0] = v8253;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8256 = v229.x[1];
+          const float v8257 = v8246.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8258 = v6119.x[1];
+          const float v8259 = v8256 * v8258;
+          const float v8260 = v8259 + v8257;
+          v229.x[1] = v8260;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8263 = v229.x[2];
+          const float v8264 = v8246.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8265 = v6119.x[2];
+          const float v8266 = v8263 * v8265;
+          const float v8267 = v8266 + v8264;
+          v229.x[2] = v8267;  // kernels/sdpa/flash_tile.hpp:234
+          const float v8270 = v229.x[3];
+          const float v8271 = v8246.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v8272 = v6119.x[3];
+          const float v8273 = v8270 * v8272;
+          const float v8274 = v8273 + v8271;
+          v229.x[3] = v8274;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v8280 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v8281 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8282 = v8280 * v8281;
-        v231.x[0] = v8282;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8285 = v231.x[1];
-        const float v8286 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8287 = v8285 * v8286;
-        v231.x[1] = v8287;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8290 = v231.x[2];
-        const float v8291 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8292 = v8290 * v8291;
-        v231.x[2] = v8292;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8295 = v231.x[3];
-        const float v8296 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8297 = v8295 * v8296;
-        v231.x[3] = v8297;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8300 = v231.x[4];
-        const float v8301 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8302 = v8300 * v8301;
-        v231.x[4] = v8302;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8305 = v231.x[5];
-        const float v8306 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8307 = v8305 * v8306;
-        v231.x[5] = v8307;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8310 = v231.x[6];
-        const float v8311 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8312 = v8310 * v8311;
-        v231.x[6] = v8312;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8315 = v231.x[7];
-        const float v8316 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8317 = v8315 * v8316;
-        v231.x[7] = v8317;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8320 = v231.x[8];
-        const float v8321 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8322 = v8320 * v8321;
-        v231.x[8] = v8322;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8325 = v231.x[9];
-        const float v8326 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8327 = v8325 * v8326;
-        v231.x[9] = v8327;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8330 = v231.x[10];
-        const float v8331 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8332 = v8330 * v8331;
-        v231.x[10] = v8332;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8335 = v231.x[11];
-        const float v8336 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8337 = v8335 * v8336;
-        v231.x[11] = v8337;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8340 = v231.x[12];
-        const float v8341 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8342 = v8340 * v8341;
-        v231.x[12] = v8342;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8345 = v231.x[13];
-        const float v8346 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8347 = v8345 * v8346;
-        v231.x[13] = v8347;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8350 = v231.x[14];
-        const float v8351 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8352 = v8350 * v8351;
-        v231.x[14] = v8352;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8355 = v231.x[15];
-        const float v8356 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8357 = v8355 * v8356;
-        v231.x[15] = v8357;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8360 = v231.x[16];
-        const float v8361 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8362 = v8360 * v8361;
-        v231.x[16] = v8362;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8365 = v231.x[17];
-        const float v8366 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8367 = v8365 * v8366;
-        v231.x[17] = v8367;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8370 = v231.x[18];
-        const float v8371 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8372 = v8370 * v8371;
-        v231.x[18] = v8372;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8375 = v231.x[19];
-        const float v8376 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8377 = v8375 * v8376;
-        v231.x[19] = v8377;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8380 = v231.x[20];
-        const float v8381 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8382 = v8380 * v8381;
-        v231.x[20] = v8382;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8385 = v231.x[21];
-        const float v8386 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8387 = v8385 * v8386;
-        v231.x[21] = v8387;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8390 = v231.x[22];
-        const float v8391 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8392 = v8390 * v8391;
-        v231.x[22] = v8392;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8395 = v231.x[23];
-        const float v8396 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8397 = v8395 * v8396;
-        v231.x[23] = v8397;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8400 = v231.x[24];
-        const float v8401 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8402 = v8400 * v8401;
-        v231.x[24] = v8402;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8405 = v231.x[25];
-        const float v8406 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8407 = v8405 * v8406;
-        v231.x[25] = v8407;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8410 = v231.x[26];
-        const float v8411 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8412 = v8410 * v8411;
-        v231.x[26] = v8412;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8415 = v231.x[27];
-        const float v8416 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8417 = v8415 * v8416;
-        v231.x[27] = v8417;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8420 = v231.x[28];
-        const float v8421 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8422 = v8420 * v8421;
-        v231.x[28] = v8422;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8425 = v231.x[29];
-        const float v8426 = v6122.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8427 = v8425 * v8426;
-        v231.x[29] = v8427;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8430 = v231.x[30];
-        const float v8431 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8432 = v8430 * v8431;
-        v231.x[30] = v8432;  // kernels/sdpa/flash_tile.hpp:244
-        const float v8435 = v231.x[31];
-        const float v8436 = v6122.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v8437 = v8435 * v8436;
-        v231.x[31] = v8437;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 64> v8439;  // kernels/sdpa/flash_warpgroup.hpp:171
-        iron_frag_fill(v8439, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v8439, v6108);
-        const unsigned int v8445 = v45 << 6u;
-        iron_frag_store<false>(v8439, shm3, v8445, 64u);
+        const float v8277 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v8278 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8279 = v8277 * v8278;
+        v231.x[0] = v8279;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8282 = v231.x[1];
+        const float v8283 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8284 = v8282 * v8283;
+        v231.x[1] = v8284;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8287 = v231.x[2];
+        const float v8288 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8289 = v8287 * v8288;
+        v231.x[2] = v8289;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8292 = v231.x[3];
+        const float v8293 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8294 = v8292 * v8293;
+        v231.x[3] = v8294;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8297 = v231.x[4];
+        const float v8298 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8299 = v8297 * v8298;
+        v231.x[4] = v8299;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8302 = v231.x[5];
+        const float v8303 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8304 = v8302 * v8303;
+        v231.x[5] = v8304;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8307 = v231.x[6];
+        const float v8308 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8309 = v8307 * v8308;
+        v231.x[6] = v8309;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8312 = v231.x[7];
+        const float v8313 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8314 = v8312 * v8313;
+        v231.x[7] = v8314;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8317 = v231.x[8];
+        const float v8318 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8319 = v8317 * v8318;
+        v231.x[8] = v8319;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8322 = v231.x[9];
+        const float v8323 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8324 = v8322 * v8323;
+        v231.x[9] = v8324;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8327 = v231.x[10];
+        const float v8328 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8329 = v8327 * v8328;
+        v231.x[10] = v8329;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8332 = v231.x[11];
+        const float v8333 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8334 = v8332 * v8333;
+        v231.x[11] = v8334;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8337 = v231.x[12];
+        const float v8338 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8339 = v8337 * v8338;
+        v231.x[12] = v8339;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8342 = v231.x[13];
+        const float v8343 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8344 = v8342 * v8343;
+        v231.x[13] = v8344;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8347 = v231.x[14];
+        const float v8348 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8349 = v8347 * v8348;
+        v231.x[14] = v8349;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8352 = v231.x[15];
+        const float v8353 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8354 = v8352 * v8353;
+        v231.x[15] = v8354;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8357 = v231.x[16];
+        const float v8358 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8359 = v8357 * v8358;
+        v231.x[16] = v8359;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8362 = v231.x[17];
+        const float v8363 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8364 = v8362 * v8363;
+        v231.x[17] = v8364;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8367 = v231.x[18];
+        const float v8368 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8369 = v8367 * v8368;
+        v231.x[18] = v8369;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8372 = v231.x[19];
+        const float v8373 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8374 = v8372 * v8373;
+        v231.x[19] = v8374;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8377 = v231.x[20];
+        const float v8378 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8379 = v8377 * v8378;
+        v231.x[20] = v8379;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8382 = v231.x[21];
+        const float v8383 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8384 = v8382 * v8383;
+        v231.x[21] = v8384;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8387 = v231.x[22];
+        const float v8388 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8389 = v8387 * v8388;
+        v231.x[22] = v8389;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8392 = v231.x[23];
+        const float v8393 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8394 = v8392 * v8393;
+        v231.x[23] = v8394;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8397 = v231.x[24];
+        const float v8398 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8399 = v8397 * v8398;
+        v231.x[24] = v8399;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8402 = v231.x[25];
+        const float v8403 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8404 = v8402 * v8403;
+        v231.x[25] = v8404;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8407 = v231.x[26];
+        const float v8408 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8409 = v8407 * v8408;
+        v231.x[26] = v8409;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8412 = v231.x[27];
+        const float v8413 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8414 = v8412 * v8413;
+        v231.x[27] = v8414;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8417 = v231.x[28];
+        const float v8418 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8419 = v8417 * v8418;
+        v231.x[28] = v8419;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8422 = v231.x[29];
+        const float v8423 = v6119.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8424 = v8422 * v8423;
+        v231.x[29] = v8424;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8427 = v231.x[30];
+        const float v8428 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8429 = v8427 * v8428;
+        v231.x[30] = v8429;  // kernels/sdpa/flash_tile.hpp:244
+        const float v8432 = v231.x[31];
+        const float v8433 = v6119.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v8434 = v8432 * v8433;
+        v231.x[31] = v8434;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 64> v8436;  // kernels/sdpa/flash_warpgroup.hpp:171
+        iron_frag_fill(v8436, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v8436, v6105);
+        const unsigned int v8442 = v45 << 6u;
+        iron_frag_store<false>(v8436, shm3, v8442, 64u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:220
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v8453 = v5965 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:178
-        const unsigned int v8460 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
-        const unsigned int v8461 = v8460 << 6u;
-        const unsigned int v8510 = v41 & 3u;
-        const unsigned int v8512 = v8510 << 4u;
-        const unsigned int v8514 = v8512 << 6u;
-        const unsigned int v8516 = v8461 + v8514;
-        iron_frag<iron_bf16, 0, 16, 16> v8525;
-        iron_frag_fill(v8525, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8525, shm3, v8516, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8527;
-        iron_frag_fill(v8527, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8527, shm2, v8453, 64u);
-        iron_frag_mma_sync(v231, v8525, v8527);
-        const unsigned int v8529 = v8516 + 16u;
-        const unsigned int v8534 = v8453 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v8536;
-        iron_frag_fill(v8536, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8536, shm3, v8529, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8538;
-        iron_frag_fill(v8538, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8538, shm2, v8534, 64u);
-        iron_frag_mma_sync(v231, v8536, v8538);
-        const unsigned int v8540 = v8516 + 32u;
-        const unsigned int v8545 = v8453 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v8547;
-        iron_frag_fill(v8547, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8547, shm3, v8540, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8549;
-        iron_frag_fill(v8549, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8549, shm2, v8545, 64u);
-        iron_frag_mma_sync(v231, v8547, v8549);
-        const unsigned int v8551 = v8516 + 48u;
-        const unsigned int v8556 = v8453 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v8558;
-        iron_frag_fill(v8558, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v8558, shm3, v8551, 64u);
-        iron_frag<iron_bf16, 1, 16, 64> v8560;
-        iron_frag_fill(v8560, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v8560, shm2, v8556, 64u);
-        iron_frag_mma_sync(v231, v8558, v8560);
+        const unsigned int v8450 = v5962 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:178
+        const unsigned int v8457 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:177
+        const unsigned int v8458 = v8457 << 6u;
+        const unsigned int v8507 = v41 & 3u;
+        const unsigned int v8509 = v8507 << 4u;
+        const unsigned int v8511 = v8509 << 6u;
+        const unsigned int v8513 = v8458 + v8511;
+        iron_frag<iron_bf16, 0, 16, 16> v8522;
+        iron_frag_fill(v8522, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8522, shm3, v8513, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8524;
+        iron_frag_fill(v8524, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8524, shm2, v8450, 64u);
+        iron_frag_mma_sync(v231, v8522, v8524);
+        const unsigned int v8526 = v8513 + 16u;
+        const unsigned int v8531 = v8450 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v8533;
+        iron_frag_fill(v8533, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8533, shm3, v8526, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8535;
+        iron_frag_fill(v8535, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8535, shm2, v8531, 64u);
+        iron_frag_mma_sync(v231, v8533, v8535);
+        const unsigned int v8537 = v8513 + 32u;
+        const unsigned int v8542 = v8450 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v8544;
+        iron_frag_fill(v8544, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8544, shm3, v8537, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8546;
+        iron_frag_fill(v8546, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8546, shm2, v8542, 64u);
+        iron_frag_mma_sync(v231, v8544, v8546);
+        const unsigned int v8548 = v8513 + 48u;
+        const unsigned int v8553 = v8450 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v8555;
+        iron_frag_fill(v8555, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v8555, shm3, v8548, 64u);
+        iron_frag<iron_bf16, 1, 16, 64> v8557;
+        iron_frag_fill(v8557, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v8557, shm2, v8553, 64u);
+        iron_frag_mma_sync(v231, v8555, v8557);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:211
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v5100 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v5102;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v5102, 0.0f);
-      const float v5106 = v227.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5107 = fmaxf(v5106, v5100);
-      const bool v5110 = v5107 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5111 = v5110 ? 0.0f : v5107;
-      v5102.x[0] = v5111;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5115 = v227.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5116 = fmaxf(v5115, v5100);
-      const bool v5119 = v5116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5120 = v5119 ? 0.0f : v5116;
-      v5102.x[1] = v5120;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5124 = v227.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5125 = fmaxf(v5124, v5100);
-      const bool v5128 = v5125 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5129 = v5128 ? 0.0f : v5125;
-      v5102.x[2] = v5129;  // kernels/sdpa/flash_tile.hpp:260
-      const float v5133 = v227.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v5134 = fmaxf(v5133, v5100);
-      const bool v5137 = v5134 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v5138 = v5137 ? 0.0f : v5134;
-      v5102.x[3] = v5138;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v5140;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v5140, 0.0f);
-      const unsigned int v5141 = static_cast<unsigned int>(v5140.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v5142 = static_cast<unsigned int>(v5140.row(0, iron_linear_thread() & 31u));
-      const float v5144 = v5102.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5145 = v5100 - v5144;
-      const float v5146 = exp2f(v5145);
-      const float v5149 = v5106 - v5144;
-      const float v5150 = exp2f(v5149);
-      const float v5151 = v229.x[0];
-      const float v5152 = v5151 * v5150;
-      const float v5153 = v5152 + v5146;
-      v5140.x[0] = v5153;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v5154 = static_cast<unsigned int>(v5140.col(1, iron_linear_thread() & 31u));
-      const unsigned int v5155 = static_cast<unsigned int>(v5140.row(1, iron_linear_thread() & 31u));
-      const float v5157 = v5102.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5158 = v5100 - v5157;
-      const float v5159 = exp2f(v5158);
-      const float v5162 = v5115 - v5157;
-      const float v5163 = exp2f(v5162);
-      const float v5164 = v229.x[1];
-      const float v5165 = v5164 * v5163;
-      const float v5166 = v5165 + v5159;
-      v5140.x[1] = v5166;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v5167 = static_cast<unsigned int>(v5140.col(2, iron_linear_thread() & 31u));
-      const unsigned int v5168 = static_cast<unsigned int>(v5140.row(2, iron_linear_thread() & 31u));
-      const float v5170 = v5102.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5171 = v5100 - v5170;
-      const float v5172 = exp2f(v5171);
-      const float v5175 = v5124 - v5170;
-      const float v5176 = exp2f(v5175);
-      const float v5177 = v229.x[2];
-      const float v5178 = v5177 * v5176;
-      const float v5179 = v5178 + v5172;
-      v5140.x[2] = v5179;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v5180 = static_cast<unsigned int>(v5140.col(3, iron_linear_thread() & 31u));
-      const unsigned int v5181 = static_cast<unsigned int>(v5140.row(3, iron_linear_thread() & 31u));
-      const float v5183 = v5102.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v5184 = v5100 - v5183;
-      const float v5185 = exp2f(v5184);
-      const float v5188 = v5133 - v5183;
-      const float v5189 = exp2f(v5188);
-      const float v5190 = v229.x[3];
-      const float v5191 = v5190 * v5189;
-      const float v5192 = v5191 + v5185;
-      v5140.x[3] = v5192;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v5194;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v5194, 0.0f);
-      const float v5198 = v5140.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5204 = v5150 / v5198;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5206 = v5198 > 0.0f;
-      const float v5207 = v5206 ? v5204 : 0.0f;
-      v5194.x[0] = v5207;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5211 = v5140.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5217 = v5163 / v5211;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5219 = v5211 > 0.0f;
-      const float v5220 = v5219 ? v5217 : 0.0f;
-      v5194.x[1] = v5220;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5224 = v5140.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5230 = v5176 / v5224;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5232 = v5224 > 0.0f;
-      const float v5233 = v5232 ? v5230 : 0.0f;
-      v5194.x[2] = v5233;  // kernels/sdpa/flash_tile.hpp:268
-      const float v5237 = v5140.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v5243 = v5189 / v5237;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v5245 = v5237 > 0.0f;
-      const float v5246 = v5245 ? v5243 : 0.0f;
-      v5194.x[3] = v5246;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v5247 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5248 = v46 + v5247;
-      const float v5249 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5250 = v231.x[0];
-      const float v5251 = v5250 * v5249;
-      const bool v5252 = v5248 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5252) {
-        const unsigned int v5253 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v5256 = iron_f32_to_bf16(v5251);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5258 = v11 + v5248;
-        const unsigned int v5259 = v5258 * v1;
-        const unsigned int v5260 = v5259 + v26;
-        const unsigned int v5261 = v5260 << 6u;
-        const unsigned int v5262 = v5261 + v5253;
-        out[v5262] = v5256;
+      const float v5097 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v5099;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v5099, 0.0f);
+      const float v5103 = v227.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5104 = fmaxf(v5103, v5097);
+      const bool v5107 = v5104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5108 = v5107 ? 0.0f : v5104;
+      v5099.x[0] = v5108;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5112 = v227.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5113 = fmaxf(v5112, v5097);
+      const bool v5116 = v5113 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5117 = v5116 ? 0.0f : v5113;
+      v5099.x[1] = v5117;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5121 = v227.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5122 = fmaxf(v5121, v5097);
+      const bool v5125 = v5122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5126 = v5125 ? 0.0f : v5122;
+      v5099.x[2] = v5126;  // kernels/sdpa/flash_tile.hpp:260
+      const float v5130 = v227.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v5131 = fmaxf(v5130, v5097);
+      const bool v5134 = v5131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v5135 = v5134 ? 0.0f : v5131;
+      v5099.x[3] = v5135;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v5137;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v5137, 0.0f);
+      const unsigned int v5138 = static_cast<unsigned int>(v5137.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v5139 = static_cast<unsigned int>(v5137.row(0, iron_linear_thread() & 31u));
+      const float v5141 = v5099.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5142 = v5097 - v5141;
+      const float v5143 = exp2f(v5142);
+      const float v5146 = v5103 - v5141;
+      const float v5147 = exp2f(v5146);
+      const float v5148 = v229.x[0];
+      const float v5149 = v5148 * v5147;
+      const float v5150 = v5149 + v5143;
+      v5137.x[0] = v5150;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v5151 = static_cast<unsigned int>(v5137.col(1, iron_linear_thread() & 31u));
+      const unsigned int v5152 = static_cast<unsigned int>(v5137.row(1, iron_linear_thread() & 31u));
+      const float v5154 = v5099.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5155 = v5097 - v5154;
+      const float v5156 = exp2f(v5155);
+      const float v5159 = v5112 - v5154;
+      const float v5160 = exp2f(v5159);
+      const float v5161 = v229.x[1];
+      const float v5162 = v5161 * v5160;
+      const float v5163 = v5162 + v5156;
+      v5137.x[1] = v5163;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v5164 = static_cast<unsigned int>(v5137.col(2, iron_linear_thread() & 31u));
+      const unsigned int v5165 = static_cast<unsigned int>(v5137.row(2, iron_linear_thread() & 31u));
+      const float v5167 = v5099.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5168 = v5097 - v5167;
+      const float v5169 = exp2f(v5168);
+      const float v5172 = v5121 - v5167;
+      const float v5173 = exp2f(v5172);
+      const float v5174 = v229.x[2];
+      const float v5175 = v5174 * v5173;
+      const float v5176 = v5175 + v5169;
+      v5137.x[2] = v5176;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v5177 = static_cast<unsigned int>(v5137.col(3, iron_linear_thread() & 31u));
+      const unsigned int v5178 = static_cast<unsigned int>(v5137.row(3, iron_linear_thread() & 31u));
+      const float v5180 = v5099.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v5181 = v5097 - v5180;
+      const float v5182 = exp2f(v5181);
+      const float v5185 = v5130 - v5180;
+      const float v5186 = exp2f(v5185);
+      const float v5187 = v229.x[3];
+      const float v5188 = v5187 * v5186;
+      const float v5189 = v5188 + v5182;
+      v5137.x[3] = v5189;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v5191;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v5191, 0.0f);
+      const float v5195 = v5137.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5201 = v5147 / v5195;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5203 = v5195 > 0.0f;
+      const float v5204 = v5203 ? v5201 : 0.0f;
+      v5191.x[0] = v5204;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5208 = v5137.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5214 = v5160 / v5208;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5216 = v5208 > 0.0f;
+      const float v5217 = v5216 ? v5214 : 0.0f;
+      v5191.x[1] = v5217;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5221 = v5137.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5227 = v5173 / v5221;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5229 = v5221 > 0.0f;
+      const float v5230 = v5229 ? v5227 : 0.0f;
+      v5191.x[2] = v5230;  // kernels/sdpa/flash_tile.hpp:268
+      const float v5234 = v5137.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v5240 = v5186 / v5234;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v5242 = v5234 > 0.0f;
+      const float v5243 = v5242 ? v5240 : 0.0f;
+      v5191.x[3] = v5243;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v5244 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5245 = v46 + v5244;
+      const float v5246 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5247 = v231.x[0];
+      const float v5248 = v5247 * v5246;
+      const bool v5249 = v5245 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5249) {
+        const unsigned int v5250 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v5253 = iron_f32_to_bf16(v5248);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5255 = v11 + v5245;
+        const unsigned int v5256 = v5255 * v1;
+        const unsigned int v5257 = v5256 + v26;
+        const unsigned int v5258 = v5257 << 6u;
+        const unsigned int v5259 = v5258 + v5250;
+        out[v5259] = v5253;
       }
-      const unsigned int v5263 = static_cast<unsigned int>(v231.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5264 = v46 + v5263;
-      const float v5265 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5266 = v231.x[1];
-      const float v5267 = v5266 * v5265;
-      const bool v5268 = v5264 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5268) {
-        const unsigned int v5269 = static_cast<unsigned int>(v231.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v5272 = iron_f32_to_bf16(v5267);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5274 = v11 + v5264;
-        const unsigned int v5275 = v5274 * v1;
-        const unsigned int v5276 = v5275 + v26;
-        const unsigned int v5277 = v5276 << 6u;
-        const unsigned int v5278 = v5277 + v5269;
-        out[v5278] = v5272;
+      const unsigned int v5260 = static_cast<unsigned int>(v231.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5261 = v46 + v5260;
+      const float v5262 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5263 = v231.x[1];
+      const float v5264 = v5263 * v5262;
+      const bool v5265 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5265) {
+        const unsigned int v5266 = static_cast<unsigned int>(v231.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v5269 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5271 = v11 + v5261;
+        const unsigned int v5272 = v5271 * v1;
+        const unsigned int v5273 = v5272 + v26;
+        const unsigned int v5274 = v5273 << 6u;
+        const unsigned int v5275 = v5274 + v5266;
+        out[v5275] = v5269;
       }
-      const unsigned int v5279 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5280 = v46 + v5279;
-      const float v5281 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5282 = v231.x[2];
-      const float v5283 = v5282 * v5281;
-      const bool v5284 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5284) {
-        const unsigned int v5285 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v5288 = iron_f32_to_bf16(v5283);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5290 = v11 + v5280;
-        const unsigned int v5291 = v5290 * v1;
-        const unsigned int v5292 = v5291 + v26;
-        const unsigned int v5293 = v5292 << 6u;
-        const unsigned int v5294 = v5293 + v5285;
-        out[v5294] = v5288;
+      const unsigned int v5276 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5277 = v46 + v5276;
+      const float v5278 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5279 = v231.x[2];
+      const float v5280 = v5279 * v5278;
+      const bool v5281 = v5277 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5281) {
+        const unsigned int v5282 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v5285 = iron_f32_to_bf16(v5280);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5287 = v11 + v5277;
+        const unsigned int v5288 = v5287 * v1;
+        const unsigned int v5289 = v5288 + v26;
+        const unsigned int v5290 = v5289 << 6u;
+        const unsigned int v5291 = v5290 + v5282;
+        out[v5291] = v5285;
       }
-      const unsigned int v5295 = static_cast<unsigned int>(v231.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5296 = v46 + v5295;
-      const float v5297 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5298 = v231.x[3];
-      const float v5299 = v5298 * v5297;
-      const bool v5300 = v5296 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5300) {
-        const unsigned int v5301 = static_cast<unsigned int>(v231.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v5304 = iron_f32_to_bf16(v5299);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5306 = v11 + v5296;
-        const unsigned int v5307 = v5306 * v1;
-        const unsigned int v5308 = v5307 + v26;
-        const unsigned int v5309 = v5308 << 6u;
-        const unsigned int v5310 = v5309 + v5301;
-        out[v5310] = v5304;
+      const unsigned int v5292 = static_cast<unsigned int>(v231.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5293 = v46 + v5292;
+      const float v5294 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5295 = v231.x[3];
+      const float v5296 = v5295 * v5294;
+      const bool v5297 = v5293 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5297) {
+        const unsigned int v5298 = static_cast<unsigned int>(v231.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v5301 = iron_f32_to_bf16(v5296);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5303 = v11 + v5293;
+        const unsigned int v5304 = v5303 * v1;
+        const unsigned int v5305 = v5304 + v26;
+        const unsigned int v5306 = v5305 << 6u;
+        const unsigned int v5307 = v5306 + v5298;
+        out[v5307] = v5301;
       }
-      const unsigned int v5311 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5312 = v46 + v5311;
-      const float v5313 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5314 = v231.x[4];
-      const float v5315 = v5314 * v5313;
-      const bool v5316 = v5312 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5316) {
-        const unsigned int v5317 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v5320 = iron_f32_to_bf16(v5315);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5322 = v11 + v5312;
-        const unsigned int v5323 = v5322 * v1;
-        const unsigned int v5324 = v5323 + v26;
-        const unsigned int v5325 = v5324 << 6u;
-        const unsigned int v5326 = v5325 + v5317;
-        out[v5326] = v5320;
+      const unsigned int v5308 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5309 = v46 + v5308;
+      const float v5310 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5311 = v231.x[4];
+      const float v5312 = v5311 * v5310;
+      const bool v5313 = v5309 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5313) {
+        const unsigned int v5314 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v5317 = iron_f32_to_bf16(v5312);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5319 = v11 + v5309;
+        const unsigned int v5320 = v5319 * v1;
+        const unsigned int v5321 = v5320 + v26;
+        const unsigned int v5322 = v5321 << 6u;
+        const unsigned int v5323 = v5322 + v5314;
+        out[v5323] = v5317;
       }
-      const unsigned int v5327 = static_cast<unsigned int>(v231.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5328 = v46 + v5327;
-      const float v5329 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5330 = v231.x[5];
-      const float v5331 = v5330 * v5329;
-      const bool v5332 = v5328 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5332) {
-        const unsigned int v5333 = static_cast<unsigned int>(v231.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v5336 = iron_f32_to_bf16(v5331);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5338 = v11 + v5328;
-        const unsigned int v5339 = v5338 * v1;
-        const unsigned int v5340 = v5339 + v26;
-        const unsigned int v5341 = v5340 << 6u;
-        const unsigned int v5342 = v5341 + v5333;
-        out[v5342] = v5336;
+      const unsigned int v5324 = static_cast<unsigned int>(v231.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5325 = v46 + v5324;
+      const float v5326 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5327 = v231.x[5];
+      const float v5328 = v5327 * v5326;
+      const bool v5329 = v5325 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5329) {
+        const unsigned int v5330 = static_cast<unsigned int>(v231.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v5333 = iron_f32_to_bf16(v5328);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5335 = v11 + v5325;
+        const unsigned int v5336 = v5335 * v1;
+        const unsigned int v5337 = v5336 + v26;
+        const unsigned int v5338 = v5337 << 6u;
+        const unsigned int v5339 = v5338 + v5330;
+        out[v5339] = v5333;
       }
-      const unsigned int v5343 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5344 = v46 + v5343;
-      const float v5345 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5346 = v231.x[6];
-      const float v5347 = v5346 * v5345;
-      const bool v5348 = v5344 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5348) {
-        const unsigned int v5349 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v5352 = iron_f32_to_bf16(v5347);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5354 = v11 + v5344;
-        const unsigned int v5355 = v5354 * v1;
-        const unsigned int v5356 = v5355 + v26;
-        const unsigned int v5357 = v5356 << 6u;
-        const unsigned int v5358 = v5357 + v5349;
-        out[v5358] = v5352;
+      const unsigned int v5340 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5341 = v46 + v5340;
+      const float v5342 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5343 = v231.x[6];
+      const float v5344 = v5343 * v5342;
+      const bool v5345 = v5341 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5345) {
+        const unsigned int v5346 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v5349 = iron_f32_to_bf16(v5344);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5351 = v11 + v5341;
+        const unsigned int v5352 = v5351 * v1;
+        const unsigned int v5353 = v5352 + v26;
+        const unsigned int v5354 = v5353 << 6u;
+        const unsigned int v5355 = v5354 + v5346;
+        out[v5355] = v5349;
       }
-      const unsigned int v5359 = static_cast<unsigned int>(v231.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5360 = v46 + v5359;
-      const float v5361 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5362 = v231.x[7];
-      const float v5363 = v5362 * v5361;
-      const bool v5364 = v5360 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5364) {
-        const unsigned int v5365 = static_cast<unsigned int>(v231.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v5368 = iron_f32_to_bf16(v5363);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5370 = v11 + v5360;
-        const unsigned int v5371 = v5370 * v1;
-        const unsigned int v5372 = v5371 + v26;
-        const unsigned int v5373 = v5372 << 6u;
-        const unsigned int v5374 = v5373 + v5365;
-        out[v5374] = v5368;
+      const unsigned int v5356 = static_cast<unsigned int>(v231.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5357 = v46 + v5356;
+      const float v5358 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5359 = v231.x[7];
+      const float v5360 = v5359 * v5358;
+      const bool v5361 = v5357 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5361) {
+        const unsigned int v5362 = static_cast<unsigned int>(v231.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v5365 = iron_f32_to_bf16(v5360);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5367 = v11 + v5357;
+        const unsigned int v5368 = v5367 * v1;
+        const unsigned int v5369 = v5368 + v26;
+        const unsigned int v5370 = v5369 << 6u;
+        const unsigned int v5371 = v5370 + v5362;
+        out[v5371] = v5365;
       }
-      const unsigned int v5375 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5376 = v46 + v5375;
-      const float v5377 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5378 = v231.x[8];
-      const float v5379 = v5378 * v5377;
-      const bool v5380 = v5376 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5380) {
-        const unsigned int v5381 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v5384 = iron_f32_to_bf16(v5379);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5386 = v11 + v5376;
-        const unsigned int v5387 = v5386 * v1;
-        const unsigned int v5388 = v5387 + v26;
-        const unsigned int v5389 = v5388 << 6u;
-        const unsigned int v5390 = v5389 + v5381;
-        out[v5390] = v5384;
+      const unsigned int v5372 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5373 = v46 + v5372;
+      const float v5374 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5375 = v231.x[8];
+      const float v5376 = v5375 * v5374;
+      const bool v5377 = v5373 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5377) {
+        const unsigned int v5378 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v5381 = iron_f32_to_bf16(v5376);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5383 = v11 + v5373;
+        const unsigned int v5384 = v5383 * v1;
+        const unsigned int v5385 = v5384 + v26;
+        const unsigned int v5386 = v5385 << 6u;
+        const unsigned int v5387 = v5386 + v5378;
+        out[v5387] = v5381;
       }
-      const unsigned int v5391 = static_cast<unsigned int>(v231.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5392 = v46 + v5391;
-      const float v5393 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5394 = v231.x[9];
-      const float v5395 = v5394 * v5393;
-      const bool v5396 = v5392 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5396) {
-        const unsigned int v5397 = static_cast<unsigned int>(v231.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v5400 = iron_f32_to_bf16(v5395);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5402 = v11 + v5392;
-        const unsigned int v5403 = v5402 * v1;
-        const unsigned int v5404 = v5403 + v26;
-        const unsigned int v5405 = v5404 << 6u;
-        const unsigned int v5406 = v5405 + v5397;
-        out[v5406] = v5400;
+      const unsigned int v5388 = static_cast<unsigned int>(v231.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5389 = v46 + v5388;
+      const float v5390 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5391 = v231.x[9];
+      const float v5392 = v5391 * v5390;
+      const bool v5393 = v5389 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5393) {
+        const unsigned int v5394 = static_cast<unsigned int>(v231.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v5397 = iron_f32_to_bf16(v5392);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5399 = v11 + v5389;
+        const unsigned int v5400 = v5399 * v1;
+        const unsigned int v5401 = v5400 + v26;
+        const unsigned int v5402 = v5401 << 6u;
+        const unsigned int v5403 = v5402 + v5394;
+        out[v5403] = v5397;
       }
-      const unsigned int v5407 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5408 = v46 + v5407;
-      const float v5409 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5410 = v231.x[10];
-      const float v5411 = v5410 * v5409;
-      const bool v5412 = v5408 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5412) {
-        const unsigned int v5413 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v5416 = iron_f32_to_bf16(v5411);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5418 = v11 + v5408;
-        const unsigned int v5419 = v5418 * v1;
-        const unsigned int v5420 = v5419 + v26;
-        const unsigned int v5421 = v5420 << 6u;
-        const unsigned int v5422 = v5421 + v5413;
-        out[v5422] = v5416;
+      const unsigned int v5404 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5405 = v46 + v5404;
+      const float v5406 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5407 = v231.x[10];
+      const float v5408 = v5407 * v5406;
+      const bool v5409 = v5405 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5409) {
+        const unsigned int v5410 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v5413 = iron_f32_to_bf16(v5408);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5415 = v11 + v5405;
+        const unsigned int v5416 = v5415 * v1;
+        const unsigned int v5417 = v5416 + v26;
+        const unsigned int v5418 = v5417 << 6u;
+        const unsigned int v5419 = v5418 + v5410;
+        out[v5419] = v5413;
       }
-      const unsigned int v5423 = static_cast<unsigned int>(v231.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5424 = v46 + v5423;
-      const float v5425 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5426 = v231.x[11];
-      const float v5427 = v5426 * v5425;
-      const bool v5428 = v5424 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5428) {
-        const unsigned int v5429 = static_cast<unsigned int>(v231.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v5432 = iron_f32_to_bf16(v5427);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5434 = v11 + v5424;
-        const unsigned int v5435 = v5434 * v1;
-        const unsigned int v5436 = v5435 + v26;
-        const unsigned int v5437 = v5436 << 6u;
-        const unsigned int v5438 = v5437 + v5429;
-        out[v5438] = v5432;
+      const unsigned int v5420 = static_cast<unsigned int>(v231.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5421 = v46 + v5420;
+      const float v5422 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5423 = v231.x[11];
+      const float v5424 = v5423 * v5422;
+      const bool v5425 = v5421 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5425) {
+        const unsigned int v5426 = static_cast<unsigned int>(v231.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v5429 = iron_f32_to_bf16(v5424);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5431 = v11 + v5421;
+        const unsigned int v5432 = v5431 * v1;
+        const unsigned int v5433 = v5432 + v26;
+        const unsigned int v5434 = v5433 << 6u;
+        const unsigned int v5435 = v5434 + v5426;
+        out[v5435] = v5429;
       }
-      const unsigned int v5439 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5440 = v46 + v5439;
-      const float v5441 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5442 = v231.x[12];
-      const float v5443 = v5442 * v5441;
-      const bool v5444 = v5440 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5444) {
-        const unsigned int v5445 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v5448 = iron_f32_to_bf16(v5443);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5450 = v11 + v5440;
-        const unsigned int v5451 = v5450 * v1;
-        const unsigned int v5452 = v5451 + v26;
-        const unsigned int v5453 = v5452 << 6u;
-        const unsigned int v5454 = v5453 + v5445;
-        out[v5454] = v5448;
+      const unsigned int v5436 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5437 = v46 + v5436;
+      const float v5438 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5439 = v231.x[12];
+      const float v5440 = v5439 * v5438;
+      const bool v5441 = v5437 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5441) {
+        const unsigned int v5442 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v5445 = iron_f32_to_bf16(v5440);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5447 = v11 + v5437;
+        const unsigned int v5448 = v5447 * v1;
+        const unsigned int v5449 = v5448 + v26;
+        const unsigned int v5450 = v5449 << 6u;
+        const unsigned int v5451 = v5450 + v5442;
+        out[v5451] = v5445;
       }
-      const unsigned int v5455 = static_cast<unsigned int>(v231.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5456 = v46 + v5455;
-      const float v5457 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5458 = v231.x[13];
-      const float v5459 = v5458 * v5457;
-      const bool v5460 = v5456 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5460) {
-        const unsigned int v5461 = static_cast<unsigned int>(v231.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v5464 = iron_f32_to_bf16(v5459);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5466 = v11 + v5456;
-        const unsigned int v5467 = v5466 * v1;
-        const unsigned int v5468 = v5467 + v26;
-        const unsigned int v5469 = v5468 << 6u;
-        const unsigned int v5470 = v5469 + v5461;
-        out[v5470] = v5464;
+      const unsigned int v5452 = static_cast<unsigned int>(v231.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5453 = v46 + v5452;
+      const float v5454 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5455 = v231.x[13];
+      const float v5456 = v5455 * v5454;
+      const bool v5457 = v5453 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5457) {
+        const unsigned int v5458 = static_cast<unsigned int>(v231.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v5461 = iron_f32_to_bf16(v5456);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5463 = v11 + v5453;
+        const unsigned int v5464 = v5463 * v1;
+        const unsigned int v5465 = v5464 + v26;
+        const unsigned int v5466 = v5465 << 6u;
+        const unsigned int v5467 = v5466 + v5458;
+        out[v5467] = v5461;
       }
-      const unsigned int v5471 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5472 = v46 + v5471;
-      const float v5473 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5474 = v231.x[14];
-      const float v5475 = v5474 * v5473;
-      const bool v5476 = v5472 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5476) {
-        const unsigned int v5477 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v5480 = iron_f32_to_bf16(v5475);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5482 = v11 + v5472;
-        const unsigned int v5483 = v5482 * v1;
-        const unsigned int v5484 = v5483 + v26;
-        const unsigned int v5485 = v5484 << 6u;
-        const unsigned int v5486 = v5485 + v5477;
-        out[v5486] = v5480;
+      const unsigned int v5468 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5469 = v46 + v5468;
+      const float v5470 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5471 = v231.x[14];
+      const float v5472 = v5471 * v5470;
+      const bool v5473 = v5469 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5473) {
+        const unsigned int v5474 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v5477 = iron_f32_to_bf16(v5472);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5479 = v11 + v5469;
+        const unsigned int v5480 = v5479 * v1;
+        const unsigned int v5481 = v5480 + v26;
+        const unsigned int v5482 = v5481 << 6u;
+        const unsigned int v5483 = v5482 + v5474;
+        out[v5483] = v5477;
       }
-      const unsigned int v5487 = static_cast<unsigned int>(v231.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5488 = v46 + v5487;
-      const float v5489 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5490 = v231.x[15];
-      const float v5491 = v5490 * v5489;
-      const bool v5492 = v5488 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5492) {
-        const unsigned int v5493 = static_cast<unsigned int>(v231.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v5496 = iron_f32_to_bf16(v5491);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5498 = v11 + v5488;
-        const unsigned int v5499 = v5498 * v1;
-        const unsigned int v5500 = v5499 + v26;
-        const unsigned int v5501 = v5500 << 6u;
-        const unsigned int v5502 = v5501 + v5493;
-        out[v5502] = v5496;
+      const unsigned int v5484 = static_cast<unsigned int>(v231.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5485 = v46 + v5484;
+      const float v5486 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5487 = v231.x[15];
+      const float v5488 = v5487 * v5486;
+      const bool v5489 = v5485 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5489) {
+        const unsigned int v5490 = static_cast<unsigned int>(v231.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v5493 = iron_f32_to_bf16(v5488);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5495 = v11 + v5485;
+        const unsigned int v5496 = v5495 * v1;
+        const unsigned int v5497 = v5496 + v26;
+        const unsigned int v5498 = v5497 << 6u;
+        const unsigned int v5499 = v5498 + v5490;
+        out[v5499] = v5493;
       }
-      const unsigned int v5503 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5504 = v46 + v5503;
-      const float v5505 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5506 = v231.x[16];
-      const float v5507 = v5506 * v5505;
-      const bool v5508 = v5504 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5508) {
-        const unsigned int v5509 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v5512 = iron_f32_to_bf16(v5507);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5514 = v11 + v5504;
-        const unsigned int v5515 = v5514 * v1;
-        const unsigned int v5516 = v5515 + v26;
-        const unsigned int v5517 = v5516 << 6u;
-        const unsigned int v5518 = v5517 + v5509;
-        out[v5518] = v5512;
+      const unsigned int v5500 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5501 = v46 + v5500;
+      const float v5502 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5503 = v231.x[16];
+      const float v5504 = v5503 * v5502;
+      const bool v5505 = v5501 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5505) {
+        const unsigned int v5506 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v5509 = iron_f32_to_bf16(v5504);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5511 = v11 + v5501;
+        const unsigned int v5512 = v5511 * v1;
+        const unsigned int v5513 = v5512 + v26;
+        const unsigned int v5514 = v5513 << 6u;
+        const unsigned int v5515 = v5514 + v5506;
+        out[v5515] = v5509;
       }
-      const unsigned int v5519 = static_cast<unsigned int>(v231.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5520 = v46 + v5519;
-      const float v5521 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5522 = v231.x[17];
-      const float v5523 = v5522 * v5521;
-      const bool v5524 = v5520 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5524) {
-        const unsigned int v5525 = static_cast<unsigned int>(v231.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v5528 = iron_f32_to_bf16(v5523);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5530 = v11 + v5520;
-        const unsigned int v5531 = v5530 * v1;
-        const unsigned int v5532 = v5531 + v26;
-        const unsigned int v5533 = v5532 << 6u;
-        const unsigned int v5534 = v5533 + v5525;
-        out[v5534] = v5528;
+      const unsigned int v5516 = static_cast<unsigned int>(v231.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5517 = v46 + v5516;
+      const float v5518 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5519 = v231.x[17];
+      const float v5520 = v5519 * v5518;
+      const bool v5521 = v5517 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5521) {
+        const unsigned int v5522 = static_cast<unsigned int>(v231.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v5525 = iron_f32_to_bf16(v5520);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5527 = v11 + v5517;
+        const unsigned int v5528 = v5527 * v1;
+        const unsigned int v5529 = v5528 + v26;
+        const unsigned int v5530 = v5529 << 6u;
+        const unsigned int v5531 = v5530 + v5522;
+        out[v5531] = v5525;
       }
-      const unsigned int v5535 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5536 = v46 + v5535;
-      const float v5537 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5538 = v231.x[18];
-      const float v5539 = v5538 * v5537;
-      const bool v5540 = v5536 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5540) {
-        const unsigned int v5541 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v5544 = iron_f32_to_bf16(v5539);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5546 = v11 + v5536;
-        const unsigned int v5547 = v5546 * v1;
-        const unsigned int v5548 = v5547 + v26;
-        const unsigned int v5549 = v5548 << 6u;
-        const unsigned int v5550 = v5549 + v5541;
-        out[v5550] = v5544;
+      const unsigned int v5532 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5533 = v46 + v5532;
+      const float v5534 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5535 = v231.x[18];
+      const float v5536 = v5535 * v5534;
+      const bool v5537 = v5533 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5537) {
+        const unsigned int v5538 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v5541 = iron_f32_to_bf16(v5536);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5543 = v11 + v5533;
+        const unsigned int v5544 = v5543 * v1;
+        const unsigned int v5545 = v5544 + v26;
+        const unsigned int v5546 = v5545 << 6u;
+        const unsigned int v5547 = v5546 + v5538;
+        out[v5547] = v5541;
       }
-      const unsigned int v5551 = static_cast<unsigned int>(v231.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5552 = v46 + v5551;
-      const float v5553 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5554 = v231.x[19];
-      const float v5555 = v5554 * v5553;
-      const bool v5556 = v5552 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5556) {
-        const unsigned int v5557 = static_cast<unsigned int>(v231.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v5560 = iron_f32_to_bf16(v5555);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5562 = v11 + v5552;
-        const unsigned int v5563 = v5562 * v1;
-        const unsigned int v5564 = v5563 + v26;
-        const unsigned int v5565 = v5564 << 6u;
-        const unsigned int v5566 = v5565 + v5557;
-        out[v5566] = v5560;
+      const unsigned int v5548 = static_cast<unsigned int>(v231.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5549 = v46 + v5548;
+      const float v5550 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5551 = v231.x[19];
+      const float v5552 = v5551 * v5550;
+      const bool v5553 = v5549 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5553) {
+        const unsigned int v5554 = static_cast<unsigned int>(v231.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v5557 = iron_f32_to_bf16(v5552);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5559 = v11 + v5549;
+        const unsigned int v5560 = v5559 * v1;
+        const unsigned int v5561 = v5560 + v26;
+        const unsigned int v5562 = v5561 << 6u;
+        const unsigned int v5563 = v5562 + v5554;
+        out[v5563] = v5557;
       }
-      const unsigned int v5567 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5568 = v46 + v5567;
-      const float v5569 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5570 = v231.x[20];
-      const float v5571 = v5570 * v5569;
-      const bool v5572 = v5568 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5572) {
-        const unsigned int v5573 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v5576 = iron_f32_to_bf16(v5571);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5578 = v11 + v5568;
-        const unsigned int v5579 = v5578 * v1;
-        const unsigned int v5580 = v5579 + v26;
-        const unsigned int v5581 = v5580 << 6u;
-        const unsigned int v5582 = v5581 + v5573;
-        out[v5582] = v5576;
+      const unsigned int v5564 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5565 = v46 + v5564;
+      const float v5566 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5567 = v231.x[20];
+      const float v5568 = v5567 * v5566;
+      const bool v5569 = v5565 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5569) {
+        const unsigned int v5570 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v5573 = iron_f32_to_bf16(v5568);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5575 = v11 + v5565;
+        const unsigned int v5576 = v5575 * v1;
+        const unsigned int v5577 = v5576 + v26;
+        const unsigned int v5578 = v5577 << 6u;
+        const unsigned int v5579 = v5578 + v5570;
+        out[v5579] = v5573;
       }
-      const unsigned int v5583 = static_cast<unsigned int>(v231.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5584 = v46 + v5583;
-      const float v5585 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5586 = v231.x[21];
-      const float v5587 = v5586 * v5585;
-      const bool v5588 = v5584 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5588) {
-        const unsigned int v5589 = static_cast<unsigned int>(v231.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v5592 = iron_f32_to_bf16(v5587);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5594 = v11 + v5584;
-        const unsigned int v5595 = v5594 * v1;
-        const unsigned int v5596 = v5595 + v26;
-        const unsigned int v5597 = v5596 << 6u;
-        const unsigned int v5598 = v5597 + v5589;
-        out[v5598] = v5592;
+      const unsigned int v5580 = static_cast<unsigned int>(v231.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5581 = v46 + v5580;
+      const float v5582 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5583 = v231.x[21];
+      const float v5584 = v5583 * v5582;
+      const bool v5585 = v5581 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5585) {
+        const unsigned int v5586 = static_cast<unsigned int>(v231.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v5589 = iron_f32_to_bf16(v5584);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5591 = v11 + v5581;
+        const unsigned int v5592 = v5591 * v1;
+        const unsigned int v5593 = v5592 + v26;
+        const unsigned int v5594 = v5593 << 6u;
+        const unsigned int v5595 = v5594 + v5586;
+        out[v5595] = v5589;
       }
-      const unsigned int v5599 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5600 = v46 + v5599;
-      const float v5601 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5602 = v231.x[22];
-      const float v5603 = v5602 * v5601;
-      const bool v5604 = v5600 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5604) {
-        const unsigned int v5605 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v5608 = iron_f32_to_bf16(v5603);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5610 = v11 + v5600;
-        const unsigned int v5611 = v5610 * v1;
-        const unsigned int v5612 = v5611 + v26;
-        const unsigned int v5613 = v5612 << 6u;
-        const unsigned int v5614 = v5613 + v5605;
-        out[v5614] = v5608;
+      const unsigned int v5596 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5597 = v46 + v5596;
+      const float v5598 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5599 = v231.x[22];
+      const float v5600 = v5599 * v5598;
+      const bool v5601 = v5597 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5601) {
+        const unsigned int v5602 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v5605 = iron_f32_to_bf16(v5600);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5607 = v11 + v5597;
+        const unsigned int v5608 = v5607 * v1;
+        const unsigned int v5609 = v5608 + v26;
+        const unsigned int v5610 = v5609 << 6u;
+        const unsigned int v5611 = v5610 + v5602;
+        out[v5611] = v5605;
       }
-      const unsigned int v5615 = static_cast<unsigned int>(v231.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5616 = v46 + v5615;
-      const float v5617 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5618 = v231.x[23];
-      const float v5619 = v5618 * v5617;
-      const bool v5620 = v5616 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5620) {
-        const unsigned int v5621 = static_cast<unsigned int>(v231.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v5624 = iron_f32_to_bf16(v5619);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5626 = v11 + v5616;
-        const unsigned int v5627 = v5626 * v1;
-        const unsigned int v5628 = v5627 + v26;
-        const unsigned int v5629 = v5628 << 6u;
-        const unsigned int v5630 = v5629 + v5621;
-        out[v5630] = v5624;
+      const unsigned int v5612 = static_cast<unsigned int>(v231.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5613 = v46 + v5612;
+      const float v5614 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5615 = v231.x[23];
+      const float v5616 = v5615 * v5614;
+      const bool v5617 = v5613 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5617) {
+        const unsigned int v5618 = static_cast<unsigned int>(v231.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v5621 = iron_f32_to_bf16(v5616);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5623 = v11 + v5613;
+        const unsigned int v5624 = v5623 * v1;
+        const unsigned int v5625 = v5624 + v26;
+        const unsigned int v5626 = v5625 << 6u;
+        const unsigned int v5627 = v5626 + v5618;
+        out[v5627] = v5621;
       }
-      const unsigned int v5631 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5632 = v46 + v5631;
-      const float v5633 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5634 = v231.x[24];
-      const float v5635 = v5634 * v5633;
-      const bool v5636 = v5632 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5636) {
-        const unsigned int v5637 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v5640 = iron_f32_to_bf16(v5635);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5642 = v11 + v5632;
-        const unsigned int v5643 = v5642 * v1;
-        const unsigned int v5644 = v5643 + v26;
-        const unsigned int v5645 = v5644 << 6u;
-        const unsigned int v5646 = v5645 + v5637;
-        out[v5646] = v5640;
+      const unsigned int v5628 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5629 = v46 + v5628;
+      const float v5630 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5631 = v231.x[24];
+      const float v5632 = v5631 * v5630;
+      const bool v5633 = v5629 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5633) {
+        const unsigned int v5634 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v5637 = iron_f32_to_bf16(v5632);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5639 = v11 + v5629;
+        const unsigned int v5640 = v5639 * v1;
+        const unsigned int v5641 = v5640 + v26;
+        const unsigned int v5642 = v5641 << 6u;
+        const unsigned int v5643 = v5642 + v5634;
+        out[v5643] = v5637;
       }
-      const unsigned int v5647 = static_cast<unsigned int>(v231.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5648 = v46 + v5647;
-      const float v5649 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5650 = v231.x[25];
-      const float v5651 = v5650 * v5649;
-      const bool v5652 = v5648 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5652) {
-        const unsigned int v5653 = static_cast<unsigned int>(v231.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v5656 = iron_f32_to_bf16(v5651);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5658 = v11 + v5648;
-        const unsigned int v5659 = v5658 * v1;
-        const unsigned int v5660 = v5659 + v26;
-        const unsigned int v5661 = v5660 << 6u;
-        const unsigned int v5662 = v5661 + v5653;
-        out[v5662] = v5656;
+      const unsigned int v5644 = static_cast<unsigned int>(v231.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5645 = v46 + v5644;
+      const float v5646 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5647 = v231.x[25];
+      const float v5648 = v5647 * v5646;
+      const bool v5649 = v5645 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5649) {
+        const unsigned int v5650 = static_cast<unsigned int>(v231.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v5653 = iron_f32_to_bf16(v5648);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5655 = v11 + v5645;
+        const unsigned int v5656 = v5655 * v1;
+        const unsigned int v5657 = v5656 + v26;
+        const unsigned int v5658 = v5657 << 6u;
+        const unsigned int v5659 = v5658 + v5650;
+        out[v5659] = v5653;
       }
-      const unsigned int v5663 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5664 = v46 + v5663;
-      const float v5665 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5666 = v231.x[26];
-      const float v5667 = v5666 * v5665;
-      const bool v5668 = v5664 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5668) {
-        const unsigned int v5669 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v5672 = iron_f32_to_bf16(v5667);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5674 = v11 + v5664;
-        const unsigned int v5675 = v5674 * v1;
-        const unsigned int v5676 = v5675 + v26;
-        const unsigned int v5677 = v5676 << 6u;
-        const unsigned int v5678 = v5677 + v5669;
-        out[v5678] = v5672;
+      const unsigned int v5660 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5661 = v46 + v5660;
+      const float v5662 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5663 = v231.x[26];
+      const float v5664 = v5663 * v5662;
+      const bool v5665 = v5661 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5665) {
+        const unsigned int v5666 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v5669 = iron_f32_to_bf16(v5664);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5671 = v11 + v5661;
+        const unsigned int v5672 = v5671 * v1;
+        const unsigned int v5673 = v5672 + v26;
+        const unsigned int v5674 = v5673 << 6u;
+        const unsigned int v5675 = v5674 + v5666;
+        out[v5675] = v5669;
       }
-      const unsigned int v5679 = static_cast<unsigned int>(v231.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5680 = v46 + v5679;
-      const float v5681 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5682 = v231.x[27];
-      const float v5683 = v5682 * v5681;
-      const bool v5684 = v5680 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5684) {
-        const unsigned int v5685 = static_cast<unsigned int>(v231.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v5688 = iron_f32_to_bf16(v5683);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5690 = v11 + v5680;
-        const unsigned int v5691 = v5690 * v1;
-        const unsigned int v5692 = v5691 + v26;
-        const unsigned int v5693 = v5692 << 6u;
-        const unsigned int v5694 = v5693 + v5685;
-        out[v5694] = v5688;
+      const unsigned int v5676 = static_cast<unsigned int>(v231.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5677 = v46 + v5676;
+      const float v5678 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5679 = v231.x[27];
+      const float v5680 = v5679 * v5678;
+      const bool v5681 = v5677 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5681) {
+        const unsigned int v5682 = static_cast<unsigned int>(v231.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v5685 = iron_f32_to_bf16(v5680);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5687 = v11 + v5677;
+        const unsigned int v5688 = v5687 * v1;
+        const unsigned int v5689 = v5688 + v26;
+        const unsigned int v5690 = v5689 << 6u;
+        const unsigned int v5691 = v5690 + v5682;
+        out[v5691] = v5685;
       }
-      const unsigned int v5695 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5696 = v46 + v5695;
-      const float v5697 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5698 = v231.x[28];
-      const float v5699 = v5698 * v5697;
-      const bool v5700 = v5696 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5700) {
-        const unsigned int v5701 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v5704 = iron_f32_to_bf16(v5699);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5706 = v11 + v5696;
-        const unsigned int v5707 = v5706 * v1;
-        const unsigned int v5708 = v5707 + v26;
-        const unsigned int v5709 = v5708 << 6u;
-        const unsigned int v5710 = v5709 + v5701;
-        out[v5710] = v5704;
+      const unsigned int v5692 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5693 = v46 + v5692;
+      const float v5694 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5695 = v231.x[28];
+      const float v5696 = v5695 * v5694;
+      const bool v5697 = v5693 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5697) {
+        const unsigned int v5698 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v5701 = iron_f32_to_bf16(v5696);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5703 = v11 + v5693;
+        const unsigned int v5704 = v5703 * v1;
+        const unsigned int v5705 = v5704 + v26;
+        const unsigned int v5706 = v5705 << 6u;
+        const unsigned int v5707 = v5706 + v5698;
+        out[v5707] = v5701;
       }
-      const unsigned int v5711 = static_cast<unsigned int>(v231.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5712 = v46 + v5711;
-      const float v5713 = v5194.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5714 = v231.x[29];
-      const float v5715 = v5714 * v5713;
-      const bool v5716 = v5712 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5716) {
-        const unsigned int v5717 = static_cast<unsigned int>(v231.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v5720 = iron_f32_to_bf16(v5715);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5722 = v11 + v5712;
-        const unsigned int v5723 = v5722 * v1;
-        const unsigned int v5724 = v5723 + v26;
-        const unsigned int v5725 = v5724 << 6u;
-        const unsigned int v5726 = v5725 + v5717;
-        out[v5726] = v5720;
+      const unsigned int v5708 = static_cast<unsigned int>(v231.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5709 = v46 + v5708;
+      const float v5710 = v5191.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5711 = v231.x[29];
+      const float v5712 = v5711 * v5710;
+      const bool v5713 = v5709 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5713) {
+        const unsigned int v5714 = static_cast<unsigned int>(v231.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v5717 = iron_f32_to_bf16(v5712);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5719 = v11 + v5709;
+        const unsigned int v5720 = v5719 * v1;
+        const unsigned int v5721 = v5720 + v26;
+        const unsigned int v5722 = v5721 << 6u;
+        const unsigned int v5723 = v5722 + v5714;
+        out[v5723] = v5717;
       }
-      const unsigned int v5727 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5728 = v46 + v5727;
-      const float v5729 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5730 = v231.x[30];
-      const float v5731 = v5730 * v5729;
-      const bool v5732 = v5728 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5732) {
-        const unsigned int v5733 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v5736 = iron_f32_to_bf16(v5731);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5738 = v11 + v5728;
-        const unsigned int v5739 = v5738 * v1;
-        const unsigned int v5740 = v5739 + v26;
-        const unsigned int v5741 = v5740 << 6u;
-        const unsigned int v5742 = v5741 + v5733;
-        out[v5742] = v5736;
+      const unsigned int v5724 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5725 = v46 + v5724;
+      const float v5726 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5727 = v231.x[30];
+      const float v5728 = v5727 * v5726;
+      const bool v5729 = v5725 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5729) {
+        const unsigned int v5730 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v5733 = iron_f32_to_bf16(v5728);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5735 = v11 + v5725;
+        const unsigned int v5736 = v5735 * v1;
+        const unsigned int v5737 = v5736 + v26;
+        const unsigned int v5738 = v5737 << 6u;
+        const unsigned int v5739 = v5738 + v5730;
+        out[v5739] = v5733;
       }
-      const unsigned int v5743 = static_cast<unsigned int>(v231.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v5744 = v46 + v5743;
-      const float v5745 = v5194.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v5746 = v231.x[31];
-      const float v5747 = v5746 * v5745;
-      const bool v5748 = v5744 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v5748) {
-        const unsigned int v5749 = static_cast<unsigned int>(v231.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v5752 = iron_f32_to_bf16(v5747);  // kernels/sdpa/prefill.cpp:133
-        const unsigned int v5754 = v11 + v5744;
-        const unsigned int v5755 = v5754 * v1;
-        const unsigned int v5756 = v5755 + v26;
-        const unsigned int v5757 = v5756 << 6u;
-        const unsigned int v5758 = v5757 + v5749;
-        out[v5758] = v5752;
+      const unsigned int v5740 = static_cast<unsigned int>(v231.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v5741 = v46 + v5740;
+      const float v5742 = v5191.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v5743 = v231.x[31];
+      const float v5744 = v5743 * v5742;
+      const bool v5745 = v5741 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v5745) {
+        const unsigned int v5746 = static_cast<unsigned int>(v231.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v5749 = iron_f32_to_bf16(v5744);  // kernels/sdpa/prefill.cpp:133
+        const unsigned int v5751 = v11 + v5741;
+        const unsigned int v5752 = v5751 * v1;
+        const unsigned int v5753 = v5752 + v26;
+        const unsigned int v5754 = v5753 << 6u;
+        const unsigned int v5755 = v5754 + v5746;
+        out[v5755] = v5749;
       }
-      const unsigned int v5760 = v46 + v5142;  // kernels/sdpa/flash_tile.hpp:281
-      const float v5764 = log2f(v5198);  // kernels/sdpa/flash_tile.hpp:282
-      const float v5765 = v5764 + v5144;
-      const float v5766 = v5765 * 0.6931472f;
-      const bool v5769 = v5141 == v181;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v5770 = v5760 < v18;
-      const bool v5771 = v5769 && v5770;
-      if (v5771) {
-        const unsigned int v5772 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v5773 = v5772 + v11;
-        const unsigned int v5774 = v5773 + v5760;
-        lse[v5774] = v5766;
+      const unsigned int v5757 = v46 + v5139;  // kernels/sdpa/flash_tile.hpp:281
+      const float v5761 = log2f(v5195);  // kernels/sdpa/flash_tile.hpp:282
+      const float v5762 = v5761 + v5141;
+      const float v5763 = v5762 * 0.6931472f;
+      const bool v5766 = v5138 == v181;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v5767 = v5757 < v18;
+      const bool v5768 = v5766 && v5767;
+      if (v5768) {
+        const unsigned int v5769 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v5770 = v5769 + v11;
+        const unsigned int v5771 = v5770 + v5757;
+        lse[v5771] = v5763;
       }
-      const unsigned int v5776 = v46 + v5155;  // kernels/sdpa/flash_tile.hpp:281
-      const float v5780 = log2f(v5211);  // kernels/sdpa/flash_tile.hpp:282
-      const float v5781 = v5780 + v5157;
-      const float v5782 = v5781 * 0.6931472f;
-      const bool v5785 = v5154 == v181;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v5786 = v5776 < v18;
-      const bool v5787 = v5785 && v5786;
-      if (v5787) {
-        const unsigned int v5788 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v5789 = v5788 + v11;
-        const unsigned int v5790 = v5789 + v5776;
-        lse[v5790] = v5782;
+      const unsigned int v5773 = v46 + v5152;  // kernels/sdpa/flash_tile.hpp:281
+      const float v5777 = log2f(v5208);  // kernels/sdpa/flash_tile.hpp:282
+      const float v5778 = v5777 + v5154;
+      const float v5779 = v5778 * 0.6931472f;
+      const bool v5782 = v5151 == v181;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v5783 = v5773 < v18;
+      const bool v5784 = v5782 && v5783;
+      if (v5784) {
+        const unsigned int v5785 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v5786 = v5785 + v11;
+        const unsigned int v5787 = v5786 + v5773;
+        lse[v5787] = v5779;
       }
-      const unsigned int v5792 = v46 + v5168;  // kernels/sdpa/flash_tile.hpp:281
-      const float v5796 = log2f(v5224);  // kernels/sdpa/flash_tile.hpp:282
-      const float v5797 = v5796 + v5170;
-      const float v5798 = v5797 * 0.6931472f;
-      const bool v5801 = v5167 == v181;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v5802 = v5792 < v18;
-      const bool v5803 = v5801 && v5802;
-      if (v5803) {
-        const unsigned int v5804 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v5805 = v5804 + v11;
-        const unsigned int v5806 = v5805 + v5792;
-        lse[v5806] = v5798;
+      const unsigned int v5789 = v46 + v5165;  // kernels/sdpa/flash_tile.hpp:281
+      const float v5793 = log2f(v5221);  // kernels/sdpa/flash_tile.hpp:282
+      const float v5794 = v5793 + v5167;
+      const float v5795 = v5794 * 0.6931472f;
+      const bool v5798 = v5164 == v181;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v5799 = v5789 < v18;
+      const bool v5800 = v5798 && v5799;
+      if (v5800) {
+        const unsigned int v5801 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v5802 = v5801 + v11;
+        const unsigned int v5803 = v5802 + v5789;
+        lse[v5803] = v5795;
       }
-      const unsigned int v5808 = v46 + v5181;  // kernels/sdpa/flash_tile.hpp:281
-      const float v5812 = log2f(v5237);  // kernels/sdpa/flash_tile.hpp:282
-      const float v5813 = v5812 + v5183;
-      const float v5814 = v5813 * 0.6931472f;
-      const bool v5817 = v5180 == v181;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v5818 = v5808 < v18;
-      const bool v5819 = v5817 && v5818;
-      if (v5819) {
-        const unsigned int v5820 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
-        const unsigned int v5821 = v5820 + v11;
-        const unsigned int v5822 = v5821 + v5808;
-        lse[v5822] = v5814;
+      const unsigned int v5805 = v46 + v5178;  // kernels/sdpa/flash_tile.hpp:281
+      const float v5809 = log2f(v5234);  // kernels/sdpa/flash_tile.hpp:282
+      const float v5810 = v5809 + v5180;
+      const float v5811 = v5810 * 0.6931472f;
+      const bool v5814 = v5177 == v181;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v5815 = v5805 < v18;
+      const bool v5816 = v5814 && v5815;
+      if (v5816) {
+        const unsigned int v5817 = v26 * v3;  // kernels/sdpa/prefill.cpp:195
+        const unsigned int v5818 = v5817 + v11;
+        const unsigned int v5819 = v5818 + v5805;
+        lse[v5819] = v5811;
       }
     }
   }

@@ -387,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
   const bool v47 = v43 && v46;
   const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:128
   if (v48) {
-    const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:148
+    const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:139
     const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
     const unsigned int v52 = v51 >> 2u;
     const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
