@@ -286,6 +286,25 @@ struct RowState {
   }
 };
 
+/// softmax_step (below) without the rescale: alpha gets each row's factor, for the caller to apply to
+/// the accumulators when they are not in use (a product may still be adding to them).
+template <std::uint32_t R, std::uint32_t N>
+void softmax_weights(RowState<R>& rows, dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha,
+                     const dsl::Expr<dsl::u32>& p, const dsl::Expr<dsl::u32>& q0,
+                     const dsl::Expr<dsl::u32>& q_hi, const dsl::Expr<dsl::u32>& warp_row,
+                     const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
+                     const Masks& masks, const dsl::Expr<dsl::f32>& scale2) {
+  using namespace iron::dsl;
+  IRON_IF(specialized(scale2 > 0.0f)) {
+    scale_and_mask<false>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+    rows.template step<true>(s, alpha, scale2);
+  }
+  IRON_ELSE {
+    scale_and_mask<true>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+    rows.template step<false>(s, alpha, scale2);
+  }
+}
+
 /// A step's scores s (unscaled, keys p … for the simdgroup's rows warp_row …) into the online
 /// softmax: masked where an edge cuts the tile (scale_and_mask), the rows' state moved on, s
 /// turned into the step's weights and the accumulators of `o` rescaled. With a positive scale (a
@@ -297,16 +316,8 @@ void softmax_step(RowState<R>& rows, dsl::FragAcc<R, N>& s, std::array<Acc, C>& 
                   const dsl::Expr<dsl::u32>& q_hi, const dsl::Expr<dsl::u32>& warp_row,
                   const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
                   const Masks& masks, const dsl::Expr<dsl::f32>& scale2) {
-  using namespace iron::dsl;
-  FragAcc<R, 8> alpha;
-  IRON_IF(specialized(scale2 > 0.0f)) {
-    scale_and_mask<false>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-    rows.template step<true>(s, alpha, scale2);
-  }
-  IRON_ELSE {
-    scale_and_mask<true>(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-    rows.template step<false>(s, alpha, scale2);
-  }
+  dsl::FragAcc<R, 8> alpha;
+  softmax_weights(rows, s, alpha, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
   RowState<R>::rescale(o, alpha);
 }
 

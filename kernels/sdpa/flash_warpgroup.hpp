@@ -19,10 +19,10 @@ inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
 inline constexpr std::uint32_t kBlockQ = 128;   ///< query rows per group: 64 a warpgroup
 inline constexpr std::uint32_t kPanel = 64;     ///< columns of a swizzled panel: 128 bytes
 
-/// Keys per step: 128 at head_dim 128 (a lane's 64 scores and 32 weight registers beside its 64
-/// accumulators); 64 at head_dim 64, whose steps are short beside their softmax, and at 256,
-/// whose 128 accumulators a lane leave room for no more (bench/NOTES.md §33). The head_dim 128
-/// forms take 64 too under their knob `block_k` (NVRTC compiles them in ~70% of the time).
+/// Keys per step where no knob chooses: 128 at head_dim 128 (a lane's 64 scores and 32 weight
+/// registers beside its 64 accumulators), 64 below, and 64 at 256, whose 128 accumulators a
+/// lane leave room for no more (bench/NOTES.md §33). The head_dim 64 and 128 forms choose 64 or
+/// 128 with their knob `block_k` (kernels/sdpa/prefill.cpp, §44, §51).
 template <std::uint32_t D>
 constexpr std::uint32_t block_k() {
   return D == 128 ? 128 : 64;
@@ -135,34 +135,38 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       issue();
     }
   };
-  // s = q · kᵀ over the head_dim panels (in the warpgroup's turn where `turns`), then masked and
-  // the online softmax's step in log2 units (softmax_step): s becomes the step's weights.
+  // Starts s = q · kᵀ over the head_dim panels, keys in `slot`, and commits it.
+  const auto start_scores = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& slot) {
+    for (std::uint32_t c = 0; c < kPanels; ++c) {
+      warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel, k_ring,
+                            slot * kStage + c * kBlockK * kPanel, kPanel);
+    }
+    warpgroup_commit();
+  };
+  // Starts o += pa · v, v's columns a panel at a time, values in `slot`, the weights pa (rounded
+  // to T) in registers (the register form, on Hopper), and commits it.
+  const auto start_values = [&](const FragA<T, 16, kBlockK>& pa, const Expr<u32>& slot) {
+    for (std::uint32_t c = 0; c < kPanels; ++c) {
+      warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+    }
+    warpgroup_commit();
+  };
+  // The scores (in the warpgroup's turn where `turns`), then masked and the online softmax's
+  // step in log2 units (softmax_step): s becomes the step's weights.
   const auto weigh = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& p, const Expr<u32>& slot,
                          bool turns = false) {
-    in_turn(turns, [&] {
-      for (std::uint32_t c = 0; c < kPanels; ++c) {
-        warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel,
-                              k_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-      }
-      warpgroup_commit();
-    });
+    in_turn(turns, [&] { start_scores(s, slot); });
     warpgroup_wait(0, s);
     softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
   };
   const auto wait_values = [&] {
     for (auto& oc : o) warpgroup_wait(0, oc);
   };
-  // o += p · v, v's columns a panel at a time, the weights rounded to T and left in registers
-  // (the register form, on Hopper).
+  // o += the weights s · v (in the warpgroup's turn where `turns`).
   const auto add_values = [&](const FragAcc<16, kBlockK>& s, const Expr<u32>& slot,
                               bool turns = false) {
     const auto pa = s.template to_a<T>();
-    in_turn(turns, [&] {
-      for (std::uint32_t c = 0; c < kPanels; ++c) {
-        warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-      }
-      warpgroup_commit();
-    });
+    in_turn(turns, [&] { start_values(pa, slot); });
     wait_values();
   };
   // Elsewhere the weights go through shared memory, whose fragment loads are the same on every
@@ -189,21 +193,63 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       // products (FlashAttention-3's ping-pong), so that one's softmax runs under the other's.
       const bool turns = tuned("turns") != 0;
       if (turns) in_consumers([&] { begin_turns<2>(); });
-      pipelined(
-          range.begin, range.end, Expr<u32>(kBlockK), kStages,
-          [&](const Expr<u32>& p, const Expr<u32>& slot) {
-            for (std::uint32_t c = 0; c < kPanels; ++c) {
-              const auto at = slot * kStage + c * kBlockK * kPanel;
-              kv.template copy_rows<kBlockK, kPanel>(k_ring, at, kv.k, p, Expr<u32>(c * kPanel));
-              kv.template copy_rows<kBlockK, kPanel>(v_ring, at, kv.v, p, Expr<u32>(c * kPanel));
-            }
-          },
-          [&](const Expr<u32>& p, const Expr<u32>& slot) {
-            FragAcc<16, kBlockK> s;
-            weigh(s, p, slot, turns);
-            add_values(s, slot, turns);
-          },
-          0, Specialized{kThreads});
+      const auto tile_copies = [&](const Expr<u32>& p, const Expr<u32>& slot) {
+        for (std::uint32_t c = 0; c < kPanels; ++c) {
+          const auto at = slot * kStage + c * kBlockK * kPanel;
+          kv.template copy_rows<kBlockK, kPanel>(k_ring, at, kv.k, p, Expr<u32>(c * kPanel));
+          kv.template copy_rows<kBlockK, kPanel>(v_ring, at, kv.v, p, Expr<u32>(c * kPanel));
+        }
+      };
+      if (tuned("overlap") == 0) {
+        pipelined(
+            range.begin, range.end, Expr<u32>(kBlockK), kStages, tile_copies,
+            [&](const Expr<u32>& p, const Expr<u32>& slot) {
+              FragAcc<16, kBlockK> s;
+              weigh(s, p, slot, turns);
+              add_values(s, slot, turns);
+            },
+            0, Specialized{kThreads});
+      } else {
+        // The knob `overlap` (FlashAttention-3's order within a warpgroup): step i starts its
+        // scores and the previous step's value product together (one turn where `turns`), so
+        // the softmax of step i runs while the tensor cores add step i − 1's values. The values
+        // stay a step longer in their slot (lag 1, three stages), the accumulators are rescaled
+        // by step i − 1's factors just before step i's products start, and the last step's values
+        // are added after the loop. Step −1 adds zero weights times the first step's values (an
+        // address, not a branch, picks the slot), and a tile that sees no key still takes one
+        // step, wholly masked, so that the last values are rows that landed.
+        constexpr std::uint32_t kOverlapStages = 3;
+        auto end = max(range.end, range.begin + kBlockK);
+        FragA<T, 16, kBlockK> weights;  // the previous step's, rounded to T
+        FragAcc<16, 8> alpha;           // the previous step's factors
+        pipelined(
+            range.begin, end, Expr<u32>(kBlockK), kOverlapStages, tile_copies,
+            [&](const Expr<u32>& p, const Expr<u32>& slot) {
+              FragAcc<16, kBlockK> s;
+              auto previous = select(p == range.begin, slot,
+                                     (slot + (kOverlapStages - 1u)) % kOverlapStages);
+              // The rescale first, pinned there by a wait with nothing in flight (its register
+              // fence), so that no accumulator is touched while the scores' product runs
+              // (ptxas would wait for it: C7517).
+              RowState<16>::rescale(o, alpha);
+              wait_values();
+              in_turn(turns, [&] {
+                start_scores(s, slot);
+                start_values(weights, previous);
+              });
+              warpgroup_wait(1, s);
+              softmax_weights(rows, s, alpha, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+              wait_values();
+              weights.round_from(s);
+            },
+            1, Specialized{kThreads});
+        in_consumers([&] {
+          auto steps = (end - range.begin + (kBlockK - 1u)) / kBlockK;
+          RowState<16>::rescale(o, alpha);
+          start_values(weights, (steps - 1u) % kOverlapStages);
+          wait_values();
+        });
+      }
     }
     IRON_ELSE {
       // Every warpgroup meets the barrier between the weights' stores and their loads; the

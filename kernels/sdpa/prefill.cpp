@@ -28,10 +28,12 @@
 /// γ_{k_len + 4·steps + 8} + 2u · |lse|. (steps: of 16 keys, the fewest any form takes.)
 ///
 /// ## How it runs
-/// f16 and bf16 (kernels/sdpa/flash_warpgroup.hpp): a group of 256 threads (two warpgroups)
-/// takes 128 query rows of one head, 16 a simdgroup. Queries, and in steps of 128 keys (64 at
-/// head_dim 64 and 256) a two-stage ring of K and V rows, land in 128-byte swizzled panels of
-/// 64 columns;
+/// f16 and bf16 (kernels/sdpa/flash_warpgroup.hpp): two warpgroups take 128 query rows of one
+/// head, 16 a simdgroup. Queries, and in steps of 128 keys (64 at head_dim 256 and in the paged
+/// form at 64; knob `block_k`) a two-stage ring of K and V rows, land in 128-byte swizzled panels
+/// of 64 columns. The packed forms up to head_dim 128 add a third warpgroup, a producer: on
+/// sm_90a it copies each step's K and V panels with TMA once both warpgroups of queries are done
+/// with the slot, and they wait for nothing else (no group barrier a step);
 /// each step's scores are one warpgroup product per panel (wgmma on sm_90a), the online softmax
 /// runs on the accumulator's rows as below, and the weights, rounded to T, stay in registers as
 /// the A operand of the product with V (wgmma's register form, V read row-major). Elsewhere the
@@ -63,10 +65,13 @@
 /// - `sinks [heads_q]` f32; `lse [heads_q, total_q]` f32 (`_lse`)
 /// - heads_q a multiple of heads_kv (the layout of sinks checks it: heads_kv · (heads_q /
 ///   heads_kv) elements)
+/// - k and v finite: the packed forms copy whole steps of rows, so a sequence's last step also
+///   holds rows of the next sequence, which it weighs 0; 0 · inf would make the output NaN
 ///
 /// ## Dispatch
 /// Tiled: a grid of ceil(max_seqlen_q / R) × heads_q × batch groups, R the tile's rows (128; 64
-/// for f32 at head_dim 256), of exactly 256 threads (f16, bf16) or 128 (f32).
+/// for f32 at head_dim 256), of exactly 384 threads (f16, bf16 packed up to head_dim 128), 256
+/// (f16, bf16 otherwise) or 128 (f32).
 #include <iron/iron.hpp>
 #include <string>
 
@@ -247,20 +252,23 @@ IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64, sdpa::P
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128, sdpa::PagedKv>(q); }
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256, sdpa::PagedKv>(q); }
 namespace {
-/// The warpgroup body's keys a step (16-bit types): at head_dim 128, 128 by default (bench/
-/// NOTES.md §33) or 64, which NVRTC compiles in ~70% of the time (§44); at head_dim 64, 64 by
-/// default (§33) or 128.
-TuningSpace steps_space(std::uint32_t head_dim) {
-  return TuningSpace{}.knob("block_k", head_dim == 128 ? std::vector<std::uint32_t>{128, 64}
-                                                        : std::vector<std::uint32_t>{64, 128});
+/// The warpgroup body's keys a step (16-bit types), the default first: 128 or 64 (bench/
+/// NOTES.md §33: 128 at head_dim 128; at 64, NVRTC compiles it in ~70% of the time, §44). At
+/// head_dim 64 the forms with a producer warpgroup take 128 (13% faster on an H100, §51), the
+/// paged forms 64 (§33).
+TuningSpace steps_space(std::uint32_t first) {
+  return TuningSpace{}.knob("block_k", {first, first == 128 ? 64u : 128u});
 }
 /// The forms with a producer warpgroup (packed, head_dim up to 128) also take `turns`: whether
-/// their two warpgroups of queries take turns at starting their products; off by default, as
-/// turns were 12–22% slower on an H100 (§51).
-TuningSpace with_turns(TuningSpace space) { return space.knob("turns", {0, 1}); }
+/// their two warpgroups of queries take turns at starting their products (off by default: 12–22%
+/// slower on an H100 in the serial order, §51), and `overlap`: whether each warpgroup's softmax
+/// runs beside its previous step's value product (kernels/sdpa/flash_warpgroup.hpp).
+TuningSpace with_turns(TuningSpace space) {
+  return space.knob("turns", {0, 1}).knob("overlap", {0, 1});
+}
 }  // namespace
-IRON_TUNING(iron_sdpa_prefill_d64) { return with_turns(steps_space(64)); }
-IRON_TUNING(iron_sdpa_prefill_lse_d64) { return with_turns(steps_space(64)); }
+IRON_TUNING(iron_sdpa_prefill_d64) { return with_turns(steps_space(128)); }
+IRON_TUNING(iron_sdpa_prefill_lse_d64) { return with_turns(steps_space(128)); }
 IRON_TUNING(iron_sdpa_prefill_paged_d64) { return steps_space(64); }
 IRON_TUNING(iron_sdpa_prefill_d128) { return with_turns(steps_space(128)); }
 IRON_TUNING(iron_sdpa_prefill_lse_d128) { return with_turns(steps_space(128)); }
@@ -592,16 +600,16 @@ IRON_TEST(iron_sdpa_prefill_paged_d128, tuned_steps_of_64, BF16) {
   return paged_setup(c, 48, no_sinks(2), dt, rng, {{"block_k", 64}});
 }
 
-// Steps of 128 keys (knob "block_k") at head_dim 64: a varlen causal batch whose sequences end
-// inside a step (the next sequence's rows land in the step's copies), a window with sinks, and
-// pages of 16, eight a step.
-IRON_TEST(iron_sdpa_prefill_d64, tuned_steps_of_128, BF16) {
+// The other value of the knob "block_k" at head_dim 64 (64 keys a step for the packed forms, 128
+// for the paged one): a varlen causal batch whose sequences end inside a step (the next
+// sequence's rows land in the step's copies), a window with sinks, and pages of 16.
+IRON_TEST(iron_sdpa_prefill_d64, tuned_steps_of_64, BF16) {
   const PrefillCase c{{20, 130, 7}, {100, 200, 7}, 4, 2, 64, true, 0, 0.125};
-  return prefill_setup(c, no_sinks(4), false, dt, rng, 1.0f, {{"block_k", 128}});
+  return prefill_setup(c, no_sinks(4), false, dt, rng, 1.0f, {{"block_k", 64}});
 }
-IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_steps_of_128, F16) {
+IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_steps_of_64, F16) {
   const PrefillCase c{{90}, {300}, 2, 1, 64, true, 40, 0.125};
-  return prefill_setup(c, {kNoSink, 1.5f}, true, dt, rng, 1.0f, {{"block_k", 128}});
+  return prefill_setup(c, {kNoSink, 1.5f}, true, dt, rng, 1.0f, {{"block_k", 64}});
 }
 IRON_TEST(iron_sdpa_prefill_paged_d64, tuned_steps_of_128, BF16) {
   const PrefillCase c{{3, 70}, {150, 70}, 2, 1, 64, true, 0, 0.125};
@@ -617,6 +625,18 @@ IRON_TEST(iron_sdpa_prefill_d128, tuned_turns, BF16) {
 IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_turns, F16) {
   const PrefillCase c{{150}, {150}, 2, 2, 64, false, 24, 0.125};
   return prefill_setup(c, {kNoSink, 0.5f}, true, dt, rng, 1.0f, {{"turns", 1}});
+}
+
+// Each warpgroup's softmax beside its previous step's value product (knob "overlap"): causal
+// with more queries than keys (a tile that sees no key still takes one masked step), short and
+// long sequences; with turns too, a window and sinks at head_dim 64 with the lse.
+IRON_TEST(iron_sdpa_prefill_d128, tuned_overlap, BF16) {
+  const PrefillCase c{{5, 300, 130}, {60, 100, 130}, 2, 1, 128, true, 0, 1.0 / std::sqrt(128.0)};
+  return prefill_setup(c, no_sinks(2), false, dt, rng, 1.0f, {{"overlap", 1}});
+}
+IRON_TEST(iron_sdpa_prefill_lse_d64, tuned_overlap_turns, F16) {
+  const PrefillCase c{{150, 40}, {150, 200}, 2, 2, 64, false, 24, 0.125};
+  return prefill_setup(c, {kNoSink, 0.5f}, true, dt, rng, 1.0f, {{"overlap", 1}, {"turns", 1}});
 }
 
 // Pages of 256 (the largest), a long cache before one query, causal GQA 2.

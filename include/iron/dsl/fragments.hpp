@@ -160,6 +160,16 @@ class Fragment {
     return {where, [&](ir::ValueId a) { detail::record_frag_convert(a, id_, dtype_of<U>); }};
   }
 
+  /// A fragments: this fragment becomes accumulator `acc` rounded to nearest T, as acc.to_a<T>()
+  /// would make it (a fragment kept across the steps of a loop).
+  template <FragmentRole Role = R>
+  void round_from(const Fragment<f32, FragmentRole::Acc, Rows, Cols>& acc,
+                  SourceLocation where = SourceLocation::current()) requires(Role ==
+                                                                              FragmentRole::A) {
+    detail::at(where);
+    detail::record_frag_convert(id_, acc.id(), dtype_of<T>);
+  }
+
   ir::ValueId id() const { return id_; }
 
  private:

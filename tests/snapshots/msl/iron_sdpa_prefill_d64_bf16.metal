@@ -1,5 +1,5 @@
-// not emitted for metal3.1: kernel iron_sdpa_prefill_d64: needs 49152 bytes of threadgroup memory, more than the 32768 bytes target metal3.1 allows:
+// not emitted for metal3.1: kernel iron_sdpa_prefill_d64: needs 81920 bytes of threadgroup memory, more than the 32768 bytes target metal3.1 allows:
   @shm0: bf16[8192] at bytes [0, 16384)
-  @shm1: bf16[4096] at bytes [16384, 24576)
-  @shm2: bf16[4096] at bytes [24576, 32768)
-  @shm3: bf16[8192] at bytes [32768, 49152)
+  @shm1: bf16[8192] at bytes [16384, 32768)
+  @shm2: bf16[8192] at bytes [32768, 49152)
+  @shm3: bf16[16384] at bytes [49152, 81920)
