@@ -189,7 +189,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
 
   if constexpr (kProducer) {
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
-      // The knob `turns` (0, the default, or 1): the two warpgroups take turns at starting their
+      // The knob `turns` (1, the default, or 0): the two warpgroups take turns at starting their
       // products (FlashAttention-3's ping-pong), so that one's softmax runs under the other's.
       const bool turns = tuned("turns") != 0;
       if (turns) in_consumers([&] { begin_turns<2>(); });
@@ -210,7 +210,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             },
             0, Specialized{kThreads});
       } else {
-        // The knob `overlap` (FlashAttention-3's order within a warpgroup): step i starts its
+        // The knob `overlap` (1, the default; FlashAttention-3's order within a warpgroup): step i starts its
         // scores and the previous step's value product together (one turn where `turns`), so
         // the softmax of step i runs while the tensor cores add step i − 1's values. The values
         // stay a step longer in their slot (lag 1, three stages), the accumulators are rescaled
