@@ -141,20 +141,13 @@ TEST(WarpgroupProducts, AKernelOfProductsMustAskForWholeWarpgroups) {
       << sim_test::verifier_findings(loose);
 }
 
-/// The lowered IR's count of ops of `kind`.
-std::size_t count(const iron::codegen::CompiledKernel& c, ir::OpKind kind) {
-  std::size_t n = 0;
-  ir::walk(c.lowered.body, [&](const ir::Op& op) { n += op.kind == kind ? 1 : 0; });
-  return n;
-}
-
 TEST(WarpgroupProducts, HopperRunsThemAsWgmmaAndEveryOtherTargetAsFragmentProducts) {
   const ir::Kernel k = kernel_ir_for("wg_rules_kept", DType::BF16);
   using iron::codegen::MmaStrategy;
   using iron::codegen::TargetProfile;
   const auto hopper = iron::codegen::compile_kernel(k, TargetProfile::cuda(90, MmaStrategy::Wgmma));
-  EXPECT_EQ(count(hopper, ir::OpKind::WgMma), 1u);
-  EXPECT_EQ(count(hopper, ir::OpKind::FragMma), 0u);
+  EXPECT_EQ(sim_test::lowered_ops(hopper, ir::OpKind::WgMma), 1u);
+  EXPECT_EQ(sim_test::lowered_ops(hopper, ir::OpKind::FragMma), 0u);
   EXPECT_NE(hopper.source.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"),
             std::string::npos);
   EXPECT_NE(hopper.source.find("fence.proxy.async.shared::cta"), std::string::npos);
@@ -163,12 +156,13 @@ TEST(WarpgroupProducts, HopperRunsThemAsWgmmaAndEveryOtherTargetAsFragmentProduc
        {TargetProfile::cuda(90), TargetProfile::cuda(80),
         TargetProfile::cuda(90, MmaStrategy::Wmma), TargetProfile::metal(31)}) {
     const auto c = iron::codegen::compile_kernel(k, t);
-    EXPECT_EQ(count(c, ir::OpKind::WgMma), 0u) << t.name;
-    EXPECT_EQ(count(c, ir::OpKind::WgWait) + count(c, ir::OpKind::WgCommit) +
-                  count(c, ir::OpKind::FenceProxyAsync),
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::WgMma), 0u) << t.name;
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::WgWait) +
+                  sim_test::lowered_ops(c, ir::OpKind::WgCommit) +
+                  sim_test::lowered_ops(c, ir::OpKind::FenceProxyAsync),
               0u)
         << t.name;
-    EXPECT_EQ(count(c, ir::OpKind::FragMma), kRow / 16) << t.name;
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::FragMma), kRow / 16) << t.name;
     EXPECT_EQ(c.source.find("wgmma"), std::string::npos) << t.name;
     EXPECT_FALSE(c.arch_specific) << t.name;
   }

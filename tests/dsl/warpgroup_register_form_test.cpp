@@ -80,18 +80,12 @@ TEST(WarpgroupRegisterForm, WritingTheAFragmentBeforeTheWaitIsReported) {
       << found->what();
 }
 
-std::size_t count(const iron::codegen::CompiledKernel& c, ir::OpKind kind) {
-  std::size_t n = 0;
-  ir::walk(c.lowered.body, [&](const ir::Op& op) { n += op.kind == kind ? 1 : 0; });
-  return n;
-}
-
 TEST(WarpgroupRegisterForm, HopperRunsItAsWgmmaOfRegistersAndEveryOtherTargetAsFragments) {
   const ir::Kernel k = kernel_ir_for("wg_registers_kept", DType::BF16);
   using iron::codegen::MmaStrategy;
   using iron::codegen::TargetProfile;
   const auto hopper = iron::codegen::compile_kernel(k, TargetProfile::cuda(90, MmaStrategy::Wgmma));
-  EXPECT_EQ(count(hopper, ir::OpKind::WgMma), 1u);
+  EXPECT_EQ(sim_test::lowered_ops(hopper, ir::OpKind::WgMma), 1u);
   EXPECT_NE(hopper.source.find("iron_wgmma_rs_bf16_n64<128, 1>"), std::string::npos)
       << hopper.source;
   EXPECT_NE(hopper.source.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"),
@@ -99,8 +93,8 @@ TEST(WarpgroupRegisterForm, HopperRunsItAsWgmmaOfRegistersAndEveryOtherTargetAsF
   EXPECT_NE(hopper.source.find("iron_wgmma_descriptor_rows"), std::string::npos);
   for (const TargetProfile& t : {TargetProfile::cuda(90), TargetProfile::metal(31)}) {
     const auto c = iron::codegen::compile_kernel(k, t);
-    EXPECT_EQ(count(c, ir::OpKind::WgMma), 0u) << t.name;
-    EXPECT_EQ(count(c, ir::OpKind::FragMma), kK / 16) << t.name;
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::WgMma), 0u) << t.name;
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::FragMma), kK / 16) << t.name;
     EXPECT_EQ(c.source.find("wgmma"), std::string::npos) << t.name;
   }
 }

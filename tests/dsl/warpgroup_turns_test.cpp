@@ -21,8 +21,8 @@ namespace sim_test = iron::sim_test;
 /// How a kernel breaks the rules, one way a variant.
 enum class Breach : std::uint8_t { None, OneWarpgroup, NoBegin, BegunTwice };
 
-constexpr std::uint32_t kRow = 64;    // elements of a 128-byte row of 16-bit values
-constexpr std::uint32_t kSteps = 3;   // turns each warpgroup takes
+constexpr std::uint32_t kRow = 64;   // elements of a 128-byte row of 16-bit values
+constexpr std::uint32_t kSteps = 3;  // turns each warpgroup takes
 constexpr std::uint32_t kWarpgroups = 2;
 
 // out[g] = kSteps · a · bᵀ for each warpgroup g of two (a, b [64, 64], b as [n, k]): each step a
@@ -58,8 +58,7 @@ IRON_KERNEL_TEMPLATE(wg_turns, (Breach BREACH), (Tensor<T> a, Tensor<T> b, Out<f
   auto group = simdgroup_id() / 4u;
   auto row0 = simdgroup_id() % 4u * 16u;
   for (std::uint32_t slot = 0; slot < FragAcc<16, kRow>::elements; ++slot) {
-    store(out[group * kRow * kRow + (row0 + acc.row(slot)) * kRow + acc.col(slot)],
-          acc.get(slot));
+    store(out[group * kRow * kRow + (row0 + acc.row(slot)) * kRow + acc.col(slot)], acc.get(slot));
   }
 }
 IRON_KERNEL_VARIANT(wg_turns, kept, Breach::None);
@@ -80,8 +79,7 @@ std::optional<SimError> finding_of(const std::string& variant) {
   iron::runtime::HostTensor ta = sim_test::make_tensor(DType::BF16, a);
   iron::runtime::HostTensor tb = sim_test::make_tensor(DType::BF16, b);
   iron::runtime::HostTensor out = sim_test::zeros(DType::F32, kWarpgroups * kRow * kRow);
-  auto found =
-      sim_test::finding(k, {&ta, &tb, &out}, {{1, 1, 1}, {kWarpgroups * 128, 1, 1}});
+  auto found = sim_test::finding(k, {&ta, &tb, &out}, {{1, 1, 1}, {kWarpgroups * 128, 1, 1}});
   if (found || variant != "kept") return found;
   const std::vector<double> got = sim_test::read_tensor(out);
   for (std::size_t g = 0; g < kWarpgroups; ++g) {
@@ -115,7 +113,9 @@ TEST(WarpgroupTurns, AWaitBeforeTheTurnsBeginIsReported) {
   expect_hang("no_begin", "a wait before the turns begin");
 }
 
-TEST(WarpgroupTurns, TurnsBegunTwiceAreReported) { expect_hang("begun_twice", "turns begun twice"); }
+TEST(WarpgroupTurns, TurnsBegunTwiceAreReported) {
+  expect_hang("begun_twice", "turns begun twice");
+}
 
 TEST(WarpgroupTurns, TheTextFormKeepsEachStep) {
   const ir::Kernel k = kernel_ir_for("wg_turns_kept", DType::BF16);
@@ -148,26 +148,20 @@ TEST(WarpgroupTurns, TheVerifierRefusesOneWarpgroupOrAnUnknownStep) {
       << sim_test::verifier_findings(unknown);
 }
 
-/// The lowered IR's count of ops of `kind`.
-std::size_t count(const iron::codegen::CompiledKernel& c, ir::OpKind kind) {
-  std::size_t n = 0;
-  ir::walk(c.lowered.body, [&](const ir::Op& op) { n += op.kind == kind ? 1 : 0; });
-  return n;
-}
-
 TEST(WarpgroupTurns, HopperTakesThemAtNamedBarriersAndEveryOtherTargetDropsThem) {
   const ir::Kernel k = kernel_ir_for("wg_turns_kept", DType::BF16);
   using iron::codegen::MmaStrategy;
   using iron::codegen::TargetProfile;
   const auto hopper = iron::codegen::compile_kernel(k, TargetProfile::cuda(90, MmaStrategy::Wgmma));
-  EXPECT_EQ(count(hopper, ir::OpKind::WgTurn), 1u + 2u * kSteps);  // the loop unrolled
+  EXPECT_EQ(sim_test::lowered_ops(hopper, ir::OpKind::WgTurn),
+            1u + 2u * kSteps);  // the loop unrolled
   EXPECT_NE(hopper.source.find(R"(asm volatile("bar.arrive 1, 256;")"), std::string::npos);
   EXPECT_NE(hopper.source.find(R"("bar.sync %0, 256;")"), std::string::npos);
   EXPECT_NE(hopper.source.find(R"("bar.arrive %0, 256;")"), std::string::npos);
-  for (const TargetProfile& t : {TargetProfile::cuda(90), TargetProfile::cuda(80),
-                                 TargetProfile::metal(31)}) {
+  for (const TargetProfile& t :
+       {TargetProfile::cuda(90), TargetProfile::cuda(80), TargetProfile::metal(31)}) {
     const auto c = iron::codegen::compile_kernel(k, t);
-    EXPECT_EQ(count(c, ir::OpKind::WgTurn), 0u) << t.name;
+    EXPECT_EQ(sim_test::lowered_ops(c, ir::OpKind::WgTurn), 0u) << t.name;
     EXPECT_EQ(c.source.find("bar.arrive"), std::string::npos) << t.name;
   }
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "iron/codegen/compile.hpp"
 #include "iron/core/half.hpp"
 #include "iron/core/verifier.hpp"
 #include "iron/runtime/launch.hpp"
@@ -92,6 +93,13 @@ inline runtime::Scalar scalar(DType t, double v) {
 inline void run(const ir::Kernel& k, std::vector<runtime::Arg> args, const runtime::Grid& grid,
                 const runtime::SimOptions& options = {}) {
   runtime::sim_run({&k, std::move(args), grid}, options);
+}
+
+/// How many ops of `kind` the compiled kernel's lowered IR holds.
+inline std::size_t lowered_ops(const codegen::CompiledKernel& c, ir::OpKind kind) {
+  std::size_t n = 0;
+  ir::walk(c.lowered.body, [&](const ir::Op& op) { n += op.kind == kind ? 1 : 0; });
+  return n;
 }
 
 /// The verifier's findings on `k`, one a line, as the simulator reports a malformed kernel.

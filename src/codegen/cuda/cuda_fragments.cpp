@@ -408,16 +408,14 @@ std::string CudaDialect::turn(ir::TurnStep step, std::uint32_t warpgroups,
   const std::string group = "(iron_linear_thread() >> 7)";
   switch (step) {
     case ir::TurnStep::Begin:
-      return fmt::format(
-          R"(if ({} == {}u) asm volatile("bar.arrive 1, 256;" ::: "memory");)", group,
-          warpgroups - 1);
+      return fmt::format(R"(if ({} == {}u) asm volatile("bar.arrive 1, 256;" ::: "memory");)",
+                         group, warpgroups - 1);
     case ir::TurnStep::Wait:
-      return fmt::format(R"(asm volatile("bar.sync %0, 256;" :: "r"(1u + {}) : "memory");)",
-                         group);
+      return fmt::format(R"(asm volatile("bar.sync %0, 256;" :: "r"(1u + {}) : "memory");)", group);
     case ir::TurnStep::Pass:
       return fmt::format(
-          R"(asm volatile("bar.arrive %0, 256;" :: "r"(1u + ({} + 1u) % {}u) : "memory");)",
-          group, warpgroups);
+          R"(asm volatile("bar.arrive %0, 256;" :: "r"(1u + ({} + 1u) % {}u) : "memory");)", group,
+          warpgroups);
   }
   IRON_INTERNAL_ERROR("a turn step that is not begin, wait or pass");
 }

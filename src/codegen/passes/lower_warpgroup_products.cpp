@@ -9,8 +9,8 @@
 /// slot into a 16×16 one), the same sums in the same order (the simulator's contract),
 /// synchronous, so the warpgroup's
 /// commits, waits, proxy fences and turns (wg.turn) have nothing left to order and are dropped
-/// once no wg.mma remains. Fragments hold no 8-bit floats: a wg.mma of them that cannot run as wgmma is an
-/// Error naming the op and the target.
+/// once no wg.mma remains. Fragments hold no 8-bit floats: a wg.mma of them that cannot run as
+/// wgmma is an Error naming the op and the target.
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 
 #include <fmt/format.h>

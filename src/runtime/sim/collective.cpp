@@ -91,11 +91,11 @@ void GroupRunner::turn(const Instr& in, Active active) {
                         : step == ir::TurnStep::Wait ? turns_begun_ && turn_ != ir::TurnStep::Wait
                                                      : turn_ == ir::TurnStep::Wait;
   if (!in_order) {
-    throw report_.turn_out_of_order(in, step == ir::TurnStep::Begin ? "turns begun twice"
-                                        : step == ir::TurnStep::Wait
-                                            ? (turns_begun_ ? "a second wait before a pass"
-                                                            : "a wait before the turns begin")
-                                            : "a pass without a wait");
+    throw report_.turn_out_of_order(
+        in, step == ir::TurnStep::Begin ? "turns begun twice"
+            : step == ir::TurnStep::Wait
+                ? (turns_begun_ ? "a second wait before a pass" : "a wait before the turns begin")
+                : "a pass without a wait");
   }
   turns_begun_ = true;
   turn_ = step;

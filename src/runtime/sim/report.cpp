@@ -305,10 +305,9 @@ SimError Reporter::divergent_barrier(const Instr& in, Active active, std::uint32
 }
 
 SimError Reporter::turn_out_of_order(const Instr& in, std::string_view why) const {
-  return SimError(SimError::Kind::DivergentBarrier,
-                  fmt::format("{}: {} among {} warpgroups would hang them: {} {}",
-                              program_.kernel->name, ir::op_name(in.kind), in.inner, why,
-                              where(in)));
+  return {SimError::Kind::DivergentBarrier,
+          fmt::format("{}: {} among {} warpgroups would hang them: {} {}", program_.kernel->name,
+                      ir::op_name(in.kind), in.inner, why, where(in))};
 }
 
 SimError Reporter::divergent_simdgroup(const Instr& in, std::uint32_t active_lanes,
