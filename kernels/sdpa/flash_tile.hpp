@@ -286,8 +286,8 @@ struct RowState {
   }
 };
 
-/// softmax_step (below) without the rescale: alpha gets each row's factor, for the caller to apply to
-/// the accumulators when they are not in use (a product may still be adding to them).
+/// softmax_step (below) without the rescale: alpha gets each row's factor, for the caller to apply
+/// to the accumulators when they are not in use (a product may still be adding to them).
 template <std::uint32_t R, std::uint32_t N>
 void softmax_weights(RowState<R>& rows, dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha,
                      const dsl::Expr<dsl::u32>& p, const dsl::Expr<dsl::u32>& q0,

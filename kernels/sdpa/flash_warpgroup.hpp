@@ -210,13 +210,13 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             },
             0, Specialized{kThreads});
       } else {
-        // The knob `overlap` (1, the default; FlashAttention-3's order within a warpgroup): step i starts its
-        // scores and the previous step's value product together (one turn where `turns`), so
-        // the softmax of step i runs while the tensor cores add step i − 1's values. The values
-        // stay a step longer in their slot (lag 1, three stages), the accumulators are rescaled
-        // by step i − 1's factors just before step i's products start, and the last step's values
-        // are added after the loop. Step −1 adds zero weights times the first step's values (an
-        // address, not a branch, picks the slot), and a tile that sees no key still takes one
+        // The knob `overlap` (1, the default; FlashAttention-3's order within a warpgroup): step i
+        // starts its scores and the previous step's value product together (one turn where
+        // `turns`), so the softmax of step i runs while the tensor cores add step i − 1's values.
+        // The values stay a step longer in their slot (lag 1, three stages), the accumulators are
+        // rescaled by step i − 1's factors just before step i's products start, and the last step's
+        // values are added after the loop. Step −1 adds zero weights times the first step's values
+        // (an address, not a branch, picks the slot), and a tile that sees no key still takes one
         // step, wholly masked, so that the last values are rows that landed.
         constexpr std::uint32_t kOverlapStages = 3;
         auto end = max(range.end, range.begin + kBlockK);
@@ -226,8 +226,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             range.begin, end, Expr<u32>(kBlockK), kOverlapStages, tile_copies,
             [&](const Expr<u32>& p, const Expr<u32>& slot) {
               FragAcc<16, kBlockK> s;
-              auto previous = select(p == range.begin, slot,
-                                     (slot + (kOverlapStages - 1u)) % kOverlapStages);
+              auto previous =
+                  select(p == range.begin, slot, (slot + (kOverlapStages - 1u)) % kOverlapStages);
               // The rescale first, pinned there by a wait with nothing in flight (its register
               // fence), so that no accumulator is touched while the scores' product runs
               // (ptxas would wait for it: C7517).
@@ -256,7 +256,9 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       // producer's threads copy and compute nothing.
       pipelined(
           range.begin, range.end, Expr<u32>(kBlockK), kStages,
-          [&](const Expr<u32>& p, const Expr<u32>& slot) { in_consumers([&] { copy_rows(p, slot); }); },
+          [&](const Expr<u32>& p, const Expr<u32>& slot) {
+            in_consumers([&] { copy_rows(p, slot); });
+          },
           [&](const Expr<u32>& p, const Expr<u32>& slot) {
             in_consumers([&] {
               FragAcc<16, kBlockK> s;

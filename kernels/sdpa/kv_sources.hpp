@@ -20,7 +20,7 @@ struct PackedKv {
   dsl::Expr<dsl::u32> first;  ///< the sequence's first row
   dsl::Expr<dsl::u32> keys;   ///< its keys
   dsl::Expr<dsl::u32> heads_kv;
-  dsl::Expr<dsl::u32> head;  ///< the KV head read
+  dsl::Expr<dsl::u32> head;   ///< the KV head read
   dsl::Expr<dsl::u32> total;  ///< total_k, the rows of k and v
 
   PackedKv(const dsl::Tensor<T>& k_, const dsl::Tensor<T>& v_, const dsl::Tensor<dsl::u32>& cu,

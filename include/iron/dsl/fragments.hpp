@@ -165,7 +165,7 @@ class Fragment {
   template <FragmentRole Role = R>
   void round_from(const Fragment<f32, FragmentRole::Acc, Rows, Cols>& acc,
                   SourceLocation where = SourceLocation::current()) requires(Role ==
-                                                                              FragmentRole::A) {
+                                                                             FragmentRole::A) {
     detail::at(where);
     detail::record_frag_convert(id_, acc.id(), dtype_of<T>);
   }

@@ -920,7 +920,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11248;  // kernels/sdpa/flash_warpgroup.hpp:262
+        iron_frag<float, 2, 16, 128> v11248;  // kernels/sdpa/flash_warpgroup.hpp:264
         iron_frag_fill(v11248, 0.0f);
         const unsigned int v11252 = v10733 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
         const unsigned int v11257 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -4090,7 +4090,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
         const unsigned int v15101 = v45 << 7u;
         iron_frag_store<false>(v15095, shm3, v15101, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:266
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
         const unsigned int v15109 = v10733 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15116 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181

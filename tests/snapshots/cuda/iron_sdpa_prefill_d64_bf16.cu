@@ -678,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v9304;  // kernels/sdpa/flash_warpgroup.hpp:262
+        iron_frag<float, 2, 16, 128> v9304;  // kernels/sdpa/flash_warpgroup.hpp:264
         iron_frag_fill(v9304, 0.0f);
         const unsigned int v9308 = v9037 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:142
         const unsigned int v9313 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -3683,7 +3683,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
         const unsigned int v12985 = v45 << 7u;
         iron_frag_store<false>(v12979, shm3, v12985, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:266
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
         const unsigned int v12993 = v9037 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13000 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181

@@ -922,7 +922,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11312;  // kernels/sdpa/flash_warpgroup.hpp:262
+        iron_frag<float, 2, 16, 128> v11312;  // kernels/sdpa/flash_warpgroup.hpp:264
         iron_frag_fill(v11312, 0.0f);
         const unsigned int v11316 = v10797 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
         const unsigned int v11321 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -4092,7 +4092,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const unsigned int v15165 = v45 << 7u;
         iron_frag_store<false>(v15159, shm3, v15165, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:266
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
         const unsigned int v15173 = v10797 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15180 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181

@@ -680,7 +680,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v9368;  // kernels/sdpa/flash_warpgroup.hpp:262
+        iron_frag<float, 2, 16, 128> v9368;  // kernels/sdpa/flash_warpgroup.hpp:264
         iron_frag_fill(v9368, 0.0f);
         const unsigned int v9372 = v9101 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:142
         const unsigned int v9377 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -3685,7 +3685,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const unsigned int v13049 = v45 << 7u;
         iron_frag_store<false>(v13043, shm3, v13049, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:266
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
         const unsigned int v13057 = v9101 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13064 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
