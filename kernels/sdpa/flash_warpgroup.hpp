@@ -188,7 +188,9 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   };
 
   if constexpr (kProducer) {
-    IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+    // Without tensor maps (an AOT bundle) the producer could not lower its registers, nor the
+    // consumers raise theirs: such a target takes the shared-weights path below.
+    IRON_IF(target_has(TargetFeature::WarpgroupProducts) && target_has(TargetFeature::TensorMaps)) {
       // The knob `turns` (1, the default, or 0): the two warpgroups take turns at starting their
       // products (FlashAttention-3's ping-pong), so that one's softmax runs under the other's.
       const bool turns = tuned("turns") != 0;

@@ -293,6 +293,31 @@ TEST(PassSelectTargetPaths, QueriesReadTheirFeatureOfTheProfile) {
   EXPECT_FALSE(codegen::target_has(TargetProfile::metal(31), kFeature));
 }
 
+TEST(PassSelectTargetPaths, TensorMapsAreSm90aLaunchedByTheRuntimeOnly) {
+  constexpr auto kFeature = ir::TargetFeature::TensorMaps;
+  TargetProfile aot = TargetProfile::cuda(90, MmaStrategy::Wgmma);
+  EXPECT_TRUE(codegen::target_has(aot, kFeature));
+  aot.tensor_maps = false;  // as an AOT bundle compiles its sm_90a cubins
+  EXPECT_FALSE(codegen::target_has(aot, kFeature));
+  EXPECT_FALSE(codegen::target_has(TargetProfile::cuda(90), kFeature));
+  EXPECT_FALSE(codegen::target_has(TargetProfile::metal(31), kFeature));
+  // Asked together with warpgroup_products (an `and` of the two queries decides the `if`).
+  std::string both(kTwoPaths);
+  const std::string query = "%0 = target.has warpgroup_products : bool";
+  both.replace(both.find(query), query.size(),
+               "%10 = target.has warpgroup_products : bool\n"
+               "  %11 = target.has tensor_maps : bool\n"
+               "  %0 = and %10, %11 : bool");
+  const auto wide = [&](const TargetProfile& target) {
+    const std::string out = run_pass(select, both, target);
+    EXPECT_EQ(out.find("if %0"), std::string::npos) << out;
+    return out.find("@wide") != std::string::npos;
+  };
+  EXPECT_TRUE(wide(TargetProfile::cuda(90, MmaStrategy::Wgmma)));
+  EXPECT_FALSE(wide(aot));
+  EXPECT_FALSE(wide(TargetProfile::cuda(90)));
+}
+
 TEST(PassSelectTargetPaths, PairedAccumulatorColumnsAreEveryTargetsButWmmas) {
   // The same kernel asking the other feature: wmma's unknown lane map takes the else branch.
   std::string paired(kTwoPaths);

@@ -40,6 +40,14 @@ class DispatchError : public Error {
   using Error::Error;
 };
 
+/// The compiler accepted a kernel but warned (ptxas: products serialized or fenced for want of
+/// registers, a spill): Iron refuses the binary; a caller with another binary to fall back on may
+/// catch it.
+class CompileWarningError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A kernel needs more of a target than it has (threadgroup memory): it cannot be compiled for
 /// that target, though it may be for others.
 class TargetLimitError : public Error {

@@ -52,7 +52,7 @@ inline bool builtin_has_axis(Builtin b) { return b <= Builtin::GlobalId; }
 /// with the shared memory that comes with it. PairedAccumulatorColumns: the target's lane map is
 /// one where each lane's accumulator slots 2i and 2i + 1 are columns c and c + 1 of one row, c
 /// even (mma.m16n8k16's and Metal's 8×8 maps; not wmma's, whose layout is the library's).
-enum class TargetFeature : std::uint8_t { WarpgroupProducts, PairedAccumulatorColumns };
+enum class TargetFeature : std::uint8_t { WarpgroupProducts, PairedAccumulatorColumns, TensorMaps };
 std::string_view target_feature_name(TargetFeature f);
 bool parse_target_feature_name(std::string_view name, TargetFeature& out);
 

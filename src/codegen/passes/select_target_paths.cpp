@@ -2,7 +2,7 @@
 ///
 ///   if %q { A } else { B }   becomes   A (or B)
 ///
-/// in place. Allocations accessed in the dropped blocks and nowhere else are removed, and the
+/// in place (also where %q is a `not`, `and` or `or` of queries that decides). Allocations accessed in the dropped blocks and nowhere else are removed, and the
 /// remaining ones renumbered, so that a target's shared memory and pipeline stages count only
 /// its own path (rings left without a pipeline become one stage). Other uses of %q keep the
 /// constant, which fold_constants propagates. Specializations bound by the profile are answered
@@ -10,6 +10,7 @@
 /// condition: %s goes, its uses read %c.
 #include "iron/codegen/passes/select_target_paths.hpp"
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -93,6 +94,7 @@ class Selection {
       }
       if (op.kind == OpKind::TargetHas)
         answer(op, answer_(static_cast<ir::TargetFeature>(op.ivalue)));
+      combine(op);
       if (op.kind == OpKind::If) {
         const auto answered = answers_.find(op.args[0]);
         if (answered != answers_.end()) {
@@ -107,6 +109,30 @@ class Selection {
       out.push_back(std::move(op));
     }
     b.ops = std::move(out);
+  }
+
+  /// A `not`, `and` or `or` of bools whose operands are answered (or that one operand decides) is
+  /// answered too, so that an `if` on `target.has A && target.has B` keeps one block; the op
+  /// itself stays for fold_constants.
+  void combine(const ir::Op& op) {
+    if (op.type != DType::Bool || op.result == ir::kNoValue) return;
+    const auto of = [&](std::size_t i) -> std::optional<bool> {
+      const auto it = answers_.find(op.args[i]);
+      return it == answers_.end() ? std::nullopt : std::optional<bool>(it->second);
+    };
+    if (op.kind == OpKind::Not) {
+      if (const auto a = of(0)) answers_[op.result] = !*a;
+      return;
+    }
+    if (op.kind != OpKind::And && op.kind != OpKind::Or) return;
+    const bool decider = op.kind == OpKind::Or;  // the operand value that decides alone
+    const auto a = of(0);
+    const auto b = of(1);
+    if ((a && *a == decider) || (b && *b == decider)) {
+      answers_[op.result] = decider;
+    } else if (a && b) {
+      answers_[op.result] = !decider;
+    }
   }
 
   /// Turns the query or specialization `op` into the constant `yes`.
@@ -133,6 +159,8 @@ bool target_has(const TargetProfile& target, ir::TargetFeature feature) {
       return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma;
     case ir::TargetFeature::PairedAccumulatorColumns:
       return target.kind == TargetKind::Msl || target.mma != MmaStrategy::Wmma;
+    case ir::TargetFeature::TensorMaps:
+      return target.tensor_maps;
   }
   return false;
 }

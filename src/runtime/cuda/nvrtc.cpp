@@ -229,7 +229,7 @@ CubinResult compile_cubin(const std::string& source, const std::string& name, in
     for (const std::string& warning : result.resources.warnings) {
       messages += fmt::format("{}ptxas: {}", messages.empty() ? "" : "\n", warning);
     }
-    throw Error(fmt::format("NVRTC compiled {} with warnings:\n{}", name, messages));
+    throw CompileWarningError(fmt::format("NVRTC compiled {} with warnings:\n{}", name, messages));
   }
 
   std::size_t size = 0;

@@ -229,6 +229,7 @@ void sim_run(const Launch& launch, const SimOptions& options) {
         [&](ir::TargetFeature f) {
           switch (f) {
             case ir::TargetFeature::WarpgroupProducts:
+            case ir::TargetFeature::TensorMaps:  // the path of a launch on an sm_90a device
               return options.warpgroup_products;
             case ir::TargetFeature::PairedAccumulatorColumns:
               return options.paired_accumulator_columns;

@@ -568,4814 +568,4814 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v15901 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:257
-    if (v15901) {
+    const bool v15903 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
+    if (v15903) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15905 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15906 = v15905 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15908 = v15905 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15910 = v15908 << 3u;
-        const unsigned int v15911 = v347 + v15906;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15912 = v15911 < v37;
-        const unsigned int v15913 = v15912 ? v15911 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15914 = v31 + v15913;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15915 = v15914 * v2;
-        const unsigned int v15916 = v15915 + v28;
-        const unsigned int v15917 = v15916 << 7u;
-        const unsigned int v15918 = v15917 + v15910;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15921 = v15910 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15923 = v15906 << 6u;
-        const unsigned int v15925 = v15910 >> 6u;
-        const unsigned int v15927 = v15925 << 13u;
-        const unsigned int v15929 = v15927 + v15923;
-        const unsigned int v15930 = v15929 + v15921;
-        iron_copy_async<16>(shm1 + (v15930 ^ (((v15930 >> 6u) & 7u) << 3u)), k + v15918, v15912);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15932 = v15905 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15933 = v15932 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15934 = v15932 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15935 = v15934 << 3u;
-        const unsigned int v15936 = v347 + v15933;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15937 = v15936 < v37;
-        const unsigned int v15938 = v15937 ? v15936 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15939 = v31 + v15938;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15940 = v15939 * v2;
-        const unsigned int v15941 = v15940 + v28;
-        const unsigned int v15942 = v15941 << 7u;
-        const unsigned int v15943 = v15942 + v15935;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15944 = v15935 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15945 = v15933 << 6u;
-        const unsigned int v15946 = v15935 >> 6u;
-        const unsigned int v15947 = v15946 << 13u;
-        const unsigned int v15949 = v15947 + v15945;
-        const unsigned int v15950 = v15949 + v15944;
-        iron_copy_async<16>(shm1 + (v15950 ^ (((v15950 >> 6u) & 7u) << 3u)), k + v15943, v15937);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15952 = v15905 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15953 = v15952 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15954 = v15952 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15955 = v15954 << 3u;
-        const unsigned int v15956 = v347 + v15953;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15957 = v15956 < v37;
-        const unsigned int v15958 = v15957 ? v15956 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15959 = v31 + v15958;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15960 = v15959 * v2;
-        const unsigned int v15961 = v15960 + v28;
-        const unsigned int v15962 = v15961 << 7u;
-        const unsigned int v15963 = v15962 + v15955;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15964 = v15955 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15965 = v15953 << 6u;
-        const unsigned int v15966 = v15955 >> 6u;
-        const unsigned int v15967 = v15966 << 13u;
-        const unsigned int v15969 = v15967 + v15965;
-        const unsigned int v15970 = v15969 + v15964;
-        iron_copy_async<16>(shm1 + (v15970 ^ (((v15970 >> 6u) & 7u) << 3u)), k + v15963, v15957);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15972 = v15905 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15973 = v15972 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15974 = v15972 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15975 = v15974 << 3u;
-        const unsigned int v15976 = v347 + v15973;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15977 = v15976 < v37;
-        const unsigned int v15978 = v15977 ? v15976 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15979 = v31 + v15978;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15980 = v15979 * v2;
-        const unsigned int v15981 = v15980 + v28;
-        const unsigned int v15982 = v15981 << 7u;
-        const unsigned int v15983 = v15982 + v15975;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15984 = v15975 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15985 = v15973 << 6u;
-        const unsigned int v15986 = v15975 >> 6u;
-        const unsigned int v15987 = v15986 << 13u;
-        const unsigned int v15989 = v15987 + v15985;
-        const unsigned int v15990 = v15989 + v15984;
-        iron_copy_async<16>(shm1 + (v15990 ^ (((v15990 >> 6u) & 7u) << 3u)), k + v15983, v15977);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15992 = v15905 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15993 = v15992 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15994 = v15992 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15995 = v15994 << 3u;
-        const unsigned int v15996 = v347 + v15993;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15997 = v15996 < v37;
-        const unsigned int v15998 = v15997 ? v15996 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15999 = v31 + v15998;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16000 = v15999 * v2;
-        const unsigned int v16001 = v16000 + v28;
-        const unsigned int v16002 = v16001 << 7u;
-        const unsigned int v16003 = v16002 + v15995;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16004 = v15995 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16005 = v15993 << 6u;
-        const unsigned int v16006 = v15995 >> 6u;
-        const unsigned int v16007 = v16006 << 13u;
-        const unsigned int v16009 = v16007 + v16005;
-        const unsigned int v16010 = v16009 + v16004;
-        iron_copy_async<16>(shm1 + (v16010 ^ (((v16010 >> 6u) & 7u) << 3u)), k + v16003, v15997);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16012 = v15905 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16013 = v16012 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16014 = v16012 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16015 = v16014 << 3u;
-        const unsigned int v16016 = v347 + v16013;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16017 = v16016 < v37;
-        const unsigned int v16018 = v16017 ? v16016 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16019 = v31 + v16018;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16020 = v16019 * v2;
-        const unsigned int v16021 = v16020 + v28;
-        const unsigned int v16022 = v16021 << 7u;
-        const unsigned int v16023 = v16022 + v16015;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16024 = v16015 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16025 = v16013 << 6u;
-        const unsigned int v16026 = v16015 >> 6u;
-        const unsigned int v16027 = v16026 << 13u;
-        const unsigned int v16029 = v16027 + v16025;
-        const unsigned int v16030 = v16029 + v16024;
-        iron_copy_async<16>(shm1 + (v16030 ^ (((v16030 >> 6u) & 7u) << 3u)), k + v16023, v16017);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16032 = v15905 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16033 = v16032 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16034 = v16032 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16035 = v16034 << 3u;
-        const unsigned int v16036 = v347 + v16033;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16037 = v16036 < v37;
-        const unsigned int v16038 = v16037 ? v16036 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16039 = v31 + v16038;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16040 = v16039 * v2;
-        const unsigned int v16041 = v16040 + v28;
-        const unsigned int v16042 = v16041 << 7u;
-        const unsigned int v16043 = v16042 + v16035;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16044 = v16035 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16045 = v16033 << 6u;
-        const unsigned int v16046 = v16035 >> 6u;
-        const unsigned int v16047 = v16046 << 13u;
-        const unsigned int v16049 = v16047 + v16045;
-        const unsigned int v16050 = v16049 + v16044;
-        iron_copy_async<16>(shm1 + (v16050 ^ (((v16050 >> 6u) & 7u) << 3u)), k + v16043, v16037);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16052 = v15905 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16053 = v16052 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16054 = v16052 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16055 = v16054 << 3u;
-        const unsigned int v16056 = v347 + v16053;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16057 = v16056 < v37;
-        const unsigned int v16058 = v16057 ? v16056 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16059 = v31 + v16058;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16060 = v16059 * v2;
-        const unsigned int v16061 = v16060 + v28;
-        const unsigned int v16062 = v16061 << 7u;
-        const unsigned int v16063 = v16062 + v16055;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16064 = v16055 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16065 = v16053 << 6u;
-        const unsigned int v16066 = v16055 >> 6u;
-        const unsigned int v16067 = v16066 << 13u;
-        const unsigned int v16069 = v16067 + v16065;
-        const unsigned int v16070 = v16069 + v16064;
-        iron_copy_async<16>(shm1 + (v16070 ^ (((v16070 >> 6u) & 7u) << 3u)), k + v16063, v16057);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v15930 ^ (((v15930 >> 6u) & 7u) << 3u)), v + v15918, v15912);
-        iron_copy_async<16>(shm2 + (v15950 ^ (((v15950 >> 6u) & 7u) << 3u)), v + v15943, v15937);
-        iron_copy_async<16>(shm2 + (v15970 ^ (((v15970 >> 6u) & 7u) << 3u)), v + v15963, v15957);
-        iron_copy_async<16>(shm2 + (v15990 ^ (((v15990 >> 6u) & 7u) << 3u)), v + v15983, v15977);
-        iron_copy_async<16>(shm2 + (v16010 ^ (((v16010 >> 6u) & 7u) << 3u)), v + v16003, v15997);
-        iron_copy_async<16>(shm2 + (v16030 ^ (((v16030 >> 6u) & 7u) << 3u)), v + v16023, v16017);
-        iron_copy_async<16>(shm2 + (v16050 ^ (((v16050 >> 6u) & 7u) << 3u)), v + v16043, v16037);
-        iron_copy_async<16>(shm2 + (v16070 ^ (((v16070 >> 6u) & 7u) << 3u)), v + v16063, v16057);
+        const unsigned int v15907 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15908 = v15907 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15910 = v15907 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15912 = v15910 << 3u;
+        const unsigned int v15913 = v347 + v15908;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15914 = v15913 < v37;
+        const unsigned int v15915 = v15914 ? v15913 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15916 = v31 + v15915;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15917 = v15916 * v2;
+        const unsigned int v15918 = v15917 + v28;
+        const unsigned int v15919 = v15918 << 7u;
+        const unsigned int v15920 = v15919 + v15912;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15923 = v15912 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15925 = v15908 << 6u;
+        const unsigned int v15927 = v15912 >> 6u;
+        const unsigned int v15929 = v15927 << 13u;
+        const unsigned int v15931 = v15929 + v15925;
+        const unsigned int v15932 = v15931 + v15923;
+        iron_copy_async<16>(shm1 + (v15932 ^ (((v15932 >> 6u) & 7u) << 3u)), k + v15920, v15914);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15934 = v15907 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15935 = v15934 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15936 = v15934 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15937 = v15936 << 3u;
+        const unsigned int v15938 = v347 + v15935;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15939 = v15938 < v37;
+        const unsigned int v15940 = v15939 ? v15938 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15941 = v31 + v15940;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15942 = v15941 * v2;
+        const unsigned int v15943 = v15942 + v28;
+        const unsigned int v15944 = v15943 << 7u;
+        const unsigned int v15945 = v15944 + v15937;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15946 = v15937 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15947 = v15935 << 6u;
+        const unsigned int v15948 = v15937 >> 6u;
+        const unsigned int v15949 = v15948 << 13u;
+        const unsigned int v15951 = v15949 + v15947;
+        const unsigned int v15952 = v15951 + v15946;
+        iron_copy_async<16>(shm1 + (v15952 ^ (((v15952 >> 6u) & 7u) << 3u)), k + v15945, v15939);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15954 = v15907 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15955 = v15954 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15956 = v15954 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15957 = v15956 << 3u;
+        const unsigned int v15958 = v347 + v15955;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15959 = v15958 < v37;
+        const unsigned int v15960 = v15959 ? v15958 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15961 = v31 + v15960;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15962 = v15961 * v2;
+        const unsigned int v15963 = v15962 + v28;
+        const unsigned int v15964 = v15963 << 7u;
+        const unsigned int v15965 = v15964 + v15957;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15966 = v15957 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15967 = v15955 << 6u;
+        const unsigned int v15968 = v15957 >> 6u;
+        const unsigned int v15969 = v15968 << 13u;
+        const unsigned int v15971 = v15969 + v15967;
+        const unsigned int v15972 = v15971 + v15966;
+        iron_copy_async<16>(shm1 + (v15972 ^ (((v15972 >> 6u) & 7u) << 3u)), k + v15965, v15959);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15974 = v15907 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15975 = v15974 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15976 = v15974 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15977 = v15976 << 3u;
+        const unsigned int v15978 = v347 + v15975;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15979 = v15978 < v37;
+        const unsigned int v15980 = v15979 ? v15978 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15981 = v31 + v15980;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15982 = v15981 * v2;
+        const unsigned int v15983 = v15982 + v28;
+        const unsigned int v15984 = v15983 << 7u;
+        const unsigned int v15985 = v15984 + v15977;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15986 = v15977 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15987 = v15975 << 6u;
+        const unsigned int v15988 = v15977 >> 6u;
+        const unsigned int v15989 = v15988 << 13u;
+        const unsigned int v15991 = v15989 + v15987;
+        const unsigned int v15992 = v15991 + v15986;
+        iron_copy_async<16>(shm1 + (v15992 ^ (((v15992 >> 6u) & 7u) << 3u)), k + v15985, v15979);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15994 = v15907 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15995 = v15994 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15996 = v15994 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15997 = v15996 << 3u;
+        const unsigned int v15998 = v347 + v15995;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15999 = v15998 < v37;
+        const unsigned int v16000 = v15999 ? v15998 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16001 = v31 + v16000;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16002 = v16001 * v2;
+        const unsigned int v16003 = v16002 + v28;
+        const unsigned int v16004 = v16003 << 7u;
+        const unsigned int v16005 = v16004 + v15997;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16006 = v15997 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16007 = v15995 << 6u;
+        const unsigned int v16008 = v15997 >> 6u;
+        const unsigned int v16009 = v16008 << 13u;
+        const unsigned int v16011 = v16009 + v16007;
+        const unsigned int v16012 = v16011 + v16006;
+        iron_copy_async<16>(shm1 + (v16012 ^ (((v16012 >> 6u) & 7u) << 3u)), k + v16005, v15999);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16014 = v15907 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16015 = v16014 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16016 = v16014 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16017 = v16016 << 3u;
+        const unsigned int v16018 = v347 + v16015;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16019 = v16018 < v37;
+        const unsigned int v16020 = v16019 ? v16018 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16021 = v31 + v16020;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16022 = v16021 * v2;
+        const unsigned int v16023 = v16022 + v28;
+        const unsigned int v16024 = v16023 << 7u;
+        const unsigned int v16025 = v16024 + v16017;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16026 = v16017 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16027 = v16015 << 6u;
+        const unsigned int v16028 = v16017 >> 6u;
+        const unsigned int v16029 = v16028 << 13u;
+        const unsigned int v16031 = v16029 + v16027;
+        const unsigned int v16032 = v16031 + v16026;
+        iron_copy_async<16>(shm1 + (v16032 ^ (((v16032 >> 6u) & 7u) << 3u)), k + v16025, v16019);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16034 = v15907 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16035 = v16034 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16036 = v16034 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16037 = v16036 << 3u;
+        const unsigned int v16038 = v347 + v16035;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16039 = v16038 < v37;
+        const unsigned int v16040 = v16039 ? v16038 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16041 = v31 + v16040;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16042 = v16041 * v2;
+        const unsigned int v16043 = v16042 + v28;
+        const unsigned int v16044 = v16043 << 7u;
+        const unsigned int v16045 = v16044 + v16037;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16046 = v16037 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16047 = v16035 << 6u;
+        const unsigned int v16048 = v16037 >> 6u;
+        const unsigned int v16049 = v16048 << 13u;
+        const unsigned int v16051 = v16049 + v16047;
+        const unsigned int v16052 = v16051 + v16046;
+        iron_copy_async<16>(shm1 + (v16052 ^ (((v16052 >> 6u) & 7u) << 3u)), k + v16045, v16039);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16054 = v15907 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16055 = v16054 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16056 = v16054 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16057 = v16056 << 3u;
+        const unsigned int v16058 = v347 + v16055;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16059 = v16058 < v37;
+        const unsigned int v16060 = v16059 ? v16058 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16061 = v31 + v16060;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16062 = v16061 * v2;
+        const unsigned int v16063 = v16062 + v28;
+        const unsigned int v16064 = v16063 << 7u;
+        const unsigned int v16065 = v16064 + v16057;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16066 = v16057 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16067 = v16055 << 6u;
+        const unsigned int v16068 = v16057 >> 6u;
+        const unsigned int v16069 = v16068 << 13u;
+        const unsigned int v16071 = v16069 + v16067;
+        const unsigned int v16072 = v16071 + v16066;
+        iron_copy_async<16>(shm1 + (v16072 ^ (((v16072 >> 6u) & 7u) << 3u)), k + v16065, v16059);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v15932 ^ (((v15932 >> 6u) & 7u) << 3u)), v + v15920, v15914);
+        iron_copy_async<16>(shm2 + (v15952 ^ (((v15952 >> 6u) & 7u) << 3u)), v + v15945, v15939);
+        iron_copy_async<16>(shm2 + (v15972 ^ (((v15972 >> 6u) & 7u) << 3u)), v + v15965, v15959);
+        iron_copy_async<16>(shm2 + (v15992 ^ (((v15992 >> 6u) & 7u) << 3u)), v + v15985, v15979);
+        iron_copy_async<16>(shm2 + (v16012 ^ (((v16012 >> 6u) & 7u) << 3u)), v + v16005, v15999);
+        iron_copy_async<16>(shm2 + (v16032 ^ (((v16032 >> 6u) & 7u) << 3u)), v + v16025, v16019);
+        iron_copy_async<16>(shm2 + (v16052 ^ (((v16052 >> 6u) & 7u) << 3u)), v + v16045, v16039);
+        iron_copy_async<16>(shm2 + (v16072 ^ (((v16072 >> 6u) & 7u) << 3u)), v + v16065, v16059);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
 
-    for (unsigned int v10729 = v347; v10729 < v334; v10729 += 128u) {
-      const unsigned int v10730 = v10729 - v347;
-      const unsigned int v10731 = v10730 >> 7u;
-      const unsigned int v10733 = v10731 & 1u;
+    for (unsigned int v10731 = v347; v10731 < v334; v10731 += 128u) {
+      const unsigned int v10732 = v10731 - v347;
+      const unsigned int v10733 = v10732 >> 7u;
+      const unsigned int v10735 = v10733 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v10736 = v10729 + 128u;
-      const unsigned int v10738 = v10731 + 1u;
-      const unsigned int v10739 = v10738 & 1u;
-      const bool v10740 = v10736 < v334;
-      if (v10740) {
+      const unsigned int v10738 = v10731 + 128u;
+      const unsigned int v10740 = v10733 + 1u;
+      const unsigned int v10741 = v10740 & 1u;
+      const bool v10742 = v10738 < v334;
+      if (v10742) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v10745 = v10739 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v10747 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10750 = v10747 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10753 = v10747 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10754 = v10753 << 3u;
-          const unsigned int v10755 = v10736 + v10750;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10756 = v10755 < v37;
-          const unsigned int v10759 = v10756 ? v10755 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10761 = v31 + v10759;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10762 = v10761 * v2;
-          const unsigned int v10763 = v10762 + v28;
-          const unsigned int v10764 = v10763 << 7u;
-          const unsigned int v10765 = v10764 + v10754;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10767 = v10754 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10769 = v10750 << 6u;
-          const unsigned int v10772 = v10754 >> 6u;
-          const unsigned int v10773 = v10772 << 13u;
-          const unsigned int v10774 = v10745 + v10773;
-          const unsigned int v10775 = v10774 + v10769;
-          const unsigned int v10776 = v10775 + v10767;
-          iron_copy_async<16>(shm1 + (v10776 ^ (((v10776 >> 6u) & 7u) << 3u)), k + v10765, v10756);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10779 = v10747 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10781 = v10779 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10784 = v10779 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10785 = v10784 << 3u;
-          const unsigned int v10786 = v10736 + v10781;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10787 = v10786 < v37;
-          const unsigned int v10790 = v10787 ? v10786 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10792 = v31 + v10790;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10793 = v10792 * v2;
-          const unsigned int v10794 = v10793 + v28;
-          const unsigned int v10795 = v10794 << 7u;
-          const unsigned int v10796 = v10795 + v10785;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10798 = v10785 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10800 = v10781 << 6u;
-          const unsigned int v10803 = v10785 >> 6u;
-          const unsigned int v10804 = v10803 << 13u;
-          const unsigned int v10805 = v10745 + v10804;
-          const unsigned int v10806 = v10805 + v10800;
-          const unsigned int v10807 = v10806 + v10798;
-          iron_copy_async<16>(shm1 + (v10807 ^ (((v10807 >> 6u) & 7u) << 3u)), k + v10796, v10787);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10810 = v10747 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10812 = v10810 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10815 = v10810 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10816 = v10815 << 3u;
-          const unsigned int v10817 = v10736 + v10812;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10818 = v10817 < v37;
-          const unsigned int v10821 = v10818 ? v10817 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10823 = v31 + v10821;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10824 = v10823 * v2;
-          const unsigned int v10825 = v10824 + v28;
-          const unsigned int v10826 = v10825 << 7u;
-          const unsigned int v10827 = v10826 + v10816;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10829 = v10816 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10831 = v10812 << 6u;
-          const unsigned int v10834 = v10816 >> 6u;
-          const unsigned int v10835 = v10834 << 13u;
-          const unsigned int v10836 = v10745 + v10835;
-          const unsigned int v10837 = v10836 + v10831;
-          const unsigned int v10838 = v10837 + v10829;
-          iron_copy_async<16>(shm1 + (v10838 ^ (((v10838 >> 6u) & 7u) << 3u)), k + v10827, v10818);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10841 = v10747 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10843 = v10841 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10846 = v10841 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10847 = v10846 << 3u;
-          const unsigned int v10848 = v10736 + v10843;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10849 = v10848 < v37;
-          const unsigned int v10852 = v10849 ? v10848 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10854 = v31 + v10852;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10855 = v10854 * v2;
-          const unsigned int v10856 = v10855 + v28;
-          const unsigned int v10857 = v10856 << 7u;
-          const unsigned int v10858 = v10857 + v10847;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10860 = v10847 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10862 = v10843 << 6u;
-          const unsigned int v10865 = v10847 >> 6u;
-          const unsigned int v10866 = v10865 << 13u;
-          const unsigned int v10867 = v10745 + v10866;
-          const unsigned int v10868 = v10867 + v10862;
-          const unsigned int v10869 = v10868 + v10860;
-          iron_copy_async<16>(shm1 + (v10869 ^ (((v10869 >> 6u) & 7u) << 3u)), k + v10858, v10849);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10872 = v10747 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10874 = v10872 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10877 = v10872 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10878 = v10877 << 3u;
-          const unsigned int v10879 = v10736 + v10874;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10880 = v10879 < v37;
-          const unsigned int v10883 = v10880 ? v10879 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10885 = v31 + v10883;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10886 = v10885 * v2;
-          const unsigned int v10887 = v10886 + v28;
-          const unsigned int v10888 = v10887 << 7u;
-          const unsigned int v10889 = v10888 + v10878;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10891 = v10878 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10893 = v10874 << 6u;
-          const unsigned int v10896 = v10878 >> 6u;
-          const unsigned int v10897 = v10896 << 13u;
-          const unsigned int v10898 = v10745 + v10897;
-          const unsigned int v10899 = v10898 + v10893;
-          const unsigned int v10900 = v10899 + v10891;
-          iron_copy_async<16>(shm1 + (v10900 ^ (((v10900 >> 6u) & 7u) << 3u)), k + v10889, v10880);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10903 = v10747 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10905 = v10903 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10908 = v10903 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10909 = v10908 << 3u;
-          const unsigned int v10910 = v10736 + v10905;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10911 = v10910 < v37;
-          const unsigned int v10914 = v10911 ? v10910 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10916 = v31 + v10914;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10917 = v10916 * v2;
-          const unsigned int v10918 = v10917 + v28;
-          const unsigned int v10919 = v10918 << 7u;
-          const unsigned int v10920 = v10919 + v10909;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10922 = v10909 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10924 = v10905 << 6u;
-          const unsigned int v10927 = v10909 >> 6u;
-          const unsigned int v10928 = v10927 << 13u;
-          const unsigned int v10929 = v10745 + v10928;
-          const unsigned int v10930 = v10929 + v10924;
-          const unsigned int v10931 = v10930 + v10922;
-          iron_copy_async<16>(shm1 + (v10931 ^ (((v10931 >> 6u) & 7u) << 3u)), k + v10920, v10911);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10934 = v10747 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10936 = v10934 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10939 = v10934 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10940 = v10939 << 3u;
-          const unsigned int v10941 = v10736 + v10936;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10942 = v10941 < v37;
-          const unsigned int v10945 = v10942 ? v10941 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10947 = v31 + v10945;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10948 = v10947 * v2;
-          const unsigned int v10949 = v10948 + v28;
-          const unsigned int v10950 = v10949 << 7u;
-          const unsigned int v10951 = v10950 + v10940;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10953 = v10940 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10955 = v10936 << 6u;
-          const unsigned int v10958 = v10940 >> 6u;
-          const unsigned int v10959 = v10958 << 13u;
-          const unsigned int v10960 = v10745 + v10959;
-          const unsigned int v10961 = v10960 + v10955;
-          const unsigned int v10962 = v10961 + v10953;
-          iron_copy_async<16>(shm1 + (v10962 ^ (((v10962 >> 6u) & 7u) << 3u)), k + v10951, v10942);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10965 = v10747 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10967 = v10965 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10970 = v10965 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10971 = v10970 << 3u;
-          const unsigned int v10972 = v10736 + v10967;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10973 = v10972 < v37;
-          const unsigned int v10976 = v10973 ? v10972 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10978 = v31 + v10976;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10979 = v10978 * v2;
-          const unsigned int v10980 = v10979 + v28;
-          const unsigned int v10981 = v10980 << 7u;
-          const unsigned int v10982 = v10981 + v10971;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10984 = v10971 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10986 = v10967 << 6u;
-          const unsigned int v10989 = v10971 >> 6u;
-          const unsigned int v10990 = v10989 << 13u;
-          const unsigned int v10991 = v10745 + v10990;
-          const unsigned int v10992 = v10991 + v10986;
-          const unsigned int v10993 = v10992 + v10984;
-          iron_copy_async<16>(shm1 + (v10993 ^ (((v10993 >> 6u) & 7u) << 3u)), k + v10982, v10973);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v10776 ^ (((v10776 >> 6u) & 7u) << 3u)), v + v10765, v10756);
-          iron_copy_async<16>(shm2 + (v10807 ^ (((v10807 >> 6u) & 7u) << 3u)), v + v10796, v10787);
-          iron_copy_async<16>(shm2 + (v10838 ^ (((v10838 >> 6u) & 7u) << 3u)), v + v10827, v10818);
-          iron_copy_async<16>(shm2 + (v10869 ^ (((v10869 >> 6u) & 7u) << 3u)), v + v10858, v10849);
-          iron_copy_async<16>(shm2 + (v10900 ^ (((v10900 >> 6u) & 7u) << 3u)), v + v10889, v10880);
-          iron_copy_async<16>(shm2 + (v10931 ^ (((v10931 >> 6u) & 7u) << 3u)), v + v10920, v10911);
-          iron_copy_async<16>(shm2 + (v10962 ^ (((v10962 >> 6u) & 7u) << 3u)), v + v10951, v10942);
-          iron_copy_async<16>(shm2 + (v10993 ^ (((v10993 >> 6u) & 7u) << 3u)), v + v10982, v10973);
+          const unsigned int v10747 = v10741 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v10749 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10752 = v10749 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10755 = v10749 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10756 = v10755 << 3u;
+          const unsigned int v10757 = v10738 + v10752;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10758 = v10757 < v37;
+          const unsigned int v10761 = v10758 ? v10757 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10763 = v31 + v10761;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10764 = v10763 * v2;
+          const unsigned int v10765 = v10764 + v28;
+          const unsigned int v10766 = v10765 << 7u;
+          const unsigned int v10767 = v10766 + v10756;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10769 = v10756 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10771 = v10752 << 6u;
+          const unsigned int v10774 = v10756 >> 6u;
+          const unsigned int v10775 = v10774 << 13u;
+          const unsigned int v10776 = v10747 + v10775;
+          const unsigned int v10777 = v10776 + v10771;
+          const unsigned int v10778 = v10777 + v10769;
+          iron_copy_async<16>(shm1 + (v10778 ^ (((v10778 >> 6u) & 7u) << 3u)), k + v10767, v10758);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10781 = v10749 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10783 = v10781 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10786 = v10781 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10787 = v10786 << 3u;
+          const unsigned int v10788 = v10738 + v10783;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10789 = v10788 < v37;
+          const unsigned int v10792 = v10789 ? v10788 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10794 = v31 + v10792;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10795 = v10794 * v2;
+          const unsigned int v10796 = v10795 + v28;
+          const unsigned int v10797 = v10796 << 7u;
+          const unsigned int v10798 = v10797 + v10787;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10800 = v10787 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10802 = v10783 << 6u;
+          const unsigned int v10805 = v10787 >> 6u;
+          const unsigned int v10806 = v10805 << 13u;
+          const unsigned int v10807 = v10747 + v10806;
+          const unsigned int v10808 = v10807 + v10802;
+          const unsigned int v10809 = v10808 + v10800;
+          iron_copy_async<16>(shm1 + (v10809 ^ (((v10809 >> 6u) & 7u) << 3u)), k + v10798, v10789);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10812 = v10749 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10814 = v10812 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10817 = v10812 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10818 = v10817 << 3u;
+          const unsigned int v10819 = v10738 + v10814;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10820 = v10819 < v37;
+          const unsigned int v10823 = v10820 ? v10819 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10825 = v31 + v10823;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10826 = v10825 * v2;
+          const unsigned int v10827 = v10826 + v28;
+          const unsigned int v10828 = v10827 << 7u;
+          const unsigned int v10829 = v10828 + v10818;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10831 = v10818 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10833 = v10814 << 6u;
+          const unsigned int v10836 = v10818 >> 6u;
+          const unsigned int v10837 = v10836 << 13u;
+          const unsigned int v10838 = v10747 + v10837;
+          const unsigned int v10839 = v10838 + v10833;
+          const unsigned int v10840 = v10839 + v10831;
+          iron_copy_async<16>(shm1 + (v10840 ^ (((v10840 >> 6u) & 7u) << 3u)), k + v10829, v10820);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10843 = v10749 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10845 = v10843 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10848 = v10843 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10849 = v10848 << 3u;
+          const unsigned int v10850 = v10738 + v10845;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10851 = v10850 < v37;
+          const unsigned int v10854 = v10851 ? v10850 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10856 = v31 + v10854;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10857 = v10856 * v2;
+          const unsigned int v10858 = v10857 + v28;
+          const unsigned int v10859 = v10858 << 7u;
+          const unsigned int v10860 = v10859 + v10849;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10862 = v10849 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10864 = v10845 << 6u;
+          const unsigned int v10867 = v10849 >> 6u;
+          const unsigned int v10868 = v10867 << 13u;
+          const unsigned int v10869 = v10747 + v10868;
+          const unsigned int v10870 = v10869 + v10864;
+          const unsigned int v10871 = v10870 + v10862;
+          iron_copy_async<16>(shm1 + (v10871 ^ (((v10871 >> 6u) & 7u) << 3u)), k + v10860, v10851);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10874 = v10749 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10876 = v10874 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10879 = v10874 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10880 = v10879 << 3u;
+          const unsigned int v10881 = v10738 + v10876;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10882 = v10881 < v37;
+          const unsigned int v10885 = v10882 ? v10881 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10887 = v31 + v10885;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10888 = v10887 * v2;
+          const unsigned int v10889 = v10888 + v28;
+          const unsigned int v10890 = v10889 << 7u;
+          const unsigned int v10891 = v10890 + v10880;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10893 = v10880 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10895 = v10876 << 6u;
+          const unsigned int v10898 = v10880 >> 6u;
+          const unsigned int v10899 = v10898 << 13u;
+          const unsigned int v10900 = v10747 + v10899;
+          const unsigned int v10901 = v10900 + v10895;
+          const unsigned int v10902 = v10901 + v10893;
+          iron_copy_async<16>(shm1 + (v10902 ^ (((v10902 >> 6u) & 7u) << 3u)), k + v10891, v10882);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10905 = v10749 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10907 = v10905 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10910 = v10905 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10911 = v10910 << 3u;
+          const unsigned int v10912 = v10738 + v10907;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10913 = v10912 < v37;
+          const unsigned int v10916 = v10913 ? v10912 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10918 = v31 + v10916;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10919 = v10918 * v2;
+          const unsigned int v10920 = v10919 + v28;
+          const unsigned int v10921 = v10920 << 7u;
+          const unsigned int v10922 = v10921 + v10911;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10924 = v10911 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10926 = v10907 << 6u;
+          const unsigned int v10929 = v10911 >> 6u;
+          const unsigned int v10930 = v10929 << 13u;
+          const unsigned int v10931 = v10747 + v10930;
+          const unsigned int v10932 = v10931 + v10926;
+          const unsigned int v10933 = v10932 + v10924;
+          iron_copy_async<16>(shm1 + (v10933 ^ (((v10933 >> 6u) & 7u) << 3u)), k + v10922, v10913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10936 = v10749 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10938 = v10936 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10941 = v10936 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10942 = v10941 << 3u;
+          const unsigned int v10943 = v10738 + v10938;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10944 = v10943 < v37;
+          const unsigned int v10947 = v10944 ? v10943 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10949 = v31 + v10947;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10950 = v10949 * v2;
+          const unsigned int v10951 = v10950 + v28;
+          const unsigned int v10952 = v10951 << 7u;
+          const unsigned int v10953 = v10952 + v10942;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10955 = v10942 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10957 = v10938 << 6u;
+          const unsigned int v10960 = v10942 >> 6u;
+          const unsigned int v10961 = v10960 << 13u;
+          const unsigned int v10962 = v10747 + v10961;
+          const unsigned int v10963 = v10962 + v10957;
+          const unsigned int v10964 = v10963 + v10955;
+          iron_copy_async<16>(shm1 + (v10964 ^ (((v10964 >> 6u) & 7u) << 3u)), k + v10953, v10944);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10967 = v10749 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10969 = v10967 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10972 = v10967 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10973 = v10972 << 3u;
+          const unsigned int v10974 = v10738 + v10969;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10975 = v10974 < v37;
+          const unsigned int v10978 = v10975 ? v10974 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10980 = v31 + v10978;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10981 = v10980 * v2;
+          const unsigned int v10982 = v10981 + v28;
+          const unsigned int v10983 = v10982 << 7u;
+          const unsigned int v10984 = v10983 + v10973;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10986 = v10973 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10988 = v10969 << 6u;
+          const unsigned int v10991 = v10973 >> 6u;
+          const unsigned int v10992 = v10991 << 13u;
+          const unsigned int v10993 = v10747 + v10992;
+          const unsigned int v10994 = v10993 + v10988;
+          const unsigned int v10995 = v10994 + v10986;
+          iron_copy_async<16>(shm1 + (v10995 ^ (((v10995 >> 6u) & 7u) << 3u)), k + v10984, v10975);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v10778 ^ (((v10778 >> 6u) & 7u) << 3u)), v + v10767, v10758);
+          iron_copy_async<16>(shm2 + (v10809 ^ (((v10809 >> 6u) & 7u) << 3u)), v + v10798, v10789);
+          iron_copy_async<16>(shm2 + (v10840 ^ (((v10840 >> 6u) & 7u) << 3u)), v + v10829, v10820);
+          iron_copy_async<16>(shm2 + (v10871 ^ (((v10871 >> 6u) & 7u) << 3u)), v + v10860, v10851);
+          iron_copy_async<16>(shm2 + (v10902 ^ (((v10902 >> 6u) & 7u) << 3u)), v + v10891, v10882);
+          iron_copy_async<16>(shm2 + (v10933 ^ (((v10933 >> 6u) & 7u) << 3u)), v + v10922, v10913);
+          iron_copy_async<16>(shm2 + (v10964 ^ (((v10964 >> 6u) & 7u) << 3u)), v + v10953, v10944);
+          iron_copy_async<16>(shm2 + (v10995 ^ (((v10995 >> 6u) & 7u) << 3u)), v + v10984, v10975);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11248;  // kernels/sdpa/flash_warpgroup.hpp:264
-        iron_frag_fill(v11248, 0.0f);
-        const unsigned int v11252 = v10733 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11257 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11258 = v11257 << 6u;
-        const unsigned int v15163 = v41 & 3u;
-        const unsigned int v15165 = v15163 << 4u;
-        const unsigned int v15167 = v15165 << 6u;
-        const unsigned int v15169 = v11258 + v15167;
-        iron_frag<iron_bf16, 0, 16, 16> v15176;
-        iron_frag_fill(v15176, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15176, shm0, v15169, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15178;
+        iron_frag<float, 2, 16, 128> v11250;  // kernels/sdpa/flash_warpgroup.hpp:266
+        iron_frag_fill(v11250, 0.0f);
+        const unsigned int v11254 = v10735 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11259 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v11260 = v11259 << 6u;
+        const unsigned int v15165 = v41 & 3u;
+        const unsigned int v15167 = v15165 << 4u;
+        const unsigned int v15169 = v15167 << 6u;
+        const unsigned int v15171 = v11260 + v15169;
+        iron_frag<iron_bf16, 0, 16, 16> v15178;
         iron_frag_fill(v15178, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15178, shm1, v11252, 64u);
-        iron_frag_mma_sync(v11248, v15176, v15178);
-        const unsigned int v15180 = v15169 + 16u;
-        const unsigned int v15183 = v11252 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15185;
-        iron_frag_fill(v15185, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15185, shm0, v15180, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15187;
+        iron_frag_load_shared<false, 6, 3>(v15178, shm0, v15171, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15180;
+        iron_frag_fill(v15180, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15180, shm1, v11254, 64u);
+        iron_frag_mma_sync(v11250, v15178, v15180);
+        const unsigned int v15182 = v15171 + 16u;
+        const unsigned int v15185 = v11254 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15187;
         iron_frag_fill(v15187, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15187, shm1, v15183, 64u);
-        iron_frag_mma_sync(v11248, v15185, v15187);
-        const unsigned int v15189 = v15169 + 32u;
-        const unsigned int v15192 = v11252 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15194;
-        iron_frag_fill(v15194, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15194, shm0, v15189, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15196;
+        iron_frag_load_shared<false, 6, 3>(v15187, shm0, v15182, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15189;
+        iron_frag_fill(v15189, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15189, shm1, v15185, 64u);
+        iron_frag_mma_sync(v11250, v15187, v15189);
+        const unsigned int v15191 = v15171 + 32u;
+        const unsigned int v15194 = v11254 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15196;
         iron_frag_fill(v15196, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15196, shm1, v15192, 64u);
-        iron_frag_mma_sync(v11248, v15194, v15196);
-        const unsigned int v15198 = v15169 + 48u;
-        const unsigned int v15201 = v11252 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15203;
-        iron_frag_fill(v15203, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15203, shm0, v15198, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15205;
+        iron_frag_load_shared<false, 6, 3>(v15196, shm0, v15191, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15198;
+        iron_frag_fill(v15198, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15198, shm1, v15194, 64u);
+        iron_frag_mma_sync(v11250, v15196, v15198);
+        const unsigned int v15200 = v15171 + 48u;
+        const unsigned int v15203 = v11254 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15205;
         iron_frag_fill(v15205, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15205, shm1, v15201, 64u);
-        iron_frag_mma_sync(v11248, v15203, v15205);
-        const unsigned int v11265 = v11252 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11272 = 8192u + v11258;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15214 = v11272 + v15167;
-        iron_frag<iron_bf16, 0, 16, 16> v15221;
-        iron_frag_fill(v15221, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15221, shm0, v15214, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15223;
+        iron_frag_load_shared<false, 6, 3>(v15205, shm0, v15200, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15207;
+        iron_frag_fill(v15207, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15207, shm1, v15203, 64u);
+        iron_frag_mma_sync(v11250, v15205, v15207);
+        const unsigned int v11267 = v11254 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11274 = 8192u + v11260;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v15216 = v11274 + v15169;
+        iron_frag<iron_bf16, 0, 16, 16> v15223;
         iron_frag_fill(v15223, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15223, shm1, v11265, 64u);
-        iron_frag_mma_sync(v11248, v15221, v15223);
-        const unsigned int v15225 = v15214 + 16u;
-        const unsigned int v15228 = v11265 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15230;
-        iron_frag_fill(v15230, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15230, shm0, v15225, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15232;
+        iron_frag_load_shared<false, 6, 3>(v15223, shm0, v15216, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15225;
+        iron_frag_fill(v15225, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15225, shm1, v11267, 64u);
+        iron_frag_mma_sync(v11250, v15223, v15225);
+        const unsigned int v15227 = v15216 + 16u;
+        const unsigned int v15230 = v11267 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15232;
         iron_frag_fill(v15232, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15232, shm1, v15228, 64u);
-        iron_frag_mma_sync(v11248, v15230, v15232);
-        const unsigned int v15234 = v15214 + 32u;
-        const unsigned int v15237 = v11265 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15239;
-        iron_frag_fill(v15239, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15239, shm0, v15234, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15241;
+        iron_frag_load_shared<false, 6, 3>(v15232, shm0, v15227, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15234;
+        iron_frag_fill(v15234, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15234, shm1, v15230, 64u);
+        iron_frag_mma_sync(v11250, v15232, v15234);
+        const unsigned int v15236 = v15216 + 32u;
+        const unsigned int v15239 = v11267 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15241;
         iron_frag_fill(v15241, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15241, shm1, v15237, 64u);
-        iron_frag_mma_sync(v11248, v15239, v15241);
-        const unsigned int v15243 = v15214 + 48u;
-        const unsigned int v15246 = v11265 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15248;
-        iron_frag_fill(v15248, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15248, shm0, v15243, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15250;
+        iron_frag_load_shared<false, 6, 3>(v15241, shm0, v15236, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15243;
+        iron_frag_fill(v15243, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15243, shm1, v15239, 64u);
+        iron_frag_mma_sync(v11250, v15241, v15243);
+        const unsigned int v15245 = v15216 + 48u;
+        const unsigned int v15248 = v11267 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15250;
         iron_frag_fill(v15250, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15250, shm1, v15246, 64u);
-        iron_frag_mma_sync(v11248, v15248, v15250);
-        iron_frag<float, 2, 16, 8> v11274;  // kernels/sdpa/flash_tile.hpp:319
-        iron_frag_fill(v11274, 0.0f);
-        const bool v11276 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:298
-        if (v11276) {
-          const bool v11279 = v10736 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11287 = v10736 + v18;
-          const bool v11288 = v11287 <= v304;
-          const bool v11289 = v311 || v11288;
-          const bool v11290 = v11279 && v11289;
-          const bool v11292 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11293 = v10729 + v7;
-          const unsigned int v11294 = v11293 + v18;
-          const unsigned int v11295 = v301 + v37;
-          const bool v11296 = v11295 <= v11294;
-          const bool v11297 = v11292 || v11296;
-          const bool v11298 = v11290 && v11297;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11299 = !v11298;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11299) {
-            iron_frag<float, 2, 16, 8> v11301;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11301, 0.0f);
-            iron_frag<float, 2, 16, 8> v11303;  // kernels/sdpa/flash_tile.hpp:166
+        iron_frag_load_shared<false, 6, 3>(v15250, shm0, v15245, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15252;
+        iron_frag_fill(v15252, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15252, shm1, v15248, 64u);
+        iron_frag_mma_sync(v11250, v15250, v15252);
+        iron_frag<float, 2, 16, 8> v11276;  // kernels/sdpa/flash_tile.hpp:319
+        iron_frag_fill(v11276, 0.0f);
+        const bool v11278 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:298
+        if (v11278) {
+          const bool v11281 = v10738 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v11289 = v10738 + v18;
+          const bool v11290 = v11289 <= v304;
+          const bool v11291 = v311 || v11290;
+          const bool v11292 = v11281 && v11291;
+          const bool v11294 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v11295 = v10731 + v7;
+          const unsigned int v11296 = v11295 + v18;
+          const unsigned int v11297 = v301 + v37;
+          const bool v11298 = v11297 <= v11296;
+          const bool v11299 = v11294 || v11298;
+          const bool v11300 = v11292 && v11299;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v11301 = !v11300;  // kernels/sdpa/flash_tile.hpp:190
+          if (v11301) {
+            iron_frag<float, 2, 16, 8> v11303;  // kernels/sdpa/flash_tile.hpp:165
             iron_frag_fill(v11303, 0.0f);
-            const unsigned int v11305 = static_cast<unsigned int>(v11301.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11307 = v46 + v11305;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11309 = v11307 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11310 = v11309 + 1u;
-            const unsigned int v11312 = v11310 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11321 = v11312 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11325 = v11310 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11326 = v317 && v11325;
-            const unsigned int v11327 = v11326 ? v11321 : v305;
-            const unsigned int v11330 = v11327 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11331 = min(v11330, 128u);
-            const bool v11332 = v11327 > v10729;
-            const unsigned int v11333 = v11332 ? v11331 : v305;
-            const float v11334 = __uint_as_float(v11333);
-            v11301.x[0] = v11334;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11336 = static_cast<unsigned int>(v11301.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11338 = v46 + v11336;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11340 = v11338 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11341 = v11340 + 1u;
-            const unsigned int v11343 = v11341 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11352 = v11343 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11356 = v11341 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11357 = v317 && v11356;
-            const unsigned int v11358 = v11357 ? v11352 : v305;
-            const unsigned int v11361 = v11358 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11362 = min(v11361, 128u);
-            const bool v11363 = v11358 > v10729;
-            const unsigned int v11364 = v11363 ? v11362 : v305;
-            const float v11365 = __uint_as_float(v11364);
-            v11301.x[1] = v11365;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11367 = static_cast<unsigned int>(v11301.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11369 = v46 + v11367;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11371 = v11369 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11372 = v11371 + 1u;
-            const unsigned int v11374 = v11372 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11383 = v11374 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11387 = v11372 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11388 = v317 && v11387;
-            const unsigned int v11389 = v11388 ? v11383 : v305;
-            const unsigned int v11392 = v11389 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11393 = min(v11392, 128u);
-            const bool v11394 = v11389 > v10729;
-            const unsigned int v11395 = v11394 ? v11393 : v305;
-            const float v11396 = __uint_as_float(v11395);
-            v11301.x[2] = v11396;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11398 = static_cast<unsigned int>(v11301.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11400 = v46 + v11398;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11402 = v11400 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11403 = v11402 + 1u;
-            const unsigned int v11405 = v11403 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11414 = v11405 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11418 = v11403 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11419 = v317 && v11418;
-            const unsigned int v11420 = v11419 ? v11414 : v305;
-            const unsigned int v11423 = v11420 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11424 = min(v11423, 128u);
-            const bool v11425 = v11420 > v10729;
-            const unsigned int v11426 = v11425 ? v11424 : v305;
-            const float v11427 = __uint_as_float(v11426);
-            v11301.x[3] = v11427;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11429 = static_cast<unsigned int>(v11303.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11431 = v46 + v11429;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11433 = v11431 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11434 = v11433 + 1u;
-            const unsigned int v11436 = v11434 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11437 = min(v37, v11436);
-            const bool v11438 = v11434 > v18;
-            const unsigned int v11439 = v11438 ? v11437 : v305;
-            const unsigned int v11442 = v311 ? v37 : v11439;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11454 = v11442 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11455 = min(v11454, 128u);
-            const bool v11456 = v11442 > v10729;
-            const unsigned int v11457 = v11456 ? v11455 : v305;
-            const float v11458 = __uint_as_float(v11457);
-            v11303.x[0] = v11458;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11460 = static_cast<unsigned int>(v11303.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11462 = v46 + v11460;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11464 = v11462 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11465 = v11464 + 1u;
-            const unsigned int v11467 = v11465 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11468 = min(v37, v11467);
-            const bool v11469 = v11465 > v18;
-            const unsigned int v11470 = v11469 ? v11468 : v305;
-            const unsigned int v11473 = v311 ? v37 : v11470;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11485 = v11473 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11486 = min(v11485, 128u);
-            const bool v11487 = v11473 > v10729;
-            const unsigned int v11488 = v11487 ? v11486 : v305;
-            const float v11489 = __uint_as_float(v11488);
-            v11303.x[1] = v11489;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11491 = static_cast<unsigned int>(v11303.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11493 = v46 + v11491;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11495 = v11493 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11496 = v11495 + 1u;
-            const unsigned int v11498 = v11496 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11499 = min(v37, v11498);
-            const bool v11500 = v11496 > v18;
-            const unsigned int v11501 = v11500 ? v11499 : v305;
-            const unsigned int v11504 = v311 ? v37 : v11501;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11516 = v11504 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11517 = min(v11516, 128u);
-            const bool v11518 = v11504 > v10729;
-            const unsigned int v11519 = v11518 ? v11517 : v305;
-            const float v11520 = __uint_as_float(v11519);
-            v11303.x[2] = v11520;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11522 = static_cast<unsigned int>(v11303.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11524 = v46 + v11522;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11526 = v11524 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11527 = v11526 + 1u;
-            const unsigned int v11529 = v11527 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11530 = min(v37, v11529);
-            const bool v11531 = v11527 > v18;
-            const unsigned int v11532 = v11531 ? v11530 : v305;
-            const unsigned int v11535 = v311 ? v37 : v11532;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11547 = v11535 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11548 = min(v11547, 128u);
-            const bool v11549 = v11535 > v10729;
-            const unsigned int v11550 = v11549 ? v11548 : v305;
-            const float v11551 = __uint_as_float(v11550);
-            v11303.x[3] = v11551;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11552 = static_cast<unsigned int>(v11248.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v11554 = v11248.x[0];
-            const float v11555 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11556 = __float_as_uint(v11555);
-            const bool v11557 = v11552 >= v11556;
-            const float v11558 = v11303.x[0];
-            const unsigned int v11559 = __float_as_uint(v11558);
-            const bool v11560 = v11552 < v11559;
-            const bool v11561 = v11557 && v11560;
-            const float v11563 = v11561 ? v11554 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[0] = v11563;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11564 = static_cast<unsigned int>(v11248.col(1, iron_linear_thread() & 31u));
-            const float v11566 = v11248.x[1];
-            const float v11567 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11568 = __float_as_uint(v11567);
-            const bool v11569 = v11564 >= v11568;
-            const float v11570 = v11303.x[0];
-            const unsigned int v11571 = __float_as_uint(v11570);
-            const bool v11572 = v11564 < v11571;
-            const bool v11573 = v11569 && v11572;
-            const float v11575 = v11573 ? v11566 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[1] = v11575;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11576 = static_cast<unsigned int>(v11248.col(2, iron_linear_thread() & 31u));
-            const float v11578 = v11248.x[2];
-            const float v11579 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11580 = __float_as_uint(v11579);
-            const bool v11581 = v11576 >= v11580;
-            const float v11582 = v11303.x[2];
-            const unsigned int v11583 = __float_as_uint(v11582);
-            const bool v11584 = v11576 < v11583;
-            const bool v11585 = v11581 && v11584;
-            const float v11587 = v11585 ? v11578 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[2] = v11587;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11588 = static_cast<unsigned int>(v11248.col(3, iron_linear_thread() & 31u));
-            const float v11590 = v11248.x[3];
-            const float v11591 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11592 = __float_as_uint(v11591);
-            const bool v11593 = v11588 >= v11592;
-            const float v11594 = v11303.x[2];
-            const unsigned int v11595 = __float_as_uint(v11594);
-            const bool v11596 = v11588 < v11595;
-            const bool v11597 = v11593 && v11596;
-            const float v11599 = v11597 ? v11590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[3] = v11599;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11600 = static_cast<unsigned int>(v11248.col(4, iron_linear_thread() & 31u));
-            const float v11602 = v11248.x[4];
-            const float v11603 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11604 = __float_as_uint(v11603);
-            const bool v11605 = v11600 >= v11604;
-            const float v11606 = v11303.x[0];
-            const unsigned int v11607 = __float_as_uint(v11606);
-            const bool v11608 = v11600 < v11607;
-            const bool v11609 = v11605 && v11608;
-            const float v11611 = v11609 ? v11602 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[4] = v11611;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11612 = static_cast<unsigned int>(v11248.col(5, iron_linear_thread() & 31u));
-            const float v11614 = v11248.x[5];
-            const float v11615 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11616 = __float_as_uint(v11615);
-            const bool v11617 = v11612 >= v11616;
-            const float v11618 = v11303.x[0];
-            const unsigned int v11619 = __float_as_uint(v11618);
-            const bool v11620 = v11612 < v11619;
-            const bool v11621 = v11617 && v11620;
-            const float v11623 = v11621 ? v11614 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[5] = v11623;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11624 = static_cast<unsigned int>(v11248.col(6, iron_linear_thread() & 31u));
-            const float v11626 = v11248.x[6];
-            const float v11627 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11628 = __float_as_uint(v11627);
-            const bool v11629 = v11624 >= v11628;
-            const float v11630 = v11303.x[2];
-            const unsigned int v11631 = __float_as_uint(v11630);
-            const bool v11632 = v11624 < v11631;
-            const bool v11633 = v11629 && v11632;
-            const float v11635 = v11633 ? v11626 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[6] = v11635;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11636 = static_cast<unsigned int>(v11248.col(7, iron_linear_thread() & 31u));
-            const float v11638 = v11248.x[7];
-            const float v11639 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11640 = __float_as_uint(v11639);
-            const bool v11641 = v11636 >= v11640;
-            const float v11642 = v11303.x[2];
-            const unsigned int v11643 = __float_as_uint(v11642);
-            const bool v11644 = v11636 < v11643;
-            const bool v11645 = v11641 && v11644;
-            const float v11647 = v11645 ? v11638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[7] = v11647;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11648 = static_cast<unsigned int>(v11248.col(8, iron_linear_thread() & 31u));
-            const float v11650 = v11248.x[8];
-            const float v11651 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11652 = __float_as_uint(v11651);
-            const bool v11653 = v11648 >= v11652;
-            const float v11654 = v11303.x[0];
-            const unsigned int v11655 = __float_as_uint(v11654);
-            const bool v11656 = v11648 < v11655;
-            const bool v11657 = v11653 && v11656;
-            const float v11659 = v11657 ? v11650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[8] = v11659;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11660 = static_cast<unsigned int>(v11248.col(9, iron_linear_thread() & 31u));
-            const float v11662 = v11248.x[9];
-            const float v11663 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11664 = __float_as_uint(v11663);
-            const bool v11665 = v11660 >= v11664;
-            const float v11666 = v11303.x[0];
-            const unsigned int v11667 = __float_as_uint(v11666);
-            const bool v11668 = v11660 < v11667;
-            const bool v11669 = v11665 && v11668;
-            const float v11671 = v11669 ? v11662 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[9] = v11671;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11672 = static_cast<unsigned int>(v11248.col(10, iron_linear_thread() & 31u));
-            const float v11674 = v11248.x[10];
-            const float v11675 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11676 = __float_as_uint(v11675);
-            const bool v11677 = v11672 >= v11676;
-            const float v11678 = v11303.x[2];
-            const unsigned int v11679 = __float_as_uint(v11678);
-            const bool v11680 = v11672 < v11679;
-            const bool v11681 = v11677 && v11680;
-            const float v11683 = v11681 ? v11674 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[10] = v11683;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11684 = static_cast<unsigned int>(v11248.col(11, iron_linear_thread() & 31u));
-            const float v11686 = v11248.x[11];
-            const float v11687 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11688 = __float_as_uint(v11687);
-            const bool v11689 = v11684 >= v11688;
-            const float v11690 = v11303.x[2];
-            const unsigned int v11691 = __float_as_uint(v11690);
-            const bool v11692 = v11684 < v11691;
-            const bool v11693 = v11689 && v11692;
-            const float v11695 = v11693 ? v11686 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[11] = v11695;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11696 = static_cast<unsigned int>(v11248.col(12, iron_linear_thread() & 31u));
-            const float v11698 = v11248.x[12];
-            const float v11699 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11700 = __float_as_uint(v11699);
-            const bool v11701 = v11696 >= v11700;
-            const float v11702 = v11303.x[0];
-            const unsigned int v11703 = __float_as_uint(v11702);
-            const bool v11704 = v11696 < v11703;
-            const bool v11705 = v11701 && v11704;
-            const float v11707 = v11705 ? v11698 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[12] = v11707;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11708 = static_cast<unsigned int>(v11248.col(13, iron_linear_thread() & 31u));
-            const float v11710 = v11248.x[13];
-            const float v11711 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11712 = __float_as_uint(v11711);
-            const bool v11713 = v11708 >= v11712;
-            const float v11714 = v11303.x[0];
-            const unsigned int v11715 = __float_as_uint(v11714);
-            const bool v11716 = v11708 < v11715;
-            const bool v11717 = v11713 && v11716;
-            const float v11719 = v11717 ? v11710 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[13] = v11719;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11720 = static_cast<unsigned int>(v11248.col(14, iron_linear_thread() & 31u));
-            const float v11722 = v11248.x[14];
-            const float v11723 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11724 = __float_as_uint(v11723);
-            const bool v11725 = v11720 >= v11724;
-            const float v11726 = v11303.x[2];
-            const unsigned int v11727 = __float_as_uint(v11726);
-            const bool v11728 = v11720 < v11727;
-            const bool v11729 = v11725 && v11728;
-            const float v11731 = v11729 ? v11722 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[14] = v11731;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11732 = static_cast<unsigned int>(v11248.col(15, iron_linear_thread() & 31u));
-            const float v11734 = v11248.x[15];
-            const float v11735 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11736 = __float_as_uint(v11735);
-            const bool v11737 = v11732 >= v11736;
-            const float v11738 = v11303.x[2];
-            const unsigned int v11739 = __float_as_uint(v11738);
-            const bool v11740 = v11732 < v11739;
-            const bool v11741 = v11737 && v11740;
-            const float v11743 = v11741 ? v11734 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[15] = v11743;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11744 = static_cast<unsigned int>(v11248.col(16, iron_linear_thread() & 31u));
-            const float v11746 = v11248.x[16];
-            const float v11747 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11748 = __float_as_uint(v11747);
-            const bool v11749 = v11744 >= v11748;
-            const float v11750 = v11303.x[0];
-            const unsigned int v11751 = __float_as_uint(v11750);
-            const bool v11752 = v11744 < v11751;
-            const bool v11753 = v11749 && v11752;
-            const float v11755 = v11753 ? v11746 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[16] = v11755;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11756 = static_cast<unsigned int>(v11248.col(17, iron_linear_thread() & 31u));
-            const float v11758 = v11248.x[17];
-            const float v11759 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11760 = __float_as_uint(v11759);
-            const bool v11761 = v11756 >= v11760;
-            const float v11762 = v11303.x[0];
-            const unsigned int v11763 = __float_as_uint(v11762);
-            const bool v11764 = v11756 < v11763;
-            const bool v11765 = v11761 && v11764;
-            const float v11767 = v11765 ? v11758 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[17] = v11767;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11768 = static_cast<unsigned int>(v11248.col(18, iron_linear_thread() & 31u));
-            const float v11770 = v11248.x[18];
-            const float v11771 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11772 = __float_as_uint(v11771);
-            const bool v11773 = v11768 >= v11772;
-            const float v11774 = v11303.x[2];
-            const unsigned int v11775 = __float_as_uint(v11774);
-            const bool v11776 = v11768 < v11775;
-            const bool v11777 = v11773 && v11776;
-            const float v11779 = v11777 ? v11770 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[18] = v11779;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11780 = static_cast<unsigned int>(v11248.col(19, iron_linear_thread() & 31u));
-            const float v11782 = v11248.x[19];
-            const float v11783 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11784 = __float_as_uint(v11783);
-            const bool v11785 = v11780 >= v11784;
-            const float v11786 = v11303.x[2];
-            const unsigned int v11787 = __float_as_uint(v11786);
-            const bool v11788 = v11780 < v11787;
-            const bool v11789 = v11785 && v11788;
-            const float v11791 = v11789 ? v11782 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[19] = v11791;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11792 = static_cast<unsigned int>(v11248.col(20, iron_linear_thread() & 31u));
-            const float v11794 = v11248.x[20];
-            const float v11795 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11796 = __float_as_uint(v11795);
-            const bool v11797 = v11792 >= v11796;
-            const float v11798 = v11303.x[0];
-            const unsigned int v11799 = __float_as_uint(v11798);
-            const bool v11800 = v11792 < v11799;
-            const bool v11801 = v11797 && v11800;
-            const float v11803 = v11801 ? v11794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[20] = v11803;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11804 = static_cast<unsigned int>(v11248.col(21, iron_linear_thread() & 31u));
-            const float v11806 = v11248.x[21];
-            const float v11807 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11808 = __float_as_uint(v11807);
-            const bool v11809 = v11804 >= v11808;
-            const float v11810 = v11303.x[0];
-            const unsigned int v11811 = __float_as_uint(v11810);
-            const bool v11812 = v11804 < v11811;
-            const bool v11813 = v11809 && v11812;
-            const float v11815 = v11813 ? v11806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[21] = v11815;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11816 = static_cast<unsigned int>(v11248.col(22, iron_linear_thread() & 31u));
-            const float v11818 = v11248.x[22];
-            const float v11819 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11820 = __float_as_uint(v11819);
-            const bool v11821 = v11816 >= v11820;
-            const float v11822 = v11303.x[2];
-            const unsigned int v11823 = __float_as_uint(v11822);
-            const bool v11824 = v11816 < v11823;
-            const bool v11825 = v11821 && v11824;
-            const float v11827 = v11825 ? v11818 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[22] = v11827;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11828 = static_cast<unsigned int>(v11248.col(23, iron_linear_thread() & 31u));
-            const float v11830 = v11248.x[23];
-            const float v11831 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11832 = __float_as_uint(v11831);
-            const bool v11833 = v11828 >= v11832;
-            const float v11834 = v11303.x[2];
-            const unsigned int v11835 = __float_as_uint(v11834);
-            const bool v11836 = v11828 < v11835;
-            const bool v11837 = v11833 && v11836;
-            const float v11839 = v11837 ? v11830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[23] = v11839;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11840 = static_cast<unsigned int>(v11248.col(24, iron_linear_thread() & 31u));
-            const float v11842 = v11248.x[24];
-            const float v11843 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11844 = __float_as_uint(v11843);
-            const bool v11845 = v11840 >= v11844;
-            const float v11846 = v11303.x[0];
-            const unsigned int v11847 = __float_as_uint(v11846);
-            const bool v11848 = v11840 < v11847;
-            const bool v11849 = v11845 && v11848;
-            const float v11851 = v11849 ? v11842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[24] = v11851;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11852 = static_cast<unsigned int>(v11248.col(25, iron_linear_thread() & 31u));
-            const float v11854 = v11248.x[25];
-            const float v11855 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11856 = __float_as_uint(v11855);
-            const bool v11857 = v11852 >= v11856;
-            const float v11858 = v11303.x[0];
-            const unsigned int v11859 = __float_as_uint(v11858);
-            const bool v11860 = v11852 < v11859;
-            const bool v11861 = v11857 && v11860;
-            const float v11863 = v11861 ? v11854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[25] = v11863;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11864 = static_cast<unsigned int>(v11248.col(26, iron_linear_thread() & 31u));
-            const float v11866 = v11248.x[26];
-            const float v11867 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11868 = __float_as_uint(v11867);
-            const bool v11869 = v11864 >= v11868;
-            const float v11870 = v11303.x[2];
-            const unsigned int v11871 = __float_as_uint(v11870);
-            const bool v11872 = v11864 < v11871;
-            const bool v11873 = v11869 && v11872;
-            const float v11875 = v11873 ? v11866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[26] = v11875;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11876 = static_cast<unsigned int>(v11248.col(27, iron_linear_thread() & 31u));
-            const float v11878 = v11248.x[27];
-            const float v11879 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11880 = __float_as_uint(v11879);
-            const bool v11881 = v11876 >= v11880;
-            const float v11882 = v11303.x[2];
-            const unsigned int v11883 = __float_as_uint(v11882);
-            const bool v11884 = v11876 < v11883;
-            const bool v11885 = v11881 && v11884;
-            const float v11887 = v11885 ? v11878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[27] = v11887;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11888 = static_cast<unsigned int>(v11248.col(28, iron_linear_thread() & 31u));
-            const float v11890 = v11248.x[28];
-            const float v11891 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11892 = __float_as_uint(v11891);
-            const bool v11893 = v11888 >= v11892;
-            const float v11894 = v11303.x[0];
-            const unsigned int v11895 = __float_as_uint(v11894);
-            const bool v11896 = v11888 < v11895;
-            const bool v11897 = v11893 && v11896;
-            const float v11899 = v11897 ? v11890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[28] = v11899;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11900 = static_cast<unsigned int>(v11248.col(29, iron_linear_thread() & 31u));
-            const float v11902 = v11248.x[29];
-            const float v11903 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11904 = __float_as_uint(v11903);
-            const bool v11905 = v11900 >= v11904;
-            const float v11906 = v11303.x[0];
-            const unsigned int v11907 = __float_as_uint(v11906);
-            const bool v11908 = v11900 < v11907;
-            const bool v11909 = v11905 && v11908;
-            const float v11911 = v11909 ? v11902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[29] = v11911;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11912 = static_cast<unsigned int>(v11248.col(30, iron_linear_thread() & 31u));
-            const float v11914 = v11248.x[30];
-            const float v11915 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11916 = __float_as_uint(v11915);
-            const bool v11917 = v11912 >= v11916;
-            const float v11918 = v11303.x[2];
-            const unsigned int v11919 = __float_as_uint(v11918);
-            const bool v11920 = v11912 < v11919;
-            const bool v11921 = v11917 && v11920;
-            const float v11923 = v11921 ? v11914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[30] = v11923;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11924 = static_cast<unsigned int>(v11248.col(31, iron_linear_thread() & 31u));
-            const float v11926 = v11248.x[31];
-            const float v11927 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11928 = __float_as_uint(v11927);
-            const bool v11929 = v11924 >= v11928;
-            const float v11930 = v11303.x[2];
-            const unsigned int v11931 = __float_as_uint(v11930);
-            const bool v11932 = v11924 < v11931;
-            const bool v11933 = v11929 && v11932;
-            const float v11935 = v11933 ? v11926 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[31] = v11935;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11936 = static_cast<unsigned int>(v11248.col(32, iron_linear_thread() & 31u));
-            const float v11938 = v11248.x[32];
-            const float v11939 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11940 = __float_as_uint(v11939);
-            const bool v11941 = v11936 >= v11940;
-            const float v11942 = v11303.x[0];
-            const unsigned int v11943 = __float_as_uint(v11942);
-            const bool v11944 = v11936 < v11943;
-            const bool v11945 = v11941 && v11944;
-            const float v11947 = v11945 ? v11938 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[32] = v11947;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11948 = static_cast<unsigned int>(v11248.col(33, iron_linear_thread() & 31u));
-            const float v11950 = v11248.x[33];
-            const float v11951 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11952 = __float_as_uint(v11951);
-            const bool v11953 = v11948 >= v11952;
-            const float v11954 = v11303.x[0];
-            const unsigned int v11955 = __float_as_uint(v11954);
-            const bool v11956 = v11948 < v11955;
-            const bool v11957 = v11953 && v11956;
-            const float v11959 = v11957 ? v11950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[33] = v11959;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11960 = static_cast<unsigned int>(v11248.col(34, iron_linear_thread() & 31u));
-            const float v11962 = v11248.x[34];
-            const float v11963 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11964 = __float_as_uint(v11963);
-            const bool v11965 = v11960 >= v11964;
-            const float v11966 = v11303.x[2];
-            const unsigned int v11967 = __float_as_uint(v11966);
-            const bool v11968 = v11960 < v11967;
-            const bool v11969 = v11965 && v11968;
-            const float v11971 = v11969 ? v11962 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[34] = v11971;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11972 = static_cast<unsigned int>(v11248.col(35, iron_linear_thread() & 31u));
-            const float v11974 = v11248.x[35];
-            const float v11975 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11976 = __float_as_uint(v11975);
-            const bool v11977 = v11972 >= v11976;
-            const float v11978 = v11303.x[2];
-            const unsigned int v11979 = __float_as_uint(v11978);
-            const bool v11980 = v11972 < v11979;
-            const bool v11981 = v11977 && v11980;
-            const float v11983 = v11981 ? v11974 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[35] = v11983;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11984 = static_cast<unsigned int>(v11248.col(36, iron_linear_thread() & 31u));
-            const float v11986 = v11248.x[36];
-            const float v11987 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11988 = __float_as_uint(v11987);
-            const bool v11989 = v11984 >= v11988;
-            const float v11990 = v11303.x[0];
-            const unsigned int v11991 = __float_as_uint(v11990);
-            const bool v11992 = v11984 < v11991;
-            const bool v11993 = v11989 && v11992;
-            const float v11995 = v11993 ? v11986 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[36] = v11995;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11996 = static_cast<unsigned int>(v11248.col(37, iron_linear_thread() & 31u));
-            const float v11998 = v11248.x[37];
-            const float v11999 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12000 = __float_as_uint(v11999);
-            const bool v12001 = v11996 >= v12000;
-            const float v12002 = v11303.x[0];
-            const unsigned int v12003 = __float_as_uint(v12002);
-            const bool v12004 = v11996 < v12003;
-            const bool v12005 = v12001 && v12004;
-            const float v12007 = v12005 ? v11998 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[37] = v12007;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12008 = static_cast<unsigned int>(v11248.col(38, iron_linear_thread() & 31u));
-            const float v12010 = v11248.x[38];
-            const float v12011 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12012 = __float_as_uint(v12011);
-            const bool v12013 = v12008 >= v12012;
-            const float v12014 = v11303.x[2];
-            const unsigned int v12015 = __float_as_uint(v12014);
-            const bool v12016 = v12008 < v12015;
-            const bool v12017 = v12013 && v12016;
-            const float v12019 = v12017 ? v12010 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[38] = v12019;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12020 = static_cast<unsigned int>(v11248.col(39, iron_linear_thread() & 31u));
-            const float v12022 = v11248.x[39];
-            const float v12023 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12024 = __float_as_uint(v12023);
-            const bool v12025 = v12020 >= v12024;
-            const float v12026 = v11303.x[2];
-            const unsigned int v12027 = __float_as_uint(v12026);
-            const bool v12028 = v12020 < v12027;
-            const bool v12029 = v12025 && v12028;
-            const float v12031 = v12029 ? v12022 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[39] = v12031;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12032 = static_cast<unsigned int>(v11248.col(40, iron_linear_thread() & 31u));
-            const float v12034 = v11248.x[40];
-            const float v12035 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12036 = __float_as_uint(v12035);
-            const bool v12037 = v12032 >= v12036;
-            const float v12038 = v11303.x[0];
-            const unsigned int v12039 = __float_as_uint(v12038);
-            const bool v12040 = v12032 < v12039;
-            const bool v12041 = v12037 && v12040;
-            const float v12043 = v12041 ? v12034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[40] = v12043;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12044 = static_cast<unsigned int>(v11248.col(41, iron_linear_thread() & 31u));
-            const float v12046 = v11248.x[41];
-            const float v12047 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12048 = __float_as_uint(v12047);
-            const bool v12049 = v12044 >= v12048;
-            const float v12050 = v11303.x[0];
-            const unsigned int v12051 = __float_as_uint(v12050);
-            const bool v12052 = v12044 < v12051;
-            const bool v12053 = v12049 && v12052;
-            const float v12055 = v12053 ? v12046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[41] = v12055;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12056 = static_cast<unsigned int>(v11248.col(42, iron_linear_thread() & 31u));
-            const float v12058 = v11248.x[42];
-            const float v12059 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12060 = __float_as_uint(v12059);
-            const bool v12061 = v12056 >= v12060;
-            const float v12062 = v11303.x[2];
-            const unsigned int v12063 = __float_as_uint(v12062);
-            const bool v12064 = v12056 < v12063;
-            const bool v12065 = v12061 && v12064;
-            const float v12067 = v12065 ? v12058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[42] = v12067;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12068 = static_cast<unsigned int>(v11248.col(43, iron_linear_thread() & 31u));
-            const float v12070 = v11248.x[43];
-            const float v12071 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12072 = __float_as_uint(v12071);
-            const bool v12073 = v12068 >= v12072;
-            const float v12074 = v11303.x[2];
-            const unsigned int v12075 = __float_as_uint(v12074);
-            const bool v12076 = v12068 < v12075;
-            const bool v12077 = v12073 && v12076;
-            const float v12079 = v12077 ? v12070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[43] = v12079;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12080 = static_cast<unsigned int>(v11248.col(44, iron_linear_thread() & 31u));
-            const float v12082 = v11248.x[44];
-            const float v12083 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12084 = __float_as_uint(v12083);
-            const bool v12085 = v12080 >= v12084;
-            const float v12086 = v11303.x[0];
-            const unsigned int v12087 = __float_as_uint(v12086);
-            const bool v12088 = v12080 < v12087;
-            const bool v12089 = v12085 && v12088;
-            const float v12091 = v12089 ? v12082 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[44] = v12091;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12092 = static_cast<unsigned int>(v11248.col(45, iron_linear_thread() & 31u));
-            const float v12094 = v11248.x[45];
-            const float v12095 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12096 = __float_as_uint(v12095);
-            const bool v12097 = v12092 >= v12096;
-            const float v12098 = v11303.x[0];
-            const unsigned int v12099 = __float_as_uint(v12098);
-            const bool v12100 = v12092 < v12099;
-            const bool v12101 = v12097 && v12100;
-            const float v12103 = v12101 ? v12094 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[45] = v12103;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12104 = static_cast<unsigned int>(v11248.col(46, iron_linear_thread() & 31u));
-            const float v12106 = v11248.x[46];
-            const float v12107 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12108 = __float_as_uint(v12107);
-            const bool v12109 = v12104 >= v12108;
-            const float v12110 = v11303.x[2];
-            const unsigned int v12111 = __float_as_uint(v12110);
-            const bool v12112 = v12104 < v12111;
-            const bool v12113 = v12109 && v12112;
-            const float v12115 = v12113 ? v12106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[46] = v12115;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12116 = static_cast<unsigned int>(v11248.col(47, iron_linear_thread() & 31u));
-            const float v12118 = v11248.x[47];
-            const float v12119 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12120 = __float_as_uint(v12119);
-            const bool v12121 = v12116 >= v12120;
-            const float v12122 = v11303.x[2];
-            const unsigned int v12123 = __float_as_uint(v12122);
-            const bool v12124 = v12116 < v12123;
-            const bool v12125 = v12121 && v12124;
-            const float v12127 = v12125 ? v12118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[47] = v12127;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12128 = static_cast<unsigned int>(v11248.col(48, iron_linear_thread() & 31u));
-            const float v12130 = v11248.x[48];
-            const float v12131 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12132 = __float_as_uint(v12131);
-            const bool v12133 = v12128 >= v12132;
-            const float v12134 = v11303.x[0];
-            const unsigned int v12135 = __float_as_uint(v12134);
-            const bool v12136 = v12128 < v12135;
-            const bool v12137 = v12133 && v12136;
-            const float v12139 = v12137 ? v12130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[48] = v12139;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12140 = static_cast<unsigned int>(v11248.col(49, iron_linear_thread() & 31u));
-            const float v12142 = v11248.x[49];
-            const float v12143 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12144 = __float_as_uint(v12143);
-            const bool v12145 = v12140 >= v12144;
-            const float v12146 = v11303.x[0];
-            const unsigned int v12147 = __float_as_uint(v12146);
-            const bool v12148 = v12140 < v12147;
-            const bool v12149 = v12145 && v12148;
-            const float v12151 = v12149 ? v12142 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[49] = v12151;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12152 = static_cast<unsigned int>(v11248.col(50, iron_linear_thread() & 31u));
-            const float v12154 = v11248.x[50];
-            const float v12155 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12156 = __float_as_uint(v12155);
-            const bool v12157 = v12152 >= v12156;
-            const float v12158 = v11303.x[2];
-            const unsigned int v12159 = __float_as_uint(v12158);
-            const bool v12160 = v12152 < v12159;
-            const bool v12161 = v12157 && v12160;
-            const float v12163 = v12161 ? v12154 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[50] = v12163;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12164 = static_cast<unsigned int>(v11248.col(51, iron_linear_thread() & 31u));
-            const float v12166 = v11248.x[51];
-            const float v12167 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12168 = __float_as_uint(v12167);
-            const bool v12169 = v12164 >= v12168;
-            const float v12170 = v11303.x[2];
-            const unsigned int v12171 = __float_as_uint(v12170);
-            const bool v12172 = v12164 < v12171;
-            const bool v12173 = v12169 && v12172;
-            const float v12175 = v12173 ? v12166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[51] = v12175;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12176 = static_cast<unsigned int>(v11248.col(52, iron_linear_thread() & 31u));
-            const float v12178 = v11248.x[52];
-            const float v12179 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12180 = __float_as_uint(v12179);
-            const bool v12181 = v12176 >= v12180;
-            const float v12182 = v11303.x[0];
-            const unsigned int v12183 = __float_as_uint(v12182);
-            const bool v12184 = v12176 < v12183;
-            const bool v12185 = v12181 && v12184;
-            const float v12187 = v12185 ? v12178 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[52] = v12187;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12188 = static_cast<unsigned int>(v11248.col(53, iron_linear_thread() & 31u));
-            const float v12190 = v11248.x[53];
-            const float v12191 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12192 = __float_as_uint(v12191);
-            const bool v12193 = v12188 >= v12192;
-            const float v12194 = v11303.x[0];
-            const unsigned int v12195 = __float_as_uint(v12194);
-            const bool v12196 = v12188 < v12195;
-            const bool v12197 = v12193 && v12196;
-            const float v12199 = v12197 ? v12190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[53] = v12199;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12200 = static_cast<unsigned int>(v11248.col(54, iron_linear_thread() & 31u));
-            const float v12202 = v11248.x[54];
-            const float v12203 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12204 = __float_as_uint(v12203);
-            const bool v12205 = v12200 >= v12204;
-            const float v12206 = v11303.x[2];
-            const unsigned int v12207 = __float_as_uint(v12206);
-            const bool v12208 = v12200 < v12207;
-            const bool v12209 = v12205 && v12208;
-            const float v12211 = v12209 ? v12202 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[54] = v12211;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12212 = static_cast<unsigned int>(v11248.col(55, iron_linear_thread() & 31u));
-            const float v12214 = v11248.x[55];
-            const float v12215 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12216 = __float_as_uint(v12215);
-            const bool v12217 = v12212 >= v12216;
-            const float v12218 = v11303.x[2];
-            const unsigned int v12219 = __float_as_uint(v12218);
-            const bool v12220 = v12212 < v12219;
-            const bool v12221 = v12217 && v12220;
-            const float v12223 = v12221 ? v12214 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[55] = v12223;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12224 = static_cast<unsigned int>(v11248.col(56, iron_linear_thread() & 31u));
-            const float v12226 = v11248.x[56];
-            const float v12227 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12228 = __float_as_uint(v12227);
-            const bool v12229 = v12224 >= v12228;
-            const float v12230 = v11303.x[0];
-            const unsigned int v12231 = __float_as_uint(v12230);
-            const bool v12232 = v12224 < v12231;
-            const bool v12233 = v12229 && v12232;
-            const float v12235 = v12233 ? v12226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[56] = v12235;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12236 = static_cast<unsigned int>(v11248.col(57, iron_linear_thread() & 31u));
-            const float v12238 = v11248.x[57];
-            const float v12239 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12240 = __float_as_uint(v12239);
-            const bool v12241 = v12236 >= v12240;
-            const float v12242 = v11303.x[0];
-            const unsigned int v12243 = __float_as_uint(v12242);
-            const bool v12244 = v12236 < v12243;
-            const bool v12245 = v12241 && v12244;
-            const float v12247 = v12245 ? v12238 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[57] = v12247;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12248 = static_cast<unsigned int>(v11248.col(58, iron_linear_thread() & 31u));
-            const float v12250 = v11248.x[58];
-            const float v12251 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12252 = __float_as_uint(v12251);
-            const bool v12253 = v12248 >= v12252;
-            const float v12254 = v11303.x[2];
-            const unsigned int v12255 = __float_as_uint(v12254);
-            const bool v12256 = v12248 < v12255;
-            const bool v12257 = v12253 && v12256;
-            const float v12259 = v12257 ? v12250 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[58] = v12259;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12260 = static_cast<unsigned int>(v11248.col(59, iron_linear_thread() & 31u));
-            const float v12262 = v11248.x[59];
-            const float v12263 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12264 = __float_as_uint(v12263);
-            const bool v12265 = v12260 >= v12264;
-            const float v12266 = v11303.x[2];
-            const unsigned int v12267 = __float_as_uint(v12266);
-            const bool v12268 = v12260 < v12267;
-            const bool v12269 = v12265 && v12268;
-            const float v12271 = v12269 ? v12262 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[59] = v12271;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12272 = static_cast<unsigned int>(v11248.col(60, iron_linear_thread() & 31u));
-            const float v12274 = v11248.x[60];
-            const float v12275 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12276 = __float_as_uint(v12275);
-            const bool v12277 = v12272 >= v12276;
-            const float v12278 = v11303.x[0];
-            const unsigned int v12279 = __float_as_uint(v12278);
-            const bool v12280 = v12272 < v12279;
-            const bool v12281 = v12277 && v12280;
-            const float v12283 = v12281 ? v12274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[60] = v12283;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12284 = static_cast<unsigned int>(v11248.col(61, iron_linear_thread() & 31u));
-            const float v12286 = v11248.x[61];
-            const float v12287 = v11301.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12288 = __float_as_uint(v12287);
-            const bool v12289 = v12284 >= v12288;
-            const float v12290 = v11303.x[0];
-            const unsigned int v12291 = __float_as_uint(v12290);
-            const bool v12292 = v12284 < v12291;
-            const bool v12293 = v12289 && v12292;
-            const float v12295 = v12293 ? v12286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[61] = v12295;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12296 = static_cast<unsigned int>(v11248.col(62, iron_linear_thread() & 31u));
-            const float v12298 = v11248.x[62];
-            const float v12299 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12300 = __float_as_uint(v12299);
-            const bool v12301 = v12296 >= v12300;
-            const float v12302 = v11303.x[2];
-            const unsigned int v12303 = __float_as_uint(v12302);
-            const bool v12304 = v12296 < v12303;
-            const bool v12305 = v12301 && v12304;
-            const float v12307 = v12305 ? v12298 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[62] = v12307;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12308 = static_cast<unsigned int>(v11248.col(63, iron_linear_thread() & 31u));
-            const float v12310 = v11248.x[63];
-            const float v12311 = v11301.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12312 = __float_as_uint(v12311);
-            const bool v12313 = v12308 >= v12312;
-            const float v12314 = v11303.x[2];
-            const unsigned int v12315 = __float_as_uint(v12314);
-            const bool v12316 = v12308 < v12315;
-            const bool v12317 = v12313 && v12316;
-            const float v12319 = v12317 ? v12310 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[63] = v12319;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v11305;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v11305, 0.0f);
+            const unsigned int v11307 = static_cast<unsigned int>(v11303.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11309 = v46 + v11307;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11311 = v11309 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11312 = v11311 + 1u;
+            const unsigned int v11314 = v11312 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11323 = v11314 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11327 = v11312 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11328 = v317 && v11327;
+            const unsigned int v11329 = v11328 ? v11323 : v305;
+            const unsigned int v11332 = v11329 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11333 = min(v11332, 128u);
+            const bool v11334 = v11329 > v10731;
+            const unsigned int v11335 = v11334 ? v11333 : v305;
+            const float v11336 = __uint_as_float(v11335);
+            v11303.x[0] = v11336;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11338 = static_cast<unsigned int>(v11303.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11340 = v46 + v11338;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11342 = v11340 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11343 = v11342 + 1u;
+            const unsigned int v11345 = v11343 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11354 = v11345 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11358 = v11343 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11359 = v317 && v11358;
+            const unsigned int v11360 = v11359 ? v11354 : v305;
+            const unsigned int v11363 = v11360 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11364 = min(v11363, 128u);
+            const bool v11365 = v11360 > v10731;
+            const unsigned int v11366 = v11365 ? v11364 : v305;
+            const float v11367 = __uint_as_float(v11366);
+            v11303.x[1] = v11367;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11369 = static_cast<unsigned int>(v11303.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11371 = v46 + v11369;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11373 = v11371 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11374 = v11373 + 1u;
+            const unsigned int v11376 = v11374 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11385 = v11376 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11389 = v11374 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11390 = v317 && v11389;
+            const unsigned int v11391 = v11390 ? v11385 : v305;
+            const unsigned int v11394 = v11391 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11395 = min(v11394, 128u);
+            const bool v11396 = v11391 > v10731;
+            const unsigned int v11397 = v11396 ? v11395 : v305;
+            const float v11398 = __uint_as_float(v11397);
+            v11303.x[2] = v11398;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11400 = static_cast<unsigned int>(v11303.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11402 = v46 + v11400;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11404 = v11402 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11405 = v11404 + 1u;
+            const unsigned int v11407 = v11405 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11416 = v11407 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11420 = v11405 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11421 = v317 && v11420;
+            const unsigned int v11422 = v11421 ? v11416 : v305;
+            const unsigned int v11425 = v11422 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11426 = min(v11425, 128u);
+            const bool v11427 = v11422 > v10731;
+            const unsigned int v11428 = v11427 ? v11426 : v305;
+            const float v11429 = __uint_as_float(v11428);
+            v11303.x[3] = v11429;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11431 = static_cast<unsigned int>(v11305.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11433 = v46 + v11431;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11435 = v11433 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11436 = v11435 + 1u;
+            const unsigned int v11438 = v11436 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11439 = min(v37, v11438);
+            const bool v11440 = v11436 > v18;
+            const unsigned int v11441 = v11440 ? v11439 : v305;
+            const unsigned int v11444 = v311 ? v37 : v11441;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11456 = v11444 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11457 = min(v11456, 128u);
+            const bool v11458 = v11444 > v10731;
+            const unsigned int v11459 = v11458 ? v11457 : v305;
+            const float v11460 = __uint_as_float(v11459);
+            v11305.x[0] = v11460;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11462 = static_cast<unsigned int>(v11305.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11464 = v46 + v11462;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11466 = v11464 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11467 = v11466 + 1u;
+            const unsigned int v11469 = v11467 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11470 = min(v37, v11469);
+            const bool v11471 = v11467 > v18;
+            const unsigned int v11472 = v11471 ? v11470 : v305;
+            const unsigned int v11475 = v311 ? v37 : v11472;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11487 = v11475 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11488 = min(v11487, 128u);
+            const bool v11489 = v11475 > v10731;
+            const unsigned int v11490 = v11489 ? v11488 : v305;
+            const float v11491 = __uint_as_float(v11490);
+            v11305.x[1] = v11491;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11493 = static_cast<unsigned int>(v11305.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11495 = v46 + v11493;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11497 = v11495 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11498 = v11497 + 1u;
+            const unsigned int v11500 = v11498 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11501 = min(v37, v11500);
+            const bool v11502 = v11498 > v18;
+            const unsigned int v11503 = v11502 ? v11501 : v305;
+            const unsigned int v11506 = v311 ? v37 : v11503;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11518 = v11506 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11519 = min(v11518, 128u);
+            const bool v11520 = v11506 > v10731;
+            const unsigned int v11521 = v11520 ? v11519 : v305;
+            const float v11522 = __uint_as_float(v11521);
+            v11305.x[2] = v11522;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11524 = static_cast<unsigned int>(v11305.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11526 = v46 + v11524;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11528 = v11526 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11529 = v11528 + 1u;
+            const unsigned int v11531 = v11529 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11532 = min(v37, v11531);
+            const bool v11533 = v11529 > v18;
+            const unsigned int v11534 = v11533 ? v11532 : v305;
+            const unsigned int v11537 = v311 ? v37 : v11534;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11549 = v11537 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11550 = min(v11549, 128u);
+            const bool v11551 = v11537 > v10731;
+            const unsigned int v11552 = v11551 ? v11550 : v305;
+            const float v11553 = __uint_as_float(v11552);
+            v11305.x[3] = v11553;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11554 = static_cast<unsigned int>(v11250.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v11556 = v11250.x[0];
+            const float v11557 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11558 = __float_as_uint(v11557);
+            const bool v11559 = v11554 >= v11558;
+            const float v11560 = v11305.x[0];
+            const unsigned int v11561 = __float_as_uint(v11560);
+            const bool v11562 = v11554 < v11561;
+            const bool v11563 = v11559 && v11562;
+            const float v11565 = v11563 ? v11556 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[0] = v11565;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11566 = static_cast<unsigned int>(v11250.col(1, iron_linear_thread() & 31u));
+            const float v11568 = v11250.x[1];
+            const float v11569 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11570 = __float_as_uint(v11569);
+            const bool v11571 = v11566 >= v11570;
+            const float v11572 = v11305.x[0];
+            const unsigned int v11573 = __float_as_uint(v11572);
+            const bool v11574 = v11566 < v11573;
+            const bool v11575 = v11571 && v11574;
+            const float v11577 = v11575 ? v11568 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[1] = v11577;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11578 = static_cast<unsigned int>(v11250.col(2, iron_linear_thread() & 31u));
+            const float v11580 = v11250.x[2];
+            const float v11581 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11582 = __float_as_uint(v11581);
+            const bool v11583 = v11578 >= v11582;
+            const float v11584 = v11305.x[2];
+            const unsigned int v11585 = __float_as_uint(v11584);
+            const bool v11586 = v11578 < v11585;
+            const bool v11587 = v11583 && v11586;
+            const float v11589 = v11587 ? v11580 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[2] = v11589;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11590 = static_cast<unsigned int>(v11250.col(3, iron_linear_thread() & 31u));
+            const float v11592 = v11250.x[3];
+            const float v11593 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11594 = __float_as_uint(v11593);
+            const bool v11595 = v11590 >= v11594;
+            const float v11596 = v11305.x[2];
+            const unsigned int v11597 = __float_as_uint(v11596);
+            const bool v11598 = v11590 < v11597;
+            const bool v11599 = v11595 && v11598;
+            const float v11601 = v11599 ? v11592 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[3] = v11601;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11602 = static_cast<unsigned int>(v11250.col(4, iron_linear_thread() & 31u));
+            const float v11604 = v11250.x[4];
+            const float v11605 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11606 = __float_as_uint(v11605);
+            const bool v11607 = v11602 >= v11606;
+            const float v11608 = v11305.x[0];
+            const unsigned int v11609 = __float_as_uint(v11608);
+            const bool v11610 = v11602 < v11609;
+            const bool v11611 = v11607 && v11610;
+            const float v11613 = v11611 ? v11604 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[4] = v11613;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11614 = static_cast<unsigned int>(v11250.col(5, iron_linear_thread() & 31u));
+            const float v11616 = v11250.x[5];
+            const float v11617 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11618 = __float_as_uint(v11617);
+            const bool v11619 = v11614 >= v11618;
+            const float v11620 = v11305.x[0];
+            const unsigned int v11621 = __float_as_uint(v11620);
+            const bool v11622 = v11614 < v11621;
+            const bool v11623 = v11619 && v11622;
+            const float v11625 = v11623 ? v11616 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[5] = v11625;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11626 = static_cast<unsigned int>(v11250.col(6, iron_linear_thread() & 31u));
+            const float v11628 = v11250.x[6];
+            const float v11629 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11630 = __float_as_uint(v11629);
+            const bool v11631 = v11626 >= v11630;
+            const float v11632 = v11305.x[2];
+            const unsigned int v11633 = __float_as_uint(v11632);
+            const bool v11634 = v11626 < v11633;
+            const bool v11635 = v11631 && v11634;
+            const float v11637 = v11635 ? v11628 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[6] = v11637;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11638 = static_cast<unsigned int>(v11250.col(7, iron_linear_thread() & 31u));
+            const float v11640 = v11250.x[7];
+            const float v11641 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11642 = __float_as_uint(v11641);
+            const bool v11643 = v11638 >= v11642;
+            const float v11644 = v11305.x[2];
+            const unsigned int v11645 = __float_as_uint(v11644);
+            const bool v11646 = v11638 < v11645;
+            const bool v11647 = v11643 && v11646;
+            const float v11649 = v11647 ? v11640 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[7] = v11649;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11650 = static_cast<unsigned int>(v11250.col(8, iron_linear_thread() & 31u));
+            const float v11652 = v11250.x[8];
+            const float v11653 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11654 = __float_as_uint(v11653);
+            const bool v11655 = v11650 >= v11654;
+            const float v11656 = v11305.x[0];
+            const unsigned int v11657 = __float_as_uint(v11656);
+            const bool v11658 = v11650 < v11657;
+            const bool v11659 = v11655 && v11658;
+            const float v11661 = v11659 ? v11652 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[8] = v11661;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11662 = static_cast<unsigned int>(v11250.col(9, iron_linear_thread() & 31u));
+            const float v11664 = v11250.x[9];
+            const float v11665 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11666 = __float_as_uint(v11665);
+            const bool v11667 = v11662 >= v11666;
+            const float v11668 = v11305.x[0];
+            const unsigned int v11669 = __float_as_uint(v11668);
+            const bool v11670 = v11662 < v11669;
+            const bool v11671 = v11667 && v11670;
+            const float v11673 = v11671 ? v11664 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[9] = v11673;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11674 = static_cast<unsigned int>(v11250.col(10, iron_linear_thread() & 31u));
+            const float v11676 = v11250.x[10];
+            const float v11677 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11678 = __float_as_uint(v11677);
+            const bool v11679 = v11674 >= v11678;
+            const float v11680 = v11305.x[2];
+            const unsigned int v11681 = __float_as_uint(v11680);
+            const bool v11682 = v11674 < v11681;
+            const bool v11683 = v11679 && v11682;
+            const float v11685 = v11683 ? v11676 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[10] = v11685;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11686 = static_cast<unsigned int>(v11250.col(11, iron_linear_thread() & 31u));
+            const float v11688 = v11250.x[11];
+            const float v11689 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11690 = __float_as_uint(v11689);
+            const bool v11691 = v11686 >= v11690;
+            const float v11692 = v11305.x[2];
+            const unsigned int v11693 = __float_as_uint(v11692);
+            const bool v11694 = v11686 < v11693;
+            const bool v11695 = v11691 && v11694;
+            const float v11697 = v11695 ? v11688 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[11] = v11697;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11698 = static_cast<unsigned int>(v11250.col(12, iron_linear_thread() & 31u));
+            const float v11700 = v11250.x[12];
+            const float v11701 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11702 = __float_as_uint(v11701);
+            const bool v11703 = v11698 >= v11702;
+            const float v11704 = v11305.x[0];
+            const unsigned int v11705 = __float_as_uint(v11704);
+            const bool v11706 = v11698 < v11705;
+            const bool v11707 = v11703 && v11706;
+            const float v11709 = v11707 ? v11700 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[12] = v11709;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11710 = static_cast<unsigned int>(v11250.col(13, iron_linear_thread() & 31u));
+            const float v11712 = v11250.x[13];
+            const float v11713 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11714 = __float_as_uint(v11713);
+            const bool v11715 = v11710 >= v11714;
+            const float v11716 = v11305.x[0];
+            const unsigned int v11717 = __float_as_uint(v11716);
+            const bool v11718 = v11710 < v11717;
+            const bool v11719 = v11715 && v11718;
+            const float v11721 = v11719 ? v11712 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[13] = v11721;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11722 = static_cast<unsigned int>(v11250.col(14, iron_linear_thread() & 31u));
+            const float v11724 = v11250.x[14];
+            const float v11725 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11726 = __float_as_uint(v11725);
+            const bool v11727 = v11722 >= v11726;
+            const float v11728 = v11305.x[2];
+            const unsigned int v11729 = __float_as_uint(v11728);
+            const bool v11730 = v11722 < v11729;
+            const bool v11731 = v11727 && v11730;
+            const float v11733 = v11731 ? v11724 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[14] = v11733;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11734 = static_cast<unsigned int>(v11250.col(15, iron_linear_thread() & 31u));
+            const float v11736 = v11250.x[15];
+            const float v11737 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11738 = __float_as_uint(v11737);
+            const bool v11739 = v11734 >= v11738;
+            const float v11740 = v11305.x[2];
+            const unsigned int v11741 = __float_as_uint(v11740);
+            const bool v11742 = v11734 < v11741;
+            const bool v11743 = v11739 && v11742;
+            const float v11745 = v11743 ? v11736 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[15] = v11745;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11746 = static_cast<unsigned int>(v11250.col(16, iron_linear_thread() & 31u));
+            const float v11748 = v11250.x[16];
+            const float v11749 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11750 = __float_as_uint(v11749);
+            const bool v11751 = v11746 >= v11750;
+            const float v11752 = v11305.x[0];
+            const unsigned int v11753 = __float_as_uint(v11752);
+            const bool v11754 = v11746 < v11753;
+            const bool v11755 = v11751 && v11754;
+            const float v11757 = v11755 ? v11748 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[16] = v11757;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11758 = static_cast<unsigned int>(v11250.col(17, iron_linear_thread() & 31u));
+            const float v11760 = v11250.x[17];
+            const float v11761 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11762 = __float_as_uint(v11761);
+            const bool v11763 = v11758 >= v11762;
+            const float v11764 = v11305.x[0];
+            const unsigned int v11765 = __float_as_uint(v11764);
+            const bool v11766 = v11758 < v11765;
+            const bool v11767 = v11763 && v11766;
+            const float v11769 = v11767 ? v11760 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[17] = v11769;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11770 = static_cast<unsigned int>(v11250.col(18, iron_linear_thread() & 31u));
+            const float v11772 = v11250.x[18];
+            const float v11773 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11774 = __float_as_uint(v11773);
+            const bool v11775 = v11770 >= v11774;
+            const float v11776 = v11305.x[2];
+            const unsigned int v11777 = __float_as_uint(v11776);
+            const bool v11778 = v11770 < v11777;
+            const bool v11779 = v11775 && v11778;
+            const float v11781 = v11779 ? v11772 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[18] = v11781;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11782 = static_cast<unsigned int>(v11250.col(19, iron_linear_thread() & 31u));
+            const float v11784 = v11250.x[19];
+            const float v11785 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11786 = __float_as_uint(v11785);
+            const bool v11787 = v11782 >= v11786;
+            const float v11788 = v11305.x[2];
+            const unsigned int v11789 = __float_as_uint(v11788);
+            const bool v11790 = v11782 < v11789;
+            const bool v11791 = v11787 && v11790;
+            const float v11793 = v11791 ? v11784 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[19] = v11793;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11794 = static_cast<unsigned int>(v11250.col(20, iron_linear_thread() & 31u));
+            const float v11796 = v11250.x[20];
+            const float v11797 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11798 = __float_as_uint(v11797);
+            const bool v11799 = v11794 >= v11798;
+            const float v11800 = v11305.x[0];
+            const unsigned int v11801 = __float_as_uint(v11800);
+            const bool v11802 = v11794 < v11801;
+            const bool v11803 = v11799 && v11802;
+            const float v11805 = v11803 ? v11796 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[20] = v11805;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11806 = static_cast<unsigned int>(v11250.col(21, iron_linear_thread() & 31u));
+            const float v11808 = v11250.x[21];
+            const float v11809 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11810 = __float_as_uint(v11809);
+            const bool v11811 = v11806 >= v11810;
+            const float v11812 = v11305.x[0];
+            const unsigned int v11813 = __float_as_uint(v11812);
+            const bool v11814 = v11806 < v11813;
+            const bool v11815 = v11811 && v11814;
+            const float v11817 = v11815 ? v11808 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[21] = v11817;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11818 = static_cast<unsigned int>(v11250.col(22, iron_linear_thread() & 31u));
+            const float v11820 = v11250.x[22];
+            const float v11821 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11822 = __float_as_uint(v11821);
+            const bool v11823 = v11818 >= v11822;
+            const float v11824 = v11305.x[2];
+            const unsigned int v11825 = __float_as_uint(v11824);
+            const bool v11826 = v11818 < v11825;
+            const bool v11827 = v11823 && v11826;
+            const float v11829 = v11827 ? v11820 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[22] = v11829;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11830 = static_cast<unsigned int>(v11250.col(23, iron_linear_thread() & 31u));
+            const float v11832 = v11250.x[23];
+            const float v11833 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11834 = __float_as_uint(v11833);
+            const bool v11835 = v11830 >= v11834;
+            const float v11836 = v11305.x[2];
+            const unsigned int v11837 = __float_as_uint(v11836);
+            const bool v11838 = v11830 < v11837;
+            const bool v11839 = v11835 && v11838;
+            const float v11841 = v11839 ? v11832 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[23] = v11841;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11842 = static_cast<unsigned int>(v11250.col(24, iron_linear_thread() & 31u));
+            const float v11844 = v11250.x[24];
+            const float v11845 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11846 = __float_as_uint(v11845);
+            const bool v11847 = v11842 >= v11846;
+            const float v11848 = v11305.x[0];
+            const unsigned int v11849 = __float_as_uint(v11848);
+            const bool v11850 = v11842 < v11849;
+            const bool v11851 = v11847 && v11850;
+            const float v11853 = v11851 ? v11844 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[24] = v11853;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11854 = static_cast<unsigned int>(v11250.col(25, iron_linear_thread() & 31u));
+            const float v11856 = v11250.x[25];
+            const float v11857 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11858 = __float_as_uint(v11857);
+            const bool v11859 = v11854 >= v11858;
+            const float v11860 = v11305.x[0];
+            const unsigned int v11861 = __float_as_uint(v11860);
+            const bool v11862 = v11854 < v11861;
+            const bool v11863 = v11859 && v11862;
+            const float v11865 = v11863 ? v11856 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[25] = v11865;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11866 = static_cast<unsigned int>(v11250.col(26, iron_linear_thread() & 31u));
+            const float v11868 = v11250.x[26];
+            const float v11869 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11870 = __float_as_uint(v11869);
+            const bool v11871 = v11866 >= v11870;
+            const float v11872 = v11305.x[2];
+            const unsigned int v11873 = __float_as_uint(v11872);
+            const bool v11874 = v11866 < v11873;
+            const bool v11875 = v11871 && v11874;
+            const float v11877 = v11875 ? v11868 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[26] = v11877;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11878 = static_cast<unsigned int>(v11250.col(27, iron_linear_thread() & 31u));
+            const float v11880 = v11250.x[27];
+            const float v11881 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11882 = __float_as_uint(v11881);
+            const bool v11883 = v11878 >= v11882;
+            const float v11884 = v11305.x[2];
+            const unsigned int v11885 = __float_as_uint(v11884);
+            const bool v11886 = v11878 < v11885;
+            const bool v11887 = v11883 && v11886;
+            const float v11889 = v11887 ? v11880 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[27] = v11889;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11890 = static_cast<unsigned int>(v11250.col(28, iron_linear_thread() & 31u));
+            const float v11892 = v11250.x[28];
+            const float v11893 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11894 = __float_as_uint(v11893);
+            const bool v11895 = v11890 >= v11894;
+            const float v11896 = v11305.x[0];
+            const unsigned int v11897 = __float_as_uint(v11896);
+            const bool v11898 = v11890 < v11897;
+            const bool v11899 = v11895 && v11898;
+            const float v11901 = v11899 ? v11892 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[28] = v11901;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11902 = static_cast<unsigned int>(v11250.col(29, iron_linear_thread() & 31u));
+            const float v11904 = v11250.x[29];
+            const float v11905 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11906 = __float_as_uint(v11905);
+            const bool v11907 = v11902 >= v11906;
+            const float v11908 = v11305.x[0];
+            const unsigned int v11909 = __float_as_uint(v11908);
+            const bool v11910 = v11902 < v11909;
+            const bool v11911 = v11907 && v11910;
+            const float v11913 = v11911 ? v11904 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[29] = v11913;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11914 = static_cast<unsigned int>(v11250.col(30, iron_linear_thread() & 31u));
+            const float v11916 = v11250.x[30];
+            const float v11917 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11918 = __float_as_uint(v11917);
+            const bool v11919 = v11914 >= v11918;
+            const float v11920 = v11305.x[2];
+            const unsigned int v11921 = __float_as_uint(v11920);
+            const bool v11922 = v11914 < v11921;
+            const bool v11923 = v11919 && v11922;
+            const float v11925 = v11923 ? v11916 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[30] = v11925;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11926 = static_cast<unsigned int>(v11250.col(31, iron_linear_thread() & 31u));
+            const float v11928 = v11250.x[31];
+            const float v11929 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11930 = __float_as_uint(v11929);
+            const bool v11931 = v11926 >= v11930;
+            const float v11932 = v11305.x[2];
+            const unsigned int v11933 = __float_as_uint(v11932);
+            const bool v11934 = v11926 < v11933;
+            const bool v11935 = v11931 && v11934;
+            const float v11937 = v11935 ? v11928 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[31] = v11937;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11938 = static_cast<unsigned int>(v11250.col(32, iron_linear_thread() & 31u));
+            const float v11940 = v11250.x[32];
+            const float v11941 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11942 = __float_as_uint(v11941);
+            const bool v11943 = v11938 >= v11942;
+            const float v11944 = v11305.x[0];
+            const unsigned int v11945 = __float_as_uint(v11944);
+            const bool v11946 = v11938 < v11945;
+            const bool v11947 = v11943 && v11946;
+            const float v11949 = v11947 ? v11940 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[32] = v11949;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11950 = static_cast<unsigned int>(v11250.col(33, iron_linear_thread() & 31u));
+            const float v11952 = v11250.x[33];
+            const float v11953 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11954 = __float_as_uint(v11953);
+            const bool v11955 = v11950 >= v11954;
+            const float v11956 = v11305.x[0];
+            const unsigned int v11957 = __float_as_uint(v11956);
+            const bool v11958 = v11950 < v11957;
+            const bool v11959 = v11955 && v11958;
+            const float v11961 = v11959 ? v11952 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[33] = v11961;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11962 = static_cast<unsigned int>(v11250.col(34, iron_linear_thread() & 31u));
+            const float v11964 = v11250.x[34];
+            const float v11965 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11966 = __float_as_uint(v11965);
+            const bool v11967 = v11962 >= v11966;
+            const float v11968 = v11305.x[2];
+            const unsigned int v11969 = __float_as_uint(v11968);
+            const bool v11970 = v11962 < v11969;
+            const bool v11971 = v11967 && v11970;
+            const float v11973 = v11971 ? v11964 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[34] = v11973;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11974 = static_cast<unsigned int>(v11250.col(35, iron_linear_thread() & 31u));
+            const float v11976 = v11250.x[35];
+            const float v11977 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11978 = __float_as_uint(v11977);
+            const bool v11979 = v11974 >= v11978;
+            const float v11980 = v11305.x[2];
+            const unsigned int v11981 = __float_as_uint(v11980);
+            const bool v11982 = v11974 < v11981;
+            const bool v11983 = v11979 && v11982;
+            const float v11985 = v11983 ? v11976 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[35] = v11985;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11986 = static_cast<unsigned int>(v11250.col(36, iron_linear_thread() & 31u));
+            const float v11988 = v11250.x[36];
+            const float v11989 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11990 = __float_as_uint(v11989);
+            const bool v11991 = v11986 >= v11990;
+            const float v11992 = v11305.x[0];
+            const unsigned int v11993 = __float_as_uint(v11992);
+            const bool v11994 = v11986 < v11993;
+            const bool v11995 = v11991 && v11994;
+            const float v11997 = v11995 ? v11988 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[36] = v11997;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11998 = static_cast<unsigned int>(v11250.col(37, iron_linear_thread() & 31u));
+            const float v12000 = v11250.x[37];
+            const float v12001 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12002 = __float_as_uint(v12001);
+            const bool v12003 = v11998 >= v12002;
+            const float v12004 = v11305.x[0];
+            const unsigned int v12005 = __float_as_uint(v12004);
+            const bool v12006 = v11998 < v12005;
+            const bool v12007 = v12003 && v12006;
+            const float v12009 = v12007 ? v12000 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[37] = v12009;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12010 = static_cast<unsigned int>(v11250.col(38, iron_linear_thread() & 31u));
+            const float v12012 = v11250.x[38];
+            const float v12013 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12014 = __float_as_uint(v12013);
+            const bool v12015 = v12010 >= v12014;
+            const float v12016 = v11305.x[2];
+            const unsigned int v12017 = __float_as_uint(v12016);
+            const bool v12018 = v12010 < v12017;
+            const bool v12019 = v12015 && v12018;
+            const float v12021 = v12019 ? v12012 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[38] = v12021;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12022 = static_cast<unsigned int>(v11250.col(39, iron_linear_thread() & 31u));
+            const float v12024 = v11250.x[39];
+            const float v12025 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12026 = __float_as_uint(v12025);
+            const bool v12027 = v12022 >= v12026;
+            const float v12028 = v11305.x[2];
+            const unsigned int v12029 = __float_as_uint(v12028);
+            const bool v12030 = v12022 < v12029;
+            const bool v12031 = v12027 && v12030;
+            const float v12033 = v12031 ? v12024 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[39] = v12033;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12034 = static_cast<unsigned int>(v11250.col(40, iron_linear_thread() & 31u));
+            const float v12036 = v11250.x[40];
+            const float v12037 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12038 = __float_as_uint(v12037);
+            const bool v12039 = v12034 >= v12038;
+            const float v12040 = v11305.x[0];
+            const unsigned int v12041 = __float_as_uint(v12040);
+            const bool v12042 = v12034 < v12041;
+            const bool v12043 = v12039 && v12042;
+            const float v12045 = v12043 ? v12036 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[40] = v12045;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12046 = static_cast<unsigned int>(v11250.col(41, iron_linear_thread() & 31u));
+            const float v12048 = v11250.x[41];
+            const float v12049 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12050 = __float_as_uint(v12049);
+            const bool v12051 = v12046 >= v12050;
+            const float v12052 = v11305.x[0];
+            const unsigned int v12053 = __float_as_uint(v12052);
+            const bool v12054 = v12046 < v12053;
+            const bool v12055 = v12051 && v12054;
+            const float v12057 = v12055 ? v12048 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[41] = v12057;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12058 = static_cast<unsigned int>(v11250.col(42, iron_linear_thread() & 31u));
+            const float v12060 = v11250.x[42];
+            const float v12061 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12062 = __float_as_uint(v12061);
+            const bool v12063 = v12058 >= v12062;
+            const float v12064 = v11305.x[2];
+            const unsigned int v12065 = __float_as_uint(v12064);
+            const bool v12066 = v12058 < v12065;
+            const bool v12067 = v12063 && v12066;
+            const float v12069 = v12067 ? v12060 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[42] = v12069;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12070 = static_cast<unsigned int>(v11250.col(43, iron_linear_thread() & 31u));
+            const float v12072 = v11250.x[43];
+            const float v12073 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12074 = __float_as_uint(v12073);
+            const bool v12075 = v12070 >= v12074;
+            const float v12076 = v11305.x[2];
+            const unsigned int v12077 = __float_as_uint(v12076);
+            const bool v12078 = v12070 < v12077;
+            const bool v12079 = v12075 && v12078;
+            const float v12081 = v12079 ? v12072 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[43] = v12081;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12082 = static_cast<unsigned int>(v11250.col(44, iron_linear_thread() & 31u));
+            const float v12084 = v11250.x[44];
+            const float v12085 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12086 = __float_as_uint(v12085);
+            const bool v12087 = v12082 >= v12086;
+            const float v12088 = v11305.x[0];
+            const unsigned int v12089 = __float_as_uint(v12088);
+            const bool v12090 = v12082 < v12089;
+            const bool v12091 = v12087 && v12090;
+            const float v12093 = v12091 ? v12084 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[44] = v12093;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12094 = static_cast<unsigned int>(v11250.col(45, iron_linear_thread() & 31u));
+            const float v12096 = v11250.x[45];
+            const float v12097 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12098 = __float_as_uint(v12097);
+            const bool v12099 = v12094 >= v12098;
+            const float v12100 = v11305.x[0];
+            const unsigned int v12101 = __float_as_uint(v12100);
+            const bool v12102 = v12094 < v12101;
+            const bool v12103 = v12099 && v12102;
+            const float v12105 = v12103 ? v12096 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[45] = v12105;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12106 = static_cast<unsigned int>(v11250.col(46, iron_linear_thread() & 31u));
+            const float v12108 = v11250.x[46];
+            const float v12109 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12110 = __float_as_uint(v12109);
+            const bool v12111 = v12106 >= v12110;
+            const float v12112 = v11305.x[2];
+            const unsigned int v12113 = __float_as_uint(v12112);
+            const bool v12114 = v12106 < v12113;
+            const bool v12115 = v12111 && v12114;
+            const float v12117 = v12115 ? v12108 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[46] = v12117;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12118 = static_cast<unsigned int>(v11250.col(47, iron_linear_thread() & 31u));
+            const float v12120 = v11250.x[47];
+            const float v12121 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12122 = __float_as_uint(v12121);
+            const bool v12123 = v12118 >= v12122;
+            const float v12124 = v11305.x[2];
+            const unsigned int v12125 = __float_as_uint(v12124);
+            const bool v12126 = v12118 < v12125;
+            const bool v12127 = v12123 && v12126;
+            const float v12129 = v12127 ? v12120 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[47] = v12129;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12130 = static_cast<unsigned int>(v11250.col(48, iron_linear_thread() & 31u));
+            const float v12132 = v11250.x[48];
+            const float v12133 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12134 = __float_as_uint(v12133);
+            const bool v12135 = v12130 >= v12134;
+            const float v12136 = v11305.x[0];
+            const unsigned int v12137 = __float_as_uint(v12136);
+            const bool v12138 = v12130 < v12137;
+            const bool v12139 = v12135 && v12138;
+            const float v12141 = v12139 ? v12132 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[48] = v12141;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12142 = static_cast<unsigned int>(v11250.col(49, iron_linear_thread() & 31u));
+            const float v12144 = v11250.x[49];
+            const float v12145 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12146 = __float_as_uint(v12145);
+            const bool v12147 = v12142 >= v12146;
+            const float v12148 = v11305.x[0];
+            const unsigned int v12149 = __float_as_uint(v12148);
+            const bool v12150 = v12142 < v12149;
+            const bool v12151 = v12147 && v12150;
+            const float v12153 = v12151 ? v12144 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[49] = v12153;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12154 = static_cast<unsigned int>(v11250.col(50, iron_linear_thread() & 31u));
+            const float v12156 = v11250.x[50];
+            const float v12157 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12158 = __float_as_uint(v12157);
+            const bool v12159 = v12154 >= v12158;
+            const float v12160 = v11305.x[2];
+            const unsigned int v12161 = __float_as_uint(v12160);
+            const bool v12162 = v12154 < v12161;
+            const bool v12163 = v12159 && v12162;
+            const float v12165 = v12163 ? v12156 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[50] = v12165;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12166 = static_cast<unsigned int>(v11250.col(51, iron_linear_thread() & 31u));
+            const float v12168 = v11250.x[51];
+            const float v12169 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12170 = __float_as_uint(v12169);
+            const bool v12171 = v12166 >= v12170;
+            const float v12172 = v11305.x[2];
+            const unsigned int v12173 = __float_as_uint(v12172);
+            const bool v12174 = v12166 < v12173;
+            const bool v12175 = v12171 && v12174;
+            const float v12177 = v12175 ? v12168 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[51] = v12177;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12178 = static_cast<unsigned int>(v11250.col(52, iron_linear_thread() & 31u));
+            const float v12180 = v11250.x[52];
+            const float v12181 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12182 = __float_as_uint(v12181);
+            const bool v12183 = v12178 >= v12182;
+            const float v12184 = v11305.x[0];
+            const unsigned int v12185 = __float_as_uint(v12184);
+            const bool v12186 = v12178 < v12185;
+            const bool v12187 = v12183 && v12186;
+            const float v12189 = v12187 ? v12180 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[52] = v12189;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12190 = static_cast<unsigned int>(v11250.col(53, iron_linear_thread() & 31u));
+            const float v12192 = v11250.x[53];
+            const float v12193 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12194 = __float_as_uint(v12193);
+            const bool v12195 = v12190 >= v12194;
+            const float v12196 = v11305.x[0];
+            const unsigned int v12197 = __float_as_uint(v12196);
+            const bool v12198 = v12190 < v12197;
+            const bool v12199 = v12195 && v12198;
+            const float v12201 = v12199 ? v12192 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[53] = v12201;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12202 = static_cast<unsigned int>(v11250.col(54, iron_linear_thread() & 31u));
+            const float v12204 = v11250.x[54];
+            const float v12205 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12206 = __float_as_uint(v12205);
+            const bool v12207 = v12202 >= v12206;
+            const float v12208 = v11305.x[2];
+            const unsigned int v12209 = __float_as_uint(v12208);
+            const bool v12210 = v12202 < v12209;
+            const bool v12211 = v12207 && v12210;
+            const float v12213 = v12211 ? v12204 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[54] = v12213;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12214 = static_cast<unsigned int>(v11250.col(55, iron_linear_thread() & 31u));
+            const float v12216 = v11250.x[55];
+            const float v12217 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12218 = __float_as_uint(v12217);
+            const bool v12219 = v12214 >= v12218;
+            const float v12220 = v11305.x[2];
+            const unsigned int v12221 = __float_as_uint(v12220);
+            const bool v12222 = v12214 < v12221;
+            const bool v12223 = v12219 && v12222;
+            const float v12225 = v12223 ? v12216 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[55] = v12225;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12226 = static_cast<unsigned int>(v11250.col(56, iron_linear_thread() & 31u));
+            const float v12228 = v11250.x[56];
+            const float v12229 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12230 = __float_as_uint(v12229);
+            const bool v12231 = v12226 >= v12230;
+            const float v12232 = v11305.x[0];
+            const unsigned int v12233 = __float_as_uint(v12232);
+            const bool v12234 = v12226 < v12233;
+            const bool v12235 = v12231 && v12234;
+            const float v12237 = v12235 ? v12228 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[56] = v12237;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12238 = static_cast<unsigned int>(v11250.col(57, iron_linear_thread() & 31u));
+            const float v12240 = v11250.x[57];
+            const float v12241 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12242 = __float_as_uint(v12241);
+            const bool v12243 = v12238 >= v12242;
+            const float v12244 = v11305.x[0];
+            const unsigned int v12245 = __float_as_uint(v12244);
+            const bool v12246 = v12238 < v12245;
+            const bool v12247 = v12243 && v12246;
+            const float v12249 = v12247 ? v12240 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[57] = v12249;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12250 = static_cast<unsigned int>(v11250.col(58, iron_linear_thread() & 31u));
+            const float v12252 = v11250.x[58];
+            const float v12253 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12254 = __float_as_uint(v12253);
+            const bool v12255 = v12250 >= v12254;
+            const float v12256 = v11305.x[2];
+            const unsigned int v12257 = __float_as_uint(v12256);
+            const bool v12258 = v12250 < v12257;
+            const bool v12259 = v12255 && v12258;
+            const float v12261 = v12259 ? v12252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[58] = v12261;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12262 = static_cast<unsigned int>(v11250.col(59, iron_linear_thread() & 31u));
+            const float v12264 = v11250.x[59];
+            const float v12265 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12266 = __float_as_uint(v12265);
+            const bool v12267 = v12262 >= v12266;
+            const float v12268 = v11305.x[2];
+            const unsigned int v12269 = __float_as_uint(v12268);
+            const bool v12270 = v12262 < v12269;
+            const bool v12271 = v12267 && v12270;
+            const float v12273 = v12271 ? v12264 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[59] = v12273;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12274 = static_cast<unsigned int>(v11250.col(60, iron_linear_thread() & 31u));
+            const float v12276 = v11250.x[60];
+            const float v12277 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12278 = __float_as_uint(v12277);
+            const bool v12279 = v12274 >= v12278;
+            const float v12280 = v11305.x[0];
+            const unsigned int v12281 = __float_as_uint(v12280);
+            const bool v12282 = v12274 < v12281;
+            const bool v12283 = v12279 && v12282;
+            const float v12285 = v12283 ? v12276 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[60] = v12285;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12286 = static_cast<unsigned int>(v11250.col(61, iron_linear_thread() & 31u));
+            const float v12288 = v11250.x[61];
+            const float v12289 = v11303.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12290 = __float_as_uint(v12289);
+            const bool v12291 = v12286 >= v12290;
+            const float v12292 = v11305.x[0];
+            const unsigned int v12293 = __float_as_uint(v12292);
+            const bool v12294 = v12286 < v12293;
+            const bool v12295 = v12291 && v12294;
+            const float v12297 = v12295 ? v12288 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[61] = v12297;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12298 = static_cast<unsigned int>(v11250.col(62, iron_linear_thread() & 31u));
+            const float v12300 = v11250.x[62];
+            const float v12301 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12302 = __float_as_uint(v12301);
+            const bool v12303 = v12298 >= v12302;
+            const float v12304 = v11305.x[2];
+            const unsigned int v12305 = __float_as_uint(v12304);
+            const bool v12306 = v12298 < v12305;
+            const bool v12307 = v12303 && v12306;
+            const float v12309 = v12307 ? v12300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[62] = v12309;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12310 = static_cast<unsigned int>(v11250.col(63, iron_linear_thread() & 31u));
+            const float v12312 = v11250.x[63];
+            const float v12313 = v11303.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12314 = __float_as_uint(v12313);
+            const bool v12315 = v12310 >= v12314;
+            const float v12316 = v11305.x[2];
+            const unsigned int v12317 = __float_as_uint(v12316);
+            const bool v12318 = v12310 < v12317;
+            const bool v12319 = v12315 && v12318;
+            const float v12321 = v12319 ? v12312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[63] = v12321;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v12321;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12321, 0.0f);
-          iron_frag_row_reduce<false>(v12321, v11248);
-          const float v12324 = v12321.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v12325 = v12324 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12321.x[0] = v12325;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12328 = v12321.x[1];
-          const float v12329 = v12328 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12321.x[1] = v12329;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12332 = v12321.x[2];
-          const float v12333 = v12332 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12321.x[2] = v12333;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12336 = v12321.x[3];
-          const float v12337 = v12336 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12321.x[3] = v12337;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v12339;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v12339, 0.0f);
-          const float v12343 = v12321.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12344 = v351.x[0];
-          const float v12345 = fmaxf(v12344, v12343);
-          const bool v12348 = v12345 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12349 = v12348 ? 0.0f : v12345;
-          v12339.x[0] = v12349;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12353 = v12321.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12354 = v351.x[1];
-          const float v12355 = fmaxf(v12354, v12353);
-          const bool v12358 = v12355 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12359 = v12358 ? 0.0f : v12355;
-          v12339.x[1] = v12359;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12363 = v12321.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12364 = v351.x[2];
-          const float v12365 = fmaxf(v12364, v12363);
-          const bool v12368 = v12365 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12369 = v12368 ? 0.0f : v12365;
-          v12339.x[2] = v12369;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12373 = v12321.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12374 = v351.x[3];
-          const float v12375 = fmaxf(v12374, v12373);
-          const bool v12378 = v12375 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12379 = v12378 ? 0.0f : v12375;
-          v12339.x[3] = v12379;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12383 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12385 = v12344 - v12383;
-          const float v12386 = iron_exp2_approx(v12385);
-          v11274.x[0] = v12386;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12390 = v12339.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12392 = v12354 - v12390;
-          const float v12393 = iron_exp2_approx(v12392);
-          v11274.x[1] = v12393;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12397 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12399 = v12364 - v12397;
-          const float v12400 = iron_exp2_approx(v12399);
-          v11274.x[2] = v12400;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12404 = v12339.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12406 = v12374 - v12404;
-          const float v12407 = iron_exp2_approx(v12406);
-          v11274.x[3] = v12407;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v12345;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12415 = v351.x[1];
-          const float v12417 = fmaxf(v12415, v12353);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v12417;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12420 = v351.x[2];
-          const float v12422 = fmaxf(v12420, v12363);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v12422;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12425 = v351.x[3];
-          const float v12427 = fmaxf(v12425, v12373);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v12427;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12430 = v11248.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v12431 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12432 = -v12431;
-          const float v12433 = fmaf(v12430, v349, v12432);
-          const float v12434 = iron_exp2_approx(v12433);
-          v11248.x[0] = v12434;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12437 = v11248.x[1];
-          const float v12438 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12439 = -v12438;
-          const float v12440 = fmaf(v12437, v349, v12439);
-          const float v12441 = iron_exp2_approx(v12440);
-          v11248.x[1] = v12441;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12444 = v11248.x[2];
-          const float v12445 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12446 = -v12445;
-          const float v12447 = fmaf(v12444, v349, v12446);
-          const float v12448 = iron_exp2_approx(v12447);
-          v11248.x[2] = v12448;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12451 = v11248.x[3];
-          const float v12452 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12453 = -v12452;
-          const float v12454 = fmaf(v12451, v349, v12453);
-          const float v12455 = iron_exp2_approx(v12454);
-          v11248.x[3] = v12455;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12458 = v11248.x[4];
-          const float v12459 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12460 = -v12459;
-          const float v12461 = fmaf(v12458, v349, v12460);
-          const float v12462 = iron_exp2_approx(v12461);
-          v11248.x[4] = v12462;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12465 = v11248.x[5];
-          const float v12466 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12467 = -v12466;
-          const float v12468 = fmaf(v12465, v349, v12467);
-          const float v12469 = iron_exp2_approx(v12468);
-          v11248.x[5] = v12469;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12472 = v11248.x[6];
-          const float v12473 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12474 = -v12473;
-          const float v12475 = fmaf(v12472, v349, v12474);
-          const float v12476 = iron_exp2_approx(v12475);
-          v11248.x[6] = v12476;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12479 = v11248.x[7];
-          const float v12480 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12481 = -v12480;
-          const float v12482 = fmaf(v12479, v349, v12481);
-          const float v12483 = iron_exp2_approx(v12482);
-          v11248.x[7] = v12483;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12486 = v11248.x[8];
-          const float v12487 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12488 = -v12487;
-          const float v12489 = fmaf(v12486, v349, v12488);
-          const float v12490 = iron_exp2_approx(v12489);
-          v11248.x[8] = v12490;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12493 = v11248.x[9];
-          const float v12494 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12495 = -v12494;
-          const float v12496 = fmaf(v12493, v349, v12495);
-          const float v12497 = iron_exp2_approx(v12496);
-          v11248.x[9] = v12497;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12500 = v11248.x[10];
-          const float v12501 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12502 = -v12501;
-          const float v12503 = fmaf(v12500, v349, v12502);
-          const float v12504 = iron_exp2_approx(v12503);
-          v11248.x[10] = v12504;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12507 = v11248.x[11];
-          const float v12508 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12509 = -v12508;
-          const float v12510 = fmaf(v12507, v349, v12509);
-          const float v12511 = iron_exp2_approx(v12510);
-          v11248.x[11] = v12511;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12514 = v11248.x[12];
-          const float v12515 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12516 = -v12515;
-          const float v12517 = fmaf(v12514, v349, v12516);
-          const float v12518 = iron_exp2_approx(v12517);
-          v11248.x[12] = v12518;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12521 = v11248.x[13];
-          const float v12522 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12523 = -v12522;
-          const float v12524 = fmaf(v12521, v349, v12523);
-          const float v12525 = iron_exp2_approx(v12524);
-          v11248.x[13] = v12525;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12528 = v11248.x[14];
-          const float v12529 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12530 = -v12529;
-          const float v12531 = fmaf(v12528, v349, v12530);
-          const float v12532 = iron_exp2_approx(v12531);
-          v11248.x[14] = v12532;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12535 = v11248.x[15];
-          const float v12536 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12537 = -v12536;
-          const float v12538 = fmaf(v12535, v349, v12537);
-          const float v12539 = iron_exp2_approx(v12538);
-          v11248.x[15] = v12539;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12542 = v11248.x[16];
-          const float v12543 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12544 = -v12543;
-          const float v12545 = fmaf(v12542, v349, v12544);
-          const float v12546 = iron_exp2_approx(v12545);
-          v11248.x[16] = v12546;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12549 = v11248.x[17];
-          const float v12550 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12551 = -v12550;
-          const float v12552 = fmaf(v12549, v349, v12551);
-          const float v12553 = iron_exp2_approx(v12552);
-          v11248.x[17] = v12553;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12556 = v11248.x[18];
-          const float v12557 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12558 = -v12557;
-          const float v12559 = fmaf(v12556, v349, v12558);
-          const float v12560 = iron_exp2_approx(v12559);
-          v11248.x[18] = v12560;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12563 = v11248.x[19];
-          const float v12564 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12565 = -v12564;
-          const float v12566 = fmaf(v12563, v349, v12565);
-          const float v12567 = iron_exp2_approx(v12566);
-          v11248.x[19] = v12567;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12570 = v11248.x[20];
-          const float v12571 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12572 = -v12571;
-          const float v12573 = fmaf(v12570, v349, v12572);
-          const float v12574 = iron_exp2_approx(v12573);
-          v11248.x[20] = v12574;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12577 = v11248.x[21];
-          const float v12578 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12579 = -v12578;
-          const float v12580 = fmaf(v12577, v349, v12579);
-          const float v12581 = iron_exp2_approx(v12580);
-          v11248.x[21] = v12581;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12584 = v11248.x[22];
-          const float v12585 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12586 = -v12585;
-          const float v12587 = fmaf(v12584, v349, v12586);
-          const float v12588 = iron_exp2_approx(v12587);
-          v11248.x[22] = v12588;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12591 = v11248.x[23];
-          const float v12592 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12593 = -v12592;
-          const float v12594 = fmaf(v12591, v349, v12593);
-          const float v12595 = iron_exp2_approx(v12594);
-          v11248.x[23] = v12595;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12598 = v11248.x[24];
-          const float v12599 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12600 = -v12599;
-          const float v12601 = fmaf(v12598, v349, v12600);
-          const float v12602 = iron_exp2_approx(v12601);
-          v11248.x[24] = v12602;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12605 = v11248.x[25];
-          const float v12606 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12607 = -v12606;
-          const float v12608 = fmaf(v12605, v349, v12607);
-          const float v12609 = iron_exp2_approx(v12608);
-          v11248.x[25] = v12609;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12612 = v11248.x[26];
-          const float v12613 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12614 = -v12613;
-          const float v12615 = fmaf(v12612, v349, v12614);
-          const float v12616 = iron_exp2_approx(v12615);
-          v11248.x[26] = v12616;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12619 = v11248.x[27];
-          const float v12620 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12621 = -v12620;
-          const float v12622 = fmaf(v12619, v349, v12621);
-          const float v12623 = iron_exp2_approx(v12622);
-          v11248.x[27] = v12623;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12626 = v11248.x[28];
-          const float v12627 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12628 = -v12627;
-          const float v12629 = fmaf(v12626, v349, v12628);
-          const float v12630 = iron_exp2_approx(v12629);
-          v11248.x[28] = v12630;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12633 = v11248.x[29];
-          const float v12634 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12635 = -v12634;
-          const float v12636 = fmaf(v12633, v349, v12635);
-          const float v12637 = iron_exp2_approx(v12636);
-          v11248.x[29] = v12637;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12640 = v11248.x[30];
-          const float v12641 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12642 = -v12641;
-          const float v12643 = fmaf(v12640, v349, v12642);
-          const float v12644 = iron_exp2_approx(v12643);
-          v11248.x[30] = v12644;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12647 = v11248.x[31];
-          const float v12648 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12649 = -v12648;
-          const float v12650 = fmaf(v12647, v349, v12649);
-          const float v12651 = iron_exp2_approx(v12650);
-          v11248.x[31] = v12651;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12654 = v11248.x[32];
-          const float v12655 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12656 = -v12655;
-          const float v12657 = fmaf(v12654, v349, v12656);
-          const float v12658 = iron_exp2_approx(v12657);
-          v11248.x[32] = v12658;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12661 = v11248.x[33];
-          const float v12662 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12663 = -v12662;
-          const float v12664 = fmaf(v12661, v349, v12663);
-          const float v12665 = iron_exp2_approx(v12664);
-          v11248.x[33] = v12665;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12668 = v11248.x[34];
-          const float v12669 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12670 = -v12669;
-          const float v12671 = fmaf(v12668, v349, v12670);
-          const float v12672 = iron_exp2_approx(v12671);
-          v11248.x[34] = v12672;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12675 = v11248.x[35];
-          const float v12676 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12677 = -v12676;
-          const float v12678 = fmaf(v12675, v349, v12677);
-          const float v12679 = iron_exp2_approx(v12678);
-          v11248.x[35] = v12679;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12682 = v11248.x[36];
-          const float v12683 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12684 = -v12683;
-          const float v12685 = fmaf(v12682, v349, v12684);
-          const float v12686 = iron_exp2_approx(v12685);
-          v11248.x[36] = v12686;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12689 = v11248.x[37];
-          const float v12690 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12691 = -v12690;
-          const float v12692 = fmaf(v12689, v349, v12691);
-          const float v12693 = iron_exp2_approx(v12692);
-          v11248.x[37] = v12693;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12696 = v11248.x[38];
-          const float v12697 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12698 = -v12697;
-          const float v12699 = fmaf(v12696, v349, v12698);
-          const float v12700 = iron_exp2_approx(v12699);
-          v11248.x[38] = v12700;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12703 = v11248.x[39];
-          const float v12704 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12705 = -v12704;
-          const float v12706 = fmaf(v12703, v349, v12705);
-          const float v12707 = iron_exp2_approx(v12706);
-          v11248.x[39] = v12707;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12710 = v11248.x[40];
-          const float v12711 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12712 = -v12711;
-          const float v12713 = fmaf(v12710, v349, v12712);
-          const float v12714 = iron_exp2_approx(v12713);
-          v11248.x[40] = v12714;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12717 = v11248.x[41];
-          const float v12718 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12719 = -v12718;
-          const float v12720 = fmaf(v12717, v349, v12719);
-          const float v12721 = iron_exp2_approx(v12720);
-          v11248.x[41] = v12721;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12724 = v11248.x[42];
-          const float v12725 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12726 = -v12725;
-          const float v12727 = fmaf(v12724, v349, v12726);
-          const float v12728 = iron_exp2_approx(v12727);
-          v11248.x[42] = v12728;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12731 = v11248.x[43];
-          const float v12732 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12733 = -v12732;
-          const float v12734 = fmaf(v12731, v349, v12733);
-          const float v12735 = iron_exp2_approx(v12734);
-          v11248.x[43] = v12735;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12738 = v11248.x[44];
-          const float v12739 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12740 = -v12739;
-          const float v12741 = fmaf(v12738, v349, v12740);
-          const float v12742 = iron_exp2_approx(v12741);
-          v11248.x[44] = v12742;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12745 = v11248.x[45];
-          const float v12746 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12747 = -v12746;
-          const float v12748 = fmaf(v12745, v349, v12747);
-          const float v12749 = iron_exp2_approx(v12748);
-          v11248.x[45] = v12749;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12752 = v11248.x[46];
-          const float v12753 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12754 = -v12753;
-          const float v12755 = fmaf(v12752, v349, v12754);
-          const float v12756 = iron_exp2_approx(v12755);
-          v11248.x[46] = v12756;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12759 = v11248.x[47];
-          const float v12760 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12761 = -v12760;
-          const float v12762 = fmaf(v12759, v349, v12761);
-          const float v12763 = iron_exp2_approx(v12762);
-          v11248.x[47] = v12763;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12766 = v11248.x[48];
-          const float v12767 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12768 = -v12767;
-          const float v12769 = fmaf(v12766, v349, v12768);
-          const float v12770 = iron_exp2_approx(v12769);
-          v11248.x[48] = v12770;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12773 = v11248.x[49];
-          const float v12774 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12775 = -v12774;
-          const float v12776 = fmaf(v12773, v349, v12775);
-          const float v12777 = iron_exp2_approx(v12776);
-          v11248.x[49] = v12777;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12780 = v11248.x[50];
-          const float v12781 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12782 = -v12781;
-          const float v12783 = fmaf(v12780, v349, v12782);
-          const float v12784 = iron_exp2_approx(v12783);
-          v11248.x[50] = v12784;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12787 = v11248.x[51];
-          const float v12788 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12789 = -v12788;
-          const float v12790 = fmaf(v12787, v349, v12789);
-          const float v12791 = iron_exp2_approx(v12790);
-          v11248.x[51] = v12791;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12794 = v11248.x[52];
-          const float v12795 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12796 = -v12795;
-          const float v12797 = fmaf(v12794, v349, v12796);
-          const float v12798 = iron_exp2_approx(v12797);
-          v11248.x[52] = v12798;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12801 = v11248.x[53];
-          const float v12802 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12803 = -v12802;
-          const float v12804 = fmaf(v12801, v349, v12803);
-          const float v12805 = iron_exp2_approx(v12804);
-          v11248.x[53] = v12805;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12808 = v11248.x[54];
-          const float v12809 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12810 = -v12809;
-          const float v12811 = fmaf(v12808, v349, v12810);
-          const float v12812 = iron_exp2_approx(v12811);
-          v11248.x[54] = v12812;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12815 = v11248.x[55];
-          const float v12816 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12817 = -v12816;
-          const float v12818 = fmaf(v12815, v349, v12817);
-          const float v12819 = iron_exp2_approx(v12818);
-          v11248.x[55] = v12819;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12822 = v11248.x[56];
-          const float v12823 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12824 = -v12823;
-          const float v12825 = fmaf(v12822, v349, v12824);
-          const float v12826 = iron_exp2_approx(v12825);
-          v11248.x[56] = v12826;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12829 = v11248.x[57];
-          const float v12830 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12831 = -v12830;
-          const float v12832 = fmaf(v12829, v349, v12831);
-          const float v12833 = iron_exp2_approx(v12832);
-          v11248.x[57] = v12833;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12836 = v11248.x[58];
-          const float v12837 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12838 = -v12837;
-          const float v12839 = fmaf(v12836, v349, v12838);
-          const float v12840 = iron_exp2_approx(v12839);
-          v11248.x[58] = v12840;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12843 = v11248.x[59];
-          const float v12844 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12845 = -v12844;
-          const float v12846 = fmaf(v12843, v349, v12845);
-          const float v12847 = iron_exp2_approx(v12846);
-          v11248.x[59] = v12847;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12850 = v11248.x[60];
-          const float v12851 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12852 = -v12851;
-          const float v12853 = fmaf(v12850, v349, v12852);
-          const float v12854 = iron_exp2_approx(v12853);
-          v11248.x[60] = v12854;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12857 = v11248.x[61];
-          const float v12858 = v12339.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12859 = -v12858;
-          const float v12860 = fmaf(v12857, v349, v12859);
-          const float v12861 = iron_exp2_approx(v12860);
-          v11248.x[61] = v12861;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12864 = v11248.x[62];
-          const float v12865 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12866 = -v12865;
-          const float v12867 = fmaf(v12864, v349, v12866);
-          const float v12868 = iron_exp2_approx(v12867);
-          v11248.x[62] = v12868;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12871 = v11248.x[63];
-          const float v12872 = v12339.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12873 = -v12872;
-          const float v12874 = fmaf(v12871, v349, v12873);
-          const float v12875 = iron_exp2_approx(v12874);
-          v11248.x[63] = v12875;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v12877;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v12877, 0.0f);
-          iron_frag_row_reduce<true>(v12877, v11248);
-          const float v12880 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v12881 = v12877.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12882 = v11274.x[0];
-          const float v12883 = v12880 * v12882;
-          const float v12884 = v12883 + v12881;
-          v353.x[0] = v12884;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12887 = v353.x[1];
-          const float v12888 = v12877.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12889 = v11274.x[1];
-          const float v12890 = v12887 * v12889;
-          const float v12891 = v12890 + v12888;
-          v353.x[1] = v12891;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12894 = v353.x[2];
-          const float v12895 = v12877.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12896 = v11274.x[2];
-          const float v12897 = v12894 * v12896;
-          const float v12898 = v12897 + v12895;
-          v353.x[2] = v12898;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12901 = v353.x[3];
-          const float v12902 = v12877.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12903 = v11274.x[3];
-          const float v12904 = v12901 * v12903;
-          const float v12905 = v12904 + v12902;
-          v353.x[3] = v12905;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v12323;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v12323, 0.0f);
+          iron_frag_row_reduce<false>(v12323, v11250);
+          const float v12326 = v12323.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v12327 = v12326 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12323.x[0] = v12327;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12330 = v12323.x[1];
+          const float v12331 = v12330 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12323.x[1] = v12331;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12334 = v12323.x[2];
+          const float v12335 = v12334 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12323.x[2] = v12335;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12338 = v12323.x[3];
+          const float v12339 = v12338 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12323.x[3] = v12339;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v12341;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v12341, 0.0f);
+          const float v12345 = v12323.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12346 = v351.x[0];
+          const float v12347 = fmaxf(v12346, v12345);
+          const bool v12350 = v12347 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12351 = v12350 ? 0.0f : v12347;
+          v12341.x[0] = v12351;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12355 = v12323.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12356 = v351.x[1];
+          const float v12357 = fmaxf(v12356, v12355);
+          const bool v12360 = v12357 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12361 = v12360 ? 0.0f : v12357;
+          v12341.x[1] = v12361;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12365 = v12323.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12366 = v351.x[2];
+          const float v12367 = fmaxf(v12366, v12365);
+          const bool v12370 = v12367 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12371 = v12370 ? 0.0f : v12367;
+          v12341.x[2] = v12371;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12375 = v12323.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12376 = v351.x[3];
+          const float v12377 = fmaxf(v12376, v12375);
+          const bool v12380 = v12377 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12381 = v12380 ? 0.0f : v12377;
+          v12341.x[3] = v12381;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12385 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12387 = v12346 - v12385;
+          const float v12388 = iron_exp2_approx(v12387);
+          v11276.x[0] = v12388;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12392 = v12341.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12394 = v12356 - v12392;
+          const float v12395 = iron_exp2_approx(v12394);
+          v11276.x[1] = v12395;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12399 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12401 = v12366 - v12399;
+          const float v12402 = iron_exp2_approx(v12401);
+          v11276.x[2] = v12402;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12406 = v12341.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12408 = v12376 - v12406;
+          const float v12409 = iron_exp2_approx(v12408);
+          v11276.x[3] = v12409;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v12347;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12417 = v351.x[1];
+          const float v12419 = fmaxf(v12417, v12355);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v12419;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12422 = v351.x[2];
+          const float v12424 = fmaxf(v12422, v12365);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v12424;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12427 = v351.x[3];
+          const float v12429 = fmaxf(v12427, v12375);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v12429;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12432 = v11250.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v12433 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12434 = -v12433;
+          const float v12435 = fmaf(v12432, v349, v12434);
+          const float v12436 = iron_exp2_approx(v12435);
+          v11250.x[0] = v12436;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12439 = v11250.x[1];
+          const float v12440 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12441 = -v12440;
+          const float v12442 = fmaf(v12439, v349, v12441);
+          const float v12443 = iron_exp2_approx(v12442);
+          v11250.x[1] = v12443;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12446 = v11250.x[2];
+          const float v12447 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12448 = -v12447;
+          const float v12449 = fmaf(v12446, v349, v12448);
+          const float v12450 = iron_exp2_approx(v12449);
+          v11250.x[2] = v12450;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12453 = v11250.x[3];
+          const float v12454 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12455 = -v12454;
+          const float v12456 = fmaf(v12453, v349, v12455);
+          const float v12457 = iron_exp2_approx(v12456);
+          v11250.x[3] = v12457;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12460 = v11250.x[4];
+          const float v12461 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12462 = -v12461;
+          const float v12463 = fmaf(v12460, v349, v12462);
+          const float v12464 = iron_exp2_approx(v12463);
+          v11250.x[4] = v12464;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12467 = v11250.x[5];
+          const float v12468 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12469 = -v12468;
+          const float v12470 = fmaf(v12467, v349, v12469);
+          const float v12471 = iron_exp2_approx(v12470);
+          v11250.x[5] = v12471;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12474 = v11250.x[6];
+          const float v12475 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12476 = -v12475;
+          const float v12477 = fmaf(v12474, v349, v12476);
+          const float v12478 = iron_exp2_approx(v12477);
+          v11250.x[6] = v12478;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12481 = v11250.x[7];
+          const float v12482 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12483 = -v12482;
+          const float v12484 = fmaf(v12481, v349, v12483);
+          const float v12485 = iron_exp2_approx(v12484);
+          v11250.x[7] = v12485;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12488 = v11250.x[8];
+          const float v12489 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12490 = -v12489;
+          const float v12491 = fmaf(v12488, v349, v12490);
+          const float v12492 = iron_exp2_approx(v12491);
+          v11250.x[8] = v12492;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12495 = v11250.x[9];
+          const float v12496 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12497 = -v12496;
+          const float v12498 = fmaf(v12495, v349, v12497);
+          const float v12499 = iron_exp2_approx(v12498);
+          v11250.x[9] = v12499;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12502 = v11250.x[10];
+          const float v12503 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12504 = -v12503;
+          const float v12505 = fmaf(v12502, v349, v12504);
+          const float v12506 = iron_exp2_approx(v12505);
+          v11250.x[10] = v12506;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12509 = v11250.x[11];
+          const float v12510 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12511 = -v12510;
+          const float v12512 = fmaf(v12509, v349, v12511);
+          const float v12513 = iron_exp2_approx(v12512);
+          v11250.x[11] = v12513;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12516 = v11250.x[12];
+          const float v12517 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12518 = -v12517;
+          const float v12519 = fmaf(v12516, v349, v12518);
+          const float v12520 = iron_exp2_approx(v12519);
+          v11250.x[12] = v12520;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12523 = v11250.x[13];
+          const float v12524 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12525 = -v12524;
+          const float v12526 = fmaf(v12523, v349, v12525);
+          const float v12527 = iron_exp2_approx(v12526);
+          v11250.x[13] = v12527;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12530 = v11250.x[14];
+          const float v12531 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12532 = -v12531;
+          const float v12533 = fmaf(v12530, v349, v12532);
+          const float v12534 = iron_exp2_approx(v12533);
+          v11250.x[14] = v12534;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12537 = v11250.x[15];
+          const float v12538 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12539 = -v12538;
+          const float v12540 = fmaf(v12537, v349, v12539);
+          const float v12541 = iron_exp2_approx(v12540);
+          v11250.x[15] = v12541;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12544 = v11250.x[16];
+          const float v12545 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12546 = -v12545;
+          const float v12547 = fmaf(v12544, v349, v12546);
+          const float v12548 = iron_exp2_approx(v12547);
+          v11250.x[16] = v12548;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12551 = v11250.x[17];
+          const float v12552 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12553 = -v12552;
+          const float v12554 = fmaf(v12551, v349, v12553);
+          const float v12555 = iron_exp2_approx(v12554);
+          v11250.x[17] = v12555;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12558 = v11250.x[18];
+          const float v12559 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12560 = -v12559;
+          const float v12561 = fmaf(v12558, v349, v12560);
+          const float v12562 = iron_exp2_approx(v12561);
+          v11250.x[18] = v12562;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12565 = v11250.x[19];
+          const float v12566 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12567 = -v12566;
+          const float v12568 = fmaf(v12565, v349, v12567);
+          const float v12569 = iron_exp2_approx(v12568);
+          v11250.x[19] = v12569;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12572 = v11250.x[20];
+          const float v12573 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12574 = -v12573;
+          const float v12575 = fmaf(v12572, v349, v12574);
+          const float v12576 = iron_exp2_approx(v12575);
+          v11250.x[20] = v12576;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12579 = v11250.x[21];
+          const float v12580 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12581 = -v12580;
+          const float v12582 = fmaf(v12579, v349, v12581);
+          const float v12583 = iron_exp2_approx(v12582);
+          v11250.x[21] = v12583;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12586 = v11250.x[22];
+          const float v12587 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12588 = -v12587;
+          const float v12589 = fmaf(v12586, v349, v12588);
+          const float v12590 = iron_exp2_approx(v12589);
+          v11250.x[22] = v12590;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12593 = v11250.x[23];
+          const float v12594 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12595 = -v12594;
+          const float v12596 = fmaf(v12593, v349, v12595);
+          const float v12597 = iron_exp2_approx(v12596);
+          v11250.x[23] = v12597;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12600 = v11250.x[24];
+          const float v12601 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12602 = -v12601;
+          const float v12603 = fmaf(v12600, v349, v12602);
+          const float v12604 = iron_exp2_approx(v12603);
+          v11250.x[24] = v12604;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12607 = v11250.x[25];
+          const float v12608 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12609 = -v12608;
+          const float v12610 = fmaf(v12607, v349, v12609);
+          const float v12611 = iron_exp2_approx(v12610);
+          v11250.x[25] = v12611;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12614 = v11250.x[26];
+          const float v12615 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12616 = -v12615;
+          const float v12617 = fmaf(v12614, v349, v12616);
+          const float v12618 = iron_exp2_approx(v12617);
+          v11250.x[26] = v12618;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12621 = v11250.x[27];
+          const float v12622 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12623 = -v12622;
+          const float v12624 = fmaf(v12621, v349, v12623);
+          const float v12625 = iron_exp2_approx(v12624);
+          v11250.x[27] = v12625;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12628 = v11250.x[28];
+          const float v12629 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12630 = -v12629;
+          const float v12631 = fmaf(v12628, v349, v12630);
+          const float v12632 = iron_exp2_approx(v12631);
+          v11250.x[28] = v12632;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12635 = v11250.x[29];
+          const float v12636 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12637 = -v12636;
+          const float v12638 = fmaf(v12635, v349, v12637);
+          const float v12639 = iron_exp2_approx(v12638);
+          v11250.x[29] = v12639;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12642 = v11250.x[30];
+          const float v12643 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12644 = -v12643;
+          const float v12645 = fmaf(v12642, v349, v12644);
+          const float v12646 = iron_exp2_approx(v12645);
+          v11250.x[30] = v12646;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12649 = v11250.x[31];
+          const float v12650 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12651 = -v12650;
+          const float v12652 = fmaf(v12649, v349, v12651);
+          const float v12653 = iron_exp2_approx(v12652);
+          v11250.x[31] = v12653;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12656 = v11250.x[32];
+          const float v12657 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12658 = -v12657;
+          const float v12659 = fmaf(v12656, v349, v12658);
+          const float v12660 = iron_exp2_approx(v12659);
+          v11250.x[32] = v12660;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12663 = v11250.x[33];
+          const float v12664 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12665 = -v12664;
+          const float v12666 = fmaf(v12663, v349, v12665);
+          const float v12667 = iron_exp2_approx(v12666);
+          v11250.x[33] = v12667;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12670 = v11250.x[34];
+          const float v12671 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12672 = -v12671;
+          const float v12673 = fmaf(v12670, v349, v12672);
+          const float v12674 = iron_exp2_approx(v12673);
+          v11250.x[34] = v12674;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12677 = v11250.x[35];
+          const float v12678 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12679 = -v12678;
+          const float v12680 = fmaf(v12677, v349, v12679);
+          const float v12681 = iron_exp2_approx(v12680);
+          v11250.x[35] = v12681;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12684 = v11250.x[36];
+          const float v12685 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12686 = -v12685;
+          const float v12687 = fmaf(v12684, v349, v12686);
+          const float v12688 = iron_exp2_approx(v12687);
+          v11250.x[36] = v12688;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12691 = v11250.x[37];
+          const float v12692 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12693 = -v12692;
+          const float v12694 = fmaf(v12691, v349, v12693);
+          const float v12695 = iron_exp2_approx(v12694);
+          v11250.x[37] = v12695;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12698 = v11250.x[38];
+          const float v12699 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12700 = -v12699;
+          const float v12701 = fmaf(v12698, v349, v12700);
+          const float v12702 = iron_exp2_approx(v12701);
+          v11250.x[38] = v12702;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12705 = v11250.x[39];
+          const float v12706 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12707 = -v12706;
+          const float v12708 = fmaf(v12705, v349, v12707);
+          const float v12709 = iron_exp2_approx(v12708);
+          v11250.x[39] = v12709;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12712 = v11250.x[40];
+          const float v12713 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12714 = -v12713;
+          const float v12715 = fmaf(v12712, v349, v12714);
+          const float v12716 = iron_exp2_approx(v12715);
+          v11250.x[40] = v12716;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12719 = v11250.x[41];
+          const float v12720 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12721 = -v12720;
+          const float v12722 = fmaf(v12719, v349, v12721);
+          const float v12723 = iron_exp2_approx(v12722);
+          v11250.x[41] = v12723;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12726 = v11250.x[42];
+          const float v12727 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12728 = -v12727;
+          const float v12729 = fmaf(v12726, v349, v12728);
+          const float v12730 = iron_exp2_approx(v12729);
+          v11250.x[42] = v12730;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12733 = v11250.x[43];
+          const float v12734 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12735 = -v12734;
+          const float v12736 = fmaf(v12733, v349, v12735);
+          const float v12737 = iron_exp2_approx(v12736);
+          v11250.x[43] = v12737;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12740 = v11250.x[44];
+          const float v12741 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12742 = -v12741;
+          const float v12743 = fmaf(v12740, v349, v12742);
+          const float v12744 = iron_exp2_approx(v12743);
+          v11250.x[44] = v12744;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12747 = v11250.x[45];
+          const float v12748 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12749 = -v12748;
+          const float v12750 = fmaf(v12747, v349, v12749);
+          const float v12751 = iron_exp2_approx(v12750);
+          v11250.x[45] = v12751;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12754 = v11250.x[46];
+          const float v12755 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12756 = -v12755;
+          const float v12757 = fmaf(v12754, v349, v12756);
+          const float v12758 = iron_exp2_approx(v12757);
+          v11250.x[46] = v12758;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12761 = v11250.x[47];
+          const float v12762 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12763 = -v12762;
+          const float v12764 = fmaf(v12761, v349, v12763);
+          const float v12765 = iron_exp2_approx(v12764);
+          v11250.x[47] = v12765;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12768 = v11250.x[48];
+          const float v12769 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12770 = -v12769;
+          const float v12771 = fmaf(v12768, v349, v12770);
+          const float v12772 = iron_exp2_approx(v12771);
+          v11250.x[48] = v12772;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12775 = v11250.x[49];
+          const float v12776 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12777 = -v12776;
+          const float v12778 = fmaf(v12775, v349, v12777);
+          const float v12779 = iron_exp2_approx(v12778);
+          v11250.x[49] = v12779;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12782 = v11250.x[50];
+          const float v12783 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12784 = -v12783;
+          const float v12785 = fmaf(v12782, v349, v12784);
+          const float v12786 = iron_exp2_approx(v12785);
+          v11250.x[50] = v12786;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12789 = v11250.x[51];
+          const float v12790 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12791 = -v12790;
+          const float v12792 = fmaf(v12789, v349, v12791);
+          const float v12793 = iron_exp2_approx(v12792);
+          v11250.x[51] = v12793;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12796 = v11250.x[52];
+          const float v12797 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12798 = -v12797;
+          const float v12799 = fmaf(v12796, v349, v12798);
+          const float v12800 = iron_exp2_approx(v12799);
+          v11250.x[52] = v12800;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12803 = v11250.x[53];
+          const float v12804 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12805 = -v12804;
+          const float v12806 = fmaf(v12803, v349, v12805);
+          const float v12807 = iron_exp2_approx(v12806);
+          v11250.x[53] = v12807;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12810 = v11250.x[54];
+          const float v12811 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12812 = -v12811;
+          const float v12813 = fmaf(v12810, v349, v12812);
+          const float v12814 = iron_exp2_approx(v12813);
+          v11250.x[54] = v12814;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12817 = v11250.x[55];
+          const float v12818 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12819 = -v12818;
+          const float v12820 = fmaf(v12817, v349, v12819);
+          const float v12821 = iron_exp2_approx(v12820);
+          v11250.x[55] = v12821;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12824 = v11250.x[56];
+          const float v12825 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12826 = -v12825;
+          const float v12827 = fmaf(v12824, v349, v12826);
+          const float v12828 = iron_exp2_approx(v12827);
+          v11250.x[56] = v12828;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12831 = v11250.x[57];
+          const float v12832 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12833 = -v12832;
+          const float v12834 = fmaf(v12831, v349, v12833);
+          const float v12835 = iron_exp2_approx(v12834);
+          v11250.x[57] = v12835;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12838 = v11250.x[58];
+          const float v12839 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12840 = -v12839;
+          const float v12841 = fmaf(v12838, v349, v12840);
+          const float v12842 = iron_exp2_approx(v12841);
+          v11250.x[58] = v12842;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12845 = v11250.x[59];
+          const float v12846 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12847 = -v12846;
+          const float v12848 = fmaf(v12845, v349, v12847);
+          const float v12849 = iron_exp2_approx(v12848);
+          v11250.x[59] = v12849;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12852 = v11250.x[60];
+          const float v12853 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12854 = -v12853;
+          const float v12855 = fmaf(v12852, v349, v12854);
+          const float v12856 = iron_exp2_approx(v12855);
+          v11250.x[60] = v12856;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12859 = v11250.x[61];
+          const float v12860 = v12341.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12861 = -v12860;
+          const float v12862 = fmaf(v12859, v349, v12861);
+          const float v12863 = iron_exp2_approx(v12862);
+          v11250.x[61] = v12863;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12866 = v11250.x[62];
+          const float v12867 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12868 = -v12867;
+          const float v12869 = fmaf(v12866, v349, v12868);
+          const float v12870 = iron_exp2_approx(v12869);
+          v11250.x[62] = v12870;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12873 = v11250.x[63];
+          const float v12874 = v12341.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12875 = -v12874;
+          const float v12876 = fmaf(v12873, v349, v12875);
+          const float v12877 = iron_exp2_approx(v12876);
+          v11250.x[63] = v12877;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v12879;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v12879, 0.0f);
+          iron_frag_row_reduce<true>(v12879, v11250);
+          const float v12882 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v12883 = v12879.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12884 = v11276.x[0];
+          const float v12885 = v12882 * v12884;
+          const float v12886 = v12885 + v12883;
+          v353.x[0] = v12886;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12889 = v353.x[1];
+          const float v12890 = v12879.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12891 = v11276.x[1];
+          const float v12892 = v12889 * v12891;
+          const float v12893 = v12892 + v12890;
+          v353.x[1] = v12893;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12896 = v353.x[2];
+          const float v12897 = v12879.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12898 = v11276.x[2];
+          const float v12899 = v12896 * v12898;
+          const float v12900 = v12899 + v12897;
+          v353.x[2] = v12900;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12903 = v353.x[3];
+          const float v12904 = v12879.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12905 = v11276.x[3];
+          const float v12906 = v12903 * v12905;
+          const float v12907 = v12906 + v12904;
+          v353.x[3] = v12907;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v12908 = v10736 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v12916 = v10736 + v18;
-          const bool v12917 = v12916 <= v304;
-          const bool v12918 = v311 || v12917;
-          const bool v12919 = v12908 && v12918;
-          const bool v12921 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v12922 = v10729 + v7;
-          const unsigned int v12923 = v12922 + v18;
-          const unsigned int v12924 = v301 + v37;
-          const bool v12925 = v12924 <= v12923;
-          const bool v12926 = v12921 || v12925;
-          const bool v12927 = v12919 && v12926;  // kernels/sdpa/flash_tile.hpp:182
-          if (v12927) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v12930 = v11248.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v12931 = v12930 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[0] = v12931;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12934 = v11248.x[1];
-            const float v12935 = v12934 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[1] = v12935;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12938 = v11248.x[2];
-            const float v12939 = v12938 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[2] = v12939;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12942 = v11248.x[3];
-            const float v12943 = v12942 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[3] = v12943;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12946 = v11248.x[4];
-            const float v12947 = v12946 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[4] = v12947;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12950 = v11248.x[5];
-            const float v12951 = v12950 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[5] = v12951;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12954 = v11248.x[6];
-            const float v12955 = v12954 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[6] = v12955;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12958 = v11248.x[7];
-            const float v12959 = v12958 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[7] = v12959;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12962 = v11248.x[8];
-            const float v12963 = v12962 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[8] = v12963;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12966 = v11248.x[9];
-            const float v12967 = v12966 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[9] = v12967;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12970 = v11248.x[10];
-            const float v12971 = v12970 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[10] = v12971;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12974 = v11248.x[11];
-            const float v12975 = v12974 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[11] = v12975;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12978 = v11248.x[12];
-            const float v12979 = v12978 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[12] = v12979;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12982 = v11248.x[13];
-            const float v12983 = v12982 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[13] = v12983;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12986 = v11248.x[14];
-            const float v12987 = v12986 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[14] = v12987;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12990 = v11248.x[15];
-            const float v12991 = v12990 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[15] = v12991;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12994 = v11248.x[16];
-            const float v12995 = v12994 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[16] = v12995;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12998 = v11248.x[17];
-            const float v12999 = v12998 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[17] = v12999;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13002 = v11248.x[18];
-            const float v13003 = v13002 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[18] = v13003;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13006 = v11248.x[19];
-            const float v13007 = v13006 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[19] = v13007;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13010 = v11248.x[20];
-            const float v13011 = v13010 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[20] = v13011;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13014 = v11248.x[21];
-            const float v13015 = v13014 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[21] = v13015;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13018 = v11248.x[22];
-            const float v13019 = v13018 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[22] = v13019;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13022 = v11248.x[23];
-            const float v13023 = v13022 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[23] = v13023;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13026 = v11248.x[24];
-            const float v13027 = v13026 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[24] = v13027;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13030 = v11248.x[25];
-            const float v13031 = v13030 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[25] = v13031;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13034 = v11248.x[26];
-            const float v13035 = v13034 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[26] = v13035;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13038 = v11248.x[27];
-            const float v13039 = v13038 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[27] = v13039;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13042 = v11248.x[28];
-            const float v13043 = v13042 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[28] = v13043;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13046 = v11248.x[29];
-            const float v13047 = v13046 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[29] = v13047;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13050 = v11248.x[30];
-            const float v13051 = v13050 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[30] = v13051;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13054 = v11248.x[31];
-            const float v13055 = v13054 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[31] = v13055;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13058 = v11248.x[32];
-            const float v13059 = v13058 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[32] = v13059;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13062 = v11248.x[33];
-            const float v13063 = v13062 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[33] = v13063;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13066 = v11248.x[34];
-            const float v13067 = v13066 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[34] = v13067;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13070 = v11248.x[35];
-            const float v13071 = v13070 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[35] = v13071;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13074 = v11248.x[36];
-            const float v13075 = v13074 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[36] = v13075;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13078 = v11248.x[37];
-            const float v13079 = v13078 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[37] = v13079;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13082 = v11248.x[38];
-            const float v13083 = v13082 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[38] = v13083;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13086 = v11248.x[39];
-            const float v13087 = v13086 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[39] = v13087;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13090 = v11248.x[40];
-            const float v13091 = v13090 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[40] = v13091;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13094 = v11248.x[41];
-            const float v13095 = v13094 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[41] = v13095;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13098 = v11248.x[42];
-            const float v13099 = v13098 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[42] = v13099;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13102 = v11248.x[43];
-            const float v13103 = v13102 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[43] = v13103;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13106 = v11248.x[44];
-            const float v13107 = v13106 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[44] = v13107;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13110 = v11248.x[45];
-            const float v13111 = v13110 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[45] = v13111;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13114 = v11248.x[46];
-            const float v13115 = v13114 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[46] = v13115;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13118 = v11248.x[47];
-            const float v13119 = v13118 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[47] = v13119;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13122 = v11248.x[48];
-            const float v13123 = v13122 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[48] = v13123;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13126 = v11248.x[49];
-            const float v13127 = v13126 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[49] = v13127;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13130 = v11248.x[50];
-            const float v13131 = v13130 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[50] = v13131;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13134 = v11248.x[51];
-            const float v13135 = v13134 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[51] = v13135;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13138 = v11248.x[52];
-            const float v13139 = v13138 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[52] = v13139;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13142 = v11248.x[53];
-            const float v13143 = v13142 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[53] = v13143;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13146 = v11248.x[54];
-            const float v13147 = v13146 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[54] = v13147;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13150 = v11248.x[55];
-            const float v13151 = v13150 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[55] = v13151;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13154 = v11248.x[56];
-            const float v13155 = v13154 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[56] = v13155;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13158 = v11248.x[57];
-            const float v13159 = v13158 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[57] = v13159;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13162 = v11248.x[58];
-            const float v13163 = v13162 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[58] = v13163;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13166 = v11248.x[59];
-            const float v13167 = v13166 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[59] = v13167;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13170 = v11248.x[60];
-            const float v13171 = v13170 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[60] = v13171;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13174 = v11248.x[61];
-            const float v13175 = v13174 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[61] = v13175;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13178 = v11248.x[62];
-            const float v13179 = v13178 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[62] = v13179;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13182 = v11248.x[63];
-            const float v13183 = v13182 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11248.x[63] = v13183;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v12910 = v10738 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v12918 = v10738 + v18;
+          const bool v12919 = v12918 <= v304;
+          const bool v12920 = v311 || v12919;
+          const bool v12921 = v12910 && v12920;
+          const bool v12923 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v12924 = v10731 + v7;
+          const unsigned int v12925 = v12924 + v18;
+          const unsigned int v12926 = v301 + v37;
+          const bool v12927 = v12926 <= v12925;
+          const bool v12928 = v12923 || v12927;
+          const bool v12929 = v12921 && v12928;  // kernels/sdpa/flash_tile.hpp:182
+          if (v12929) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v12932 = v11250.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v12933 = v12932 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[0] = v12933;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12936 = v11250.x[1];
+            const float v12937 = v12936 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[1] = v12937;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12940 = v11250.x[2];
+            const float v12941 = v12940 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[2] = v12941;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12944 = v11250.x[3];
+            const float v12945 = v12944 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[3] = v12945;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12948 = v11250.x[4];
+            const float v12949 = v12948 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[4] = v12949;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12952 = v11250.x[5];
+            const float v12953 = v12952 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[5] = v12953;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12956 = v11250.x[6];
+            const float v12957 = v12956 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[6] = v12957;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12960 = v11250.x[7];
+            const float v12961 = v12960 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[7] = v12961;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12964 = v11250.x[8];
+            const float v12965 = v12964 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[8] = v12965;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12968 = v11250.x[9];
+            const float v12969 = v12968 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[9] = v12969;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12972 = v11250.x[10];
+            const float v12973 = v12972 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[10] = v12973;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12976 = v11250.x[11];
+            const float v12977 = v12976 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[11] = v12977;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12980 = v11250.x[12];
+            const float v12981 = v12980 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[12] = v12981;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12984 = v11250.x[13];
+            const float v12985 = v12984 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[13] = v12985;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12988 = v11250.x[14];
+            const float v12989 = v12988 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[14] = v12989;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12992 = v11250.x[15];
+            const float v12993 = v12992 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[15] = v12993;  // kernels/sdpa/flash_tile.hpp:186
+            const float v12996 = v11250.x[16];
+            const float v12997 = v12996 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[16] = v12997;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13000 = v11250.x[17];
+            const float v13001 = v13000 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[17] = v13001;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13004 = v11250.x[18];
+            const float v13005 = v13004 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[18] = v13005;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13008 = v11250.x[19];
+            const float v13009 = v13008 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[19] = v13009;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13012 = v11250.x[20];
+            const float v13013 = v13012 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[20] = v13013;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13016 = v11250.x[21];
+            const float v13017 = v13016 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[21] = v13017;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13020 = v11250.x[22];
+            const float v13021 = v13020 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[22] = v13021;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13024 = v11250.x[23];
+            const float v13025 = v13024 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[23] = v13025;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13028 = v11250.x[24];
+            const float v13029 = v13028 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[24] = v13029;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13032 = v11250.x[25];
+            const float v13033 = v13032 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[25] = v13033;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13036 = v11250.x[26];
+            const float v13037 = v13036 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[26] = v13037;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13040 = v11250.x[27];
+            const float v13041 = v13040 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[27] = v13041;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13044 = v11250.x[28];
+            const float v13045 = v13044 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[28] = v13045;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13048 = v11250.x[29];
+            const float v13049 = v13048 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[29] = v13049;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13052 = v11250.x[30];
+            const float v13053 = v13052 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[30] = v13053;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13056 = v11250.x[31];
+            const float v13057 = v13056 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[31] = v13057;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13060 = v11250.x[32];
+            const float v13061 = v13060 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[32] = v13061;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13064 = v11250.x[33];
+            const float v13065 = v13064 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[33] = v13065;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13068 = v11250.x[34];
+            const float v13069 = v13068 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[34] = v13069;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13072 = v11250.x[35];
+            const float v13073 = v13072 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[35] = v13073;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13076 = v11250.x[36];
+            const float v13077 = v13076 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[36] = v13077;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13080 = v11250.x[37];
+            const float v13081 = v13080 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[37] = v13081;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13084 = v11250.x[38];
+            const float v13085 = v13084 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[38] = v13085;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13088 = v11250.x[39];
+            const float v13089 = v13088 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[39] = v13089;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13092 = v11250.x[40];
+            const float v13093 = v13092 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[40] = v13093;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13096 = v11250.x[41];
+            const float v13097 = v13096 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[41] = v13097;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13100 = v11250.x[42];
+            const float v13101 = v13100 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[42] = v13101;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13104 = v11250.x[43];
+            const float v13105 = v13104 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[43] = v13105;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13108 = v11250.x[44];
+            const float v13109 = v13108 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[44] = v13109;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13112 = v11250.x[45];
+            const float v13113 = v13112 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[45] = v13113;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13116 = v11250.x[46];
+            const float v13117 = v13116 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[46] = v13117;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13120 = v11250.x[47];
+            const float v13121 = v13120 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[47] = v13121;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13124 = v11250.x[48];
+            const float v13125 = v13124 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[48] = v13125;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13128 = v11250.x[49];
+            const float v13129 = v13128 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[49] = v13129;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13132 = v11250.x[50];
+            const float v13133 = v13132 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[50] = v13133;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13136 = v11250.x[51];
+            const float v13137 = v13136 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[51] = v13137;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13140 = v11250.x[52];
+            const float v13141 = v13140 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[52] = v13141;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13144 = v11250.x[53];
+            const float v13145 = v13144 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[53] = v13145;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13148 = v11250.x[54];
+            const float v13149 = v13148 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[54] = v13149;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13152 = v11250.x[55];
+            const float v13153 = v13152 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[55] = v13153;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13156 = v11250.x[56];
+            const float v13157 = v13156 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[56] = v13157;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13160 = v11250.x[57];
+            const float v13161 = v13160 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[57] = v13161;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13164 = v11250.x[58];
+            const float v13165 = v13164 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[58] = v13165;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13168 = v11250.x[59];
+            const float v13169 = v13168 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[59] = v13169;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13172 = v11250.x[60];
+            const float v13173 = v13172 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[60] = v13173;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13176 = v11250.x[61];
+            const float v13177 = v13176 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[61] = v13177;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13180 = v11250.x[62];
+            const float v13181 = v13180 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[62] = v13181;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13184 = v11250.x[63];
+            const float v13185 = v13184 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11250.x[63] = v13185;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v13185;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13185, 0.0f);
-            iron_frag<float, 2, 16, 8> v13187;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag<float, 2, 16, 8> v13187;  // kernels/sdpa/flash_tile.hpp:165
             iron_frag_fill(v13187, 0.0f);
-            const unsigned int v13189 = static_cast<unsigned int>(v13185.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13191 = v46 + v13189;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13193 = v13191 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13194 = v13193 + 1u;
-            const unsigned int v13196 = v13194 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13205 = v13196 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13209 = v13194 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13210 = v317 && v13209;
-            const unsigned int v13211 = v13210 ? v13205 : v305;
-            const unsigned int v13214 = v13211 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13215 = min(v13214, 128u);
-            const bool v13216 = v13211 > v10729;
-            const unsigned int v13217 = v13216 ? v13215 : v305;
-            const float v13218 = __uint_as_float(v13217);
-            v13185.x[0] = v13218;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13220 = static_cast<unsigned int>(v13185.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13222 = v46 + v13220;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13224 = v13222 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13225 = v13224 + 1u;
-            const unsigned int v13227 = v13225 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13236 = v13227 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13240 = v13225 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13241 = v317 && v13240;
-            const unsigned int v13242 = v13241 ? v13236 : v305;
-            const unsigned int v13245 = v13242 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13246 = min(v13245, 128u);
-            const bool v13247 = v13242 > v10729;
-            const unsigned int v13248 = v13247 ? v13246 : v305;
-            const float v13249 = __uint_as_float(v13248);
-            v13185.x[1] = v13249;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13251 = static_cast<unsigned int>(v13185.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13253 = v46 + v13251;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13255 = v13253 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13256 = v13255 + 1u;
-            const unsigned int v13258 = v13256 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13267 = v13258 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13271 = v13256 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13272 = v317 && v13271;
-            const unsigned int v13273 = v13272 ? v13267 : v305;
-            const unsigned int v13276 = v13273 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13277 = min(v13276, 128u);
-            const bool v13278 = v13273 > v10729;
-            const unsigned int v13279 = v13278 ? v13277 : v305;
-            const float v13280 = __uint_as_float(v13279);
-            v13185.x[2] = v13280;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13282 = static_cast<unsigned int>(v13185.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13284 = v46 + v13282;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13286 = v13284 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13287 = v13286 + 1u;
-            const unsigned int v13289 = v13287 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13298 = v13289 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13302 = v13287 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13303 = v317 && v13302;
-            const unsigned int v13304 = v13303 ? v13298 : v305;
-            const unsigned int v13307 = v13304 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13308 = min(v13307, 128u);
-            const bool v13309 = v13304 > v10729;
-            const unsigned int v13310 = v13309 ? v13308 : v305;
-            const float v13311 = __uint_as_float(v13310);
-            v13185.x[3] = v13311;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13313 = static_cast<unsigned int>(v13187.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13315 = v46 + v13313;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13317 = v13315 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13318 = v13317 + 1u;
-            const unsigned int v13320 = v13318 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13321 = min(v37, v13320);
-            const bool v13322 = v13318 > v18;
-            const unsigned int v13323 = v13322 ? v13321 : v305;
-            const unsigned int v13326 = v311 ? v37 : v13323;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13338 = v13326 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13339 = min(v13338, 128u);
-            const bool v13340 = v13326 > v10729;
-            const unsigned int v13341 = v13340 ? v13339 : v305;
-            const float v13342 = __uint_as_float(v13341);
-            v13187.x[0] = v13342;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13344 = static_cast<unsigned int>(v13187.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13346 = v46 + v13344;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13348 = v13346 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13349 = v13348 + 1u;
-            const unsigned int v13351 = v13349 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13352 = min(v37, v13351);
-            const bool v13353 = v13349 > v18;
-            const unsigned int v13354 = v13353 ? v13352 : v305;
-            const unsigned int v13357 = v311 ? v37 : v13354;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13369 = v13357 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13370 = min(v13369, 128u);
-            const bool v13371 = v13357 > v10729;
-            const unsigned int v13372 = v13371 ? v13370 : v305;
-            const float v13373 = __uint_as_float(v13372);
-            v13187.x[1] = v13373;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13375 = static_cast<unsigned int>(v13187.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13377 = v46 + v13375;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13379 = v13377 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13380 = v13379 + 1u;
-            const unsigned int v13382 = v13380 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13383 = min(v37, v13382);
-            const bool v13384 = v13380 > v18;
-            const unsigned int v13385 = v13384 ? v13383 : v305;
-            const unsigned int v13388 = v311 ? v37 : v13385;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13400 = v13388 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13401 = min(v13400, 128u);
-            const bool v13402 = v13388 > v10729;
-            const unsigned int v13403 = v13402 ? v13401 : v305;
-            const float v13404 = __uint_as_float(v13403);
-            v13187.x[2] = v13404;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13406 = static_cast<unsigned int>(v13187.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13408 = v46 + v13406;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13410 = v13408 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13411 = v13410 + 1u;
-            const unsigned int v13413 = v13411 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13414 = min(v37, v13413);
-            const bool v13415 = v13411 > v18;
-            const unsigned int v13416 = v13415 ? v13414 : v305;
-            const unsigned int v13419 = v311 ? v37 : v13416;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13431 = v13419 - v10729;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13432 = min(v13431, 128u);
-            const bool v13433 = v13419 > v10729;
-            const unsigned int v13434 = v13433 ? v13432 : v305;
-            const float v13435 = __uint_as_float(v13434);
-            v13187.x[3] = v13435;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13436 = static_cast<unsigned int>(v11248.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v13438 = v11248.x[0];
-            const float v13439 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13440 = __float_as_uint(v13439);
-            const bool v13441 = v13436 >= v13440;
-            const float v13442 = v13187.x[0];
-            const unsigned int v13443 = __float_as_uint(v13442);
-            const bool v13444 = v13436 < v13443;
-            const bool v13445 = v13441 && v13444;
-            const float v13447 = v13438 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13448 = v13445 ? v13447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[0] = v13448;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13449 = static_cast<unsigned int>(v11248.col(1, iron_linear_thread() & 31u));
-            const float v13451 = v11248.x[1];
-            const float v13452 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13453 = __float_as_uint(v13452);
-            const bool v13454 = v13449 >= v13453;
-            const float v13455 = v13187.x[0];
-            const unsigned int v13456 = __float_as_uint(v13455);
-            const bool v13457 = v13449 < v13456;
-            const bool v13458 = v13454 && v13457;
-            const float v13460 = v13451 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13461 = v13458 ? v13460 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[1] = v13461;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13462 = static_cast<unsigned int>(v11248.col(2, iron_linear_thread() & 31u));
-            const float v13464 = v11248.x[2];
-            const float v13465 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13466 = __float_as_uint(v13465);
-            const bool v13467 = v13462 >= v13466;
-            const float v13468 = v13187.x[2];
-            const unsigned int v13469 = __float_as_uint(v13468);
-            const bool v13470 = v13462 < v13469;
-            const bool v13471 = v13467 && v13470;
-            const float v13473 = v13464 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13474 = v13471 ? v13473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[2] = v13474;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13475 = static_cast<unsigned int>(v11248.col(3, iron_linear_thread() & 31u));
-            const float v13477 = v11248.x[3];
-            const float v13478 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13479 = __float_as_uint(v13478);
-            const bool v13480 = v13475 >= v13479;
-            const float v13481 = v13187.x[2];
-            const unsigned int v13482 = __float_as_uint(v13481);
-            const bool v13483 = v13475 < v13482;
-            const bool v13484 = v13480 && v13483;
-            const float v13486 = v13477 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13487 = v13484 ? v13486 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[3] = v13487;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13488 = static_cast<unsigned int>(v11248.col(4, iron_linear_thread() & 31u));
-            const float v13490 = v11248.x[4];
-            const float v13491 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13492 = __float_as_uint(v13491);
-            const bool v13493 = v13488 >= v13492;
-            const float v13494 = v13187.x[0];
-            const unsigned int v13495 = __float_as_uint(v13494);
-            const bool v13496 = v13488 < v13495;
-            const bool v13497 = v13493 && v13496;
-            const float v13499 = v13490 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13500 = v13497 ? v13499 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[4] = v13500;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13501 = static_cast<unsigned int>(v11248.col(5, iron_linear_thread() & 31u));
-            const float v13503 = v11248.x[5];
-            const float v13504 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13505 = __float_as_uint(v13504);
-            const bool v13506 = v13501 >= v13505;
-            const float v13507 = v13187.x[0];
-            const unsigned int v13508 = __float_as_uint(v13507);
-            const bool v13509 = v13501 < v13508;
-            const bool v13510 = v13506 && v13509;
-            const float v13512 = v13503 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13513 = v13510 ? v13512 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[5] = v13513;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13514 = static_cast<unsigned int>(v11248.col(6, iron_linear_thread() & 31u));
-            const float v13516 = v11248.x[6];
-            const float v13517 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13518 = __float_as_uint(v13517);
-            const bool v13519 = v13514 >= v13518;
-            const float v13520 = v13187.x[2];
-            const unsigned int v13521 = __float_as_uint(v13520);
-            const bool v13522 = v13514 < v13521;
-            const bool v13523 = v13519 && v13522;
-            const float v13525 = v13516 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13526 = v13523 ? v13525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[6] = v13526;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13527 = static_cast<unsigned int>(v11248.col(7, iron_linear_thread() & 31u));
-            const float v13529 = v11248.x[7];
-            const float v13530 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13531 = __float_as_uint(v13530);
-            const bool v13532 = v13527 >= v13531;
-            const float v13533 = v13187.x[2];
-            const unsigned int v13534 = __float_as_uint(v13533);
-            const bool v13535 = v13527 < v13534;
-            const bool v13536 = v13532 && v13535;
-            const float v13538 = v13529 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13539 = v13536 ? v13538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[7] = v13539;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13540 = static_cast<unsigned int>(v11248.col(8, iron_linear_thread() & 31u));
-            const float v13542 = v11248.x[8];
-            const float v13543 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13544 = __float_as_uint(v13543);
-            const bool v13545 = v13540 >= v13544;
-            const float v13546 = v13187.x[0];
-            const unsigned int v13547 = __float_as_uint(v13546);
-            const bool v13548 = v13540 < v13547;
-            const bool v13549 = v13545 && v13548;
-            const float v13551 = v13542 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13552 = v13549 ? v13551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[8] = v13552;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13553 = static_cast<unsigned int>(v11248.col(9, iron_linear_thread() & 31u));
-            const float v13555 = v11248.x[9];
-            const float v13556 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13557 = __float_as_uint(v13556);
-            const bool v13558 = v13553 >= v13557;
-            const float v13559 = v13187.x[0];
-            const unsigned int v13560 = __float_as_uint(v13559);
-            const bool v13561 = v13553 < v13560;
-            const bool v13562 = v13558 && v13561;
-            const float v13564 = v13555 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13565 = v13562 ? v13564 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[9] = v13565;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13566 = static_cast<unsigned int>(v11248.col(10, iron_linear_thread() & 31u));
-            const float v13568 = v11248.x[10];
-            const float v13569 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13570 = __float_as_uint(v13569);
-            const bool v13571 = v13566 >= v13570;
-            const float v13572 = v13187.x[2];
-            const unsigned int v13573 = __float_as_uint(v13572);
-            const bool v13574 = v13566 < v13573;
-            const bool v13575 = v13571 && v13574;
-            const float v13577 = v13568 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13578 = v13575 ? v13577 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[10] = v13578;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13579 = static_cast<unsigned int>(v11248.col(11, iron_linear_thread() & 31u));
-            const float v13581 = v11248.x[11];
-            const float v13582 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13583 = __float_as_uint(v13582);
-            const bool v13584 = v13579 >= v13583;
-            const float v13585 = v13187.x[2];
-            const unsigned int v13586 = __float_as_uint(v13585);
-            const bool v13587 = v13579 < v13586;
-            const bool v13588 = v13584 && v13587;
-            const float v13590 = v13581 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13591 = v13588 ? v13590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[11] = v13591;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13592 = static_cast<unsigned int>(v11248.col(12, iron_linear_thread() & 31u));
-            const float v13594 = v11248.x[12];
-            const float v13595 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13596 = __float_as_uint(v13595);
-            const bool v13597 = v13592 >= v13596;
-            const float v13598 = v13187.x[0];
-            const unsigned int v13599 = __float_as_uint(v13598);
-            const bool v13600 = v13592 < v13599;
-            const bool v13601 = v13597 && v13600;
-            const float v13603 = v13594 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13604 = v13601 ? v13603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[12] = v13604;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13605 = static_cast<unsigned int>(v11248.col(13, iron_linear_thread() & 31u));
-            const float v13607 = v11248.x[13];
-            const float v13608 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13609 = __float_as_uint(v13608);
-            const bool v13610 = v13605 >= v13609;
-            const float v13611 = v13187.x[0];
-            const unsigned int v13612 = __float_as_uint(v13611);
-            const bool v13613 = v13605 < v13612;
-            const bool v13614 = v13610 && v13613;
-            const float v13616 = v13607 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13617 = v13614 ? v13616 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[13] = v13617;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13618 = static_cast<unsigned int>(v11248.col(14, iron_linear_thread() & 31u));
-            const float v13620 = v11248.x[14];
-            const float v13621 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13622 = __float_as_uint(v13621);
-            const bool v13623 = v13618 >= v13622;
-            const float v13624 = v13187.x[2];
-            const unsigned int v13625 = __float_as_uint(v13624);
-            const bool v13626 = v13618 < v13625;
-            const bool v13627 = v13623 && v13626;
-            const float v13629 = v13620 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13630 = v13627 ? v13629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[14] = v13630;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13631 = static_cast<unsigned int>(v11248.col(15, iron_linear_thread() & 31u));
-            const float v13633 = v11248.x[15];
-            const float v13634 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13635 = __float_as_uint(v13634);
-            const bool v13636 = v13631 >= v13635;
-            const float v13637 = v13187.x[2];
-            const unsigned int v13638 = __float_as_uint(v13637);
-            const bool v13639 = v13631 < v13638;
-            const bool v13640 = v13636 && v13639;
-            const float v13642 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13643 = v13640 ? v13642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[15] = v13643;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13644 = static_cast<unsigned int>(v11248.col(16, iron_linear_thread() & 31u));
-            const float v13646 = v11248.x[16];
-            const float v13647 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13648 = __float_as_uint(v13647);
-            const bool v13649 = v13644 >= v13648;
-            const float v13650 = v13187.x[0];
-            const unsigned int v13651 = __float_as_uint(v13650);
-            const bool v13652 = v13644 < v13651;
-            const bool v13653 = v13649 && v13652;
-            const float v13655 = v13646 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13656 = v13653 ? v13655 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[16] = v13656;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13657 = static_cast<unsigned int>(v11248.col(17, iron_linear_thread() & 31u));
-            const float v13659 = v11248.x[17];
-            const float v13660 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13661 = __float_as_uint(v13660);
-            const bool v13662 = v13657 >= v13661;
-            const float v13663 = v13187.x[0];
-            const unsigned int v13664 = __float_as_uint(v13663);
-            const bool v13665 = v13657 < v13664;
-            const bool v13666 = v13662 && v13665;
-            const float v13668 = v13659 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13669 = v13666 ? v13668 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[17] = v13669;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13670 = static_cast<unsigned int>(v11248.col(18, iron_linear_thread() & 31u));
-            const float v13672 = v11248.x[18];
-            const float v13673 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13674 = __float_as_uint(v13673);
-            const bool v13675 = v13670 >= v13674;
-            const float v13676 = v13187.x[2];
-            const unsigned int v13677 = __float_as_uint(v13676);
-            const bool v13678 = v13670 < v13677;
-            const bool v13679 = v13675 && v13678;
-            const float v13681 = v13672 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13682 = v13679 ? v13681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[18] = v13682;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13683 = static_cast<unsigned int>(v11248.col(19, iron_linear_thread() & 31u));
-            const float v13685 = v11248.x[19];
-            const float v13686 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13687 = __float_as_uint(v13686);
-            const bool v13688 = v13683 >= v13687;
-            const float v13689 = v13187.x[2];
-            const unsigned int v13690 = __float_as_uint(v13689);
-            const bool v13691 = v13683 < v13690;
-            const bool v13692 = v13688 && v13691;
-            const float v13694 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13695 = v13692 ? v13694 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[19] = v13695;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13696 = static_cast<unsigned int>(v11248.col(20, iron_linear_thread() & 31u));
-            const float v13698 = v11248.x[20];
-            const float v13699 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13700 = __float_as_uint(v13699);
-            const bool v13701 = v13696 >= v13700;
-            const float v13702 = v13187.x[0];
-            const unsigned int v13703 = __float_as_uint(v13702);
-            const bool v13704 = v13696 < v13703;
-            const bool v13705 = v13701 && v13704;
-            const float v13707 = v13698 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13708 = v13705 ? v13707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[20] = v13708;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13709 = static_cast<unsigned int>(v11248.col(21, iron_linear_thread() & 31u));
-            const float v13711 = v11248.x[21];
-            const float v13712 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13713 = __float_as_uint(v13712);
-            const bool v13714 = v13709 >= v13713;
-            const float v13715 = v13187.x[0];
-            const unsigned int v13716 = __float_as_uint(v13715);
-            const bool v13717 = v13709 < v13716;
-            const bool v13718 = v13714 && v13717;
-            const float v13720 = v13711 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13721 = v13718 ? v13720 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[21] = v13721;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13722 = static_cast<unsigned int>(v11248.col(22, iron_linear_thread() & 31u));
-            const float v13724 = v11248.x[22];
-            const float v13725 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13726 = __float_as_uint(v13725);
-            const bool v13727 = v13722 >= v13726;
-            const float v13728 = v13187.x[2];
-            const unsigned int v13729 = __float_as_uint(v13728);
-            const bool v13730 = v13722 < v13729;
-            const bool v13731 = v13727 && v13730;
-            const float v13733 = v13724 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13734 = v13731 ? v13733 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[22] = v13734;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13735 = static_cast<unsigned int>(v11248.col(23, iron_linear_thread() & 31u));
-            const float v13737 = v11248.x[23];
-            const float v13738 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13739 = __float_as_uint(v13738);
-            const bool v13740 = v13735 >= v13739;
-            const float v13741 = v13187.x[2];
-            const unsigned int v13742 = __float_as_uint(v13741);
-            const bool v13743 = v13735 < v13742;
-            const bool v13744 = v13740 && v13743;
-            const float v13746 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13747 = v13744 ? v13746 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[23] = v13747;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13748 = static_cast<unsigned int>(v11248.col(24, iron_linear_thread() & 31u));
-            const float v13750 = v11248.x[24];
-            const float v13751 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13752 = __float_as_uint(v13751);
-            const bool v13753 = v13748 >= v13752;
-            const float v13754 = v13187.x[0];
-            const unsigned int v13755 = __float_as_uint(v13754);
-            const bool v13756 = v13748 < v13755;
-            const bool v13757 = v13753 && v13756;
-            const float v13759 = v13750 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13760 = v13757 ? v13759 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[24] = v13760;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13761 = static_cast<unsigned int>(v11248.col(25, iron_linear_thread() & 31u));
-            const float v13763 = v11248.x[25];
-            const float v13764 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13765 = __float_as_uint(v13764);
-            const bool v13766 = v13761 >= v13765;
-            const float v13767 = v13187.x[0];
-            const unsigned int v13768 = __float_as_uint(v13767);
-            const bool v13769 = v13761 < v13768;
-            const bool v13770 = v13766 && v13769;
-            const float v13772 = v13763 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13773 = v13770 ? v13772 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[25] = v13773;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13774 = static_cast<unsigned int>(v11248.col(26, iron_linear_thread() & 31u));
-            const float v13776 = v11248.x[26];
-            const float v13777 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13778 = __float_as_uint(v13777);
-            const bool v13779 = v13774 >= v13778;
-            const float v13780 = v13187.x[2];
-            const unsigned int v13781 = __float_as_uint(v13780);
-            const bool v13782 = v13774 < v13781;
-            const bool v13783 = v13779 && v13782;
-            const float v13785 = v13776 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13786 = v13783 ? v13785 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[26] = v13786;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13787 = static_cast<unsigned int>(v11248.col(27, iron_linear_thread() & 31u));
-            const float v13789 = v11248.x[27];
-            const float v13790 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13791 = __float_as_uint(v13790);
-            const bool v13792 = v13787 >= v13791;
-            const float v13793 = v13187.x[2];
-            const unsigned int v13794 = __float_as_uint(v13793);
-            const bool v13795 = v13787 < v13794;
-            const bool v13796 = v13792 && v13795;
-            const float v13798 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13799 = v13796 ? v13798 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[27] = v13799;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13800 = static_cast<unsigned int>(v11248.col(28, iron_linear_thread() & 31u));
-            const float v13802 = v11248.x[28];
-            const float v13803 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13804 = __float_as_uint(v13803);
-            const bool v13805 = v13800 >= v13804;
-            const float v13806 = v13187.x[0];
-            const unsigned int v13807 = __float_as_uint(v13806);
-            const bool v13808 = v13800 < v13807;
-            const bool v13809 = v13805 && v13808;
-            const float v13811 = v13802 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13812 = v13809 ? v13811 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[28] = v13812;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13813 = static_cast<unsigned int>(v11248.col(29, iron_linear_thread() & 31u));
-            const float v13815 = v11248.x[29];
-            const float v13816 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13817 = __float_as_uint(v13816);
-            const bool v13818 = v13813 >= v13817;
-            const float v13819 = v13187.x[0];
-            const unsigned int v13820 = __float_as_uint(v13819);
-            const bool v13821 = v13813 < v13820;
-            const bool v13822 = v13818 && v13821;
-            const float v13824 = v13815 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13825 = v13822 ? v13824 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[29] = v13825;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13826 = static_cast<unsigned int>(v11248.col(30, iron_linear_thread() & 31u));
-            const float v13828 = v11248.x[30];
-            const float v13829 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13830 = __float_as_uint(v13829);
-            const bool v13831 = v13826 >= v13830;
-            const float v13832 = v13187.x[2];
-            const unsigned int v13833 = __float_as_uint(v13832);
-            const bool v13834 = v13826 < v13833;
-            const bool v13835 = v13831 && v13834;
-            const float v13837 = v13828 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13838 = v13835 ? v13837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[30] = v13838;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13839 = static_cast<unsigned int>(v11248.col(31, iron_linear_thread() & 31u));
-            const float v13841 = v11248.x[31];
-            const float v13842 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13843 = __float_as_uint(v13842);
-            const bool v13844 = v13839 >= v13843;
-            const float v13845 = v13187.x[2];
-            const unsigned int v13846 = __float_as_uint(v13845);
-            const bool v13847 = v13839 < v13846;
-            const bool v13848 = v13844 && v13847;
-            const float v13850 = v13841 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13851 = v13848 ? v13850 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[31] = v13851;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13852 = static_cast<unsigned int>(v11248.col(32, iron_linear_thread() & 31u));
-            const float v13854 = v11248.x[32];
-            const float v13855 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13856 = __float_as_uint(v13855);
-            const bool v13857 = v13852 >= v13856;
-            const float v13858 = v13187.x[0];
-            const unsigned int v13859 = __float_as_uint(v13858);
-            const bool v13860 = v13852 < v13859;
-            const bool v13861 = v13857 && v13860;
-            const float v13863 = v13854 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13864 = v13861 ? v13863 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[32] = v13864;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13865 = static_cast<unsigned int>(v11248.col(33, iron_linear_thread() & 31u));
-            const float v13867 = v11248.x[33];
-            const float v13868 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13869 = __float_as_uint(v13868);
-            const bool v13870 = v13865 >= v13869;
-            const float v13871 = v13187.x[0];
-            const unsigned int v13872 = __float_as_uint(v13871);
-            const bool v13873 = v13865 < v13872;
-            const bool v13874 = v13870 && v13873;
-            const float v13876 = v13867 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13877 = v13874 ? v13876 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[33] = v13877;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13878 = static_cast<unsigned int>(v11248.col(34, iron_linear_thread() & 31u));
-            const float v13880 = v11248.x[34];
-            const float v13881 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13882 = __float_as_uint(v13881);
-            const bool v13883 = v13878 >= v13882;
-            const float v13884 = v13187.x[2];
-            const unsigned int v13885 = __float_as_uint(v13884);
-            const bool v13886 = v13878 < v13885;
-            const bool v13887 = v13883 && v13886;
-            const float v13889 = v13880 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13890 = v13887 ? v13889 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[34] = v13890;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13891 = static_cast<unsigned int>(v11248.col(35, iron_linear_thread() & 31u));
-            const float v13893 = v11248.x[35];
-            const float v13894 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13895 = __float_as_uint(v13894);
-            const bool v13896 = v13891 >= v13895;
-            const float v13897 = v13187.x[2];
-            const unsigned int v13898 = __float_as_uint(v13897);
-            const bool v13899 = v13891 < v13898;
-            const bool v13900 = v13896 && v13899;
-            const float v13902 = v13893 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13903 = v13900 ? v13902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[35] = v13903;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13904 = static_cast<unsigned int>(v11248.col(36, iron_linear_thread() & 31u));
-            const float v13906 = v11248.x[36];
-            const float v13907 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13908 = __float_as_uint(v13907);
-            const bool v13909 = v13904 >= v13908;
-            const float v13910 = v13187.x[0];
-            const unsigned int v13911 = __float_as_uint(v13910);
-            const bool v13912 = v13904 < v13911;
-            const bool v13913 = v13909 && v13912;
-            const float v13915 = v13906 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13916 = v13913 ? v13915 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[36] = v13916;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13917 = static_cast<unsigned int>(v11248.col(37, iron_linear_thread() & 31u));
-            const float v13919 = v11248.x[37];
-            const float v13920 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13921 = __float_as_uint(v13920);
-            const bool v13922 = v13917 >= v13921;
-            const float v13923 = v13187.x[0];
-            const unsigned int v13924 = __float_as_uint(v13923);
-            const bool v13925 = v13917 < v13924;
-            const bool v13926 = v13922 && v13925;
-            const float v13928 = v13919 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13929 = v13926 ? v13928 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[37] = v13929;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13930 = static_cast<unsigned int>(v11248.col(38, iron_linear_thread() & 31u));
-            const float v13932 = v11248.x[38];
-            const float v13933 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13934 = __float_as_uint(v13933);
-            const bool v13935 = v13930 >= v13934;
-            const float v13936 = v13187.x[2];
-            const unsigned int v13937 = __float_as_uint(v13936);
-            const bool v13938 = v13930 < v13937;
-            const bool v13939 = v13935 && v13938;
-            const float v13941 = v13932 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13942 = v13939 ? v13941 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[38] = v13942;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13943 = static_cast<unsigned int>(v11248.col(39, iron_linear_thread() & 31u));
-            const float v13945 = v11248.x[39];
-            const float v13946 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13947 = __float_as_uint(v13946);
-            const bool v13948 = v13943 >= v13947;
-            const float v13949 = v13187.x[2];
-            const unsigned int v13950 = __float_as_uint(v13949);
-            const bool v13951 = v13943 < v13950;
-            const bool v13952 = v13948 && v13951;
-            const float v13954 = v13945 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13955 = v13952 ? v13954 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[39] = v13955;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13956 = static_cast<unsigned int>(v11248.col(40, iron_linear_thread() & 31u));
-            const float v13958 = v11248.x[40];
-            const float v13959 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13960 = __float_as_uint(v13959);
-            const bool v13961 = v13956 >= v13960;
-            const float v13962 = v13187.x[0];
-            const unsigned int v13963 = __float_as_uint(v13962);
-            const bool v13964 = v13956 < v13963;
-            const bool v13965 = v13961 && v13964;
-            const float v13967 = v13958 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13968 = v13965 ? v13967 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[40] = v13968;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13969 = static_cast<unsigned int>(v11248.col(41, iron_linear_thread() & 31u));
-            const float v13971 = v11248.x[41];
-            const float v13972 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13973 = __float_as_uint(v13972);
-            const bool v13974 = v13969 >= v13973;
-            const float v13975 = v13187.x[0];
-            const unsigned int v13976 = __float_as_uint(v13975);
-            const bool v13977 = v13969 < v13976;
-            const bool v13978 = v13974 && v13977;
-            const float v13980 = v13971 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13981 = v13978 ? v13980 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[41] = v13981;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13982 = static_cast<unsigned int>(v11248.col(42, iron_linear_thread() & 31u));
-            const float v13984 = v11248.x[42];
-            const float v13985 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13986 = __float_as_uint(v13985);
-            const bool v13987 = v13982 >= v13986;
-            const float v13988 = v13187.x[2];
-            const unsigned int v13989 = __float_as_uint(v13988);
-            const bool v13990 = v13982 < v13989;
-            const bool v13991 = v13987 && v13990;
-            const float v13993 = v13984 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13994 = v13991 ? v13993 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[42] = v13994;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13995 = static_cast<unsigned int>(v11248.col(43, iron_linear_thread() & 31u));
-            const float v13997 = v11248.x[43];
-            const float v13998 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13999 = __float_as_uint(v13998);
-            const bool v14000 = v13995 >= v13999;
-            const float v14001 = v13187.x[2];
-            const unsigned int v14002 = __float_as_uint(v14001);
-            const bool v14003 = v13995 < v14002;
-            const bool v14004 = v14000 && v14003;
-            const float v14006 = v13997 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14007 = v14004 ? v14006 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[43] = v14007;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14008 = static_cast<unsigned int>(v11248.col(44, iron_linear_thread() & 31u));
-            const float v14010 = v11248.x[44];
-            const float v14011 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14012 = __float_as_uint(v14011);
-            const bool v14013 = v14008 >= v14012;
-            const float v14014 = v13187.x[0];
-            const unsigned int v14015 = __float_as_uint(v14014);
-            const bool v14016 = v14008 < v14015;
-            const bool v14017 = v14013 && v14016;
-            const float v14019 = v14010 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14020 = v14017 ? v14019 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[44] = v14020;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14021 = static_cast<unsigned int>(v11248.col(45, iron_linear_thread() & 31u));
-            const float v14023 = v11248.x[45];
-            const float v14024 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14025 = __float_as_uint(v14024);
-            const bool v14026 = v14021 >= v14025;
-            const float v14027 = v13187.x[0];
-            const unsigned int v14028 = __float_as_uint(v14027);
-            const bool v14029 = v14021 < v14028;
-            const bool v14030 = v14026 && v14029;
-            const float v14032 = v14023 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14033 = v14030 ? v14032 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[45] = v14033;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14034 = static_cast<unsigned int>(v11248.col(46, iron_linear_thread() & 31u));
-            const float v14036 = v11248.x[46];
-            const float v14037 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14038 = __float_as_uint(v14037);
-            const bool v14039 = v14034 >= v14038;
-            const float v14040 = v13187.x[2];
-            const unsigned int v14041 = __float_as_uint(v14040);
-            const bool v14042 = v14034 < v14041;
-            const bool v14043 = v14039 && v14042;
-            const float v14045 = v14036 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14046 = v14043 ? v14045 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[46] = v14046;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14047 = static_cast<unsigned int>(v11248.col(47, iron_linear_thread() & 31u));
-            const float v14049 = v11248.x[47];
-            const float v14050 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14051 = __float_as_uint(v14050);
-            const bool v14052 = v14047 >= v14051;
-            const float v14053 = v13187.x[2];
-            const unsigned int v14054 = __float_as_uint(v14053);
-            const bool v14055 = v14047 < v14054;
-            const bool v14056 = v14052 && v14055;
-            const float v14058 = v14049 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14059 = v14056 ? v14058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[47] = v14059;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14060 = static_cast<unsigned int>(v11248.col(48, iron_linear_thread() & 31u));
-            const float v14062 = v11248.x[48];
-            const float v14063 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14064 = __float_as_uint(v14063);
-            const bool v14065 = v14060 >= v14064;
-            const float v14066 = v13187.x[0];
-            const unsigned int v14067 = __float_as_uint(v14066);
-            const bool v14068 = v14060 < v14067;
-            const bool v14069 = v14065 && v14068;
-            const float v14071 = v14062 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14072 = v14069 ? v14071 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[48] = v14072;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14073 = static_cast<unsigned int>(v11248.col(49, iron_linear_thread() & 31u));
-            const float v14075 = v11248.x[49];
-            const float v14076 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14077 = __float_as_uint(v14076);
-            const bool v14078 = v14073 >= v14077;
-            const float v14079 = v13187.x[0];
-            const unsigned int v14080 = __float_as_uint(v14079);
-            const bool v14081 = v14073 < v14080;
-            const bool v14082 = v14078 && v14081;
-            const float v14084 = v14075 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14085 = v14082 ? v14084 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[49] = v14085;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14086 = static_cast<unsigned int>(v11248.col(50, iron_linear_thread() & 31u));
-            const float v14088 = v11248.x[50];
-            const float v14089 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14090 = __float_as_uint(v14089);
-            const bool v14091 = v14086 >= v14090;
-            const float v14092 = v13187.x[2];
-            const unsigned int v14093 = __float_as_uint(v14092);
-            const bool v14094 = v14086 < v14093;
-            const bool v14095 = v14091 && v14094;
-            const float v14097 = v14088 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14098 = v14095 ? v14097 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[50] = v14098;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14099 = static_cast<unsigned int>(v11248.col(51, iron_linear_thread() & 31u));
-            const float v14101 = v11248.x[51];
-            const float v14102 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14103 = __float_as_uint(v14102);
-            const bool v14104 = v14099 >= v14103;
-            const float v14105 = v13187.x[2];
-            const unsigned int v14106 = __float_as_uint(v14105);
-            const bool v14107 = v14099 < v14106;
-            const bool v14108 = v14104 && v14107;
-            const float v14110 = v14101 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14111 = v14108 ? v14110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[51] = v14111;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14112 = static_cast<unsigned int>(v11248.col(52, iron_linear_thread() & 31u));
-            const float v14114 = v11248.x[52];
-            const float v14115 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14116 = __float_as_uint(v14115);
-            const bool v14117 = v14112 >= v14116;
-            const float v14118 = v13187.x[0];
-            const unsigned int v14119 = __float_as_uint(v14118);
-            const bool v14120 = v14112 < v14119;
-            const bool v14121 = v14117 && v14120;
-            const float v14123 = v14114 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14124 = v14121 ? v14123 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[52] = v14124;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14125 = static_cast<unsigned int>(v11248.col(53, iron_linear_thread() & 31u));
-            const float v14127 = v11248.x[53];
-            const float v14128 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14129 = __float_as_uint(v14128);
-            const bool v14130 = v14125 >= v14129;
-            const float v14131 = v13187.x[0];
-            const unsigned int v14132 = __float_as_uint(v14131);
-            const bool v14133 = v14125 < v14132;
-            const bool v14134 = v14130 && v14133;
-            const float v14136 = v14127 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14137 = v14134 ? v14136 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[53] = v14137;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14138 = static_cast<unsigned int>(v11248.col(54, iron_linear_thread() & 31u));
-            const float v14140 = v11248.x[54];
-            const float v14141 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14142 = __float_as_uint(v14141);
-            const bool v14143 = v14138 >= v14142;
-            const float v14144 = v13187.x[2];
-            const unsigned int v14145 = __float_as_uint(v14144);
-            const bool v14146 = v14138 < v14145;
-            const bool v14147 = v14143 && v14146;
-            const float v14149 = v14140 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14150 = v14147 ? v14149 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[54] = v14150;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14151 = static_cast<unsigned int>(v11248.col(55, iron_linear_thread() & 31u));
-            const float v14153 = v11248.x[55];
-            const float v14154 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14155 = __float_as_uint(v14154);
-            const bool v14156 = v14151 >= v14155;
-            const float v14157 = v13187.x[2];
-            const unsigned int v14158 = __float_as_uint(v14157);
-            const bool v14159 = v14151 < v14158;
-            const bool v14160 = v14156 && v14159;
-            const float v14162 = v14153 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14163 = v14160 ? v14162 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[55] = v14163;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14164 = static_cast<unsigned int>(v11248.col(56, iron_linear_thread() & 31u));
-            const float v14166 = v11248.x[56];
-            const float v14167 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14168 = __float_as_uint(v14167);
-            const bool v14169 = v14164 >= v14168;
-            const float v14170 = v13187.x[0];
-            const unsigned int v14171 = __float_as_uint(v14170);
-            const bool v14172 = v14164 < v14171;
-            const bool v14173 = v14169 && v14172;
-            const float v14175 = v14166 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14176 = v14173 ? v14175 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[56] = v14176;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14177 = static_cast<unsigned int>(v11248.col(57, iron_linear_thread() & 31u));
-            const float v14179 = v11248.x[57];
-            const float v14180 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14181 = __float_as_uint(v14180);
-            const bool v14182 = v14177 >= v14181;
-            const float v14183 = v13187.x[0];
-            const unsigned int v14184 = __float_as_uint(v14183);
-            const bool v14185 = v14177 < v14184;
-            const bool v14186 = v14182 && v14185;
-            const float v14188 = v14179 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14189 = v14186 ? v14188 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[57] = v14189;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14190 = static_cast<unsigned int>(v11248.col(58, iron_linear_thread() & 31u));
-            const float v14192 = v11248.x[58];
-            const float v14193 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14194 = __float_as_uint(v14193);
-            const bool v14195 = v14190 >= v14194;
-            const float v14196 = v13187.x[2];
-            const unsigned int v14197 = __float_as_uint(v14196);
-            const bool v14198 = v14190 < v14197;
-            const bool v14199 = v14195 && v14198;
-            const float v14201 = v14192 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14202 = v14199 ? v14201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[58] = v14202;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14203 = static_cast<unsigned int>(v11248.col(59, iron_linear_thread() & 31u));
-            const float v14205 = v11248.x[59];
-            const float v14206 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14207 = __float_as_uint(v14206);
-            const bool v14208 = v14203 >= v14207;
-            const float v14209 = v13187.x[2];
-            const unsigned int v14210 = __float_as_uint(v14209);
-            const bool v14211 = v14203 < v14210;
-            const bool v14212 = v14208 && v14211;
-            const float v14214 = v14205 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14215 = v14212 ? v14214 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[59] = v14215;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14216 = static_cast<unsigned int>(v11248.col(60, iron_linear_thread() & 31u));
-            const float v14218 = v11248.x[60];
-            const float v14219 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14220 = __float_as_uint(v14219);
-            const bool v14221 = v14216 >= v14220;
-            const float v14222 = v13187.x[0];
-            const unsigned int v14223 = __float_as_uint(v14222);
-            const bool v14224 = v14216 < v14223;
-            const bool v14225 = v14221 && v14224;
-            const float v14227 = v14218 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14228 = v14225 ? v14227 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[60] = v14228;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14229 = static_cast<unsigned int>(v11248.col(61, iron_linear_thread() & 31u));
-            const float v14231 = v11248.x[61];
-            const float v14232 = v13185.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14233 = __float_as_uint(v14232);
-            const bool v14234 = v14229 >= v14233;
-            const float v14235 = v13187.x[0];
-            const unsigned int v14236 = __float_as_uint(v14235);
-            const bool v14237 = v14229 < v14236;
-            const bool v14238 = v14234 && v14237;
-            const float v14240 = v14231 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14241 = v14238 ? v14240 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[61] = v14241;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14242 = static_cast<unsigned int>(v11248.col(62, iron_linear_thread() & 31u));
-            const float v14244 = v11248.x[62];
-            const float v14245 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14246 = __float_as_uint(v14245);
-            const bool v14247 = v14242 >= v14246;
-            const float v14248 = v13187.x[2];
-            const unsigned int v14249 = __float_as_uint(v14248);
-            const bool v14250 = v14242 < v14249;
-            const bool v14251 = v14247 && v14250;
-            const float v14253 = v14244 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14254 = v14251 ? v14253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[62] = v14254;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14255 = static_cast<unsigned int>(v11248.col(63, iron_linear_thread() & 31u));
-            const float v14257 = v11248.x[63];
-            const float v14258 = v13185.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14259 = __float_as_uint(v14258);
-            const bool v14260 = v14255 >= v14259;
-            const float v14261 = v13187.x[2];
-            const unsigned int v14262 = __float_as_uint(v14261);
-            const bool v14263 = v14255 < v14262;
-            const bool v14264 = v14260 && v14263;
-            const float v14266 = v14257 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14267 = v14264 ? v14266 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11248.x[63] = v14267;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v13189;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13189, 0.0f);
+            const unsigned int v13191 = static_cast<unsigned int>(v13187.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13193 = v46 + v13191;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13195 = v13193 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13196 = v13195 + 1u;
+            const unsigned int v13198 = v13196 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13207 = v13198 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13211 = v13196 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13212 = v317 && v13211;
+            const unsigned int v13213 = v13212 ? v13207 : v305;
+            const unsigned int v13216 = v13213 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13217 = min(v13216, 128u);
+            const bool v13218 = v13213 > v10731;
+            const unsigned int v13219 = v13218 ? v13217 : v305;
+            const float v13220 = __uint_as_float(v13219);
+            v13187.x[0] = v13220;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13222 = static_cast<unsigned int>(v13187.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13224 = v46 + v13222;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13226 = v13224 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13227 = v13226 + 1u;
+            const unsigned int v13229 = v13227 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13238 = v13229 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13242 = v13227 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13243 = v317 && v13242;
+            const unsigned int v13244 = v13243 ? v13238 : v305;
+            const unsigned int v13247 = v13244 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13248 = min(v13247, 128u);
+            const bool v13249 = v13244 > v10731;
+            const unsigned int v13250 = v13249 ? v13248 : v305;
+            const float v13251 = __uint_as_float(v13250);
+            v13187.x[1] = v13251;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13253 = static_cast<unsigned int>(v13187.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13255 = v46 + v13253;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13257 = v13255 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13258 = v13257 + 1u;
+            const unsigned int v13260 = v13258 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13269 = v13260 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13273 = v13258 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13274 = v317 && v13273;
+            const unsigned int v13275 = v13274 ? v13269 : v305;
+            const unsigned int v13278 = v13275 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13279 = min(v13278, 128u);
+            const bool v13280 = v13275 > v10731;
+            const unsigned int v13281 = v13280 ? v13279 : v305;
+            const float v13282 = __uint_as_float(v13281);
+            v13187.x[2] = v13282;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13284 = static_cast<unsigned int>(v13187.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13286 = v46 + v13284;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13288 = v13286 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13289 = v13288 + 1u;
+            const unsigned int v13291 = v13289 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13300 = v13291 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13304 = v13289 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13305 = v317 && v13304;
+            const unsigned int v13306 = v13305 ? v13300 : v305;
+            const unsigned int v13309 = v13306 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13310 = min(v13309, 128u);
+            const bool v13311 = v13306 > v10731;
+            const unsigned int v13312 = v13311 ? v13310 : v305;
+            const float v13313 = __uint_as_float(v13312);
+            v13187.x[3] = v13313;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13315 = static_cast<unsigned int>(v13189.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13317 = v46 + v13315;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13319 = v13317 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13320 = v13319 + 1u;
+            const unsigned int v13322 = v13320 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13323 = min(v37, v13322);
+            const bool v13324 = v13320 > v18;
+            const unsigned int v13325 = v13324 ? v13323 : v305;
+            const unsigned int v13328 = v311 ? v37 : v13325;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13340 = v13328 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13341 = min(v13340, 128u);
+            const bool v13342 = v13328 > v10731;
+            const unsigned int v13343 = v13342 ? v13341 : v305;
+            const float v13344 = __uint_as_float(v13343);
+            v13189.x[0] = v13344;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13346 = static_cast<unsigned int>(v13189.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13348 = v46 + v13346;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13350 = v13348 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13351 = v13350 + 1u;
+            const unsigned int v13353 = v13351 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13354 = min(v37, v13353);
+            const bool v13355 = v13351 > v18;
+            const unsigned int v13356 = v13355 ? v13354 : v305;
+            const unsigned int v13359 = v311 ? v37 : v13356;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13371 = v13359 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13372 = min(v13371, 128u);
+            const bool v13373 = v13359 > v10731;
+            const unsigned int v13374 = v13373 ? v13372 : v305;
+            const float v13375 = __uint_as_float(v13374);
+            v13189.x[1] = v13375;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13377 = static_cast<unsigned int>(v13189.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13379 = v46 + v13377;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13381 = v13379 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13382 = v13381 + 1u;
+            const unsigned int v13384 = v13382 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13385 = min(v37, v13384);
+            const bool v13386 = v13382 > v18;
+            const unsigned int v13387 = v13386 ? v13385 : v305;
+            const unsigned int v13390 = v311 ? v37 : v13387;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13402 = v13390 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13403 = min(v13402, 128u);
+            const bool v13404 = v13390 > v10731;
+            const unsigned int v13405 = v13404 ? v13403 : v305;
+            const float v13406 = __uint_as_float(v13405);
+            v13189.x[2] = v13406;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13408 = static_cast<unsigned int>(v13189.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13410 = v46 + v13408;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13412 = v13410 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13413 = v13412 + 1u;
+            const unsigned int v13415 = v13413 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13416 = min(v37, v13415);
+            const bool v13417 = v13413 > v18;
+            const unsigned int v13418 = v13417 ? v13416 : v305;
+            const unsigned int v13421 = v311 ? v37 : v13418;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13433 = v13421 - v10731;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13434 = min(v13433, 128u);
+            const bool v13435 = v13421 > v10731;
+            const unsigned int v13436 = v13435 ? v13434 : v305;
+            const float v13437 = __uint_as_float(v13436);
+            v13189.x[3] = v13437;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13438 = static_cast<unsigned int>(v11250.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v13440 = v11250.x[0];
+            const float v13441 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13442 = __float_as_uint(v13441);
+            const bool v13443 = v13438 >= v13442;
+            const float v13444 = v13189.x[0];
+            const unsigned int v13445 = __float_as_uint(v13444);
+            const bool v13446 = v13438 < v13445;
+            const bool v13447 = v13443 && v13446;
+            const float v13449 = v13440 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13450 = v13447 ? v13449 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[0] = v13450;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13451 = static_cast<unsigned int>(v11250.col(1, iron_linear_thread() & 31u));
+            const float v13453 = v11250.x[1];
+            const float v13454 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13455 = __float_as_uint(v13454);
+            const bool v13456 = v13451 >= v13455;
+            const float v13457 = v13189.x[0];
+            const unsigned int v13458 = __float_as_uint(v13457);
+            const bool v13459 = v13451 < v13458;
+            const bool v13460 = v13456 && v13459;
+            const float v13462 = v13453 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13463 = v13460 ? v13462 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[1] = v13463;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13464 = static_cast<unsigned int>(v11250.col(2, iron_linear_thread() & 31u));
+            const float v13466 = v11250.x[2];
+            const float v13467 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13468 = __float_as_uint(v13467);
+            const bool v13469 = v13464 >= v13468;
+            const float v13470 = v13189.x[2];
+            const unsigned int v13471 = __float_as_uint(v13470);
+            const bool v13472 = v13464 < v13471;
+            const bool v13473 = v13469 && v13472;
+            const float v13475 = v13466 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13476 = v13473 ? v13475 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[2] = v13476;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13477 = static_cast<unsigned int>(v11250.col(3, iron_linear_thread() & 31u));
+            const float v13479 = v11250.x[3];
+            const float v13480 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13481 = __float_as_uint(v13480);
+            const bool v13482 = v13477 >= v13481;
+            const float v13483 = v13189.x[2];
+            const unsigned int v13484 = __float_as_uint(v13483);
+            const bool v13485 = v13477 < v13484;
+            const bool v13486 = v13482 && v13485;
+            const float v13488 = v13479 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13489 = v13486 ? v13488 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[3] = v13489;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13490 = static_cast<unsigned int>(v11250.col(4, iron_linear_thread() & 31u));
+            const float v13492 = v11250.x[4];
+            const float v13493 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13494 = __float_as_uint(v13493);
+            const bool v13495 = v13490 >= v13494;
+            const float v13496 = v13189.x[0];
+            const unsigned int v13497 = __float_as_uint(v13496);
+            const bool v13498 = v13490 < v13497;
+            const bool v13499 = v13495 && v13498;
+            const float v13501 = v13492 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13502 = v13499 ? v13501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[4] = v13502;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13503 = static_cast<unsigned int>(v11250.col(5, iron_linear_thread() & 31u));
+            const float v13505 = v11250.x[5];
+            const float v13506 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13507 = __float_as_uint(v13506);
+            const bool v13508 = v13503 >= v13507;
+            const float v13509 = v13189.x[0];
+            const unsigned int v13510 = __float_as_uint(v13509);
+            const bool v13511 = v13503 < v13510;
+            const bool v13512 = v13508 && v13511;
+            const float v13514 = v13505 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13515 = v13512 ? v13514 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[5] = v13515;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13516 = static_cast<unsigned int>(v11250.col(6, iron_linear_thread() & 31u));
+            const float v13518 = v11250.x[6];
+            const float v13519 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13520 = __float_as_uint(v13519);
+            const bool v13521 = v13516 >= v13520;
+            const float v13522 = v13189.x[2];
+            const unsigned int v13523 = __float_as_uint(v13522);
+            const bool v13524 = v13516 < v13523;
+            const bool v13525 = v13521 && v13524;
+            const float v13527 = v13518 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13528 = v13525 ? v13527 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[6] = v13528;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13529 = static_cast<unsigned int>(v11250.col(7, iron_linear_thread() & 31u));
+            const float v13531 = v11250.x[7];
+            const float v13532 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13533 = __float_as_uint(v13532);
+            const bool v13534 = v13529 >= v13533;
+            const float v13535 = v13189.x[2];
+            const unsigned int v13536 = __float_as_uint(v13535);
+            const bool v13537 = v13529 < v13536;
+            const bool v13538 = v13534 && v13537;
+            const float v13540 = v13531 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13541 = v13538 ? v13540 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[7] = v13541;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13542 = static_cast<unsigned int>(v11250.col(8, iron_linear_thread() & 31u));
+            const float v13544 = v11250.x[8];
+            const float v13545 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13546 = __float_as_uint(v13545);
+            const bool v13547 = v13542 >= v13546;
+            const float v13548 = v13189.x[0];
+            const unsigned int v13549 = __float_as_uint(v13548);
+            const bool v13550 = v13542 < v13549;
+            const bool v13551 = v13547 && v13550;
+            const float v13553 = v13544 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13554 = v13551 ? v13553 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[8] = v13554;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13555 = static_cast<unsigned int>(v11250.col(9, iron_linear_thread() & 31u));
+            const float v13557 = v11250.x[9];
+            const float v13558 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13559 = __float_as_uint(v13558);
+            const bool v13560 = v13555 >= v13559;
+            const float v13561 = v13189.x[0];
+            const unsigned int v13562 = __float_as_uint(v13561);
+            const bool v13563 = v13555 < v13562;
+            const bool v13564 = v13560 && v13563;
+            const float v13566 = v13557 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13567 = v13564 ? v13566 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[9] = v13567;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13568 = static_cast<unsigned int>(v11250.col(10, iron_linear_thread() & 31u));
+            const float v13570 = v11250.x[10];
+            const float v13571 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13572 = __float_as_uint(v13571);
+            const bool v13573 = v13568 >= v13572;
+            const float v13574 = v13189.x[2];
+            const unsigned int v13575 = __float_as_uint(v13574);
+            const bool v13576 = v13568 < v13575;
+            const bool v13577 = v13573 && v13576;
+            const float v13579 = v13570 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13580 = v13577 ? v13579 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[10] = v13580;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13581 = static_cast<unsigned int>(v11250.col(11, iron_linear_thread() & 31u));
+            const float v13583 = v11250.x[11];
+            const float v13584 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13585 = __float_as_uint(v13584);
+            const bool v13586 = v13581 >= v13585;
+            const float v13587 = v13189.x[2];
+            const unsigned int v13588 = __float_as_uint(v13587);
+            const bool v13589 = v13581 < v13588;
+            const bool v13590 = v13586 && v13589;
+            const float v13592 = v13583 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13593 = v13590 ? v13592 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[11] = v13593;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13594 = static_cast<unsigned int>(v11250.col(12, iron_linear_thread() & 31u));
+            const float v13596 = v11250.x[12];
+            const float v13597 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13598 = __float_as_uint(v13597);
+            const bool v13599 = v13594 >= v13598;
+            const float v13600 = v13189.x[0];
+            const unsigned int v13601 = __float_as_uint(v13600);
+            const bool v13602 = v13594 < v13601;
+            const bool v13603 = v13599 && v13602;
+            const float v13605 = v13596 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13606 = v13603 ? v13605 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[12] = v13606;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13607 = static_cast<unsigned int>(v11250.col(13, iron_linear_thread() & 31u));
+            const float v13609 = v11250.x[13];
+            const float v13610 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13611 = __float_as_uint(v13610);
+            const bool v13612 = v13607 >= v13611;
+            const float v13613 = v13189.x[0];
+            const unsigned int v13614 = __float_as_uint(v13613);
+            const bool v13615 = v13607 < v13614;
+            const bool v13616 = v13612 && v13615;
+            const float v13618 = v13609 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13619 = v13616 ? v13618 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[13] = v13619;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13620 = static_cast<unsigned int>(v11250.col(14, iron_linear_thread() & 31u));
+            const float v13622 = v11250.x[14];
+            const float v13623 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13624 = __float_as_uint(v13623);
+            const bool v13625 = v13620 >= v13624;
+            const float v13626 = v13189.x[2];
+            const unsigned int v13627 = __float_as_uint(v13626);
+            const bool v13628 = v13620 < v13627;
+            const bool v13629 = v13625 && v13628;
+            const float v13631 = v13622 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13632 = v13629 ? v13631 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[14] = v13632;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13633 = static_cast<unsigned int>(v11250.col(15, iron_linear_thread() & 31u));
+            const float v13635 = v11250.x[15];
+            const float v13636 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13637 = __float_as_uint(v13636);
+            const bool v13638 = v13633 >= v13637;
+            const float v13639 = v13189.x[2];
+            const unsigned int v13640 = __float_as_uint(v13639);
+            const bool v13641 = v13633 < v13640;
+            const bool v13642 = v13638 && v13641;
+            const float v13644 = v13635 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13645 = v13642 ? v13644 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[15] = v13645;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13646 = static_cast<unsigned int>(v11250.col(16, iron_linear_thread() & 31u));
+            const float v13648 = v11250.x[16];
+            const float v13649 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13650 = __float_as_uint(v13649);
+            const bool v13651 = v13646 >= v13650;
+            const float v13652 = v13189.x[0];
+            const unsigned int v13653 = __float_as_uint(v13652);
+            const bool v13654 = v13646 < v13653;
+            const bool v13655 = v13651 && v13654;
+            const float v13657 = v13648 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13658 = v13655 ? v13657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[16] = v13658;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13659 = static_cast<unsigned int>(v11250.col(17, iron_linear_thread() & 31u));
+            const float v13661 = v11250.x[17];
+            const float v13662 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13663 = __float_as_uint(v13662);
+            const bool v13664 = v13659 >= v13663;
+            const float v13665 = v13189.x[0];
+            const unsigned int v13666 = __float_as_uint(v13665);
+            const bool v13667 = v13659 < v13666;
+            const bool v13668 = v13664 && v13667;
+            const float v13670 = v13661 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13671 = v13668 ? v13670 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[17] = v13671;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13672 = static_cast<unsigned int>(v11250.col(18, iron_linear_thread() & 31u));
+            const float v13674 = v11250.x[18];
+            const float v13675 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13676 = __float_as_uint(v13675);
+            const bool v13677 = v13672 >= v13676;
+            const float v13678 = v13189.x[2];
+            const unsigned int v13679 = __float_as_uint(v13678);
+            const bool v13680 = v13672 < v13679;
+            const bool v13681 = v13677 && v13680;
+            const float v13683 = v13674 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13684 = v13681 ? v13683 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[18] = v13684;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13685 = static_cast<unsigned int>(v11250.col(19, iron_linear_thread() & 31u));
+            const float v13687 = v11250.x[19];
+            const float v13688 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13689 = __float_as_uint(v13688);
+            const bool v13690 = v13685 >= v13689;
+            const float v13691 = v13189.x[2];
+            const unsigned int v13692 = __float_as_uint(v13691);
+            const bool v13693 = v13685 < v13692;
+            const bool v13694 = v13690 && v13693;
+            const float v13696 = v13687 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13697 = v13694 ? v13696 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[19] = v13697;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13698 = static_cast<unsigned int>(v11250.col(20, iron_linear_thread() & 31u));
+            const float v13700 = v11250.x[20];
+            const float v13701 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13702 = __float_as_uint(v13701);
+            const bool v13703 = v13698 >= v13702;
+            const float v13704 = v13189.x[0];
+            const unsigned int v13705 = __float_as_uint(v13704);
+            const bool v13706 = v13698 < v13705;
+            const bool v13707 = v13703 && v13706;
+            const float v13709 = v13700 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13710 = v13707 ? v13709 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[20] = v13710;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13711 = static_cast<unsigned int>(v11250.col(21, iron_linear_thread() & 31u));
+            const float v13713 = v11250.x[21];
+            const float v13714 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13715 = __float_as_uint(v13714);
+            const bool v13716 = v13711 >= v13715;
+            const float v13717 = v13189.x[0];
+            const unsigned int v13718 = __float_as_uint(v13717);
+            const bool v13719 = v13711 < v13718;
+            const bool v13720 = v13716 && v13719;
+            const float v13722 = v13713 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13723 = v13720 ? v13722 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[21] = v13723;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13724 = static_cast<unsigned int>(v11250.col(22, iron_linear_thread() & 31u));
+            const float v13726 = v11250.x[22];
+            const float v13727 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13728 = __float_as_uint(v13727);
+            const bool v13729 = v13724 >= v13728;
+            const float v13730 = v13189.x[2];
+            const unsigned int v13731 = __float_as_uint(v13730);
+            const bool v13732 = v13724 < v13731;
+            const bool v13733 = v13729 && v13732;
+            const float v13735 = v13726 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13736 = v13733 ? v13735 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[22] = v13736;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13737 = static_cast<unsigned int>(v11250.col(23, iron_linear_thread() & 31u));
+            const float v13739 = v11250.x[23];
+            const float v13740 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13741 = __float_as_uint(v13740);
+            const bool v13742 = v13737 >= v13741;
+            const float v13743 = v13189.x[2];
+            const unsigned int v13744 = __float_as_uint(v13743);
+            const bool v13745 = v13737 < v13744;
+            const bool v13746 = v13742 && v13745;
+            const float v13748 = v13739 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13749 = v13746 ? v13748 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[23] = v13749;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13750 = static_cast<unsigned int>(v11250.col(24, iron_linear_thread() & 31u));
+            const float v13752 = v11250.x[24];
+            const float v13753 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13754 = __float_as_uint(v13753);
+            const bool v13755 = v13750 >= v13754;
+            const float v13756 = v13189.x[0];
+            const unsigned int v13757 = __float_as_uint(v13756);
+            const bool v13758 = v13750 < v13757;
+            const bool v13759 = v13755 && v13758;
+            const float v13761 = v13752 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13762 = v13759 ? v13761 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[24] = v13762;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13763 = static_cast<unsigned int>(v11250.col(25, iron_linear_thread() & 31u));
+            const float v13765 = v11250.x[25];
+            const float v13766 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13767 = __float_as_uint(v13766);
+            const bool v13768 = v13763 >= v13767;
+            const float v13769 = v13189.x[0];
+            const unsigned int v13770 = __float_as_uint(v13769);
+            const bool v13771 = v13763 < v13770;
+            const bool v13772 = v13768 && v13771;
+            const float v13774 = v13765 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13775 = v13772 ? v13774 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[25] = v13775;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13776 = static_cast<unsigned int>(v11250.col(26, iron_linear_thread() & 31u));
+            const float v13778 = v11250.x[26];
+            const float v13779 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13780 = __float_as_uint(v13779);
+            const bool v13781 = v13776 >= v13780;
+            const float v13782 = v13189.x[2];
+            const unsigned int v13783 = __float_as_uint(v13782);
+            const bool v13784 = v13776 < v13783;
+            const bool v13785 = v13781 && v13784;
+            const float v13787 = v13778 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13788 = v13785 ? v13787 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[26] = v13788;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13789 = static_cast<unsigned int>(v11250.col(27, iron_linear_thread() & 31u));
+            const float v13791 = v11250.x[27];
+            const float v13792 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13793 = __float_as_uint(v13792);
+            const bool v13794 = v13789 >= v13793;
+            const float v13795 = v13189.x[2];
+            const unsigned int v13796 = __float_as_uint(v13795);
+            const bool v13797 = v13789 < v13796;
+            const bool v13798 = v13794 && v13797;
+            const float v13800 = v13791 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13801 = v13798 ? v13800 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[27] = v13801;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13802 = static_cast<unsigned int>(v11250.col(28, iron_linear_thread() & 31u));
+            const float v13804 = v11250.x[28];
+            const float v13805 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13806 = __float_as_uint(v13805);
+            const bool v13807 = v13802 >= v13806;
+            const float v13808 = v13189.x[0];
+            const unsigned int v13809 = __float_as_uint(v13808);
+            const bool v13810 = v13802 < v13809;
+            const bool v13811 = v13807 && v13810;
+            const float v13813 = v13804 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13814 = v13811 ? v13813 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[28] = v13814;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13815 = static_cast<unsigned int>(v11250.col(29, iron_linear_thread() & 31u));
+            const float v13817 = v11250.x[29];
+            const float v13818 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13819 = __float_as_uint(v13818);
+            const bool v13820 = v13815 >= v13819;
+            const float v13821 = v13189.x[0];
+            const unsigned int v13822 = __float_as_uint(v13821);
+            const bool v13823 = v13815 < v13822;
+            const bool v13824 = v13820 && v13823;
+            const float v13826 = v13817 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13827 = v13824 ? v13826 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[29] = v13827;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13828 = static_cast<unsigned int>(v11250.col(30, iron_linear_thread() & 31u));
+            const float v13830 = v11250.x[30];
+            const float v13831 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13832 = __float_as_uint(v13831);
+            const bool v13833 = v13828 >= v13832;
+            const float v13834 = v13189.x[2];
+            const unsigned int v13835 = __float_as_uint(v13834);
+            const bool v13836 = v13828 < v13835;
+            const bool v13837 = v13833 && v13836;
+            const float v13839 = v13830 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13840 = v13837 ? v13839 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[30] = v13840;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13841 = static_cast<unsigned int>(v11250.col(31, iron_linear_thread() & 31u));
+            const float v13843 = v11250.x[31];
+            const float v13844 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13845 = __float_as_uint(v13844);
+            const bool v13846 = v13841 >= v13845;
+            const float v13847 = v13189.x[2];
+            const unsigned int v13848 = __float_as_uint(v13847);
+            const bool v13849 = v13841 < v13848;
+            const bool v13850 = v13846 && v13849;
+            const float v13852 = v13843 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13853 = v13850 ? v13852 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[31] = v13853;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13854 = static_cast<unsigned int>(v11250.col(32, iron_linear_thread() & 31u));
+            const float v13856 = v11250.x[32];
+            const float v13857 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13858 = __float_as_uint(v13857);
+            const bool v13859 = v13854 >= v13858;
+            const float v13860 = v13189.x[0];
+            const unsigned int v13861 = __float_as_uint(v13860);
+            const bool v13862 = v13854 < v13861;
+            const bool v13863 = v13859 && v13862;
+            const float v13865 = v13856 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13866 = v13863 ? v13865 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[32] = v13866;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13867 = static_cast<unsigned int>(v11250.col(33, iron_linear_thread() & 31u));
+            const float v13869 = v11250.x[33];
+            const float v13870 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13871 = __float_as_uint(v13870);
+            const bool v13872 = v13867 >= v13871;
+            const float v13873 = v13189.x[0];
+            const unsigned int v13874 = __float_as_uint(v13873);
+            const bool v13875 = v13867 < v13874;
+            const bool v13876 = v13872 && v13875;
+            const float v13878 = v13869 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13879 = v13876 ? v13878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[33] = v13879;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13880 = static_cast<unsigned int>(v11250.col(34, iron_linear_thread() & 31u));
+            const float v13882 = v11250.x[34];
+            const float v13883 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13884 = __float_as_uint(v13883);
+            const bool v13885 = v13880 >= v13884;
+            const float v13886 = v13189.x[2];
+            const unsigned int v13887 = __float_as_uint(v13886);
+            const bool v13888 = v13880 < v13887;
+            const bool v13889 = v13885 && v13888;
+            const float v13891 = v13882 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13892 = v13889 ? v13891 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[34] = v13892;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13893 = static_cast<unsigned int>(v11250.col(35, iron_linear_thread() & 31u));
+            const float v13895 = v11250.x[35];
+            const float v13896 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13897 = __float_as_uint(v13896);
+            const bool v13898 = v13893 >= v13897;
+            const float v13899 = v13189.x[2];
+            const unsigned int v13900 = __float_as_uint(v13899);
+            const bool v13901 = v13893 < v13900;
+            const bool v13902 = v13898 && v13901;
+            const float v13904 = v13895 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13905 = v13902 ? v13904 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[35] = v13905;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13906 = static_cast<unsigned int>(v11250.col(36, iron_linear_thread() & 31u));
+            const float v13908 = v11250.x[36];
+            const float v13909 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13910 = __float_as_uint(v13909);
+            const bool v13911 = v13906 >= v13910;
+            const float v13912 = v13189.x[0];
+            const unsigned int v13913 = __float_as_uint(v13912);
+            const bool v13914 = v13906 < v13913;
+            const bool v13915 = v13911 && v13914;
+            const float v13917 = v13908 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13918 = v13915 ? v13917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[36] = v13918;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13919 = static_cast<unsigned int>(v11250.col(37, iron_linear_thread() & 31u));
+            const float v13921 = v11250.x[37];
+            const float v13922 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13923 = __float_as_uint(v13922);
+            const bool v13924 = v13919 >= v13923;
+            const float v13925 = v13189.x[0];
+            const unsigned int v13926 = __float_as_uint(v13925);
+            const bool v13927 = v13919 < v13926;
+            const bool v13928 = v13924 && v13927;
+            const float v13930 = v13921 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13931 = v13928 ? v13930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[37] = v13931;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13932 = static_cast<unsigned int>(v11250.col(38, iron_linear_thread() & 31u));
+            const float v13934 = v11250.x[38];
+            const float v13935 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13936 = __float_as_uint(v13935);
+            const bool v13937 = v13932 >= v13936;
+            const float v13938 = v13189.x[2];
+            const unsigned int v13939 = __float_as_uint(v13938);
+            const bool v13940 = v13932 < v13939;
+            const bool v13941 = v13937 && v13940;
+            const float v13943 = v13934 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13944 = v13941 ? v13943 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[38] = v13944;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13945 = static_cast<unsigned int>(v11250.col(39, iron_linear_thread() & 31u));
+            const float v13947 = v11250.x[39];
+            const float v13948 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13949 = __float_as_uint(v13948);
+            const bool v13950 = v13945 >= v13949;
+            const float v13951 = v13189.x[2];
+            const unsigned int v13952 = __float_as_uint(v13951);
+            const bool v13953 = v13945 < v13952;
+            const bool v13954 = v13950 && v13953;
+            const float v13956 = v13947 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13957 = v13954 ? v13956 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[39] = v13957;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13958 = static_cast<unsigned int>(v11250.col(40, iron_linear_thread() & 31u));
+            const float v13960 = v11250.x[40];
+            const float v13961 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13962 = __float_as_uint(v13961);
+            const bool v13963 = v13958 >= v13962;
+            const float v13964 = v13189.x[0];
+            const unsigned int v13965 = __float_as_uint(v13964);
+            const bool v13966 = v13958 < v13965;
+            const bool v13967 = v13963 && v13966;
+            const float v13969 = v13960 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13970 = v13967 ? v13969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[40] = v13970;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13971 = static_cast<unsigned int>(v11250.col(41, iron_linear_thread() & 31u));
+            const float v13973 = v11250.x[41];
+            const float v13974 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13975 = __float_as_uint(v13974);
+            const bool v13976 = v13971 >= v13975;
+            const float v13977 = v13189.x[0];
+            const unsigned int v13978 = __float_as_uint(v13977);
+            const bool v13979 = v13971 < v13978;
+            const bool v13980 = v13976 && v13979;
+            const float v13982 = v13973 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13983 = v13980 ? v13982 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[41] = v13983;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13984 = static_cast<unsigned int>(v11250.col(42, iron_linear_thread() & 31u));
+            const float v13986 = v11250.x[42];
+            const float v13987 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13988 = __float_as_uint(v13987);
+            const bool v13989 = v13984 >= v13988;
+            const float v13990 = v13189.x[2];
+            const unsigned int v13991 = __float_as_uint(v13990);
+            const bool v13992 = v13984 < v13991;
+            const bool v13993 = v13989 && v13992;
+            const float v13995 = v13986 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13996 = v13993 ? v13995 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[42] = v13996;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13997 = static_cast<unsigned int>(v11250.col(43, iron_linear_thread() & 31u));
+            const float v13999 = v11250.x[43];
+            const float v14000 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14001 = __float_as_uint(v14000);
+            const bool v14002 = v13997 >= v14001;
+            const float v14003 = v13189.x[2];
+            const unsigned int v14004 = __float_as_uint(v14003);
+            const bool v14005 = v13997 < v14004;
+            const bool v14006 = v14002 && v14005;
+            const float v14008 = v13999 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14009 = v14006 ? v14008 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[43] = v14009;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14010 = static_cast<unsigned int>(v11250.col(44, iron_linear_thread() & 31u));
+            const float v14012 = v11250.x[44];
+            const float v14013 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14014 = __float_as_uint(v14013);
+            const bool v14015 = v14010 >= v14014;
+            const float v14016 = v13189.x[0];
+            const unsigned int v14017 = __float_as_uint(v14016);
+            const bool v14018 = v14010 < v14017;
+            const bool v14019 = v14015 && v14018;
+            const float v14021 = v14012 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14022 = v14019 ? v14021 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[44] = v14022;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14023 = static_cast<unsigned int>(v11250.col(45, iron_linear_thread() & 31u));
+            const float v14025 = v11250.x[45];
+            const float v14026 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14027 = __float_as_uint(v14026);
+            const bool v14028 = v14023 >= v14027;
+            const float v14029 = v13189.x[0];
+            const unsigned int v14030 = __float_as_uint(v14029);
+            const bool v14031 = v14023 < v14030;
+            const bool v14032 = v14028 && v14031;
+            const float v14034 = v14025 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14035 = v14032 ? v14034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[45] = v14035;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14036 = static_cast<unsigned int>(v11250.col(46, iron_linear_thread() & 31u));
+            const float v14038 = v11250.x[46];
+            const float v14039 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14040 = __float_as_uint(v14039);
+            const bool v14041 = v14036 >= v14040;
+            const float v14042 = v13189.x[2];
+            const unsigned int v14043 = __float_as_uint(v14042);
+            const bool v14044 = v14036 < v14043;
+            const bool v14045 = v14041 && v14044;
+            const float v14047 = v14038 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14048 = v14045 ? v14047 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[46] = v14048;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14049 = static_cast<unsigned int>(v11250.col(47, iron_linear_thread() & 31u));
+            const float v14051 = v11250.x[47];
+            const float v14052 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14053 = __float_as_uint(v14052);
+            const bool v14054 = v14049 >= v14053;
+            const float v14055 = v13189.x[2];
+            const unsigned int v14056 = __float_as_uint(v14055);
+            const bool v14057 = v14049 < v14056;
+            const bool v14058 = v14054 && v14057;
+            const float v14060 = v14051 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14061 = v14058 ? v14060 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[47] = v14061;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14062 = static_cast<unsigned int>(v11250.col(48, iron_linear_thread() & 31u));
+            const float v14064 = v11250.x[48];
+            const float v14065 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14066 = __float_as_uint(v14065);
+            const bool v14067 = v14062 >= v14066;
+            const float v14068 = v13189.x[0];
+            const unsigned int v14069 = __float_as_uint(v14068);
+            const bool v14070 = v14062 < v14069;
+            const bool v14071 = v14067 && v14070;
+            const float v14073 = v14064 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14074 = v14071 ? v14073 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[48] = v14074;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14075 = static_cast<unsigned int>(v11250.col(49, iron_linear_thread() & 31u));
+            const float v14077 = v11250.x[49];
+            const float v14078 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14079 = __float_as_uint(v14078);
+            const bool v14080 = v14075 >= v14079;
+            const float v14081 = v13189.x[0];
+            const unsigned int v14082 = __float_as_uint(v14081);
+            const bool v14083 = v14075 < v14082;
+            const bool v14084 = v14080 && v14083;
+            const float v14086 = v14077 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14087 = v14084 ? v14086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[49] = v14087;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14088 = static_cast<unsigned int>(v11250.col(50, iron_linear_thread() & 31u));
+            const float v14090 = v11250.x[50];
+            const float v14091 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14092 = __float_as_uint(v14091);
+            const bool v14093 = v14088 >= v14092;
+            const float v14094 = v13189.x[2];
+            const unsigned int v14095 = __float_as_uint(v14094);
+            const bool v14096 = v14088 < v14095;
+            const bool v14097 = v14093 && v14096;
+            const float v14099 = v14090 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14100 = v14097 ? v14099 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[50] = v14100;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14101 = static_cast<unsigned int>(v11250.col(51, iron_linear_thread() & 31u));
+            const float v14103 = v11250.x[51];
+            const float v14104 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14105 = __float_as_uint(v14104);
+            const bool v14106 = v14101 >= v14105;
+            const float v14107 = v13189.x[2];
+            const unsigned int v14108 = __float_as_uint(v14107);
+            const bool v14109 = v14101 < v14108;
+            const bool v14110 = v14106 && v14109;
+            const float v14112 = v14103 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14113 = v14110 ? v14112 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[51] = v14113;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14114 = static_cast<unsigned int>(v11250.col(52, iron_linear_thread() & 31u));
+            const float v14116 = v11250.x[52];
+            const float v14117 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14118 = __float_as_uint(v14117);
+            const bool v14119 = v14114 >= v14118;
+            const float v14120 = v13189.x[0];
+            const unsigned int v14121 = __float_as_uint(v14120);
+            const bool v14122 = v14114 < v14121;
+            const bool v14123 = v14119 && v14122;
+            const float v14125 = v14116 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14126 = v14123 ? v14125 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[52] = v14126;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14127 = static_cast<unsigned int>(v11250.col(53, iron_linear_thread() & 31u));
+            const float v14129 = v11250.x[53];
+            const float v14130 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14131 = __float_as_uint(v14130);
+            const bool v14132 = v14127 >= v14131;
+            const float v14133 = v13189.x[0];
+            const unsigned int v14134 = __float_as_uint(v14133);
+            const bool v14135 = v14127 < v14134;
+            const bool v14136 = v14132 && v14135;
+            const float v14138 = v14129 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14139 = v14136 ? v14138 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[53] = v14139;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14140 = static_cast<unsigned int>(v11250.col(54, iron_linear_thread() & 31u));
+            const float v14142 = v11250.x[54];
+            const float v14143 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14144 = __float_as_uint(v14143);
+            const bool v14145 = v14140 >= v14144;
+            const float v14146 = v13189.x[2];
+            const unsigned int v14147 = __float_as_uint(v14146);
+            const bool v14148 = v14140 < v14147;
+            const bool v14149 = v14145 && v14148;
+            const float v14151 = v14142 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14152 = v14149 ? v14151 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[54] = v14152;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14153 = static_cast<unsigned int>(v11250.col(55, iron_linear_thread() & 31u));
+            const float v14155 = v11250.x[55];
+            const float v14156 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14157 = __float_as_uint(v14156);
+            const bool v14158 = v14153 >= v14157;
+            const float v14159 = v13189.x[2];
+            const unsigned int v14160 = __float_as_uint(v14159);
+            const bool v14161 = v14153 < v14160;
+            const bool v14162 = v14158 && v14161;
+            const float v14164 = v14155 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14165 = v14162 ? v14164 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[55] = v14165;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14166 = static_cast<unsigned int>(v11250.col(56, iron_linear_thread() & 31u));
+            const float v14168 = v11250.x[56];
+            const float v14169 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14170 = __float_as_uint(v14169);
+            const bool v14171 = v14166 >= v14170;
+            const float v14172 = v13189.x[0];
+            const unsigned int v14173 = __float_as_uint(v14172);
+            const bool v14174 = v14166 < v14173;
+            const bool v14175 = v14171 && v14174;
+            const float v14177 = v14168 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14178 = v14175 ? v14177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[56] = v14178;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14179 = static_cast<unsigned int>(v11250.col(57, iron_linear_thread() & 31u));
+            const float v14181 = v11250.x[57];
+            const float v14182 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14183 = __float_as_uint(v14182);
+            const bool v14184 = v14179 >= v14183;
+            const float v14185 = v13189.x[0];
+            const unsigned int v14186 = __float_as_uint(v14185);
+            const bool v14187 = v14179 < v14186;
+            const bool v14188 = v14184 && v14187;
+            const float v14190 = v14181 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14191 = v14188 ? v14190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[57] = v14191;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14192 = static_cast<unsigned int>(v11250.col(58, iron_linear_thread() & 31u));
+            const float v14194 = v11250.x[58];
+            const float v14195 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14196 = __float_as_uint(v14195);
+            const bool v14197 = v14192 >= v14196;
+            const float v14198 = v13189.x[2];
+            const unsigned int v14199 = __float_as_uint(v14198);
+            const bool v14200 = v14192 < v14199;
+            const bool v14201 = v14197 && v14200;
+            const float v14203 = v14194 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14204 = v14201 ? v14203 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[58] = v14204;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14205 = static_cast<unsigned int>(v11250.col(59, iron_linear_thread() & 31u));
+            const float v14207 = v11250.x[59];
+            const float v14208 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14209 = __float_as_uint(v14208);
+            const bool v14210 = v14205 >= v14209;
+            const float v14211 = v13189.x[2];
+            const unsigned int v14212 = __float_as_uint(v14211);
+            const bool v14213 = v14205 < v14212;
+            const bool v14214 = v14210 && v14213;
+            const float v14216 = v14207 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14217 = v14214 ? v14216 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[59] = v14217;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14218 = static_cast<unsigned int>(v11250.col(60, iron_linear_thread() & 31u));
+            const float v14220 = v11250.x[60];
+            const float v14221 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14222 = __float_as_uint(v14221);
+            const bool v14223 = v14218 >= v14222;
+            const float v14224 = v13189.x[0];
+            const unsigned int v14225 = __float_as_uint(v14224);
+            const bool v14226 = v14218 < v14225;
+            const bool v14227 = v14223 && v14226;
+            const float v14229 = v14220 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14230 = v14227 ? v14229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[60] = v14230;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14231 = static_cast<unsigned int>(v11250.col(61, iron_linear_thread() & 31u));
+            const float v14233 = v11250.x[61];
+            const float v14234 = v13187.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14235 = __float_as_uint(v14234);
+            const bool v14236 = v14231 >= v14235;
+            const float v14237 = v13189.x[0];
+            const unsigned int v14238 = __float_as_uint(v14237);
+            const bool v14239 = v14231 < v14238;
+            const bool v14240 = v14236 && v14239;
+            const float v14242 = v14233 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14243 = v14240 ? v14242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[61] = v14243;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14244 = static_cast<unsigned int>(v11250.col(62, iron_linear_thread() & 31u));
+            const float v14246 = v11250.x[62];
+            const float v14247 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14248 = __float_as_uint(v14247);
+            const bool v14249 = v14244 >= v14248;
+            const float v14250 = v13189.x[2];
+            const unsigned int v14251 = __float_as_uint(v14250);
+            const bool v14252 = v14244 < v14251;
+            const bool v14253 = v14249 && v14252;
+            const float v14255 = v14246 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14256 = v14253 ? v14255 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[62] = v14256;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14257 = static_cast<unsigned int>(v11250.col(63, iron_linear_thread() & 31u));
+            const float v14259 = v11250.x[63];
+            const float v14260 = v13187.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14261 = __float_as_uint(v14260);
+            const bool v14262 = v14257 >= v14261;
+            const float v14263 = v13189.x[2];
+            const unsigned int v14264 = __float_as_uint(v14263);
+            const bool v14265 = v14257 < v14264;
+            const bool v14266 = v14262 && v14265;
+            const float v14268 = v14259 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14269 = v14266 ? v14268 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11250.x[63] = v14269;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14269;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14269, 0.0f);
-          iron_frag_row_reduce<false>(v14269, v11248);
-          iron_frag<float, 2, 16, 8> v14271;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag<float, 2, 16, 8> v14271;  // kernels/sdpa/flash_tile.hpp:210
           iron_frag_fill(v14271, 0.0f);
-          const float v14275 = v14269.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14276 = v351.x[0];
-          const float v14277 = fmaxf(v14276, v14275);
-          const bool v14280 = v14277 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14281 = v14280 ? 0.0f : v14277;
-          v14271.x[0] = v14281;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14285 = v14269.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14286 = v351.x[1];
-          const float v14287 = fmaxf(v14286, v14285);
-          const bool v14290 = v14287 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14291 = v14290 ? 0.0f : v14287;
-          v14271.x[1] = v14291;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14295 = v14269.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14296 = v351.x[2];
-          const float v14297 = fmaxf(v14296, v14295);
-          const bool v14300 = v14297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14301 = v14300 ? 0.0f : v14297;
-          v14271.x[2] = v14301;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14305 = v14269.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14306 = v351.x[3];
-          const float v14307 = fmaxf(v14306, v14305);
-          const bool v14310 = v14307 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14311 = v14310 ? 0.0f : v14307;
-          v14271.x[3] = v14311;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14315 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14317 = v14276 - v14315;
-          const float v14318 = iron_exp2_approx(v14317);
-          v11274.x[0] = v14318;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14322 = v14271.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14324 = v14286 - v14322;
-          const float v14325 = iron_exp2_approx(v14324);
-          v11274.x[1] = v14325;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14329 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14331 = v14296 - v14329;
-          const float v14332 = iron_exp2_approx(v14331);
-          v11274.x[2] = v14332;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14336 = v14271.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14338 = v14306 - v14336;
-          const float v14339 = iron_exp2_approx(v14338);
-          v11274.x[3] = v14339;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14277;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14347 = v351.x[1];
-          const float v14349 = fmaxf(v14347, v14285);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v14349;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14352 = v351.x[2];
-          const float v14354 = fmaxf(v14352, v14295);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14354;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14357 = v351.x[3];
-          const float v14359 = fmaxf(v14357, v14305);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14359;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14362 = v11248.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14363 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14364 = v14362 - v14363;
-          const float v14365 = iron_exp2_approx(v14364);
-          v11248.x[0] = v14365;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14368 = v11248.x[1];
-          const float v14369 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14370 = v14368 - v14369;
-          const float v14371 = iron_exp2_approx(v14370);
-          v11248.x[1] = v14371;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14374 = v11248.x[2];
-          const float v14375 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14376 = v14374 - v14375;
-          const float v14377 = iron_exp2_approx(v14376);
-          v11248.x[2] = v14377;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14380 = v11248.x[3];
-          const float v14381 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14382 = v14380 - v14381;
-          const float v14383 = iron_exp2_approx(v14382);
-          v11248.x[3] = v14383;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14386 = v11248.x[4];
-          const float v14387 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14388 = v14386 - v14387;
-          const float v14389 = iron_exp2_approx(v14388);
-          v11248.x[4] = v14389;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14392 = v11248.x[5];
-          const float v14393 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14394 = v14392 - v14393;
-          const float v14395 = iron_exp2_approx(v14394);
-          v11248.x[5] = v14395;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14398 = v11248.x[6];
-          const float v14399 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14400 = v14398 - v14399;
-          const float v14401 = iron_exp2_approx(v14400);
-          v11248.x[6] = v14401;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14404 = v11248.x[7];
-          const float v14405 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14406 = v14404 - v14405;
-          const float v14407 = iron_exp2_approx(v14406);
-          v11248.x[7] = v14407;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14410 = v11248.x[8];
-          const float v14411 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14412 = v14410 - v14411;
-          const float v14413 = iron_exp2_approx(v14412);
-          v11248.x[8] = v14413;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14416 = v11248.x[9];
-          const float v14417 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14418 = v14416 - v14417;
-          const float v14419 = iron_exp2_approx(v14418);
-          v11248.x[9] = v14419;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14422 = v11248.x[10];
-          const float v14423 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14424 = v14422 - v14423;
-          const float v14425 = iron_exp2_approx(v14424);
-          v11248.x[10] = v14425;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14428 = v11248.x[11];
-          const float v14429 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14430 = v14428 - v14429;
-          const float v14431 = iron_exp2_approx(v14430);
-          v11248.x[11] = v14431;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14434 = v11248.x[12];
-          const float v14435 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14436 = v14434 - v14435;
-          const float v14437 = iron_exp2_approx(v14436);
-          v11248.x[12] = v14437;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14440 = v11248.x[13];
-          const float v14441 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14442 = v14440 - v14441;
-          const float v14443 = iron_exp2_approx(v14442);
-          v11248.x[13] = v14443;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14446 = v11248.x[14];
-          const float v14447 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14448 = v14446 - v14447;
-          const float v14449 = iron_exp2_approx(v14448);
-          v11248.x[14] = v14449;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14452 = v11248.x[15];
-          const float v14453 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14454 = v14452 - v14453;
-          const float v14455 = iron_exp2_approx(v14454);
-          v11248.x[15] = v14455;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14458 = v11248.x[16];
-          const float v14459 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14460 = v14458 - v14459;
-          const float v14461 = iron_exp2_approx(v14460);
-          v11248.x[16] = v14461;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14464 = v11248.x[17];
-          const float v14465 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14466 = v14464 - v14465;
-          const float v14467 = iron_exp2_approx(v14466);
-          v11248.x[17] = v14467;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14470 = v11248.x[18];
-          const float v14471 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14472 = v14470 - v14471;
-          const float v14473 = iron_exp2_approx(v14472);
-          v11248.x[18] = v14473;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14476 = v11248.x[19];
-          const float v14477 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14478 = v14476 - v14477;
-          const float v14479 = iron_exp2_approx(v14478);
-          v11248.x[19] = v14479;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14482 = v11248.x[20];
-          const float v14483 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14484 = v14482 - v14483;
-          const float v14485 = iron_exp2_approx(v14484);
-          v11248.x[20] = v14485;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14488 = v11248.x[21];
-          const float v14489 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14490 = v14488 - v14489;
-          const float v14491 = iron_exp2_approx(v14490);
-          v11248.x[21] = v14491;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14494 = v11248.x[22];
-          const float v14495 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14496 = v14494 - v14495;
-          const float v14497 = iron_exp2_approx(v14496);
-          v11248.x[22] = v14497;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14500 = v11248.x[23];
-          const float v14501 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14502 = v14500 - v14501;
-          const float v14503 = iron_exp2_approx(v14502);
-          v11248.x[23] = v14503;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14506 = v11248.x[24];
-          const float v14507 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14508 = v14506 - v14507;
-          const float v14509 = iron_exp2_approx(v14508);
-          v11248.x[24] = v14509;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14512 = v11248.x[25];
-          const float v14513 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14514 = v14512 - v14513;
-          const float v14515 = iron_exp2_approx(v14514);
-          v11248.x[25] = v14515;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14518 = v11248.x[26];
-          const float v14519 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14520 = v14518 - v14519;
-          const float v14521 = iron_exp2_approx(v14520);
-          v11248.x[26] = v14521;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14524 = v11248.x[27];
-          const float v14525 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14526 = v14524 - v14525;
-          const float v14527 = iron_exp2_approx(v14526);
-          v11248.x[27] = v14527;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14530 = v11248.x[28];
-          const float v14531 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14532 = v14530 - v14531;
-          const float v14533 = iron_exp2_approx(v14532);
-          v11248.x[28] = v14533;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14536 = v11248.x[29];
-          const float v14537 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14538 = v14536 - v14537;
-          const float v14539 = iron_exp2_approx(v14538);
-          v11248.x[29] = v14539;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14542 = v11248.x[30];
-          const float v14543 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14544 = v14542 - v14543;
-          const float v14545 = iron_exp2_approx(v14544);
-          v11248.x[30] = v14545;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14548 = v11248.x[31];
-          const float v14549 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14550 = v14548 - v14549;
-          const float v14551 = iron_exp2_approx(v14550);
-          v11248.x[31] = v14551;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14554 = v11248.x[32];
-          const float v14555 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14556 = v14554 - v14555;
-          const float v14557 = iron_exp2_approx(v14556);
-          v11248.x[32] = v14557;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14560 = v11248.x[33];
-          const float v14561 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14562 = v14560 - v14561;
-          const float v14563 = iron_exp2_approx(v14562);
-          v11248.x[33] = v14563;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14566 = v11248.x[34];
-          const float v14567 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14568 = v14566 - v14567;
-          const float v14569 = iron_exp2_approx(v14568);
-          v11248.x[34] = v14569;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14572 = v11248.x[35];
-          const float v14573 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14574 = v14572 - v14573;
-          const float v14575 = iron_exp2_approx(v14574);
-          v11248.x[35] = v14575;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14578 = v11248.x[36];
-          const float v14579 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14580 = v14578 - v14579;
-          const float v14581 = iron_exp2_approx(v14580);
-          v11248.x[36] = v14581;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14584 = v11248.x[37];
-          const float v14585 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14586 = v14584 - v14585;
-          const float v14587 = iron_exp2_approx(v14586);
-          v11248.x[37] = v14587;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14590 = v11248.x[38];
-          const float v14591 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14592 = v14590 - v14591;
-          const float v14593 = iron_exp2_approx(v14592);
-          v11248.x[38] = v14593;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14596 = v11248.x[39];
-          const float v14597 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14598 = v14596 - v14597;
-          const float v14599 = iron_exp2_approx(v14598);
-          v11248.x[39] = v14599;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14602 = v11248.x[40];
-          const float v14603 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14604 = v14602 - v14603;
-          const float v14605 = iron_exp2_approx(v14604);
-          v11248.x[40] = v14605;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14608 = v11248.x[41];
-          const float v14609 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14610 = v14608 - v14609;
-          const float v14611 = iron_exp2_approx(v14610);
-          v11248.x[41] = v14611;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14614 = v11248.x[42];
-          const float v14615 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14616 = v14614 - v14615;
-          const float v14617 = iron_exp2_approx(v14616);
-          v11248.x[42] = v14617;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14620 = v11248.x[43];
-          const float v14621 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14622 = v14620 - v14621;
-          const float v14623 = iron_exp2_approx(v14622);
-          v11248.x[43] = v14623;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14626 = v11248.x[44];
-          const float v14627 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14628 = v14626 - v14627;
-          const float v14629 = iron_exp2_approx(v14628);
-          v11248.x[44] = v14629;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14632 = v11248.x[45];
-          const float v14633 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14634 = v14632 - v14633;
-          const float v14635 = iron_exp2_approx(v14634);
-          v11248.x[45] = v14635;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14638 = v11248.x[46];
-          const float v14639 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14640 = v14638 - v14639;
-          const float v14641 = iron_exp2_approx(v14640);
-          v11248.x[46] = v14641;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14644 = v11248.x[47];
-          const float v14645 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14646 = v14644 - v14645;
-          const float v14647 = iron_exp2_approx(v14646);
-          v11248.x[47] = v14647;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14650 = v11248.x[48];
-          const float v14651 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14652 = v14650 - v14651;
-          const float v14653 = iron_exp2_approx(v14652);
-          v11248.x[48] = v14653;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14656 = v11248.x[49];
-          const float v14657 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14658 = v14656 - v14657;
-          const float v14659 = iron_exp2_approx(v14658);
-          v11248.x[49] = v14659;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14662 = v11248.x[50];
-          const float v14663 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14664 = v14662 - v14663;
-          const float v14665 = iron_exp2_approx(v14664);
-          v11248.x[50] = v14665;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14668 = v11248.x[51];
-          const float v14669 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14670 = v14668 - v14669;
-          const float v14671 = iron_exp2_approx(v14670);
-          v11248.x[51] = v14671;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14674 = v11248.x[52];
-          const float v14675 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14676 = v14674 - v14675;
-          const float v14677 = iron_exp2_approx(v14676);
-          v11248.x[52] = v14677;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14680 = v11248.x[53];
-          const float v14681 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14682 = v14680 - v14681;
-          const float v14683 = iron_exp2_approx(v14682);
-          v11248.x[53] = v14683;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14686 = v11248.x[54];
-          const float v14687 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14688 = v14686 - v14687;
-          const float v14689 = iron_exp2_approx(v14688);
-          v11248.x[54] = v14689;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14692 = v11248.x[55];
-          const float v14693 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14694 = v14692 - v14693;
-          const float v14695 = iron_exp2_approx(v14694);
-          v11248.x[55] = v14695;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14698 = v11248.x[56];
-          const float v14699 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14700 = v14698 - v14699;
-          const float v14701 = iron_exp2_approx(v14700);
-          v11248.x[56] = v14701;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14704 = v11248.x[57];
-          const float v14705 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14706 = v14704 - v14705;
-          const float v14707 = iron_exp2_approx(v14706);
-          v11248.x[57] = v14707;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14710 = v11248.x[58];
-          const float v14711 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14712 = v14710 - v14711;
-          const float v14713 = iron_exp2_approx(v14712);
-          v11248.x[58] = v14713;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14716 = v11248.x[59];
-          const float v14717 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14718 = v14716 - v14717;
-          const float v14719 = iron_exp2_approx(v14718);
-          v11248.x[59] = v14719;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14722 = v11248.x[60];
-          const float v14723 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14724 = v14722 - v14723;
-          const float v14725 = iron_exp2_approx(v14724);
-          v11248.x[60] = v14725;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14728 = v11248.x[61];
-          const float v14729 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14730 = v14728 - v14729;
-          const float v14731 = iron_exp2_approx(v14730);
-          v11248.x[61] = v14731;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14734 = v11248.x[62];
-          const float v14735 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14736 = v14734 - v14735;
-          const float v14737 = iron_exp2_approx(v14736);
-          v11248.x[62] = v14737;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14740 = v11248.x[63];
-          const float v14741 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14742 = v14740 - v14741;
-          const float v14743 = iron_exp2_approx(v14742);
-          v11248.x[63] = v14743;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v14745;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v14745, 0.0f);
-          iron_frag_row_reduce<true>(v14745, v11248);
-          const float v14748 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v14749 = v14745.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14750 = v11274.x[0];
-          const float v14751 = v14748 * v14750;
-          const float v14752 = v14751 + v14749;
-          v353.x[0] = v14752;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14755 = v353.x[1];
-          const float v14756 = v14745.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14757 = v11274.x[1];
-          const float v14758 = v14755 * v14757;
-          const float v14759 = v14758 + v14756;
-          v353.x[1] = v14759;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14762 = v353.x[2];
-          const float v14763 = v14745.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14764 = v11274.x[2];
-          const float v14765 = v14762 * v14764;
-          const float v14766 = v14765 + v14763;
-          v353.x[2] = v14766;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14769 = v353.x[3];
-          const float v14770 = v14745.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14771 = v11274.x[3];
-          const float v14772 = v14769 * v14771;
-          const float v14773 = v14772 + v14770;
-          v353.x[3] = v14773;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag_row_reduce<false>(v14271, v11250);
+          iron_frag<float, 2, 16, 8> v14273;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14273, 0.0f);
+          const float v14277 = v14271.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14278 = v351.x[0];
+          const float v14279 = fmaxf(v14278, v14277);
+          const bool v14282 = v14279 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14283 = v14282 ? 0.0f : v14279;
+          v14273.x[0] = v14283;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14287 = v14271.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14288 = v351.x[1];
+          const float v14289 = fmaxf(v14288, v14287);
+          const bool v14292 = v14289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14293 = v14292 ? 0.0f : v14289;
+          v14273.x[1] = v14293;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14297 = v14271.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14298 = v351.x[2];
+          const float v14299 = fmaxf(v14298, v14297);
+          const bool v14302 = v14299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14303 = v14302 ? 0.0f : v14299;
+          v14273.x[2] = v14303;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14307 = v14271.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14308 = v351.x[3];
+          const float v14309 = fmaxf(v14308, v14307);
+          const bool v14312 = v14309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14313 = v14312 ? 0.0f : v14309;
+          v14273.x[3] = v14313;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14317 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14319 = v14278 - v14317;
+          const float v14320 = iron_exp2_approx(v14319);
+          v11276.x[0] = v14320;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14324 = v14273.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14326 = v14288 - v14324;
+          const float v14327 = iron_exp2_approx(v14326);
+          v11276.x[1] = v14327;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14331 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14333 = v14298 - v14331;
+          const float v14334 = iron_exp2_approx(v14333);
+          v11276.x[2] = v14334;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14338 = v14273.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14340 = v14308 - v14338;
+          const float v14341 = iron_exp2_approx(v14340);
+          v11276.x[3] = v14341;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14279;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14349 = v351.x[1];
+          const float v14351 = fmaxf(v14349, v14287);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14351;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14354 = v351.x[2];
+          const float v14356 = fmaxf(v14354, v14297);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14356;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14359 = v351.x[3];
+          const float v14361 = fmaxf(v14359, v14307);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14361;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14364 = v11250.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14365 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14366 = v14364 - v14365;
+          const float v14367 = iron_exp2_approx(v14366);
+          v11250.x[0] = v14367;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14370 = v11250.x[1];
+          const float v14371 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14372 = v14370 - v14371;
+          const float v14373 = iron_exp2_approx(v14372);
+          v11250.x[1] = v14373;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14376 = v11250.x[2];
+          const float v14377 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14378 = v14376 - v14377;
+          const float v14379 = iron_exp2_approx(v14378);
+          v11250.x[2] = v14379;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14382 = v11250.x[3];
+          const float v14383 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14384 = v14382 - v14383;
+          const float v14385 = iron_exp2_approx(v14384);
+          v11250.x[3] = v14385;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14388 = v11250.x[4];
+          const float v14389 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14390 = v14388 - v14389;
+          const float v14391 = iron_exp2_approx(v14390);
+          v11250.x[4] = v14391;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14394 = v11250.x[5];
+          const float v14395 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14396 = v14394 - v14395;
+          const float v14397 = iron_exp2_approx(v14396);
+          v11250.x[5] = v14397;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14400 = v11250.x[6];
+          const float v14401 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14402 = v14400 - v14401;
+          const float v14403 = iron_exp2_approx(v14402);
+          v11250.x[6] = v14403;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14406 = v11250.x[7];
+          const float v14407 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14408 = v14406 - v14407;
+          const float v14409 = iron_exp2_approx(v14408);
+          v11250.x[7] = v14409;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14412 = v11250.x[8];
+          const float v14413 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14414 = v14412 - v14413;
+          const float v14415 = iron_exp2_approx(v14414);
+          v11250.x[8] = v14415;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14418 = v11250.x[9];
+          const float v14419 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14420 = v14418 - v14419;
+          const float v14421 = iron_exp2_approx(v14420);
+          v11250.x[9] = v14421;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14424 = v11250.x[10];
+          const float v14425 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14426 = v14424 - v14425;
+          const float v14427 = iron_exp2_approx(v14426);
+          v11250.x[10] = v14427;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14430 = v11250.x[11];
+          const float v14431 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14432 = v14430 - v14431;
+          const float v14433 = iron_exp2_approx(v14432);
+          v11250.x[11] = v14433;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14436 = v11250.x[12];
+          const float v14437 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14438 = v14436 - v14437;
+          const float v14439 = iron_exp2_approx(v14438);
+          v11250.x[12] = v14439;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14442 = v11250.x[13];
+          const float v14443 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14444 = v14442 - v14443;
+          const float v14445 = iron_exp2_approx(v14444);
+          v11250.x[13] = v14445;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14448 = v11250.x[14];
+          const float v14449 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14450 = v14448 - v14449;
+          const float v14451 = iron_exp2_approx(v14450);
+          v11250.x[14] = v14451;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14454 = v11250.x[15];
+          const float v14455 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14456 = v14454 - v14455;
+          const float v14457 = iron_exp2_approx(v14456);
+          v11250.x[15] = v14457;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14460 = v11250.x[16];
+          const float v14461 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14462 = v14460 - v14461;
+          const float v14463 = iron_exp2_approx(v14462);
+          v11250.x[16] = v14463;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14466 = v11250.x[17];
+          const float v14467 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14468 = v14466 - v14467;
+          const float v14469 = iron_exp2_approx(v14468);
+          v11250.x[17] = v14469;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14472 = v11250.x[18];
+          const float v14473 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14474 = v14472 - v14473;
+          const float v14475 = iron_exp2_approx(v14474);
+          v11250.x[18] = v14475;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14478 = v11250.x[19];
+          const float v14479 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14480 = v14478 - v14479;
+          const float v14481 = iron_exp2_approx(v14480);
+          v11250.x[19] = v14481;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14484 = v11250.x[20];
+          const float v14485 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14486 = v14484 - v14485;
+          const float v14487 = iron_exp2_approx(v14486);
+          v11250.x[20] = v14487;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14490 = v11250.x[21];
+          const float v14491 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14492 = v14490 - v14491;
+          const float v14493 = iron_exp2_approx(v14492);
+          v11250.x[21] = v14493;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14496 = v11250.x[22];
+          const float v14497 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14498 = v14496 - v14497;
+          const float v14499 = iron_exp2_approx(v14498);
+          v11250.x[22] = v14499;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14502 = v11250.x[23];
+          const float v14503 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14504 = v14502 - v14503;
+          const float v14505 = iron_exp2_approx(v14504);
+          v11250.x[23] = v14505;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14508 = v11250.x[24];
+          const float v14509 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14510 = v14508 - v14509;
+          const float v14511 = iron_exp2_approx(v14510);
+          v11250.x[24] = v14511;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14514 = v11250.x[25];
+          const float v14515 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14516 = v14514 - v14515;
+          const float v14517 = iron_exp2_approx(v14516);
+          v11250.x[25] = v14517;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14520 = v11250.x[26];
+          const float v14521 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14522 = v14520 - v14521;
+          const float v14523 = iron_exp2_approx(v14522);
+          v11250.x[26] = v14523;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14526 = v11250.x[27];
+          const float v14527 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14528 = v14526 - v14527;
+          const float v14529 = iron_exp2_approx(v14528);
+          v11250.x[27] = v14529;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14532 = v11250.x[28];
+          const float v14533 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14534 = v14532 - v14533;
+          const float v14535 = iron_exp2_approx(v14534);
+          v11250.x[28] = v14535;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14538 = v11250.x[29];
+          const float v14539 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14540 = v14538 - v14539;
+          const float v14541 = iron_exp2_approx(v14540);
+          v11250.x[29] = v14541;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14544 = v11250.x[30];
+          const float v14545 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14546 = v14544 - v14545;
+          const float v14547 = iron_exp2_approx(v14546);
+          v11250.x[30] = v14547;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14550 = v11250.x[31];
+          const float v14551 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14552 = v14550 - v14551;
+          const float v14553 = iron_exp2_approx(v14552);
+          v11250.x[31] = v14553;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14556 = v11250.x[32];
+          const float v14557 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14558 = v14556 - v14557;
+          const float v14559 = iron_exp2_approx(v14558);
+          v11250.x[32] = v14559;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14562 = v11250.x[33];
+          const float v14563 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14564 = v14562 - v14563;
+          const float v14565 = iron_exp2_approx(v14564);
+          v11250.x[33] = v14565;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14568 = v11250.x[34];
+          const float v14569 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14570 = v14568 - v14569;
+          const float v14571 = iron_exp2_approx(v14570);
+          v11250.x[34] = v14571;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14574 = v11250.x[35];
+          const float v14575 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14576 = v14574 - v14575;
+          const float v14577 = iron_exp2_approx(v14576);
+          v11250.x[35] = v14577;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14580 = v11250.x[36];
+          const float v14581 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14582 = v14580 - v14581;
+          const float v14583 = iron_exp2_approx(v14582);
+          v11250.x[36] = v14583;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14586 = v11250.x[37];
+          const float v14587 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14588 = v14586 - v14587;
+          const float v14589 = iron_exp2_approx(v14588);
+          v11250.x[37] = v14589;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14592 = v11250.x[38];
+          const float v14593 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14594 = v14592 - v14593;
+          const float v14595 = iron_exp2_approx(v14594);
+          v11250.x[38] = v14595;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14598 = v11250.x[39];
+          const float v14599 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14600 = v14598 - v14599;
+          const float v14601 = iron_exp2_approx(v14600);
+          v11250.x[39] = v14601;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14604 = v11250.x[40];
+          const float v14605 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14606 = v14604 - v14605;
+          const float v14607 = iron_exp2_approx(v14606);
+          v11250.x[40] = v14607;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14610 = v11250.x[41];
+          const float v14611 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14612 = v14610 - v14611;
+          const float v14613 = iron_exp2_approx(v14612);
+          v11250.x[41] = v14613;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14616 = v11250.x[42];
+          const float v14617 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14618 = v14616 - v14617;
+          const float v14619 = iron_exp2_approx(v14618);
+          v11250.x[42] = v14619;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14622 = v11250.x[43];
+          const float v14623 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14624 = v14622 - v14623;
+          const float v14625 = iron_exp2_approx(v14624);
+          v11250.x[43] = v14625;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14628 = v11250.x[44];
+          const float v14629 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14630 = v14628 - v14629;
+          const float v14631 = iron_exp2_approx(v14630);
+          v11250.x[44] = v14631;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14634 = v11250.x[45];
+          const float v14635 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14636 = v14634 - v14635;
+          const float v14637 = iron_exp2_approx(v14636);
+          v11250.x[45] = v14637;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14640 = v11250.x[46];
+          const float v14641 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14642 = v14640 - v14641;
+          const float v14643 = iron_exp2_approx(v14642);
+          v11250.x[46] = v14643;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14646 = v11250.x[47];
+          const float v14647 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14648 = v14646 - v14647;
+          const float v14649 = iron_exp2_approx(v14648);
+          v11250.x[47] = v14649;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14652 = v11250.x[48];
+          const float v14653 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14654 = v14652 - v14653;
+          const float v14655 = iron_exp2_approx(v14654);
+          v11250.x[48] = v14655;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14658 = v11250.x[49];
+          const float v14659 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14660 = v14658 - v14659;
+          const float v14661 = iron_exp2_approx(v14660);
+          v11250.x[49] = v14661;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14664 = v11250.x[50];
+          const float v14665 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14666 = v14664 - v14665;
+          const float v14667 = iron_exp2_approx(v14666);
+          v11250.x[50] = v14667;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14670 = v11250.x[51];
+          const float v14671 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14672 = v14670 - v14671;
+          const float v14673 = iron_exp2_approx(v14672);
+          v11250.x[51] = v14673;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14676 = v11250.x[52];
+          const float v14677 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14678 = v14676 - v14677;
+          const float v14679 = iron_exp2_approx(v14678);
+          v11250.x[52] = v14679;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14682 = v11250.x[53];
+          const float v14683 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14684 = v14682 - v14683;
+          const float v14685 = iron_exp2_approx(v14684);
+          v11250.x[53] = v14685;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14688 = v11250.x[54];
+          const float v14689 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14690 = v14688 - v14689;
+          const float v14691 = iron_exp2_approx(v14690);
+          v11250.x[54] = v14691;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14694 = v11250.x[55];
+          const float v14695 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14696 = v14694 - v14695;
+          const float v14697 = iron_exp2_approx(v14696);
+          v11250.x[55] = v14697;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14700 = v11250.x[56];
+          const float v14701 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14702 = v14700 - v14701;
+          const float v14703 = iron_exp2_approx(v14702);
+          v11250.x[56] = v14703;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14706 = v11250.x[57];
+          const float v14707 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14708 = v14706 - v14707;
+          const float v14709 = iron_exp2_approx(v14708);
+          v11250.x[57] = v14709;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14712 = v11250.x[58];
+          const float v14713 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14714 = v14712 - v14713;
+          const float v14715 = iron_exp2_approx(v14714);
+          v11250.x[58] = v14715;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14718 = v11250.x[59];
+          const float v14719 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14720 = v14718 - v14719;
+          const float v14721 = iron_exp2_approx(v14720);
+          v11250.x[59] = v14721;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14724 = v11250.x[60];
+          const float v14725 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14726 = v14724 - v14725;
+          const float v14727 = iron_exp2_approx(v14726);
+          v11250.x[60] = v14727;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14730 = v11250.x[61];
+          const float v14731 = v14273.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14732 = v14730 - v14731;
+          const float v14733 = iron_exp2_approx(v14732);
+          v11250.x[61] = v14733;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14736 = v11250.x[62];
+          const float v14737 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14738 = v14736 - v14737;
+          const float v14739 = iron_exp2_approx(v14738);
+          v11250.x[62] = v14739;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14742 = v11250.x[63];
+          const float v14743 = v14273.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14744 = v14742 - v14743;
+          const float v14745 = iron_exp2_approx(v14744);
+          v11250.x[63] = v14745;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v14747;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v14747, 0.0f);
+          iron_frag_row_reduce<true>(v14747, v11250);
+          const float v14750 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v14751 = v14747.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14752 = v11276.x[0];
+          const float v14753 = v14750 * v14752;
+          const float v14754 = v14753 + v14751;
+          v353.x[0] = v14754;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14757 = v353.x[1];
+          const float v14758 = v14747.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14759 = v11276.x[1];
+          const float v14760 = v14757 * v14759;
+          const float v14761 = v14760 + v14758;
+          v353.x[1] = v14761;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14764 = v353.x[2];
+          const float v14765 = v14747.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14766 = v11276.x[2];
+          const float v14767 = v14764 * v14766;
+          const float v14768 = v14767 + v14765;
+          v353.x[2] = v14768;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14771 = v353.x[3];
+          const float v14772 = v14747.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14773 = v11276.x[3];
+          const float v14774 = v14771 * v14773;
+          const float v14775 = v14774 + v14772;
+          v353.x[3] = v14775;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v14776 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v14777 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14778 = v14776 * v14777;
-        v355.x[0] = v14778;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14781 = v355.x[1];
-        const float v14782 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14783 = v14781 * v14782;
-        v355.x[1] = v14783;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14786 = v355.x[2];
-        const float v14787 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14788 = v14786 * v14787;
-        v355.x[2] = v14788;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14791 = v355.x[3];
-        const float v14792 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14793 = v14791 * v14792;
-        v355.x[3] = v14793;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14796 = v355.x[4];
-        const float v14797 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14798 = v14796 * v14797;
-        v355.x[4] = v14798;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14801 = v355.x[5];
-        const float v14802 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14803 = v14801 * v14802;
-        v355.x[5] = v14803;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14806 = v355.x[6];
-        const float v14807 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14808 = v14806 * v14807;
-        v355.x[6] = v14808;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14811 = v355.x[7];
-        const float v14812 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14813 = v14811 * v14812;
-        v355.x[7] = v14813;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14816 = v355.x[8];
-        const float v14817 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14818 = v14816 * v14817;
-        v355.x[8] = v14818;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14821 = v355.x[9];
-        const float v14822 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14823 = v14821 * v14822;
-        v355.x[9] = v14823;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14826 = v355.x[10];
-        const float v14827 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14828 = v14826 * v14827;
-        v355.x[10] = v14828;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14831 = v355.x[11];
-        const float v14832 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14833 = v14831 * v14832;
-        v355.x[11] = v14833;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14836 = v355.x[12];
-        const float v14837 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14838 = v14836 * v14837;
-        v355.x[12] = v14838;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14841 = v355.x[13];
-        const float v14842 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14843 = v14841 * v14842;
-        v355.x[13] = v14843;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14846 = v355.x[14];
-        const float v14847 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14848 = v14846 * v14847;
-        v355.x[14] = v14848;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14851 = v355.x[15];
-        const float v14852 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14853 = v14851 * v14852;
-        v355.x[15] = v14853;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14856 = v355.x[16];
-        const float v14857 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14858 = v14856 * v14857;
-        v355.x[16] = v14858;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14861 = v355.x[17];
-        const float v14862 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14863 = v14861 * v14862;
-        v355.x[17] = v14863;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14866 = v355.x[18];
-        const float v14867 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14868 = v14866 * v14867;
-        v355.x[18] = v14868;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14871 = v355.x[19];
-        const float v14872 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14873 = v14871 * v14872;
-        v355.x[19] = v14873;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14876 = v355.x[20];
-        const float v14877 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14878 = v14876 * v14877;
-        v355.x[20] = v14878;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14881 = v355.x[21];
-        const float v14882 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14883 = v14881 * v14882;
-        v355.x[21] = v14883;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14886 = v355.x[22];
-        const float v14887 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14888 = v14886 * v14887;
-        v355.x[22] = v14888;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14891 = v355.x[23];
-        const float v14892 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14893 = v14891 * v14892;
-        v355.x[23] = v14893;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14896 = v355.x[24];
-        const float v14897 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14898 = v14896 * v14897;
-        v355.x[24] = v14898;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14901 = v355.x[25];
-        const float v14902 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14903 = v14901 * v14902;
-        v355.x[25] = v14903;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14906 = v355.x[26];
-        const float v14907 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14908 = v14906 * v14907;
-        v355.x[26] = v14908;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14911 = v355.x[27];
-        const float v14912 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14913 = v14911 * v14912;
-        v355.x[27] = v14913;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14916 = v355.x[28];
-        const float v14917 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14918 = v14916 * v14917;
-        v355.x[28] = v14918;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14921 = v355.x[29];
-        const float v14922 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14923 = v14921 * v14922;
-        v355.x[29] = v14923;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14926 = v355.x[30];
-        const float v14927 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14928 = v14926 * v14927;
-        v355.x[30] = v14928;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14931 = v355.x[31];
-        const float v14932 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14933 = v14931 * v14932;
-        v355.x[31] = v14933;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14936 = v357.x[0];
-        const float v14937 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14938 = v14936 * v14937;
-        v357.x[0] = v14938;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14941 = v357.x[1];
-        const float v14942 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14943 = v14941 * v14942;
-        v357.x[1] = v14943;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14946 = v357.x[2];
-        const float v14947 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14948 = v14946 * v14947;
-        v357.x[2] = v14948;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14951 = v357.x[3];
-        const float v14952 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14953 = v14951 * v14952;
-        v357.x[3] = v14953;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14956 = v357.x[4];
-        const float v14957 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14958 = v14956 * v14957;
-        v357.x[4] = v14958;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14961 = v357.x[5];
-        const float v14962 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14963 = v14961 * v14962;
-        v357.x[5] = v14963;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14966 = v357.x[6];
-        const float v14967 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14968 = v14966 * v14967;
-        v357.x[6] = v14968;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14971 = v357.x[7];
-        const float v14972 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14973 = v14971 * v14972;
-        v357.x[7] = v14973;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14976 = v357.x[8];
-        const float v14977 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14978 = v14976 * v14977;
-        v357.x[8] = v14978;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14981 = v357.x[9];
-        const float v14982 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14983 = v14981 * v14982;
-        v357.x[9] = v14983;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14986 = v357.x[10];
-        const float v14987 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14988 = v14986 * v14987;
-        v357.x[10] = v14988;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14991 = v357.x[11];
-        const float v14992 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14993 = v14991 * v14992;
-        v357.x[11] = v14993;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14996 = v357.x[12];
-        const float v14997 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14998 = v14996 * v14997;
-        v357.x[12] = v14998;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15001 = v357.x[13];
-        const float v15002 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15003 = v15001 * v15002;
-        v357.x[13] = v15003;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15006 = v357.x[14];
-        const float v15007 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15008 = v15006 * v15007;
-        v357.x[14] = v15008;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15011 = v357.x[15];
-        const float v15012 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15013 = v15011 * v15012;
-        v357.x[15] = v15013;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15016 = v357.x[16];
-        const float v15017 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15018 = v15016 * v15017;
-        v357.x[16] = v15018;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15021 = v357.x[17];
-        const float v15022 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15023 = v15021 * v15022;
-        v357.x[17] = v15023;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15026 = v357.x[18];
-        const float v15027 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15028 = v15026 * v15027;
-        v357.x[18] = v15028;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15031 = v357.x[19];
-        const float v15032 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15033 = v15031 * v15032;
-        v357.x[19] = v15033;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15036 = v357.x[20];
-        const float v15037 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15038 = v15036 * v15037;
-        v357.x[20] = v15038;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15041 = v357.x[21];
-        const float v15042 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15043 = v15041 * v15042;
-        v357.x[21] = v15043;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15046 = v357.x[22];
-        const float v15047 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15048 = v15046 * v15047;
-        v357.x[22] = v15048;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15051 = v357.x[23];
-        const float v15052 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15053 = v15051 * v15052;
-        v357.x[23] = v15053;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15056 = v357.x[24];
-        const float v15057 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15058 = v15056 * v15057;
-        v357.x[24] = v15058;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15061 = v357.x[25];
-        const float v15062 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15063 = v15061 * v15062;
-        v357.x[25] = v15063;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15066 = v357.x[26];
-        const float v15067 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15068 = v15066 * v15067;
-        v357.x[26] = v15068;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15071 = v357.x[27];
-        const float v15072 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15073 = v15071 * v15072;
-        v357.x[27] = v15073;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15076 = v357.x[28];
-        const float v15077 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15078 = v15076 * v15077;
-        v357.x[28] = v15078;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15081 = v357.x[29];
-        const float v15082 = v11274.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15083 = v15081 * v15082;
-        v357.x[29] = v15083;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15086 = v357.x[30];
-        const float v15087 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15088 = v15086 * v15087;
-        v357.x[30] = v15088;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15091 = v357.x[31];
-        const float v15092 = v11274.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15093 = v15091 * v15092;
-        v357.x[31] = v15093;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15095;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15095, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15095, v11248);
-        const unsigned int v15101 = v45 << 7u;
-        iron_frag_store<false>(v15095, shm3, v15101, 128u);
+        const float v14778 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v14779 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14780 = v14778 * v14779;
+        v355.x[0] = v14780;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14783 = v355.x[1];
+        const float v14784 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14785 = v14783 * v14784;
+        v355.x[1] = v14785;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14788 = v355.x[2];
+        const float v14789 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14790 = v14788 * v14789;
+        v355.x[2] = v14790;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14793 = v355.x[3];
+        const float v14794 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14795 = v14793 * v14794;
+        v355.x[3] = v14795;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14798 = v355.x[4];
+        const float v14799 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14800 = v14798 * v14799;
+        v355.x[4] = v14800;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14803 = v355.x[5];
+        const float v14804 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14805 = v14803 * v14804;
+        v355.x[5] = v14805;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14808 = v355.x[6];
+        const float v14809 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14810 = v14808 * v14809;
+        v355.x[6] = v14810;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14813 = v355.x[7];
+        const float v14814 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14815 = v14813 * v14814;
+        v355.x[7] = v14815;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14818 = v355.x[8];
+        const float v14819 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14820 = v14818 * v14819;
+        v355.x[8] = v14820;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14823 = v355.x[9];
+        const float v14824 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14825 = v14823 * v14824;
+        v355.x[9] = v14825;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14828 = v355.x[10];
+        const float v14829 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14830 = v14828 * v14829;
+        v355.x[10] = v14830;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14833 = v355.x[11];
+        const float v14834 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14835 = v14833 * v14834;
+        v355.x[11] = v14835;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14838 = v355.x[12];
+        const float v14839 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14840 = v14838 * v14839;
+        v355.x[12] = v14840;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14843 = v355.x[13];
+        const float v14844 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14845 = v14843 * v14844;
+        v355.x[13] = v14845;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14848 = v355.x[14];
+        const float v14849 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14850 = v14848 * v14849;
+        v355.x[14] = v14850;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14853 = v355.x[15];
+        const float v14854 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14855 = v14853 * v14854;
+        v355.x[15] = v14855;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14858 = v355.x[16];
+        const float v14859 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14860 = v14858 * v14859;
+        v355.x[16] = v14860;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14863 = v355.x[17];
+        const float v14864 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14865 = v14863 * v14864;
+        v355.x[17] = v14865;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14868 = v355.x[18];
+        const float v14869 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14870 = v14868 * v14869;
+        v355.x[18] = v14870;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14873 = v355.x[19];
+        const float v14874 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14875 = v14873 * v14874;
+        v355.x[19] = v14875;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14878 = v355.x[20];
+        const float v14879 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14880 = v14878 * v14879;
+        v355.x[20] = v14880;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14883 = v355.x[21];
+        const float v14884 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14885 = v14883 * v14884;
+        v355.x[21] = v14885;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14888 = v355.x[22];
+        const float v14889 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14890 = v14888 * v14889;
+        v355.x[22] = v14890;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14893 = v355.x[23];
+        const float v14894 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14895 = v14893 * v14894;
+        v355.x[23] = v14895;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14898 = v355.x[24];
+        const float v14899 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14900 = v14898 * v14899;
+        v355.x[24] = v14900;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14903 = v355.x[25];
+        const float v14904 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14905 = v14903 * v14904;
+        v355.x[25] = v14905;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14908 = v355.x[26];
+        const float v14909 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14910 = v14908 * v14909;
+        v355.x[26] = v14910;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14913 = v355.x[27];
+        const float v14914 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14915 = v14913 * v14914;
+        v355.x[27] = v14915;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14918 = v355.x[28];
+        const float v14919 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14920 = v14918 * v14919;
+        v355.x[28] = v14920;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14923 = v355.x[29];
+        const float v14924 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14925 = v14923 * v14924;
+        v355.x[29] = v14925;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14928 = v355.x[30];
+        const float v14929 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14930 = v14928 * v14929;
+        v355.x[30] = v14930;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14933 = v355.x[31];
+        const float v14934 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14935 = v14933 * v14934;
+        v355.x[31] = v14935;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14938 = v357.x[0];
+        const float v14939 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14940 = v14938 * v14939;
+        v357.x[0] = v14940;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14943 = v357.x[1];
+        const float v14944 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14945 = v14943 * v14944;
+        v357.x[1] = v14945;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14948 = v357.x[2];
+        const float v14949 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14950 = v14948 * v14949;
+        v357.x[2] = v14950;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14953 = v357.x[3];
+        const float v14954 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14955 = v14953 * v14954;
+        v357.x[3] = v14955;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14958 = v357.x[4];
+        const float v14959 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14960 = v14958 * v14959;
+        v357.x[4] = v14960;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14963 = v357.x[5];
+        const float v14964 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14965 = v14963 * v14964;
+        v357.x[5] = v14965;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14968 = v357.x[6];
+        const float v14969 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14970 = v14968 * v14969;
+        v357.x[6] = v14970;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14973 = v357.x[7];
+        const float v14974 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14975 = v14973 * v14974;
+        v357.x[7] = v14975;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14978 = v357.x[8];
+        const float v14979 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14980 = v14978 * v14979;
+        v357.x[8] = v14980;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14983 = v357.x[9];
+        const float v14984 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14985 = v14983 * v14984;
+        v357.x[9] = v14985;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14988 = v357.x[10];
+        const float v14989 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14990 = v14988 * v14989;
+        v357.x[10] = v14990;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14993 = v357.x[11];
+        const float v14994 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14995 = v14993 * v14994;
+        v357.x[11] = v14995;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14998 = v357.x[12];
+        const float v14999 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15000 = v14998 * v14999;
+        v357.x[12] = v15000;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15003 = v357.x[13];
+        const float v15004 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15005 = v15003 * v15004;
+        v357.x[13] = v15005;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15008 = v357.x[14];
+        const float v15009 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15010 = v15008 * v15009;
+        v357.x[14] = v15010;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15013 = v357.x[15];
+        const float v15014 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15015 = v15013 * v15014;
+        v357.x[15] = v15015;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15018 = v357.x[16];
+        const float v15019 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15020 = v15018 * v15019;
+        v357.x[16] = v15020;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15023 = v357.x[17];
+        const float v15024 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15025 = v15023 * v15024;
+        v357.x[17] = v15025;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15028 = v357.x[18];
+        const float v15029 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15030 = v15028 * v15029;
+        v357.x[18] = v15030;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15033 = v357.x[19];
+        const float v15034 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15035 = v15033 * v15034;
+        v357.x[19] = v15035;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15038 = v357.x[20];
+        const float v15039 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15040 = v15038 * v15039;
+        v357.x[20] = v15040;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15043 = v357.x[21];
+        const float v15044 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15045 = v15043 * v15044;
+        v357.x[21] = v15045;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15048 = v357.x[22];
+        const float v15049 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15050 = v15048 * v15049;
+        v357.x[22] = v15050;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15053 = v357.x[23];
+        const float v15054 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15055 = v15053 * v15054;
+        v357.x[23] = v15055;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15058 = v357.x[24];
+        const float v15059 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15060 = v15058 * v15059;
+        v357.x[24] = v15060;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15063 = v357.x[25];
+        const float v15064 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15065 = v15063 * v15064;
+        v357.x[25] = v15065;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15068 = v357.x[26];
+        const float v15069 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15070 = v15068 * v15069;
+        v357.x[26] = v15070;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15073 = v357.x[27];
+        const float v15074 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15075 = v15073 * v15074;
+        v357.x[27] = v15075;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15078 = v357.x[28];
+        const float v15079 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15080 = v15078 * v15079;
+        v357.x[28] = v15080;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15083 = v357.x[29];
+        const float v15084 = v11276.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15085 = v15083 * v15084;
+        v357.x[29] = v15085;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15088 = v357.x[30];
+        const float v15089 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15090 = v15088 * v15089;
+        v357.x[30] = v15090;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15093 = v357.x[31];
+        const float v15094 = v11276.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15095 = v15093 * v15094;
+        v357.x[31] = v15095;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v15097;  // kernels/sdpa/flash_warpgroup.hpp:175
+        iron_frag_fill(v15097, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v15097, v11250);
+        const unsigned int v15103 = v45 << 7u;
+        iron_frag_store<false>(v15097, shm3, v15103, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15109 = v10733 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15116 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15117 = v15116 << 7u;
-        const unsigned int v15253 = v41 & 3u;
-        const unsigned int v15255 = v15253 << 4u;
-        const unsigned int v15257 = v15255 << 7u;
-        const unsigned int v15259 = v15117 + v15257;
-        iron_frag<iron_bf16, 0, 16, 16> v15268;
-        iron_frag_fill(v15268, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15268, shm3, v15259, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15270;
+        const unsigned int v15111 = v10735 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15118 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15119 = v15118 << 7u;
+        const unsigned int v15255 = v41 & 3u;
+        const unsigned int v15257 = v15255 << 4u;
+        const unsigned int v15259 = v15257 << 7u;
+        const unsigned int v15261 = v15119 + v15259;
+        iron_frag<iron_bf16, 0, 16, 16> v15270;
         iron_frag_fill(v15270, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15270, shm2, v15109, 64u);
-        iron_frag_mma_sync(v355, v15268, v15270);
-        const unsigned int v15272 = v15259 + 16u;
-        const unsigned int v15277 = v15109 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15279;
-        iron_frag_fill(v15279, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15279, shm3, v15272, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15281;
+        iron_frag_load_shared<false>(v15270, shm3, v15261, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15272;
+        iron_frag_fill(v15272, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15272, shm2, v15111, 64u);
+        iron_frag_mma_sync(v355, v15270, v15272);
+        const unsigned int v15274 = v15261 + 16u;
+        const unsigned int v15279 = v15111 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15281;
         iron_frag_fill(v15281, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15281, shm2, v15277, 64u);
-        iron_frag_mma_sync(v355, v15279, v15281);
-        const unsigned int v15283 = v15259 + 32u;
-        const unsigned int v15288 = v15109 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15290;
-        iron_frag_fill(v15290, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15290, shm3, v15283, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15292;
+        iron_frag_load_shared<false>(v15281, shm3, v15274, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15283;
+        iron_frag_fill(v15283, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15283, shm2, v15279, 64u);
+        iron_frag_mma_sync(v355, v15281, v15283);
+        const unsigned int v15285 = v15261 + 32u;
+        const unsigned int v15290 = v15111 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15292;
         iron_frag_fill(v15292, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15292, shm2, v15288, 64u);
-        iron_frag_mma_sync(v355, v15290, v15292);
-        const unsigned int v15294 = v15259 + 48u;
-        const unsigned int v15299 = v15109 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15301;
-        iron_frag_fill(v15301, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15301, shm3, v15294, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15303;
+        iron_frag_load_shared<false>(v15292, shm3, v15285, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15294;
+        iron_frag_fill(v15294, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15294, shm2, v15290, 64u);
+        iron_frag_mma_sync(v355, v15292, v15294);
+        const unsigned int v15296 = v15261 + 48u;
+        const unsigned int v15301 = v15111 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15303;
         iron_frag_fill(v15303, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15303, shm2, v15299, 64u);
-        iron_frag_mma_sync(v355, v15301, v15303);
-        const unsigned int v15125 = v15109 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15132 = v15117 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15312 = v15132 + v15257;
-        iron_frag<iron_bf16, 0, 16, 16> v15321;
-        iron_frag_fill(v15321, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15321, shm3, v15312, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15323;
+        iron_frag_load_shared<false>(v15303, shm3, v15296, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15305;
+        iron_frag_fill(v15305, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15305, shm2, v15301, 64u);
+        iron_frag_mma_sync(v355, v15303, v15305);
+        const unsigned int v15127 = v15111 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15134 = v15119 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15314 = v15134 + v15259;
+        iron_frag<iron_bf16, 0, 16, 16> v15323;
         iron_frag_fill(v15323, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15323, shm2, v15125, 64u);
-        iron_frag_mma_sync(v355, v15321, v15323);
-        const unsigned int v15325 = v15312 + 16u;
-        const unsigned int v15330 = v15125 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15332;
-        iron_frag_fill(v15332, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15332, shm3, v15325, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15334;
+        iron_frag_load_shared<false>(v15323, shm3, v15314, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15325;
+        iron_frag_fill(v15325, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15325, shm2, v15127, 64u);
+        iron_frag_mma_sync(v355, v15323, v15325);
+        const unsigned int v15327 = v15314 + 16u;
+        const unsigned int v15332 = v15127 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15334;
         iron_frag_fill(v15334, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15334, shm2, v15330, 64u);
-        iron_frag_mma_sync(v355, v15332, v15334);
-        const unsigned int v15336 = v15312 + 32u;
-        const unsigned int v15341 = v15125 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15343;
-        iron_frag_fill(v15343, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15343, shm3, v15336, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15345;
+        iron_frag_load_shared<false>(v15334, shm3, v15327, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15336;
+        iron_frag_fill(v15336, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15336, shm2, v15332, 64u);
+        iron_frag_mma_sync(v355, v15334, v15336);
+        const unsigned int v15338 = v15314 + 32u;
+        const unsigned int v15343 = v15127 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15345;
         iron_frag_fill(v15345, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15345, shm2, v15341, 64u);
-        iron_frag_mma_sync(v355, v15343, v15345);
-        const unsigned int v15347 = v15312 + 48u;
-        const unsigned int v15352 = v15125 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15354;
-        iron_frag_fill(v15354, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15354, shm3, v15347, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15356;
+        iron_frag_load_shared<false>(v15345, shm3, v15338, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15347;
+        iron_frag_fill(v15347, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15347, shm2, v15343, 64u);
+        iron_frag_mma_sync(v355, v15345, v15347);
+        const unsigned int v15349 = v15314 + 48u;
+        const unsigned int v15354 = v15127 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15356;
         iron_frag_fill(v15356, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15356, shm2, v15352, 64u);
-        iron_frag_mma_sync(v355, v15354, v15356);
-        const unsigned int v15138 = v15109 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15374;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15374, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15374, shm3, v15259, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15376;
+        iron_frag_load_shared<false>(v15356, shm3, v15349, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15358;
+        iron_frag_fill(v15358, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15358, shm2, v15354, 64u);
+        iron_frag_mma_sync(v355, v15356, v15358);
+        const unsigned int v15140 = v15111 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v15376;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v15376, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15376, shm2, v15138, 64u);
-        iron_frag_mma_sync(v357, v15374, v15376);
-        const unsigned int v15383 = v15138 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15385;
-        iron_frag_fill(v15385, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15385, shm3, v15272, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15387;
+        iron_frag_load_shared<false>(v15376, shm3, v15261, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15378;
+        iron_frag_fill(v15378, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15378, shm2, v15140, 64u);
+        iron_frag_mma_sync(v357, v15376, v15378);
+        const unsigned int v15385 = v15140 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15387;
         iron_frag_fill(v15387, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15387, shm2, v15383, 64u);
-        iron_frag_mma_sync(v357, v15385, v15387);
-        const unsigned int v15394 = v15138 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15396;
-        iron_frag_fill(v15396, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15396, shm3, v15283, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15398;
+        iron_frag_load_shared<false>(v15387, shm3, v15274, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15389;
+        iron_frag_fill(v15389, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15389, shm2, v15385, 64u);
+        iron_frag_mma_sync(v357, v15387, v15389);
+        const unsigned int v15396 = v15140 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15398;
         iron_frag_fill(v15398, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15398, shm2, v15394, 64u);
-        iron_frag_mma_sync(v357, v15396, v15398);
-        const unsigned int v15405 = v15138 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15407;
-        iron_frag_fill(v15407, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15407, shm3, v15294, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15409;
+        iron_frag_load_shared<false>(v15398, shm3, v15285, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15400;
+        iron_frag_fill(v15400, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15400, shm2, v15396, 64u);
+        iron_frag_mma_sync(v357, v15398, v15400);
+        const unsigned int v15407 = v15140 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15409;
         iron_frag_fill(v15409, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15409, shm2, v15405, 64u);
-        iron_frag_mma_sync(v357, v15407, v15409);
-        const unsigned int v15153 = v15138 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15427;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15427, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15427, shm3, v15312, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15429;
+        iron_frag_load_shared<false>(v15409, shm3, v15296, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15411;
+        iron_frag_fill(v15411, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15411, shm2, v15407, 64u);
+        iron_frag_mma_sync(v357, v15409, v15411);
+        const unsigned int v15155 = v15140 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v15429;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v15429, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15429, shm2, v15153, 64u);
-        iron_frag_mma_sync(v357, v15427, v15429);
-        const unsigned int v15436 = v15153 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15438;
-        iron_frag_fill(v15438, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15438, shm3, v15325, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15440;
+        iron_frag_load_shared<false>(v15429, shm3, v15314, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15431;
+        iron_frag_fill(v15431, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15431, shm2, v15155, 64u);
+        iron_frag_mma_sync(v357, v15429, v15431);
+        const unsigned int v15438 = v15155 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15440;
         iron_frag_fill(v15440, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15440, shm2, v15436, 64u);
-        iron_frag_mma_sync(v357, v15438, v15440);
-        const unsigned int v15447 = v15153 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15449;
-        iron_frag_fill(v15449, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15449, shm3, v15336, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15451;
+        iron_frag_load_shared<false>(v15440, shm3, v15327, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15442;
+        iron_frag_fill(v15442, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15442, shm2, v15438, 64u);
+        iron_frag_mma_sync(v357, v15440, v15442);
+        const unsigned int v15449 = v15155 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15451;
         iron_frag_fill(v15451, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15451, shm2, v15447, 64u);
-        iron_frag_mma_sync(v357, v15449, v15451);
-        const unsigned int v15458 = v15153 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15460;
-        iron_frag_fill(v15460, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15460, shm3, v15347, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15462;
+        iron_frag_load_shared<false>(v15451, shm3, v15338, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15453;
+        iron_frag_fill(v15453, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15453, shm2, v15449, 64u);
+        iron_frag_mma_sync(v357, v15451, v15453);
+        const unsigned int v15460 = v15155 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15462;
         iron_frag_fill(v15462, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15462, shm2, v15458, 64u);
-        iron_frag_mma_sync(v357, v15460, v15462);
+        iron_frag_load_shared<false>(v15462, shm3, v15349, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15464;
+        iron_frag_fill(v15464, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15464, shm2, v15460, 64u);
+        iron_frag_mma_sync(v357, v15462, v15464);
       }
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:257
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v9050;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v9050, 0.0f);
-      const float v9054 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9055 = fmaxf(v9054, v9048);
-      const bool v9058 = v9055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9059 = v9058 ? 0.0f : v9055;
-      v9050.x[0] = v9059;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9063 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9064 = fmaxf(v9063, v9048);
-      const bool v9067 = v9064 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9068 = v9067 ? 0.0f : v9064;
-      v9050.x[1] = v9068;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9072 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9073 = fmaxf(v9072, v9048);
-      const bool v9076 = v9073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9077 = v9076 ? 0.0f : v9073;
-      v9050.x[2] = v9077;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9081 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9082 = fmaxf(v9081, v9048);
-      const bool v9085 = v9082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9086 = v9085 ? 0.0f : v9082;
-      v9050.x[3] = v9086;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9088;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v9088, 0.0f);
-      const float v9092 = v9050.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9093 = v9048 - v9092;
-      const float v9094 = exp2f(v9093);
-      const float v9097 = v9054 - v9092;
-      const float v9098 = exp2f(v9097);
-      const float v9099 = v353.x[0];
-      const float v9100 = v9099 * v9098;
-      const float v9101 = v9100 + v9094;
-      v9088.x[0] = v9101;  // kernels/sdpa/flash_tile.hpp:264
-      const float v9105 = v9050.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9106 = v9048 - v9105;
-      const float v9107 = exp2f(v9106);
-      const float v9110 = v9063 - v9105;
-      const float v9111 = exp2f(v9110);
-      const float v9112 = v353.x[1];
-      const float v9113 = v9112 * v9111;
-      const float v9114 = v9113 + v9107;
-      v9088.x[1] = v9114;  // kernels/sdpa/flash_tile.hpp:264
-      const float v9118 = v9050.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9119 = v9048 - v9118;
-      const float v9120 = exp2f(v9119);
-      const float v9123 = v9072 - v9118;
-      const float v9124 = exp2f(v9123);
-      const float v9125 = v353.x[2];
-      const float v9126 = v9125 * v9124;
-      const float v9127 = v9126 + v9120;
-      v9088.x[2] = v9127;  // kernels/sdpa/flash_tile.hpp:264
-      const float v9131 = v9050.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9132 = v9048 - v9131;
-      const float v9133 = exp2f(v9132);
-      const float v9136 = v9081 - v9131;
-      const float v9137 = exp2f(v9136);
-      const float v9138 = v353.x[3];
-      const float v9139 = v9138 * v9137;
-      const float v9140 = v9139 + v9133;
-      v9088.x[3] = v9140;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v9142;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v9142, 0.0f);
-      const float v9146 = v9088.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9152 = v9098 / v9146;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9154 = v9146 > 0.0f;
-      const float v9155 = v9154 ? v9152 : 0.0f;
-      v9142.x[0] = v9155;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9159 = v9088.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9165 = v9111 / v9159;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9167 = v9159 > 0.0f;
-      const float v9168 = v9167 ? v9165 : 0.0f;
-      v9142.x[1] = v9168;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9172 = v9088.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9178 = v9124 / v9172;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9180 = v9172 > 0.0f;
-      const float v9181 = v9180 ? v9178 : 0.0f;
-      v9142.x[2] = v9181;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9185 = v9088.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9191 = v9137 / v9185;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9193 = v9185 > 0.0f;
-      const float v9194 = v9193 ? v9191 : 0.0f;
-      v9142.x[3] = v9194;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v9195 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9196 = v46 + v9195;
-      const float v9197 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9198 = v355.x[0];
-      const float v9199 = v9198 * v9197;
-      const bool v9200 = v9196 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9200) {
-        const unsigned int v9201 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v9204 = iron_f32_to_bf16(v9199);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9206 = v11 + v9196;
-        const unsigned int v9207 = v9206 * v1;
-        const unsigned int v9208 = v9207 + v26;
-        const unsigned int v9209 = v9208 << 7u;
-        const unsigned int v9210 = v9209 + v9201;
-        out[v9210] = v9204;
+      const float v9050 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v9052;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v9052, 0.0f);
+      const float v9056 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9057 = fmaxf(v9056, v9050);
+      const bool v9060 = v9057 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9061 = v9060 ? 0.0f : v9057;
+      v9052.x[0] = v9061;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9065 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9066 = fmaxf(v9065, v9050);
+      const bool v9069 = v9066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9070 = v9069 ? 0.0f : v9066;
+      v9052.x[1] = v9070;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9074 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9075 = fmaxf(v9074, v9050);
+      const bool v9078 = v9075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9079 = v9078 ? 0.0f : v9075;
+      v9052.x[2] = v9079;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9083 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9084 = fmaxf(v9083, v9050);
+      const bool v9087 = v9084 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9088 = v9087 ? 0.0f : v9084;
+      v9052.x[3] = v9088;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v9090;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v9090, 0.0f);
+      const float v9094 = v9052.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9095 = v9050 - v9094;
+      const float v9096 = exp2f(v9095);
+      const float v9099 = v9056 - v9094;
+      const float v9100 = exp2f(v9099);
+      const float v9101 = v353.x[0];
+      const float v9102 = v9101 * v9100;
+      const float v9103 = v9102 + v9096;
+      v9090.x[0] = v9103;  // kernels/sdpa/flash_tile.hpp:264
+      const float v9107 = v9052.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9108 = v9050 - v9107;
+      const float v9109 = exp2f(v9108);
+      const float v9112 = v9065 - v9107;
+      const float v9113 = exp2f(v9112);
+      const float v9114 = v353.x[1];
+      const float v9115 = v9114 * v9113;
+      const float v9116 = v9115 + v9109;
+      v9090.x[1] = v9116;  // kernels/sdpa/flash_tile.hpp:264
+      const float v9120 = v9052.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9121 = v9050 - v9120;
+      const float v9122 = exp2f(v9121);
+      const float v9125 = v9074 - v9120;
+      const float v9126 = exp2f(v9125);
+      const float v9127 = v353.x[2];
+      const float v9128 = v9127 * v9126;
+      const float v9129 = v9128 + v9122;
+      v9090.x[2] = v9129;  // kernels/sdpa/flash_tile.hpp:264
+      const float v9133 = v9052.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9134 = v9050 - v9133;
+      const float v9135 = exp2f(v9134);
+      const float v9138 = v9083 - v9133;
+      const float v9139 = exp2f(v9138);
+      const float v9140 = v353.x[3];
+      const float v9141 = v9140 * v9139;
+      const float v9142 = v9141 + v9135;
+      v9090.x[3] = v9142;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v9144;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v9144, 0.0f);
+      const float v9148 = v9090.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9154 = v9100 / v9148;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9156 = v9148 > 0.0f;
+      const float v9157 = v9156 ? v9154 : 0.0f;
+      v9144.x[0] = v9157;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9161 = v9090.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9167 = v9113 / v9161;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9169 = v9161 > 0.0f;
+      const float v9170 = v9169 ? v9167 : 0.0f;
+      v9144.x[1] = v9170;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9174 = v9090.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9180 = v9126 / v9174;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9182 = v9174 > 0.0f;
+      const float v9183 = v9182 ? v9180 : 0.0f;
+      v9144.x[2] = v9183;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9187 = v9090.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9193 = v9139 / v9187;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9195 = v9187 > 0.0f;
+      const float v9196 = v9195 ? v9193 : 0.0f;
+      v9144.x[3] = v9196;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v9197 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9198 = v46 + v9197;
+      const float v9199 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9200 = v355.x[0];
+      const float v9201 = v9200 * v9199;
+      const bool v9202 = v9198 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9202) {
+        const unsigned int v9203 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v9206 = iron_f32_to_bf16(v9201);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9208 = v11 + v9198;
+        const unsigned int v9209 = v9208 * v1;
+        const unsigned int v9210 = v9209 + v26;
+        const unsigned int v9211 = v9210 << 7u;
+        const unsigned int v9212 = v9211 + v9203;
+        out[v9212] = v9206;
       }
-      const unsigned int v9211 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9212 = v46 + v9211;
-      const float v9213 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9214 = v355.x[1];
-      const float v9215 = v9214 * v9213;
-      const bool v9216 = v9212 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9216) {
-        const unsigned int v9217 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v9220 = iron_f32_to_bf16(v9215);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9222 = v11 + v9212;
-        const unsigned int v9223 = v9222 * v1;
-        const unsigned int v9224 = v9223 + v26;
-        const unsigned int v9225 = v9224 << 7u;
-        const unsigned int v9226 = v9225 + v9217;
-        out[v9226] = v9220;
+      const unsigned int v9213 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9214 = v46 + v9213;
+      const float v9215 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9216 = v355.x[1];
+      const float v9217 = v9216 * v9215;
+      const bool v9218 = v9214 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9218) {
+        const unsigned int v9219 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v9222 = iron_f32_to_bf16(v9217);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9224 = v11 + v9214;
+        const unsigned int v9225 = v9224 * v1;
+        const unsigned int v9226 = v9225 + v26;
+        const unsigned int v9227 = v9226 << 7u;
+        const unsigned int v9228 = v9227 + v9219;
+        out[v9228] = v9222;
       }
-      const unsigned int v9227 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9228 = v46 + v9227;
-      const float v9229 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9230 = v355.x[2];
-      const float v9231 = v9230 * v9229;
-      const bool v9232 = v9228 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9232) {
-        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v9236 = iron_f32_to_bf16(v9231);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9238 = v11 + v9228;
-        const unsigned int v9239 = v9238 * v1;
-        const unsigned int v9240 = v9239 + v26;
-        const unsigned int v9241 = v9240 << 7u;
-        const unsigned int v9242 = v9241 + v9233;
-        out[v9242] = v9236;
+      const unsigned int v9229 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9230 = v46 + v9229;
+      const float v9231 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9232 = v355.x[2];
+      const float v9233 = v9232 * v9231;
+      const bool v9234 = v9230 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9234) {
+        const unsigned int v9235 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v9238 = iron_f32_to_bf16(v9233);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9240 = v11 + v9230;
+        const unsigned int v9241 = v9240 * v1;
+        const unsigned int v9242 = v9241 + v26;
+        const unsigned int v9243 = v9242 << 7u;
+        const unsigned int v9244 = v9243 + v9235;
+        out[v9244] = v9238;
       }
-      const unsigned int v9243 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9244 = v46 + v9243;
-      const float v9245 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9246 = v355.x[3];
-      const float v9247 = v9246 * v9245;
-      const bool v9248 = v9244 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9248) {
-        const unsigned int v9249 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v9252 = iron_f32_to_bf16(v9247);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9254 = v11 + v9244;
-        const unsigned int v9255 = v9254 * v1;
-        const unsigned int v9256 = v9255 + v26;
-        const unsigned int v9257 = v9256 << 7u;
-        const unsigned int v9258 = v9257 + v9249;
-        out[v9258] = v9252;
+      const unsigned int v9245 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9246 = v46 + v9245;
+      const float v9247 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9248 = v355.x[3];
+      const float v9249 = v9248 * v9247;
+      const bool v9250 = v9246 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9250) {
+        const unsigned int v9251 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v9254 = iron_f32_to_bf16(v9249);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9256 = v11 + v9246;
+        const unsigned int v9257 = v9256 * v1;
+        const unsigned int v9258 = v9257 + v26;
+        const unsigned int v9259 = v9258 << 7u;
+        const unsigned int v9260 = v9259 + v9251;
+        out[v9260] = v9254;
       }
-      const unsigned int v9259 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9260 = v46 + v9259;
-      const float v9261 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9262 = v355.x[4];
-      const float v9263 = v9262 * v9261;
-      const bool v9264 = v9260 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9264) {
-        const unsigned int v9265 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v9268 = iron_f32_to_bf16(v9263);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9270 = v11 + v9260;
-        const unsigned int v9271 = v9270 * v1;
-        const unsigned int v9272 = v9271 + v26;
-        const unsigned int v9273 = v9272 << 7u;
-        const unsigned int v9274 = v9273 + v9265;
-        out[v9274] = v9268;
+      const unsigned int v9261 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9262 = v46 + v9261;
+      const float v9263 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9264 = v355.x[4];
+      const float v9265 = v9264 * v9263;
+      const bool v9266 = v9262 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9266) {
+        const unsigned int v9267 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v9270 = iron_f32_to_bf16(v9265);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9272 = v11 + v9262;
+        const unsigned int v9273 = v9272 * v1;
+        const unsigned int v9274 = v9273 + v26;
+        const unsigned int v9275 = v9274 << 7u;
+        const unsigned int v9276 = v9275 + v9267;
+        out[v9276] = v9270;
       }
-      const unsigned int v9275 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9276 = v46 + v9275;
-      const float v9277 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9278 = v355.x[5];
-      const float v9279 = v9278 * v9277;
-      const bool v9280 = v9276 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9280) {
-        const unsigned int v9281 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v9284 = iron_f32_to_bf16(v9279);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9286 = v11 + v9276;
-        const unsigned int v9287 = v9286 * v1;
-        const unsigned int v9288 = v9287 + v26;
-        const unsigned int v9289 = v9288 << 7u;
-        const unsigned int v9290 = v9289 + v9281;
-        out[v9290] = v9284;
+      const unsigned int v9277 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9278 = v46 + v9277;
+      const float v9279 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9280 = v355.x[5];
+      const float v9281 = v9280 * v9279;
+      const bool v9282 = v9278 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9282) {
+        const unsigned int v9283 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v9286 = iron_f32_to_bf16(v9281);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9288 = v11 + v9278;
+        const unsigned int v9289 = v9288 * v1;
+        const unsigned int v9290 = v9289 + v26;
+        const unsigned int v9291 = v9290 << 7u;
+        const unsigned int v9292 = v9291 + v9283;
+        out[v9292] = v9286;
       }
-      const unsigned int v9291 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9292 = v46 + v9291;
-      const float v9293 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9294 = v355.x[6];
-      const float v9295 = v9294 * v9293;
-      const bool v9296 = v9292 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9296) {
-        const unsigned int v9297 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v9300 = iron_f32_to_bf16(v9295);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9302 = v11 + v9292;
-        const unsigned int v9303 = v9302 * v1;
-        const unsigned int v9304 = v9303 + v26;
-        const unsigned int v9305 = v9304 << 7u;
-        const unsigned int v9306 = v9305 + v9297;
-        out[v9306] = v9300;
+      const unsigned int v9293 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9294 = v46 + v9293;
+      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9296 = v355.x[6];
+      const float v9297 = v9296 * v9295;
+      const bool v9298 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9298) {
+        const unsigned int v9299 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v9302 = iron_f32_to_bf16(v9297);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9304 = v11 + v9294;
+        const unsigned int v9305 = v9304 * v1;
+        const unsigned int v9306 = v9305 + v26;
+        const unsigned int v9307 = v9306 << 7u;
+        const unsigned int v9308 = v9307 + v9299;
+        out[v9308] = v9302;
       }
-      const unsigned int v9307 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9308 = v46 + v9307;
-      const float v9309 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9310 = v355.x[7];
-      const float v9311 = v9310 * v9309;
-      const bool v9312 = v9308 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9312) {
-        const unsigned int v9313 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v9316 = iron_f32_to_bf16(v9311);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9318 = v11 + v9308;
-        const unsigned int v9319 = v9318 * v1;
-        const unsigned int v9320 = v9319 + v26;
-        const unsigned int v9321 = v9320 << 7u;
-        const unsigned int v9322 = v9321 + v9313;
-        out[v9322] = v9316;
+      const unsigned int v9309 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9310 = v46 + v9309;
+      const float v9311 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9312 = v355.x[7];
+      const float v9313 = v9312 * v9311;
+      const bool v9314 = v9310 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9314) {
+        const unsigned int v9315 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v9318 = iron_f32_to_bf16(v9313);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9320 = v11 + v9310;
+        const unsigned int v9321 = v9320 * v1;
+        const unsigned int v9322 = v9321 + v26;
+        const unsigned int v9323 = v9322 << 7u;
+        const unsigned int v9324 = v9323 + v9315;
+        out[v9324] = v9318;
       }
-      const unsigned int v9323 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9324 = v46 + v9323;
-      const float v9325 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9326 = v355.x[8];
-      const float v9327 = v9326 * v9325;
-      const bool v9328 = v9324 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9328) {
-        const unsigned int v9329 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v9332 = iron_f32_to_bf16(v9327);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9334 = v11 + v9324;
-        const unsigned int v9335 = v9334 * v1;
-        const unsigned int v9336 = v9335 + v26;
-        const unsigned int v9337 = v9336 << 7u;
-        const unsigned int v9338 = v9337 + v9329;
-        out[v9338] = v9332;
+      const unsigned int v9325 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9326 = v46 + v9325;
+      const float v9327 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9328 = v355.x[8];
+      const float v9329 = v9328 * v9327;
+      const bool v9330 = v9326 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9330) {
+        const unsigned int v9331 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v9334 = iron_f32_to_bf16(v9329);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9336 = v11 + v9326;
+        const unsigned int v9337 = v9336 * v1;
+        const unsigned int v9338 = v9337 + v26;
+        const unsigned int v9339 = v9338 << 7u;
+        const unsigned int v9340 = v9339 + v9331;
+        out[v9340] = v9334;
       }
-      const unsigned int v9339 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9340 = v46 + v9339;
-      const float v9341 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9342 = v355.x[9];
-      const float v9343 = v9342 * v9341;
-      const bool v9344 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9344) {
-        const unsigned int v9345 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v9348 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9350 = v11 + v9340;
-        const unsigned int v9351 = v9350 * v1;
-        const unsigned int v9352 = v9351 + v26;
-        const unsigned int v9353 = v9352 << 7u;
-        const unsigned int v9354 = v9353 + v9345;
-        out[v9354] = v9348;
+      const unsigned int v9341 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9342 = v46 + v9341;
+      const float v9343 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9344 = v355.x[9];
+      const float v9345 = v9344 * v9343;
+      const bool v9346 = v9342 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9346) {
+        const unsigned int v9347 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v9350 = iron_f32_to_bf16(v9345);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9352 = v11 + v9342;
+        const unsigned int v9353 = v9352 * v1;
+        const unsigned int v9354 = v9353 + v26;
+        const unsigned int v9355 = v9354 << 7u;
+        const unsigned int v9356 = v9355 + v9347;
+        out[v9356] = v9350;
       }
-      const unsigned int v9355 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9356 = v46 + v9355;
-      const float v9357 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9358 = v355.x[10];
-      const float v9359 = v9358 * v9357;
-      const bool v9360 = v9356 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9360) {
-        const unsigned int v9361 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v9364 = iron_f32_to_bf16(v9359);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9366 = v11 + v9356;
-        const unsigned int v9367 = v9366 * v1;
-        const unsigned int v9368 = v9367 + v26;
-        const unsigned int v9369 = v9368 << 7u;
-        const unsigned int v9370 = v9369 + v9361;
-        out[v9370] = v9364;
+      const unsigned int v9357 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9358 = v46 + v9357;
+      const float v9359 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9360 = v355.x[10];
+      const float v9361 = v9360 * v9359;
+      const bool v9362 = v9358 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9362) {
+        const unsigned int v9363 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v9366 = iron_f32_to_bf16(v9361);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9368 = v11 + v9358;
+        const unsigned int v9369 = v9368 * v1;
+        const unsigned int v9370 = v9369 + v26;
+        const unsigned int v9371 = v9370 << 7u;
+        const unsigned int v9372 = v9371 + v9363;
+        out[v9372] = v9366;
       }
-      const unsigned int v9371 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9372 = v46 + v9371;
-      const float v9373 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9374 = v355.x[11];
-      const float v9375 = v9374 * v9373;
-      const bool v9376 = v9372 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9376) {
-        const unsigned int v9377 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v9380 = iron_f32_to_bf16(v9375);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9382 = v11 + v9372;
-        const unsigned int v9383 = v9382 * v1;
-        const unsigned int v9384 = v9383 + v26;
-        const unsigned int v9385 = v9384 << 7u;
-        const unsigned int v9386 = v9385 + v9377;
-        out[v9386] = v9380;
+      const unsigned int v9373 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9374 = v46 + v9373;
+      const float v9375 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9376 = v355.x[11];
+      const float v9377 = v9376 * v9375;
+      const bool v9378 = v9374 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9378) {
+        const unsigned int v9379 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v9382 = iron_f32_to_bf16(v9377);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9384 = v11 + v9374;
+        const unsigned int v9385 = v9384 * v1;
+        const unsigned int v9386 = v9385 + v26;
+        const unsigned int v9387 = v9386 << 7u;
+        const unsigned int v9388 = v9387 + v9379;
+        out[v9388] = v9382;
       }
-      const unsigned int v9387 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9388 = v46 + v9387;
-      const float v9389 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9390 = v355.x[12];
-      const float v9391 = v9390 * v9389;
-      const bool v9392 = v9388 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9392) {
-        const unsigned int v9393 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v9396 = iron_f32_to_bf16(v9391);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9398 = v11 + v9388;
-        const unsigned int v9399 = v9398 * v1;
-        const unsigned int v9400 = v9399 + v26;
-        const unsigned int v9401 = v9400 << 7u;
-        const unsigned int v9402 = v9401 + v9393;
-        out[v9402] = v9396;
+      const unsigned int v9389 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9390 = v46 + v9389;
+      const float v9391 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9392 = v355.x[12];
+      const float v9393 = v9392 * v9391;
+      const bool v9394 = v9390 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9394) {
+        const unsigned int v9395 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v9398 = iron_f32_to_bf16(v9393);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9400 = v11 + v9390;
+        const unsigned int v9401 = v9400 * v1;
+        const unsigned int v9402 = v9401 + v26;
+        const unsigned int v9403 = v9402 << 7u;
+        const unsigned int v9404 = v9403 + v9395;
+        out[v9404] = v9398;
       }
-      const unsigned int v9403 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9404 = v46 + v9403;
-      const float v9405 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9406 = v355.x[13];
-      const float v9407 = v9406 * v9405;
-      const bool v9408 = v9404 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9408) {
-        const unsigned int v9409 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v9412 = iron_f32_to_bf16(v9407);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9414 = v11 + v9404;
-        const unsigned int v9415 = v9414 * v1;
-        const unsigned int v9416 = v9415 + v26;
-        const unsigned int v9417 = v9416 << 7u;
-        const unsigned int v9418 = v9417 + v9409;
-        out[v9418] = v9412;
+      const unsigned int v9405 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9406 = v46 + v9405;
+      const float v9407 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9408 = v355.x[13];
+      const float v9409 = v9408 * v9407;
+      const bool v9410 = v9406 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9410) {
+        const unsigned int v9411 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v9414 = iron_f32_to_bf16(v9409);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9416 = v11 + v9406;
+        const unsigned int v9417 = v9416 * v1;
+        const unsigned int v9418 = v9417 + v26;
+        const unsigned int v9419 = v9418 << 7u;
+        const unsigned int v9420 = v9419 + v9411;
+        out[v9420] = v9414;
       }
-      const unsigned int v9419 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9420 = v46 + v9419;
-      const float v9421 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9422 = v355.x[14];
-      const float v9423 = v9422 * v9421;
-      const bool v9424 = v9420 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9424) {
-        const unsigned int v9425 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v9428 = iron_f32_to_bf16(v9423);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9430 = v11 + v9420;
-        const unsigned int v9431 = v9430 * v1;
-        const unsigned int v9432 = v9431 + v26;
-        const unsigned int v9433 = v9432 << 7u;
-        const unsigned int v9434 = v9433 + v9425;
-        out[v9434] = v9428;
+      const unsigned int v9421 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9422 = v46 + v9421;
+      const float v9423 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9424 = v355.x[14];
+      const float v9425 = v9424 * v9423;
+      const bool v9426 = v9422 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9426) {
+        const unsigned int v9427 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v9430 = iron_f32_to_bf16(v9425);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9432 = v11 + v9422;
+        const unsigned int v9433 = v9432 * v1;
+        const unsigned int v9434 = v9433 + v26;
+        const unsigned int v9435 = v9434 << 7u;
+        const unsigned int v9436 = v9435 + v9427;
+        out[v9436] = v9430;
       }
-      const unsigned int v9435 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9436 = v46 + v9435;
-      const float v9437 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9438 = v355.x[15];
-      const float v9439 = v9438 * v9437;
-      const bool v9440 = v9436 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9440) {
-        const unsigned int v9441 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v9444 = iron_f32_to_bf16(v9439);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9446 = v11 + v9436;
-        const unsigned int v9447 = v9446 * v1;
-        const unsigned int v9448 = v9447 + v26;
-        const unsigned int v9449 = v9448 << 7u;
-        const unsigned int v9450 = v9449 + v9441;
-        out[v9450] = v9444;
+      const unsigned int v9437 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9438 = v46 + v9437;
+      const float v9439 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9440 = v355.x[15];
+      const float v9441 = v9440 * v9439;
+      const bool v9442 = v9438 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9442) {
+        const unsigned int v9443 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v9446 = iron_f32_to_bf16(v9441);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9448 = v11 + v9438;
+        const unsigned int v9449 = v9448 * v1;
+        const unsigned int v9450 = v9449 + v26;
+        const unsigned int v9451 = v9450 << 7u;
+        const unsigned int v9452 = v9451 + v9443;
+        out[v9452] = v9446;
       }
-      const unsigned int v9451 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9452 = v46 + v9451;
-      const float v9453 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9454 = v355.x[16];
-      const float v9455 = v9454 * v9453;
-      const bool v9456 = v9452 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9456) {
-        const unsigned int v9457 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v9460 = iron_f32_to_bf16(v9455);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9462 = v11 + v9452;
-        const unsigned int v9463 = v9462 * v1;
-        const unsigned int v9464 = v9463 + v26;
-        const unsigned int v9465 = v9464 << 7u;
-        const unsigned int v9466 = v9465 + v9457;
-        out[v9466] = v9460;
+      const unsigned int v9453 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9454 = v46 + v9453;
+      const float v9455 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9456 = v355.x[16];
+      const float v9457 = v9456 * v9455;
+      const bool v9458 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9458) {
+        const unsigned int v9459 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v9462 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9464 = v11 + v9454;
+        const unsigned int v9465 = v9464 * v1;
+        const unsigned int v9466 = v9465 + v26;
+        const unsigned int v9467 = v9466 << 7u;
+        const unsigned int v9468 = v9467 + v9459;
+        out[v9468] = v9462;
       }
-      const unsigned int v9467 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9468 = v46 + v9467;
-      const float v9469 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9470 = v355.x[17];
-      const float v9471 = v9470 * v9469;
-      const bool v9472 = v9468 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9472) {
-        const unsigned int v9473 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v9476 = iron_f32_to_bf16(v9471);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9478 = v11 + v9468;
-        const unsigned int v9479 = v9478 * v1;
-        const unsigned int v9480 = v9479 + v26;
-        const unsigned int v9481 = v9480 << 7u;
-        const unsigned int v9482 = v9481 + v9473;
-        out[v9482] = v9476;
+      const unsigned int v9469 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9470 = v46 + v9469;
+      const float v9471 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9472 = v355.x[17];
+      const float v9473 = v9472 * v9471;
+      const bool v9474 = v9470 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9474) {
+        const unsigned int v9475 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v9478 = iron_f32_to_bf16(v9473);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9480 = v11 + v9470;
+        const unsigned int v9481 = v9480 * v1;
+        const unsigned int v9482 = v9481 + v26;
+        const unsigned int v9483 = v9482 << 7u;
+        const unsigned int v9484 = v9483 + v9475;
+        out[v9484] = v9478;
       }
-      const unsigned int v9483 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9484 = v46 + v9483;
-      const float v9485 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9486 = v355.x[18];
-      const float v9487 = v9486 * v9485;
-      const bool v9488 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9488) {
-        const unsigned int v9489 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v9492 = iron_f32_to_bf16(v9487);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9494 = v11 + v9484;
-        const unsigned int v9495 = v9494 * v1;
-        const unsigned int v9496 = v9495 + v26;
-        const unsigned int v9497 = v9496 << 7u;
-        const unsigned int v9498 = v9497 + v9489;
-        out[v9498] = v9492;
+      const unsigned int v9485 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9486 = v46 + v9485;
+      const float v9487 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9488 = v355.x[18];
+      const float v9489 = v9488 * v9487;
+      const bool v9490 = v9486 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9490) {
+        const unsigned int v9491 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v9494 = iron_f32_to_bf16(v9489);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9496 = v11 + v9486;
+        const unsigned int v9497 = v9496 * v1;
+        const unsigned int v9498 = v9497 + v26;
+        const unsigned int v9499 = v9498 << 7u;
+        const unsigned int v9500 = v9499 + v9491;
+        out[v9500] = v9494;
       }
-      const unsigned int v9499 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9500 = v46 + v9499;
-      const float v9501 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9502 = v355.x[19];
-      const float v9503 = v9502 * v9501;
-      const bool v9504 = v9500 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9504) {
-        const unsigned int v9505 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v9508 = iron_f32_to_bf16(v9503);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9510 = v11 + v9500;
-        const unsigned int v9511 = v9510 * v1;
-        const unsigned int v9512 = v9511 + v26;
-        const unsigned int v9513 = v9512 << 7u;
-        const unsigned int v9514 = v9513 + v9505;
-        out[v9514] = v9508;
+      const unsigned int v9501 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9502 = v46 + v9501;
+      const float v9503 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9504 = v355.x[19];
+      const float v9505 = v9504 * v9503;
+      const bool v9506 = v9502 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9506) {
+        const unsigned int v9507 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v9510 = iron_f32_to_bf16(v9505);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9512 = v11 + v9502;
+        const unsigned int v9513 = v9512 * v1;
+        const unsigned int v9514 = v9513 + v26;
+        const unsigned int v9515 = v9514 << 7u;
+        const unsigned int v9516 = v9515 + v9507;
+        out[v9516] = v9510;
       }
-      const unsigned int v9515 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9516 = v46 + v9515;
-      const float v9517 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9518 = v355.x[20];
-      const float v9519 = v9518 * v9517;
-      const bool v9520 = v9516 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9520) {
-        const unsigned int v9521 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v9524 = iron_f32_to_bf16(v9519);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9526 = v11 + v9516;
-        const unsigned int v9527 = v9526 * v1;
-        const unsigned int v9528 = v9527 + v26;
-        const unsigned int v9529 = v9528 << 7u;
-        const unsigned int v9530 = v9529 + v9521;
-        out[v9530] = v9524;
+      const unsigned int v9517 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9518 = v46 + v9517;
+      const float v9519 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9520 = v355.x[20];
+      const float v9521 = v9520 * v9519;
+      const bool v9522 = v9518 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9522) {
+        const unsigned int v9523 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v9526 = iron_f32_to_bf16(v9521);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9528 = v11 + v9518;
+        const unsigned int v9529 = v9528 * v1;
+        const unsigned int v9530 = v9529 + v26;
+        const unsigned int v9531 = v9530 << 7u;
+        const unsigned int v9532 = v9531 + v9523;
+        out[v9532] = v9526;
       }
-      const unsigned int v9531 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9532 = v46 + v9531;
-      const float v9533 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9534 = v355.x[21];
-      const float v9535 = v9534 * v9533;
-      const bool v9536 = v9532 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9536) {
-        const unsigned int v9537 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v9540 = iron_f32_to_bf16(v9535);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9542 = v11 + v9532;
-        const unsigned int v9543 = v9542 * v1;
-        const unsigned int v9544 = v9543 + v26;
-        const unsigned int v9545 = v9544 << 7u;
-        const unsigned int v9546 = v9545 + v9537;
-        out[v9546] = v9540;
+      const unsigned int v9533 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9534 = v46 + v9533;
+      const float v9535 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9536 = v355.x[21];
+      const float v9537 = v9536 * v9535;
+      const bool v9538 = v9534 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9538) {
+        const unsigned int v9539 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v9542 = iron_f32_to_bf16(v9537);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9544 = v11 + v9534;
+        const unsigned int v9545 = v9544 * v1;
+        const unsigned int v9546 = v9545 + v26;
+        const unsigned int v9547 = v9546 << 7u;
+        const unsigned int v9548 = v9547 + v9539;
+        out[v9548] = v9542;
       }
-      const unsigned int v9547 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9548 = v46 + v9547;
-      const float v9549 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9550 = v355.x[22];
-      const float v9551 = v9550 * v9549;
-      const bool v9552 = v9548 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9552) {
-        const unsigned int v9553 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v9556 = iron_f32_to_bf16(v9551);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9558 = v11 + v9548;
-        const unsigned int v9559 = v9558 * v1;
-        const unsigned int v9560 = v9559 + v26;
-        const unsigned int v9561 = v9560 << 7u;
-        const unsigned int v9562 = v9561 + v9553;
-        out[v9562] = v9556;
+      const unsigned int v9549 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9550 = v46 + v9549;
+      const float v9551 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9552 = v355.x[22];
+      const float v9553 = v9552 * v9551;
+      const bool v9554 = v9550 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9554) {
+        const unsigned int v9555 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v9558 = iron_f32_to_bf16(v9553);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9560 = v11 + v9550;
+        const unsigned int v9561 = v9560 * v1;
+        const unsigned int v9562 = v9561 + v26;
+        const unsigned int v9563 = v9562 << 7u;
+        const unsigned int v9564 = v9563 + v9555;
+        out[v9564] = v9558;
       }
-      const unsigned int v9563 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9564 = v46 + v9563;
-      const float v9565 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9566 = v355.x[23];
-      const float v9567 = v9566 * v9565;
-      const bool v9568 = v9564 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9568) {
-        const unsigned int v9569 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v9572 = iron_f32_to_bf16(v9567);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9574 = v11 + v9564;
-        const unsigned int v9575 = v9574 * v1;
-        const unsigned int v9576 = v9575 + v26;
-        const unsigned int v9577 = v9576 << 7u;
-        const unsigned int v9578 = v9577 + v9569;
-        out[v9578] = v9572;
+      const unsigned int v9565 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9566 = v46 + v9565;
+      const float v9567 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9568 = v355.x[23];
+      const float v9569 = v9568 * v9567;
+      const bool v9570 = v9566 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9570) {
+        const unsigned int v9571 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v9574 = iron_f32_to_bf16(v9569);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9576 = v11 + v9566;
+        const unsigned int v9577 = v9576 * v1;
+        const unsigned int v9578 = v9577 + v26;
+        const unsigned int v9579 = v9578 << 7u;
+        const unsigned int v9580 = v9579 + v9571;
+        out[v9580] = v9574;
       }
-      const unsigned int v9579 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9580 = v46 + v9579;
-      const float v9581 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9582 = v355.x[24];
-      const float v9583 = v9582 * v9581;
-      const bool v9584 = v9580 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9584) {
-        const unsigned int v9585 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v9588 = iron_f32_to_bf16(v9583);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9590 = v11 + v9580;
-        const unsigned int v9591 = v9590 * v1;
-        const unsigned int v9592 = v9591 + v26;
-        const unsigned int v9593 = v9592 << 7u;
-        const unsigned int v9594 = v9593 + v9585;
-        out[v9594] = v9588;
+      const unsigned int v9581 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9582 = v46 + v9581;
+      const float v9583 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9584 = v355.x[24];
+      const float v9585 = v9584 * v9583;
+      const bool v9586 = v9582 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9586) {
+        const unsigned int v9587 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v9590 = iron_f32_to_bf16(v9585);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9592 = v11 + v9582;
+        const unsigned int v9593 = v9592 * v1;
+        const unsigned int v9594 = v9593 + v26;
+        const unsigned int v9595 = v9594 << 7u;
+        const unsigned int v9596 = v9595 + v9587;
+        out[v9596] = v9590;
       }
-      const unsigned int v9595 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9596 = v46 + v9595;
-      const float v9597 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9598 = v355.x[25];
-      const float v9599 = v9598 * v9597;
-      const bool v9600 = v9596 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9600) {
-        const unsigned int v9601 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v9604 = iron_f32_to_bf16(v9599);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9606 = v11 + v9596;
-        const unsigned int v9607 = v9606 * v1;
-        const unsigned int v9608 = v9607 + v26;
-        const unsigned int v9609 = v9608 << 7u;
-        const unsigned int v9610 = v9609 + v9601;
-        out[v9610] = v9604;
+      const unsigned int v9597 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9598 = v46 + v9597;
+      const float v9599 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9600 = v355.x[25];
+      const float v9601 = v9600 * v9599;
+      const bool v9602 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9602) {
+        const unsigned int v9603 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v9606 = iron_f32_to_bf16(v9601);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9608 = v11 + v9598;
+        const unsigned int v9609 = v9608 * v1;
+        const unsigned int v9610 = v9609 + v26;
+        const unsigned int v9611 = v9610 << 7u;
+        const unsigned int v9612 = v9611 + v9603;
+        out[v9612] = v9606;
       }
-      const unsigned int v9611 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9612 = v46 + v9611;
-      const float v9613 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9614 = v355.x[26];
-      const float v9615 = v9614 * v9613;
-      const bool v9616 = v9612 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9616) {
-        const unsigned int v9617 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v9620 = iron_f32_to_bf16(v9615);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9622 = v11 + v9612;
-        const unsigned int v9623 = v9622 * v1;
-        const unsigned int v9624 = v9623 + v26;
-        const unsigned int v9625 = v9624 << 7u;
-        const unsigned int v9626 = v9625 + v9617;
-        out[v9626] = v9620;
+      const unsigned int v9613 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9614 = v46 + v9613;
+      const float v9615 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9616 = v355.x[26];
+      const float v9617 = v9616 * v9615;
+      const bool v9618 = v9614 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9618) {
+        const unsigned int v9619 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v9622 = iron_f32_to_bf16(v9617);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9624 = v11 + v9614;
+        const unsigned int v9625 = v9624 * v1;
+        const unsigned int v9626 = v9625 + v26;
+        const unsigned int v9627 = v9626 << 7u;
+        const unsigned int v9628 = v9627 + v9619;
+        out[v9628] = v9622;
       }
-      const unsigned int v9627 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9628 = v46 + v9627;
-      const float v9629 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9630 = v355.x[27];
-      const float v9631 = v9630 * v9629;
-      const bool v9632 = v9628 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9632) {
-        const unsigned int v9633 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v9636 = iron_f32_to_bf16(v9631);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9638 = v11 + v9628;
-        const unsigned int v9639 = v9638 * v1;
-        const unsigned int v9640 = v9639 + v26;
-        const unsigned int v9641 = v9640 << 7u;
-        const unsigned int v9642 = v9641 + v9633;
-        out[v9642] = v9636;
+      const unsigned int v9629 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9630 = v46 + v9629;
+      const float v9631 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9632 = v355.x[27];
+      const float v9633 = v9632 * v9631;
+      const bool v9634 = v9630 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9634) {
+        const unsigned int v9635 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v9638 = iron_f32_to_bf16(v9633);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9640 = v11 + v9630;
+        const unsigned int v9641 = v9640 * v1;
+        const unsigned int v9642 = v9641 + v26;
+        const unsigned int v9643 = v9642 << 7u;
+        const unsigned int v9644 = v9643 + v9635;
+        out[v9644] = v9638;
       }
-      const unsigned int v9643 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9644 = v46 + v9643;
-      const float v9645 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9646 = v355.x[28];
-      const float v9647 = v9646 * v9645;
-      const bool v9648 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9648) {
-        const unsigned int v9649 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v9652 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9654 = v11 + v9644;
-        const unsigned int v9655 = v9654 * v1;
-        const unsigned int v9656 = v9655 + v26;
-        const unsigned int v9657 = v9656 << 7u;
-        const unsigned int v9658 = v9657 + v9649;
-        out[v9658] = v9652;
+      const unsigned int v9645 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9646 = v46 + v9645;
+      const float v9647 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9648 = v355.x[28];
+      const float v9649 = v9648 * v9647;
+      const bool v9650 = v9646 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9650) {
+        const unsigned int v9651 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v9654 = iron_f32_to_bf16(v9649);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9656 = v11 + v9646;
+        const unsigned int v9657 = v9656 * v1;
+        const unsigned int v9658 = v9657 + v26;
+        const unsigned int v9659 = v9658 << 7u;
+        const unsigned int v9660 = v9659 + v9651;
+        out[v9660] = v9654;
       }
-      const unsigned int v9659 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9660 = v46 + v9659;
-      const float v9661 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9662 = v355.x[29];
-      const float v9663 = v9662 * v9661;
-      const bool v9664 = v9660 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9664) {
-        const unsigned int v9665 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v9668 = iron_f32_to_bf16(v9663);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9670 = v11 + v9660;
-        const unsigned int v9671 = v9670 * v1;
-        const unsigned int v9672 = v9671 + v26;
-        const unsigned int v9673 = v9672 << 7u;
-        const unsigned int v9674 = v9673 + v9665;
-        out[v9674] = v9668;
+      const unsigned int v9661 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9662 = v46 + v9661;
+      const float v9663 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9664 = v355.x[29];
+      const float v9665 = v9664 * v9663;
+      const bool v9666 = v9662 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9666) {
+        const unsigned int v9667 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v9670 = iron_f32_to_bf16(v9665);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9672 = v11 + v9662;
+        const unsigned int v9673 = v9672 * v1;
+        const unsigned int v9674 = v9673 + v26;
+        const unsigned int v9675 = v9674 << 7u;
+        const unsigned int v9676 = v9675 + v9667;
+        out[v9676] = v9670;
       }
-      const unsigned int v9675 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9676 = v46 + v9675;
-      const float v9677 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9678 = v355.x[30];
-      const float v9679 = v9678 * v9677;
-      const bool v9680 = v9676 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9680) {
-        const unsigned int v9681 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v9684 = iron_f32_to_bf16(v9679);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9686 = v11 + v9676;
-        const unsigned int v9687 = v9686 * v1;
-        const unsigned int v9688 = v9687 + v26;
-        const unsigned int v9689 = v9688 << 7u;
-        const unsigned int v9690 = v9689 + v9681;
-        out[v9690] = v9684;
+      const unsigned int v9677 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9678 = v46 + v9677;
+      const float v9679 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9680 = v355.x[30];
+      const float v9681 = v9680 * v9679;
+      const bool v9682 = v9678 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9682) {
+        const unsigned int v9683 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v9686 = iron_f32_to_bf16(v9681);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9688 = v11 + v9678;
+        const unsigned int v9689 = v9688 * v1;
+        const unsigned int v9690 = v9689 + v26;
+        const unsigned int v9691 = v9690 << 7u;
+        const unsigned int v9692 = v9691 + v9683;
+        out[v9692] = v9686;
       }
-      const unsigned int v9691 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9692 = v46 + v9691;
-      const float v9693 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9694 = v355.x[31];
-      const float v9695 = v9694 * v9693;
-      const bool v9696 = v9692 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9696) {
-        const unsigned int v9697 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v9700 = iron_f32_to_bf16(v9695);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9702 = v11 + v9692;
-        const unsigned int v9703 = v9702 * v1;
-        const unsigned int v9704 = v9703 + v26;
-        const unsigned int v9705 = v9704 << 7u;
-        const unsigned int v9706 = v9705 + v9697;
-        out[v9706] = v9700;
+      const unsigned int v9693 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9694 = v46 + v9693;
+      const float v9695 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9696 = v355.x[31];
+      const float v9697 = v9696 * v9695;
+      const bool v9698 = v9694 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9698) {
+        const unsigned int v9699 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v9702 = iron_f32_to_bf16(v9697);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9704 = v11 + v9694;
+        const unsigned int v9705 = v9704 * v1;
+        const unsigned int v9706 = v9705 + v26;
+        const unsigned int v9707 = v9706 << 7u;
+        const unsigned int v9708 = v9707 + v9699;
+        out[v9708] = v9702;
       }
-      const unsigned int v9707 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9708 = v46 + v9707;
-      const float v9709 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9710 = v357.x[0];
-      const float v9711 = v9710 * v9709;
-      const bool v9712 = v9708 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9712) {
-        const unsigned int v9713 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
-        const unsigned int v9715 = 64u + v9713;
-        const iron_bf16 v9716 = iron_f32_to_bf16(v9711);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9718 = v11 + v9708;
-        const unsigned int v9719 = v9718 * v1;
-        const unsigned int v9720 = v9719 + v26;
-        const unsigned int v9721 = v9720 << 7u;
-        const unsigned int v9722 = v9721 + v9715;
-        out[v9722] = v9716;
+      const unsigned int v9709 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9710 = v46 + v9709;
+      const float v9711 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9712 = v357.x[0];
+      const float v9713 = v9712 * v9711;
+      const bool v9714 = v9710 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9714) {
+        const unsigned int v9715 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
+        const unsigned int v9717 = 64u + v9715;
+        const iron_bf16 v9718 = iron_f32_to_bf16(v9713);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9720 = v11 + v9710;
+        const unsigned int v9721 = v9720 * v1;
+        const unsigned int v9722 = v9721 + v26;
+        const unsigned int v9723 = v9722 << 7u;
+        const unsigned int v9724 = v9723 + v9717;
+        out[v9724] = v9718;
       }
-      const unsigned int v9723 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9724 = v46 + v9723;
-      const float v9725 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9726 = v357.x[1];
-      const float v9727 = v9726 * v9725;
-      const bool v9728 = v9724 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9728) {
-        const unsigned int v9729 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
-        const unsigned int v9731 = 64u + v9729;
-        const iron_bf16 v9732 = iron_f32_to_bf16(v9727);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9734 = v11 + v9724;
-        const unsigned int v9735 = v9734 * v1;
-        const unsigned int v9736 = v9735 + v26;
-        const unsigned int v9737 = v9736 << 7u;
-        const unsigned int v9738 = v9737 + v9731;
-        out[v9738] = v9732;
+      const unsigned int v9725 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9726 = v46 + v9725;
+      const float v9727 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9728 = v357.x[1];
+      const float v9729 = v9728 * v9727;
+      const bool v9730 = v9726 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9730) {
+        const unsigned int v9731 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9733 = 64u + v9731;
+        const iron_bf16 v9734 = iron_f32_to_bf16(v9729);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9736 = v11 + v9726;
+        const unsigned int v9737 = v9736 * v1;
+        const unsigned int v9738 = v9737 + v26;
+        const unsigned int v9739 = v9738 << 7u;
+        const unsigned int v9740 = v9739 + v9733;
+        out[v9740] = v9734;
       }
-      const unsigned int v9739 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9740 = v46 + v9739;
-      const float v9741 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9742 = v357.x[2];
-      const float v9743 = v9742 * v9741;
-      const bool v9744 = v9740 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9744) {
-        const unsigned int v9745 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
-        const unsigned int v9747 = 64u + v9745;
-        const iron_bf16 v9748 = iron_f32_to_bf16(v9743);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9750 = v11 + v9740;
-        const unsigned int v9751 = v9750 * v1;
-        const unsigned int v9752 = v9751 + v26;
-        const unsigned int v9753 = v9752 << 7u;
-        const unsigned int v9754 = v9753 + v9747;
-        out[v9754] = v9748;
+      const unsigned int v9741 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9742 = v46 + v9741;
+      const float v9743 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9744 = v357.x[2];
+      const float v9745 = v9744 * v9743;
+      const bool v9746 = v9742 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9746) {
+        const unsigned int v9747 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9749 = 64u + v9747;
+        const iron_bf16 v9750 = iron_f32_to_bf16(v9745);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9752 = v11 + v9742;
+        const unsigned int v9753 = v9752 * v1;
+        const unsigned int v9754 = v9753 + v26;
+        const unsigned int v9755 = v9754 << 7u;
+        const unsigned int v9756 = v9755 + v9749;
+        out[v9756] = v9750;
       }
-      const unsigned int v9755 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9756 = v46 + v9755;
-      const float v9757 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9758 = v357.x[3];
-      const float v9759 = v9758 * v9757;
-      const bool v9760 = v9756 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9760) {
-        const unsigned int v9761 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
-        const unsigned int v9763 = 64u + v9761;
-        const iron_bf16 v9764 = iron_f32_to_bf16(v9759);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9766 = v11 + v9756;
-        const unsigned int v9767 = v9766 * v1;
-        const unsigned int v9768 = v9767 + v26;
-        const unsigned int v9769 = v9768 << 7u;
-        const unsigned int v9770 = v9769 + v9763;
-        out[v9770] = v9764;
+      const unsigned int v9757 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9758 = v46 + v9757;
+      const float v9759 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9760 = v357.x[3];
+      const float v9761 = v9760 * v9759;
+      const bool v9762 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9762) {
+        const unsigned int v9763 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9765 = 64u + v9763;
+        const iron_bf16 v9766 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9768 = v11 + v9758;
+        const unsigned int v9769 = v9768 * v1;
+        const unsigned int v9770 = v9769 + v26;
+        const unsigned int v9771 = v9770 << 7u;
+        const unsigned int v9772 = v9771 + v9765;
+        out[v9772] = v9766;
       }
-      const unsigned int v9771 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9772 = v46 + v9771;
-      const float v9773 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9774 = v357.x[4];
-      const float v9775 = v9774 * v9773;
-      const bool v9776 = v9772 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9776) {
-        const unsigned int v9777 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
-        const unsigned int v9779 = 64u + v9777;
-        const iron_bf16 v9780 = iron_f32_to_bf16(v9775);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9782 = v11 + v9772;
-        const unsigned int v9783 = v9782 * v1;
-        const unsigned int v9784 = v9783 + v26;
-        const unsigned int v9785 = v9784 << 7u;
-        const unsigned int v9786 = v9785 + v9779;
-        out[v9786] = v9780;
+      const unsigned int v9773 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9774 = v46 + v9773;
+      const float v9775 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9776 = v357.x[4];
+      const float v9777 = v9776 * v9775;
+      const bool v9778 = v9774 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9778) {
+        const unsigned int v9779 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9781 = 64u + v9779;
+        const iron_bf16 v9782 = iron_f32_to_bf16(v9777);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9784 = v11 + v9774;
+        const unsigned int v9785 = v9784 * v1;
+        const unsigned int v9786 = v9785 + v26;
+        const unsigned int v9787 = v9786 << 7u;
+        const unsigned int v9788 = v9787 + v9781;
+        out[v9788] = v9782;
       }
-      const unsigned int v9787 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9788 = v46 + v9787;
-      const float v9789 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9790 = v357.x[5];
-      const float v9791 = v9790 * v9789;
-      const bool v9792 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9792) {
-        const unsigned int v9793 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
-        const unsigned int v9795 = 64u + v9793;
-        const iron_bf16 v9796 = iron_f32_to_bf16(v9791);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9798 = v11 + v9788;
-        const unsigned int v9799 = v9798 * v1;
-        const unsigned int v9800 = v9799 + v26;
-        const unsigned int v9801 = v9800 << 7u;
-        const unsigned int v9802 = v9801 + v9795;
-        out[v9802] = v9796;
+      const unsigned int v9789 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9790 = v46 + v9789;
+      const float v9791 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9792 = v357.x[5];
+      const float v9793 = v9792 * v9791;
+      const bool v9794 = v9790 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9794) {
+        const unsigned int v9795 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9797 = 64u + v9795;
+        const iron_bf16 v9798 = iron_f32_to_bf16(v9793);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9800 = v11 + v9790;
+        const unsigned int v9801 = v9800 * v1;
+        const unsigned int v9802 = v9801 + v26;
+        const unsigned int v9803 = v9802 << 7u;
+        const unsigned int v9804 = v9803 + v9797;
+        out[v9804] = v9798;
       }
-      const unsigned int v9803 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9804 = v46 + v9803;
-      const float v9805 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9806 = v357.x[6];
-      const float v9807 = v9806 * v9805;
-      const bool v9808 = v9804 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9808) {
-        const unsigned int v9809 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
-        const unsigned int v9811 = 64u + v9809;
-        const iron_bf16 v9812 = iron_f32_to_bf16(v9807);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9814 = v11 + v9804;
-        const unsigned int v9815 = v9814 * v1;
-        const unsigned int v9816 = v9815 + v26;
-        const unsigned int v9817 = v9816 << 7u;
-        const unsigned int v9818 = v9817 + v9811;
-        out[v9818] = v9812;
+      const unsigned int v9805 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9806 = v46 + v9805;
+      const float v9807 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9808 = v357.x[6];
+      const float v9809 = v9808 * v9807;
+      const bool v9810 = v9806 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9810) {
+        const unsigned int v9811 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9813 = 64u + v9811;
+        const iron_bf16 v9814 = iron_f32_to_bf16(v9809);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9816 = v11 + v9806;
+        const unsigned int v9817 = v9816 * v1;
+        const unsigned int v9818 = v9817 + v26;
+        const unsigned int v9819 = v9818 << 7u;
+        const unsigned int v9820 = v9819 + v9813;
+        out[v9820] = v9814;
       }
-      const unsigned int v9819 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9820 = v46 + v9819;
-      const float v9821 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9822 = v357.x[7];
-      const float v9823 = v9822 * v9821;
-      const bool v9824 = v9820 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9824) {
-        const unsigned int v9825 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
-        const unsigned int v9827 = 64u + v9825;
-        const iron_bf16 v9828 = iron_f32_to_bf16(v9823);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9830 = v11 + v9820;
-        const unsigned int v9831 = v9830 * v1;
-        const unsigned int v9832 = v9831 + v26;
-        const unsigned int v9833 = v9832 << 7u;
-        const unsigned int v9834 = v9833 + v9827;
-        out[v9834] = v9828;
+      const unsigned int v9821 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9822 = v46 + v9821;
+      const float v9823 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9824 = v357.x[7];
+      const float v9825 = v9824 * v9823;
+      const bool v9826 = v9822 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9826) {
+        const unsigned int v9827 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9829 = 64u + v9827;
+        const iron_bf16 v9830 = iron_f32_to_bf16(v9825);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9832 = v11 + v9822;
+        const unsigned int v9833 = v9832 * v1;
+        const unsigned int v9834 = v9833 + v26;
+        const unsigned int v9835 = v9834 << 7u;
+        const unsigned int v9836 = v9835 + v9829;
+        out[v9836] = v9830;
       }
-      const unsigned int v9835 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9836 = v46 + v9835;
-      const float v9837 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9838 = v357.x[8];
-      const float v9839 = v9838 * v9837;
-      const bool v9840 = v9836 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9840) {
-        const unsigned int v9841 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
-        const unsigned int v9843 = 64u + v9841;
-        const iron_bf16 v9844 = iron_f32_to_bf16(v9839);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9846 = v11 + v9836;
-        const unsigned int v9847 = v9846 * v1;
-        const unsigned int v9848 = v9847 + v26;
-        const unsigned int v9849 = v9848 << 7u;
-        const unsigned int v9850 = v9849 + v9843;
-        out[v9850] = v9844;
+      const unsigned int v9837 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9838 = v46 + v9837;
+      const float v9839 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9840 = v357.x[8];
+      const float v9841 = v9840 * v9839;
+      const bool v9842 = v9838 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9842) {
+        const unsigned int v9843 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9845 = 64u + v9843;
+        const iron_bf16 v9846 = iron_f32_to_bf16(v9841);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9848 = v11 + v9838;
+        const unsigned int v9849 = v9848 * v1;
+        const unsigned int v9850 = v9849 + v26;
+        const unsigned int v9851 = v9850 << 7u;
+        const unsigned int v9852 = v9851 + v9845;
+        out[v9852] = v9846;
       }
-      const unsigned int v9851 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9852 = v46 + v9851;
-      const float v9853 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9854 = v357.x[9];
-      const float v9855 = v9854 * v9853;
-      const bool v9856 = v9852 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9856) {
-        const unsigned int v9857 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
-        const unsigned int v9859 = 64u + v9857;
-        const iron_bf16 v9860 = iron_f32_to_bf16(v9855);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9862 = v11 + v9852;
-        const unsigned int v9863 = v9862 * v1;
-        const unsigned int v9864 = v9863 + v26;
-        const unsigned int v9865 = v9864 << 7u;
-        const unsigned int v9866 = v9865 + v9859;
-        out[v9866] = v9860;
+      const unsigned int v9853 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9854 = v46 + v9853;
+      const float v9855 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9856 = v357.x[9];
+      const float v9857 = v9856 * v9855;
+      const bool v9858 = v9854 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9858) {
+        const unsigned int v9859 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9861 = 64u + v9859;
+        const iron_bf16 v9862 = iron_f32_to_bf16(v9857);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9864 = v11 + v9854;
+        const unsigned int v9865 = v9864 * v1;
+        const unsigned int v9866 = v9865 + v26;
+        const unsigned int v9867 = v9866 << 7u;
+        const unsigned int v9868 = v9867 + v9861;
+        out[v9868] = v9862;
       }
-      const unsigned int v9867 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9868 = v46 + v9867;
-      const float v9869 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9870 = v357.x[10];
-      const float v9871 = v9870 * v9869;
-      const bool v9872 = v9868 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9872) {
-        const unsigned int v9873 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
-        const unsigned int v9875 = 64u + v9873;
-        const iron_bf16 v9876 = iron_f32_to_bf16(v9871);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9878 = v11 + v9868;
-        const unsigned int v9879 = v9878 * v1;
-        const unsigned int v9880 = v9879 + v26;
-        const unsigned int v9881 = v9880 << 7u;
-        const unsigned int v9882 = v9881 + v9875;
-        out[v9882] = v9876;
+      const unsigned int v9869 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9870 = v46 + v9869;
+      const float v9871 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9872 = v357.x[10];
+      const float v9873 = v9872 * v9871;
+      const bool v9874 = v9870 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9874) {
+        const unsigned int v9875 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9877 = 64u + v9875;
+        const iron_bf16 v9878 = iron_f32_to_bf16(v9873);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9880 = v11 + v9870;
+        const unsigned int v9881 = v9880 * v1;
+        const unsigned int v9882 = v9881 + v26;
+        const unsigned int v9883 = v9882 << 7u;
+        const unsigned int v9884 = v9883 + v9877;
+        out[v9884] = v9878;
       }
-      const unsigned int v9883 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9884 = v46 + v9883;
-      const float v9885 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9886 = v357.x[11];
-      const float v9887 = v9886 * v9885;
-      const bool v9888 = v9884 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9888) {
-        const unsigned int v9889 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
-        const unsigned int v9891 = 64u + v9889;
-        const iron_bf16 v9892 = iron_f32_to_bf16(v9887);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9894 = v11 + v9884;
-        const unsigned int v9895 = v9894 * v1;
-        const unsigned int v9896 = v9895 + v26;
-        const unsigned int v9897 = v9896 << 7u;
-        const unsigned int v9898 = v9897 + v9891;
-        out[v9898] = v9892;
+      const unsigned int v9885 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9886 = v46 + v9885;
+      const float v9887 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9888 = v357.x[11];
+      const float v9889 = v9888 * v9887;
+      const bool v9890 = v9886 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9890) {
+        const unsigned int v9891 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9893 = 64u + v9891;
+        const iron_bf16 v9894 = iron_f32_to_bf16(v9889);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9896 = v11 + v9886;
+        const unsigned int v9897 = v9896 * v1;
+        const unsigned int v9898 = v9897 + v26;
+        const unsigned int v9899 = v9898 << 7u;
+        const unsigned int v9900 = v9899 + v9893;
+        out[v9900] = v9894;
       }
-      const unsigned int v9899 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9900 = v46 + v9899;
-      const float v9901 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9902 = v357.x[12];
-      const float v9903 = v9902 * v9901;
-      const bool v9904 = v9900 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9904) {
-        const unsigned int v9905 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
-        const unsigned int v9907 = 64u + v9905;
-        const iron_bf16 v9908 = iron_f32_to_bf16(v9903);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9910 = v11 + v9900;
-        const unsigned int v9911 = v9910 * v1;
-        const unsigned int v9912 = v9911 + v26;
-        const unsigned int v9913 = v9912 << 7u;
-        const unsigned int v9914 = v9913 + v9907;
-        out[v9914] = v9908;
+      const unsigned int v9901 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9902 = v46 + v9901;
+      const float v9903 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9904 = v357.x[12];
+      const float v9905 = v9904 * v9903;
+      const bool v9906 = v9902 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9906) {
+        const unsigned int v9907 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9909 = 64u + v9907;
+        const iron_bf16 v9910 = iron_f32_to_bf16(v9905);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9912 = v11 + v9902;
+        const unsigned int v9913 = v9912 * v1;
+        const unsigned int v9914 = v9913 + v26;
+        const unsigned int v9915 = v9914 << 7u;
+        const unsigned int v9916 = v9915 + v9909;
+        out[v9916] = v9910;
       }
-      const unsigned int v9915 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9916 = v46 + v9915;
-      const float v9917 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9918 = v357.x[13];
-      const float v9919 = v9918 * v9917;
-      const bool v9920 = v9916 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9920) {
-        const unsigned int v9921 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9923 = 64u + v9921;
-        const iron_bf16 v9924 = iron_f32_to_bf16(v9919);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9926 = v11 + v9916;
-        const unsigned int v9927 = v9926 * v1;
-        const unsigned int v9928 = v9927 + v26;
-        const unsigned int v9929 = v9928 << 7u;
-        const unsigned int v9930 = v9929 + v9923;
-        out[v9930] = v9924;
+      const unsigned int v9917 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9918 = v46 + v9917;
+      const float v9919 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9920 = v357.x[13];
+      const float v9921 = v9920 * v9919;
+      const bool v9922 = v9918 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9922) {
+        const unsigned int v9923 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9925 = 64u + v9923;
+        const iron_bf16 v9926 = iron_f32_to_bf16(v9921);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9928 = v11 + v9918;
+        const unsigned int v9929 = v9928 * v1;
+        const unsigned int v9930 = v9929 + v26;
+        const unsigned int v9931 = v9930 << 7u;
+        const unsigned int v9932 = v9931 + v9925;
+        out[v9932] = v9926;
       }
-      const unsigned int v9931 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9932 = v46 + v9931;
-      const float v9933 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9934 = v357.x[14];
-      const float v9935 = v9934 * v9933;
-      const bool v9936 = v9932 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9936) {
-        const unsigned int v9937 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9939 = 64u + v9937;
-        const iron_bf16 v9940 = iron_f32_to_bf16(v9935);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9942 = v11 + v9932;
-        const unsigned int v9943 = v9942 * v1;
-        const unsigned int v9944 = v9943 + v26;
-        const unsigned int v9945 = v9944 << 7u;
-        const unsigned int v9946 = v9945 + v9939;
-        out[v9946] = v9940;
+      const unsigned int v9933 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9934 = v46 + v9933;
+      const float v9935 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9936 = v357.x[14];
+      const float v9937 = v9936 * v9935;
+      const bool v9938 = v9934 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9938) {
+        const unsigned int v9939 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9941 = 64u + v9939;
+        const iron_bf16 v9942 = iron_f32_to_bf16(v9937);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9944 = v11 + v9934;
+        const unsigned int v9945 = v9944 * v1;
+        const unsigned int v9946 = v9945 + v26;
+        const unsigned int v9947 = v9946 << 7u;
+        const unsigned int v9948 = v9947 + v9941;
+        out[v9948] = v9942;
       }
-      const unsigned int v9947 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9948 = v46 + v9947;
-      const float v9949 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9950 = v357.x[15];
-      const float v9951 = v9950 * v9949;
-      const bool v9952 = v9948 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9952) {
-        const unsigned int v9953 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9955 = 64u + v9953;
-        const iron_bf16 v9956 = iron_f32_to_bf16(v9951);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9958 = v11 + v9948;
-        const unsigned int v9959 = v9958 * v1;
-        const unsigned int v9960 = v9959 + v26;
-        const unsigned int v9961 = v9960 << 7u;
-        const unsigned int v9962 = v9961 + v9955;
-        out[v9962] = v9956;
+      const unsigned int v9949 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9950 = v46 + v9949;
+      const float v9951 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9952 = v357.x[15];
+      const float v9953 = v9952 * v9951;
+      const bool v9954 = v9950 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9954) {
+        const unsigned int v9955 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9957 = 64u + v9955;
+        const iron_bf16 v9958 = iron_f32_to_bf16(v9953);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9960 = v11 + v9950;
+        const unsigned int v9961 = v9960 * v1;
+        const unsigned int v9962 = v9961 + v26;
+        const unsigned int v9963 = v9962 << 7u;
+        const unsigned int v9964 = v9963 + v9957;
+        out[v9964] = v9958;
       }
-      const unsigned int v9963 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9964 = v46 + v9963;
-      const float v9965 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9966 = v357.x[16];
-      const float v9967 = v9966 * v9965;
-      const bool v9968 = v9964 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9968) {
-        const unsigned int v9969 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9971 = 64u + v9969;
-        const iron_bf16 v9972 = iron_f32_to_bf16(v9967);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9974 = v11 + v9964;
-        const unsigned int v9975 = v9974 * v1;
-        const unsigned int v9976 = v9975 + v26;
-        const unsigned int v9977 = v9976 << 7u;
-        const unsigned int v9978 = v9977 + v9971;
-        out[v9978] = v9972;
+      const unsigned int v9965 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9966 = v46 + v9965;
+      const float v9967 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9968 = v357.x[16];
+      const float v9969 = v9968 * v9967;
+      const bool v9970 = v9966 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9970) {
+        const unsigned int v9971 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9973 = 64u + v9971;
+        const iron_bf16 v9974 = iron_f32_to_bf16(v9969);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9976 = v11 + v9966;
+        const unsigned int v9977 = v9976 * v1;
+        const unsigned int v9978 = v9977 + v26;
+        const unsigned int v9979 = v9978 << 7u;
+        const unsigned int v9980 = v9979 + v9973;
+        out[v9980] = v9974;
       }
-      const unsigned int v9979 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9980 = v46 + v9979;
-      const float v9981 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9982 = v357.x[17];
-      const float v9983 = v9982 * v9981;
-      const bool v9984 = v9980 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9984) {
-        const unsigned int v9985 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9987 = 64u + v9985;
-        const iron_bf16 v9988 = iron_f32_to_bf16(v9983);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9990 = v11 + v9980;
-        const unsigned int v9991 = v9990 * v1;
-        const unsigned int v9992 = v9991 + v26;
-        const unsigned int v9993 = v9992 << 7u;
-        const unsigned int v9994 = v9993 + v9987;
-        out[v9994] = v9988;
+      const unsigned int v9981 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9982 = v46 + v9981;
+      const float v9983 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9984 = v357.x[17];
+      const float v9985 = v9984 * v9983;
+      const bool v9986 = v9982 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9986) {
+        const unsigned int v9987 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9989 = 64u + v9987;
+        const iron_bf16 v9990 = iron_f32_to_bf16(v9985);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9992 = v11 + v9982;
+        const unsigned int v9993 = v9992 * v1;
+        const unsigned int v9994 = v9993 + v26;
+        const unsigned int v9995 = v9994 << 7u;
+        const unsigned int v9996 = v9995 + v9989;
+        out[v9996] = v9990;
       }
-      const unsigned int v9995 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9996 = v46 + v9995;
-      const float v9997 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9998 = v357.x[18];
-      const float v9999 = v9998 * v9997;
-      const bool v10000 = v9996 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10000) {
-        const unsigned int v10001 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
-        const unsigned int v10003 = 64u + v10001;
-        const iron_bf16 v10004 = iron_f32_to_bf16(v9999);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10006 = v11 + v9996;
-        const unsigned int v10007 = v10006 * v1;
-        const unsigned int v10008 = v10007 + v26;
-        const unsigned int v10009 = v10008 << 7u;
-        const unsigned int v10010 = v10009 + v10003;
-        out[v10010] = v10004;
+      const unsigned int v9997 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9998 = v46 + v9997;
+      const float v9999 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10000 = v357.x[18];
+      const float v10001 = v10000 * v9999;
+      const bool v10002 = v9998 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10002) {
+        const unsigned int v10003 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v10005 = 64u + v10003;
+        const iron_bf16 v10006 = iron_f32_to_bf16(v10001);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10008 = v11 + v9998;
+        const unsigned int v10009 = v10008 * v1;
+        const unsigned int v10010 = v10009 + v26;
+        const unsigned int v10011 = v10010 << 7u;
+        const unsigned int v10012 = v10011 + v10005;
+        out[v10012] = v10006;
       }
-      const unsigned int v10011 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10012 = v46 + v10011;
-      const float v10013 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10014 = v357.x[19];
-      const float v10015 = v10014 * v10013;
-      const bool v10016 = v10012 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10016) {
-        const unsigned int v10017 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
-        const unsigned int v10019 = 64u + v10017;
-        const iron_bf16 v10020 = iron_f32_to_bf16(v10015);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10022 = v11 + v10012;
-        const unsigned int v10023 = v10022 * v1;
-        const unsigned int v10024 = v10023 + v26;
-        const unsigned int v10025 = v10024 << 7u;
-        const unsigned int v10026 = v10025 + v10019;
-        out[v10026] = v10020;
+      const unsigned int v10013 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10014 = v46 + v10013;
+      const float v10015 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10016 = v357.x[19];
+      const float v10017 = v10016 * v10015;
+      const bool v10018 = v10014 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10018) {
+        const unsigned int v10019 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v10021 = 64u + v10019;
+        const iron_bf16 v10022 = iron_f32_to_bf16(v10017);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10024 = v11 + v10014;
+        const unsigned int v10025 = v10024 * v1;
+        const unsigned int v10026 = v10025 + v26;
+        const unsigned int v10027 = v10026 << 7u;
+        const unsigned int v10028 = v10027 + v10021;
+        out[v10028] = v10022;
       }
-      const unsigned int v10027 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10028 = v46 + v10027;
-      const float v10029 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10030 = v357.x[20];
-      const float v10031 = v10030 * v10029;
-      const bool v10032 = v10028 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10032) {
-        const unsigned int v10033 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
-        const unsigned int v10035 = 64u + v10033;
-        const iron_bf16 v10036 = iron_f32_to_bf16(v10031);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10038 = v11 + v10028;
-        const unsigned int v10039 = v10038 * v1;
-        const unsigned int v10040 = v10039 + v26;
-        const unsigned int v10041 = v10040 << 7u;
-        const unsigned int v10042 = v10041 + v10035;
-        out[v10042] = v10036;
+      const unsigned int v10029 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10030 = v46 + v10029;
+      const float v10031 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10032 = v357.x[20];
+      const float v10033 = v10032 * v10031;
+      const bool v10034 = v10030 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10034) {
+        const unsigned int v10035 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v10037 = 64u + v10035;
+        const iron_bf16 v10038 = iron_f32_to_bf16(v10033);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10040 = v11 + v10030;
+        const unsigned int v10041 = v10040 * v1;
+        const unsigned int v10042 = v10041 + v26;
+        const unsigned int v10043 = v10042 << 7u;
+        const unsigned int v10044 = v10043 + v10037;
+        out[v10044] = v10038;
       }
-      const unsigned int v10043 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10044 = v46 + v10043;
-      const float v10045 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10046 = v357.x[21];
-      const float v10047 = v10046 * v10045;
-      const bool v10048 = v10044 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10048) {
-        const unsigned int v10049 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
-        const unsigned int v10051 = 64u + v10049;
-        const iron_bf16 v10052 = iron_f32_to_bf16(v10047);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10054 = v11 + v10044;
-        const unsigned int v10055 = v10054 * v1;
-        const unsigned int v10056 = v10055 + v26;
-        const unsigned int v10057 = v10056 << 7u;
-        const unsigned int v10058 = v10057 + v10051;
-        out[v10058] = v10052;
+      const unsigned int v10045 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10046 = v46 + v10045;
+      const float v10047 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10048 = v357.x[21];
+      const float v10049 = v10048 * v10047;
+      const bool v10050 = v10046 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10050) {
+        const unsigned int v10051 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v10053 = 64u + v10051;
+        const iron_bf16 v10054 = iron_f32_to_bf16(v10049);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10056 = v11 + v10046;
+        const unsigned int v10057 = v10056 * v1;
+        const unsigned int v10058 = v10057 + v26;
+        const unsigned int v10059 = v10058 << 7u;
+        const unsigned int v10060 = v10059 + v10053;
+        out[v10060] = v10054;
       }
-      const unsigned int v10059 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10060 = v46 + v10059;
-      const float v10061 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10062 = v357.x[22];
-      const float v10063 = v10062 * v10061;
-      const bool v10064 = v10060 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10064) {
-        const unsigned int v10065 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
-        const unsigned int v10067 = 64u + v10065;
-        const iron_bf16 v10068 = iron_f32_to_bf16(v10063);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10070 = v11 + v10060;
-        const unsigned int v10071 = v10070 * v1;
-        const unsigned int v10072 = v10071 + v26;
-        const unsigned int v10073 = v10072 << 7u;
-        const unsigned int v10074 = v10073 + v10067;
-        out[v10074] = v10068;
+      const unsigned int v10061 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10062 = v46 + v10061;
+      const float v10063 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10064 = v357.x[22];
+      const float v10065 = v10064 * v10063;
+      const bool v10066 = v10062 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10066) {
+        const unsigned int v10067 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v10069 = 64u + v10067;
+        const iron_bf16 v10070 = iron_f32_to_bf16(v10065);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10072 = v11 + v10062;
+        const unsigned int v10073 = v10072 * v1;
+        const unsigned int v10074 = v10073 + v26;
+        const unsigned int v10075 = v10074 << 7u;
+        const unsigned int v10076 = v10075 + v10069;
+        out[v10076] = v10070;
       }
-      const unsigned int v10075 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10076 = v46 + v10075;
-      const float v10077 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10078 = v357.x[23];
-      const float v10079 = v10078 * v10077;
-      const bool v10080 = v10076 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10080) {
-        const unsigned int v10081 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
-        const unsigned int v10083 = 64u + v10081;
-        const iron_bf16 v10084 = iron_f32_to_bf16(v10079);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10086 = v11 + v10076;
-        const unsigned int v10087 = v10086 * v1;
-        const unsigned int v10088 = v10087 + v26;
-        const unsigned int v10089 = v10088 << 7u;
-        const unsigned int v10090 = v10089 + v10083;
-        out[v10090] = v10084;
+      const unsigned int v10077 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10078 = v46 + v10077;
+      const float v10079 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10080 = v357.x[23];
+      const float v10081 = v10080 * v10079;
+      const bool v10082 = v10078 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10082) {
+        const unsigned int v10083 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v10085 = 64u + v10083;
+        const iron_bf16 v10086 = iron_f32_to_bf16(v10081);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10088 = v11 + v10078;
+        const unsigned int v10089 = v10088 * v1;
+        const unsigned int v10090 = v10089 + v26;
+        const unsigned int v10091 = v10090 << 7u;
+        const unsigned int v10092 = v10091 + v10085;
+        out[v10092] = v10086;
       }
-      const unsigned int v10091 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10092 = v46 + v10091;
-      const float v10093 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10094 = v357.x[24];
-      const float v10095 = v10094 * v10093;
-      const bool v10096 = v10092 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10096) {
-        const unsigned int v10097 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
-        const unsigned int v10099 = 64u + v10097;
-        const iron_bf16 v10100 = iron_f32_to_bf16(v10095);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10102 = v11 + v10092;
-        const unsigned int v10103 = v10102 * v1;
-        const unsigned int v10104 = v10103 + v26;
-        const unsigned int v10105 = v10104 << 7u;
-        const unsigned int v10106 = v10105 + v10099;
-        out[v10106] = v10100;
+      const unsigned int v10093 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10094 = v46 + v10093;
+      const float v10095 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10096 = v357.x[24];
+      const float v10097 = v10096 * v10095;
+      const bool v10098 = v10094 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10098) {
+        const unsigned int v10099 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v10101 = 64u + v10099;
+        const iron_bf16 v10102 = iron_f32_to_bf16(v10097);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10104 = v11 + v10094;
+        const unsigned int v10105 = v10104 * v1;
+        const unsigned int v10106 = v10105 + v26;
+        const unsigned int v10107 = v10106 << 7u;
+        const unsigned int v10108 = v10107 + v10101;
+        out[v10108] = v10102;
       }
-      const unsigned int v10107 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10108 = v46 + v10107;
-      const float v10109 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10110 = v357.x[25];
-      const float v10111 = v10110 * v10109;
-      const bool v10112 = v10108 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10112) {
-        const unsigned int v10113 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
-        const unsigned int v10115 = 64u + v10113;
-        const iron_bf16 v10116 = iron_f32_to_bf16(v10111);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10118 = v11 + v10108;
-        const unsigned int v10119 = v10118 * v1;
-        const unsigned int v10120 = v10119 + v26;
-        const unsigned int v10121 = v10120 << 7u;
-        const unsigned int v10122 = v10121 + v10115;
-        out[v10122] = v10116;
+      const unsigned int v10109 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10110 = v46 + v10109;
+      const float v10111 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10112 = v357.x[25];
+      const float v10113 = v10112 * v10111;
+      const bool v10114 = v10110 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10114) {
+        const unsigned int v10115 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v10117 = 64u + v10115;
+        const iron_bf16 v10118 = iron_f32_to_bf16(v10113);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10120 = v11 + v10110;
+        const unsigned int v10121 = v10120 * v1;
+        const unsigned int v10122 = v10121 + v26;
+        const unsigned int v10123 = v10122 << 7u;
+        const unsigned int v10124 = v10123 + v10117;
+        out[v10124] = v10118;
       }
-      const unsigned int v10123 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10124 = v46 + v10123;
-      const float v10125 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10126 = v357.x[26];
-      const float v10127 = v10126 * v10125;
-      const bool v10128 = v10124 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10128) {
-        const unsigned int v10129 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
-        const unsigned int v10131 = 64u + v10129;
-        const iron_bf16 v10132 = iron_f32_to_bf16(v10127);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10134 = v11 + v10124;
-        const unsigned int v10135 = v10134 * v1;
-        const unsigned int v10136 = v10135 + v26;
-        const unsigned int v10137 = v10136 << 7u;
-        const unsigned int v10138 = v10137 + v10131;
-        out[v10138] = v10132;
+      const unsigned int v10125 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10126 = v46 + v10125;
+      const float v10127 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10128 = v357.x[26];
+      const float v10129 = v10128 * v10127;
+      const bool v10130 = v10126 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10130) {
+        const unsigned int v10131 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v10133 = 64u + v10131;
+        const iron_bf16 v10134 = iron_f32_to_bf16(v10129);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10136 = v11 + v10126;
+        const unsigned int v10137 = v10136 * v1;
+        const unsigned int v10138 = v10137 + v26;
+        const unsigned int v10139 = v10138 << 7u;
+        const unsigned int v10140 = v10139 + v10133;
+        out[v10140] = v10134;
       }
-      const unsigned int v10139 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10140 = v46 + v10139;
-      const float v10141 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10142 = v357.x[27];
-      const float v10143 = v10142 * v10141;
-      const bool v10144 = v10140 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10144) {
-        const unsigned int v10145 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
-        const unsigned int v10147 = 64u + v10145;
-        const iron_bf16 v10148 = iron_f32_to_bf16(v10143);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10150 = v11 + v10140;
-        const unsigned int v10151 = v10150 * v1;
-        const unsigned int v10152 = v10151 + v26;
-        const unsigned int v10153 = v10152 << 7u;
-        const unsigned int v10154 = v10153 + v10147;
-        out[v10154] = v10148;
+      const unsigned int v10141 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10142 = v46 + v10141;
+      const float v10143 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10144 = v357.x[27];
+      const float v10145 = v10144 * v10143;
+      const bool v10146 = v10142 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10146) {
+        const unsigned int v10147 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v10149 = 64u + v10147;
+        const iron_bf16 v10150 = iron_f32_to_bf16(v10145);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10152 = v11 + v10142;
+        const unsigned int v10153 = v10152 * v1;
+        const unsigned int v10154 = v10153 + v26;
+        const unsigned int v10155 = v10154 << 7u;
+        const unsigned int v10156 = v10155 + v10149;
+        out[v10156] = v10150;
       }
-      const unsigned int v10155 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10156 = v46 + v10155;
-      const float v10157 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10158 = v357.x[28];
-      const float v10159 = v10158 * v10157;
-      const bool v10160 = v10156 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10160) {
-        const unsigned int v10161 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
-        const unsigned int v10163 = 64u + v10161;
-        const iron_bf16 v10164 = iron_f32_to_bf16(v10159);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10166 = v11 + v10156;
-        const unsigned int v10167 = v10166 * v1;
-        const unsigned int v10168 = v10167 + v26;
-        const unsigned int v10169 = v10168 << 7u;
-        const unsigned int v10170 = v10169 + v10163;
-        out[v10170] = v10164;
+      const unsigned int v10157 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10158 = v46 + v10157;
+      const float v10159 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10160 = v357.x[28];
+      const float v10161 = v10160 * v10159;
+      const bool v10162 = v10158 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10162) {
+        const unsigned int v10163 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10165 = 64u + v10163;
+        const iron_bf16 v10166 = iron_f32_to_bf16(v10161);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10168 = v11 + v10158;
+        const unsigned int v10169 = v10168 * v1;
+        const unsigned int v10170 = v10169 + v26;
+        const unsigned int v10171 = v10170 << 7u;
+        const unsigned int v10172 = v10171 + v10165;
+        out[v10172] = v10166;
       }
-      const unsigned int v10171 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10172 = v46 + v10171;
-      const float v10173 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10174 = v357.x[29];
-      const float v10175 = v10174 * v10173;
-      const bool v10176 = v10172 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10176) {
-        const unsigned int v10177 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
-        const unsigned int v10179 = 64u + v10177;
-        const iron_bf16 v10180 = iron_f32_to_bf16(v10175);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10182 = v11 + v10172;
-        const unsigned int v10183 = v10182 * v1;
-        const unsigned int v10184 = v10183 + v26;
-        const unsigned int v10185 = v10184 << 7u;
-        const unsigned int v10186 = v10185 + v10179;
-        out[v10186] = v10180;
+      const unsigned int v10173 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10174 = v46 + v10173;
+      const float v10175 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10176 = v357.x[29];
+      const float v10177 = v10176 * v10175;
+      const bool v10178 = v10174 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10178) {
+        const unsigned int v10179 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10181 = 64u + v10179;
+        const iron_bf16 v10182 = iron_f32_to_bf16(v10177);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10184 = v11 + v10174;
+        const unsigned int v10185 = v10184 * v1;
+        const unsigned int v10186 = v10185 + v26;
+        const unsigned int v10187 = v10186 << 7u;
+        const unsigned int v10188 = v10187 + v10181;
+        out[v10188] = v10182;
       }
-      const unsigned int v10187 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10188 = v46 + v10187;
-      const float v10189 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10190 = v357.x[30];
-      const float v10191 = v10190 * v10189;
-      const bool v10192 = v10188 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10192) {
-        const unsigned int v10193 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
-        const unsigned int v10195 = 64u + v10193;
-        const iron_bf16 v10196 = iron_f32_to_bf16(v10191);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10198 = v11 + v10188;
-        const unsigned int v10199 = v10198 * v1;
-        const unsigned int v10200 = v10199 + v26;
-        const unsigned int v10201 = v10200 << 7u;
-        const unsigned int v10202 = v10201 + v10195;
-        out[v10202] = v10196;
+      const unsigned int v10189 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10190 = v46 + v10189;
+      const float v10191 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10192 = v357.x[30];
+      const float v10193 = v10192 * v10191;
+      const bool v10194 = v10190 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10194) {
+        const unsigned int v10195 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10197 = 64u + v10195;
+        const iron_bf16 v10198 = iron_f32_to_bf16(v10193);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10200 = v11 + v10190;
+        const unsigned int v10201 = v10200 * v1;
+        const unsigned int v10202 = v10201 + v26;
+        const unsigned int v10203 = v10202 << 7u;
+        const unsigned int v10204 = v10203 + v10197;
+        out[v10204] = v10198;
       }
-      const unsigned int v10203 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10204 = v46 + v10203;
-      const float v10205 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10206 = v357.x[31];
-      const float v10207 = v10206 * v10205;
-      const bool v10208 = v10204 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10208) {
-        const unsigned int v10209 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
-        const unsigned int v10211 = 64u + v10209;
-        const iron_bf16 v10212 = iron_f32_to_bf16(v10207);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10214 = v11 + v10204;
-        const unsigned int v10215 = v10214 * v1;
-        const unsigned int v10216 = v10215 + v26;
-        const unsigned int v10217 = v10216 << 7u;
-        const unsigned int v10218 = v10217 + v10211;
-        out[v10218] = v10212;
+      const unsigned int v10205 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10206 = v46 + v10205;
+      const float v10207 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10208 = v357.x[31];
+      const float v10209 = v10208 * v10207;
+      const bool v10210 = v10206 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10210) {
+        const unsigned int v10211 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10213 = 64u + v10211;
+        const iron_bf16 v10214 = iron_f32_to_bf16(v10209);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10216 = v11 + v10206;
+        const unsigned int v10217 = v10216 * v1;
+        const unsigned int v10218 = v10217 + v26;
+        const unsigned int v10219 = v10218 << 7u;
+        const unsigned int v10220 = v10219 + v10213;
+        out[v10220] = v10214;
       }
     }
   }

@@ -721,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v11144 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:273
+    const bool v11144 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
     if (v11144) {
       const unsigned int v11148 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
       const bool v11149 = v11148 < v37;
@@ -828,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_copy_async<16>(shm2 + (v11233 ^ (((v11233 >> 6u) & 7u) << 3u)), v + v11229, v11223);
       iron_copy_async<16>(shm2 + (v11245 ^ (((v11245 >> 6u) & 7u) << 3u)), v + v11241, v11235);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     const unsigned int v7272 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
     const unsigned int v7273 = v7272 << 6u;
     const unsigned int v10176 = v41 & 3u;
@@ -1112,7 +1112,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v10105 = static_cast<unsigned int>(v606.row(31, iron_linear_thread() & 31u));
     const unsigned int v10117 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v6750 = v592; v6750 < v579; v6750 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v6750 = v592; v6750 < v579; v6750 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v6751 = v6750 - v592;
       const unsigned int v6752 = v6751 >> 6u;
       const unsigned int v6754 = v6752 & 1u;
@@ -1237,8 +1237,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
         iron_copy_async<16>(shm2 + (v6980 ^ (((v6980 >> 6u) & 7u) << 3u)), v + v6969, v6960);
         iron_copy_async<16>(shm2 + (v7011 ^ (((v7011 >> 6u) & 7u) << 3u)), v + v7000, v6991);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
-      iron_frag<float, 2, 16, 64> v7263;  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      iron_frag<float, 2, 16, 64> v7263;  // kernels/sdpa/flash_warpgroup.hpp:277
       iron_frag_fill(v7263, 0.0f);
       const unsigned int v7267 = v6754 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
       iron_frag<iron_bf16, 0, 16, 16> v10189;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -3527,7 +3527,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v10111, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v10111, v7263);
       iron_frag_store<false>(v10111, shm3, v10117, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:280
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
       iron_frag<iron_bf16, 0, 16, 16> v10371;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v10371, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v10371, shm3, v10182, 64u);
@@ -3653,7 +3653,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_load_shared<false, 6, 3>(v10565, shm2, v10561, 64u);
       iron_frag_mma_sync(v606, v10563, v10565);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:273
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
     const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4050, 0.0f);

@@ -570,4874 +570,4874 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v15965 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:257
-    if (v15965) {
+    const bool v15967 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
+    if (v15967) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15969 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15970 = v15969 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15972 = v15969 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15974 = v15972 << 3u;
-        const unsigned int v15975 = v347 + v15970;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v15976 = v15975 < v37;
-        const unsigned int v15977 = v15976 ? v15975 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15978 = v31 + v15977;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v15979 = v15978 * v2;
-        const unsigned int v15980 = v15979 + v28;
-        const unsigned int v15981 = v15980 << 7u;
-        const unsigned int v15982 = v15981 + v15974;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v15985 = v15974 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v15987 = v15970 << 6u;
-        const unsigned int v15989 = v15974 >> 6u;
-        const unsigned int v15991 = v15989 << 13u;
-        const unsigned int v15993 = v15991 + v15987;
-        const unsigned int v15994 = v15993 + v15985;
-        iron_copy_async<16>(shm1 + (v15994 ^ (((v15994 >> 6u) & 7u) << 3u)), k + v15982, v15976);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v15996 = v15969 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v15997 = v15996 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v15998 = v15996 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v15999 = v15998 << 3u;
-        const unsigned int v16000 = v347 + v15997;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16001 = v16000 < v37;
-        const unsigned int v16002 = v16001 ? v16000 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16003 = v31 + v16002;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16004 = v16003 * v2;
-        const unsigned int v16005 = v16004 + v28;
-        const unsigned int v16006 = v16005 << 7u;
-        const unsigned int v16007 = v16006 + v15999;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16008 = v15999 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16009 = v15997 << 6u;
-        const unsigned int v16010 = v15999 >> 6u;
-        const unsigned int v16011 = v16010 << 13u;
-        const unsigned int v16013 = v16011 + v16009;
-        const unsigned int v16014 = v16013 + v16008;
-        iron_copy_async<16>(shm1 + (v16014 ^ (((v16014 >> 6u) & 7u) << 3u)), k + v16007, v16001);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16016 = v15969 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16017 = v16016 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16018 = v16016 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16019 = v16018 << 3u;
-        const unsigned int v16020 = v347 + v16017;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16021 = v16020 < v37;
-        const unsigned int v16022 = v16021 ? v16020 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16023 = v31 + v16022;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16024 = v16023 * v2;
-        const unsigned int v16025 = v16024 + v28;
-        const unsigned int v16026 = v16025 << 7u;
-        const unsigned int v16027 = v16026 + v16019;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16028 = v16019 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16029 = v16017 << 6u;
-        const unsigned int v16030 = v16019 >> 6u;
-        const unsigned int v16031 = v16030 << 13u;
-        const unsigned int v16033 = v16031 + v16029;
-        const unsigned int v16034 = v16033 + v16028;
-        iron_copy_async<16>(shm1 + (v16034 ^ (((v16034 >> 6u) & 7u) << 3u)), k + v16027, v16021);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16036 = v15969 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16037 = v16036 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16038 = v16036 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16039 = v16038 << 3u;
-        const unsigned int v16040 = v347 + v16037;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16041 = v16040 < v37;
-        const unsigned int v16042 = v16041 ? v16040 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16043 = v31 + v16042;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16044 = v16043 * v2;
-        const unsigned int v16045 = v16044 + v28;
-        const unsigned int v16046 = v16045 << 7u;
-        const unsigned int v16047 = v16046 + v16039;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16048 = v16039 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16049 = v16037 << 6u;
-        const unsigned int v16050 = v16039 >> 6u;
-        const unsigned int v16051 = v16050 << 13u;
-        const unsigned int v16053 = v16051 + v16049;
-        const unsigned int v16054 = v16053 + v16048;
-        iron_copy_async<16>(shm1 + (v16054 ^ (((v16054 >> 6u) & 7u) << 3u)), k + v16047, v16041);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16056 = v15969 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16057 = v16056 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16058 = v16056 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16059 = v16058 << 3u;
-        const unsigned int v16060 = v347 + v16057;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16061 = v16060 < v37;
-        const unsigned int v16062 = v16061 ? v16060 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16063 = v31 + v16062;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16064 = v16063 * v2;
-        const unsigned int v16065 = v16064 + v28;
-        const unsigned int v16066 = v16065 << 7u;
-        const unsigned int v16067 = v16066 + v16059;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16068 = v16059 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16069 = v16057 << 6u;
-        const unsigned int v16070 = v16059 >> 6u;
-        const unsigned int v16071 = v16070 << 13u;
-        const unsigned int v16073 = v16071 + v16069;
-        const unsigned int v16074 = v16073 + v16068;
-        iron_copy_async<16>(shm1 + (v16074 ^ (((v16074 >> 6u) & 7u) << 3u)), k + v16067, v16061);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16076 = v15969 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16077 = v16076 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16078 = v16076 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16079 = v16078 << 3u;
-        const unsigned int v16080 = v347 + v16077;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16081 = v16080 < v37;
-        const unsigned int v16082 = v16081 ? v16080 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16083 = v31 + v16082;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16084 = v16083 * v2;
-        const unsigned int v16085 = v16084 + v28;
-        const unsigned int v16086 = v16085 << 7u;
-        const unsigned int v16087 = v16086 + v16079;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16088 = v16079 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16089 = v16077 << 6u;
-        const unsigned int v16090 = v16079 >> 6u;
-        const unsigned int v16091 = v16090 << 13u;
-        const unsigned int v16093 = v16091 + v16089;
-        const unsigned int v16094 = v16093 + v16088;
-        iron_copy_async<16>(shm1 + (v16094 ^ (((v16094 >> 6u) & 7u) << 3u)), k + v16087, v16081);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16096 = v15969 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16097 = v16096 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16098 = v16096 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16099 = v16098 << 3u;
-        const unsigned int v16100 = v347 + v16097;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16101 = v16100 < v37;
-        const unsigned int v16102 = v16101 ? v16100 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16103 = v31 + v16102;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16104 = v16103 * v2;
-        const unsigned int v16105 = v16104 + v28;
-        const unsigned int v16106 = v16105 << 7u;
-        const unsigned int v16107 = v16106 + v16099;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16108 = v16099 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16109 = v16097 << 6u;
-        const unsigned int v16110 = v16099 >> 6u;
-        const unsigned int v16111 = v16110 << 13u;
-        const unsigned int v16113 = v16111 + v16109;
-        const unsigned int v16114 = v16113 + v16108;
-        iron_copy_async<16>(shm1 + (v16114 ^ (((v16114 >> 6u) & 7u) << 3u)), k + v16107, v16101);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16116 = v15969 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16117 = v16116 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16118 = v16116 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16119 = v16118 << 3u;
-        const unsigned int v16120 = v347 + v16117;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16121 = v16120 < v37;
-        const unsigned int v16122 = v16121 ? v16120 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16123 = v31 + v16122;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16124 = v16123 * v2;
-        const unsigned int v16125 = v16124 + v28;
-        const unsigned int v16126 = v16125 << 7u;
-        const unsigned int v16127 = v16126 + v16119;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16128 = v16119 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16129 = v16117 << 6u;
-        const unsigned int v16130 = v16119 >> 6u;
-        const unsigned int v16131 = v16130 << 13u;
-        const unsigned int v16133 = v16131 + v16129;
-        const unsigned int v16134 = v16133 + v16128;
-        iron_copy_async<16>(shm1 + (v16134 ^ (((v16134 >> 6u) & 7u) << 3u)), k + v16127, v16121);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v15994 ^ (((v15994 >> 6u) & 7u) << 3u)), v + v15982, v15976);
-        iron_copy_async<16>(shm2 + (v16014 ^ (((v16014 >> 6u) & 7u) << 3u)), v + v16007, v16001);
-        iron_copy_async<16>(shm2 + (v16034 ^ (((v16034 >> 6u) & 7u) << 3u)), v + v16027, v16021);
-        iron_copy_async<16>(shm2 + (v16054 ^ (((v16054 >> 6u) & 7u) << 3u)), v + v16047, v16041);
-        iron_copy_async<16>(shm2 + (v16074 ^ (((v16074 >> 6u) & 7u) << 3u)), v + v16067, v16061);
-        iron_copy_async<16>(shm2 + (v16094 ^ (((v16094 >> 6u) & 7u) << 3u)), v + v16087, v16081);
-        iron_copy_async<16>(shm2 + (v16114 ^ (((v16114 >> 6u) & 7u) << 3u)), v + v16107, v16101);
-        iron_copy_async<16>(shm2 + (v16134 ^ (((v16134 >> 6u) & 7u) << 3u)), v + v16127, v16121);
+        const unsigned int v15971 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15972 = v15971 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v15974 = v15971 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v15976 = v15974 << 3u;
+        const unsigned int v15977 = v347 + v15972;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15978 = v15977 < v37;
+        const unsigned int v15979 = v15978 ? v15977 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15980 = v31 + v15979;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15981 = v15980 * v2;
+        const unsigned int v15982 = v15981 + v28;
+        const unsigned int v15983 = v15982 << 7u;
+        const unsigned int v15984 = v15983 + v15976;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15987 = v15976 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v15989 = v15972 << 6u;
+        const unsigned int v15991 = v15976 >> 6u;
+        const unsigned int v15993 = v15991 << 13u;
+        const unsigned int v15995 = v15993 + v15989;
+        const unsigned int v15996 = v15995 + v15987;
+        iron_copy_async<16>(shm1 + (v15996 ^ (((v15996 >> 6u) & 7u) << 3u)), k + v15984, v15978);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15998 = v15971 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v15999 = v15998 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16000 = v15998 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16001 = v16000 << 3u;
+        const unsigned int v16002 = v347 + v15999;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16003 = v16002 < v37;
+        const unsigned int v16004 = v16003 ? v16002 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16005 = v31 + v16004;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16006 = v16005 * v2;
+        const unsigned int v16007 = v16006 + v28;
+        const unsigned int v16008 = v16007 << 7u;
+        const unsigned int v16009 = v16008 + v16001;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16010 = v16001 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16011 = v15999 << 6u;
+        const unsigned int v16012 = v16001 >> 6u;
+        const unsigned int v16013 = v16012 << 13u;
+        const unsigned int v16015 = v16013 + v16011;
+        const unsigned int v16016 = v16015 + v16010;
+        iron_copy_async<16>(shm1 + (v16016 ^ (((v16016 >> 6u) & 7u) << 3u)), k + v16009, v16003);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16018 = v15971 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16019 = v16018 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16020 = v16018 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16021 = v16020 << 3u;
+        const unsigned int v16022 = v347 + v16019;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16023 = v16022 < v37;
+        const unsigned int v16024 = v16023 ? v16022 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16025 = v31 + v16024;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16026 = v16025 * v2;
+        const unsigned int v16027 = v16026 + v28;
+        const unsigned int v16028 = v16027 << 7u;
+        const unsigned int v16029 = v16028 + v16021;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16030 = v16021 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16031 = v16019 << 6u;
+        const unsigned int v16032 = v16021 >> 6u;
+        const unsigned int v16033 = v16032 << 13u;
+        const unsigned int v16035 = v16033 + v16031;
+        const unsigned int v16036 = v16035 + v16030;
+        iron_copy_async<16>(shm1 + (v16036 ^ (((v16036 >> 6u) & 7u) << 3u)), k + v16029, v16023);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16038 = v15971 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16039 = v16038 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16040 = v16038 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16041 = v16040 << 3u;
+        const unsigned int v16042 = v347 + v16039;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16043 = v16042 < v37;
+        const unsigned int v16044 = v16043 ? v16042 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16045 = v31 + v16044;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16046 = v16045 * v2;
+        const unsigned int v16047 = v16046 + v28;
+        const unsigned int v16048 = v16047 << 7u;
+        const unsigned int v16049 = v16048 + v16041;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16050 = v16041 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16051 = v16039 << 6u;
+        const unsigned int v16052 = v16041 >> 6u;
+        const unsigned int v16053 = v16052 << 13u;
+        const unsigned int v16055 = v16053 + v16051;
+        const unsigned int v16056 = v16055 + v16050;
+        iron_copy_async<16>(shm1 + (v16056 ^ (((v16056 >> 6u) & 7u) << 3u)), k + v16049, v16043);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16058 = v15971 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16059 = v16058 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16060 = v16058 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16061 = v16060 << 3u;
+        const unsigned int v16062 = v347 + v16059;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16063 = v16062 < v37;
+        const unsigned int v16064 = v16063 ? v16062 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16065 = v31 + v16064;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16066 = v16065 * v2;
+        const unsigned int v16067 = v16066 + v28;
+        const unsigned int v16068 = v16067 << 7u;
+        const unsigned int v16069 = v16068 + v16061;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16070 = v16061 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16071 = v16059 << 6u;
+        const unsigned int v16072 = v16061 >> 6u;
+        const unsigned int v16073 = v16072 << 13u;
+        const unsigned int v16075 = v16073 + v16071;
+        const unsigned int v16076 = v16075 + v16070;
+        iron_copy_async<16>(shm1 + (v16076 ^ (((v16076 >> 6u) & 7u) << 3u)), k + v16069, v16063);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16078 = v15971 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16079 = v16078 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16080 = v16078 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16081 = v16080 << 3u;
+        const unsigned int v16082 = v347 + v16079;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16083 = v16082 < v37;
+        const unsigned int v16084 = v16083 ? v16082 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16085 = v31 + v16084;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16086 = v16085 * v2;
+        const unsigned int v16087 = v16086 + v28;
+        const unsigned int v16088 = v16087 << 7u;
+        const unsigned int v16089 = v16088 + v16081;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16090 = v16081 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16091 = v16079 << 6u;
+        const unsigned int v16092 = v16081 >> 6u;
+        const unsigned int v16093 = v16092 << 13u;
+        const unsigned int v16095 = v16093 + v16091;
+        const unsigned int v16096 = v16095 + v16090;
+        iron_copy_async<16>(shm1 + (v16096 ^ (((v16096 >> 6u) & 7u) << 3u)), k + v16089, v16083);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16098 = v15971 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16099 = v16098 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16100 = v16098 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16101 = v16100 << 3u;
+        const unsigned int v16102 = v347 + v16099;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16103 = v16102 < v37;
+        const unsigned int v16104 = v16103 ? v16102 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16105 = v31 + v16104;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16106 = v16105 * v2;
+        const unsigned int v16107 = v16106 + v28;
+        const unsigned int v16108 = v16107 << 7u;
+        const unsigned int v16109 = v16108 + v16101;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16110 = v16101 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16111 = v16099 << 6u;
+        const unsigned int v16112 = v16101 >> 6u;
+        const unsigned int v16113 = v16112 << 13u;
+        const unsigned int v16115 = v16113 + v16111;
+        const unsigned int v16116 = v16115 + v16110;
+        iron_copy_async<16>(shm1 + (v16116 ^ (((v16116 >> 6u) & 7u) << 3u)), k + v16109, v16103);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16118 = v15971 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16119 = v16118 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16120 = v16118 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16121 = v16120 << 3u;
+        const unsigned int v16122 = v347 + v16119;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16123 = v16122 < v37;
+        const unsigned int v16124 = v16123 ? v16122 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16125 = v31 + v16124;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16126 = v16125 * v2;
+        const unsigned int v16127 = v16126 + v28;
+        const unsigned int v16128 = v16127 << 7u;
+        const unsigned int v16129 = v16128 + v16121;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16130 = v16121 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16131 = v16119 << 6u;
+        const unsigned int v16132 = v16121 >> 6u;
+        const unsigned int v16133 = v16132 << 13u;
+        const unsigned int v16135 = v16133 + v16131;
+        const unsigned int v16136 = v16135 + v16130;
+        iron_copy_async<16>(shm1 + (v16136 ^ (((v16136 >> 6u) & 7u) << 3u)), k + v16129, v16123);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v15996 ^ (((v15996 >> 6u) & 7u) << 3u)), v + v15984, v15978);
+        iron_copy_async<16>(shm2 + (v16016 ^ (((v16016 >> 6u) & 7u) << 3u)), v + v16009, v16003);
+        iron_copy_async<16>(shm2 + (v16036 ^ (((v16036 >> 6u) & 7u) << 3u)), v + v16029, v16023);
+        iron_copy_async<16>(shm2 + (v16056 ^ (((v16056 >> 6u) & 7u) << 3u)), v + v16049, v16043);
+        iron_copy_async<16>(shm2 + (v16076 ^ (((v16076 >> 6u) & 7u) << 3u)), v + v16069, v16063);
+        iron_copy_async<16>(shm2 + (v16096 ^ (((v16096 >> 6u) & 7u) << 3u)), v + v16089, v16083);
+        iron_copy_async<16>(shm2 + (v16116 ^ (((v16116 >> 6u) & 7u) << 3u)), v + v16109, v16103);
+        iron_copy_async<16>(shm2 + (v16136 ^ (((v16136 >> 6u) & 7u) << 3u)), v + v16129, v16123);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
 
-    for (unsigned int v10793 = v347; v10793 < v334; v10793 += 128u) {
-      const unsigned int v10794 = v10793 - v347;
-      const unsigned int v10795 = v10794 >> 7u;
-      const unsigned int v10797 = v10795 & 1u;
+    for (unsigned int v10795 = v347; v10795 < v334; v10795 += 128u) {
+      const unsigned int v10796 = v10795 - v347;
+      const unsigned int v10797 = v10796 >> 7u;
+      const unsigned int v10799 = v10797 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v10800 = v10793 + 128u;
-      const unsigned int v10802 = v10795 + 1u;
-      const unsigned int v10803 = v10802 & 1u;
-      const bool v10804 = v10800 < v334;
-      if (v10804) {
+      const unsigned int v10802 = v10795 + 128u;
+      const unsigned int v10804 = v10797 + 1u;
+      const unsigned int v10805 = v10804 & 1u;
+      const bool v10806 = v10802 < v334;
+      if (v10806) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v10809 = v10803 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v10811 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10814 = v10811 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10817 = v10811 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10818 = v10817 << 3u;
-          const unsigned int v10819 = v10800 + v10814;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10820 = v10819 < v37;
-          const unsigned int v10823 = v10820 ? v10819 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10825 = v31 + v10823;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10826 = v10825 * v2;
-          const unsigned int v10827 = v10826 + v28;
-          const unsigned int v10828 = v10827 << 7u;
-          const unsigned int v10829 = v10828 + v10818;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10831 = v10818 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10833 = v10814 << 6u;
-          const unsigned int v10836 = v10818 >> 6u;
-          const unsigned int v10837 = v10836 << 13u;
-          const unsigned int v10838 = v10809 + v10837;
-          const unsigned int v10839 = v10838 + v10833;
-          const unsigned int v10840 = v10839 + v10831;
-          iron_copy_async<16>(shm1 + (v10840 ^ (((v10840 >> 6u) & 7u) << 3u)), k + v10829, v10820);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10843 = v10811 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10845 = v10843 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10848 = v10843 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10849 = v10848 << 3u;
-          const unsigned int v10850 = v10800 + v10845;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10851 = v10850 < v37;
-          const unsigned int v10854 = v10851 ? v10850 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10856 = v31 + v10854;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10857 = v10856 * v2;
-          const unsigned int v10858 = v10857 + v28;
-          const unsigned int v10859 = v10858 << 7u;
-          const unsigned int v10860 = v10859 + v10849;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10862 = v10849 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10864 = v10845 << 6u;
-          const unsigned int v10867 = v10849 >> 6u;
-          const unsigned int v10868 = v10867 << 13u;
-          const unsigned int v10869 = v10809 + v10868;
-          const unsigned int v10870 = v10869 + v10864;
-          const unsigned int v10871 = v10870 + v10862;
-          iron_copy_async<16>(shm1 + (v10871 ^ (((v10871 >> 6u) & 7u) << 3u)), k + v10860, v10851);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10874 = v10811 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10876 = v10874 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10879 = v10874 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10880 = v10879 << 3u;
-          const unsigned int v10881 = v10800 + v10876;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10882 = v10881 < v37;
-          const unsigned int v10885 = v10882 ? v10881 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10887 = v31 + v10885;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10888 = v10887 * v2;
-          const unsigned int v10889 = v10888 + v28;
-          const unsigned int v10890 = v10889 << 7u;
-          const unsigned int v10891 = v10890 + v10880;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10893 = v10880 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10895 = v10876 << 6u;
-          const unsigned int v10898 = v10880 >> 6u;
-          const unsigned int v10899 = v10898 << 13u;
-          const unsigned int v10900 = v10809 + v10899;
-          const unsigned int v10901 = v10900 + v10895;
-          const unsigned int v10902 = v10901 + v10893;
-          iron_copy_async<16>(shm1 + (v10902 ^ (((v10902 >> 6u) & 7u) << 3u)), k + v10891, v10882);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10905 = v10811 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10907 = v10905 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10910 = v10905 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10911 = v10910 << 3u;
-          const unsigned int v10912 = v10800 + v10907;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10913 = v10912 < v37;
-          const unsigned int v10916 = v10913 ? v10912 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10918 = v31 + v10916;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10919 = v10918 * v2;
-          const unsigned int v10920 = v10919 + v28;
-          const unsigned int v10921 = v10920 << 7u;
-          const unsigned int v10922 = v10921 + v10911;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10924 = v10911 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10926 = v10907 << 6u;
-          const unsigned int v10929 = v10911 >> 6u;
-          const unsigned int v10930 = v10929 << 13u;
-          const unsigned int v10931 = v10809 + v10930;
-          const unsigned int v10932 = v10931 + v10926;
-          const unsigned int v10933 = v10932 + v10924;
-          iron_copy_async<16>(shm1 + (v10933 ^ (((v10933 >> 6u) & 7u) << 3u)), k + v10922, v10913);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10936 = v10811 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10938 = v10936 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10941 = v10936 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10942 = v10941 << 3u;
-          const unsigned int v10943 = v10800 + v10938;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10944 = v10943 < v37;
-          const unsigned int v10947 = v10944 ? v10943 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10949 = v31 + v10947;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10950 = v10949 * v2;
-          const unsigned int v10951 = v10950 + v28;
-          const unsigned int v10952 = v10951 << 7u;
-          const unsigned int v10953 = v10952 + v10942;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10955 = v10942 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10957 = v10938 << 6u;
-          const unsigned int v10960 = v10942 >> 6u;
-          const unsigned int v10961 = v10960 << 13u;
-          const unsigned int v10962 = v10809 + v10961;
-          const unsigned int v10963 = v10962 + v10957;
-          const unsigned int v10964 = v10963 + v10955;
-          iron_copy_async<16>(shm1 + (v10964 ^ (((v10964 >> 6u) & 7u) << 3u)), k + v10953, v10944);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10967 = v10811 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v10969 = v10967 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v10972 = v10967 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v10973 = v10972 << 3u;
-          const unsigned int v10974 = v10800 + v10969;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10975 = v10974 < v37;
-          const unsigned int v10978 = v10975 ? v10974 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10980 = v31 + v10978;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v10981 = v10980 * v2;
-          const unsigned int v10982 = v10981 + v28;
-          const unsigned int v10983 = v10982 << 7u;
-          const unsigned int v10984 = v10983 + v10973;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10986 = v10973 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10988 = v10969 << 6u;
-          const unsigned int v10991 = v10973 >> 6u;
-          const unsigned int v10992 = v10991 << 13u;
-          const unsigned int v10993 = v10809 + v10992;
-          const unsigned int v10994 = v10993 + v10988;
-          const unsigned int v10995 = v10994 + v10986;
-          iron_copy_async<16>(shm1 + (v10995 ^ (((v10995 >> 6u) & 7u) << 3u)), k + v10984, v10975);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10998 = v10811 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11000 = v10998 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11003 = v10998 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11004 = v11003 << 3u;
-          const unsigned int v11005 = v10800 + v11000;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11006 = v11005 < v37;
-          const unsigned int v11009 = v11006 ? v11005 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11011 = v31 + v11009;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11012 = v11011 * v2;
-          const unsigned int v11013 = v11012 + v28;
-          const unsigned int v11014 = v11013 << 7u;
-          const unsigned int v11015 = v11014 + v11004;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11017 = v11004 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11019 = v11000 << 6u;
-          const unsigned int v11022 = v11004 >> 6u;
-          const unsigned int v11023 = v11022 << 13u;
-          const unsigned int v11024 = v10809 + v11023;
-          const unsigned int v11025 = v11024 + v11019;
-          const unsigned int v11026 = v11025 + v11017;
-          iron_copy_async<16>(shm1 + (v11026 ^ (((v11026 >> 6u) & 7u) << 3u)), k + v11015, v11006);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11029 = v10811 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11031 = v11029 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11034 = v11029 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11035 = v11034 << 3u;
-          const unsigned int v11036 = v10800 + v11031;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11037 = v11036 < v37;
-          const unsigned int v11040 = v11037 ? v11036 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11042 = v31 + v11040;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11043 = v11042 * v2;
-          const unsigned int v11044 = v11043 + v28;
-          const unsigned int v11045 = v11044 << 7u;
-          const unsigned int v11046 = v11045 + v11035;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11048 = v11035 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11050 = v11031 << 6u;
-          const unsigned int v11053 = v11035 >> 6u;
-          const unsigned int v11054 = v11053 << 13u;
-          const unsigned int v11055 = v10809 + v11054;
-          const unsigned int v11056 = v11055 + v11050;
-          const unsigned int v11057 = v11056 + v11048;
-          iron_copy_async<16>(shm1 + (v11057 ^ (((v11057 >> 6u) & 7u) << 3u)), k + v11046, v11037);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v10840 ^ (((v10840 >> 6u) & 7u) << 3u)), v + v10829, v10820);
-          iron_copy_async<16>(shm2 + (v10871 ^ (((v10871 >> 6u) & 7u) << 3u)), v + v10860, v10851);
-          iron_copy_async<16>(shm2 + (v10902 ^ (((v10902 >> 6u) & 7u) << 3u)), v + v10891, v10882);
-          iron_copy_async<16>(shm2 + (v10933 ^ (((v10933 >> 6u) & 7u) << 3u)), v + v10922, v10913);
-          iron_copy_async<16>(shm2 + (v10964 ^ (((v10964 >> 6u) & 7u) << 3u)), v + v10953, v10944);
-          iron_copy_async<16>(shm2 + (v10995 ^ (((v10995 >> 6u) & 7u) << 3u)), v + v10984, v10975);
-          iron_copy_async<16>(shm2 + (v11026 ^ (((v11026 >> 6u) & 7u) << 3u)), v + v11015, v11006);
-          iron_copy_async<16>(shm2 + (v11057 ^ (((v11057 >> 6u) & 7u) << 3u)), v + v11046, v11037);
+          const unsigned int v10811 = v10805 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v10813 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10816 = v10813 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10819 = v10813 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10820 = v10819 << 3u;
+          const unsigned int v10821 = v10802 + v10816;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10822 = v10821 < v37;
+          const unsigned int v10825 = v10822 ? v10821 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10827 = v31 + v10825;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10828 = v10827 * v2;
+          const unsigned int v10829 = v10828 + v28;
+          const unsigned int v10830 = v10829 << 7u;
+          const unsigned int v10831 = v10830 + v10820;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10833 = v10820 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10835 = v10816 << 6u;
+          const unsigned int v10838 = v10820 >> 6u;
+          const unsigned int v10839 = v10838 << 13u;
+          const unsigned int v10840 = v10811 + v10839;
+          const unsigned int v10841 = v10840 + v10835;
+          const unsigned int v10842 = v10841 + v10833;
+          iron_copy_async<16>(shm1 + (v10842 ^ (((v10842 >> 6u) & 7u) << 3u)), k + v10831, v10822);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10845 = v10813 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10847 = v10845 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10850 = v10845 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10851 = v10850 << 3u;
+          const unsigned int v10852 = v10802 + v10847;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10853 = v10852 < v37;
+          const unsigned int v10856 = v10853 ? v10852 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10858 = v31 + v10856;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10859 = v10858 * v2;
+          const unsigned int v10860 = v10859 + v28;
+          const unsigned int v10861 = v10860 << 7u;
+          const unsigned int v10862 = v10861 + v10851;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10864 = v10851 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10866 = v10847 << 6u;
+          const unsigned int v10869 = v10851 >> 6u;
+          const unsigned int v10870 = v10869 << 13u;
+          const unsigned int v10871 = v10811 + v10870;
+          const unsigned int v10872 = v10871 + v10866;
+          const unsigned int v10873 = v10872 + v10864;
+          iron_copy_async<16>(shm1 + (v10873 ^ (((v10873 >> 6u) & 7u) << 3u)), k + v10862, v10853);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10876 = v10813 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10878 = v10876 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10881 = v10876 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10882 = v10881 << 3u;
+          const unsigned int v10883 = v10802 + v10878;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10884 = v10883 < v37;
+          const unsigned int v10887 = v10884 ? v10883 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10889 = v31 + v10887;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10890 = v10889 * v2;
+          const unsigned int v10891 = v10890 + v28;
+          const unsigned int v10892 = v10891 << 7u;
+          const unsigned int v10893 = v10892 + v10882;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10895 = v10882 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10897 = v10878 << 6u;
+          const unsigned int v10900 = v10882 >> 6u;
+          const unsigned int v10901 = v10900 << 13u;
+          const unsigned int v10902 = v10811 + v10901;
+          const unsigned int v10903 = v10902 + v10897;
+          const unsigned int v10904 = v10903 + v10895;
+          iron_copy_async<16>(shm1 + (v10904 ^ (((v10904 >> 6u) & 7u) << 3u)), k + v10893, v10884);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10907 = v10813 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10909 = v10907 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10912 = v10907 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10913 = v10912 << 3u;
+          const unsigned int v10914 = v10802 + v10909;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10915 = v10914 < v37;
+          const unsigned int v10918 = v10915 ? v10914 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10920 = v31 + v10918;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10921 = v10920 * v2;
+          const unsigned int v10922 = v10921 + v28;
+          const unsigned int v10923 = v10922 << 7u;
+          const unsigned int v10924 = v10923 + v10913;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10926 = v10913 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10928 = v10909 << 6u;
+          const unsigned int v10931 = v10913 >> 6u;
+          const unsigned int v10932 = v10931 << 13u;
+          const unsigned int v10933 = v10811 + v10932;
+          const unsigned int v10934 = v10933 + v10928;
+          const unsigned int v10935 = v10934 + v10926;
+          iron_copy_async<16>(shm1 + (v10935 ^ (((v10935 >> 6u) & 7u) << 3u)), k + v10924, v10915);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10938 = v10813 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10940 = v10938 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10943 = v10938 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10944 = v10943 << 3u;
+          const unsigned int v10945 = v10802 + v10940;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10946 = v10945 < v37;
+          const unsigned int v10949 = v10946 ? v10945 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10951 = v31 + v10949;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10952 = v10951 * v2;
+          const unsigned int v10953 = v10952 + v28;
+          const unsigned int v10954 = v10953 << 7u;
+          const unsigned int v10955 = v10954 + v10944;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10957 = v10944 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10959 = v10940 << 6u;
+          const unsigned int v10962 = v10944 >> 6u;
+          const unsigned int v10963 = v10962 << 13u;
+          const unsigned int v10964 = v10811 + v10963;
+          const unsigned int v10965 = v10964 + v10959;
+          const unsigned int v10966 = v10965 + v10957;
+          iron_copy_async<16>(shm1 + (v10966 ^ (((v10966 >> 6u) & 7u) << 3u)), k + v10955, v10946);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10969 = v10813 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v10971 = v10969 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v10974 = v10969 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v10975 = v10974 << 3u;
+          const unsigned int v10976 = v10802 + v10971;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10977 = v10976 < v37;
+          const unsigned int v10980 = v10977 ? v10976 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10982 = v31 + v10980;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v10983 = v10982 * v2;
+          const unsigned int v10984 = v10983 + v28;
+          const unsigned int v10985 = v10984 << 7u;
+          const unsigned int v10986 = v10985 + v10975;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10988 = v10975 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10990 = v10971 << 6u;
+          const unsigned int v10993 = v10975 >> 6u;
+          const unsigned int v10994 = v10993 << 13u;
+          const unsigned int v10995 = v10811 + v10994;
+          const unsigned int v10996 = v10995 + v10990;
+          const unsigned int v10997 = v10996 + v10988;
+          iron_copy_async<16>(shm1 + (v10997 ^ (((v10997 >> 6u) & 7u) << 3u)), k + v10986, v10977);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11000 = v10813 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11002 = v11000 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11005 = v11000 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11006 = v11005 << 3u;
+          const unsigned int v11007 = v10802 + v11002;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11008 = v11007 < v37;
+          const unsigned int v11011 = v11008 ? v11007 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11013 = v31 + v11011;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11014 = v11013 * v2;
+          const unsigned int v11015 = v11014 + v28;
+          const unsigned int v11016 = v11015 << 7u;
+          const unsigned int v11017 = v11016 + v11006;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11019 = v11006 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11021 = v11002 << 6u;
+          const unsigned int v11024 = v11006 >> 6u;
+          const unsigned int v11025 = v11024 << 13u;
+          const unsigned int v11026 = v10811 + v11025;
+          const unsigned int v11027 = v11026 + v11021;
+          const unsigned int v11028 = v11027 + v11019;
+          iron_copy_async<16>(shm1 + (v11028 ^ (((v11028 >> 6u) & 7u) << 3u)), k + v11017, v11008);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11031 = v10813 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11033 = v11031 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11036 = v11031 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11037 = v11036 << 3u;
+          const unsigned int v11038 = v10802 + v11033;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11039 = v11038 < v37;
+          const unsigned int v11042 = v11039 ? v11038 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11044 = v31 + v11042;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11045 = v11044 * v2;
+          const unsigned int v11046 = v11045 + v28;
+          const unsigned int v11047 = v11046 << 7u;
+          const unsigned int v11048 = v11047 + v11037;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11050 = v11037 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11052 = v11033 << 6u;
+          const unsigned int v11055 = v11037 >> 6u;
+          const unsigned int v11056 = v11055 << 13u;
+          const unsigned int v11057 = v10811 + v11056;
+          const unsigned int v11058 = v11057 + v11052;
+          const unsigned int v11059 = v11058 + v11050;
+          iron_copy_async<16>(shm1 + (v11059 ^ (((v11059 >> 6u) & 7u) << 3u)), k + v11048, v11039);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v10842 ^ (((v10842 >> 6u) & 7u) << 3u)), v + v10831, v10822);
+          iron_copy_async<16>(shm2 + (v10873 ^ (((v10873 >> 6u) & 7u) << 3u)), v + v10862, v10853);
+          iron_copy_async<16>(shm2 + (v10904 ^ (((v10904 >> 6u) & 7u) << 3u)), v + v10893, v10884);
+          iron_copy_async<16>(shm2 + (v10935 ^ (((v10935 >> 6u) & 7u) << 3u)), v + v10924, v10915);
+          iron_copy_async<16>(shm2 + (v10966 ^ (((v10966 >> 6u) & 7u) << 3u)), v + v10955, v10946);
+          iron_copy_async<16>(shm2 + (v10997 ^ (((v10997 >> 6u) & 7u) << 3u)), v + v10986, v10977);
+          iron_copy_async<16>(shm2 + (v11028 ^ (((v11028 >> 6u) & 7u) << 3u)), v + v11017, v11008);
+          iron_copy_async<16>(shm2 + (v11059 ^ (((v11059 >> 6u) & 7u) << 3u)), v + v11048, v11039);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:257
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11312;  // kernels/sdpa/flash_warpgroup.hpp:264
-        iron_frag_fill(v11312, 0.0f);
-        const unsigned int v11316 = v10797 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11321 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11322 = v11321 << 6u;
-        const unsigned int v15227 = v41 & 3u;
-        const unsigned int v15229 = v15227 << 4u;
-        const unsigned int v15231 = v15229 << 6u;
-        const unsigned int v15233 = v11322 + v15231;
-        iron_frag<iron_bf16, 0, 16, 16> v15240;
-        iron_frag_fill(v15240, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15240, shm0, v15233, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15242;
+        iron_frag<float, 2, 16, 128> v11314;  // kernels/sdpa/flash_warpgroup.hpp:266
+        iron_frag_fill(v11314, 0.0f);
+        const unsigned int v11318 = v10799 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11323 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v11324 = v11323 << 6u;
+        const unsigned int v15229 = v41 & 3u;
+        const unsigned int v15231 = v15229 << 4u;
+        const unsigned int v15233 = v15231 << 6u;
+        const unsigned int v15235 = v11324 + v15233;
+        iron_frag<iron_bf16, 0, 16, 16> v15242;
         iron_frag_fill(v15242, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15242, shm1, v11316, 64u);
-        iron_frag_mma_sync(v11312, v15240, v15242);
-        const unsigned int v15244 = v15233 + 16u;
-        const unsigned int v15247 = v11316 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15249;
-        iron_frag_fill(v15249, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15249, shm0, v15244, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15251;
+        iron_frag_load_shared<false, 6, 3>(v15242, shm0, v15235, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15244;
+        iron_frag_fill(v15244, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15244, shm1, v11318, 64u);
+        iron_frag_mma_sync(v11314, v15242, v15244);
+        const unsigned int v15246 = v15235 + 16u;
+        const unsigned int v15249 = v11318 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15251;
         iron_frag_fill(v15251, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15251, shm1, v15247, 64u);
-        iron_frag_mma_sync(v11312, v15249, v15251);
-        const unsigned int v15253 = v15233 + 32u;
-        const unsigned int v15256 = v11316 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15258;
-        iron_frag_fill(v15258, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15258, shm0, v15253, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15260;
+        iron_frag_load_shared<false, 6, 3>(v15251, shm0, v15246, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15253;
+        iron_frag_fill(v15253, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15253, shm1, v15249, 64u);
+        iron_frag_mma_sync(v11314, v15251, v15253);
+        const unsigned int v15255 = v15235 + 32u;
+        const unsigned int v15258 = v11318 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15260;
         iron_frag_fill(v15260, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15260, shm1, v15256, 64u);
-        iron_frag_mma_sync(v11312, v15258, v15260);
-        const unsigned int v15262 = v15233 + 48u;
-        const unsigned int v15265 = v11316 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15267;
-        iron_frag_fill(v15267, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15267, shm0, v15262, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15269;
+        iron_frag_load_shared<false, 6, 3>(v15260, shm0, v15255, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15262;
+        iron_frag_fill(v15262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15262, shm1, v15258, 64u);
+        iron_frag_mma_sync(v11314, v15260, v15262);
+        const unsigned int v15264 = v15235 + 48u;
+        const unsigned int v15267 = v11318 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15269;
         iron_frag_fill(v15269, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15269, shm1, v15265, 64u);
-        iron_frag_mma_sync(v11312, v15267, v15269);
-        const unsigned int v11329 = v11316 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11336 = 8192u + v11322;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15278 = v11336 + v15231;
-        iron_frag<iron_bf16, 0, 16, 16> v15285;
-        iron_frag_fill(v15285, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15285, shm0, v15278, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15287;
+        iron_frag_load_shared<false, 6, 3>(v15269, shm0, v15264, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15271;
+        iron_frag_fill(v15271, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15271, shm1, v15267, 64u);
+        iron_frag_mma_sync(v11314, v15269, v15271);
+        const unsigned int v11331 = v11318 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11338 = 8192u + v11324;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v15280 = v11338 + v15233;
+        iron_frag<iron_bf16, 0, 16, 16> v15287;
         iron_frag_fill(v15287, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15287, shm1, v11329, 64u);
-        iron_frag_mma_sync(v11312, v15285, v15287);
-        const unsigned int v15289 = v15278 + 16u;
-        const unsigned int v15292 = v11329 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15294;
-        iron_frag_fill(v15294, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15294, shm0, v15289, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15296;
+        iron_frag_load_shared<false, 6, 3>(v15287, shm0, v15280, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15289;
+        iron_frag_fill(v15289, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15289, shm1, v11331, 64u);
+        iron_frag_mma_sync(v11314, v15287, v15289);
+        const unsigned int v15291 = v15280 + 16u;
+        const unsigned int v15294 = v11331 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15296;
         iron_frag_fill(v15296, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15296, shm1, v15292, 64u);
-        iron_frag_mma_sync(v11312, v15294, v15296);
-        const unsigned int v15298 = v15278 + 32u;
-        const unsigned int v15301 = v11329 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15303;
-        iron_frag_fill(v15303, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15303, shm0, v15298, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15305;
+        iron_frag_load_shared<false, 6, 3>(v15296, shm0, v15291, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15298;
+        iron_frag_fill(v15298, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15298, shm1, v15294, 64u);
+        iron_frag_mma_sync(v11314, v15296, v15298);
+        const unsigned int v15300 = v15280 + 32u;
+        const unsigned int v15303 = v11331 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15305;
         iron_frag_fill(v15305, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15305, shm1, v15301, 64u);
-        iron_frag_mma_sync(v11312, v15303, v15305);
-        const unsigned int v15307 = v15278 + 48u;
-        const unsigned int v15310 = v11329 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15312;
-        iron_frag_fill(v15312, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15312, shm0, v15307, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15314;
+        iron_frag_load_shared<false, 6, 3>(v15305, shm0, v15300, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15307;
+        iron_frag_fill(v15307, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15307, shm1, v15303, 64u);
+        iron_frag_mma_sync(v11314, v15305, v15307);
+        const unsigned int v15309 = v15280 + 48u;
+        const unsigned int v15312 = v11331 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15314;
         iron_frag_fill(v15314, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15314, shm1, v15310, 64u);
-        iron_frag_mma_sync(v11312, v15312, v15314);
-        iron_frag<float, 2, 16, 8> v11338;  // kernels/sdpa/flash_tile.hpp:319
-        iron_frag_fill(v11338, 0.0f);
-        const bool v11340 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:298
-        if (v11340) {
-          const bool v11343 = v10800 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11351 = v10800 + v18;
-          const bool v11352 = v11351 <= v304;
-          const bool v11353 = v311 || v11352;
-          const bool v11354 = v11343 && v11353;
-          const bool v11356 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11357 = v10793 + v7;
-          const unsigned int v11358 = v11357 + v18;
-          const unsigned int v11359 = v301 + v37;
-          const bool v11360 = v11359 <= v11358;
-          const bool v11361 = v11356 || v11360;
-          const bool v11362 = v11354 && v11361;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11363 = !v11362;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11363) {
-            iron_frag<float, 2, 16, 8> v11365;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11365, 0.0f);
-            iron_frag<float, 2, 16, 8> v11367;  // kernels/sdpa/flash_tile.hpp:166
+        iron_frag_load_shared<false, 6, 3>(v15314, shm0, v15309, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15316;
+        iron_frag_fill(v15316, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15316, shm1, v15312, 64u);
+        iron_frag_mma_sync(v11314, v15314, v15316);
+        iron_frag<float, 2, 16, 8> v11340;  // kernels/sdpa/flash_tile.hpp:319
+        iron_frag_fill(v11340, 0.0f);
+        const bool v11342 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:298
+        if (v11342) {
+          const bool v11345 = v10802 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v11353 = v10802 + v18;
+          const bool v11354 = v11353 <= v304;
+          const bool v11355 = v311 || v11354;
+          const bool v11356 = v11345 && v11355;
+          const bool v11358 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v11359 = v10795 + v7;
+          const unsigned int v11360 = v11359 + v18;
+          const unsigned int v11361 = v301 + v37;
+          const bool v11362 = v11361 <= v11360;
+          const bool v11363 = v11358 || v11362;
+          const bool v11364 = v11356 && v11363;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v11365 = !v11364;  // kernels/sdpa/flash_tile.hpp:190
+          if (v11365) {
+            iron_frag<float, 2, 16, 8> v11367;  // kernels/sdpa/flash_tile.hpp:165
             iron_frag_fill(v11367, 0.0f);
-            const unsigned int v11369 = static_cast<unsigned int>(v11365.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11371 = v46 + v11369;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11373 = v11371 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11374 = v11373 + 1u;
-            const unsigned int v11376 = v11374 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11385 = v11376 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11389 = v11374 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11390 = v317 && v11389;
-            const unsigned int v11391 = v11390 ? v11385 : v305;
-            const unsigned int v11394 = v11391 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11395 = min(v11394, 128u);
-            const bool v11396 = v11391 > v10793;
-            const unsigned int v11397 = v11396 ? v11395 : v305;
-            const float v11398 = __uint_as_float(v11397);
-            v11365.x[0] = v11398;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11400 = static_cast<unsigned int>(v11365.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11402 = v46 + v11400;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11404 = v11402 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11405 = v11404 + 1u;
-            const unsigned int v11407 = v11405 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11416 = v11407 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11420 = v11405 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11421 = v317 && v11420;
-            const unsigned int v11422 = v11421 ? v11416 : v305;
-            const unsigned int v11425 = v11422 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11426 = min(v11425, 128u);
-            const bool v11427 = v11422 > v10793;
-            const unsigned int v11428 = v11427 ? v11426 : v305;
-            const float v11429 = __uint_as_float(v11428);
-            v11365.x[1] = v11429;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11431 = static_cast<unsigned int>(v11365.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11433 = v46 + v11431;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11435 = v11433 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11436 = v11435 + 1u;
-            const unsigned int v11438 = v11436 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11447 = v11438 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11451 = v11436 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11452 = v317 && v11451;
-            const unsigned int v11453 = v11452 ? v11447 : v305;
-            const unsigned int v11456 = v11453 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11457 = min(v11456, 128u);
-            const bool v11458 = v11453 > v10793;
-            const unsigned int v11459 = v11458 ? v11457 : v305;
-            const float v11460 = __uint_as_float(v11459);
-            v11365.x[2] = v11460;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11462 = static_cast<unsigned int>(v11365.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11464 = v46 + v11462;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11466 = v11464 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11467 = v11466 + 1u;
-            const unsigned int v11469 = v11467 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11478 = v11469 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11482 = v11467 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11483 = v317 && v11482;
-            const unsigned int v11484 = v11483 ? v11478 : v305;
-            const unsigned int v11487 = v11484 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11488 = min(v11487, 128u);
-            const bool v11489 = v11484 > v10793;
-            const unsigned int v11490 = v11489 ? v11488 : v305;
-            const float v11491 = __uint_as_float(v11490);
-            v11365.x[3] = v11491;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11493 = static_cast<unsigned int>(v11367.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11495 = v46 + v11493;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11497 = v11495 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11498 = v11497 + 1u;
-            const unsigned int v11500 = v11498 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11501 = min(v37, v11500);
-            const bool v11502 = v11498 > v18;
-            const unsigned int v11503 = v11502 ? v11501 : v305;
-            const unsigned int v11506 = v311 ? v37 : v11503;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11518 = v11506 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11519 = min(v11518, 128u);
-            const bool v11520 = v11506 > v10793;
-            const unsigned int v11521 = v11520 ? v11519 : v305;
-            const float v11522 = __uint_as_float(v11521);
-            v11367.x[0] = v11522;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11524 = static_cast<unsigned int>(v11367.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11526 = v46 + v11524;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11528 = v11526 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11529 = v11528 + 1u;
-            const unsigned int v11531 = v11529 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11532 = min(v37, v11531);
-            const bool v11533 = v11529 > v18;
-            const unsigned int v11534 = v11533 ? v11532 : v305;
-            const unsigned int v11537 = v311 ? v37 : v11534;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11549 = v11537 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11550 = min(v11549, 128u);
-            const bool v11551 = v11537 > v10793;
-            const unsigned int v11552 = v11551 ? v11550 : v305;
-            const float v11553 = __uint_as_float(v11552);
-            v11367.x[1] = v11553;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11555 = static_cast<unsigned int>(v11367.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11557 = v46 + v11555;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11559 = v11557 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11560 = v11559 + 1u;
-            const unsigned int v11562 = v11560 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11563 = min(v37, v11562);
-            const bool v11564 = v11560 > v18;
-            const unsigned int v11565 = v11564 ? v11563 : v305;
-            const unsigned int v11568 = v311 ? v37 : v11565;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11580 = v11568 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11581 = min(v11580, 128u);
-            const bool v11582 = v11568 > v10793;
-            const unsigned int v11583 = v11582 ? v11581 : v305;
-            const float v11584 = __uint_as_float(v11583);
-            v11367.x[2] = v11584;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11586 = static_cast<unsigned int>(v11367.row(3, iron_linear_thread() & 31u));
-            const unsigned int v11588 = v46 + v11586;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v11590 = v11588 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11591 = v11590 + 1u;
-            const unsigned int v11593 = v11591 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11594 = min(v37, v11593);
-            const bool v11595 = v11591 > v18;
-            const unsigned int v11596 = v11595 ? v11594 : v305;
-            const unsigned int v11599 = v311 ? v37 : v11596;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v11611 = v11599 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11612 = min(v11611, 128u);
-            const bool v11613 = v11599 > v10793;
-            const unsigned int v11614 = v11613 ? v11612 : v305;
-            const float v11615 = __uint_as_float(v11614);
-            v11367.x[3] = v11615;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v11616 = static_cast<unsigned int>(v11312.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v11618 = v11312.x[0];
-            const float v11619 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11620 = __float_as_uint(v11619);
-            const bool v11621 = v11616 >= v11620;
-            const float v11622 = v11367.x[0];
-            const unsigned int v11623 = __float_as_uint(v11622);
-            const bool v11624 = v11616 < v11623;
-            const bool v11625 = v11621 && v11624;
-            const float v11627 = v11625 ? v11618 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[0] = v11627;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11628 = static_cast<unsigned int>(v11312.col(1, iron_linear_thread() & 31u));
-            const float v11630 = v11312.x[1];
-            const float v11631 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11632 = __float_as_uint(v11631);
-            const bool v11633 = v11628 >= v11632;
-            const float v11634 = v11367.x[0];
-            const unsigned int v11635 = __float_as_uint(v11634);
-            const bool v11636 = v11628 < v11635;
-            const bool v11637 = v11633 && v11636;
-            const float v11639 = v11637 ? v11630 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[1] = v11639;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11640 = static_cast<unsigned int>(v11312.col(2, iron_linear_thread() & 31u));
-            const float v11642 = v11312.x[2];
-            const float v11643 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11644 = __float_as_uint(v11643);
-            const bool v11645 = v11640 >= v11644;
-            const float v11646 = v11367.x[2];
-            const unsigned int v11647 = __float_as_uint(v11646);
-            const bool v11648 = v11640 < v11647;
-            const bool v11649 = v11645 && v11648;
-            const float v11651 = v11649 ? v11642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[2] = v11651;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11652 = static_cast<unsigned int>(v11312.col(3, iron_linear_thread() & 31u));
-            const float v11654 = v11312.x[3];
-            const float v11655 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11656 = __float_as_uint(v11655);
-            const bool v11657 = v11652 >= v11656;
-            const float v11658 = v11367.x[2];
-            const unsigned int v11659 = __float_as_uint(v11658);
-            const bool v11660 = v11652 < v11659;
-            const bool v11661 = v11657 && v11660;
-            const float v11663 = v11661 ? v11654 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[3] = v11663;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11664 = static_cast<unsigned int>(v11312.col(4, iron_linear_thread() & 31u));
-            const float v11666 = v11312.x[4];
-            const float v11667 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11668 = __float_as_uint(v11667);
-            const bool v11669 = v11664 >= v11668;
-            const float v11670 = v11367.x[0];
-            const unsigned int v11671 = __float_as_uint(v11670);
-            const bool v11672 = v11664 < v11671;
-            const bool v11673 = v11669 && v11672;
-            const float v11675 = v11673 ? v11666 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[4] = v11675;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11676 = static_cast<unsigned int>(v11312.col(5, iron_linear_thread() & 31u));
-            const float v11678 = v11312.x[5];
-            const float v11679 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11680 = __float_as_uint(v11679);
-            const bool v11681 = v11676 >= v11680;
-            const float v11682 = v11367.x[0];
-            const unsigned int v11683 = __float_as_uint(v11682);
-            const bool v11684 = v11676 < v11683;
-            const bool v11685 = v11681 && v11684;
-            const float v11687 = v11685 ? v11678 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[5] = v11687;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11688 = static_cast<unsigned int>(v11312.col(6, iron_linear_thread() & 31u));
-            const float v11690 = v11312.x[6];
-            const float v11691 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11692 = __float_as_uint(v11691);
-            const bool v11693 = v11688 >= v11692;
-            const float v11694 = v11367.x[2];
-            const unsigned int v11695 = __float_as_uint(v11694);
-            const bool v11696 = v11688 < v11695;
-            const bool v11697 = v11693 && v11696;
-            const float v11699 = v11697 ? v11690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[6] = v11699;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11700 = static_cast<unsigned int>(v11312.col(7, iron_linear_thread() & 31u));
-            const float v11702 = v11312.x[7];
-            const float v11703 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11704 = __float_as_uint(v11703);
-            const bool v11705 = v11700 >= v11704;
-            const float v11706 = v11367.x[2];
-            const unsigned int v11707 = __float_as_uint(v11706);
-            const bool v11708 = v11700 < v11707;
-            const bool v11709 = v11705 && v11708;
-            const float v11711 = v11709 ? v11702 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[7] = v11711;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11712 = static_cast<unsigned int>(v11312.col(8, iron_linear_thread() & 31u));
-            const float v11714 = v11312.x[8];
-            const float v11715 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11716 = __float_as_uint(v11715);
-            const bool v11717 = v11712 >= v11716;
-            const float v11718 = v11367.x[0];
-            const unsigned int v11719 = __float_as_uint(v11718);
-            const bool v11720 = v11712 < v11719;
-            const bool v11721 = v11717 && v11720;
-            const float v11723 = v11721 ? v11714 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[8] = v11723;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11724 = static_cast<unsigned int>(v11312.col(9, iron_linear_thread() & 31u));
-            const float v11726 = v11312.x[9];
-            const float v11727 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11728 = __float_as_uint(v11727);
-            const bool v11729 = v11724 >= v11728;
-            const float v11730 = v11367.x[0];
-            const unsigned int v11731 = __float_as_uint(v11730);
-            const bool v11732 = v11724 < v11731;
-            const bool v11733 = v11729 && v11732;
-            const float v11735 = v11733 ? v11726 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[9] = v11735;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11736 = static_cast<unsigned int>(v11312.col(10, iron_linear_thread() & 31u));
-            const float v11738 = v11312.x[10];
-            const float v11739 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11740 = __float_as_uint(v11739);
-            const bool v11741 = v11736 >= v11740;
-            const float v11742 = v11367.x[2];
-            const unsigned int v11743 = __float_as_uint(v11742);
-            const bool v11744 = v11736 < v11743;
-            const bool v11745 = v11741 && v11744;
-            const float v11747 = v11745 ? v11738 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[10] = v11747;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11748 = static_cast<unsigned int>(v11312.col(11, iron_linear_thread() & 31u));
-            const float v11750 = v11312.x[11];
-            const float v11751 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11752 = __float_as_uint(v11751);
-            const bool v11753 = v11748 >= v11752;
-            const float v11754 = v11367.x[2];
-            const unsigned int v11755 = __float_as_uint(v11754);
-            const bool v11756 = v11748 < v11755;
-            const bool v11757 = v11753 && v11756;
-            const float v11759 = v11757 ? v11750 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[11] = v11759;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11760 = static_cast<unsigned int>(v11312.col(12, iron_linear_thread() & 31u));
-            const float v11762 = v11312.x[12];
-            const float v11763 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11764 = __float_as_uint(v11763);
-            const bool v11765 = v11760 >= v11764;
-            const float v11766 = v11367.x[0];
-            const unsigned int v11767 = __float_as_uint(v11766);
-            const bool v11768 = v11760 < v11767;
-            const bool v11769 = v11765 && v11768;
-            const float v11771 = v11769 ? v11762 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[12] = v11771;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11772 = static_cast<unsigned int>(v11312.col(13, iron_linear_thread() & 31u));
-            const float v11774 = v11312.x[13];
-            const float v11775 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11776 = __float_as_uint(v11775);
-            const bool v11777 = v11772 >= v11776;
-            const float v11778 = v11367.x[0];
-            const unsigned int v11779 = __float_as_uint(v11778);
-            const bool v11780 = v11772 < v11779;
-            const bool v11781 = v11777 && v11780;
-            const float v11783 = v11781 ? v11774 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[13] = v11783;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11784 = static_cast<unsigned int>(v11312.col(14, iron_linear_thread() & 31u));
-            const float v11786 = v11312.x[14];
-            const float v11787 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11788 = __float_as_uint(v11787);
-            const bool v11789 = v11784 >= v11788;
-            const float v11790 = v11367.x[2];
-            const unsigned int v11791 = __float_as_uint(v11790);
-            const bool v11792 = v11784 < v11791;
-            const bool v11793 = v11789 && v11792;
-            const float v11795 = v11793 ? v11786 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[14] = v11795;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11796 = static_cast<unsigned int>(v11312.col(15, iron_linear_thread() & 31u));
-            const float v11798 = v11312.x[15];
-            const float v11799 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11800 = __float_as_uint(v11799);
-            const bool v11801 = v11796 >= v11800;
-            const float v11802 = v11367.x[2];
-            const unsigned int v11803 = __float_as_uint(v11802);
-            const bool v11804 = v11796 < v11803;
-            const bool v11805 = v11801 && v11804;
-            const float v11807 = v11805 ? v11798 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[15] = v11807;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11808 = static_cast<unsigned int>(v11312.col(16, iron_linear_thread() & 31u));
-            const float v11810 = v11312.x[16];
-            const float v11811 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11812 = __float_as_uint(v11811);
-            const bool v11813 = v11808 >= v11812;
-            const float v11814 = v11367.x[0];
-            const unsigned int v11815 = __float_as_uint(v11814);
-            const bool v11816 = v11808 < v11815;
-            const bool v11817 = v11813 && v11816;
-            const float v11819 = v11817 ? v11810 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[16] = v11819;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11820 = static_cast<unsigned int>(v11312.col(17, iron_linear_thread() & 31u));
-            const float v11822 = v11312.x[17];
-            const float v11823 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11824 = __float_as_uint(v11823);
-            const bool v11825 = v11820 >= v11824;
-            const float v11826 = v11367.x[0];
-            const unsigned int v11827 = __float_as_uint(v11826);
-            const bool v11828 = v11820 < v11827;
-            const bool v11829 = v11825 && v11828;
-            const float v11831 = v11829 ? v11822 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[17] = v11831;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11832 = static_cast<unsigned int>(v11312.col(18, iron_linear_thread() & 31u));
-            const float v11834 = v11312.x[18];
-            const float v11835 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11836 = __float_as_uint(v11835);
-            const bool v11837 = v11832 >= v11836;
-            const float v11838 = v11367.x[2];
-            const unsigned int v11839 = __float_as_uint(v11838);
-            const bool v11840 = v11832 < v11839;
-            const bool v11841 = v11837 && v11840;
-            const float v11843 = v11841 ? v11834 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[18] = v11843;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11844 = static_cast<unsigned int>(v11312.col(19, iron_linear_thread() & 31u));
-            const float v11846 = v11312.x[19];
-            const float v11847 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11848 = __float_as_uint(v11847);
-            const bool v11849 = v11844 >= v11848;
-            const float v11850 = v11367.x[2];
-            const unsigned int v11851 = __float_as_uint(v11850);
-            const bool v11852 = v11844 < v11851;
-            const bool v11853 = v11849 && v11852;
-            const float v11855 = v11853 ? v11846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[19] = v11855;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11856 = static_cast<unsigned int>(v11312.col(20, iron_linear_thread() & 31u));
-            const float v11858 = v11312.x[20];
-            const float v11859 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11860 = __float_as_uint(v11859);
-            const bool v11861 = v11856 >= v11860;
-            const float v11862 = v11367.x[0];
-            const unsigned int v11863 = __float_as_uint(v11862);
-            const bool v11864 = v11856 < v11863;
-            const bool v11865 = v11861 && v11864;
-            const float v11867 = v11865 ? v11858 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[20] = v11867;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11868 = static_cast<unsigned int>(v11312.col(21, iron_linear_thread() & 31u));
-            const float v11870 = v11312.x[21];
-            const float v11871 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11872 = __float_as_uint(v11871);
-            const bool v11873 = v11868 >= v11872;
-            const float v11874 = v11367.x[0];
-            const unsigned int v11875 = __float_as_uint(v11874);
-            const bool v11876 = v11868 < v11875;
-            const bool v11877 = v11873 && v11876;
-            const float v11879 = v11877 ? v11870 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[21] = v11879;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11880 = static_cast<unsigned int>(v11312.col(22, iron_linear_thread() & 31u));
-            const float v11882 = v11312.x[22];
-            const float v11883 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11884 = __float_as_uint(v11883);
-            const bool v11885 = v11880 >= v11884;
-            const float v11886 = v11367.x[2];
-            const unsigned int v11887 = __float_as_uint(v11886);
-            const bool v11888 = v11880 < v11887;
-            const bool v11889 = v11885 && v11888;
-            const float v11891 = v11889 ? v11882 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[22] = v11891;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11892 = static_cast<unsigned int>(v11312.col(23, iron_linear_thread() & 31u));
-            const float v11894 = v11312.x[23];
-            const float v11895 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11896 = __float_as_uint(v11895);
-            const bool v11897 = v11892 >= v11896;
-            const float v11898 = v11367.x[2];
-            const unsigned int v11899 = __float_as_uint(v11898);
-            const bool v11900 = v11892 < v11899;
-            const bool v11901 = v11897 && v11900;
-            const float v11903 = v11901 ? v11894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[23] = v11903;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11904 = static_cast<unsigned int>(v11312.col(24, iron_linear_thread() & 31u));
-            const float v11906 = v11312.x[24];
-            const float v11907 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11908 = __float_as_uint(v11907);
-            const bool v11909 = v11904 >= v11908;
-            const float v11910 = v11367.x[0];
-            const unsigned int v11911 = __float_as_uint(v11910);
-            const bool v11912 = v11904 < v11911;
-            const bool v11913 = v11909 && v11912;
-            const float v11915 = v11913 ? v11906 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[24] = v11915;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11916 = static_cast<unsigned int>(v11312.col(25, iron_linear_thread() & 31u));
-            const float v11918 = v11312.x[25];
-            const float v11919 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11920 = __float_as_uint(v11919);
-            const bool v11921 = v11916 >= v11920;
-            const float v11922 = v11367.x[0];
-            const unsigned int v11923 = __float_as_uint(v11922);
-            const bool v11924 = v11916 < v11923;
-            const bool v11925 = v11921 && v11924;
-            const float v11927 = v11925 ? v11918 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[25] = v11927;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11928 = static_cast<unsigned int>(v11312.col(26, iron_linear_thread() & 31u));
-            const float v11930 = v11312.x[26];
-            const float v11931 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11932 = __float_as_uint(v11931);
-            const bool v11933 = v11928 >= v11932;
-            const float v11934 = v11367.x[2];
-            const unsigned int v11935 = __float_as_uint(v11934);
-            const bool v11936 = v11928 < v11935;
-            const bool v11937 = v11933 && v11936;
-            const float v11939 = v11937 ? v11930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[26] = v11939;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11940 = static_cast<unsigned int>(v11312.col(27, iron_linear_thread() & 31u));
-            const float v11942 = v11312.x[27];
-            const float v11943 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11944 = __float_as_uint(v11943);
-            const bool v11945 = v11940 >= v11944;
-            const float v11946 = v11367.x[2];
-            const unsigned int v11947 = __float_as_uint(v11946);
-            const bool v11948 = v11940 < v11947;
-            const bool v11949 = v11945 && v11948;
-            const float v11951 = v11949 ? v11942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[27] = v11951;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11952 = static_cast<unsigned int>(v11312.col(28, iron_linear_thread() & 31u));
-            const float v11954 = v11312.x[28];
-            const float v11955 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11956 = __float_as_uint(v11955);
-            const bool v11957 = v11952 >= v11956;
-            const float v11958 = v11367.x[0];
-            const unsigned int v11959 = __float_as_uint(v11958);
-            const bool v11960 = v11952 < v11959;
-            const bool v11961 = v11957 && v11960;
-            const float v11963 = v11961 ? v11954 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[28] = v11963;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11964 = static_cast<unsigned int>(v11312.col(29, iron_linear_thread() & 31u));
-            const float v11966 = v11312.x[29];
-            const float v11967 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11968 = __float_as_uint(v11967);
-            const bool v11969 = v11964 >= v11968;
-            const float v11970 = v11367.x[0];
-            const unsigned int v11971 = __float_as_uint(v11970);
-            const bool v11972 = v11964 < v11971;
-            const bool v11973 = v11969 && v11972;
-            const float v11975 = v11973 ? v11966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[29] = v11975;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11976 = static_cast<unsigned int>(v11312.col(30, iron_linear_thread() & 31u));
-            const float v11978 = v11312.x[30];
-            const float v11979 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11980 = __float_as_uint(v11979);
-            const bool v11981 = v11976 >= v11980;
-            const float v11982 = v11367.x[2];
-            const unsigned int v11983 = __float_as_uint(v11982);
-            const bool v11984 = v11976 < v11983;
-            const bool v11985 = v11981 && v11984;
-            const float v11987 = v11985 ? v11978 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[30] = v11987;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v11988 = static_cast<unsigned int>(v11312.col(31, iron_linear_thread() & 31u));
-            const float v11990 = v11312.x[31];
-            const float v11991 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v11992 = __float_as_uint(v11991);
-            const bool v11993 = v11988 >= v11992;
-            const float v11994 = v11367.x[2];
-            const unsigned int v11995 = __float_as_uint(v11994);
-            const bool v11996 = v11988 < v11995;
-            const bool v11997 = v11993 && v11996;
-            const float v11999 = v11997 ? v11990 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[31] = v11999;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12000 = static_cast<unsigned int>(v11312.col(32, iron_linear_thread() & 31u));
-            const float v12002 = v11312.x[32];
-            const float v12003 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12004 = __float_as_uint(v12003);
-            const bool v12005 = v12000 >= v12004;
-            const float v12006 = v11367.x[0];
-            const unsigned int v12007 = __float_as_uint(v12006);
-            const bool v12008 = v12000 < v12007;
-            const bool v12009 = v12005 && v12008;
-            const float v12011 = v12009 ? v12002 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[32] = v12011;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12012 = static_cast<unsigned int>(v11312.col(33, iron_linear_thread() & 31u));
-            const float v12014 = v11312.x[33];
-            const float v12015 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12016 = __float_as_uint(v12015);
-            const bool v12017 = v12012 >= v12016;
-            const float v12018 = v11367.x[0];
-            const unsigned int v12019 = __float_as_uint(v12018);
-            const bool v12020 = v12012 < v12019;
-            const bool v12021 = v12017 && v12020;
-            const float v12023 = v12021 ? v12014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[33] = v12023;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12024 = static_cast<unsigned int>(v11312.col(34, iron_linear_thread() & 31u));
-            const float v12026 = v11312.x[34];
-            const float v12027 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12028 = __float_as_uint(v12027);
-            const bool v12029 = v12024 >= v12028;
-            const float v12030 = v11367.x[2];
-            const unsigned int v12031 = __float_as_uint(v12030);
-            const bool v12032 = v12024 < v12031;
-            const bool v12033 = v12029 && v12032;
-            const float v12035 = v12033 ? v12026 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[34] = v12035;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12036 = static_cast<unsigned int>(v11312.col(35, iron_linear_thread() & 31u));
-            const float v12038 = v11312.x[35];
-            const float v12039 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12040 = __float_as_uint(v12039);
-            const bool v12041 = v12036 >= v12040;
-            const float v12042 = v11367.x[2];
-            const unsigned int v12043 = __float_as_uint(v12042);
-            const bool v12044 = v12036 < v12043;
-            const bool v12045 = v12041 && v12044;
-            const float v12047 = v12045 ? v12038 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[35] = v12047;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12048 = static_cast<unsigned int>(v11312.col(36, iron_linear_thread() & 31u));
-            const float v12050 = v11312.x[36];
-            const float v12051 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12052 = __float_as_uint(v12051);
-            const bool v12053 = v12048 >= v12052;
-            const float v12054 = v11367.x[0];
-            const unsigned int v12055 = __float_as_uint(v12054);
-            const bool v12056 = v12048 < v12055;
-            const bool v12057 = v12053 && v12056;
-            const float v12059 = v12057 ? v12050 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[36] = v12059;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12060 = static_cast<unsigned int>(v11312.col(37, iron_linear_thread() & 31u));
-            const float v12062 = v11312.x[37];
-            const float v12063 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12064 = __float_as_uint(v12063);
-            const bool v12065 = v12060 >= v12064;
-            const float v12066 = v11367.x[0];
-            const unsigned int v12067 = __float_as_uint(v12066);
-            const bool v12068 = v12060 < v12067;
-            const bool v12069 = v12065 && v12068;
-            const float v12071 = v12069 ? v12062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[37] = v12071;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12072 = static_cast<unsigned int>(v11312.col(38, iron_linear_thread() & 31u));
-            const float v12074 = v11312.x[38];
-            const float v12075 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12076 = __float_as_uint(v12075);
-            const bool v12077 = v12072 >= v12076;
-            const float v12078 = v11367.x[2];
-            const unsigned int v12079 = __float_as_uint(v12078);
-            const bool v12080 = v12072 < v12079;
-            const bool v12081 = v12077 && v12080;
-            const float v12083 = v12081 ? v12074 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[38] = v12083;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12084 = static_cast<unsigned int>(v11312.col(39, iron_linear_thread() & 31u));
-            const float v12086 = v11312.x[39];
-            const float v12087 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12088 = __float_as_uint(v12087);
-            const bool v12089 = v12084 >= v12088;
-            const float v12090 = v11367.x[2];
-            const unsigned int v12091 = __float_as_uint(v12090);
-            const bool v12092 = v12084 < v12091;
-            const bool v12093 = v12089 && v12092;
-            const float v12095 = v12093 ? v12086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[39] = v12095;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12096 = static_cast<unsigned int>(v11312.col(40, iron_linear_thread() & 31u));
-            const float v12098 = v11312.x[40];
-            const float v12099 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12100 = __float_as_uint(v12099);
-            const bool v12101 = v12096 >= v12100;
-            const float v12102 = v11367.x[0];
-            const unsigned int v12103 = __float_as_uint(v12102);
-            const bool v12104 = v12096 < v12103;
-            const bool v12105 = v12101 && v12104;
-            const float v12107 = v12105 ? v12098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[40] = v12107;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12108 = static_cast<unsigned int>(v11312.col(41, iron_linear_thread() & 31u));
-            const float v12110 = v11312.x[41];
-            const float v12111 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12112 = __float_as_uint(v12111);
-            const bool v12113 = v12108 >= v12112;
-            const float v12114 = v11367.x[0];
-            const unsigned int v12115 = __float_as_uint(v12114);
-            const bool v12116 = v12108 < v12115;
-            const bool v12117 = v12113 && v12116;
-            const float v12119 = v12117 ? v12110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[41] = v12119;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12120 = static_cast<unsigned int>(v11312.col(42, iron_linear_thread() & 31u));
-            const float v12122 = v11312.x[42];
-            const float v12123 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12124 = __float_as_uint(v12123);
-            const bool v12125 = v12120 >= v12124;
-            const float v12126 = v11367.x[2];
-            const unsigned int v12127 = __float_as_uint(v12126);
-            const bool v12128 = v12120 < v12127;
-            const bool v12129 = v12125 && v12128;
-            const float v12131 = v12129 ? v12122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[42] = v12131;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12132 = static_cast<unsigned int>(v11312.col(43, iron_linear_thread() & 31u));
-            const float v12134 = v11312.x[43];
-            const float v12135 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12136 = __float_as_uint(v12135);
-            const bool v12137 = v12132 >= v12136;
-            const float v12138 = v11367.x[2];
-            const unsigned int v12139 = __float_as_uint(v12138);
-            const bool v12140 = v12132 < v12139;
-            const bool v12141 = v12137 && v12140;
-            const float v12143 = v12141 ? v12134 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[43] = v12143;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12144 = static_cast<unsigned int>(v11312.col(44, iron_linear_thread() & 31u));
-            const float v12146 = v11312.x[44];
-            const float v12147 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12148 = __float_as_uint(v12147);
-            const bool v12149 = v12144 >= v12148;
-            const float v12150 = v11367.x[0];
-            const unsigned int v12151 = __float_as_uint(v12150);
-            const bool v12152 = v12144 < v12151;
-            const bool v12153 = v12149 && v12152;
-            const float v12155 = v12153 ? v12146 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[44] = v12155;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12156 = static_cast<unsigned int>(v11312.col(45, iron_linear_thread() & 31u));
-            const float v12158 = v11312.x[45];
-            const float v12159 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12160 = __float_as_uint(v12159);
-            const bool v12161 = v12156 >= v12160;
-            const float v12162 = v11367.x[0];
-            const unsigned int v12163 = __float_as_uint(v12162);
-            const bool v12164 = v12156 < v12163;
-            const bool v12165 = v12161 && v12164;
-            const float v12167 = v12165 ? v12158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[45] = v12167;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12168 = static_cast<unsigned int>(v11312.col(46, iron_linear_thread() & 31u));
-            const float v12170 = v11312.x[46];
-            const float v12171 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12172 = __float_as_uint(v12171);
-            const bool v12173 = v12168 >= v12172;
-            const float v12174 = v11367.x[2];
-            const unsigned int v12175 = __float_as_uint(v12174);
-            const bool v12176 = v12168 < v12175;
-            const bool v12177 = v12173 && v12176;
-            const float v12179 = v12177 ? v12170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[46] = v12179;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12180 = static_cast<unsigned int>(v11312.col(47, iron_linear_thread() & 31u));
-            const float v12182 = v11312.x[47];
-            const float v12183 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12184 = __float_as_uint(v12183);
-            const bool v12185 = v12180 >= v12184;
-            const float v12186 = v11367.x[2];
-            const unsigned int v12187 = __float_as_uint(v12186);
-            const bool v12188 = v12180 < v12187;
-            const bool v12189 = v12185 && v12188;
-            const float v12191 = v12189 ? v12182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[47] = v12191;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12192 = static_cast<unsigned int>(v11312.col(48, iron_linear_thread() & 31u));
-            const float v12194 = v11312.x[48];
-            const float v12195 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12196 = __float_as_uint(v12195);
-            const bool v12197 = v12192 >= v12196;
-            const float v12198 = v11367.x[0];
-            const unsigned int v12199 = __float_as_uint(v12198);
-            const bool v12200 = v12192 < v12199;
-            const bool v12201 = v12197 && v12200;
-            const float v12203 = v12201 ? v12194 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[48] = v12203;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12204 = static_cast<unsigned int>(v11312.col(49, iron_linear_thread() & 31u));
-            const float v12206 = v11312.x[49];
-            const float v12207 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12208 = __float_as_uint(v12207);
-            const bool v12209 = v12204 >= v12208;
-            const float v12210 = v11367.x[0];
-            const unsigned int v12211 = __float_as_uint(v12210);
-            const bool v12212 = v12204 < v12211;
-            const bool v12213 = v12209 && v12212;
-            const float v12215 = v12213 ? v12206 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[49] = v12215;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12216 = static_cast<unsigned int>(v11312.col(50, iron_linear_thread() & 31u));
-            const float v12218 = v11312.x[50];
-            const float v12219 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12220 = __float_as_uint(v12219);
-            const bool v12221 = v12216 >= v12220;
-            const float v12222 = v11367.x[2];
-            const unsigned int v12223 = __float_as_uint(v12222);
-            const bool v12224 = v12216 < v12223;
-            const bool v12225 = v12221 && v12224;
-            const float v12227 = v12225 ? v12218 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[50] = v12227;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12228 = static_cast<unsigned int>(v11312.col(51, iron_linear_thread() & 31u));
-            const float v12230 = v11312.x[51];
-            const float v12231 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12232 = __float_as_uint(v12231);
-            const bool v12233 = v12228 >= v12232;
-            const float v12234 = v11367.x[2];
-            const unsigned int v12235 = __float_as_uint(v12234);
-            const bool v12236 = v12228 < v12235;
-            const bool v12237 = v12233 && v12236;
-            const float v12239 = v12237 ? v12230 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[51] = v12239;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12240 = static_cast<unsigned int>(v11312.col(52, iron_linear_thread() & 31u));
-            const float v12242 = v11312.x[52];
-            const float v12243 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12244 = __float_as_uint(v12243);
-            const bool v12245 = v12240 >= v12244;
-            const float v12246 = v11367.x[0];
-            const unsigned int v12247 = __float_as_uint(v12246);
-            const bool v12248 = v12240 < v12247;
-            const bool v12249 = v12245 && v12248;
-            const float v12251 = v12249 ? v12242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[52] = v12251;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12252 = static_cast<unsigned int>(v11312.col(53, iron_linear_thread() & 31u));
-            const float v12254 = v11312.x[53];
-            const float v12255 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12256 = __float_as_uint(v12255);
-            const bool v12257 = v12252 >= v12256;
-            const float v12258 = v11367.x[0];
-            const unsigned int v12259 = __float_as_uint(v12258);
-            const bool v12260 = v12252 < v12259;
-            const bool v12261 = v12257 && v12260;
-            const float v12263 = v12261 ? v12254 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[53] = v12263;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12264 = static_cast<unsigned int>(v11312.col(54, iron_linear_thread() & 31u));
-            const float v12266 = v11312.x[54];
-            const float v12267 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12268 = __float_as_uint(v12267);
-            const bool v12269 = v12264 >= v12268;
-            const float v12270 = v11367.x[2];
-            const unsigned int v12271 = __float_as_uint(v12270);
-            const bool v12272 = v12264 < v12271;
-            const bool v12273 = v12269 && v12272;
-            const float v12275 = v12273 ? v12266 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[54] = v12275;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12276 = static_cast<unsigned int>(v11312.col(55, iron_linear_thread() & 31u));
-            const float v12278 = v11312.x[55];
-            const float v12279 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12280 = __float_as_uint(v12279);
-            const bool v12281 = v12276 >= v12280;
-            const float v12282 = v11367.x[2];
-            const unsigned int v12283 = __float_as_uint(v12282);
-            const bool v12284 = v12276 < v12283;
-            const bool v12285 = v12281 && v12284;
-            const float v12287 = v12285 ? v12278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[55] = v12287;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12288 = static_cast<unsigned int>(v11312.col(56, iron_linear_thread() & 31u));
-            const float v12290 = v11312.x[56];
-            const float v12291 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12292 = __float_as_uint(v12291);
-            const bool v12293 = v12288 >= v12292;
-            const float v12294 = v11367.x[0];
-            const unsigned int v12295 = __float_as_uint(v12294);
-            const bool v12296 = v12288 < v12295;
-            const bool v12297 = v12293 && v12296;
-            const float v12299 = v12297 ? v12290 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[56] = v12299;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12300 = static_cast<unsigned int>(v11312.col(57, iron_linear_thread() & 31u));
-            const float v12302 = v11312.x[57];
-            const float v12303 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12304 = __float_as_uint(v12303);
-            const bool v12305 = v12300 >= v12304;
-            const float v12306 = v11367.x[0];
-            const unsigned int v12307 = __float_as_uint(v12306);
-            const bool v12308 = v12300 < v12307;
-            const bool v12309 = v12305 && v12308;
-            const float v12311 = v12309 ? v12302 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[57] = v12311;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12312 = static_cast<unsigned int>(v11312.col(58, iron_linear_thread() & 31u));
-            const float v12314 = v11312.x[58];
-            const float v12315 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12316 = __float_as_uint(v12315);
-            const bool v12317 = v12312 >= v12316;
-            const float v12318 = v11367.x[2];
-            const unsigned int v12319 = __float_as_uint(v12318);
-            const bool v12320 = v12312 < v12319;
-            const bool v12321 = v12317 && v12320;
-            const float v12323 = v12321 ? v12314 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[58] = v12323;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12324 = static_cast<unsigned int>(v11312.col(59, iron_linear_thread() & 31u));
-            const float v12326 = v11312.x[59];
-            const float v12327 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12328 = __float_as_uint(v12327);
-            const bool v12329 = v12324 >= v12328;
-            const float v12330 = v11367.x[2];
-            const unsigned int v12331 = __float_as_uint(v12330);
-            const bool v12332 = v12324 < v12331;
-            const bool v12333 = v12329 && v12332;
-            const float v12335 = v12333 ? v12326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[59] = v12335;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12336 = static_cast<unsigned int>(v11312.col(60, iron_linear_thread() & 31u));
-            const float v12338 = v11312.x[60];
-            const float v12339 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12340 = __float_as_uint(v12339);
-            const bool v12341 = v12336 >= v12340;
-            const float v12342 = v11367.x[0];
-            const unsigned int v12343 = __float_as_uint(v12342);
-            const bool v12344 = v12336 < v12343;
-            const bool v12345 = v12341 && v12344;
-            const float v12347 = v12345 ? v12338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[60] = v12347;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12348 = static_cast<unsigned int>(v11312.col(61, iron_linear_thread() & 31u));
-            const float v12350 = v11312.x[61];
-            const float v12351 = v11365.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12352 = __float_as_uint(v12351);
-            const bool v12353 = v12348 >= v12352;
-            const float v12354 = v11367.x[0];
-            const unsigned int v12355 = __float_as_uint(v12354);
-            const bool v12356 = v12348 < v12355;
-            const bool v12357 = v12353 && v12356;
-            const float v12359 = v12357 ? v12350 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[61] = v12359;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12360 = static_cast<unsigned int>(v11312.col(62, iron_linear_thread() & 31u));
-            const float v12362 = v11312.x[62];
-            const float v12363 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12364 = __float_as_uint(v12363);
-            const bool v12365 = v12360 >= v12364;
-            const float v12366 = v11367.x[2];
-            const unsigned int v12367 = __float_as_uint(v12366);
-            const bool v12368 = v12360 < v12367;
-            const bool v12369 = v12365 && v12368;
-            const float v12371 = v12369 ? v12362 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[62] = v12371;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12372 = static_cast<unsigned int>(v11312.col(63, iron_linear_thread() & 31u));
-            const float v12374 = v11312.x[63];
-            const float v12375 = v11365.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12376 = __float_as_uint(v12375);
-            const bool v12377 = v12372 >= v12376;
-            const float v12378 = v11367.x[2];
-            const unsigned int v12379 = __float_as_uint(v12378);
-            const bool v12380 = v12372 < v12379;
-            const bool v12381 = v12377 && v12380;
-            const float v12383 = v12381 ? v12374 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[63] = v12383;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v11369;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v11369, 0.0f);
+            const unsigned int v11371 = static_cast<unsigned int>(v11367.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11373 = v46 + v11371;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11375 = v11373 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11376 = v11375 + 1u;
+            const unsigned int v11378 = v11376 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11387 = v11378 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11391 = v11376 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11392 = v317 && v11391;
+            const unsigned int v11393 = v11392 ? v11387 : v305;
+            const unsigned int v11396 = v11393 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11397 = min(v11396, 128u);
+            const bool v11398 = v11393 > v10795;
+            const unsigned int v11399 = v11398 ? v11397 : v305;
+            const float v11400 = __uint_as_float(v11399);
+            v11367.x[0] = v11400;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11402 = static_cast<unsigned int>(v11367.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11404 = v46 + v11402;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11406 = v11404 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11407 = v11406 + 1u;
+            const unsigned int v11409 = v11407 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11418 = v11409 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11422 = v11407 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11423 = v317 && v11422;
+            const unsigned int v11424 = v11423 ? v11418 : v305;
+            const unsigned int v11427 = v11424 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11428 = min(v11427, 128u);
+            const bool v11429 = v11424 > v10795;
+            const unsigned int v11430 = v11429 ? v11428 : v305;
+            const float v11431 = __uint_as_float(v11430);
+            v11367.x[1] = v11431;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11433 = static_cast<unsigned int>(v11367.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11435 = v46 + v11433;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11437 = v11435 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11438 = v11437 + 1u;
+            const unsigned int v11440 = v11438 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11449 = v11440 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11453 = v11438 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11454 = v317 && v11453;
+            const unsigned int v11455 = v11454 ? v11449 : v305;
+            const unsigned int v11458 = v11455 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11459 = min(v11458, 128u);
+            const bool v11460 = v11455 > v10795;
+            const unsigned int v11461 = v11460 ? v11459 : v305;
+            const float v11462 = __uint_as_float(v11461);
+            v11367.x[2] = v11462;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11464 = static_cast<unsigned int>(v11367.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11466 = v46 + v11464;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11468 = v11466 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11469 = v11468 + 1u;
+            const unsigned int v11471 = v11469 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11480 = v11471 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11484 = v11469 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11485 = v317 && v11484;
+            const unsigned int v11486 = v11485 ? v11480 : v305;
+            const unsigned int v11489 = v11486 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11490 = min(v11489, 128u);
+            const bool v11491 = v11486 > v10795;
+            const unsigned int v11492 = v11491 ? v11490 : v305;
+            const float v11493 = __uint_as_float(v11492);
+            v11367.x[3] = v11493;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11495 = static_cast<unsigned int>(v11369.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11497 = v46 + v11495;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11499 = v11497 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11500 = v11499 + 1u;
+            const unsigned int v11502 = v11500 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11503 = min(v37, v11502);
+            const bool v11504 = v11500 > v18;
+            const unsigned int v11505 = v11504 ? v11503 : v305;
+            const unsigned int v11508 = v311 ? v37 : v11505;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11520 = v11508 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11521 = min(v11520, 128u);
+            const bool v11522 = v11508 > v10795;
+            const unsigned int v11523 = v11522 ? v11521 : v305;
+            const float v11524 = __uint_as_float(v11523);
+            v11369.x[0] = v11524;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11526 = static_cast<unsigned int>(v11369.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11528 = v46 + v11526;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11530 = v11528 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11531 = v11530 + 1u;
+            const unsigned int v11533 = v11531 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11534 = min(v37, v11533);
+            const bool v11535 = v11531 > v18;
+            const unsigned int v11536 = v11535 ? v11534 : v305;
+            const unsigned int v11539 = v311 ? v37 : v11536;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11551 = v11539 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11552 = min(v11551, 128u);
+            const bool v11553 = v11539 > v10795;
+            const unsigned int v11554 = v11553 ? v11552 : v305;
+            const float v11555 = __uint_as_float(v11554);
+            v11369.x[1] = v11555;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11557 = static_cast<unsigned int>(v11369.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11559 = v46 + v11557;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11561 = v11559 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11562 = v11561 + 1u;
+            const unsigned int v11564 = v11562 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11565 = min(v37, v11564);
+            const bool v11566 = v11562 > v18;
+            const unsigned int v11567 = v11566 ? v11565 : v305;
+            const unsigned int v11570 = v311 ? v37 : v11567;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11582 = v11570 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11583 = min(v11582, 128u);
+            const bool v11584 = v11570 > v10795;
+            const unsigned int v11585 = v11584 ? v11583 : v305;
+            const float v11586 = __uint_as_float(v11585);
+            v11369.x[2] = v11586;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11588 = static_cast<unsigned int>(v11369.row(3, iron_linear_thread() & 31u));
+            const unsigned int v11590 = v46 + v11588;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v11592 = v11590 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11593 = v11592 + 1u;
+            const unsigned int v11595 = v11593 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11596 = min(v37, v11595);
+            const bool v11597 = v11593 > v18;
+            const unsigned int v11598 = v11597 ? v11596 : v305;
+            const unsigned int v11601 = v311 ? v37 : v11598;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v11613 = v11601 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11614 = min(v11613, 128u);
+            const bool v11615 = v11601 > v10795;
+            const unsigned int v11616 = v11615 ? v11614 : v305;
+            const float v11617 = __uint_as_float(v11616);
+            v11369.x[3] = v11617;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v11618 = static_cast<unsigned int>(v11314.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v11620 = v11314.x[0];
+            const float v11621 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11622 = __float_as_uint(v11621);
+            const bool v11623 = v11618 >= v11622;
+            const float v11624 = v11369.x[0];
+            const unsigned int v11625 = __float_as_uint(v11624);
+            const bool v11626 = v11618 < v11625;
+            const bool v11627 = v11623 && v11626;
+            const float v11629 = v11627 ? v11620 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[0] = v11629;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11630 = static_cast<unsigned int>(v11314.col(1, iron_linear_thread() & 31u));
+            const float v11632 = v11314.x[1];
+            const float v11633 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11634 = __float_as_uint(v11633);
+            const bool v11635 = v11630 >= v11634;
+            const float v11636 = v11369.x[0];
+            const unsigned int v11637 = __float_as_uint(v11636);
+            const bool v11638 = v11630 < v11637;
+            const bool v11639 = v11635 && v11638;
+            const float v11641 = v11639 ? v11632 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[1] = v11641;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11642 = static_cast<unsigned int>(v11314.col(2, iron_linear_thread() & 31u));
+            const float v11644 = v11314.x[2];
+            const float v11645 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11646 = __float_as_uint(v11645);
+            const bool v11647 = v11642 >= v11646;
+            const float v11648 = v11369.x[2];
+            const unsigned int v11649 = __float_as_uint(v11648);
+            const bool v11650 = v11642 < v11649;
+            const bool v11651 = v11647 && v11650;
+            const float v11653 = v11651 ? v11644 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[2] = v11653;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11654 = static_cast<unsigned int>(v11314.col(3, iron_linear_thread() & 31u));
+            const float v11656 = v11314.x[3];
+            const float v11657 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11658 = __float_as_uint(v11657);
+            const bool v11659 = v11654 >= v11658;
+            const float v11660 = v11369.x[2];
+            const unsigned int v11661 = __float_as_uint(v11660);
+            const bool v11662 = v11654 < v11661;
+            const bool v11663 = v11659 && v11662;
+            const float v11665 = v11663 ? v11656 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[3] = v11665;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11666 = static_cast<unsigned int>(v11314.col(4, iron_linear_thread() & 31u));
+            const float v11668 = v11314.x[4];
+            const float v11669 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11670 = __float_as_uint(v11669);
+            const bool v11671 = v11666 >= v11670;
+            const float v11672 = v11369.x[0];
+            const unsigned int v11673 = __float_as_uint(v11672);
+            const bool v11674 = v11666 < v11673;
+            const bool v11675 = v11671 && v11674;
+            const float v11677 = v11675 ? v11668 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[4] = v11677;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11678 = static_cast<unsigned int>(v11314.col(5, iron_linear_thread() & 31u));
+            const float v11680 = v11314.x[5];
+            const float v11681 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11682 = __float_as_uint(v11681);
+            const bool v11683 = v11678 >= v11682;
+            const float v11684 = v11369.x[0];
+            const unsigned int v11685 = __float_as_uint(v11684);
+            const bool v11686 = v11678 < v11685;
+            const bool v11687 = v11683 && v11686;
+            const float v11689 = v11687 ? v11680 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[5] = v11689;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11690 = static_cast<unsigned int>(v11314.col(6, iron_linear_thread() & 31u));
+            const float v11692 = v11314.x[6];
+            const float v11693 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11694 = __float_as_uint(v11693);
+            const bool v11695 = v11690 >= v11694;
+            const float v11696 = v11369.x[2];
+            const unsigned int v11697 = __float_as_uint(v11696);
+            const bool v11698 = v11690 < v11697;
+            const bool v11699 = v11695 && v11698;
+            const float v11701 = v11699 ? v11692 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[6] = v11701;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11702 = static_cast<unsigned int>(v11314.col(7, iron_linear_thread() & 31u));
+            const float v11704 = v11314.x[7];
+            const float v11705 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11706 = __float_as_uint(v11705);
+            const bool v11707 = v11702 >= v11706;
+            const float v11708 = v11369.x[2];
+            const unsigned int v11709 = __float_as_uint(v11708);
+            const bool v11710 = v11702 < v11709;
+            const bool v11711 = v11707 && v11710;
+            const float v11713 = v11711 ? v11704 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[7] = v11713;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11714 = static_cast<unsigned int>(v11314.col(8, iron_linear_thread() & 31u));
+            const float v11716 = v11314.x[8];
+            const float v11717 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11718 = __float_as_uint(v11717);
+            const bool v11719 = v11714 >= v11718;
+            const float v11720 = v11369.x[0];
+            const unsigned int v11721 = __float_as_uint(v11720);
+            const bool v11722 = v11714 < v11721;
+            const bool v11723 = v11719 && v11722;
+            const float v11725 = v11723 ? v11716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[8] = v11725;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11726 = static_cast<unsigned int>(v11314.col(9, iron_linear_thread() & 31u));
+            const float v11728 = v11314.x[9];
+            const float v11729 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11730 = __float_as_uint(v11729);
+            const bool v11731 = v11726 >= v11730;
+            const float v11732 = v11369.x[0];
+            const unsigned int v11733 = __float_as_uint(v11732);
+            const bool v11734 = v11726 < v11733;
+            const bool v11735 = v11731 && v11734;
+            const float v11737 = v11735 ? v11728 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[9] = v11737;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11738 = static_cast<unsigned int>(v11314.col(10, iron_linear_thread() & 31u));
+            const float v11740 = v11314.x[10];
+            const float v11741 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11742 = __float_as_uint(v11741);
+            const bool v11743 = v11738 >= v11742;
+            const float v11744 = v11369.x[2];
+            const unsigned int v11745 = __float_as_uint(v11744);
+            const bool v11746 = v11738 < v11745;
+            const bool v11747 = v11743 && v11746;
+            const float v11749 = v11747 ? v11740 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[10] = v11749;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11750 = static_cast<unsigned int>(v11314.col(11, iron_linear_thread() & 31u));
+            const float v11752 = v11314.x[11];
+            const float v11753 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11754 = __float_as_uint(v11753);
+            const bool v11755 = v11750 >= v11754;
+            const float v11756 = v11369.x[2];
+            const unsigned int v11757 = __float_as_uint(v11756);
+            const bool v11758 = v11750 < v11757;
+            const bool v11759 = v11755 && v11758;
+            const float v11761 = v11759 ? v11752 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[11] = v11761;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11762 = static_cast<unsigned int>(v11314.col(12, iron_linear_thread() & 31u));
+            const float v11764 = v11314.x[12];
+            const float v11765 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11766 = __float_as_uint(v11765);
+            const bool v11767 = v11762 >= v11766;
+            const float v11768 = v11369.x[0];
+            const unsigned int v11769 = __float_as_uint(v11768);
+            const bool v11770 = v11762 < v11769;
+            const bool v11771 = v11767 && v11770;
+            const float v11773 = v11771 ? v11764 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[12] = v11773;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11774 = static_cast<unsigned int>(v11314.col(13, iron_linear_thread() & 31u));
+            const float v11776 = v11314.x[13];
+            const float v11777 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11778 = __float_as_uint(v11777);
+            const bool v11779 = v11774 >= v11778;
+            const float v11780 = v11369.x[0];
+            const unsigned int v11781 = __float_as_uint(v11780);
+            const bool v11782 = v11774 < v11781;
+            const bool v11783 = v11779 && v11782;
+            const float v11785 = v11783 ? v11776 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[13] = v11785;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11786 = static_cast<unsigned int>(v11314.col(14, iron_linear_thread() & 31u));
+            const float v11788 = v11314.x[14];
+            const float v11789 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11790 = __float_as_uint(v11789);
+            const bool v11791 = v11786 >= v11790;
+            const float v11792 = v11369.x[2];
+            const unsigned int v11793 = __float_as_uint(v11792);
+            const bool v11794 = v11786 < v11793;
+            const bool v11795 = v11791 && v11794;
+            const float v11797 = v11795 ? v11788 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[14] = v11797;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11798 = static_cast<unsigned int>(v11314.col(15, iron_linear_thread() & 31u));
+            const float v11800 = v11314.x[15];
+            const float v11801 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11802 = __float_as_uint(v11801);
+            const bool v11803 = v11798 >= v11802;
+            const float v11804 = v11369.x[2];
+            const unsigned int v11805 = __float_as_uint(v11804);
+            const bool v11806 = v11798 < v11805;
+            const bool v11807 = v11803 && v11806;
+            const float v11809 = v11807 ? v11800 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[15] = v11809;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11810 = static_cast<unsigned int>(v11314.col(16, iron_linear_thread() & 31u));
+            const float v11812 = v11314.x[16];
+            const float v11813 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11814 = __float_as_uint(v11813);
+            const bool v11815 = v11810 >= v11814;
+            const float v11816 = v11369.x[0];
+            const unsigned int v11817 = __float_as_uint(v11816);
+            const bool v11818 = v11810 < v11817;
+            const bool v11819 = v11815 && v11818;
+            const float v11821 = v11819 ? v11812 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[16] = v11821;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11822 = static_cast<unsigned int>(v11314.col(17, iron_linear_thread() & 31u));
+            const float v11824 = v11314.x[17];
+            const float v11825 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11826 = __float_as_uint(v11825);
+            const bool v11827 = v11822 >= v11826;
+            const float v11828 = v11369.x[0];
+            const unsigned int v11829 = __float_as_uint(v11828);
+            const bool v11830 = v11822 < v11829;
+            const bool v11831 = v11827 && v11830;
+            const float v11833 = v11831 ? v11824 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[17] = v11833;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11834 = static_cast<unsigned int>(v11314.col(18, iron_linear_thread() & 31u));
+            const float v11836 = v11314.x[18];
+            const float v11837 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11838 = __float_as_uint(v11837);
+            const bool v11839 = v11834 >= v11838;
+            const float v11840 = v11369.x[2];
+            const unsigned int v11841 = __float_as_uint(v11840);
+            const bool v11842 = v11834 < v11841;
+            const bool v11843 = v11839 && v11842;
+            const float v11845 = v11843 ? v11836 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[18] = v11845;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11846 = static_cast<unsigned int>(v11314.col(19, iron_linear_thread() & 31u));
+            const float v11848 = v11314.x[19];
+            const float v11849 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11850 = __float_as_uint(v11849);
+            const bool v11851 = v11846 >= v11850;
+            const float v11852 = v11369.x[2];
+            const unsigned int v11853 = __float_as_uint(v11852);
+            const bool v11854 = v11846 < v11853;
+            const bool v11855 = v11851 && v11854;
+            const float v11857 = v11855 ? v11848 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[19] = v11857;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11858 = static_cast<unsigned int>(v11314.col(20, iron_linear_thread() & 31u));
+            const float v11860 = v11314.x[20];
+            const float v11861 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11862 = __float_as_uint(v11861);
+            const bool v11863 = v11858 >= v11862;
+            const float v11864 = v11369.x[0];
+            const unsigned int v11865 = __float_as_uint(v11864);
+            const bool v11866 = v11858 < v11865;
+            const bool v11867 = v11863 && v11866;
+            const float v11869 = v11867 ? v11860 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[20] = v11869;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11870 = static_cast<unsigned int>(v11314.col(21, iron_linear_thread() & 31u));
+            const float v11872 = v11314.x[21];
+            const float v11873 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11874 = __float_as_uint(v11873);
+            const bool v11875 = v11870 >= v11874;
+            const float v11876 = v11369.x[0];
+            const unsigned int v11877 = __float_as_uint(v11876);
+            const bool v11878 = v11870 < v11877;
+            const bool v11879 = v11875 && v11878;
+            const float v11881 = v11879 ? v11872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[21] = v11881;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11882 = static_cast<unsigned int>(v11314.col(22, iron_linear_thread() & 31u));
+            const float v11884 = v11314.x[22];
+            const float v11885 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11886 = __float_as_uint(v11885);
+            const bool v11887 = v11882 >= v11886;
+            const float v11888 = v11369.x[2];
+            const unsigned int v11889 = __float_as_uint(v11888);
+            const bool v11890 = v11882 < v11889;
+            const bool v11891 = v11887 && v11890;
+            const float v11893 = v11891 ? v11884 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[22] = v11893;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11894 = static_cast<unsigned int>(v11314.col(23, iron_linear_thread() & 31u));
+            const float v11896 = v11314.x[23];
+            const float v11897 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11898 = __float_as_uint(v11897);
+            const bool v11899 = v11894 >= v11898;
+            const float v11900 = v11369.x[2];
+            const unsigned int v11901 = __float_as_uint(v11900);
+            const bool v11902 = v11894 < v11901;
+            const bool v11903 = v11899 && v11902;
+            const float v11905 = v11903 ? v11896 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[23] = v11905;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11906 = static_cast<unsigned int>(v11314.col(24, iron_linear_thread() & 31u));
+            const float v11908 = v11314.x[24];
+            const float v11909 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11910 = __float_as_uint(v11909);
+            const bool v11911 = v11906 >= v11910;
+            const float v11912 = v11369.x[0];
+            const unsigned int v11913 = __float_as_uint(v11912);
+            const bool v11914 = v11906 < v11913;
+            const bool v11915 = v11911 && v11914;
+            const float v11917 = v11915 ? v11908 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[24] = v11917;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11918 = static_cast<unsigned int>(v11314.col(25, iron_linear_thread() & 31u));
+            const float v11920 = v11314.x[25];
+            const float v11921 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11922 = __float_as_uint(v11921);
+            const bool v11923 = v11918 >= v11922;
+            const float v11924 = v11369.x[0];
+            const unsigned int v11925 = __float_as_uint(v11924);
+            const bool v11926 = v11918 < v11925;
+            const bool v11927 = v11923 && v11926;
+            const float v11929 = v11927 ? v11920 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[25] = v11929;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11930 = static_cast<unsigned int>(v11314.col(26, iron_linear_thread() & 31u));
+            const float v11932 = v11314.x[26];
+            const float v11933 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11934 = __float_as_uint(v11933);
+            const bool v11935 = v11930 >= v11934;
+            const float v11936 = v11369.x[2];
+            const unsigned int v11937 = __float_as_uint(v11936);
+            const bool v11938 = v11930 < v11937;
+            const bool v11939 = v11935 && v11938;
+            const float v11941 = v11939 ? v11932 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[26] = v11941;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11942 = static_cast<unsigned int>(v11314.col(27, iron_linear_thread() & 31u));
+            const float v11944 = v11314.x[27];
+            const float v11945 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11946 = __float_as_uint(v11945);
+            const bool v11947 = v11942 >= v11946;
+            const float v11948 = v11369.x[2];
+            const unsigned int v11949 = __float_as_uint(v11948);
+            const bool v11950 = v11942 < v11949;
+            const bool v11951 = v11947 && v11950;
+            const float v11953 = v11951 ? v11944 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[27] = v11953;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11954 = static_cast<unsigned int>(v11314.col(28, iron_linear_thread() & 31u));
+            const float v11956 = v11314.x[28];
+            const float v11957 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11958 = __float_as_uint(v11957);
+            const bool v11959 = v11954 >= v11958;
+            const float v11960 = v11369.x[0];
+            const unsigned int v11961 = __float_as_uint(v11960);
+            const bool v11962 = v11954 < v11961;
+            const bool v11963 = v11959 && v11962;
+            const float v11965 = v11963 ? v11956 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[28] = v11965;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11966 = static_cast<unsigned int>(v11314.col(29, iron_linear_thread() & 31u));
+            const float v11968 = v11314.x[29];
+            const float v11969 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11970 = __float_as_uint(v11969);
+            const bool v11971 = v11966 >= v11970;
+            const float v11972 = v11369.x[0];
+            const unsigned int v11973 = __float_as_uint(v11972);
+            const bool v11974 = v11966 < v11973;
+            const bool v11975 = v11971 && v11974;
+            const float v11977 = v11975 ? v11968 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[29] = v11977;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11978 = static_cast<unsigned int>(v11314.col(30, iron_linear_thread() & 31u));
+            const float v11980 = v11314.x[30];
+            const float v11981 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11982 = __float_as_uint(v11981);
+            const bool v11983 = v11978 >= v11982;
+            const float v11984 = v11369.x[2];
+            const unsigned int v11985 = __float_as_uint(v11984);
+            const bool v11986 = v11978 < v11985;
+            const bool v11987 = v11983 && v11986;
+            const float v11989 = v11987 ? v11980 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[30] = v11989;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v11990 = static_cast<unsigned int>(v11314.col(31, iron_linear_thread() & 31u));
+            const float v11992 = v11314.x[31];
+            const float v11993 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v11994 = __float_as_uint(v11993);
+            const bool v11995 = v11990 >= v11994;
+            const float v11996 = v11369.x[2];
+            const unsigned int v11997 = __float_as_uint(v11996);
+            const bool v11998 = v11990 < v11997;
+            const bool v11999 = v11995 && v11998;
+            const float v12001 = v11999 ? v11992 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[31] = v12001;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12002 = static_cast<unsigned int>(v11314.col(32, iron_linear_thread() & 31u));
+            const float v12004 = v11314.x[32];
+            const float v12005 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12006 = __float_as_uint(v12005);
+            const bool v12007 = v12002 >= v12006;
+            const float v12008 = v11369.x[0];
+            const unsigned int v12009 = __float_as_uint(v12008);
+            const bool v12010 = v12002 < v12009;
+            const bool v12011 = v12007 && v12010;
+            const float v12013 = v12011 ? v12004 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[32] = v12013;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12014 = static_cast<unsigned int>(v11314.col(33, iron_linear_thread() & 31u));
+            const float v12016 = v11314.x[33];
+            const float v12017 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12018 = __float_as_uint(v12017);
+            const bool v12019 = v12014 >= v12018;
+            const float v12020 = v11369.x[0];
+            const unsigned int v12021 = __float_as_uint(v12020);
+            const bool v12022 = v12014 < v12021;
+            const bool v12023 = v12019 && v12022;
+            const float v12025 = v12023 ? v12016 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[33] = v12025;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12026 = static_cast<unsigned int>(v11314.col(34, iron_linear_thread() & 31u));
+            const float v12028 = v11314.x[34];
+            const float v12029 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12030 = __float_as_uint(v12029);
+            const bool v12031 = v12026 >= v12030;
+            const float v12032 = v11369.x[2];
+            const unsigned int v12033 = __float_as_uint(v12032);
+            const bool v12034 = v12026 < v12033;
+            const bool v12035 = v12031 && v12034;
+            const float v12037 = v12035 ? v12028 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[34] = v12037;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12038 = static_cast<unsigned int>(v11314.col(35, iron_linear_thread() & 31u));
+            const float v12040 = v11314.x[35];
+            const float v12041 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12042 = __float_as_uint(v12041);
+            const bool v12043 = v12038 >= v12042;
+            const float v12044 = v11369.x[2];
+            const unsigned int v12045 = __float_as_uint(v12044);
+            const bool v12046 = v12038 < v12045;
+            const bool v12047 = v12043 && v12046;
+            const float v12049 = v12047 ? v12040 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[35] = v12049;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12050 = static_cast<unsigned int>(v11314.col(36, iron_linear_thread() & 31u));
+            const float v12052 = v11314.x[36];
+            const float v12053 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12054 = __float_as_uint(v12053);
+            const bool v12055 = v12050 >= v12054;
+            const float v12056 = v11369.x[0];
+            const unsigned int v12057 = __float_as_uint(v12056);
+            const bool v12058 = v12050 < v12057;
+            const bool v12059 = v12055 && v12058;
+            const float v12061 = v12059 ? v12052 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[36] = v12061;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12062 = static_cast<unsigned int>(v11314.col(37, iron_linear_thread() & 31u));
+            const float v12064 = v11314.x[37];
+            const float v12065 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12066 = __float_as_uint(v12065);
+            const bool v12067 = v12062 >= v12066;
+            const float v12068 = v11369.x[0];
+            const unsigned int v12069 = __float_as_uint(v12068);
+            const bool v12070 = v12062 < v12069;
+            const bool v12071 = v12067 && v12070;
+            const float v12073 = v12071 ? v12064 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[37] = v12073;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12074 = static_cast<unsigned int>(v11314.col(38, iron_linear_thread() & 31u));
+            const float v12076 = v11314.x[38];
+            const float v12077 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12078 = __float_as_uint(v12077);
+            const bool v12079 = v12074 >= v12078;
+            const float v12080 = v11369.x[2];
+            const unsigned int v12081 = __float_as_uint(v12080);
+            const bool v12082 = v12074 < v12081;
+            const bool v12083 = v12079 && v12082;
+            const float v12085 = v12083 ? v12076 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[38] = v12085;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12086 = static_cast<unsigned int>(v11314.col(39, iron_linear_thread() & 31u));
+            const float v12088 = v11314.x[39];
+            const float v12089 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12090 = __float_as_uint(v12089);
+            const bool v12091 = v12086 >= v12090;
+            const float v12092 = v11369.x[2];
+            const unsigned int v12093 = __float_as_uint(v12092);
+            const bool v12094 = v12086 < v12093;
+            const bool v12095 = v12091 && v12094;
+            const float v12097 = v12095 ? v12088 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[39] = v12097;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12098 = static_cast<unsigned int>(v11314.col(40, iron_linear_thread() & 31u));
+            const float v12100 = v11314.x[40];
+            const float v12101 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12102 = __float_as_uint(v12101);
+            const bool v12103 = v12098 >= v12102;
+            const float v12104 = v11369.x[0];
+            const unsigned int v12105 = __float_as_uint(v12104);
+            const bool v12106 = v12098 < v12105;
+            const bool v12107 = v12103 && v12106;
+            const float v12109 = v12107 ? v12100 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[40] = v12109;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12110 = static_cast<unsigned int>(v11314.col(41, iron_linear_thread() & 31u));
+            const float v12112 = v11314.x[41];
+            const float v12113 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12114 = __float_as_uint(v12113);
+            const bool v12115 = v12110 >= v12114;
+            const float v12116 = v11369.x[0];
+            const unsigned int v12117 = __float_as_uint(v12116);
+            const bool v12118 = v12110 < v12117;
+            const bool v12119 = v12115 && v12118;
+            const float v12121 = v12119 ? v12112 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[41] = v12121;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12122 = static_cast<unsigned int>(v11314.col(42, iron_linear_thread() & 31u));
+            const float v12124 = v11314.x[42];
+            const float v12125 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12126 = __float_as_uint(v12125);
+            const bool v12127 = v12122 >= v12126;
+            const float v12128 = v11369.x[2];
+            const unsigned int v12129 = __float_as_uint(v12128);
+            const bool v12130 = v12122 < v12129;
+            const bool v12131 = v12127 && v12130;
+            const float v12133 = v12131 ? v12124 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[42] = v12133;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12134 = static_cast<unsigned int>(v11314.col(43, iron_linear_thread() & 31u));
+            const float v12136 = v11314.x[43];
+            const float v12137 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12138 = __float_as_uint(v12137);
+            const bool v12139 = v12134 >= v12138;
+            const float v12140 = v11369.x[2];
+            const unsigned int v12141 = __float_as_uint(v12140);
+            const bool v12142 = v12134 < v12141;
+            const bool v12143 = v12139 && v12142;
+            const float v12145 = v12143 ? v12136 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[43] = v12145;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12146 = static_cast<unsigned int>(v11314.col(44, iron_linear_thread() & 31u));
+            const float v12148 = v11314.x[44];
+            const float v12149 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12150 = __float_as_uint(v12149);
+            const bool v12151 = v12146 >= v12150;
+            const float v12152 = v11369.x[0];
+            const unsigned int v12153 = __float_as_uint(v12152);
+            const bool v12154 = v12146 < v12153;
+            const bool v12155 = v12151 && v12154;
+            const float v12157 = v12155 ? v12148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[44] = v12157;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12158 = static_cast<unsigned int>(v11314.col(45, iron_linear_thread() & 31u));
+            const float v12160 = v11314.x[45];
+            const float v12161 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12162 = __float_as_uint(v12161);
+            const bool v12163 = v12158 >= v12162;
+            const float v12164 = v11369.x[0];
+            const unsigned int v12165 = __float_as_uint(v12164);
+            const bool v12166 = v12158 < v12165;
+            const bool v12167 = v12163 && v12166;
+            const float v12169 = v12167 ? v12160 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[45] = v12169;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12170 = static_cast<unsigned int>(v11314.col(46, iron_linear_thread() & 31u));
+            const float v12172 = v11314.x[46];
+            const float v12173 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12174 = __float_as_uint(v12173);
+            const bool v12175 = v12170 >= v12174;
+            const float v12176 = v11369.x[2];
+            const unsigned int v12177 = __float_as_uint(v12176);
+            const bool v12178 = v12170 < v12177;
+            const bool v12179 = v12175 && v12178;
+            const float v12181 = v12179 ? v12172 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[46] = v12181;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12182 = static_cast<unsigned int>(v11314.col(47, iron_linear_thread() & 31u));
+            const float v12184 = v11314.x[47];
+            const float v12185 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12186 = __float_as_uint(v12185);
+            const bool v12187 = v12182 >= v12186;
+            const float v12188 = v11369.x[2];
+            const unsigned int v12189 = __float_as_uint(v12188);
+            const bool v12190 = v12182 < v12189;
+            const bool v12191 = v12187 && v12190;
+            const float v12193 = v12191 ? v12184 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[47] = v12193;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12194 = static_cast<unsigned int>(v11314.col(48, iron_linear_thread() & 31u));
+            const float v12196 = v11314.x[48];
+            const float v12197 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12198 = __float_as_uint(v12197);
+            const bool v12199 = v12194 >= v12198;
+            const float v12200 = v11369.x[0];
+            const unsigned int v12201 = __float_as_uint(v12200);
+            const bool v12202 = v12194 < v12201;
+            const bool v12203 = v12199 && v12202;
+            const float v12205 = v12203 ? v12196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[48] = v12205;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12206 = static_cast<unsigned int>(v11314.col(49, iron_linear_thread() & 31u));
+            const float v12208 = v11314.x[49];
+            const float v12209 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12210 = __float_as_uint(v12209);
+            const bool v12211 = v12206 >= v12210;
+            const float v12212 = v11369.x[0];
+            const unsigned int v12213 = __float_as_uint(v12212);
+            const bool v12214 = v12206 < v12213;
+            const bool v12215 = v12211 && v12214;
+            const float v12217 = v12215 ? v12208 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[49] = v12217;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12218 = static_cast<unsigned int>(v11314.col(50, iron_linear_thread() & 31u));
+            const float v12220 = v11314.x[50];
+            const float v12221 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12222 = __float_as_uint(v12221);
+            const bool v12223 = v12218 >= v12222;
+            const float v12224 = v11369.x[2];
+            const unsigned int v12225 = __float_as_uint(v12224);
+            const bool v12226 = v12218 < v12225;
+            const bool v12227 = v12223 && v12226;
+            const float v12229 = v12227 ? v12220 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[50] = v12229;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12230 = static_cast<unsigned int>(v11314.col(51, iron_linear_thread() & 31u));
+            const float v12232 = v11314.x[51];
+            const float v12233 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12234 = __float_as_uint(v12233);
+            const bool v12235 = v12230 >= v12234;
+            const float v12236 = v11369.x[2];
+            const unsigned int v12237 = __float_as_uint(v12236);
+            const bool v12238 = v12230 < v12237;
+            const bool v12239 = v12235 && v12238;
+            const float v12241 = v12239 ? v12232 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[51] = v12241;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12242 = static_cast<unsigned int>(v11314.col(52, iron_linear_thread() & 31u));
+            const float v12244 = v11314.x[52];
+            const float v12245 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12246 = __float_as_uint(v12245);
+            const bool v12247 = v12242 >= v12246;
+            const float v12248 = v11369.x[0];
+            const unsigned int v12249 = __float_as_uint(v12248);
+            const bool v12250 = v12242 < v12249;
+            const bool v12251 = v12247 && v12250;
+            const float v12253 = v12251 ? v12244 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[52] = v12253;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12254 = static_cast<unsigned int>(v11314.col(53, iron_linear_thread() & 31u));
+            const float v12256 = v11314.x[53];
+            const float v12257 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12258 = __float_as_uint(v12257);
+            const bool v12259 = v12254 >= v12258;
+            const float v12260 = v11369.x[0];
+            const unsigned int v12261 = __float_as_uint(v12260);
+            const bool v12262 = v12254 < v12261;
+            const bool v12263 = v12259 && v12262;
+            const float v12265 = v12263 ? v12256 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[53] = v12265;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12266 = static_cast<unsigned int>(v11314.col(54, iron_linear_thread() & 31u));
+            const float v12268 = v11314.x[54];
+            const float v12269 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12270 = __float_as_uint(v12269);
+            const bool v12271 = v12266 >= v12270;
+            const float v12272 = v11369.x[2];
+            const unsigned int v12273 = __float_as_uint(v12272);
+            const bool v12274 = v12266 < v12273;
+            const bool v12275 = v12271 && v12274;
+            const float v12277 = v12275 ? v12268 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[54] = v12277;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12278 = static_cast<unsigned int>(v11314.col(55, iron_linear_thread() & 31u));
+            const float v12280 = v11314.x[55];
+            const float v12281 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12282 = __float_as_uint(v12281);
+            const bool v12283 = v12278 >= v12282;
+            const float v12284 = v11369.x[2];
+            const unsigned int v12285 = __float_as_uint(v12284);
+            const bool v12286 = v12278 < v12285;
+            const bool v12287 = v12283 && v12286;
+            const float v12289 = v12287 ? v12280 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[55] = v12289;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12290 = static_cast<unsigned int>(v11314.col(56, iron_linear_thread() & 31u));
+            const float v12292 = v11314.x[56];
+            const float v12293 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12294 = __float_as_uint(v12293);
+            const bool v12295 = v12290 >= v12294;
+            const float v12296 = v11369.x[0];
+            const unsigned int v12297 = __float_as_uint(v12296);
+            const bool v12298 = v12290 < v12297;
+            const bool v12299 = v12295 && v12298;
+            const float v12301 = v12299 ? v12292 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[56] = v12301;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12302 = static_cast<unsigned int>(v11314.col(57, iron_linear_thread() & 31u));
+            const float v12304 = v11314.x[57];
+            const float v12305 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12306 = __float_as_uint(v12305);
+            const bool v12307 = v12302 >= v12306;
+            const float v12308 = v11369.x[0];
+            const unsigned int v12309 = __float_as_uint(v12308);
+            const bool v12310 = v12302 < v12309;
+            const bool v12311 = v12307 && v12310;
+            const float v12313 = v12311 ? v12304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[57] = v12313;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12314 = static_cast<unsigned int>(v11314.col(58, iron_linear_thread() & 31u));
+            const float v12316 = v11314.x[58];
+            const float v12317 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12318 = __float_as_uint(v12317);
+            const bool v12319 = v12314 >= v12318;
+            const float v12320 = v11369.x[2];
+            const unsigned int v12321 = __float_as_uint(v12320);
+            const bool v12322 = v12314 < v12321;
+            const bool v12323 = v12319 && v12322;
+            const float v12325 = v12323 ? v12316 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[58] = v12325;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12326 = static_cast<unsigned int>(v11314.col(59, iron_linear_thread() & 31u));
+            const float v12328 = v11314.x[59];
+            const float v12329 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12330 = __float_as_uint(v12329);
+            const bool v12331 = v12326 >= v12330;
+            const float v12332 = v11369.x[2];
+            const unsigned int v12333 = __float_as_uint(v12332);
+            const bool v12334 = v12326 < v12333;
+            const bool v12335 = v12331 && v12334;
+            const float v12337 = v12335 ? v12328 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[59] = v12337;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12338 = static_cast<unsigned int>(v11314.col(60, iron_linear_thread() & 31u));
+            const float v12340 = v11314.x[60];
+            const float v12341 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12342 = __float_as_uint(v12341);
+            const bool v12343 = v12338 >= v12342;
+            const float v12344 = v11369.x[0];
+            const unsigned int v12345 = __float_as_uint(v12344);
+            const bool v12346 = v12338 < v12345;
+            const bool v12347 = v12343 && v12346;
+            const float v12349 = v12347 ? v12340 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[60] = v12349;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12350 = static_cast<unsigned int>(v11314.col(61, iron_linear_thread() & 31u));
+            const float v12352 = v11314.x[61];
+            const float v12353 = v11367.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12354 = __float_as_uint(v12353);
+            const bool v12355 = v12350 >= v12354;
+            const float v12356 = v11369.x[0];
+            const unsigned int v12357 = __float_as_uint(v12356);
+            const bool v12358 = v12350 < v12357;
+            const bool v12359 = v12355 && v12358;
+            const float v12361 = v12359 ? v12352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[61] = v12361;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12362 = static_cast<unsigned int>(v11314.col(62, iron_linear_thread() & 31u));
+            const float v12364 = v11314.x[62];
+            const float v12365 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12366 = __float_as_uint(v12365);
+            const bool v12367 = v12362 >= v12366;
+            const float v12368 = v11369.x[2];
+            const unsigned int v12369 = __float_as_uint(v12368);
+            const bool v12370 = v12362 < v12369;
+            const bool v12371 = v12367 && v12370;
+            const float v12373 = v12371 ? v12364 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[62] = v12373;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12374 = static_cast<unsigned int>(v11314.col(63, iron_linear_thread() & 31u));
+            const float v12376 = v11314.x[63];
+            const float v12377 = v11367.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12378 = __float_as_uint(v12377);
+            const bool v12379 = v12374 >= v12378;
+            const float v12380 = v11369.x[2];
+            const unsigned int v12381 = __float_as_uint(v12380);
+            const bool v12382 = v12374 < v12381;
+            const bool v12383 = v12379 && v12382;
+            const float v12385 = v12383 ? v12376 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[63] = v12385;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v12385;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12385, 0.0f);
-          iron_frag_row_reduce<false>(v12385, v11312);
-          const float v12388 = v12385.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v12389 = v12388 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12385.x[0] = v12389;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12392 = v12385.x[1];
-          const float v12393 = v12392 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12385.x[1] = v12393;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12396 = v12385.x[2];
-          const float v12397 = v12396 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12385.x[2] = v12397;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12400 = v12385.x[3];
-          const float v12401 = v12400 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12385.x[3] = v12401;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v12403;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v12403, 0.0f);
-          const float v12407 = v12385.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12408 = v351.x[0];
-          const float v12409 = fmaxf(v12408, v12407);
-          const bool v12412 = v12409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12413 = v12412 ? 0.0f : v12409;
-          v12403.x[0] = v12413;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12417 = v12385.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12418 = v351.x[1];
-          const float v12419 = fmaxf(v12418, v12417);
-          const bool v12422 = v12419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12423 = v12422 ? 0.0f : v12419;
-          v12403.x[1] = v12423;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12427 = v12385.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12428 = v351.x[2];
-          const float v12429 = fmaxf(v12428, v12427);
-          const bool v12432 = v12429 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12433 = v12432 ? 0.0f : v12429;
-          v12403.x[2] = v12433;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12437 = v12385.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12438 = v351.x[3];
-          const float v12439 = fmaxf(v12438, v12437);
-          const bool v12442 = v12439 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12443 = v12442 ? 0.0f : v12439;
-          v12403.x[3] = v12443;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12447 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12449 = v12408 - v12447;
-          const float v12450 = iron_exp2_approx(v12449);
-          v11338.x[0] = v12450;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12454 = v12403.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12456 = v12418 - v12454;
-          const float v12457 = iron_exp2_approx(v12456);
-          v11338.x[1] = v12457;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12461 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12463 = v12428 - v12461;
-          const float v12464 = iron_exp2_approx(v12463);
-          v11338.x[2] = v12464;  // kernels/sdpa/flash_tile.hpp:220
-          const float v12468 = v12403.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12470 = v12438 - v12468;
-          const float v12471 = iron_exp2_approx(v12470);
-          v11338.x[3] = v12471;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v12409;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12479 = v351.x[1];
-          const float v12481 = fmaxf(v12479, v12417);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v12481;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12484 = v351.x[2];
-          const float v12486 = fmaxf(v12484, v12427);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v12486;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12489 = v351.x[3];
-          const float v12491 = fmaxf(v12489, v12437);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v12491;  // kernels/sdpa/flash_tile.hpp:223
-          const float v12494 = v11312.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v12495 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12496 = -v12495;
-          const float v12497 = fmaf(v12494, v349, v12496);
-          const float v12498 = iron_exp2_approx(v12497);
-          v11312.x[0] = v12498;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12501 = v11312.x[1];
-          const float v12502 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12503 = -v12502;
-          const float v12504 = fmaf(v12501, v349, v12503);
-          const float v12505 = iron_exp2_approx(v12504);
-          v11312.x[1] = v12505;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12508 = v11312.x[2];
-          const float v12509 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12510 = -v12509;
-          const float v12511 = fmaf(v12508, v349, v12510);
-          const float v12512 = iron_exp2_approx(v12511);
-          v11312.x[2] = v12512;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12515 = v11312.x[3];
-          const float v12516 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12517 = -v12516;
-          const float v12518 = fmaf(v12515, v349, v12517);
-          const float v12519 = iron_exp2_approx(v12518);
-          v11312.x[3] = v12519;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12522 = v11312.x[4];
-          const float v12523 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12524 = -v12523;
-          const float v12525 = fmaf(v12522, v349, v12524);
-          const float v12526 = iron_exp2_approx(v12525);
-          v11312.x[4] = v12526;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12529 = v11312.x[5];
-          const float v12530 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12531 = -v12530;
-          const float v12532 = fmaf(v12529, v349, v12531);
-          const float v12533 = iron_exp2_approx(v12532);
-          v11312.x[5] = v12533;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12536 = v11312.x[6];
-          const float v12537 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12538 = -v12537;
-          const float v12539 = fmaf(v12536, v349, v12538);
-          const float v12540 = iron_exp2_approx(v12539);
-          v11312.x[6] = v12540;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12543 = v11312.x[7];
-          const float v12544 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12545 = -v12544;
-          const float v12546 = fmaf(v12543, v349, v12545);
-          const float v12547 = iron_exp2_approx(v12546);
-          v11312.x[7] = v12547;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12550 = v11312.x[8];
-          const float v12551 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12552 = -v12551;
-          const float v12553 = fmaf(v12550, v349, v12552);
-          const float v12554 = iron_exp2_approx(v12553);
-          v11312.x[8] = v12554;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12557 = v11312.x[9];
-          const float v12558 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12559 = -v12558;
-          const float v12560 = fmaf(v12557, v349, v12559);
-          const float v12561 = iron_exp2_approx(v12560);
-          v11312.x[9] = v12561;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12564 = v11312.x[10];
-          const float v12565 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12566 = -v12565;
-          const float v12567 = fmaf(v12564, v349, v12566);
-          const float v12568 = iron_exp2_approx(v12567);
-          v11312.x[10] = v12568;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12571 = v11312.x[11];
-          const float v12572 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12573 = -v12572;
-          const float v12574 = fmaf(v12571, v349, v12573);
-          const float v12575 = iron_exp2_approx(v12574);
-          v11312.x[11] = v12575;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12578 = v11312.x[12];
-          const float v12579 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12580 = -v12579;
-          const float v12581 = fmaf(v12578, v349, v12580);
-          const float v12582 = iron_exp2_approx(v12581);
-          v11312.x[12] = v12582;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12585 = v11312.x[13];
-          const float v12586 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12587 = -v12586;
-          const float v12588 = fmaf(v12585, v349, v12587);
-          const float v12589 = iron_exp2_approx(v12588);
-          v11312.x[13] = v12589;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12592 = v11312.x[14];
-          const float v12593 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12594 = -v12593;
-          const float v12595 = fmaf(v12592, v349, v12594);
-          const float v12596 = iron_exp2_approx(v12595);
-          v11312.x[14] = v12596;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12599 = v11312.x[15];
-          const float v12600 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12601 = -v12600;
-          const float v12602 = fmaf(v12599, v349, v12601);
-          const float v12603 = iron_exp2_approx(v12602);
-          v11312.x[15] = v12603;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12606 = v11312.x[16];
-          const float v12607 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12608 = -v12607;
-          const float v12609 = fmaf(v12606, v349, v12608);
-          const float v12610 = iron_exp2_approx(v12609);
-          v11312.x[16] = v12610;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12613 = v11312.x[17];
-          const float v12614 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12615 = -v12614;
-          const float v12616 = fmaf(v12613, v349, v12615);
-          const float v12617 = iron_exp2_approx(v12616);
-          v11312.x[17] = v12617;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12620 = v11312.x[18];
-          const float v12621 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12622 = -v12621;
-          const float v12623 = fmaf(v12620, v349, v12622);
-          const float v12624 = iron_exp2_approx(v12623);
-          v11312.x[18] = v12624;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12627 = v11312.x[19];
-          const float v12628 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12629 = -v12628;
-          const float v12630 = fmaf(v12627, v349, v12629);
-          const float v12631 = iron_exp2_approx(v12630);
-          v11312.x[19] = v12631;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12634 = v11312.x[20];
-          const float v12635 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12636 = -v12635;
-          const float v12637 = fmaf(v12634, v349, v12636);
-          const float v12638 = iron_exp2_approx(v12637);
-          v11312.x[20] = v12638;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12641 = v11312.x[21];
-          const float v12642 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12643 = -v12642;
-          const float v12644 = fmaf(v12641, v349, v12643);
-          const float v12645 = iron_exp2_approx(v12644);
-          v11312.x[21] = v12645;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12648 = v11312.x[22];
-          const float v12649 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12650 = -v12649;
-          const float v12651 = fmaf(v12648, v349, v12650);
-          const float v12652 = iron_exp2_approx(v12651);
-          v11312.x[22] = v12652;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12655 = v11312.x[23];
-          const float v12656 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12657 = -v12656;
-          const float v12658 = fmaf(v12655, v349, v12657);
-          const float v12659 = iron_exp2_approx(v12658);
-          v11312.x[23] = v12659;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12662 = v11312.x[24];
-          const float v12663 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12664 = -v12663;
-          const float v12665 = fmaf(v12662, v349, v12664);
-          const float v12666 = iron_exp2_approx(v12665);
-          v11312.x[24] = v12666;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12669 = v11312.x[25];
-          const float v12670 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12671 = -v12670;
-          const float v12672 = fmaf(v12669, v349, v12671);
-          const float v12673 = iron_exp2_approx(v12672);
-          v11312.x[25] = v12673;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12676 = v11312.x[26];
-          const float v12677 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12678 = -v12677;
-          const float v12679 = fmaf(v12676, v349, v12678);
-          const float v12680 = iron_exp2_approx(v12679);
-          v11312.x[26] = v12680;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12683 = v11312.x[27];
-          const float v12684 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12685 = -v12684;
-          const float v12686 = fmaf(v12683, v349, v12685);
-          const float v12687 = iron_exp2_approx(v12686);
-          v11312.x[27] = v12687;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12690 = v11312.x[28];
-          const float v12691 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12692 = -v12691;
-          const float v12693 = fmaf(v12690, v349, v12692);
-          const float v12694 = iron_exp2_approx(v12693);
-          v11312.x[28] = v12694;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12697 = v11312.x[29];
-          const float v12698 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12699 = -v12698;
-          const float v12700 = fmaf(v12697, v349, v12699);
-          const float v12701 = iron_exp2_approx(v12700);
-          v11312.x[29] = v12701;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12704 = v11312.x[30];
-          const float v12705 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12706 = -v12705;
-          const float v12707 = fmaf(v12704, v349, v12706);
-          const float v12708 = iron_exp2_approx(v12707);
-          v11312.x[30] = v12708;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12711 = v11312.x[31];
-          const float v12712 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12713 = -v12712;
-          const float v12714 = fmaf(v12711, v349, v12713);
-          const float v12715 = iron_exp2_approx(v12714);
-          v11312.x[31] = v12715;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12718 = v11312.x[32];
-          const float v12719 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12720 = -v12719;
-          const float v12721 = fmaf(v12718, v349, v12720);
-          const float v12722 = iron_exp2_approx(v12721);
-          v11312.x[32] = v12722;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12725 = v11312.x[33];
-          const float v12726 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12727 = -v12726;
-          const float v12728 = fmaf(v12725, v349, v12727);
-          const float v12729 = iron_exp2_approx(v12728);
-          v11312.x[33] = v12729;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12732 = v11312.x[34];
-          const float v12733 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12734 = -v12733;
-          const float v12735 = fmaf(v12732, v349, v12734);
-          const float v12736 = iron_exp2_approx(v12735);
-          v11312.x[34] = v12736;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12739 = v11312.x[35];
-          const float v12740 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12741 = -v12740;
-          const float v12742 = fmaf(v12739, v349, v12741);
-          const float v12743 = iron_exp2_approx(v12742);
-          v11312.x[35] = v12743;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12746 = v11312.x[36];
-          const float v12747 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12748 = -v12747;
-          const float v12749 = fmaf(v12746, v349, v12748);
-          const float v12750 = iron_exp2_approx(v12749);
-          v11312.x[36] = v12750;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12753 = v11312.x[37];
-          const float v12754 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12755 = -v12754;
-          const float v12756 = fmaf(v12753, v349, v12755);
-          const float v12757 = iron_exp2_approx(v12756);
-          v11312.x[37] = v12757;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12760 = v11312.x[38];
-          const float v12761 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12762 = -v12761;
-          const float v12763 = fmaf(v12760, v349, v12762);
-          const float v12764 = iron_exp2_approx(v12763);
-          v11312.x[38] = v12764;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12767 = v11312.x[39];
-          const float v12768 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12769 = -v12768;
-          const float v12770 = fmaf(v12767, v349, v12769);
-          const float v12771 = iron_exp2_approx(v12770);
-          v11312.x[39] = v12771;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12774 = v11312.x[40];
-          const float v12775 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12776 = -v12775;
-          const float v12777 = fmaf(v12774, v349, v12776);
-          const float v12778 = iron_exp2_approx(v12777);
-          v11312.x[40] = v12778;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12781 = v11312.x[41];
-          const float v12782 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12783 = -v12782;
-          const float v12784 = fmaf(v12781, v349, v12783);
-          const float v12785 = iron_exp2_approx(v12784);
-          v11312.x[41] = v12785;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12788 = v11312.x[42];
-          const float v12789 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12790 = -v12789;
-          const float v12791 = fmaf(v12788, v349, v12790);
-          const float v12792 = iron_exp2_approx(v12791);
-          v11312.x[42] = v12792;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12795 = v11312.x[43];
-          const float v12796 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12797 = -v12796;
-          const float v12798 = fmaf(v12795, v349, v12797);
-          const float v12799 = iron_exp2_approx(v12798);
-          v11312.x[43] = v12799;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12802 = v11312.x[44];
-          const float v12803 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12804 = -v12803;
-          const float v12805 = fmaf(v12802, v349, v12804);
-          const float v12806 = iron_exp2_approx(v12805);
-          v11312.x[44] = v12806;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12809 = v11312.x[45];
-          const float v12810 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12811 = -v12810;
-          const float v12812 = fmaf(v12809, v349, v12811);
-          const float v12813 = iron_exp2_approx(v12812);
-          v11312.x[45] = v12813;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12816 = v11312.x[46];
-          const float v12817 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12818 = -v12817;
-          const float v12819 = fmaf(v12816, v349, v12818);
-          const float v12820 = iron_exp2_approx(v12819);
-          v11312.x[46] = v12820;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12823 = v11312.x[47];
-          const float v12824 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12825 = -v12824;
-          const float v12826 = fmaf(v12823, v349, v12825);
-          const float v12827 = iron_exp2_approx(v12826);
-          v11312.x[47] = v12827;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12830 = v11312.x[48];
-          const float v12831 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12832 = -v12831;
-          const float v12833 = fmaf(v12830, v349, v12832);
-          const float v12834 = iron_exp2_approx(v12833);
-          v11312.x[48] = v12834;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12837 = v11312.x[49];
-          const float v12838 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12839 = -v12838;
-          const float v12840 = fmaf(v12837, v349, v12839);
-          const float v12841 = iron_exp2_approx(v12840);
-          v11312.x[49] = v12841;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12844 = v11312.x[50];
-          const float v12845 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12846 = -v12845;
-          const float v12847 = fmaf(v12844, v349, v12846);
-          const float v12848 = iron_exp2_approx(v12847);
-          v11312.x[50] = v12848;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12851 = v11312.x[51];
-          const float v12852 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12853 = -v12852;
-          const float v12854 = fmaf(v12851, v349, v12853);
-          const float v12855 = iron_exp2_approx(v12854);
-          v11312.x[51] = v12855;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12858 = v11312.x[52];
-          const float v12859 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12860 = -v12859;
-          const float v12861 = fmaf(v12858, v349, v12860);
-          const float v12862 = iron_exp2_approx(v12861);
-          v11312.x[52] = v12862;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12865 = v11312.x[53];
-          const float v12866 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12867 = -v12866;
-          const float v12868 = fmaf(v12865, v349, v12867);
-          const float v12869 = iron_exp2_approx(v12868);
-          v11312.x[53] = v12869;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12872 = v11312.x[54];
-          const float v12873 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12874 = -v12873;
-          const float v12875 = fmaf(v12872, v349, v12874);
-          const float v12876 = iron_exp2_approx(v12875);
-          v11312.x[54] = v12876;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12879 = v11312.x[55];
-          const float v12880 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12881 = -v12880;
-          const float v12882 = fmaf(v12879, v349, v12881);
-          const float v12883 = iron_exp2_approx(v12882);
-          v11312.x[55] = v12883;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12886 = v11312.x[56];
-          const float v12887 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12888 = -v12887;
-          const float v12889 = fmaf(v12886, v349, v12888);
-          const float v12890 = iron_exp2_approx(v12889);
-          v11312.x[56] = v12890;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12893 = v11312.x[57];
-          const float v12894 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12895 = -v12894;
-          const float v12896 = fmaf(v12893, v349, v12895);
-          const float v12897 = iron_exp2_approx(v12896);
-          v11312.x[57] = v12897;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12900 = v11312.x[58];
-          const float v12901 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12902 = -v12901;
-          const float v12903 = fmaf(v12900, v349, v12902);
-          const float v12904 = iron_exp2_approx(v12903);
-          v11312.x[58] = v12904;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12907 = v11312.x[59];
-          const float v12908 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12909 = -v12908;
-          const float v12910 = fmaf(v12907, v349, v12909);
-          const float v12911 = iron_exp2_approx(v12910);
-          v11312.x[59] = v12911;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12914 = v11312.x[60];
-          const float v12915 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12916 = -v12915;
-          const float v12917 = fmaf(v12914, v349, v12916);
-          const float v12918 = iron_exp2_approx(v12917);
-          v11312.x[60] = v12918;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12921 = v11312.x[61];
-          const float v12922 = v12403.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12923 = -v12922;
-          const float v12924 = fmaf(v12921, v349, v12923);
-          const float v12925 = iron_exp2_approx(v12924);
-          v11312.x[61] = v12925;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12928 = v11312.x[62];
-          const float v12929 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12930 = -v12929;
-          const float v12931 = fmaf(v12928, v349, v12930);
-          const float v12932 = iron_exp2_approx(v12931);
-          v11312.x[62] = v12932;  // kernels/sdpa/flash_tile.hpp:226
-          const float v12935 = v11312.x[63];
-          const float v12936 = v12403.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v12937 = -v12936;
-          const float v12938 = fmaf(v12935, v349, v12937);
-          const float v12939 = iron_exp2_approx(v12938);
-          v11312.x[63] = v12939;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v12941;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v12941, 0.0f);
-          iron_frag_row_reduce<true>(v12941, v11312);
-          const float v12944 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v12945 = v12941.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12946 = v11338.x[0];
-          const float v12947 = v12944 * v12946;
-          const float v12948 = v12947 + v12945;
-          v353.x[0] = v12948;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12951 = v353.x[1];
-          const float v12952 = v12941.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12953 = v11338.x[1];
-          const float v12954 = v12951 * v12953;
-          const float v12955 = v12954 + v12952;
-          v353.x[1] = v12955;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12958 = v353.x[2];
-          const float v12959 = v12941.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12960 = v11338.x[2];
-          const float v12961 = v12958 * v12960;
-          const float v12962 = v12961 + v12959;
-          v353.x[2] = v12962;  // kernels/sdpa/flash_tile.hpp:234
-          const float v12965 = v353.x[3];
-          const float v12966 = v12941.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v12967 = v11338.x[3];
-          const float v12968 = v12965 * v12967;
-          const float v12969 = v12968 + v12966;
-          v353.x[3] = v12969;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v12387;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v12387, 0.0f);
+          iron_frag_row_reduce<false>(v12387, v11314);
+          const float v12390 = v12387.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v12391 = v12390 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12387.x[0] = v12391;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12394 = v12387.x[1];
+          const float v12395 = v12394 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12387.x[1] = v12395;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12398 = v12387.x[2];
+          const float v12399 = v12398 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12387.x[2] = v12399;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12402 = v12387.x[3];
+          const float v12403 = v12402 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12387.x[3] = v12403;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v12405;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v12405, 0.0f);
+          const float v12409 = v12387.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12410 = v351.x[0];
+          const float v12411 = fmaxf(v12410, v12409);
+          const bool v12414 = v12411 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12415 = v12414 ? 0.0f : v12411;
+          v12405.x[0] = v12415;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12419 = v12387.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12420 = v351.x[1];
+          const float v12421 = fmaxf(v12420, v12419);
+          const bool v12424 = v12421 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12425 = v12424 ? 0.0f : v12421;
+          v12405.x[1] = v12425;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12429 = v12387.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12430 = v351.x[2];
+          const float v12431 = fmaxf(v12430, v12429);
+          const bool v12434 = v12431 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12435 = v12434 ? 0.0f : v12431;
+          v12405.x[2] = v12435;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12439 = v12387.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12440 = v351.x[3];
+          const float v12441 = fmaxf(v12440, v12439);
+          const bool v12444 = v12441 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12445 = v12444 ? 0.0f : v12441;
+          v12405.x[3] = v12445;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12449 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12451 = v12410 - v12449;
+          const float v12452 = iron_exp2_approx(v12451);
+          v11340.x[0] = v12452;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12456 = v12405.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12458 = v12420 - v12456;
+          const float v12459 = iron_exp2_approx(v12458);
+          v11340.x[1] = v12459;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12463 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12465 = v12430 - v12463;
+          const float v12466 = iron_exp2_approx(v12465);
+          v11340.x[2] = v12466;  // kernels/sdpa/flash_tile.hpp:220
+          const float v12470 = v12405.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v12472 = v12440 - v12470;
+          const float v12473 = iron_exp2_approx(v12472);
+          v11340.x[3] = v12473;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v12411;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12481 = v351.x[1];
+          const float v12483 = fmaxf(v12481, v12419);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v12483;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12486 = v351.x[2];
+          const float v12488 = fmaxf(v12486, v12429);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v12488;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12491 = v351.x[3];
+          const float v12493 = fmaxf(v12491, v12439);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v12493;  // kernels/sdpa/flash_tile.hpp:223
+          const float v12496 = v11314.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v12497 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12498 = -v12497;
+          const float v12499 = fmaf(v12496, v349, v12498);
+          const float v12500 = iron_exp2_approx(v12499);
+          v11314.x[0] = v12500;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12503 = v11314.x[1];
+          const float v12504 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12505 = -v12504;
+          const float v12506 = fmaf(v12503, v349, v12505);
+          const float v12507 = iron_exp2_approx(v12506);
+          v11314.x[1] = v12507;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12510 = v11314.x[2];
+          const float v12511 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12512 = -v12511;
+          const float v12513 = fmaf(v12510, v349, v12512);
+          const float v12514 = iron_exp2_approx(v12513);
+          v11314.x[2] = v12514;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12517 = v11314.x[3];
+          const float v12518 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12519 = -v12518;
+          const float v12520 = fmaf(v12517, v349, v12519);
+          const float v12521 = iron_exp2_approx(v12520);
+          v11314.x[3] = v12521;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12524 = v11314.x[4];
+          const float v12525 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12526 = -v12525;
+          const float v12527 = fmaf(v12524, v349, v12526);
+          const float v12528 = iron_exp2_approx(v12527);
+          v11314.x[4] = v12528;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12531 = v11314.x[5];
+          const float v12532 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12533 = -v12532;
+          const float v12534 = fmaf(v12531, v349, v12533);
+          const float v12535 = iron_exp2_approx(v12534);
+          v11314.x[5] = v12535;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12538 = v11314.x[6];
+          const float v12539 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12540 = -v12539;
+          const float v12541 = fmaf(v12538, v349, v12540);
+          const float v12542 = iron_exp2_approx(v12541);
+          v11314.x[6] = v12542;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12545 = v11314.x[7];
+          const float v12546 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12547 = -v12546;
+          const float v12548 = fmaf(v12545, v349, v12547);
+          const float v12549 = iron_exp2_approx(v12548);
+          v11314.x[7] = v12549;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12552 = v11314.x[8];
+          const float v12553 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12554 = -v12553;
+          const float v12555 = fmaf(v12552, v349, v12554);
+          const float v12556 = iron_exp2_approx(v12555);
+          v11314.x[8] = v12556;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12559 = v11314.x[9];
+          const float v12560 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12561 = -v12560;
+          const float v12562 = fmaf(v12559, v349, v12561);
+          const float v12563 = iron_exp2_approx(v12562);
+          v11314.x[9] = v12563;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12566 = v11314.x[10];
+          const float v12567 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12568 = -v12567;
+          const float v12569 = fmaf(v12566, v349, v12568);
+          const float v12570 = iron_exp2_approx(v12569);
+          v11314.x[10] = v12570;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12573 = v11314.x[11];
+          const float v12574 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12575 = -v12574;
+          const float v12576 = fmaf(v12573, v349, v12575);
+          const float v12577 = iron_exp2_approx(v12576);
+          v11314.x[11] = v12577;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12580 = v11314.x[12];
+          const float v12581 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12582 = -v12581;
+          const float v12583 = fmaf(v12580, v349, v12582);
+          const float v12584 = iron_exp2_approx(v12583);
+          v11314.x[12] = v12584;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12587 = v11314.x[13];
+          const float v12588 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12589 = -v12588;
+          const float v12590 = fmaf(v12587, v349, v12589);
+          const float v12591 = iron_exp2_approx(v12590);
+          v11314.x[13] = v12591;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12594 = v11314.x[14];
+          const float v12595 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12596 = -v12595;
+          const float v12597 = fmaf(v12594, v349, v12596);
+          const float v12598 = iron_exp2_approx(v12597);
+          v11314.x[14] = v12598;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12601 = v11314.x[15];
+          const float v12602 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12603 = -v12602;
+          const float v12604 = fmaf(v12601, v349, v12603);
+          const float v12605 = iron_exp2_approx(v12604);
+          v11314.x[15] = v12605;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12608 = v11314.x[16];
+          const float v12609 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12610 = -v12609;
+          const float v12611 = fmaf(v12608, v349, v12610);
+          const float v12612 = iron_exp2_approx(v12611);
+          v11314.x[16] = v12612;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12615 = v11314.x[17];
+          const float v12616 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12617 = -v12616;
+          const float v12618 = fmaf(v12615, v349, v12617);
+          const float v12619 = iron_exp2_approx(v12618);
+          v11314.x[17] = v12619;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12622 = v11314.x[18];
+          const float v12623 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12624 = -v12623;
+          const float v12625 = fmaf(v12622, v349, v12624);
+          const float v12626 = iron_exp2_approx(v12625);
+          v11314.x[18] = v12626;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12629 = v11314.x[19];
+          const float v12630 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12631 = -v12630;
+          const float v12632 = fmaf(v12629, v349, v12631);
+          const float v12633 = iron_exp2_approx(v12632);
+          v11314.x[19] = v12633;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12636 = v11314.x[20];
+          const float v12637 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12638 = -v12637;
+          const float v12639 = fmaf(v12636, v349, v12638);
+          const float v12640 = iron_exp2_approx(v12639);
+          v11314.x[20] = v12640;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12643 = v11314.x[21];
+          const float v12644 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12645 = -v12644;
+          const float v12646 = fmaf(v12643, v349, v12645);
+          const float v12647 = iron_exp2_approx(v12646);
+          v11314.x[21] = v12647;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12650 = v11314.x[22];
+          const float v12651 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12652 = -v12651;
+          const float v12653 = fmaf(v12650, v349, v12652);
+          const float v12654 = iron_exp2_approx(v12653);
+          v11314.x[22] = v12654;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12657 = v11314.x[23];
+          const float v12658 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12659 = -v12658;
+          const float v12660 = fmaf(v12657, v349, v12659);
+          const float v12661 = iron_exp2_approx(v12660);
+          v11314.x[23] = v12661;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12664 = v11314.x[24];
+          const float v12665 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12666 = -v12665;
+          const float v12667 = fmaf(v12664, v349, v12666);
+          const float v12668 = iron_exp2_approx(v12667);
+          v11314.x[24] = v12668;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12671 = v11314.x[25];
+          const float v12672 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12673 = -v12672;
+          const float v12674 = fmaf(v12671, v349, v12673);
+          const float v12675 = iron_exp2_approx(v12674);
+          v11314.x[25] = v12675;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12678 = v11314.x[26];
+          const float v12679 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12680 = -v12679;
+          const float v12681 = fmaf(v12678, v349, v12680);
+          const float v12682 = iron_exp2_approx(v12681);
+          v11314.x[26] = v12682;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12685 = v11314.x[27];
+          const float v12686 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12687 = -v12686;
+          const float v12688 = fmaf(v12685, v349, v12687);
+          const float v12689 = iron_exp2_approx(v12688);
+          v11314.x[27] = v12689;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12692 = v11314.x[28];
+          const float v12693 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12694 = -v12693;
+          const float v12695 = fmaf(v12692, v349, v12694);
+          const float v12696 = iron_exp2_approx(v12695);
+          v11314.x[28] = v12696;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12699 = v11314.x[29];
+          const float v12700 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12701 = -v12700;
+          const float v12702 = fmaf(v12699, v349, v12701);
+          const float v12703 = iron_exp2_approx(v12702);
+          v11314.x[29] = v12703;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12706 = v11314.x[30];
+          const float v12707 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12708 = -v12707;
+          const float v12709 = fmaf(v12706, v349, v12708);
+          const float v12710 = iron_exp2_approx(v12709);
+          v11314.x[30] = v12710;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12713 = v11314.x[31];
+          const float v12714 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12715 = -v12714;
+          const float v12716 = fmaf(v12713, v349, v12715);
+          const float v12717 = iron_exp2_approx(v12716);
+          v11314.x[31] = v12717;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12720 = v11314.x[32];
+          const float v12721 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12722 = -v12721;
+          const float v12723 = fmaf(v12720, v349, v12722);
+          const float v12724 = iron_exp2_approx(v12723);
+          v11314.x[32] = v12724;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12727 = v11314.x[33];
+          const float v12728 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12729 = -v12728;
+          const float v12730 = fmaf(v12727, v349, v12729);
+          const float v12731 = iron_exp2_approx(v12730);
+          v11314.x[33] = v12731;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12734 = v11314.x[34];
+          const float v12735 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12736 = -v12735;
+          const float v12737 = fmaf(v12734, v349, v12736);
+          const float v12738 = iron_exp2_approx(v12737);
+          v11314.x[34] = v12738;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12741 = v11314.x[35];
+          const float v12742 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12743 = -v12742;
+          const float v12744 = fmaf(v12741, v349, v12743);
+          const float v12745 = iron_exp2_approx(v12744);
+          v11314.x[35] = v12745;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12748 = v11314.x[36];
+          const float v12749 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12750 = -v12749;
+          const float v12751 = fmaf(v12748, v349, v12750);
+          const float v12752 = iron_exp2_approx(v12751);
+          v11314.x[36] = v12752;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12755 = v11314.x[37];
+          const float v12756 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12757 = -v12756;
+          const float v12758 = fmaf(v12755, v349, v12757);
+          const float v12759 = iron_exp2_approx(v12758);
+          v11314.x[37] = v12759;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12762 = v11314.x[38];
+          const float v12763 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12764 = -v12763;
+          const float v12765 = fmaf(v12762, v349, v12764);
+          const float v12766 = iron_exp2_approx(v12765);
+          v11314.x[38] = v12766;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12769 = v11314.x[39];
+          const float v12770 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12771 = -v12770;
+          const float v12772 = fmaf(v12769, v349, v12771);
+          const float v12773 = iron_exp2_approx(v12772);
+          v11314.x[39] = v12773;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12776 = v11314.x[40];
+          const float v12777 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12778 = -v12777;
+          const float v12779 = fmaf(v12776, v349, v12778);
+          const float v12780 = iron_exp2_approx(v12779);
+          v11314.x[40] = v12780;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12783 = v11314.x[41];
+          const float v12784 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12785 = -v12784;
+          const float v12786 = fmaf(v12783, v349, v12785);
+          const float v12787 = iron_exp2_approx(v12786);
+          v11314.x[41] = v12787;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12790 = v11314.x[42];
+          const float v12791 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12792 = -v12791;
+          const float v12793 = fmaf(v12790, v349, v12792);
+          const float v12794 = iron_exp2_approx(v12793);
+          v11314.x[42] = v12794;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12797 = v11314.x[43];
+          const float v12798 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12799 = -v12798;
+          const float v12800 = fmaf(v12797, v349, v12799);
+          const float v12801 = iron_exp2_approx(v12800);
+          v11314.x[43] = v12801;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12804 = v11314.x[44];
+          const float v12805 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12806 = -v12805;
+          const float v12807 = fmaf(v12804, v349, v12806);
+          const float v12808 = iron_exp2_approx(v12807);
+          v11314.x[44] = v12808;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12811 = v11314.x[45];
+          const float v12812 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12813 = -v12812;
+          const float v12814 = fmaf(v12811, v349, v12813);
+          const float v12815 = iron_exp2_approx(v12814);
+          v11314.x[45] = v12815;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12818 = v11314.x[46];
+          const float v12819 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12820 = -v12819;
+          const float v12821 = fmaf(v12818, v349, v12820);
+          const float v12822 = iron_exp2_approx(v12821);
+          v11314.x[46] = v12822;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12825 = v11314.x[47];
+          const float v12826 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12827 = -v12826;
+          const float v12828 = fmaf(v12825, v349, v12827);
+          const float v12829 = iron_exp2_approx(v12828);
+          v11314.x[47] = v12829;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12832 = v11314.x[48];
+          const float v12833 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12834 = -v12833;
+          const float v12835 = fmaf(v12832, v349, v12834);
+          const float v12836 = iron_exp2_approx(v12835);
+          v11314.x[48] = v12836;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12839 = v11314.x[49];
+          const float v12840 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12841 = -v12840;
+          const float v12842 = fmaf(v12839, v349, v12841);
+          const float v12843 = iron_exp2_approx(v12842);
+          v11314.x[49] = v12843;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12846 = v11314.x[50];
+          const float v12847 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12848 = -v12847;
+          const float v12849 = fmaf(v12846, v349, v12848);
+          const float v12850 = iron_exp2_approx(v12849);
+          v11314.x[50] = v12850;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12853 = v11314.x[51];
+          const float v12854 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12855 = -v12854;
+          const float v12856 = fmaf(v12853, v349, v12855);
+          const float v12857 = iron_exp2_approx(v12856);
+          v11314.x[51] = v12857;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12860 = v11314.x[52];
+          const float v12861 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12862 = -v12861;
+          const float v12863 = fmaf(v12860, v349, v12862);
+          const float v12864 = iron_exp2_approx(v12863);
+          v11314.x[52] = v12864;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12867 = v11314.x[53];
+          const float v12868 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12869 = -v12868;
+          const float v12870 = fmaf(v12867, v349, v12869);
+          const float v12871 = iron_exp2_approx(v12870);
+          v11314.x[53] = v12871;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12874 = v11314.x[54];
+          const float v12875 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12876 = -v12875;
+          const float v12877 = fmaf(v12874, v349, v12876);
+          const float v12878 = iron_exp2_approx(v12877);
+          v11314.x[54] = v12878;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12881 = v11314.x[55];
+          const float v12882 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12883 = -v12882;
+          const float v12884 = fmaf(v12881, v349, v12883);
+          const float v12885 = iron_exp2_approx(v12884);
+          v11314.x[55] = v12885;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12888 = v11314.x[56];
+          const float v12889 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12890 = -v12889;
+          const float v12891 = fmaf(v12888, v349, v12890);
+          const float v12892 = iron_exp2_approx(v12891);
+          v11314.x[56] = v12892;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12895 = v11314.x[57];
+          const float v12896 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12897 = -v12896;
+          const float v12898 = fmaf(v12895, v349, v12897);
+          const float v12899 = iron_exp2_approx(v12898);
+          v11314.x[57] = v12899;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12902 = v11314.x[58];
+          const float v12903 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12904 = -v12903;
+          const float v12905 = fmaf(v12902, v349, v12904);
+          const float v12906 = iron_exp2_approx(v12905);
+          v11314.x[58] = v12906;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12909 = v11314.x[59];
+          const float v12910 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12911 = -v12910;
+          const float v12912 = fmaf(v12909, v349, v12911);
+          const float v12913 = iron_exp2_approx(v12912);
+          v11314.x[59] = v12913;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12916 = v11314.x[60];
+          const float v12917 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12918 = -v12917;
+          const float v12919 = fmaf(v12916, v349, v12918);
+          const float v12920 = iron_exp2_approx(v12919);
+          v11314.x[60] = v12920;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12923 = v11314.x[61];
+          const float v12924 = v12405.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12925 = -v12924;
+          const float v12926 = fmaf(v12923, v349, v12925);
+          const float v12927 = iron_exp2_approx(v12926);
+          v11314.x[61] = v12927;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12930 = v11314.x[62];
+          const float v12931 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12932 = -v12931;
+          const float v12933 = fmaf(v12930, v349, v12932);
+          const float v12934 = iron_exp2_approx(v12933);
+          v11314.x[62] = v12934;  // kernels/sdpa/flash_tile.hpp:226
+          const float v12937 = v11314.x[63];
+          const float v12938 = v12405.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v12939 = -v12938;
+          const float v12940 = fmaf(v12937, v349, v12939);
+          const float v12941 = iron_exp2_approx(v12940);
+          v11314.x[63] = v12941;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v12943;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v12943, 0.0f);
+          iron_frag_row_reduce<true>(v12943, v11314);
+          const float v12946 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v12947 = v12943.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12948 = v11340.x[0];
+          const float v12949 = v12946 * v12948;
+          const float v12950 = v12949 + v12947;
+          v353.x[0] = v12950;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12953 = v353.x[1];
+          const float v12954 = v12943.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12955 = v11340.x[1];
+          const float v12956 = v12953 * v12955;
+          const float v12957 = v12956 + v12954;
+          v353.x[1] = v12957;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12960 = v353.x[2];
+          const float v12961 = v12943.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12962 = v11340.x[2];
+          const float v12963 = v12960 * v12962;
+          const float v12964 = v12963 + v12961;
+          v353.x[2] = v12964;  // kernels/sdpa/flash_tile.hpp:234
+          const float v12967 = v353.x[3];
+          const float v12968 = v12943.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v12969 = v11340.x[3];
+          const float v12970 = v12967 * v12969;
+          const float v12971 = v12970 + v12968;
+          v353.x[3] = v12971;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v12972 = v10800 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v12980 = v10800 + v18;
-          const bool v12981 = v12980 <= v304;
-          const bool v12982 = v311 || v12981;
-          const bool v12983 = v12972 && v12982;
-          const bool v12985 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v12986 = v10793 + v7;
-          const unsigned int v12987 = v12986 + v18;
-          const unsigned int v12988 = v301 + v37;
-          const bool v12989 = v12988 <= v12987;
-          const bool v12990 = v12985 || v12989;
-          const bool v12991 = v12983 && v12990;  // kernels/sdpa/flash_tile.hpp:182
-          if (v12991) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v12994 = v11312.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v12995 = v12994 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[0] = v12995;  // kernels/sdpa/flash_tile.hpp:186
-            const float v12998 = v11312.x[1];
-            const float v12999 = v12998 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[1] = v12999;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13002 = v11312.x[2];
-            const float v13003 = v13002 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[2] = v13003;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13006 = v11312.x[3];
-            const float v13007 = v13006 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[3] = v13007;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13010 = v11312.x[4];
-            const float v13011 = v13010 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[4] = v13011;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13014 = v11312.x[5];
-            const float v13015 = v13014 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[5] = v13015;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13018 = v11312.x[6];
-            const float v13019 = v13018 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[6] = v13019;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13022 = v11312.x[7];
-            const float v13023 = v13022 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[7] = v13023;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13026 = v11312.x[8];
-            const float v13027 = v13026 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[8] = v13027;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13030 = v11312.x[9];
-            const float v13031 = v13030 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[9] = v13031;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13034 = v11312.x[10];
-            const float v13035 = v13034 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[10] = v13035;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13038 = v11312.x[11];
-            const float v13039 = v13038 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[11] = v13039;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13042 = v11312.x[12];
-            const float v13043 = v13042 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[12] = v13043;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13046 = v11312.x[13];
-            const float v13047 = v13046 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[13] = v13047;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13050 = v11312.x[14];
-            const float v13051 = v13050 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[14] = v13051;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13054 = v11312.x[15];
-            const float v13055 = v13054 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[15] = v13055;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13058 = v11312.x[16];
-            const float v13059 = v13058 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[16] = v13059;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13062 = v11312.x[17];
-            const float v13063 = v13062 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[17] = v13063;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13066 = v11312.x[18];
-            const float v13067 = v13066 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[18] = v13067;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13070 = v11312.x[19];
-            const float v13071 = v13070 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[19] = v13071;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13074 = v11312.x[20];
-            const float v13075 = v13074 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[20] = v13075;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13078 = v11312.x[21];
-            const float v13079 = v13078 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[21] = v13079;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13082 = v11312.x[22];
-            const float v13083 = v13082 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[22] = v13083;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13086 = v11312.x[23];
-            const float v13087 = v13086 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[23] = v13087;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13090 = v11312.x[24];
-            const float v13091 = v13090 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[24] = v13091;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13094 = v11312.x[25];
-            const float v13095 = v13094 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[25] = v13095;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13098 = v11312.x[26];
-            const float v13099 = v13098 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[26] = v13099;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13102 = v11312.x[27];
-            const float v13103 = v13102 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[27] = v13103;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13106 = v11312.x[28];
-            const float v13107 = v13106 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[28] = v13107;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13110 = v11312.x[29];
-            const float v13111 = v13110 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[29] = v13111;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13114 = v11312.x[30];
-            const float v13115 = v13114 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[30] = v13115;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13118 = v11312.x[31];
-            const float v13119 = v13118 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[31] = v13119;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13122 = v11312.x[32];
-            const float v13123 = v13122 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[32] = v13123;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13126 = v11312.x[33];
-            const float v13127 = v13126 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[33] = v13127;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13130 = v11312.x[34];
-            const float v13131 = v13130 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[34] = v13131;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13134 = v11312.x[35];
-            const float v13135 = v13134 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[35] = v13135;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13138 = v11312.x[36];
-            const float v13139 = v13138 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[36] = v13139;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13142 = v11312.x[37];
-            const float v13143 = v13142 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[37] = v13143;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13146 = v11312.x[38];
-            const float v13147 = v13146 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[38] = v13147;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13150 = v11312.x[39];
-            const float v13151 = v13150 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[39] = v13151;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13154 = v11312.x[40];
-            const float v13155 = v13154 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[40] = v13155;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13158 = v11312.x[41];
-            const float v13159 = v13158 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[41] = v13159;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13162 = v11312.x[42];
-            const float v13163 = v13162 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[42] = v13163;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13166 = v11312.x[43];
-            const float v13167 = v13166 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[43] = v13167;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13170 = v11312.x[44];
-            const float v13171 = v13170 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[44] = v13171;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13174 = v11312.x[45];
-            const float v13175 = v13174 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[45] = v13175;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13178 = v11312.x[46];
-            const float v13179 = v13178 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[46] = v13179;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13182 = v11312.x[47];
-            const float v13183 = v13182 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[47] = v13183;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13186 = v11312.x[48];
-            const float v13187 = v13186 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[48] = v13187;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13190 = v11312.x[49];
-            const float v13191 = v13190 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[49] = v13191;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13194 = v11312.x[50];
-            const float v13195 = v13194 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[50] = v13195;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13198 = v11312.x[51];
-            const float v13199 = v13198 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[51] = v13199;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13202 = v11312.x[52];
-            const float v13203 = v13202 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[52] = v13203;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13206 = v11312.x[53];
-            const float v13207 = v13206 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[53] = v13207;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13210 = v11312.x[54];
-            const float v13211 = v13210 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[54] = v13211;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13214 = v11312.x[55];
-            const float v13215 = v13214 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[55] = v13215;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13218 = v11312.x[56];
-            const float v13219 = v13218 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[56] = v13219;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13222 = v11312.x[57];
-            const float v13223 = v13222 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[57] = v13223;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13226 = v11312.x[58];
-            const float v13227 = v13226 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[58] = v13227;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13230 = v11312.x[59];
-            const float v13231 = v13230 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[59] = v13231;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13234 = v11312.x[60];
-            const float v13235 = v13234 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[60] = v13235;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13238 = v11312.x[61];
-            const float v13239 = v13238 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[61] = v13239;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13242 = v11312.x[62];
-            const float v13243 = v13242 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[62] = v13243;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13246 = v11312.x[63];
-            const float v13247 = v13246 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11312.x[63] = v13247;  // kernels/sdpa/flash_tile.hpp:186
+          const bool v12974 = v10802 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v12982 = v10802 + v18;
+          const bool v12983 = v12982 <= v304;
+          const bool v12984 = v311 || v12983;
+          const bool v12985 = v12974 && v12984;
+          const bool v12987 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v12988 = v10795 + v7;
+          const unsigned int v12989 = v12988 + v18;
+          const unsigned int v12990 = v301 + v37;
+          const bool v12991 = v12990 <= v12989;
+          const bool v12992 = v12987 || v12991;
+          const bool v12993 = v12985 && v12992;  // kernels/sdpa/flash_tile.hpp:182
+          if (v12993) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v12996 = v11314.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v12997 = v12996 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[0] = v12997;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13000 = v11314.x[1];
+            const float v13001 = v13000 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[1] = v13001;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13004 = v11314.x[2];
+            const float v13005 = v13004 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[2] = v13005;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13008 = v11314.x[3];
+            const float v13009 = v13008 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[3] = v13009;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13012 = v11314.x[4];
+            const float v13013 = v13012 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[4] = v13013;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13016 = v11314.x[5];
+            const float v13017 = v13016 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[5] = v13017;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13020 = v11314.x[6];
+            const float v13021 = v13020 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[6] = v13021;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13024 = v11314.x[7];
+            const float v13025 = v13024 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[7] = v13025;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13028 = v11314.x[8];
+            const float v13029 = v13028 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[8] = v13029;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13032 = v11314.x[9];
+            const float v13033 = v13032 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[9] = v13033;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13036 = v11314.x[10];
+            const float v13037 = v13036 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[10] = v13037;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13040 = v11314.x[11];
+            const float v13041 = v13040 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[11] = v13041;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13044 = v11314.x[12];
+            const float v13045 = v13044 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[12] = v13045;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13048 = v11314.x[13];
+            const float v13049 = v13048 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[13] = v13049;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13052 = v11314.x[14];
+            const float v13053 = v13052 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[14] = v13053;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13056 = v11314.x[15];
+            const float v13057 = v13056 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[15] = v13057;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13060 = v11314.x[16];
+            const float v13061 = v13060 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[16] = v13061;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13064 = v11314.x[17];
+            const float v13065 = v13064 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[17] = v13065;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13068 = v11314.x[18];
+            const float v13069 = v13068 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[18] = v13069;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13072 = v11314.x[19];
+            const float v13073 = v13072 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[19] = v13073;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13076 = v11314.x[20];
+            const float v13077 = v13076 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[20] = v13077;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13080 = v11314.x[21];
+            const float v13081 = v13080 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[21] = v13081;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13084 = v11314.x[22];
+            const float v13085 = v13084 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[22] = v13085;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13088 = v11314.x[23];
+            const float v13089 = v13088 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[23] = v13089;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13092 = v11314.x[24];
+            const float v13093 = v13092 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[24] = v13093;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13096 = v11314.x[25];
+            const float v13097 = v13096 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[25] = v13097;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13100 = v11314.x[26];
+            const float v13101 = v13100 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[26] = v13101;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13104 = v11314.x[27];
+            const float v13105 = v13104 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[27] = v13105;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13108 = v11314.x[28];
+            const float v13109 = v13108 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[28] = v13109;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13112 = v11314.x[29];
+            const float v13113 = v13112 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[29] = v13113;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13116 = v11314.x[30];
+            const float v13117 = v13116 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[30] = v13117;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13120 = v11314.x[31];
+            const float v13121 = v13120 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[31] = v13121;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13124 = v11314.x[32];
+            const float v13125 = v13124 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[32] = v13125;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13128 = v11314.x[33];
+            const float v13129 = v13128 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[33] = v13129;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13132 = v11314.x[34];
+            const float v13133 = v13132 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[34] = v13133;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13136 = v11314.x[35];
+            const float v13137 = v13136 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[35] = v13137;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13140 = v11314.x[36];
+            const float v13141 = v13140 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[36] = v13141;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13144 = v11314.x[37];
+            const float v13145 = v13144 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[37] = v13145;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13148 = v11314.x[38];
+            const float v13149 = v13148 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[38] = v13149;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13152 = v11314.x[39];
+            const float v13153 = v13152 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[39] = v13153;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13156 = v11314.x[40];
+            const float v13157 = v13156 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[40] = v13157;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13160 = v11314.x[41];
+            const float v13161 = v13160 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[41] = v13161;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13164 = v11314.x[42];
+            const float v13165 = v13164 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[42] = v13165;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13168 = v11314.x[43];
+            const float v13169 = v13168 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[43] = v13169;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13172 = v11314.x[44];
+            const float v13173 = v13172 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[44] = v13173;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13176 = v11314.x[45];
+            const float v13177 = v13176 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[45] = v13177;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13180 = v11314.x[46];
+            const float v13181 = v13180 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[46] = v13181;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13184 = v11314.x[47];
+            const float v13185 = v13184 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[47] = v13185;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13188 = v11314.x[48];
+            const float v13189 = v13188 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[48] = v13189;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13192 = v11314.x[49];
+            const float v13193 = v13192 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[49] = v13193;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13196 = v11314.x[50];
+            const float v13197 = v13196 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[50] = v13197;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13200 = v11314.x[51];
+            const float v13201 = v13200 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[51] = v13201;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13204 = v11314.x[52];
+            const float v13205 = v13204 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[52] = v13205;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13208 = v11314.x[53];
+            const float v13209 = v13208 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[53] = v13209;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13212 = v11314.x[54];
+            const float v13213 = v13212 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[54] = v13213;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13216 = v11314.x[55];
+            const float v13217 = v13216 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[55] = v13217;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13220 = v11314.x[56];
+            const float v13221 = v13220 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[56] = v13221;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13224 = v11314.x[57];
+            const float v13225 = v13224 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[57] = v13225;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13228 = v11314.x[58];
+            const float v13229 = v13228 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[58] = v13229;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13232 = v11314.x[59];
+            const float v13233 = v13232 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[59] = v13233;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13236 = v11314.x[60];
+            const float v13237 = v13236 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[60] = v13237;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13240 = v11314.x[61];
+            const float v13241 = v13240 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[61] = v13241;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13244 = v11314.x[62];
+            const float v13245 = v13244 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[62] = v13245;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13248 = v11314.x[63];
+            const float v13249 = v13248 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11314.x[63] = v13249;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v13249;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13249, 0.0f);
-            iron_frag<float, 2, 16, 8> v13251;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag<float, 2, 16, 8> v13251;  // kernels/sdpa/flash_tile.hpp:165
             iron_frag_fill(v13251, 0.0f);
-            const unsigned int v13253 = static_cast<unsigned int>(v13249.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13255 = v46 + v13253;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13257 = v13255 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13258 = v13257 + 1u;
-            const unsigned int v13260 = v13258 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13269 = v13260 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13273 = v13258 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13274 = v317 && v13273;
-            const unsigned int v13275 = v13274 ? v13269 : v305;
-            const unsigned int v13278 = v13275 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13279 = min(v13278, 128u);
-            const bool v13280 = v13275 > v10793;
-            const unsigned int v13281 = v13280 ? v13279 : v305;
-            const float v13282 = __uint_as_float(v13281);
-            v13249.x[0] = v13282;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13284 = static_cast<unsigned int>(v13249.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13286 = v46 + v13284;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13288 = v13286 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13289 = v13288 + 1u;
-            const unsigned int v13291 = v13289 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13300 = v13291 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13304 = v13289 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13305 = v317 && v13304;
-            const unsigned int v13306 = v13305 ? v13300 : v305;
-            const unsigned int v13309 = v13306 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13310 = min(v13309, 128u);
-            const bool v13311 = v13306 > v10793;
-            const unsigned int v13312 = v13311 ? v13310 : v305;
-            const float v13313 = __uint_as_float(v13312);
-            v13249.x[1] = v13313;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13315 = static_cast<unsigned int>(v13249.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13317 = v46 + v13315;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13319 = v13317 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13320 = v13319 + 1u;
-            const unsigned int v13322 = v13320 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13331 = v13322 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13335 = v13320 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13336 = v317 && v13335;
-            const unsigned int v13337 = v13336 ? v13331 : v305;
-            const unsigned int v13340 = v13337 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13341 = min(v13340, 128u);
-            const bool v13342 = v13337 > v10793;
-            const unsigned int v13343 = v13342 ? v13341 : v305;
-            const float v13344 = __uint_as_float(v13343);
-            v13249.x[2] = v13344;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13346 = static_cast<unsigned int>(v13249.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13348 = v46 + v13346;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13350 = v13348 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13351 = v13350 + 1u;
-            const unsigned int v13353 = v13351 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13362 = v13353 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13366 = v13351 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13367 = v317 && v13366;
-            const unsigned int v13368 = v13367 ? v13362 : v305;
-            const unsigned int v13371 = v13368 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13372 = min(v13371, 128u);
-            const bool v13373 = v13368 > v10793;
-            const unsigned int v13374 = v13373 ? v13372 : v305;
-            const float v13375 = __uint_as_float(v13374);
-            v13249.x[3] = v13375;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13377 = static_cast<unsigned int>(v13251.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13379 = v46 + v13377;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13381 = v13379 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13382 = v13381 + 1u;
-            const unsigned int v13384 = v13382 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13385 = min(v37, v13384);
-            const bool v13386 = v13382 > v18;
-            const unsigned int v13387 = v13386 ? v13385 : v305;
-            const unsigned int v13390 = v311 ? v37 : v13387;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13402 = v13390 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13403 = min(v13402, 128u);
-            const bool v13404 = v13390 > v10793;
-            const unsigned int v13405 = v13404 ? v13403 : v305;
-            const float v13406 = __uint_as_float(v13405);
-            v13251.x[0] = v13406;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13408 = static_cast<unsigned int>(v13251.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13410 = v46 + v13408;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13412 = v13410 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13413 = v13412 + 1u;
-            const unsigned int v13415 = v13413 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13416 = min(v37, v13415);
-            const bool v13417 = v13413 > v18;
-            const unsigned int v13418 = v13417 ? v13416 : v305;
-            const unsigned int v13421 = v311 ? v37 : v13418;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13433 = v13421 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13434 = min(v13433, 128u);
-            const bool v13435 = v13421 > v10793;
-            const unsigned int v13436 = v13435 ? v13434 : v305;
-            const float v13437 = __uint_as_float(v13436);
-            v13251.x[1] = v13437;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13439 = static_cast<unsigned int>(v13251.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13441 = v46 + v13439;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13443 = v13441 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13444 = v13443 + 1u;
-            const unsigned int v13446 = v13444 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13447 = min(v37, v13446);
-            const bool v13448 = v13444 > v18;
-            const unsigned int v13449 = v13448 ? v13447 : v305;
-            const unsigned int v13452 = v311 ? v37 : v13449;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13464 = v13452 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13465 = min(v13464, 128u);
-            const bool v13466 = v13452 > v10793;
-            const unsigned int v13467 = v13466 ? v13465 : v305;
-            const float v13468 = __uint_as_float(v13467);
-            v13251.x[2] = v13468;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13470 = static_cast<unsigned int>(v13251.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13472 = v46 + v13470;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13474 = v13472 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13475 = v13474 + 1u;
-            const unsigned int v13477 = v13475 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13478 = min(v37, v13477);
-            const bool v13479 = v13475 > v18;
-            const unsigned int v13480 = v13479 ? v13478 : v305;
-            const unsigned int v13483 = v311 ? v37 : v13480;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13495 = v13483 - v10793;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13496 = min(v13495, 128u);
-            const bool v13497 = v13483 > v10793;
-            const unsigned int v13498 = v13497 ? v13496 : v305;
-            const float v13499 = __uint_as_float(v13498);
-            v13251.x[3] = v13499;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13500 = static_cast<unsigned int>(v11312.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v13502 = v11312.x[0];
-            const float v13503 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13504 = __float_as_uint(v13503);
-            const bool v13505 = v13500 >= v13504;
-            const float v13506 = v13251.x[0];
-            const unsigned int v13507 = __float_as_uint(v13506);
-            const bool v13508 = v13500 < v13507;
-            const bool v13509 = v13505 && v13508;
-            const float v13511 = v13502 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13512 = v13509 ? v13511 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[0] = v13512;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13513 = static_cast<unsigned int>(v11312.col(1, iron_linear_thread() & 31u));
-            const float v13515 = v11312.x[1];
-            const float v13516 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13517 = __float_as_uint(v13516);
-            const bool v13518 = v13513 >= v13517;
-            const float v13519 = v13251.x[0];
-            const unsigned int v13520 = __float_as_uint(v13519);
-            const bool v13521 = v13513 < v13520;
-            const bool v13522 = v13518 && v13521;
-            const float v13524 = v13515 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13525 = v13522 ? v13524 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[1] = v13525;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13526 = static_cast<unsigned int>(v11312.col(2, iron_linear_thread() & 31u));
-            const float v13528 = v11312.x[2];
-            const float v13529 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13530 = __float_as_uint(v13529);
-            const bool v13531 = v13526 >= v13530;
-            const float v13532 = v13251.x[2];
-            const unsigned int v13533 = __float_as_uint(v13532);
-            const bool v13534 = v13526 < v13533;
-            const bool v13535 = v13531 && v13534;
-            const float v13537 = v13528 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13538 = v13535 ? v13537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[2] = v13538;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13539 = static_cast<unsigned int>(v11312.col(3, iron_linear_thread() & 31u));
-            const float v13541 = v11312.x[3];
-            const float v13542 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13543 = __float_as_uint(v13542);
-            const bool v13544 = v13539 >= v13543;
-            const float v13545 = v13251.x[2];
-            const unsigned int v13546 = __float_as_uint(v13545);
-            const bool v13547 = v13539 < v13546;
-            const bool v13548 = v13544 && v13547;
-            const float v13550 = v13541 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13551 = v13548 ? v13550 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[3] = v13551;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13552 = static_cast<unsigned int>(v11312.col(4, iron_linear_thread() & 31u));
-            const float v13554 = v11312.x[4];
-            const float v13555 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13556 = __float_as_uint(v13555);
-            const bool v13557 = v13552 >= v13556;
-            const float v13558 = v13251.x[0];
-            const unsigned int v13559 = __float_as_uint(v13558);
-            const bool v13560 = v13552 < v13559;
-            const bool v13561 = v13557 && v13560;
-            const float v13563 = v13554 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13564 = v13561 ? v13563 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[4] = v13564;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13565 = static_cast<unsigned int>(v11312.col(5, iron_linear_thread() & 31u));
-            const float v13567 = v11312.x[5];
-            const float v13568 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13569 = __float_as_uint(v13568);
-            const bool v13570 = v13565 >= v13569;
-            const float v13571 = v13251.x[0];
-            const unsigned int v13572 = __float_as_uint(v13571);
-            const bool v13573 = v13565 < v13572;
-            const bool v13574 = v13570 && v13573;
-            const float v13576 = v13567 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13577 = v13574 ? v13576 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[5] = v13577;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13578 = static_cast<unsigned int>(v11312.col(6, iron_linear_thread() & 31u));
-            const float v13580 = v11312.x[6];
-            const float v13581 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13582 = __float_as_uint(v13581);
-            const bool v13583 = v13578 >= v13582;
-            const float v13584 = v13251.x[2];
-            const unsigned int v13585 = __float_as_uint(v13584);
-            const bool v13586 = v13578 < v13585;
-            const bool v13587 = v13583 && v13586;
-            const float v13589 = v13580 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13590 = v13587 ? v13589 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[6] = v13590;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13591 = static_cast<unsigned int>(v11312.col(7, iron_linear_thread() & 31u));
-            const float v13593 = v11312.x[7];
-            const float v13594 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13595 = __float_as_uint(v13594);
-            const bool v13596 = v13591 >= v13595;
-            const float v13597 = v13251.x[2];
-            const unsigned int v13598 = __float_as_uint(v13597);
-            const bool v13599 = v13591 < v13598;
-            const bool v13600 = v13596 && v13599;
-            const float v13602 = v13593 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13603 = v13600 ? v13602 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[7] = v13603;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13604 = static_cast<unsigned int>(v11312.col(8, iron_linear_thread() & 31u));
-            const float v13606 = v11312.x[8];
-            const float v13607 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13608 = __float_as_uint(v13607);
-            const bool v13609 = v13604 >= v13608;
-            const float v13610 = v13251.x[0];
-            const unsigned int v13611 = __float_as_uint(v13610);
-            const bool v13612 = v13604 < v13611;
-            const bool v13613 = v13609 && v13612;
-            const float v13615 = v13606 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13616 = v13613 ? v13615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[8] = v13616;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13617 = static_cast<unsigned int>(v11312.col(9, iron_linear_thread() & 31u));
-            const float v13619 = v11312.x[9];
-            const float v13620 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13621 = __float_as_uint(v13620);
-            const bool v13622 = v13617 >= v13621;
-            const float v13623 = v13251.x[0];
-            const unsigned int v13624 = __float_as_uint(v13623);
-            const bool v13625 = v13617 < v13624;
-            const bool v13626 = v13622 && v13625;
-            const float v13628 = v13619 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13629 = v13626 ? v13628 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[9] = v13629;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13630 = static_cast<unsigned int>(v11312.col(10, iron_linear_thread() & 31u));
-            const float v13632 = v11312.x[10];
-            const float v13633 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13634 = __float_as_uint(v13633);
-            const bool v13635 = v13630 >= v13634;
-            const float v13636 = v13251.x[2];
-            const unsigned int v13637 = __float_as_uint(v13636);
-            const bool v13638 = v13630 < v13637;
-            const bool v13639 = v13635 && v13638;
-            const float v13641 = v13632 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13642 = v13639 ? v13641 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[10] = v13642;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13643 = static_cast<unsigned int>(v11312.col(11, iron_linear_thread() & 31u));
-            const float v13645 = v11312.x[11];
-            const float v13646 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13647 = __float_as_uint(v13646);
-            const bool v13648 = v13643 >= v13647;
-            const float v13649 = v13251.x[2];
-            const unsigned int v13650 = __float_as_uint(v13649);
-            const bool v13651 = v13643 < v13650;
-            const bool v13652 = v13648 && v13651;
-            const float v13654 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13655 = v13652 ? v13654 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[11] = v13655;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13656 = static_cast<unsigned int>(v11312.col(12, iron_linear_thread() & 31u));
-            const float v13658 = v11312.x[12];
-            const float v13659 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13660 = __float_as_uint(v13659);
-            const bool v13661 = v13656 >= v13660;
-            const float v13662 = v13251.x[0];
-            const unsigned int v13663 = __float_as_uint(v13662);
-            const bool v13664 = v13656 < v13663;
-            const bool v13665 = v13661 && v13664;
-            const float v13667 = v13658 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13668 = v13665 ? v13667 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[12] = v13668;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13669 = static_cast<unsigned int>(v11312.col(13, iron_linear_thread() & 31u));
-            const float v13671 = v11312.x[13];
-            const float v13672 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13673 = __float_as_uint(v13672);
-            const bool v13674 = v13669 >= v13673;
-            const float v13675 = v13251.x[0];
-            const unsigned int v13676 = __float_as_uint(v13675);
-            const bool v13677 = v13669 < v13676;
-            const bool v13678 = v13674 && v13677;
-            const float v13680 = v13671 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13681 = v13678 ? v13680 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[13] = v13681;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13682 = static_cast<unsigned int>(v11312.col(14, iron_linear_thread() & 31u));
-            const float v13684 = v11312.x[14];
-            const float v13685 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13686 = __float_as_uint(v13685);
-            const bool v13687 = v13682 >= v13686;
-            const float v13688 = v13251.x[2];
-            const unsigned int v13689 = __float_as_uint(v13688);
-            const bool v13690 = v13682 < v13689;
-            const bool v13691 = v13687 && v13690;
-            const float v13693 = v13684 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13694 = v13691 ? v13693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[14] = v13694;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13695 = static_cast<unsigned int>(v11312.col(15, iron_linear_thread() & 31u));
-            const float v13697 = v11312.x[15];
-            const float v13698 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13699 = __float_as_uint(v13698);
-            const bool v13700 = v13695 >= v13699;
-            const float v13701 = v13251.x[2];
-            const unsigned int v13702 = __float_as_uint(v13701);
-            const bool v13703 = v13695 < v13702;
-            const bool v13704 = v13700 && v13703;
-            const float v13706 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13707 = v13704 ? v13706 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[15] = v13707;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13708 = static_cast<unsigned int>(v11312.col(16, iron_linear_thread() & 31u));
-            const float v13710 = v11312.x[16];
-            const float v13711 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13712 = __float_as_uint(v13711);
-            const bool v13713 = v13708 >= v13712;
-            const float v13714 = v13251.x[0];
-            const unsigned int v13715 = __float_as_uint(v13714);
-            const bool v13716 = v13708 < v13715;
-            const bool v13717 = v13713 && v13716;
-            const float v13719 = v13710 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13720 = v13717 ? v13719 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[16] = v13720;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13721 = static_cast<unsigned int>(v11312.col(17, iron_linear_thread() & 31u));
-            const float v13723 = v11312.x[17];
-            const float v13724 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13725 = __float_as_uint(v13724);
-            const bool v13726 = v13721 >= v13725;
-            const float v13727 = v13251.x[0];
-            const unsigned int v13728 = __float_as_uint(v13727);
-            const bool v13729 = v13721 < v13728;
-            const bool v13730 = v13726 && v13729;
-            const float v13732 = v13723 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13733 = v13730 ? v13732 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[17] = v13733;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13734 = static_cast<unsigned int>(v11312.col(18, iron_linear_thread() & 31u));
-            const float v13736 = v11312.x[18];
-            const float v13737 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13738 = __float_as_uint(v13737);
-            const bool v13739 = v13734 >= v13738;
-            const float v13740 = v13251.x[2];
-            const unsigned int v13741 = __float_as_uint(v13740);
-            const bool v13742 = v13734 < v13741;
-            const bool v13743 = v13739 && v13742;
-            const float v13745 = v13736 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13746 = v13743 ? v13745 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[18] = v13746;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13747 = static_cast<unsigned int>(v11312.col(19, iron_linear_thread() & 31u));
-            const float v13749 = v11312.x[19];
-            const float v13750 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13751 = __float_as_uint(v13750);
-            const bool v13752 = v13747 >= v13751;
-            const float v13753 = v13251.x[2];
-            const unsigned int v13754 = __float_as_uint(v13753);
-            const bool v13755 = v13747 < v13754;
-            const bool v13756 = v13752 && v13755;
-            const float v13758 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13759 = v13756 ? v13758 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[19] = v13759;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13760 = static_cast<unsigned int>(v11312.col(20, iron_linear_thread() & 31u));
-            const float v13762 = v11312.x[20];
-            const float v13763 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13764 = __float_as_uint(v13763);
-            const bool v13765 = v13760 >= v13764;
-            const float v13766 = v13251.x[0];
-            const unsigned int v13767 = __float_as_uint(v13766);
-            const bool v13768 = v13760 < v13767;
-            const bool v13769 = v13765 && v13768;
-            const float v13771 = v13762 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13772 = v13769 ? v13771 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[20] = v13772;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13773 = static_cast<unsigned int>(v11312.col(21, iron_linear_thread() & 31u));
-            const float v13775 = v11312.x[21];
-            const float v13776 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13777 = __float_as_uint(v13776);
-            const bool v13778 = v13773 >= v13777;
-            const float v13779 = v13251.x[0];
-            const unsigned int v13780 = __float_as_uint(v13779);
-            const bool v13781 = v13773 < v13780;
-            const bool v13782 = v13778 && v13781;
-            const float v13784 = v13775 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13785 = v13782 ? v13784 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[21] = v13785;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13786 = static_cast<unsigned int>(v11312.col(22, iron_linear_thread() & 31u));
-            const float v13788 = v11312.x[22];
-            const float v13789 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13790 = __float_as_uint(v13789);
-            const bool v13791 = v13786 >= v13790;
-            const float v13792 = v13251.x[2];
-            const unsigned int v13793 = __float_as_uint(v13792);
-            const bool v13794 = v13786 < v13793;
-            const bool v13795 = v13791 && v13794;
-            const float v13797 = v13788 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13798 = v13795 ? v13797 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[22] = v13798;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13799 = static_cast<unsigned int>(v11312.col(23, iron_linear_thread() & 31u));
-            const float v13801 = v11312.x[23];
-            const float v13802 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13803 = __float_as_uint(v13802);
-            const bool v13804 = v13799 >= v13803;
-            const float v13805 = v13251.x[2];
-            const unsigned int v13806 = __float_as_uint(v13805);
-            const bool v13807 = v13799 < v13806;
-            const bool v13808 = v13804 && v13807;
-            const float v13810 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13811 = v13808 ? v13810 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[23] = v13811;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13812 = static_cast<unsigned int>(v11312.col(24, iron_linear_thread() & 31u));
-            const float v13814 = v11312.x[24];
-            const float v13815 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13816 = __float_as_uint(v13815);
-            const bool v13817 = v13812 >= v13816;
-            const float v13818 = v13251.x[0];
-            const unsigned int v13819 = __float_as_uint(v13818);
-            const bool v13820 = v13812 < v13819;
-            const bool v13821 = v13817 && v13820;
-            const float v13823 = v13814 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13824 = v13821 ? v13823 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[24] = v13824;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13825 = static_cast<unsigned int>(v11312.col(25, iron_linear_thread() & 31u));
-            const float v13827 = v11312.x[25];
-            const float v13828 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13829 = __float_as_uint(v13828);
-            const bool v13830 = v13825 >= v13829;
-            const float v13831 = v13251.x[0];
-            const unsigned int v13832 = __float_as_uint(v13831);
-            const bool v13833 = v13825 < v13832;
-            const bool v13834 = v13830 && v13833;
-            const float v13836 = v13827 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13837 = v13834 ? v13836 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[25] = v13837;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13838 = static_cast<unsigned int>(v11312.col(26, iron_linear_thread() & 31u));
-            const float v13840 = v11312.x[26];
-            const float v13841 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13842 = __float_as_uint(v13841);
-            const bool v13843 = v13838 >= v13842;
-            const float v13844 = v13251.x[2];
-            const unsigned int v13845 = __float_as_uint(v13844);
-            const bool v13846 = v13838 < v13845;
-            const bool v13847 = v13843 && v13846;
-            const float v13849 = v13840 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13850 = v13847 ? v13849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[26] = v13850;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13851 = static_cast<unsigned int>(v11312.col(27, iron_linear_thread() & 31u));
-            const float v13853 = v11312.x[27];
-            const float v13854 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13855 = __float_as_uint(v13854);
-            const bool v13856 = v13851 >= v13855;
-            const float v13857 = v13251.x[2];
-            const unsigned int v13858 = __float_as_uint(v13857);
-            const bool v13859 = v13851 < v13858;
-            const bool v13860 = v13856 && v13859;
-            const float v13862 = v13853 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13863 = v13860 ? v13862 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[27] = v13863;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13864 = static_cast<unsigned int>(v11312.col(28, iron_linear_thread() & 31u));
-            const float v13866 = v11312.x[28];
-            const float v13867 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13868 = __float_as_uint(v13867);
-            const bool v13869 = v13864 >= v13868;
-            const float v13870 = v13251.x[0];
-            const unsigned int v13871 = __float_as_uint(v13870);
-            const bool v13872 = v13864 < v13871;
-            const bool v13873 = v13869 && v13872;
-            const float v13875 = v13866 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13876 = v13873 ? v13875 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[28] = v13876;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13877 = static_cast<unsigned int>(v11312.col(29, iron_linear_thread() & 31u));
-            const float v13879 = v11312.x[29];
-            const float v13880 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13881 = __float_as_uint(v13880);
-            const bool v13882 = v13877 >= v13881;
-            const float v13883 = v13251.x[0];
-            const unsigned int v13884 = __float_as_uint(v13883);
-            const bool v13885 = v13877 < v13884;
-            const bool v13886 = v13882 && v13885;
-            const float v13888 = v13879 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13889 = v13886 ? v13888 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[29] = v13889;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13890 = static_cast<unsigned int>(v11312.col(30, iron_linear_thread() & 31u));
-            const float v13892 = v11312.x[30];
-            const float v13893 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13894 = __float_as_uint(v13893);
-            const bool v13895 = v13890 >= v13894;
-            const float v13896 = v13251.x[2];
-            const unsigned int v13897 = __float_as_uint(v13896);
-            const bool v13898 = v13890 < v13897;
-            const bool v13899 = v13895 && v13898;
-            const float v13901 = v13892 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13902 = v13899 ? v13901 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[30] = v13902;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13903 = static_cast<unsigned int>(v11312.col(31, iron_linear_thread() & 31u));
-            const float v13905 = v11312.x[31];
-            const float v13906 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13907 = __float_as_uint(v13906);
-            const bool v13908 = v13903 >= v13907;
-            const float v13909 = v13251.x[2];
-            const unsigned int v13910 = __float_as_uint(v13909);
-            const bool v13911 = v13903 < v13910;
-            const bool v13912 = v13908 && v13911;
-            const float v13914 = v13905 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13915 = v13912 ? v13914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[31] = v13915;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13916 = static_cast<unsigned int>(v11312.col(32, iron_linear_thread() & 31u));
-            const float v13918 = v11312.x[32];
-            const float v13919 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13920 = __float_as_uint(v13919);
-            const bool v13921 = v13916 >= v13920;
-            const float v13922 = v13251.x[0];
-            const unsigned int v13923 = __float_as_uint(v13922);
-            const bool v13924 = v13916 < v13923;
-            const bool v13925 = v13921 && v13924;
-            const float v13927 = v13918 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13928 = v13925 ? v13927 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[32] = v13928;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13929 = static_cast<unsigned int>(v11312.col(33, iron_linear_thread() & 31u));
-            const float v13931 = v11312.x[33];
-            const float v13932 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13933 = __float_as_uint(v13932);
-            const bool v13934 = v13929 >= v13933;
-            const float v13935 = v13251.x[0];
-            const unsigned int v13936 = __float_as_uint(v13935);
-            const bool v13937 = v13929 < v13936;
-            const bool v13938 = v13934 && v13937;
-            const float v13940 = v13931 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13941 = v13938 ? v13940 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[33] = v13941;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13942 = static_cast<unsigned int>(v11312.col(34, iron_linear_thread() & 31u));
-            const float v13944 = v11312.x[34];
-            const float v13945 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13946 = __float_as_uint(v13945);
-            const bool v13947 = v13942 >= v13946;
-            const float v13948 = v13251.x[2];
-            const unsigned int v13949 = __float_as_uint(v13948);
-            const bool v13950 = v13942 < v13949;
-            const bool v13951 = v13947 && v13950;
-            const float v13953 = v13944 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13954 = v13951 ? v13953 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[34] = v13954;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13955 = static_cast<unsigned int>(v11312.col(35, iron_linear_thread() & 31u));
-            const float v13957 = v11312.x[35];
-            const float v13958 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13959 = __float_as_uint(v13958);
-            const bool v13960 = v13955 >= v13959;
-            const float v13961 = v13251.x[2];
-            const unsigned int v13962 = __float_as_uint(v13961);
-            const bool v13963 = v13955 < v13962;
-            const bool v13964 = v13960 && v13963;
-            const float v13966 = v13957 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13967 = v13964 ? v13966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[35] = v13967;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13968 = static_cast<unsigned int>(v11312.col(36, iron_linear_thread() & 31u));
-            const float v13970 = v11312.x[36];
-            const float v13971 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13972 = __float_as_uint(v13971);
-            const bool v13973 = v13968 >= v13972;
-            const float v13974 = v13251.x[0];
-            const unsigned int v13975 = __float_as_uint(v13974);
-            const bool v13976 = v13968 < v13975;
-            const bool v13977 = v13973 && v13976;
-            const float v13979 = v13970 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13980 = v13977 ? v13979 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[36] = v13980;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13981 = static_cast<unsigned int>(v11312.col(37, iron_linear_thread() & 31u));
-            const float v13983 = v11312.x[37];
-            const float v13984 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13985 = __float_as_uint(v13984);
-            const bool v13986 = v13981 >= v13985;
-            const float v13987 = v13251.x[0];
-            const unsigned int v13988 = __float_as_uint(v13987);
-            const bool v13989 = v13981 < v13988;
-            const bool v13990 = v13986 && v13989;
-            const float v13992 = v13983 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v13993 = v13990 ? v13992 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[37] = v13993;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v13994 = static_cast<unsigned int>(v11312.col(38, iron_linear_thread() & 31u));
-            const float v13996 = v11312.x[38];
-            const float v13997 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v13998 = __float_as_uint(v13997);
-            const bool v13999 = v13994 >= v13998;
-            const float v14000 = v13251.x[2];
-            const unsigned int v14001 = __float_as_uint(v14000);
-            const bool v14002 = v13994 < v14001;
-            const bool v14003 = v13999 && v14002;
-            const float v14005 = v13996 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14006 = v14003 ? v14005 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[38] = v14006;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14007 = static_cast<unsigned int>(v11312.col(39, iron_linear_thread() & 31u));
-            const float v14009 = v11312.x[39];
-            const float v14010 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14011 = __float_as_uint(v14010);
-            const bool v14012 = v14007 >= v14011;
-            const float v14013 = v13251.x[2];
-            const unsigned int v14014 = __float_as_uint(v14013);
-            const bool v14015 = v14007 < v14014;
-            const bool v14016 = v14012 && v14015;
-            const float v14018 = v14009 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14019 = v14016 ? v14018 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[39] = v14019;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14020 = static_cast<unsigned int>(v11312.col(40, iron_linear_thread() & 31u));
-            const float v14022 = v11312.x[40];
-            const float v14023 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14024 = __float_as_uint(v14023);
-            const bool v14025 = v14020 >= v14024;
-            const float v14026 = v13251.x[0];
-            const unsigned int v14027 = __float_as_uint(v14026);
-            const bool v14028 = v14020 < v14027;
-            const bool v14029 = v14025 && v14028;
-            const float v14031 = v14022 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14032 = v14029 ? v14031 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[40] = v14032;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14033 = static_cast<unsigned int>(v11312.col(41, iron_linear_thread() & 31u));
-            const float v14035 = v11312.x[41];
-            const float v14036 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14037 = __float_as_uint(v14036);
-            const bool v14038 = v14033 >= v14037;
-            const float v14039 = v13251.x[0];
-            const unsigned int v14040 = __float_as_uint(v14039);
-            const bool v14041 = v14033 < v14040;
-            const bool v14042 = v14038 && v14041;
-            const float v14044 = v14035 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14045 = v14042 ? v14044 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[41] = v14045;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14046 = static_cast<unsigned int>(v11312.col(42, iron_linear_thread() & 31u));
-            const float v14048 = v11312.x[42];
-            const float v14049 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14050 = __float_as_uint(v14049);
-            const bool v14051 = v14046 >= v14050;
-            const float v14052 = v13251.x[2];
-            const unsigned int v14053 = __float_as_uint(v14052);
-            const bool v14054 = v14046 < v14053;
-            const bool v14055 = v14051 && v14054;
-            const float v14057 = v14048 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14058 = v14055 ? v14057 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[42] = v14058;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14059 = static_cast<unsigned int>(v11312.col(43, iron_linear_thread() & 31u));
-            const float v14061 = v11312.x[43];
-            const float v14062 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14063 = __float_as_uint(v14062);
-            const bool v14064 = v14059 >= v14063;
-            const float v14065 = v13251.x[2];
-            const unsigned int v14066 = __float_as_uint(v14065);
-            const bool v14067 = v14059 < v14066;
-            const bool v14068 = v14064 && v14067;
-            const float v14070 = v14061 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14071 = v14068 ? v14070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[43] = v14071;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14072 = static_cast<unsigned int>(v11312.col(44, iron_linear_thread() & 31u));
-            const float v14074 = v11312.x[44];
-            const float v14075 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14076 = __float_as_uint(v14075);
-            const bool v14077 = v14072 >= v14076;
-            const float v14078 = v13251.x[0];
-            const unsigned int v14079 = __float_as_uint(v14078);
-            const bool v14080 = v14072 < v14079;
-            const bool v14081 = v14077 && v14080;
-            const float v14083 = v14074 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14084 = v14081 ? v14083 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[44] = v14084;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14085 = static_cast<unsigned int>(v11312.col(45, iron_linear_thread() & 31u));
-            const float v14087 = v11312.x[45];
-            const float v14088 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14089 = __float_as_uint(v14088);
-            const bool v14090 = v14085 >= v14089;
-            const float v14091 = v13251.x[0];
-            const unsigned int v14092 = __float_as_uint(v14091);
-            const bool v14093 = v14085 < v14092;
-            const bool v14094 = v14090 && v14093;
-            const float v14096 = v14087 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14097 = v14094 ? v14096 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[45] = v14097;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14098 = static_cast<unsigned int>(v11312.col(46, iron_linear_thread() & 31u));
-            const float v14100 = v11312.x[46];
-            const float v14101 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14102 = __float_as_uint(v14101);
-            const bool v14103 = v14098 >= v14102;
-            const float v14104 = v13251.x[2];
-            const unsigned int v14105 = __float_as_uint(v14104);
-            const bool v14106 = v14098 < v14105;
-            const bool v14107 = v14103 && v14106;
-            const float v14109 = v14100 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14110 = v14107 ? v14109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[46] = v14110;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14111 = static_cast<unsigned int>(v11312.col(47, iron_linear_thread() & 31u));
-            const float v14113 = v11312.x[47];
-            const float v14114 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14115 = __float_as_uint(v14114);
-            const bool v14116 = v14111 >= v14115;
-            const float v14117 = v13251.x[2];
-            const unsigned int v14118 = __float_as_uint(v14117);
-            const bool v14119 = v14111 < v14118;
-            const bool v14120 = v14116 && v14119;
-            const float v14122 = v14113 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14123 = v14120 ? v14122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[47] = v14123;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14124 = static_cast<unsigned int>(v11312.col(48, iron_linear_thread() & 31u));
-            const float v14126 = v11312.x[48];
-            const float v14127 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14128 = __float_as_uint(v14127);
-            const bool v14129 = v14124 >= v14128;
-            const float v14130 = v13251.x[0];
-            const unsigned int v14131 = __float_as_uint(v14130);
-            const bool v14132 = v14124 < v14131;
-            const bool v14133 = v14129 && v14132;
-            const float v14135 = v14126 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14136 = v14133 ? v14135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[48] = v14136;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14137 = static_cast<unsigned int>(v11312.col(49, iron_linear_thread() & 31u));
-            const float v14139 = v11312.x[49];
-            const float v14140 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14141 = __float_as_uint(v14140);
-            const bool v14142 = v14137 >= v14141;
-            const float v14143 = v13251.x[0];
-            const unsigned int v14144 = __float_as_uint(v14143);
-            const bool v14145 = v14137 < v14144;
-            const bool v14146 = v14142 && v14145;
-            const float v14148 = v14139 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14149 = v14146 ? v14148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[49] = v14149;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14150 = static_cast<unsigned int>(v11312.col(50, iron_linear_thread() & 31u));
-            const float v14152 = v11312.x[50];
-            const float v14153 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14154 = __float_as_uint(v14153);
-            const bool v14155 = v14150 >= v14154;
-            const float v14156 = v13251.x[2];
-            const unsigned int v14157 = __float_as_uint(v14156);
-            const bool v14158 = v14150 < v14157;
-            const bool v14159 = v14155 && v14158;
-            const float v14161 = v14152 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14162 = v14159 ? v14161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[50] = v14162;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14163 = static_cast<unsigned int>(v11312.col(51, iron_linear_thread() & 31u));
-            const float v14165 = v11312.x[51];
-            const float v14166 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14167 = __float_as_uint(v14166);
-            const bool v14168 = v14163 >= v14167;
-            const float v14169 = v13251.x[2];
-            const unsigned int v14170 = __float_as_uint(v14169);
-            const bool v14171 = v14163 < v14170;
-            const bool v14172 = v14168 && v14171;
-            const float v14174 = v14165 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14175 = v14172 ? v14174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[51] = v14175;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14176 = static_cast<unsigned int>(v11312.col(52, iron_linear_thread() & 31u));
-            const float v14178 = v11312.x[52];
-            const float v14179 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14180 = __float_as_uint(v14179);
-            const bool v14181 = v14176 >= v14180;
-            const float v14182 = v13251.x[0];
-            const unsigned int v14183 = __float_as_uint(v14182);
-            const bool v14184 = v14176 < v14183;
-            const bool v14185 = v14181 && v14184;
-            const float v14187 = v14178 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14188 = v14185 ? v14187 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[52] = v14188;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14189 = static_cast<unsigned int>(v11312.col(53, iron_linear_thread() & 31u));
-            const float v14191 = v11312.x[53];
-            const float v14192 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14193 = __float_as_uint(v14192);
-            const bool v14194 = v14189 >= v14193;
-            const float v14195 = v13251.x[0];
-            const unsigned int v14196 = __float_as_uint(v14195);
-            const bool v14197 = v14189 < v14196;
-            const bool v14198 = v14194 && v14197;
-            const float v14200 = v14191 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14201 = v14198 ? v14200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[53] = v14201;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14202 = static_cast<unsigned int>(v11312.col(54, iron_linear_thread() & 31u));
-            const float v14204 = v11312.x[54];
-            const float v14205 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14206 = __float_as_uint(v14205);
-            const bool v14207 = v14202 >= v14206;
-            const float v14208 = v13251.x[2];
-            const unsigned int v14209 = __float_as_uint(v14208);
-            const bool v14210 = v14202 < v14209;
-            const bool v14211 = v14207 && v14210;
-            const float v14213 = v14204 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14214 = v14211 ? v14213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[54] = v14214;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14215 = static_cast<unsigned int>(v11312.col(55, iron_linear_thread() & 31u));
-            const float v14217 = v11312.x[55];
-            const float v14218 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14219 = __float_as_uint(v14218);
-            const bool v14220 = v14215 >= v14219;
-            const float v14221 = v13251.x[2];
-            const unsigned int v14222 = __float_as_uint(v14221);
-            const bool v14223 = v14215 < v14222;
-            const bool v14224 = v14220 && v14223;
-            const float v14226 = v14217 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14227 = v14224 ? v14226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[55] = v14227;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14228 = static_cast<unsigned int>(v11312.col(56, iron_linear_thread() & 31u));
-            const float v14230 = v11312.x[56];
-            const float v14231 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14232 = __float_as_uint(v14231);
-            const bool v14233 = v14228 >= v14232;
-            const float v14234 = v13251.x[0];
-            const unsigned int v14235 = __float_as_uint(v14234);
-            const bool v14236 = v14228 < v14235;
-            const bool v14237 = v14233 && v14236;
-            const float v14239 = v14230 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14240 = v14237 ? v14239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[56] = v14240;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14241 = static_cast<unsigned int>(v11312.col(57, iron_linear_thread() & 31u));
-            const float v14243 = v11312.x[57];
-            const float v14244 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14245 = __float_as_uint(v14244);
-            const bool v14246 = v14241 >= v14245;
-            const float v14247 = v13251.x[0];
-            const unsigned int v14248 = __float_as_uint(v14247);
-            const bool v14249 = v14241 < v14248;
-            const bool v14250 = v14246 && v14249;
-            const float v14252 = v14243 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14253 = v14250 ? v14252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[57] = v14253;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14254 = static_cast<unsigned int>(v11312.col(58, iron_linear_thread() & 31u));
-            const float v14256 = v11312.x[58];
-            const float v14257 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14258 = __float_as_uint(v14257);
-            const bool v14259 = v14254 >= v14258;
-            const float v14260 = v13251.x[2];
-            const unsigned int v14261 = __float_as_uint(v14260);
-            const bool v14262 = v14254 < v14261;
-            const bool v14263 = v14259 && v14262;
-            const float v14265 = v14256 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14266 = v14263 ? v14265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[58] = v14266;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14267 = static_cast<unsigned int>(v11312.col(59, iron_linear_thread() & 31u));
-            const float v14269 = v11312.x[59];
-            const float v14270 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14271 = __float_as_uint(v14270);
-            const bool v14272 = v14267 >= v14271;
-            const float v14273 = v13251.x[2];
-            const unsigned int v14274 = __float_as_uint(v14273);
-            const bool v14275 = v14267 < v14274;
-            const bool v14276 = v14272 && v14275;
-            const float v14278 = v14269 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14279 = v14276 ? v14278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[59] = v14279;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14280 = static_cast<unsigned int>(v11312.col(60, iron_linear_thread() & 31u));
-            const float v14282 = v11312.x[60];
-            const float v14283 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14284 = __float_as_uint(v14283);
-            const bool v14285 = v14280 >= v14284;
-            const float v14286 = v13251.x[0];
-            const unsigned int v14287 = __float_as_uint(v14286);
-            const bool v14288 = v14280 < v14287;
-            const bool v14289 = v14285 && v14288;
-            const float v14291 = v14282 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14292 = v14289 ? v14291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[60] = v14292;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14293 = static_cast<unsigned int>(v11312.col(61, iron_linear_thread() & 31u));
-            const float v14295 = v11312.x[61];
-            const float v14296 = v13249.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14297 = __float_as_uint(v14296);
-            const bool v14298 = v14293 >= v14297;
-            const float v14299 = v13251.x[0];
-            const unsigned int v14300 = __float_as_uint(v14299);
-            const bool v14301 = v14293 < v14300;
-            const bool v14302 = v14298 && v14301;
-            const float v14304 = v14295 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14305 = v14302 ? v14304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[61] = v14305;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14306 = static_cast<unsigned int>(v11312.col(62, iron_linear_thread() & 31u));
-            const float v14308 = v11312.x[62];
-            const float v14309 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14310 = __float_as_uint(v14309);
-            const bool v14311 = v14306 >= v14310;
-            const float v14312 = v13251.x[2];
-            const unsigned int v14313 = __float_as_uint(v14312);
-            const bool v14314 = v14306 < v14313;
-            const bool v14315 = v14311 && v14314;
-            const float v14317 = v14308 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14318 = v14315 ? v14317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[62] = v14318;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14319 = static_cast<unsigned int>(v11312.col(63, iron_linear_thread() & 31u));
-            const float v14321 = v11312.x[63];
-            const float v14322 = v13249.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14323 = __float_as_uint(v14322);
-            const bool v14324 = v14319 >= v14323;
-            const float v14325 = v13251.x[2];
-            const unsigned int v14326 = __float_as_uint(v14325);
-            const bool v14327 = v14319 < v14326;
-            const bool v14328 = v14324 && v14327;
-            const float v14330 = v14321 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14331 = v14328 ? v14330 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11312.x[63] = v14331;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v13253;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13253, 0.0f);
+            const unsigned int v13255 = static_cast<unsigned int>(v13251.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13257 = v46 + v13255;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13259 = v13257 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13260 = v13259 + 1u;
+            const unsigned int v13262 = v13260 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13271 = v13262 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13275 = v13260 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13276 = v317 && v13275;
+            const unsigned int v13277 = v13276 ? v13271 : v305;
+            const unsigned int v13280 = v13277 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13281 = min(v13280, 128u);
+            const bool v13282 = v13277 > v10795;
+            const unsigned int v13283 = v13282 ? v13281 : v305;
+            const float v13284 = __uint_as_float(v13283);
+            v13251.x[0] = v13284;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13286 = static_cast<unsigned int>(v13251.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13288 = v46 + v13286;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13290 = v13288 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13291 = v13290 + 1u;
+            const unsigned int v13293 = v13291 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13302 = v13293 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13306 = v13291 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13307 = v317 && v13306;
+            const unsigned int v13308 = v13307 ? v13302 : v305;
+            const unsigned int v13311 = v13308 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13312 = min(v13311, 128u);
+            const bool v13313 = v13308 > v10795;
+            const unsigned int v13314 = v13313 ? v13312 : v305;
+            const float v13315 = __uint_as_float(v13314);
+            v13251.x[1] = v13315;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13317 = static_cast<unsigned int>(v13251.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13319 = v46 + v13317;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13321 = v13319 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13322 = v13321 + 1u;
+            const unsigned int v13324 = v13322 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13333 = v13324 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13337 = v13322 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13338 = v317 && v13337;
+            const unsigned int v13339 = v13338 ? v13333 : v305;
+            const unsigned int v13342 = v13339 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13343 = min(v13342, 128u);
+            const bool v13344 = v13339 > v10795;
+            const unsigned int v13345 = v13344 ? v13343 : v305;
+            const float v13346 = __uint_as_float(v13345);
+            v13251.x[2] = v13346;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13348 = static_cast<unsigned int>(v13251.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13350 = v46 + v13348;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13352 = v13350 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13353 = v13352 + 1u;
+            const unsigned int v13355 = v13353 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13364 = v13355 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13368 = v13353 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13369 = v317 && v13368;
+            const unsigned int v13370 = v13369 ? v13364 : v305;
+            const unsigned int v13373 = v13370 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13374 = min(v13373, 128u);
+            const bool v13375 = v13370 > v10795;
+            const unsigned int v13376 = v13375 ? v13374 : v305;
+            const float v13377 = __uint_as_float(v13376);
+            v13251.x[3] = v13377;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13379 = static_cast<unsigned int>(v13253.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13381 = v46 + v13379;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13383 = v13381 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13384 = v13383 + 1u;
+            const unsigned int v13386 = v13384 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13387 = min(v37, v13386);
+            const bool v13388 = v13384 > v18;
+            const unsigned int v13389 = v13388 ? v13387 : v305;
+            const unsigned int v13392 = v311 ? v37 : v13389;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13404 = v13392 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13405 = min(v13404, 128u);
+            const bool v13406 = v13392 > v10795;
+            const unsigned int v13407 = v13406 ? v13405 : v305;
+            const float v13408 = __uint_as_float(v13407);
+            v13253.x[0] = v13408;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13410 = static_cast<unsigned int>(v13253.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13412 = v46 + v13410;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13414 = v13412 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13415 = v13414 + 1u;
+            const unsigned int v13417 = v13415 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13418 = min(v37, v13417);
+            const bool v13419 = v13415 > v18;
+            const unsigned int v13420 = v13419 ? v13418 : v305;
+            const unsigned int v13423 = v311 ? v37 : v13420;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13435 = v13423 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13436 = min(v13435, 128u);
+            const bool v13437 = v13423 > v10795;
+            const unsigned int v13438 = v13437 ? v13436 : v305;
+            const float v13439 = __uint_as_float(v13438);
+            v13253.x[1] = v13439;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13441 = static_cast<unsigned int>(v13253.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13443 = v46 + v13441;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13445 = v13443 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13446 = v13445 + 1u;
+            const unsigned int v13448 = v13446 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13449 = min(v37, v13448);
+            const bool v13450 = v13446 > v18;
+            const unsigned int v13451 = v13450 ? v13449 : v305;
+            const unsigned int v13454 = v311 ? v37 : v13451;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13466 = v13454 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13467 = min(v13466, 128u);
+            const bool v13468 = v13454 > v10795;
+            const unsigned int v13469 = v13468 ? v13467 : v305;
+            const float v13470 = __uint_as_float(v13469);
+            v13253.x[2] = v13470;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13472 = static_cast<unsigned int>(v13253.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13474 = v46 + v13472;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13476 = v13474 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13477 = v13476 + 1u;
+            const unsigned int v13479 = v13477 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13480 = min(v37, v13479);
+            const bool v13481 = v13477 > v18;
+            const unsigned int v13482 = v13481 ? v13480 : v305;
+            const unsigned int v13485 = v311 ? v37 : v13482;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13497 = v13485 - v10795;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13498 = min(v13497, 128u);
+            const bool v13499 = v13485 > v10795;
+            const unsigned int v13500 = v13499 ? v13498 : v305;
+            const float v13501 = __uint_as_float(v13500);
+            v13253.x[3] = v13501;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13502 = static_cast<unsigned int>(v11314.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v13504 = v11314.x[0];
+            const float v13505 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13506 = __float_as_uint(v13505);
+            const bool v13507 = v13502 >= v13506;
+            const float v13508 = v13253.x[0];
+            const unsigned int v13509 = __float_as_uint(v13508);
+            const bool v13510 = v13502 < v13509;
+            const bool v13511 = v13507 && v13510;
+            const float v13513 = v13504 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13514 = v13511 ? v13513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[0] = v13514;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13515 = static_cast<unsigned int>(v11314.col(1, iron_linear_thread() & 31u));
+            const float v13517 = v11314.x[1];
+            const float v13518 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13519 = __float_as_uint(v13518);
+            const bool v13520 = v13515 >= v13519;
+            const float v13521 = v13253.x[0];
+            const unsigned int v13522 = __float_as_uint(v13521);
+            const bool v13523 = v13515 < v13522;
+            const bool v13524 = v13520 && v13523;
+            const float v13526 = v13517 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13527 = v13524 ? v13526 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[1] = v13527;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13528 = static_cast<unsigned int>(v11314.col(2, iron_linear_thread() & 31u));
+            const float v13530 = v11314.x[2];
+            const float v13531 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13532 = __float_as_uint(v13531);
+            const bool v13533 = v13528 >= v13532;
+            const float v13534 = v13253.x[2];
+            const unsigned int v13535 = __float_as_uint(v13534);
+            const bool v13536 = v13528 < v13535;
+            const bool v13537 = v13533 && v13536;
+            const float v13539 = v13530 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13540 = v13537 ? v13539 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[2] = v13540;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13541 = static_cast<unsigned int>(v11314.col(3, iron_linear_thread() & 31u));
+            const float v13543 = v11314.x[3];
+            const float v13544 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13545 = __float_as_uint(v13544);
+            const bool v13546 = v13541 >= v13545;
+            const float v13547 = v13253.x[2];
+            const unsigned int v13548 = __float_as_uint(v13547);
+            const bool v13549 = v13541 < v13548;
+            const bool v13550 = v13546 && v13549;
+            const float v13552 = v13543 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13553 = v13550 ? v13552 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[3] = v13553;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13554 = static_cast<unsigned int>(v11314.col(4, iron_linear_thread() & 31u));
+            const float v13556 = v11314.x[4];
+            const float v13557 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13558 = __float_as_uint(v13557);
+            const bool v13559 = v13554 >= v13558;
+            const float v13560 = v13253.x[0];
+            const unsigned int v13561 = __float_as_uint(v13560);
+            const bool v13562 = v13554 < v13561;
+            const bool v13563 = v13559 && v13562;
+            const float v13565 = v13556 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13566 = v13563 ? v13565 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[4] = v13566;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13567 = static_cast<unsigned int>(v11314.col(5, iron_linear_thread() & 31u));
+            const float v13569 = v11314.x[5];
+            const float v13570 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13571 = __float_as_uint(v13570);
+            const bool v13572 = v13567 >= v13571;
+            const float v13573 = v13253.x[0];
+            const unsigned int v13574 = __float_as_uint(v13573);
+            const bool v13575 = v13567 < v13574;
+            const bool v13576 = v13572 && v13575;
+            const float v13578 = v13569 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13579 = v13576 ? v13578 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[5] = v13579;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13580 = static_cast<unsigned int>(v11314.col(6, iron_linear_thread() & 31u));
+            const float v13582 = v11314.x[6];
+            const float v13583 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13584 = __float_as_uint(v13583);
+            const bool v13585 = v13580 >= v13584;
+            const float v13586 = v13253.x[2];
+            const unsigned int v13587 = __float_as_uint(v13586);
+            const bool v13588 = v13580 < v13587;
+            const bool v13589 = v13585 && v13588;
+            const float v13591 = v13582 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13592 = v13589 ? v13591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[6] = v13592;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13593 = static_cast<unsigned int>(v11314.col(7, iron_linear_thread() & 31u));
+            const float v13595 = v11314.x[7];
+            const float v13596 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13597 = __float_as_uint(v13596);
+            const bool v13598 = v13593 >= v13597;
+            const float v13599 = v13253.x[2];
+            const unsigned int v13600 = __float_as_uint(v13599);
+            const bool v13601 = v13593 < v13600;
+            const bool v13602 = v13598 && v13601;
+            const float v13604 = v13595 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13605 = v13602 ? v13604 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[7] = v13605;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13606 = static_cast<unsigned int>(v11314.col(8, iron_linear_thread() & 31u));
+            const float v13608 = v11314.x[8];
+            const float v13609 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13610 = __float_as_uint(v13609);
+            const bool v13611 = v13606 >= v13610;
+            const float v13612 = v13253.x[0];
+            const unsigned int v13613 = __float_as_uint(v13612);
+            const bool v13614 = v13606 < v13613;
+            const bool v13615 = v13611 && v13614;
+            const float v13617 = v13608 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13618 = v13615 ? v13617 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[8] = v13618;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13619 = static_cast<unsigned int>(v11314.col(9, iron_linear_thread() & 31u));
+            const float v13621 = v11314.x[9];
+            const float v13622 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13623 = __float_as_uint(v13622);
+            const bool v13624 = v13619 >= v13623;
+            const float v13625 = v13253.x[0];
+            const unsigned int v13626 = __float_as_uint(v13625);
+            const bool v13627 = v13619 < v13626;
+            const bool v13628 = v13624 && v13627;
+            const float v13630 = v13621 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13631 = v13628 ? v13630 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[9] = v13631;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13632 = static_cast<unsigned int>(v11314.col(10, iron_linear_thread() & 31u));
+            const float v13634 = v11314.x[10];
+            const float v13635 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13636 = __float_as_uint(v13635);
+            const bool v13637 = v13632 >= v13636;
+            const float v13638 = v13253.x[2];
+            const unsigned int v13639 = __float_as_uint(v13638);
+            const bool v13640 = v13632 < v13639;
+            const bool v13641 = v13637 && v13640;
+            const float v13643 = v13634 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13644 = v13641 ? v13643 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[10] = v13644;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13645 = static_cast<unsigned int>(v11314.col(11, iron_linear_thread() & 31u));
+            const float v13647 = v11314.x[11];
+            const float v13648 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13649 = __float_as_uint(v13648);
+            const bool v13650 = v13645 >= v13649;
+            const float v13651 = v13253.x[2];
+            const unsigned int v13652 = __float_as_uint(v13651);
+            const bool v13653 = v13645 < v13652;
+            const bool v13654 = v13650 && v13653;
+            const float v13656 = v13647 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13657 = v13654 ? v13656 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[11] = v13657;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13658 = static_cast<unsigned int>(v11314.col(12, iron_linear_thread() & 31u));
+            const float v13660 = v11314.x[12];
+            const float v13661 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13662 = __float_as_uint(v13661);
+            const bool v13663 = v13658 >= v13662;
+            const float v13664 = v13253.x[0];
+            const unsigned int v13665 = __float_as_uint(v13664);
+            const bool v13666 = v13658 < v13665;
+            const bool v13667 = v13663 && v13666;
+            const float v13669 = v13660 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13670 = v13667 ? v13669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[12] = v13670;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13671 = static_cast<unsigned int>(v11314.col(13, iron_linear_thread() & 31u));
+            const float v13673 = v11314.x[13];
+            const float v13674 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13675 = __float_as_uint(v13674);
+            const bool v13676 = v13671 >= v13675;
+            const float v13677 = v13253.x[0];
+            const unsigned int v13678 = __float_as_uint(v13677);
+            const bool v13679 = v13671 < v13678;
+            const bool v13680 = v13676 && v13679;
+            const float v13682 = v13673 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13683 = v13680 ? v13682 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[13] = v13683;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13684 = static_cast<unsigned int>(v11314.col(14, iron_linear_thread() & 31u));
+            const float v13686 = v11314.x[14];
+            const float v13687 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13688 = __float_as_uint(v13687);
+            const bool v13689 = v13684 >= v13688;
+            const float v13690 = v13253.x[2];
+            const unsigned int v13691 = __float_as_uint(v13690);
+            const bool v13692 = v13684 < v13691;
+            const bool v13693 = v13689 && v13692;
+            const float v13695 = v13686 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13696 = v13693 ? v13695 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[14] = v13696;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13697 = static_cast<unsigned int>(v11314.col(15, iron_linear_thread() & 31u));
+            const float v13699 = v11314.x[15];
+            const float v13700 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13701 = __float_as_uint(v13700);
+            const bool v13702 = v13697 >= v13701;
+            const float v13703 = v13253.x[2];
+            const unsigned int v13704 = __float_as_uint(v13703);
+            const bool v13705 = v13697 < v13704;
+            const bool v13706 = v13702 && v13705;
+            const float v13708 = v13699 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13709 = v13706 ? v13708 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[15] = v13709;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13710 = static_cast<unsigned int>(v11314.col(16, iron_linear_thread() & 31u));
+            const float v13712 = v11314.x[16];
+            const float v13713 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13714 = __float_as_uint(v13713);
+            const bool v13715 = v13710 >= v13714;
+            const float v13716 = v13253.x[0];
+            const unsigned int v13717 = __float_as_uint(v13716);
+            const bool v13718 = v13710 < v13717;
+            const bool v13719 = v13715 && v13718;
+            const float v13721 = v13712 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13722 = v13719 ? v13721 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[16] = v13722;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13723 = static_cast<unsigned int>(v11314.col(17, iron_linear_thread() & 31u));
+            const float v13725 = v11314.x[17];
+            const float v13726 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13727 = __float_as_uint(v13726);
+            const bool v13728 = v13723 >= v13727;
+            const float v13729 = v13253.x[0];
+            const unsigned int v13730 = __float_as_uint(v13729);
+            const bool v13731 = v13723 < v13730;
+            const bool v13732 = v13728 && v13731;
+            const float v13734 = v13725 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13735 = v13732 ? v13734 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[17] = v13735;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13736 = static_cast<unsigned int>(v11314.col(18, iron_linear_thread() & 31u));
+            const float v13738 = v11314.x[18];
+            const float v13739 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13740 = __float_as_uint(v13739);
+            const bool v13741 = v13736 >= v13740;
+            const float v13742 = v13253.x[2];
+            const unsigned int v13743 = __float_as_uint(v13742);
+            const bool v13744 = v13736 < v13743;
+            const bool v13745 = v13741 && v13744;
+            const float v13747 = v13738 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13748 = v13745 ? v13747 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[18] = v13748;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13749 = static_cast<unsigned int>(v11314.col(19, iron_linear_thread() & 31u));
+            const float v13751 = v11314.x[19];
+            const float v13752 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13753 = __float_as_uint(v13752);
+            const bool v13754 = v13749 >= v13753;
+            const float v13755 = v13253.x[2];
+            const unsigned int v13756 = __float_as_uint(v13755);
+            const bool v13757 = v13749 < v13756;
+            const bool v13758 = v13754 && v13757;
+            const float v13760 = v13751 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13761 = v13758 ? v13760 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[19] = v13761;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13762 = static_cast<unsigned int>(v11314.col(20, iron_linear_thread() & 31u));
+            const float v13764 = v11314.x[20];
+            const float v13765 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13766 = __float_as_uint(v13765);
+            const bool v13767 = v13762 >= v13766;
+            const float v13768 = v13253.x[0];
+            const unsigned int v13769 = __float_as_uint(v13768);
+            const bool v13770 = v13762 < v13769;
+            const bool v13771 = v13767 && v13770;
+            const float v13773 = v13764 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13774 = v13771 ? v13773 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[20] = v13774;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13775 = static_cast<unsigned int>(v11314.col(21, iron_linear_thread() & 31u));
+            const float v13777 = v11314.x[21];
+            const float v13778 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13779 = __float_as_uint(v13778);
+            const bool v13780 = v13775 >= v13779;
+            const float v13781 = v13253.x[0];
+            const unsigned int v13782 = __float_as_uint(v13781);
+            const bool v13783 = v13775 < v13782;
+            const bool v13784 = v13780 && v13783;
+            const float v13786 = v13777 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13787 = v13784 ? v13786 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[21] = v13787;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13788 = static_cast<unsigned int>(v11314.col(22, iron_linear_thread() & 31u));
+            const float v13790 = v11314.x[22];
+            const float v13791 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13792 = __float_as_uint(v13791);
+            const bool v13793 = v13788 >= v13792;
+            const float v13794 = v13253.x[2];
+            const unsigned int v13795 = __float_as_uint(v13794);
+            const bool v13796 = v13788 < v13795;
+            const bool v13797 = v13793 && v13796;
+            const float v13799 = v13790 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13800 = v13797 ? v13799 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[22] = v13800;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13801 = static_cast<unsigned int>(v11314.col(23, iron_linear_thread() & 31u));
+            const float v13803 = v11314.x[23];
+            const float v13804 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13805 = __float_as_uint(v13804);
+            const bool v13806 = v13801 >= v13805;
+            const float v13807 = v13253.x[2];
+            const unsigned int v13808 = __float_as_uint(v13807);
+            const bool v13809 = v13801 < v13808;
+            const bool v13810 = v13806 && v13809;
+            const float v13812 = v13803 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13813 = v13810 ? v13812 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[23] = v13813;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13814 = static_cast<unsigned int>(v11314.col(24, iron_linear_thread() & 31u));
+            const float v13816 = v11314.x[24];
+            const float v13817 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13818 = __float_as_uint(v13817);
+            const bool v13819 = v13814 >= v13818;
+            const float v13820 = v13253.x[0];
+            const unsigned int v13821 = __float_as_uint(v13820);
+            const bool v13822 = v13814 < v13821;
+            const bool v13823 = v13819 && v13822;
+            const float v13825 = v13816 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13826 = v13823 ? v13825 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[24] = v13826;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13827 = static_cast<unsigned int>(v11314.col(25, iron_linear_thread() & 31u));
+            const float v13829 = v11314.x[25];
+            const float v13830 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13831 = __float_as_uint(v13830);
+            const bool v13832 = v13827 >= v13831;
+            const float v13833 = v13253.x[0];
+            const unsigned int v13834 = __float_as_uint(v13833);
+            const bool v13835 = v13827 < v13834;
+            const bool v13836 = v13832 && v13835;
+            const float v13838 = v13829 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13839 = v13836 ? v13838 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[25] = v13839;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13840 = static_cast<unsigned int>(v11314.col(26, iron_linear_thread() & 31u));
+            const float v13842 = v11314.x[26];
+            const float v13843 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13844 = __float_as_uint(v13843);
+            const bool v13845 = v13840 >= v13844;
+            const float v13846 = v13253.x[2];
+            const unsigned int v13847 = __float_as_uint(v13846);
+            const bool v13848 = v13840 < v13847;
+            const bool v13849 = v13845 && v13848;
+            const float v13851 = v13842 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13852 = v13849 ? v13851 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[26] = v13852;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13853 = static_cast<unsigned int>(v11314.col(27, iron_linear_thread() & 31u));
+            const float v13855 = v11314.x[27];
+            const float v13856 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13857 = __float_as_uint(v13856);
+            const bool v13858 = v13853 >= v13857;
+            const float v13859 = v13253.x[2];
+            const unsigned int v13860 = __float_as_uint(v13859);
+            const bool v13861 = v13853 < v13860;
+            const bool v13862 = v13858 && v13861;
+            const float v13864 = v13855 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13865 = v13862 ? v13864 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[27] = v13865;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13866 = static_cast<unsigned int>(v11314.col(28, iron_linear_thread() & 31u));
+            const float v13868 = v11314.x[28];
+            const float v13869 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13870 = __float_as_uint(v13869);
+            const bool v13871 = v13866 >= v13870;
+            const float v13872 = v13253.x[0];
+            const unsigned int v13873 = __float_as_uint(v13872);
+            const bool v13874 = v13866 < v13873;
+            const bool v13875 = v13871 && v13874;
+            const float v13877 = v13868 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13878 = v13875 ? v13877 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[28] = v13878;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13879 = static_cast<unsigned int>(v11314.col(29, iron_linear_thread() & 31u));
+            const float v13881 = v11314.x[29];
+            const float v13882 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13883 = __float_as_uint(v13882);
+            const bool v13884 = v13879 >= v13883;
+            const float v13885 = v13253.x[0];
+            const unsigned int v13886 = __float_as_uint(v13885);
+            const bool v13887 = v13879 < v13886;
+            const bool v13888 = v13884 && v13887;
+            const float v13890 = v13881 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13891 = v13888 ? v13890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[29] = v13891;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13892 = static_cast<unsigned int>(v11314.col(30, iron_linear_thread() & 31u));
+            const float v13894 = v11314.x[30];
+            const float v13895 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13896 = __float_as_uint(v13895);
+            const bool v13897 = v13892 >= v13896;
+            const float v13898 = v13253.x[2];
+            const unsigned int v13899 = __float_as_uint(v13898);
+            const bool v13900 = v13892 < v13899;
+            const bool v13901 = v13897 && v13900;
+            const float v13903 = v13894 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13904 = v13901 ? v13903 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[30] = v13904;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13905 = static_cast<unsigned int>(v11314.col(31, iron_linear_thread() & 31u));
+            const float v13907 = v11314.x[31];
+            const float v13908 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13909 = __float_as_uint(v13908);
+            const bool v13910 = v13905 >= v13909;
+            const float v13911 = v13253.x[2];
+            const unsigned int v13912 = __float_as_uint(v13911);
+            const bool v13913 = v13905 < v13912;
+            const bool v13914 = v13910 && v13913;
+            const float v13916 = v13907 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13917 = v13914 ? v13916 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[31] = v13917;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13918 = static_cast<unsigned int>(v11314.col(32, iron_linear_thread() & 31u));
+            const float v13920 = v11314.x[32];
+            const float v13921 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13922 = __float_as_uint(v13921);
+            const bool v13923 = v13918 >= v13922;
+            const float v13924 = v13253.x[0];
+            const unsigned int v13925 = __float_as_uint(v13924);
+            const bool v13926 = v13918 < v13925;
+            const bool v13927 = v13923 && v13926;
+            const float v13929 = v13920 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13930 = v13927 ? v13929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[32] = v13930;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13931 = static_cast<unsigned int>(v11314.col(33, iron_linear_thread() & 31u));
+            const float v13933 = v11314.x[33];
+            const float v13934 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13935 = __float_as_uint(v13934);
+            const bool v13936 = v13931 >= v13935;
+            const float v13937 = v13253.x[0];
+            const unsigned int v13938 = __float_as_uint(v13937);
+            const bool v13939 = v13931 < v13938;
+            const bool v13940 = v13936 && v13939;
+            const float v13942 = v13933 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13943 = v13940 ? v13942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[33] = v13943;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13944 = static_cast<unsigned int>(v11314.col(34, iron_linear_thread() & 31u));
+            const float v13946 = v11314.x[34];
+            const float v13947 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13948 = __float_as_uint(v13947);
+            const bool v13949 = v13944 >= v13948;
+            const float v13950 = v13253.x[2];
+            const unsigned int v13951 = __float_as_uint(v13950);
+            const bool v13952 = v13944 < v13951;
+            const bool v13953 = v13949 && v13952;
+            const float v13955 = v13946 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13956 = v13953 ? v13955 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[34] = v13956;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13957 = static_cast<unsigned int>(v11314.col(35, iron_linear_thread() & 31u));
+            const float v13959 = v11314.x[35];
+            const float v13960 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13961 = __float_as_uint(v13960);
+            const bool v13962 = v13957 >= v13961;
+            const float v13963 = v13253.x[2];
+            const unsigned int v13964 = __float_as_uint(v13963);
+            const bool v13965 = v13957 < v13964;
+            const bool v13966 = v13962 && v13965;
+            const float v13968 = v13959 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13969 = v13966 ? v13968 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[35] = v13969;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13970 = static_cast<unsigned int>(v11314.col(36, iron_linear_thread() & 31u));
+            const float v13972 = v11314.x[36];
+            const float v13973 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13974 = __float_as_uint(v13973);
+            const bool v13975 = v13970 >= v13974;
+            const float v13976 = v13253.x[0];
+            const unsigned int v13977 = __float_as_uint(v13976);
+            const bool v13978 = v13970 < v13977;
+            const bool v13979 = v13975 && v13978;
+            const float v13981 = v13972 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13982 = v13979 ? v13981 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[36] = v13982;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13983 = static_cast<unsigned int>(v11314.col(37, iron_linear_thread() & 31u));
+            const float v13985 = v11314.x[37];
+            const float v13986 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13987 = __float_as_uint(v13986);
+            const bool v13988 = v13983 >= v13987;
+            const float v13989 = v13253.x[0];
+            const unsigned int v13990 = __float_as_uint(v13989);
+            const bool v13991 = v13983 < v13990;
+            const bool v13992 = v13988 && v13991;
+            const float v13994 = v13985 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v13995 = v13992 ? v13994 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[37] = v13995;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13996 = static_cast<unsigned int>(v11314.col(38, iron_linear_thread() & 31u));
+            const float v13998 = v11314.x[38];
+            const float v13999 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14000 = __float_as_uint(v13999);
+            const bool v14001 = v13996 >= v14000;
+            const float v14002 = v13253.x[2];
+            const unsigned int v14003 = __float_as_uint(v14002);
+            const bool v14004 = v13996 < v14003;
+            const bool v14005 = v14001 && v14004;
+            const float v14007 = v13998 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14008 = v14005 ? v14007 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[38] = v14008;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14009 = static_cast<unsigned int>(v11314.col(39, iron_linear_thread() & 31u));
+            const float v14011 = v11314.x[39];
+            const float v14012 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14013 = __float_as_uint(v14012);
+            const bool v14014 = v14009 >= v14013;
+            const float v14015 = v13253.x[2];
+            const unsigned int v14016 = __float_as_uint(v14015);
+            const bool v14017 = v14009 < v14016;
+            const bool v14018 = v14014 && v14017;
+            const float v14020 = v14011 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14021 = v14018 ? v14020 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[39] = v14021;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14022 = static_cast<unsigned int>(v11314.col(40, iron_linear_thread() & 31u));
+            const float v14024 = v11314.x[40];
+            const float v14025 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14026 = __float_as_uint(v14025);
+            const bool v14027 = v14022 >= v14026;
+            const float v14028 = v13253.x[0];
+            const unsigned int v14029 = __float_as_uint(v14028);
+            const bool v14030 = v14022 < v14029;
+            const bool v14031 = v14027 && v14030;
+            const float v14033 = v14024 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14034 = v14031 ? v14033 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[40] = v14034;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14035 = static_cast<unsigned int>(v11314.col(41, iron_linear_thread() & 31u));
+            const float v14037 = v11314.x[41];
+            const float v14038 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14039 = __float_as_uint(v14038);
+            const bool v14040 = v14035 >= v14039;
+            const float v14041 = v13253.x[0];
+            const unsigned int v14042 = __float_as_uint(v14041);
+            const bool v14043 = v14035 < v14042;
+            const bool v14044 = v14040 && v14043;
+            const float v14046 = v14037 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14047 = v14044 ? v14046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[41] = v14047;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14048 = static_cast<unsigned int>(v11314.col(42, iron_linear_thread() & 31u));
+            const float v14050 = v11314.x[42];
+            const float v14051 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14052 = __float_as_uint(v14051);
+            const bool v14053 = v14048 >= v14052;
+            const float v14054 = v13253.x[2];
+            const unsigned int v14055 = __float_as_uint(v14054);
+            const bool v14056 = v14048 < v14055;
+            const bool v14057 = v14053 && v14056;
+            const float v14059 = v14050 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14060 = v14057 ? v14059 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[42] = v14060;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14061 = static_cast<unsigned int>(v11314.col(43, iron_linear_thread() & 31u));
+            const float v14063 = v11314.x[43];
+            const float v14064 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14065 = __float_as_uint(v14064);
+            const bool v14066 = v14061 >= v14065;
+            const float v14067 = v13253.x[2];
+            const unsigned int v14068 = __float_as_uint(v14067);
+            const bool v14069 = v14061 < v14068;
+            const bool v14070 = v14066 && v14069;
+            const float v14072 = v14063 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14073 = v14070 ? v14072 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[43] = v14073;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14074 = static_cast<unsigned int>(v11314.col(44, iron_linear_thread() & 31u));
+            const float v14076 = v11314.x[44];
+            const float v14077 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14078 = __float_as_uint(v14077);
+            const bool v14079 = v14074 >= v14078;
+            const float v14080 = v13253.x[0];
+            const unsigned int v14081 = __float_as_uint(v14080);
+            const bool v14082 = v14074 < v14081;
+            const bool v14083 = v14079 && v14082;
+            const float v14085 = v14076 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14086 = v14083 ? v14085 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[44] = v14086;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14087 = static_cast<unsigned int>(v11314.col(45, iron_linear_thread() & 31u));
+            const float v14089 = v11314.x[45];
+            const float v14090 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14091 = __float_as_uint(v14090);
+            const bool v14092 = v14087 >= v14091;
+            const float v14093 = v13253.x[0];
+            const unsigned int v14094 = __float_as_uint(v14093);
+            const bool v14095 = v14087 < v14094;
+            const bool v14096 = v14092 && v14095;
+            const float v14098 = v14089 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14099 = v14096 ? v14098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[45] = v14099;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14100 = static_cast<unsigned int>(v11314.col(46, iron_linear_thread() & 31u));
+            const float v14102 = v11314.x[46];
+            const float v14103 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14104 = __float_as_uint(v14103);
+            const bool v14105 = v14100 >= v14104;
+            const float v14106 = v13253.x[2];
+            const unsigned int v14107 = __float_as_uint(v14106);
+            const bool v14108 = v14100 < v14107;
+            const bool v14109 = v14105 && v14108;
+            const float v14111 = v14102 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14112 = v14109 ? v14111 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[46] = v14112;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14113 = static_cast<unsigned int>(v11314.col(47, iron_linear_thread() & 31u));
+            const float v14115 = v11314.x[47];
+            const float v14116 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14117 = __float_as_uint(v14116);
+            const bool v14118 = v14113 >= v14117;
+            const float v14119 = v13253.x[2];
+            const unsigned int v14120 = __float_as_uint(v14119);
+            const bool v14121 = v14113 < v14120;
+            const bool v14122 = v14118 && v14121;
+            const float v14124 = v14115 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14125 = v14122 ? v14124 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[47] = v14125;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14126 = static_cast<unsigned int>(v11314.col(48, iron_linear_thread() & 31u));
+            const float v14128 = v11314.x[48];
+            const float v14129 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14130 = __float_as_uint(v14129);
+            const bool v14131 = v14126 >= v14130;
+            const float v14132 = v13253.x[0];
+            const unsigned int v14133 = __float_as_uint(v14132);
+            const bool v14134 = v14126 < v14133;
+            const bool v14135 = v14131 && v14134;
+            const float v14137 = v14128 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14138 = v14135 ? v14137 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[48] = v14138;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14139 = static_cast<unsigned int>(v11314.col(49, iron_linear_thread() & 31u));
+            const float v14141 = v11314.x[49];
+            const float v14142 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14143 = __float_as_uint(v14142);
+            const bool v14144 = v14139 >= v14143;
+            const float v14145 = v13253.x[0];
+            const unsigned int v14146 = __float_as_uint(v14145);
+            const bool v14147 = v14139 < v14146;
+            const bool v14148 = v14144 && v14147;
+            const float v14150 = v14141 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14151 = v14148 ? v14150 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[49] = v14151;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14152 = static_cast<unsigned int>(v11314.col(50, iron_linear_thread() & 31u));
+            const float v14154 = v11314.x[50];
+            const float v14155 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14156 = __float_as_uint(v14155);
+            const bool v14157 = v14152 >= v14156;
+            const float v14158 = v13253.x[2];
+            const unsigned int v14159 = __float_as_uint(v14158);
+            const bool v14160 = v14152 < v14159;
+            const bool v14161 = v14157 && v14160;
+            const float v14163 = v14154 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14164 = v14161 ? v14163 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[50] = v14164;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14165 = static_cast<unsigned int>(v11314.col(51, iron_linear_thread() & 31u));
+            const float v14167 = v11314.x[51];
+            const float v14168 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14169 = __float_as_uint(v14168);
+            const bool v14170 = v14165 >= v14169;
+            const float v14171 = v13253.x[2];
+            const unsigned int v14172 = __float_as_uint(v14171);
+            const bool v14173 = v14165 < v14172;
+            const bool v14174 = v14170 && v14173;
+            const float v14176 = v14167 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14177 = v14174 ? v14176 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[51] = v14177;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14178 = static_cast<unsigned int>(v11314.col(52, iron_linear_thread() & 31u));
+            const float v14180 = v11314.x[52];
+            const float v14181 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14182 = __float_as_uint(v14181);
+            const bool v14183 = v14178 >= v14182;
+            const float v14184 = v13253.x[0];
+            const unsigned int v14185 = __float_as_uint(v14184);
+            const bool v14186 = v14178 < v14185;
+            const bool v14187 = v14183 && v14186;
+            const float v14189 = v14180 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14190 = v14187 ? v14189 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[52] = v14190;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14191 = static_cast<unsigned int>(v11314.col(53, iron_linear_thread() & 31u));
+            const float v14193 = v11314.x[53];
+            const float v14194 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14195 = __float_as_uint(v14194);
+            const bool v14196 = v14191 >= v14195;
+            const float v14197 = v13253.x[0];
+            const unsigned int v14198 = __float_as_uint(v14197);
+            const bool v14199 = v14191 < v14198;
+            const bool v14200 = v14196 && v14199;
+            const float v14202 = v14193 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14203 = v14200 ? v14202 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[53] = v14203;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14204 = static_cast<unsigned int>(v11314.col(54, iron_linear_thread() & 31u));
+            const float v14206 = v11314.x[54];
+            const float v14207 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14208 = __float_as_uint(v14207);
+            const bool v14209 = v14204 >= v14208;
+            const float v14210 = v13253.x[2];
+            const unsigned int v14211 = __float_as_uint(v14210);
+            const bool v14212 = v14204 < v14211;
+            const bool v14213 = v14209 && v14212;
+            const float v14215 = v14206 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14216 = v14213 ? v14215 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[54] = v14216;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14217 = static_cast<unsigned int>(v11314.col(55, iron_linear_thread() & 31u));
+            const float v14219 = v11314.x[55];
+            const float v14220 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14221 = __float_as_uint(v14220);
+            const bool v14222 = v14217 >= v14221;
+            const float v14223 = v13253.x[2];
+            const unsigned int v14224 = __float_as_uint(v14223);
+            const bool v14225 = v14217 < v14224;
+            const bool v14226 = v14222 && v14225;
+            const float v14228 = v14219 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14229 = v14226 ? v14228 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[55] = v14229;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14230 = static_cast<unsigned int>(v11314.col(56, iron_linear_thread() & 31u));
+            const float v14232 = v11314.x[56];
+            const float v14233 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14234 = __float_as_uint(v14233);
+            const bool v14235 = v14230 >= v14234;
+            const float v14236 = v13253.x[0];
+            const unsigned int v14237 = __float_as_uint(v14236);
+            const bool v14238 = v14230 < v14237;
+            const bool v14239 = v14235 && v14238;
+            const float v14241 = v14232 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14242 = v14239 ? v14241 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[56] = v14242;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14243 = static_cast<unsigned int>(v11314.col(57, iron_linear_thread() & 31u));
+            const float v14245 = v11314.x[57];
+            const float v14246 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14247 = __float_as_uint(v14246);
+            const bool v14248 = v14243 >= v14247;
+            const float v14249 = v13253.x[0];
+            const unsigned int v14250 = __float_as_uint(v14249);
+            const bool v14251 = v14243 < v14250;
+            const bool v14252 = v14248 && v14251;
+            const float v14254 = v14245 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14255 = v14252 ? v14254 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[57] = v14255;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14256 = static_cast<unsigned int>(v11314.col(58, iron_linear_thread() & 31u));
+            const float v14258 = v11314.x[58];
+            const float v14259 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14260 = __float_as_uint(v14259);
+            const bool v14261 = v14256 >= v14260;
+            const float v14262 = v13253.x[2];
+            const unsigned int v14263 = __float_as_uint(v14262);
+            const bool v14264 = v14256 < v14263;
+            const bool v14265 = v14261 && v14264;
+            const float v14267 = v14258 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14268 = v14265 ? v14267 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[58] = v14268;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14269 = static_cast<unsigned int>(v11314.col(59, iron_linear_thread() & 31u));
+            const float v14271 = v11314.x[59];
+            const float v14272 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14273 = __float_as_uint(v14272);
+            const bool v14274 = v14269 >= v14273;
+            const float v14275 = v13253.x[2];
+            const unsigned int v14276 = __float_as_uint(v14275);
+            const bool v14277 = v14269 < v14276;
+            const bool v14278 = v14274 && v14277;
+            const float v14280 = v14271 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14281 = v14278 ? v14280 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[59] = v14281;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14282 = static_cast<unsigned int>(v11314.col(60, iron_linear_thread() & 31u));
+            const float v14284 = v11314.x[60];
+            const float v14285 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14286 = __float_as_uint(v14285);
+            const bool v14287 = v14282 >= v14286;
+            const float v14288 = v13253.x[0];
+            const unsigned int v14289 = __float_as_uint(v14288);
+            const bool v14290 = v14282 < v14289;
+            const bool v14291 = v14287 && v14290;
+            const float v14293 = v14284 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14294 = v14291 ? v14293 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[60] = v14294;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14295 = static_cast<unsigned int>(v11314.col(61, iron_linear_thread() & 31u));
+            const float v14297 = v11314.x[61];
+            const float v14298 = v13251.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14299 = __float_as_uint(v14298);
+            const bool v14300 = v14295 >= v14299;
+            const float v14301 = v13253.x[0];
+            const unsigned int v14302 = __float_as_uint(v14301);
+            const bool v14303 = v14295 < v14302;
+            const bool v14304 = v14300 && v14303;
+            const float v14306 = v14297 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14307 = v14304 ? v14306 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[61] = v14307;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14308 = static_cast<unsigned int>(v11314.col(62, iron_linear_thread() & 31u));
+            const float v14310 = v11314.x[62];
+            const float v14311 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14312 = __float_as_uint(v14311);
+            const bool v14313 = v14308 >= v14312;
+            const float v14314 = v13253.x[2];
+            const unsigned int v14315 = __float_as_uint(v14314);
+            const bool v14316 = v14308 < v14315;
+            const bool v14317 = v14313 && v14316;
+            const float v14319 = v14310 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14320 = v14317 ? v14319 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[62] = v14320;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14321 = static_cast<unsigned int>(v11314.col(63, iron_linear_thread() & 31u));
+            const float v14323 = v11314.x[63];
+            const float v14324 = v13251.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14325 = __float_as_uint(v14324);
+            const bool v14326 = v14321 >= v14325;
+            const float v14327 = v13253.x[2];
+            const unsigned int v14328 = __float_as_uint(v14327);
+            const bool v14329 = v14321 < v14328;
+            const bool v14330 = v14326 && v14329;
+            const float v14332 = v14323 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14333 = v14330 ? v14332 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11314.x[63] = v14333;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14333;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14333, 0.0f);
-          iron_frag_row_reduce<false>(v14333, v11312);
-          iron_frag<float, 2, 16, 8> v14335;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag<float, 2, 16, 8> v14335;  // kernels/sdpa/flash_tile.hpp:210
           iron_frag_fill(v14335, 0.0f);
-          const float v14339 = v14333.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14340 = v351.x[0];
-          const float v14341 = fmaxf(v14340, v14339);
-          const bool v14344 = v14341 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14345 = v14344 ? 0.0f : v14341;
-          v14335.x[0] = v14345;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14349 = v14333.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14350 = v351.x[1];
-          const float v14351 = fmaxf(v14350, v14349);
-          const bool v14354 = v14351 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14355 = v14354 ? 0.0f : v14351;
-          v14335.x[1] = v14355;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14359 = v14333.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14360 = v351.x[2];
-          const float v14361 = fmaxf(v14360, v14359);
-          const bool v14364 = v14361 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14365 = v14364 ? 0.0f : v14361;
-          v14335.x[2] = v14365;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14369 = v14333.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14370 = v351.x[3];
-          const float v14371 = fmaxf(v14370, v14369);
-          const bool v14374 = v14371 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14375 = v14374 ? 0.0f : v14371;
-          v14335.x[3] = v14375;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14379 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14381 = v14340 - v14379;
-          const float v14382 = iron_exp2_approx(v14381);
-          v11338.x[0] = v14382;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14386 = v14335.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14388 = v14350 - v14386;
-          const float v14389 = iron_exp2_approx(v14388);
-          v11338.x[1] = v14389;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14393 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14395 = v14360 - v14393;
-          const float v14396 = iron_exp2_approx(v14395);
-          v11338.x[2] = v14396;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14400 = v14335.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14402 = v14370 - v14400;
-          const float v14403 = iron_exp2_approx(v14402);
-          v11338.x[3] = v14403;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14341;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14411 = v351.x[1];
-          const float v14413 = fmaxf(v14411, v14349);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v14413;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14416 = v351.x[2];
-          const float v14418 = fmaxf(v14416, v14359);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14418;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14421 = v351.x[3];
-          const float v14423 = fmaxf(v14421, v14369);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14423;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14426 = v11312.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14427 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14428 = v14426 - v14427;
-          const float v14429 = iron_exp2_approx(v14428);
-          v11312.x[0] = v14429;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14432 = v11312.x[1];
-          const float v14433 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14434 = v14432 - v14433;
-          const float v14435 = iron_exp2_approx(v14434);
-          v11312.x[1] = v14435;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14438 = v11312.x[2];
-          const float v14439 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14440 = v14438 - v14439;
-          const float v14441 = iron_exp2_approx(v14440);
-          v11312.x[2] = v14441;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14444 = v11312.x[3];
-          const float v14445 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14446 = v14444 - v14445;
-          const float v14447 = iron_exp2_approx(v14446);
-          v11312.x[3] = v14447;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14450 = v11312.x[4];
-          const float v14451 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14452 = v14450 - v14451;
-          const float v14453 = iron_exp2_approx(v14452);
-          v11312.x[4] = v14453;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14456 = v11312.x[5];
-          const float v14457 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14458 = v14456 - v14457;
-          const float v14459 = iron_exp2_approx(v14458);
-          v11312.x[5] = v14459;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14462 = v11312.x[6];
-          const float v14463 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14464 = v14462 - v14463;
-          const float v14465 = iron_exp2_approx(v14464);
-          v11312.x[6] = v14465;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14468 = v11312.x[7];
-          const float v14469 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14470 = v14468 - v14469;
-          const float v14471 = iron_exp2_approx(v14470);
-          v11312.x[7] = v14471;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14474 = v11312.x[8];
-          const float v14475 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14476 = v14474 - v14475;
-          const float v14477 = iron_exp2_approx(v14476);
-          v11312.x[8] = v14477;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14480 = v11312.x[9];
-          const float v14481 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14482 = v14480 - v14481;
-          const float v14483 = iron_exp2_approx(v14482);
-          v11312.x[9] = v14483;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14486 = v11312.x[10];
-          const float v14487 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14488 = v14486 - v14487;
-          const float v14489 = iron_exp2_approx(v14488);
-          v11312.x[10] = v14489;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14492 = v11312.x[11];
-          const float v14493 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14494 = v14492 - v14493;
-          const float v14495 = iron_exp2_approx(v14494);
-          v11312.x[11] = v14495;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14498 = v11312.x[12];
-          const float v14499 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14500 = v14498 - v14499;
-          const float v14501 = iron_exp2_approx(v14500);
-          v11312.x[12] = v14501;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14504 = v11312.x[13];
-          const float v14505 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14506 = v14504 - v14505;
-          const float v14507 = iron_exp2_approx(v14506);
-          v11312.x[13] = v14507;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14510 = v11312.x[14];
-          const float v14511 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14512 = v14510 - v14511;
-          const float v14513 = iron_exp2_approx(v14512);
-          v11312.x[14] = v14513;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14516 = v11312.x[15];
-          const float v14517 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14518 = v14516 - v14517;
-          const float v14519 = iron_exp2_approx(v14518);
-          v11312.x[15] = v14519;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14522 = v11312.x[16];
-          const float v14523 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14524 = v14522 - v14523;
-          const float v14525 = iron_exp2_approx(v14524);
-          v11312.x[16] = v14525;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14528 = v11312.x[17];
-          const float v14529 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14530 = v14528 - v14529;
-          const float v14531 = iron_exp2_approx(v14530);
-          v11312.x[17] = v14531;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14534 = v11312.x[18];
-          const float v14535 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14536 = v14534 - v14535;
-          const float v14537 = iron_exp2_approx(v14536);
-          v11312.x[18] = v14537;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14540 = v11312.x[19];
-          const float v14541 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14542 = v14540 - v14541;
-          const float v14543 = iron_exp2_approx(v14542);
-          v11312.x[19] = v14543;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14546 = v11312.x[20];
-          const float v14547 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14548 = v14546 - v14547;
-          const float v14549 = iron_exp2_approx(v14548);
-          v11312.x[20] = v14549;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14552 = v11312.x[21];
-          const float v14553 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14554 = v14552 - v14553;
-          const float v14555 = iron_exp2_approx(v14554);
-          v11312.x[21] = v14555;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14558 = v11312.x[22];
-          const float v14559 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14560 = v14558 - v14559;
-          const float v14561 = iron_exp2_approx(v14560);
-          v11312.x[22] = v14561;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14564 = v11312.x[23];
-          const float v14565 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14566 = v14564 - v14565;
-          const float v14567 = iron_exp2_approx(v14566);
-          v11312.x[23] = v14567;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14570 = v11312.x[24];
-          const float v14571 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14572 = v14570 - v14571;
-          const float v14573 = iron_exp2_approx(v14572);
-          v11312.x[24] = v14573;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14576 = v11312.x[25];
-          const float v14577 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14578 = v14576 - v14577;
-          const float v14579 = iron_exp2_approx(v14578);
-          v11312.x[25] = v14579;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14582 = v11312.x[26];
-          const float v14583 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14584 = v14582 - v14583;
-          const float v14585 = iron_exp2_approx(v14584);
-          v11312.x[26] = v14585;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14588 = v11312.x[27];
-          const float v14589 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14590 = v14588 - v14589;
-          const float v14591 = iron_exp2_approx(v14590);
-          v11312.x[27] = v14591;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14594 = v11312.x[28];
-          const float v14595 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14596 = v14594 - v14595;
-          const float v14597 = iron_exp2_approx(v14596);
-          v11312.x[28] = v14597;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14600 = v11312.x[29];
-          const float v14601 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14602 = v14600 - v14601;
-          const float v14603 = iron_exp2_approx(v14602);
-          v11312.x[29] = v14603;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14606 = v11312.x[30];
-          const float v14607 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14608 = v14606 - v14607;
-          const float v14609 = iron_exp2_approx(v14608);
-          v11312.x[30] = v14609;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14612 = v11312.x[31];
-          const float v14613 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14614 = v14612 - v14613;
-          const float v14615 = iron_exp2_approx(v14614);
-          v11312.x[31] = v14615;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14618 = v11312.x[32];
-          const float v14619 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14620 = v14618 - v14619;
-          const float v14621 = iron_exp2_approx(v14620);
-          v11312.x[32] = v14621;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14624 = v11312.x[33];
-          const float v14625 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14626 = v14624 - v14625;
-          const float v14627 = iron_exp2_approx(v14626);
-          v11312.x[33] = v14627;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14630 = v11312.x[34];
-          const float v14631 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14632 = v14630 - v14631;
-          const float v14633 = iron_exp2_approx(v14632);
-          v11312.x[34] = v14633;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14636 = v11312.x[35];
-          const float v14637 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14638 = v14636 - v14637;
-          const float v14639 = iron_exp2_approx(v14638);
-          v11312.x[35] = v14639;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14642 = v11312.x[36];
-          const float v14643 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14644 = v14642 - v14643;
-          const float v14645 = iron_exp2_approx(v14644);
-          v11312.x[36] = v14645;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14648 = v11312.x[37];
-          const float v14649 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14650 = v14648 - v14649;
-          const float v14651 = iron_exp2_approx(v14650);
-          v11312.x[37] = v14651;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14654 = v11312.x[38];
-          const float v14655 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14656 = v14654 - v14655;
-          const float v14657 = iron_exp2_approx(v14656);
-          v11312.x[38] = v14657;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14660 = v11312.x[39];
-          const float v14661 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14662 = v14660 - v14661;
-          const float v14663 = iron_exp2_approx(v14662);
-          v11312.x[39] = v14663;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14666 = v11312.x[40];
-          const float v14667 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14668 = v14666 - v14667;
-          const float v14669 = iron_exp2_approx(v14668);
-          v11312.x[40] = v14669;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14672 = v11312.x[41];
-          const float v14673 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14674 = v14672 - v14673;
-          const float v14675 = iron_exp2_approx(v14674);
-          v11312.x[41] = v14675;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14678 = v11312.x[42];
-          const float v14679 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14680 = v14678 - v14679;
-          const float v14681 = iron_exp2_approx(v14680);
-          v11312.x[42] = v14681;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14684 = v11312.x[43];
-          const float v14685 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14686 = v14684 - v14685;
-          const float v14687 = iron_exp2_approx(v14686);
-          v11312.x[43] = v14687;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14690 = v11312.x[44];
-          const float v14691 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14692 = v14690 - v14691;
-          const float v14693 = iron_exp2_approx(v14692);
-          v11312.x[44] = v14693;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14696 = v11312.x[45];
-          const float v14697 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14698 = v14696 - v14697;
-          const float v14699 = iron_exp2_approx(v14698);
-          v11312.x[45] = v14699;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14702 = v11312.x[46];
-          const float v14703 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14704 = v14702 - v14703;
-          const float v14705 = iron_exp2_approx(v14704);
-          v11312.x[46] = v14705;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14708 = v11312.x[47];
-          const float v14709 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14710 = v14708 - v14709;
-          const float v14711 = iron_exp2_approx(v14710);
-          v11312.x[47] = v14711;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14714 = v11312.x[48];
-          const float v14715 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14716 = v14714 - v14715;
-          const float v14717 = iron_exp2_approx(v14716);
-          v11312.x[48] = v14717;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14720 = v11312.x[49];
-          const float v14721 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14722 = v14720 - v14721;
-          const float v14723 = iron_exp2_approx(v14722);
-          v11312.x[49] = v14723;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14726 = v11312.x[50];
-          const float v14727 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14728 = v14726 - v14727;
-          const float v14729 = iron_exp2_approx(v14728);
-          v11312.x[50] = v14729;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14732 = v11312.x[51];
-          const float v14733 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14734 = v14732 - v14733;
-          const float v14735 = iron_exp2_approx(v14734);
-          v11312.x[51] = v14735;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14738 = v11312.x[52];
-          const float v14739 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14740 = v14738 - v14739;
-          const float v14741 = iron_exp2_approx(v14740);
-          v11312.x[52] = v14741;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14744 = v11312.x[53];
-          const float v14745 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14746 = v14744 - v14745;
-          const float v14747 = iron_exp2_approx(v14746);
-          v11312.x[53] = v14747;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14750 = v11312.x[54];
-          const float v14751 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14752 = v14750 - v14751;
-          const float v14753 = iron_exp2_approx(v14752);
-          v11312.x[54] = v14753;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14756 = v11312.x[55];
-          const float v14757 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14758 = v14756 - v14757;
-          const float v14759 = iron_exp2_approx(v14758);
-          v11312.x[55] = v14759;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14762 = v11312.x[56];
-          const float v14763 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14764 = v14762 - v14763;
-          const float v14765 = iron_exp2_approx(v14764);
-          v11312.x[56] = v14765;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14768 = v11312.x[57];
-          const float v14769 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14770 = v14768 - v14769;
-          const float v14771 = iron_exp2_approx(v14770);
-          v11312.x[57] = v14771;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14774 = v11312.x[58];
-          const float v14775 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14776 = v14774 - v14775;
-          const float v14777 = iron_exp2_approx(v14776);
-          v11312.x[58] = v14777;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14780 = v11312.x[59];
-          const float v14781 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14782 = v14780 - v14781;
-          const float v14783 = iron_exp2_approx(v14782);
-          v11312.x[59] = v14783;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14786 = v11312.x[60];
-          const float v14787 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14788 = v14786 - v14787;
-          const float v14789 = iron_exp2_approx(v14788);
-          v11312.x[60] = v14789;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14792 = v11312.x[61];
-          const float v14793 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14794 = v14792 - v14793;
-          const float v14795 = iron_exp2_approx(v14794);
-          v11312.x[61] = v14795;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14798 = v11312.x[62];
-          const float v14799 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14800 = v14798 - v14799;
-          const float v14801 = iron_exp2_approx(v14800);
-          v11312.x[62] = v14801;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14804 = v11312.x[63];
-          const float v14805 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14806 = v14804 - v14805;
-          const float v14807 = iron_exp2_approx(v14806);
-          v11312.x[63] = v14807;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v14809;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v14809, 0.0f);
-          iron_frag_row_reduce<true>(v14809, v11312);
-          const float v14812 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v14813 = v14809.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14814 = v11338.x[0];
-          const float v14815 = v14812 * v14814;
-          const float v14816 = v14815 + v14813;
-          v353.x[0] = v14816;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14819 = v353.x[1];
-          const float v14820 = v14809.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14821 = v11338.x[1];
-          const float v14822 = v14819 * v14821;
-          const float v14823 = v14822 + v14820;
-          v353.x[1] = v14823;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14826 = v353.x[2];
-          const float v14827 = v14809.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14828 = v11338.x[2];
-          const float v14829 = v14826 * v14828;
-          const float v14830 = v14829 + v14827;
-          v353.x[2] = v14830;  // kernels/sdpa/flash_tile.hpp:234
-          const float v14833 = v353.x[3];
-          const float v14834 = v14809.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v14835 = v11338.x[3];
-          const float v14836 = v14833 * v14835;
-          const float v14837 = v14836 + v14834;
-          v353.x[3] = v14837;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag_row_reduce<false>(v14335, v11314);
+          iron_frag<float, 2, 16, 8> v14337;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14337, 0.0f);
+          const float v14341 = v14335.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14342 = v351.x[0];
+          const float v14343 = fmaxf(v14342, v14341);
+          const bool v14346 = v14343 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14347 = v14346 ? 0.0f : v14343;
+          v14337.x[0] = v14347;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14351 = v14335.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14352 = v351.x[1];
+          const float v14353 = fmaxf(v14352, v14351);
+          const bool v14356 = v14353 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14357 = v14356 ? 0.0f : v14353;
+          v14337.x[1] = v14357;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14361 = v14335.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14362 = v351.x[2];
+          const float v14363 = fmaxf(v14362, v14361);
+          const bool v14366 = v14363 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14367 = v14366 ? 0.0f : v14363;
+          v14337.x[2] = v14367;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14371 = v14335.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14372 = v351.x[3];
+          const float v14373 = fmaxf(v14372, v14371);
+          const bool v14376 = v14373 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14377 = v14376 ? 0.0f : v14373;
+          v14337.x[3] = v14377;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14381 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14383 = v14342 - v14381;
+          const float v14384 = iron_exp2_approx(v14383);
+          v11340.x[0] = v14384;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14388 = v14337.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14390 = v14352 - v14388;
+          const float v14391 = iron_exp2_approx(v14390);
+          v11340.x[1] = v14391;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14395 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14397 = v14362 - v14395;
+          const float v14398 = iron_exp2_approx(v14397);
+          v11340.x[2] = v14398;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14402 = v14337.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14404 = v14372 - v14402;
+          const float v14405 = iron_exp2_approx(v14404);
+          v11340.x[3] = v14405;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14343;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14413 = v351.x[1];
+          const float v14415 = fmaxf(v14413, v14351);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14415;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14418 = v351.x[2];
+          const float v14420 = fmaxf(v14418, v14361);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14420;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14423 = v351.x[3];
+          const float v14425 = fmaxf(v14423, v14371);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14425;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14428 = v11314.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14429 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14430 = v14428 - v14429;
+          const float v14431 = iron_exp2_approx(v14430);
+          v11314.x[0] = v14431;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14434 = v11314.x[1];
+          const float v14435 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14436 = v14434 - v14435;
+          const float v14437 = iron_exp2_approx(v14436);
+          v11314.x[1] = v14437;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14440 = v11314.x[2];
+          const float v14441 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14442 = v14440 - v14441;
+          const float v14443 = iron_exp2_approx(v14442);
+          v11314.x[2] = v14443;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14446 = v11314.x[3];
+          const float v14447 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14448 = v14446 - v14447;
+          const float v14449 = iron_exp2_approx(v14448);
+          v11314.x[3] = v14449;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14452 = v11314.x[4];
+          const float v14453 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14454 = v14452 - v14453;
+          const float v14455 = iron_exp2_approx(v14454);
+          v11314.x[4] = v14455;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14458 = v11314.x[5];
+          const float v14459 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14460 = v14458 - v14459;
+          const float v14461 = iron_exp2_approx(v14460);
+          v11314.x[5] = v14461;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14464 = v11314.x[6];
+          const float v14465 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14466 = v14464 - v14465;
+          const float v14467 = iron_exp2_approx(v14466);
+          v11314.x[6] = v14467;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14470 = v11314.x[7];
+          const float v14471 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14472 = v14470 - v14471;
+          const float v14473 = iron_exp2_approx(v14472);
+          v11314.x[7] = v14473;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14476 = v11314.x[8];
+          const float v14477 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14478 = v14476 - v14477;
+          const float v14479 = iron_exp2_approx(v14478);
+          v11314.x[8] = v14479;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14482 = v11314.x[9];
+          const float v14483 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14484 = v14482 - v14483;
+          const float v14485 = iron_exp2_approx(v14484);
+          v11314.x[9] = v14485;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14488 = v11314.x[10];
+          const float v14489 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14490 = v14488 - v14489;
+          const float v14491 = iron_exp2_approx(v14490);
+          v11314.x[10] = v14491;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14494 = v11314.x[11];
+          const float v14495 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14496 = v14494 - v14495;
+          const float v14497 = iron_exp2_approx(v14496);
+          v11314.x[11] = v14497;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14500 = v11314.x[12];
+          const float v14501 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14502 = v14500 - v14501;
+          const float v14503 = iron_exp2_approx(v14502);
+          v11314.x[12] = v14503;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14506 = v11314.x[13];
+          const float v14507 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14508 = v14506 - v14507;
+          const float v14509 = iron_exp2_approx(v14508);
+          v11314.x[13] = v14509;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14512 = v11314.x[14];
+          const float v14513 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14514 = v14512 - v14513;
+          const float v14515 = iron_exp2_approx(v14514);
+          v11314.x[14] = v14515;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14518 = v11314.x[15];
+          const float v14519 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14520 = v14518 - v14519;
+          const float v14521 = iron_exp2_approx(v14520);
+          v11314.x[15] = v14521;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14524 = v11314.x[16];
+          const float v14525 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14526 = v14524 - v14525;
+          const float v14527 = iron_exp2_approx(v14526);
+          v11314.x[16] = v14527;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14530 = v11314.x[17];
+          const float v14531 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14532 = v14530 - v14531;
+          const float v14533 = iron_exp2_approx(v14532);
+          v11314.x[17] = v14533;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14536 = v11314.x[18];
+          const float v14537 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14538 = v14536 - v14537;
+          const float v14539 = iron_exp2_approx(v14538);
+          v11314.x[18] = v14539;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14542 = v11314.x[19];
+          const float v14543 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14544 = v14542 - v14543;
+          const float v14545 = iron_exp2_approx(v14544);
+          v11314.x[19] = v14545;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14548 = v11314.x[20];
+          const float v14549 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14550 = v14548 - v14549;
+          const float v14551 = iron_exp2_approx(v14550);
+          v11314.x[20] = v14551;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14554 = v11314.x[21];
+          const float v14555 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14556 = v14554 - v14555;
+          const float v14557 = iron_exp2_approx(v14556);
+          v11314.x[21] = v14557;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14560 = v11314.x[22];
+          const float v14561 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14562 = v14560 - v14561;
+          const float v14563 = iron_exp2_approx(v14562);
+          v11314.x[22] = v14563;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14566 = v11314.x[23];
+          const float v14567 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14568 = v14566 - v14567;
+          const float v14569 = iron_exp2_approx(v14568);
+          v11314.x[23] = v14569;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14572 = v11314.x[24];
+          const float v14573 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14574 = v14572 - v14573;
+          const float v14575 = iron_exp2_approx(v14574);
+          v11314.x[24] = v14575;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14578 = v11314.x[25];
+          const float v14579 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14580 = v14578 - v14579;
+          const float v14581 = iron_exp2_approx(v14580);
+          v11314.x[25] = v14581;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14584 = v11314.x[26];
+          const float v14585 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14586 = v14584 - v14585;
+          const float v14587 = iron_exp2_approx(v14586);
+          v11314.x[26] = v14587;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14590 = v11314.x[27];
+          const float v14591 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14592 = v14590 - v14591;
+          const float v14593 = iron_exp2_approx(v14592);
+          v11314.x[27] = v14593;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14596 = v11314.x[28];
+          const float v14597 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14598 = v14596 - v14597;
+          const float v14599 = iron_exp2_approx(v14598);
+          v11314.x[28] = v14599;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14602 = v11314.x[29];
+          const float v14603 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14604 = v14602 - v14603;
+          const float v14605 = iron_exp2_approx(v14604);
+          v11314.x[29] = v14605;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14608 = v11314.x[30];
+          const float v14609 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14610 = v14608 - v14609;
+          const float v14611 = iron_exp2_approx(v14610);
+          v11314.x[30] = v14611;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14614 = v11314.x[31];
+          const float v14615 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14616 = v14614 - v14615;
+          const float v14617 = iron_exp2_approx(v14616);
+          v11314.x[31] = v14617;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14620 = v11314.x[32];
+          const float v14621 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14622 = v14620 - v14621;
+          const float v14623 = iron_exp2_approx(v14622);
+          v11314.x[32] = v14623;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14626 = v11314.x[33];
+          const float v14627 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14628 = v14626 - v14627;
+          const float v14629 = iron_exp2_approx(v14628);
+          v11314.x[33] = v14629;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14632 = v11314.x[34];
+          const float v14633 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14634 = v14632 - v14633;
+          const float v14635 = iron_exp2_approx(v14634);
+          v11314.x[34] = v14635;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14638 = v11314.x[35];
+          const float v14639 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14640 = v14638 - v14639;
+          const float v14641 = iron_exp2_approx(v14640);
+          v11314.x[35] = v14641;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14644 = v11314.x[36];
+          const float v14645 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14646 = v14644 - v14645;
+          const float v14647 = iron_exp2_approx(v14646);
+          v11314.x[36] = v14647;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14650 = v11314.x[37];
+          const float v14651 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14652 = v14650 - v14651;
+          const float v14653 = iron_exp2_approx(v14652);
+          v11314.x[37] = v14653;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14656 = v11314.x[38];
+          const float v14657 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14658 = v14656 - v14657;
+          const float v14659 = iron_exp2_approx(v14658);
+          v11314.x[38] = v14659;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14662 = v11314.x[39];
+          const float v14663 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14664 = v14662 - v14663;
+          const float v14665 = iron_exp2_approx(v14664);
+          v11314.x[39] = v14665;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14668 = v11314.x[40];
+          const float v14669 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14670 = v14668 - v14669;
+          const float v14671 = iron_exp2_approx(v14670);
+          v11314.x[40] = v14671;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14674 = v11314.x[41];
+          const float v14675 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14676 = v14674 - v14675;
+          const float v14677 = iron_exp2_approx(v14676);
+          v11314.x[41] = v14677;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14680 = v11314.x[42];
+          const float v14681 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14682 = v14680 - v14681;
+          const float v14683 = iron_exp2_approx(v14682);
+          v11314.x[42] = v14683;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14686 = v11314.x[43];
+          const float v14687 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14688 = v14686 - v14687;
+          const float v14689 = iron_exp2_approx(v14688);
+          v11314.x[43] = v14689;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14692 = v11314.x[44];
+          const float v14693 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14694 = v14692 - v14693;
+          const float v14695 = iron_exp2_approx(v14694);
+          v11314.x[44] = v14695;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14698 = v11314.x[45];
+          const float v14699 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14700 = v14698 - v14699;
+          const float v14701 = iron_exp2_approx(v14700);
+          v11314.x[45] = v14701;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14704 = v11314.x[46];
+          const float v14705 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14706 = v14704 - v14705;
+          const float v14707 = iron_exp2_approx(v14706);
+          v11314.x[46] = v14707;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14710 = v11314.x[47];
+          const float v14711 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14712 = v14710 - v14711;
+          const float v14713 = iron_exp2_approx(v14712);
+          v11314.x[47] = v14713;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14716 = v11314.x[48];
+          const float v14717 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14718 = v14716 - v14717;
+          const float v14719 = iron_exp2_approx(v14718);
+          v11314.x[48] = v14719;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14722 = v11314.x[49];
+          const float v14723 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14724 = v14722 - v14723;
+          const float v14725 = iron_exp2_approx(v14724);
+          v11314.x[49] = v14725;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14728 = v11314.x[50];
+          const float v14729 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14730 = v14728 - v14729;
+          const float v14731 = iron_exp2_approx(v14730);
+          v11314.x[50] = v14731;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14734 = v11314.x[51];
+          const float v14735 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14736 = v14734 - v14735;
+          const float v14737 = iron_exp2_approx(v14736);
+          v11314.x[51] = v14737;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14740 = v11314.x[52];
+          const float v14741 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14742 = v14740 - v14741;
+          const float v14743 = iron_exp2_approx(v14742);
+          v11314.x[52] = v14743;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14746 = v11314.x[53];
+          const float v14747 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14748 = v14746 - v14747;
+          const float v14749 = iron_exp2_approx(v14748);
+          v11314.x[53] = v14749;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14752 = v11314.x[54];
+          const float v14753 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14754 = v14752 - v14753;
+          const float v14755 = iron_exp2_approx(v14754);
+          v11314.x[54] = v14755;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14758 = v11314.x[55];
+          const float v14759 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14760 = v14758 - v14759;
+          const float v14761 = iron_exp2_approx(v14760);
+          v11314.x[55] = v14761;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14764 = v11314.x[56];
+          const float v14765 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14766 = v14764 - v14765;
+          const float v14767 = iron_exp2_approx(v14766);
+          v11314.x[56] = v14767;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14770 = v11314.x[57];
+          const float v14771 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14772 = v14770 - v14771;
+          const float v14773 = iron_exp2_approx(v14772);
+          v11314.x[57] = v14773;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14776 = v11314.x[58];
+          const float v14777 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14778 = v14776 - v14777;
+          const float v14779 = iron_exp2_approx(v14778);
+          v11314.x[58] = v14779;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14782 = v11314.x[59];
+          const float v14783 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14784 = v14782 - v14783;
+          const float v14785 = iron_exp2_approx(v14784);
+          v11314.x[59] = v14785;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14788 = v11314.x[60];
+          const float v14789 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14790 = v14788 - v14789;
+          const float v14791 = iron_exp2_approx(v14790);
+          v11314.x[60] = v14791;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14794 = v11314.x[61];
+          const float v14795 = v14337.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14796 = v14794 - v14795;
+          const float v14797 = iron_exp2_approx(v14796);
+          v11314.x[61] = v14797;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14800 = v11314.x[62];
+          const float v14801 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14802 = v14800 - v14801;
+          const float v14803 = iron_exp2_approx(v14802);
+          v11314.x[62] = v14803;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14806 = v11314.x[63];
+          const float v14807 = v14337.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14808 = v14806 - v14807;
+          const float v14809 = iron_exp2_approx(v14808);
+          v11314.x[63] = v14809;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v14811;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v14811, 0.0f);
+          iron_frag_row_reduce<true>(v14811, v11314);
+          const float v14814 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v14815 = v14811.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14816 = v11340.x[0];
+          const float v14817 = v14814 * v14816;
+          const float v14818 = v14817 + v14815;
+          v353.x[0] = v14818;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14821 = v353.x[1];
+          const float v14822 = v14811.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14823 = v11340.x[1];
+          const float v14824 = v14821 * v14823;
+          const float v14825 = v14824 + v14822;
+          v353.x[1] = v14825;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14828 = v353.x[2];
+          const float v14829 = v14811.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14830 = v11340.x[2];
+          const float v14831 = v14828 * v14830;
+          const float v14832 = v14831 + v14829;
+          v353.x[2] = v14832;  // kernels/sdpa/flash_tile.hpp:234
+          const float v14835 = v353.x[3];
+          const float v14836 = v14811.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v14837 = v11340.x[3];
+          const float v14838 = v14835 * v14837;
+          const float v14839 = v14838 + v14836;
+          v353.x[3] = v14839;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v14840 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v14841 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14842 = v14840 * v14841;
-        v355.x[0] = v14842;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14845 = v355.x[1];
-        const float v14846 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14847 = v14845 * v14846;
-        v355.x[1] = v14847;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14850 = v355.x[2];
-        const float v14851 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14852 = v14850 * v14851;
-        v355.x[2] = v14852;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14855 = v355.x[3];
-        const float v14856 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14857 = v14855 * v14856;
-        v355.x[3] = v14857;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14860 = v355.x[4];
-        const float v14861 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14862 = v14860 * v14861;
-        v355.x[4] = v14862;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14865 = v355.x[5];
-        const float v14866 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14867 = v14865 * v14866;
-        v355.x[5] = v14867;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14870 = v355.x[6];
-        const float v14871 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14872 = v14870 * v14871;
-        v355.x[6] = v14872;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14875 = v355.x[7];
-        const float v14876 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14877 = v14875 * v14876;
-        v355.x[7] = v14877;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14880 = v355.x[8];
-        const float v14881 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14882 = v14880 * v14881;
-        v355.x[8] = v14882;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14885 = v355.x[9];
-        const float v14886 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14887 = v14885 * v14886;
-        v355.x[9] = v14887;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14890 = v355.x[10];
-        const float v14891 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14892 = v14890 * v14891;
-        v355.x[10] = v14892;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14895 = v355.x[11];
-        const float v14896 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14897 = v14895 * v14896;
-        v355.x[11] = v14897;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14900 = v355.x[12];
-        const float v14901 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14902 = v14900 * v14901;
-        v355.x[12] = v14902;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14905 = v355.x[13];
-        const float v14906 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14907 = v14905 * v14906;
-        v355.x[13] = v14907;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14910 = v355.x[14];
-        const float v14911 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14912 = v14910 * v14911;
-        v355.x[14] = v14912;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14915 = v355.x[15];
-        const float v14916 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14917 = v14915 * v14916;
-        v355.x[15] = v14917;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14920 = v355.x[16];
-        const float v14921 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14922 = v14920 * v14921;
-        v355.x[16] = v14922;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14925 = v355.x[17];
-        const float v14926 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14927 = v14925 * v14926;
-        v355.x[17] = v14927;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14930 = v355.x[18];
-        const float v14931 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14932 = v14930 * v14931;
-        v355.x[18] = v14932;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14935 = v355.x[19];
-        const float v14936 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14937 = v14935 * v14936;
-        v355.x[19] = v14937;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14940 = v355.x[20];
-        const float v14941 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14942 = v14940 * v14941;
-        v355.x[20] = v14942;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14945 = v355.x[21];
-        const float v14946 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14947 = v14945 * v14946;
-        v355.x[21] = v14947;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14950 = v355.x[22];
-        const float v14951 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14952 = v14950 * v14951;
-        v355.x[22] = v14952;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14955 = v355.x[23];
-        const float v14956 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14957 = v14955 * v14956;
-        v355.x[23] = v14957;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14960 = v355.x[24];
-        const float v14961 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14962 = v14960 * v14961;
-        v355.x[24] = v14962;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14965 = v355.x[25];
-        const float v14966 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14967 = v14965 * v14966;
-        v355.x[25] = v14967;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14970 = v355.x[26];
-        const float v14971 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14972 = v14970 * v14971;
-        v355.x[26] = v14972;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14975 = v355.x[27];
-        const float v14976 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14977 = v14975 * v14976;
-        v355.x[27] = v14977;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14980 = v355.x[28];
-        const float v14981 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14982 = v14980 * v14981;
-        v355.x[28] = v14982;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14985 = v355.x[29];
-        const float v14986 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14987 = v14985 * v14986;
-        v355.x[29] = v14987;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14990 = v355.x[30];
-        const float v14991 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14992 = v14990 * v14991;
-        v355.x[30] = v14992;  // kernels/sdpa/flash_tile.hpp:244
-        const float v14995 = v355.x[31];
-        const float v14996 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v14997 = v14995 * v14996;
-        v355.x[31] = v14997;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15000 = v357.x[0];
-        const float v15001 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15002 = v15000 * v15001;
-        v357.x[0] = v15002;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15005 = v357.x[1];
-        const float v15006 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15007 = v15005 * v15006;
-        v357.x[1] = v15007;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15010 = v357.x[2];
-        const float v15011 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15012 = v15010 * v15011;
-        v357.x[2] = v15012;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15015 = v357.x[3];
-        const float v15016 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15017 = v15015 * v15016;
-        v357.x[3] = v15017;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15020 = v357.x[4];
-        const float v15021 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15022 = v15020 * v15021;
-        v357.x[4] = v15022;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15025 = v357.x[5];
-        const float v15026 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15027 = v15025 * v15026;
-        v357.x[5] = v15027;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15030 = v357.x[6];
-        const float v15031 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15032 = v15030 * v15031;
-        v357.x[6] = v15032;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15035 = v357.x[7];
-        const float v15036 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15037 = v15035 * v15036;
-        v357.x[7] = v15037;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15040 = v357.x[8];
-        const float v15041 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15042 = v15040 * v15041;
-        v357.x[8] = v15042;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15045 = v357.x[9];
-        const float v15046 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15047 = v15045 * v15046;
-        v357.x[9] = v15047;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15050 = v357.x[10];
-        const float v15051 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15052 = v15050 * v15051;
-        v357.x[10] = v15052;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15055 = v357.x[11];
-        const float v15056 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15057 = v15055 * v15056;
-        v357.x[11] = v15057;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15060 = v357.x[12];
-        const float v15061 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15062 = v15060 * v15061;
-        v357.x[12] = v15062;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15065 = v357.x[13];
-        const float v15066 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15067 = v15065 * v15066;
-        v357.x[13] = v15067;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15070 = v357.x[14];
-        const float v15071 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15072 = v15070 * v15071;
-        v357.x[14] = v15072;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15075 = v357.x[15];
-        const float v15076 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15077 = v15075 * v15076;
-        v357.x[15] = v15077;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15080 = v357.x[16];
-        const float v15081 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15082 = v15080 * v15081;
-        v357.x[16] = v15082;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15085 = v357.x[17];
-        const float v15086 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15087 = v15085 * v15086;
-        v357.x[17] = v15087;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15090 = v357.x[18];
-        const float v15091 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15092 = v15090 * v15091;
-        v357.x[18] = v15092;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15095 = v357.x[19];
-        const float v15096 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15097 = v15095 * v15096;
-        v357.x[19] = v15097;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15100 = v357.x[20];
-        const float v15101 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15102 = v15100 * v15101;
-        v357.x[20] = v15102;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15105 = v357.x[21];
-        const float v15106 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15107 = v15105 * v15106;
-        v357.x[21] = v15107;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15110 = v357.x[22];
-        const float v15111 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15112 = v15110 * v15111;
-        v357.x[22] = v15112;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15115 = v357.x[23];
-        const float v15116 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15117 = v15115 * v15116;
-        v357.x[23] = v15117;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15120 = v357.x[24];
-        const float v15121 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15122 = v15120 * v15121;
-        v357.x[24] = v15122;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15125 = v357.x[25];
-        const float v15126 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15127 = v15125 * v15126;
-        v357.x[25] = v15127;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15130 = v357.x[26];
-        const float v15131 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15132 = v15130 * v15131;
-        v357.x[26] = v15132;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15135 = v357.x[27];
-        const float v15136 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15137 = v15135 * v15136;
-        v357.x[27] = v15137;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15140 = v357.x[28];
-        const float v15141 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15142 = v15140 * v15141;
-        v357.x[28] = v15142;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15145 = v357.x[29];
-        const float v15146 = v11338.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15147 = v15145 * v15146;
-        v357.x[29] = v15147;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15150 = v357.x[30];
-        const float v15151 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15152 = v15150 * v15151;
-        v357.x[30] = v15152;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15155 = v357.x[31];
-        const float v15156 = v11338.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15157 = v15155 * v15156;
-        v357.x[31] = v15157;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15159;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15159, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15159, v11312);
-        const unsigned int v15165 = v45 << 7u;
-        iron_frag_store<false>(v15159, shm3, v15165, 128u);
+        const float v14842 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v14843 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14844 = v14842 * v14843;
+        v355.x[0] = v14844;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14847 = v355.x[1];
+        const float v14848 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14849 = v14847 * v14848;
+        v355.x[1] = v14849;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14852 = v355.x[2];
+        const float v14853 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14854 = v14852 * v14853;
+        v355.x[2] = v14854;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14857 = v355.x[3];
+        const float v14858 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14859 = v14857 * v14858;
+        v355.x[3] = v14859;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14862 = v355.x[4];
+        const float v14863 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14864 = v14862 * v14863;
+        v355.x[4] = v14864;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14867 = v355.x[5];
+        const float v14868 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14869 = v14867 * v14868;
+        v355.x[5] = v14869;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14872 = v355.x[6];
+        const float v14873 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14874 = v14872 * v14873;
+        v355.x[6] = v14874;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14877 = v355.x[7];
+        const float v14878 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14879 = v14877 * v14878;
+        v355.x[7] = v14879;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14882 = v355.x[8];
+        const float v14883 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14884 = v14882 * v14883;
+        v355.x[8] = v14884;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14887 = v355.x[9];
+        const float v14888 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14889 = v14887 * v14888;
+        v355.x[9] = v14889;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14892 = v355.x[10];
+        const float v14893 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14894 = v14892 * v14893;
+        v355.x[10] = v14894;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14897 = v355.x[11];
+        const float v14898 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14899 = v14897 * v14898;
+        v355.x[11] = v14899;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14902 = v355.x[12];
+        const float v14903 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14904 = v14902 * v14903;
+        v355.x[12] = v14904;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14907 = v355.x[13];
+        const float v14908 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14909 = v14907 * v14908;
+        v355.x[13] = v14909;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14912 = v355.x[14];
+        const float v14913 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14914 = v14912 * v14913;
+        v355.x[14] = v14914;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14917 = v355.x[15];
+        const float v14918 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14919 = v14917 * v14918;
+        v355.x[15] = v14919;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14922 = v355.x[16];
+        const float v14923 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14924 = v14922 * v14923;
+        v355.x[16] = v14924;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14927 = v355.x[17];
+        const float v14928 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14929 = v14927 * v14928;
+        v355.x[17] = v14929;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14932 = v355.x[18];
+        const float v14933 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14934 = v14932 * v14933;
+        v355.x[18] = v14934;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14937 = v355.x[19];
+        const float v14938 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14939 = v14937 * v14938;
+        v355.x[19] = v14939;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14942 = v355.x[20];
+        const float v14943 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14944 = v14942 * v14943;
+        v355.x[20] = v14944;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14947 = v355.x[21];
+        const float v14948 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14949 = v14947 * v14948;
+        v355.x[21] = v14949;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14952 = v355.x[22];
+        const float v14953 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14954 = v14952 * v14953;
+        v355.x[22] = v14954;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14957 = v355.x[23];
+        const float v14958 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14959 = v14957 * v14958;
+        v355.x[23] = v14959;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14962 = v355.x[24];
+        const float v14963 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14964 = v14962 * v14963;
+        v355.x[24] = v14964;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14967 = v355.x[25];
+        const float v14968 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14969 = v14967 * v14968;
+        v355.x[25] = v14969;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14972 = v355.x[26];
+        const float v14973 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14974 = v14972 * v14973;
+        v355.x[26] = v14974;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14977 = v355.x[27];
+        const float v14978 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14979 = v14977 * v14978;
+        v355.x[27] = v14979;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14982 = v355.x[28];
+        const float v14983 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14984 = v14982 * v14983;
+        v355.x[28] = v14984;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14987 = v355.x[29];
+        const float v14988 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14989 = v14987 * v14988;
+        v355.x[29] = v14989;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14992 = v355.x[30];
+        const float v14993 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14994 = v14992 * v14993;
+        v355.x[30] = v14994;  // kernels/sdpa/flash_tile.hpp:244
+        const float v14997 = v355.x[31];
+        const float v14998 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v14999 = v14997 * v14998;
+        v355.x[31] = v14999;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15002 = v357.x[0];
+        const float v15003 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15004 = v15002 * v15003;
+        v357.x[0] = v15004;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15007 = v357.x[1];
+        const float v15008 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15009 = v15007 * v15008;
+        v357.x[1] = v15009;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15012 = v357.x[2];
+        const float v15013 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15014 = v15012 * v15013;
+        v357.x[2] = v15014;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15017 = v357.x[3];
+        const float v15018 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15019 = v15017 * v15018;
+        v357.x[3] = v15019;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15022 = v357.x[4];
+        const float v15023 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15024 = v15022 * v15023;
+        v357.x[4] = v15024;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15027 = v357.x[5];
+        const float v15028 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15029 = v15027 * v15028;
+        v357.x[5] = v15029;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15032 = v357.x[6];
+        const float v15033 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15034 = v15032 * v15033;
+        v357.x[6] = v15034;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15037 = v357.x[7];
+        const float v15038 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15039 = v15037 * v15038;
+        v357.x[7] = v15039;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15042 = v357.x[8];
+        const float v15043 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15044 = v15042 * v15043;
+        v357.x[8] = v15044;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15047 = v357.x[9];
+        const float v15048 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15049 = v15047 * v15048;
+        v357.x[9] = v15049;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15052 = v357.x[10];
+        const float v15053 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15054 = v15052 * v15053;
+        v357.x[10] = v15054;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15057 = v357.x[11];
+        const float v15058 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15059 = v15057 * v15058;
+        v357.x[11] = v15059;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15062 = v357.x[12];
+        const float v15063 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15064 = v15062 * v15063;
+        v357.x[12] = v15064;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15067 = v357.x[13];
+        const float v15068 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15069 = v15067 * v15068;
+        v357.x[13] = v15069;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15072 = v357.x[14];
+        const float v15073 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15074 = v15072 * v15073;
+        v357.x[14] = v15074;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15077 = v357.x[15];
+        const float v15078 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15079 = v15077 * v15078;
+        v357.x[15] = v15079;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15082 = v357.x[16];
+        const float v15083 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15084 = v15082 * v15083;
+        v357.x[16] = v15084;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15087 = v357.x[17];
+        const float v15088 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15089 = v15087 * v15088;
+        v357.x[17] = v15089;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15092 = v357.x[18];
+        const float v15093 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15094 = v15092 * v15093;
+        v357.x[18] = v15094;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15097 = v357.x[19];
+        const float v15098 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15099 = v15097 * v15098;
+        v357.x[19] = v15099;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15102 = v357.x[20];
+        const float v15103 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15104 = v15102 * v15103;
+        v357.x[20] = v15104;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15107 = v357.x[21];
+        const float v15108 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15109 = v15107 * v15108;
+        v357.x[21] = v15109;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15112 = v357.x[22];
+        const float v15113 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15114 = v15112 * v15113;
+        v357.x[22] = v15114;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15117 = v357.x[23];
+        const float v15118 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15119 = v15117 * v15118;
+        v357.x[23] = v15119;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15122 = v357.x[24];
+        const float v15123 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15124 = v15122 * v15123;
+        v357.x[24] = v15124;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15127 = v357.x[25];
+        const float v15128 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15129 = v15127 * v15128;
+        v357.x[25] = v15129;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15132 = v357.x[26];
+        const float v15133 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15134 = v15132 * v15133;
+        v357.x[26] = v15134;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15137 = v357.x[27];
+        const float v15138 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15139 = v15137 * v15138;
+        v357.x[27] = v15139;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15142 = v357.x[28];
+        const float v15143 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15144 = v15142 * v15143;
+        v357.x[28] = v15144;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15147 = v357.x[29];
+        const float v15148 = v11340.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15149 = v15147 * v15148;
+        v357.x[29] = v15149;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15152 = v357.x[30];
+        const float v15153 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15154 = v15152 * v15153;
+        v357.x[30] = v15154;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15157 = v357.x[31];
+        const float v15158 = v11340.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15159 = v15157 * v15158;
+        v357.x[31] = v15159;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v15161;  // kernels/sdpa/flash_warpgroup.hpp:175
+        iron_frag_fill(v15161, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v15161, v11314);
+        const unsigned int v15167 = v45 << 7u;
+        iron_frag_store<false>(v15161, shm3, v15167, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:268
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15173 = v10797 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15180 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15181 = v15180 << 7u;
-        const unsigned int v15317 = v41 & 3u;
-        const unsigned int v15319 = v15317 << 4u;
-        const unsigned int v15321 = v15319 << 7u;
-        const unsigned int v15323 = v15181 + v15321;
-        iron_frag<iron_bf16, 0, 16, 16> v15332;
-        iron_frag_fill(v15332, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15332, shm3, v15323, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15334;
+        const unsigned int v15175 = v10799 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15182 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15183 = v15182 << 7u;
+        const unsigned int v15319 = v41 & 3u;
+        const unsigned int v15321 = v15319 << 4u;
+        const unsigned int v15323 = v15321 << 7u;
+        const unsigned int v15325 = v15183 + v15323;
+        iron_frag<iron_bf16, 0, 16, 16> v15334;
         iron_frag_fill(v15334, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15334, shm2, v15173, 64u);
-        iron_frag_mma_sync(v355, v15332, v15334);
-        const unsigned int v15336 = v15323 + 16u;
-        const unsigned int v15341 = v15173 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15343;
-        iron_frag_fill(v15343, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15343, shm3, v15336, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15345;
+        iron_frag_load_shared<false>(v15334, shm3, v15325, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15336;
+        iron_frag_fill(v15336, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15336, shm2, v15175, 64u);
+        iron_frag_mma_sync(v355, v15334, v15336);
+        const unsigned int v15338 = v15325 + 16u;
+        const unsigned int v15343 = v15175 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15345;
         iron_frag_fill(v15345, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15345, shm2, v15341, 64u);
-        iron_frag_mma_sync(v355, v15343, v15345);
-        const unsigned int v15347 = v15323 + 32u;
-        const unsigned int v15352 = v15173 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15354;
-        iron_frag_fill(v15354, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15354, shm3, v15347, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15356;
+        iron_frag_load_shared<false>(v15345, shm3, v15338, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15347;
+        iron_frag_fill(v15347, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15347, shm2, v15343, 64u);
+        iron_frag_mma_sync(v355, v15345, v15347);
+        const unsigned int v15349 = v15325 + 32u;
+        const unsigned int v15354 = v15175 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15356;
         iron_frag_fill(v15356, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15356, shm2, v15352, 64u);
-        iron_frag_mma_sync(v355, v15354, v15356);
-        const unsigned int v15358 = v15323 + 48u;
-        const unsigned int v15363 = v15173 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15365;
-        iron_frag_fill(v15365, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15365, shm3, v15358, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15367;
+        iron_frag_load_shared<false>(v15356, shm3, v15349, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15358;
+        iron_frag_fill(v15358, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15358, shm2, v15354, 64u);
+        iron_frag_mma_sync(v355, v15356, v15358);
+        const unsigned int v15360 = v15325 + 48u;
+        const unsigned int v15365 = v15175 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15367;
         iron_frag_fill(v15367, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15367, shm2, v15363, 64u);
-        iron_frag_mma_sync(v355, v15365, v15367);
-        const unsigned int v15189 = v15173 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15196 = v15181 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15376 = v15196 + v15321;
-        iron_frag<iron_bf16, 0, 16, 16> v15385;
-        iron_frag_fill(v15385, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15385, shm3, v15376, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15387;
+        iron_frag_load_shared<false>(v15367, shm3, v15360, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15369;
+        iron_frag_fill(v15369, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15369, shm2, v15365, 64u);
+        iron_frag_mma_sync(v355, v15367, v15369);
+        const unsigned int v15191 = v15175 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15198 = v15183 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15378 = v15198 + v15323;
+        iron_frag<iron_bf16, 0, 16, 16> v15387;
         iron_frag_fill(v15387, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15387, shm2, v15189, 64u);
-        iron_frag_mma_sync(v355, v15385, v15387);
-        const unsigned int v15389 = v15376 + 16u;
-        const unsigned int v15394 = v15189 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15396;
-        iron_frag_fill(v15396, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15396, shm3, v15389, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15398;
+        iron_frag_load_shared<false>(v15387, shm3, v15378, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15389;
+        iron_frag_fill(v15389, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15389, shm2, v15191, 64u);
+        iron_frag_mma_sync(v355, v15387, v15389);
+        const unsigned int v15391 = v15378 + 16u;
+        const unsigned int v15396 = v15191 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15398;
         iron_frag_fill(v15398, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15398, shm2, v15394, 64u);
-        iron_frag_mma_sync(v355, v15396, v15398);
-        const unsigned int v15400 = v15376 + 32u;
-        const unsigned int v15405 = v15189 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15407;
-        iron_frag_fill(v15407, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15407, shm3, v15400, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15409;
+        iron_frag_load_shared<false>(v15398, shm3, v15391, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15400;
+        iron_frag_fill(v15400, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15400, shm2, v15396, 64u);
+        iron_frag_mma_sync(v355, v15398, v15400);
+        const unsigned int v15402 = v15378 + 32u;
+        const unsigned int v15407 = v15191 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15409;
         iron_frag_fill(v15409, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15409, shm2, v15405, 64u);
-        iron_frag_mma_sync(v355, v15407, v15409);
-        const unsigned int v15411 = v15376 + 48u;
-        const unsigned int v15416 = v15189 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15418;
-        iron_frag_fill(v15418, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15418, shm3, v15411, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15420;
+        iron_frag_load_shared<false>(v15409, shm3, v15402, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15411;
+        iron_frag_fill(v15411, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15411, shm2, v15407, 64u);
+        iron_frag_mma_sync(v355, v15409, v15411);
+        const unsigned int v15413 = v15378 + 48u;
+        const unsigned int v15418 = v15191 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15420;
         iron_frag_fill(v15420, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15420, shm2, v15416, 64u);
-        iron_frag_mma_sync(v355, v15418, v15420);
-        const unsigned int v15202 = v15173 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15438;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15438, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15438, shm3, v15323, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15440;
+        iron_frag_load_shared<false>(v15420, shm3, v15413, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15422;
+        iron_frag_fill(v15422, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15422, shm2, v15418, 64u);
+        iron_frag_mma_sync(v355, v15420, v15422);
+        const unsigned int v15204 = v15175 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v15440;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v15440, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15440, shm2, v15202, 64u);
-        iron_frag_mma_sync(v357, v15438, v15440);
-        const unsigned int v15447 = v15202 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15449;
-        iron_frag_fill(v15449, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15449, shm3, v15336, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15451;
+        iron_frag_load_shared<false>(v15440, shm3, v15325, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15442;
+        iron_frag_fill(v15442, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15442, shm2, v15204, 64u);
+        iron_frag_mma_sync(v357, v15440, v15442);
+        const unsigned int v15449 = v15204 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15451;
         iron_frag_fill(v15451, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15451, shm2, v15447, 64u);
-        iron_frag_mma_sync(v357, v15449, v15451);
-        const unsigned int v15458 = v15202 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15460;
-        iron_frag_fill(v15460, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15460, shm3, v15347, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15462;
+        iron_frag_load_shared<false>(v15451, shm3, v15338, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15453;
+        iron_frag_fill(v15453, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15453, shm2, v15449, 64u);
+        iron_frag_mma_sync(v357, v15451, v15453);
+        const unsigned int v15460 = v15204 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15462;
         iron_frag_fill(v15462, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15462, shm2, v15458, 64u);
-        iron_frag_mma_sync(v357, v15460, v15462);
-        const unsigned int v15469 = v15202 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15471;
-        iron_frag_fill(v15471, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15471, shm3, v15358, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15473;
+        iron_frag_load_shared<false>(v15462, shm3, v15349, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15464;
+        iron_frag_fill(v15464, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15464, shm2, v15460, 64u);
+        iron_frag_mma_sync(v357, v15462, v15464);
+        const unsigned int v15471 = v15204 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15473;
         iron_frag_fill(v15473, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15473, shm2, v15469, 64u);
-        iron_frag_mma_sync(v357, v15471, v15473);
-        const unsigned int v15217 = v15202 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15491;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15491, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15491, shm3, v15376, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15493;
+        iron_frag_load_shared<false>(v15473, shm3, v15360, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15475;
+        iron_frag_fill(v15475, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15475, shm2, v15471, 64u);
+        iron_frag_mma_sync(v357, v15473, v15475);
+        const unsigned int v15219 = v15204 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v15493;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v15493, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15493, shm2, v15217, 64u);
-        iron_frag_mma_sync(v357, v15491, v15493);
-        const unsigned int v15500 = v15217 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15502;
-        iron_frag_fill(v15502, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15502, shm3, v15389, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15504;
+        iron_frag_load_shared<false>(v15493, shm3, v15378, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15495;
+        iron_frag_fill(v15495, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15495, shm2, v15219, 64u);
+        iron_frag_mma_sync(v357, v15493, v15495);
+        const unsigned int v15502 = v15219 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15504;
         iron_frag_fill(v15504, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15504, shm2, v15500, 64u);
-        iron_frag_mma_sync(v357, v15502, v15504);
-        const unsigned int v15511 = v15217 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15513;
-        iron_frag_fill(v15513, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15513, shm3, v15400, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15515;
+        iron_frag_load_shared<false>(v15504, shm3, v15391, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15506;
+        iron_frag_fill(v15506, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15506, shm2, v15502, 64u);
+        iron_frag_mma_sync(v357, v15504, v15506);
+        const unsigned int v15513 = v15219 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15515;
         iron_frag_fill(v15515, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15515, shm2, v15511, 64u);
-        iron_frag_mma_sync(v357, v15513, v15515);
-        const unsigned int v15522 = v15217 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15524;
-        iron_frag_fill(v15524, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15524, shm3, v15411, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15526;
+        iron_frag_load_shared<false>(v15515, shm3, v15402, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15517;
+        iron_frag_fill(v15517, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15517, shm2, v15513, 64u);
+        iron_frag_mma_sync(v357, v15515, v15517);
+        const unsigned int v15524 = v15219 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15526;
         iron_frag_fill(v15526, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15526, shm2, v15522, 64u);
-        iron_frag_mma_sync(v357, v15524, v15526);
+        iron_frag_load_shared<false>(v15526, shm3, v15413, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15528;
+        iron_frag_fill(v15528, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15528, shm2, v15524, 64u);
+        iron_frag_mma_sync(v357, v15526, v15528);
       }
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:257
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
-      iron_frag<float, 2, 16, 8> v9050;  // kernels/sdpa/flash_tile.hpp:259
-      iron_frag_fill(v9050, 0.0f);
-      const float v9054 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9055 = fmaxf(v9054, v9048);
-      const bool v9058 = v9055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9059 = v9058 ? 0.0f : v9055;
-      v9050.x[0] = v9059;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9063 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9064 = fmaxf(v9063, v9048);
-      const bool v9067 = v9064 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9068 = v9067 ? 0.0f : v9064;
-      v9050.x[1] = v9068;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9072 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9073 = fmaxf(v9072, v9048);
-      const bool v9076 = v9073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9077 = v9076 ? 0.0f : v9073;
-      v9050.x[2] = v9077;  // kernels/sdpa/flash_tile.hpp:260
-      const float v9081 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
-      const float v9082 = fmaxf(v9081, v9048);
-      const bool v9085 = v9082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9086 = v9085 ? 0.0f : v9082;
-      v9050.x[3] = v9086;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9088;  // kernels/sdpa/flash_tile.hpp:263
-      iron_frag_fill(v9088, 0.0f);
-      const unsigned int v9089 = static_cast<unsigned int>(v9088.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v9090 = static_cast<unsigned int>(v9088.row(0, iron_linear_thread() & 31u));
-      const float v9092 = v9050.x[0];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9093 = v9048 - v9092;
-      const float v9094 = exp2f(v9093);
-      const float v9097 = v9054 - v9092;
-      const float v9098 = exp2f(v9097);
-      const float v9099 = v353.x[0];
-      const float v9100 = v9099 * v9098;
-      const float v9101 = v9100 + v9094;
-      v9088.x[0] = v9101;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v9102 = static_cast<unsigned int>(v9088.col(1, iron_linear_thread() & 31u));
-      const unsigned int v9103 = static_cast<unsigned int>(v9088.row(1, iron_linear_thread() & 31u));
-      const float v9105 = v9050.x[1];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9106 = v9048 - v9105;
-      const float v9107 = exp2f(v9106);
-      const float v9110 = v9063 - v9105;
-      const float v9111 = exp2f(v9110);
-      const float v9112 = v353.x[1];
-      const float v9113 = v9112 * v9111;
-      const float v9114 = v9113 + v9107;
-      v9088.x[1] = v9114;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v9115 = static_cast<unsigned int>(v9088.col(2, iron_linear_thread() & 31u));
-      const unsigned int v9116 = static_cast<unsigned int>(v9088.row(2, iron_linear_thread() & 31u));
-      const float v9118 = v9050.x[2];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9119 = v9048 - v9118;
-      const float v9120 = exp2f(v9119);
-      const float v9123 = v9072 - v9118;
-      const float v9124 = exp2f(v9123);
-      const float v9125 = v353.x[2];
-      const float v9126 = v9125 * v9124;
-      const float v9127 = v9126 + v9120;
-      v9088.x[2] = v9127;  // kernels/sdpa/flash_tile.hpp:264
-      const unsigned int v9128 = static_cast<unsigned int>(v9088.col(3, iron_linear_thread() & 31u));
-      const unsigned int v9129 = static_cast<unsigned int>(v9088.row(3, iron_linear_thread() & 31u));
-      const float v9131 = v9050.x[3];  // kernels/sdpa/flash_tile.hpp:265
-      const float v9132 = v9048 - v9131;
-      const float v9133 = exp2f(v9132);
-      const float v9136 = v9081 - v9131;
-      const float v9137 = exp2f(v9136);
-      const float v9138 = v353.x[3];
-      const float v9139 = v9138 * v9137;
-      const float v9140 = v9139 + v9133;
-      v9088.x[3] = v9140;  // kernels/sdpa/flash_tile.hpp:264
-      iron_frag<float, 2, 16, 8> v9142;  // kernels/sdpa/flash_tile.hpp:267
-      iron_frag_fill(v9142, 0.0f);
-      const float v9146 = v9088.x[0];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9152 = v9098 / v9146;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9154 = v9146 > 0.0f;
-      const float v9155 = v9154 ? v9152 : 0.0f;
-      v9142.x[0] = v9155;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9159 = v9088.x[1];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9165 = v9111 / v9159;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9167 = v9159 > 0.0f;
-      const float v9168 = v9167 ? v9165 : 0.0f;
-      v9142.x[1] = v9168;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9172 = v9088.x[2];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9178 = v9124 / v9172;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9180 = v9172 > 0.0f;
-      const float v9181 = v9180 ? v9178 : 0.0f;
-      v9142.x[2] = v9181;  // kernels/sdpa/flash_tile.hpp:268
-      const float v9185 = v9088.x[3];  // kernels/sdpa/flash_tile.hpp:269
-      const float v9191 = v9137 / v9185;  // kernels/sdpa/flash_tile.hpp:270
-      const bool v9193 = v9185 > 0.0f;
-      const float v9194 = v9193 ? v9191 : 0.0f;
-      v9142.x[3] = v9194;  // kernels/sdpa/flash_tile.hpp:268
-      const unsigned int v9195 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9196 = v46 + v9195;
-      const float v9197 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9198 = v355.x[0];
-      const float v9199 = v9198 * v9197;
-      const bool v9200 = v9196 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9200) {
-        const unsigned int v9201 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
-        const iron_bf16 v9204 = iron_f32_to_bf16(v9199);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9206 = v11 + v9196;
-        const unsigned int v9207 = v9206 * v1;
-        const unsigned int v9208 = v9207 + v26;
-        const unsigned int v9209 = v9208 << 7u;
-        const unsigned int v9210 = v9209 + v9201;
-        out[v9210] = v9204;
-      }
-      const unsigned int v9211 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9212 = v46 + v9211;
-      const float v9213 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9214 = v355.x[1];
-      const float v9215 = v9214 * v9213;
-      const bool v9216 = v9212 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9216) {
-        const unsigned int v9217 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
-        const iron_bf16 v9220 = iron_f32_to_bf16(v9215);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9222 = v11 + v9212;
-        const unsigned int v9223 = v9222 * v1;
-        const unsigned int v9224 = v9223 + v26;
-        const unsigned int v9225 = v9224 << 7u;
-        const unsigned int v9226 = v9225 + v9217;
-        out[v9226] = v9220;
-      }
-      const unsigned int v9227 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9228 = v46 + v9227;
-      const float v9229 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9230 = v355.x[2];
-      const float v9231 = v9230 * v9229;
-      const bool v9232 = v9228 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9232) {
-        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
-        const iron_bf16 v9236 = iron_f32_to_bf16(v9231);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9238 = v11 + v9228;
-        const unsigned int v9239 = v9238 * v1;
-        const unsigned int v9240 = v9239 + v26;
-        const unsigned int v9241 = v9240 << 7u;
-        const unsigned int v9242 = v9241 + v9233;
-        out[v9242] = v9236;
-      }
-      const unsigned int v9243 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9244 = v46 + v9243;
-      const float v9245 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9246 = v355.x[3];
-      const float v9247 = v9246 * v9245;
-      const bool v9248 = v9244 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9248) {
-        const unsigned int v9249 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
-        const iron_bf16 v9252 = iron_f32_to_bf16(v9247);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9254 = v11 + v9244;
-        const unsigned int v9255 = v9254 * v1;
-        const unsigned int v9256 = v9255 + v26;
-        const unsigned int v9257 = v9256 << 7u;
-        const unsigned int v9258 = v9257 + v9249;
-        out[v9258] = v9252;
-      }
-      const unsigned int v9259 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9260 = v46 + v9259;
-      const float v9261 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9262 = v355.x[4];
-      const float v9263 = v9262 * v9261;
-      const bool v9264 = v9260 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9264) {
-        const unsigned int v9265 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
-        const iron_bf16 v9268 = iron_f32_to_bf16(v9263);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9270 = v11 + v9260;
-        const unsigned int v9271 = v9270 * v1;
-        const unsigned int v9272 = v9271 + v26;
-        const unsigned int v9273 = v9272 << 7u;
-        const unsigned int v9274 = v9273 + v9265;
-        out[v9274] = v9268;
-      }
-      const unsigned int v9275 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9276 = v46 + v9275;
-      const float v9277 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9278 = v355.x[5];
-      const float v9279 = v9278 * v9277;
-      const bool v9280 = v9276 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9280) {
-        const unsigned int v9281 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
-        const iron_bf16 v9284 = iron_f32_to_bf16(v9279);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9286 = v11 + v9276;
-        const unsigned int v9287 = v9286 * v1;
-        const unsigned int v9288 = v9287 + v26;
-        const unsigned int v9289 = v9288 << 7u;
-        const unsigned int v9290 = v9289 + v9281;
-        out[v9290] = v9284;
-      }
-      const unsigned int v9291 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9292 = v46 + v9291;
-      const float v9293 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9294 = v355.x[6];
-      const float v9295 = v9294 * v9293;
-      const bool v9296 = v9292 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9296) {
-        const unsigned int v9297 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
-        const iron_bf16 v9300 = iron_f32_to_bf16(v9295);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9302 = v11 + v9292;
-        const unsigned int v9303 = v9302 * v1;
-        const unsigned int v9304 = v9303 + v26;
-        const unsigned int v9305 = v9304 << 7u;
-        const unsigned int v9306 = v9305 + v9297;
-        out[v9306] = v9300;
-      }
-      const unsigned int v9307 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9308 = v46 + v9307;
-      const float v9309 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9310 = v355.x[7];
-      const float v9311 = v9310 * v9309;
-      const bool v9312 = v9308 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9312) {
-        const unsigned int v9313 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
-        const iron_bf16 v9316 = iron_f32_to_bf16(v9311);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9318 = v11 + v9308;
-        const unsigned int v9319 = v9318 * v1;
-        const unsigned int v9320 = v9319 + v26;
-        const unsigned int v9321 = v9320 << 7u;
-        const unsigned int v9322 = v9321 + v9313;
-        out[v9322] = v9316;
-      }
-      const unsigned int v9323 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9324 = v46 + v9323;
-      const float v9325 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9326 = v355.x[8];
-      const float v9327 = v9326 * v9325;
-      const bool v9328 = v9324 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9328) {
-        const unsigned int v9329 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
-        const iron_bf16 v9332 = iron_f32_to_bf16(v9327);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9334 = v11 + v9324;
-        const unsigned int v9335 = v9334 * v1;
-        const unsigned int v9336 = v9335 + v26;
-        const unsigned int v9337 = v9336 << 7u;
-        const unsigned int v9338 = v9337 + v9329;
-        out[v9338] = v9332;
-      }
-      const unsigned int v9339 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9340 = v46 + v9339;
-      const float v9341 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9342 = v355.x[9];
-      const float v9343 = v9342 * v9341;
-      const bool v9344 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9344) {
-        const unsigned int v9345 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
-        const iron_bf16 v9348 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9350 = v11 + v9340;
-        const unsigned int v9351 = v9350 * v1;
-        const unsigned int v9352 = v9351 + v26;
-        const unsigned int v9353 = v9352 << 7u;
-        const unsigned int v9354 = v9353 + v9345;
-        out[v9354] = v9348;
-      }
-      const unsigned int v9355 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9356 = v46 + v9355;
-      const float v9357 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9358 = v355.x[10];
-      const float v9359 = v9358 * v9357;
-      const bool v9360 = v9356 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9360) {
-        const unsigned int v9361 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
-        const iron_bf16 v9364 = iron_f32_to_bf16(v9359);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9366 = v11 + v9356;
-        const unsigned int v9367 = v9366 * v1;
-        const unsigned int v9368 = v9367 + v26;
-        const unsigned int v9369 = v9368 << 7u;
-        const unsigned int v9370 = v9369 + v9361;
-        out[v9370] = v9364;
-      }
-      const unsigned int v9371 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9372 = v46 + v9371;
-      const float v9373 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9374 = v355.x[11];
-      const float v9375 = v9374 * v9373;
-      const bool v9376 = v9372 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9376) {
-        const unsigned int v9377 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
-        const iron_bf16 v9380 = iron_f32_to_bf16(v9375);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9382 = v11 + v9372;
-        const unsigned int v9383 = v9382 * v1;
-        const unsigned int v9384 = v9383 + v26;
-        const unsigned int v9385 = v9384 << 7u;
-        const unsigned int v9386 = v9385 + v9377;
-        out[v9386] = v9380;
-      }
-      const unsigned int v9387 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9388 = v46 + v9387;
-      const float v9389 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9390 = v355.x[12];
-      const float v9391 = v9390 * v9389;
-      const bool v9392 = v9388 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9392) {
-        const unsigned int v9393 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
-        const iron_bf16 v9396 = iron_f32_to_bf16(v9391);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9398 = v11 + v9388;
-        const unsigned int v9399 = v9398 * v1;
-        const unsigned int v9400 = v9399 + v26;
-        const unsigned int v9401 = v9400 << 7u;
-        const unsigned int v9402 = v9401 + v9393;
-        out[v9402] = v9396;
-      }
-      const unsigned int v9403 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9404 = v46 + v9403;
-      const float v9405 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9406 = v355.x[13];
-      const float v9407 = v9406 * v9405;
-      const bool v9408 = v9404 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9408) {
-        const unsigned int v9409 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
-        const iron_bf16 v9412 = iron_f32_to_bf16(v9407);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9414 = v11 + v9404;
-        const unsigned int v9415 = v9414 * v1;
-        const unsigned int v9416 = v9415 + v26;
-        const unsigned int v9417 = v9416 << 7u;
-        const unsigned int v9418 = v9417 + v9409;
-        out[v9418] = v9412;
-      }
-      const unsigned int v9419 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9420 = v46 + v9419;
-      const float v9421 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9422 = v355.x[14];
-      const float v9423 = v9422 * v9421;
-      const bool v9424 = v9420 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9424) {
-        const unsigned int v9425 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
-        const iron_bf16 v9428 = iron_f32_to_bf16(v9423);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9430 = v11 + v9420;
-        const unsigned int v9431 = v9430 * v1;
-        const unsigned int v9432 = v9431 + v26;
-        const unsigned int v9433 = v9432 << 7u;
-        const unsigned int v9434 = v9433 + v9425;
-        out[v9434] = v9428;
-      }
-      const unsigned int v9435 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9436 = v46 + v9435;
-      const float v9437 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9438 = v355.x[15];
-      const float v9439 = v9438 * v9437;
-      const bool v9440 = v9436 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9440) {
-        const unsigned int v9441 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
-        const iron_bf16 v9444 = iron_f32_to_bf16(v9439);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9446 = v11 + v9436;
-        const unsigned int v9447 = v9446 * v1;
-        const unsigned int v9448 = v9447 + v26;
-        const unsigned int v9449 = v9448 << 7u;
-        const unsigned int v9450 = v9449 + v9441;
-        out[v9450] = v9444;
-      }
-      const unsigned int v9451 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9452 = v46 + v9451;
-      const float v9453 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9454 = v355.x[16];
-      const float v9455 = v9454 * v9453;
-      const bool v9456 = v9452 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9456) {
-        const unsigned int v9457 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
-        const iron_bf16 v9460 = iron_f32_to_bf16(v9455);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9462 = v11 + v9452;
-        const unsigned int v9463 = v9462 * v1;
-        const unsigned int v9464 = v9463 + v26;
-        const unsigned int v9465 = v9464 << 7u;
-        const unsigned int v9466 = v9465 + v9457;
-        out[v9466] = v9460;
-      }
-      const unsigned int v9467 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9468 = v46 + v9467;
-      const float v9469 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9470 = v355.x[17];
-      const float v9471 = v9470 * v9469;
-      const bool v9472 = v9468 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9472) {
-        const unsigned int v9473 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
-        const iron_bf16 v9476 = iron_f32_to_bf16(v9471);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9478 = v11 + v9468;
-        const unsigned int v9479 = v9478 * v1;
-        const unsigned int v9480 = v9479 + v26;
-        const unsigned int v9481 = v9480 << 7u;
-        const unsigned int v9482 = v9481 + v9473;
-        out[v9482] = v9476;
-      }
-      const unsigned int v9483 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9484 = v46 + v9483;
-      const float v9485 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9486 = v355.x[18];
-      const float v9487 = v9486 * v9485;
-      const bool v9488 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9488) {
-        const unsigned int v9489 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
-        const iron_bf16 v9492 = iron_f32_to_bf16(v9487);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9494 = v11 + v9484;
-        const unsigned int v9495 = v9494 * v1;
-        const unsigned int v9496 = v9495 + v26;
-        const unsigned int v9497 = v9496 << 7u;
-        const unsigned int v9498 = v9497 + v9489;
-        out[v9498] = v9492;
-      }
-      const unsigned int v9499 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9500 = v46 + v9499;
-      const float v9501 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9502 = v355.x[19];
-      const float v9503 = v9502 * v9501;
-      const bool v9504 = v9500 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9504) {
-        const unsigned int v9505 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
-        const iron_bf16 v9508 = iron_f32_to_bf16(v9503);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9510 = v11 + v9500;
-        const unsigned int v9511 = v9510 * v1;
-        const unsigned int v9512 = v9511 + v26;
-        const unsigned int v9513 = v9512 << 7u;
-        const unsigned int v9514 = v9513 + v9505;
-        out[v9514] = v9508;
-      }
-      const unsigned int v9515 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9516 = v46 + v9515;
-      const float v9517 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9518 = v355.x[20];
-      const float v9519 = v9518 * v9517;
-      const bool v9520 = v9516 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9520) {
-        const unsigned int v9521 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
-        const iron_bf16 v9524 = iron_f32_to_bf16(v9519);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9526 = v11 + v9516;
-        const unsigned int v9527 = v9526 * v1;
-        const unsigned int v9528 = v9527 + v26;
-        const unsigned int v9529 = v9528 << 7u;
-        const unsigned int v9530 = v9529 + v9521;
-        out[v9530] = v9524;
-      }
-      const unsigned int v9531 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9532 = v46 + v9531;
-      const float v9533 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9534 = v355.x[21];
-      const float v9535 = v9534 * v9533;
-      const bool v9536 = v9532 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9536) {
-        const unsigned int v9537 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
-        const iron_bf16 v9540 = iron_f32_to_bf16(v9535);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9542 = v11 + v9532;
-        const unsigned int v9543 = v9542 * v1;
-        const unsigned int v9544 = v9543 + v26;
-        const unsigned int v9545 = v9544 << 7u;
-        const unsigned int v9546 = v9545 + v9537;
-        out[v9546] = v9540;
-      }
-      const unsigned int v9547 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9548 = v46 + v9547;
-      const float v9549 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9550 = v355.x[22];
-      const float v9551 = v9550 * v9549;
-      const bool v9552 = v9548 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9552) {
-        const unsigned int v9553 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
-        const iron_bf16 v9556 = iron_f32_to_bf16(v9551);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9558 = v11 + v9548;
-        const unsigned int v9559 = v9558 * v1;
-        const unsigned int v9560 = v9559 + v26;
-        const unsigned int v9561 = v9560 << 7u;
-        const unsigned int v9562 = v9561 + v9553;
-        out[v9562] = v9556;
-      }
-      const unsigned int v9563 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9564 = v46 + v9563;
-      const float v9565 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9566 = v355.x[23];
-      const float v9567 = v9566 * v9565;
-      const bool v9568 = v9564 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9568) {
-        const unsigned int v9569 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
-        const iron_bf16 v9572 = iron_f32_to_bf16(v9567);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9574 = v11 + v9564;
-        const unsigned int v9575 = v9574 * v1;
-        const unsigned int v9576 = v9575 + v26;
-        const unsigned int v9577 = v9576 << 7u;
-        const unsigned int v9578 = v9577 + v9569;
-        out[v9578] = v9572;
-      }
-      const unsigned int v9579 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9580 = v46 + v9579;
-      const float v9581 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9582 = v355.x[24];
-      const float v9583 = v9582 * v9581;
-      const bool v9584 = v9580 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9584) {
-        const unsigned int v9585 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
-        const iron_bf16 v9588 = iron_f32_to_bf16(v9583);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9590 = v11 + v9580;
-        const unsigned int v9591 = v9590 * v1;
-        const unsigned int v9592 = v9591 + v26;
-        const unsigned int v9593 = v9592 << 7u;
-        const unsigned int v9594 = v9593 + v9585;
-        out[v9594] = v9588;
-      }
-      const unsigned int v9595 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9596 = v46 + v9595;
-      const float v9597 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9598 = v355.x[25];
-      const float v9599 = v9598 * v9597;
-      const bool v9600 = v9596 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9600) {
-        const unsigned int v9601 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
-        const iron_bf16 v9604 = iron_f32_to_bf16(v9599);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9606 = v11 + v9596;
-        const unsigned int v9607 = v9606 * v1;
-        const unsigned int v9608 = v9607 + v26;
-        const unsigned int v9609 = v9608 << 7u;
-        const unsigned int v9610 = v9609 + v9601;
-        out[v9610] = v9604;
-      }
-      const unsigned int v9611 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9612 = v46 + v9611;
-      const float v9613 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9614 = v355.x[26];
-      const float v9615 = v9614 * v9613;
-      const bool v9616 = v9612 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9616) {
-        const unsigned int v9617 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
-        const iron_bf16 v9620 = iron_f32_to_bf16(v9615);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9622 = v11 + v9612;
-        const unsigned int v9623 = v9622 * v1;
-        const unsigned int v9624 = v9623 + v26;
-        const unsigned int v9625 = v9624 << 7u;
-        const unsigned int v9626 = v9625 + v9617;
-        out[v9626] = v9620;
-      }
-      const unsigned int v9627 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9628 = v46 + v9627;
-      const float v9629 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9630 = v355.x[27];
-      const float v9631 = v9630 * v9629;
-      const bool v9632 = v9628 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9632) {
-        const unsigned int v9633 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
-        const iron_bf16 v9636 = iron_f32_to_bf16(v9631);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9638 = v11 + v9628;
-        const unsigned int v9639 = v9638 * v1;
-        const unsigned int v9640 = v9639 + v26;
-        const unsigned int v9641 = v9640 << 7u;
-        const unsigned int v9642 = v9641 + v9633;
-        out[v9642] = v9636;
-      }
-      const unsigned int v9643 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9644 = v46 + v9643;
-      const float v9645 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9646 = v355.x[28];
-      const float v9647 = v9646 * v9645;
-      const bool v9648 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9648) {
-        const unsigned int v9649 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
-        const iron_bf16 v9652 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9654 = v11 + v9644;
-        const unsigned int v9655 = v9654 * v1;
-        const unsigned int v9656 = v9655 + v26;
-        const unsigned int v9657 = v9656 << 7u;
-        const unsigned int v9658 = v9657 + v9649;
-        out[v9658] = v9652;
-      }
-      const unsigned int v9659 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9660 = v46 + v9659;
-      const float v9661 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9662 = v355.x[29];
-      const float v9663 = v9662 * v9661;
-      const bool v9664 = v9660 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9664) {
-        const unsigned int v9665 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
-        const iron_bf16 v9668 = iron_f32_to_bf16(v9663);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9670 = v11 + v9660;
-        const unsigned int v9671 = v9670 * v1;
-        const unsigned int v9672 = v9671 + v26;
-        const unsigned int v9673 = v9672 << 7u;
-        const unsigned int v9674 = v9673 + v9665;
-        out[v9674] = v9668;
-      }
-      const unsigned int v9675 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9676 = v46 + v9675;
-      const float v9677 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9678 = v355.x[30];
-      const float v9679 = v9678 * v9677;
-      const bool v9680 = v9676 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9680) {
-        const unsigned int v9681 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
-        const iron_bf16 v9684 = iron_f32_to_bf16(v9679);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9686 = v11 + v9676;
-        const unsigned int v9687 = v9686 * v1;
-        const unsigned int v9688 = v9687 + v26;
-        const unsigned int v9689 = v9688 << 7u;
-        const unsigned int v9690 = v9689 + v9681;
-        out[v9690] = v9684;
-      }
-      const unsigned int v9691 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9692 = v46 + v9691;
-      const float v9693 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9694 = v355.x[31];
-      const float v9695 = v9694 * v9693;
-      const bool v9696 = v9692 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9696) {
-        const unsigned int v9697 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
-        const iron_bf16 v9700 = iron_f32_to_bf16(v9695);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9702 = v11 + v9692;
-        const unsigned int v9703 = v9702 * v1;
-        const unsigned int v9704 = v9703 + v26;
-        const unsigned int v9705 = v9704 << 7u;
-        const unsigned int v9706 = v9705 + v9697;
-        out[v9706] = v9700;
-      }
-      const unsigned int v9707 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9708 = v46 + v9707;
-      const float v9709 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9710 = v357.x[0];
-      const float v9711 = v9710 * v9709;
-      const bool v9712 = v9708 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9712) {
-        const unsigned int v9713 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
-        const unsigned int v9715 = 64u + v9713;
-        const iron_bf16 v9716 = iron_f32_to_bf16(v9711);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9718 = v11 + v9708;
-        const unsigned int v9719 = v9718 * v1;
-        const unsigned int v9720 = v9719 + v26;
-        const unsigned int v9721 = v9720 << 7u;
-        const unsigned int v9722 = v9721 + v9715;
-        out[v9722] = v9716;
-      }
-      const unsigned int v9723 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9724 = v46 + v9723;
-      const float v9725 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9726 = v357.x[1];
-      const float v9727 = v9726 * v9725;
-      const bool v9728 = v9724 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9728) {
-        const unsigned int v9729 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
-        const unsigned int v9731 = 64u + v9729;
-        const iron_bf16 v9732 = iron_f32_to_bf16(v9727);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9734 = v11 + v9724;
-        const unsigned int v9735 = v9734 * v1;
-        const unsigned int v9736 = v9735 + v26;
-        const unsigned int v9737 = v9736 << 7u;
-        const unsigned int v9738 = v9737 + v9731;
-        out[v9738] = v9732;
-      }
-      const unsigned int v9739 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9740 = v46 + v9739;
-      const float v9741 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9742 = v357.x[2];
-      const float v9743 = v9742 * v9741;
-      const bool v9744 = v9740 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9744) {
-        const unsigned int v9745 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
-        const unsigned int v9747 = 64u + v9745;
-        const iron_bf16 v9748 = iron_f32_to_bf16(v9743);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9750 = v11 + v9740;
-        const unsigned int v9751 = v9750 * v1;
-        const unsigned int v9752 = v9751 + v26;
-        const unsigned int v9753 = v9752 << 7u;
-        const unsigned int v9754 = v9753 + v9747;
-        out[v9754] = v9748;
-      }
-      const unsigned int v9755 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9756 = v46 + v9755;
-      const float v9757 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9758 = v357.x[3];
-      const float v9759 = v9758 * v9757;
-      const bool v9760 = v9756 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9760) {
-        const unsigned int v9761 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
-        const unsigned int v9763 = 64u + v9761;
-        const iron_bf16 v9764 = iron_f32_to_bf16(v9759);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9766 = v11 + v9756;
-        const unsigned int v9767 = v9766 * v1;
-        const unsigned int v9768 = v9767 + v26;
-        const unsigned int v9769 = v9768 << 7u;
-        const unsigned int v9770 = v9769 + v9763;
-        out[v9770] = v9764;
-      }
-      const unsigned int v9771 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9772 = v46 + v9771;
-      const float v9773 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9774 = v357.x[4];
-      const float v9775 = v9774 * v9773;
-      const bool v9776 = v9772 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9776) {
-        const unsigned int v9777 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
-        const unsigned int v9779 = 64u + v9777;
-        const iron_bf16 v9780 = iron_f32_to_bf16(v9775);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9782 = v11 + v9772;
-        const unsigned int v9783 = v9782 * v1;
-        const unsigned int v9784 = v9783 + v26;
-        const unsigned int v9785 = v9784 << 7u;
-        const unsigned int v9786 = v9785 + v9779;
-        out[v9786] = v9780;
-      }
-      const unsigned int v9787 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9788 = v46 + v9787;
-      const float v9789 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9790 = v357.x[5];
-      const float v9791 = v9790 * v9789;
-      const bool v9792 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9792) {
-        const unsigned int v9793 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
-        const unsigned int v9795 = 64u + v9793;
-        const iron_bf16 v9796 = iron_f32_to_bf16(v9791);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9798 = v11 + v9788;
-        const unsigned int v9799 = v9798 * v1;
-        const unsigned int v9800 = v9799 + v26;
-        const unsigned int v9801 = v9800 << 7u;
-        const unsigned int v9802 = v9801 + v9795;
-        out[v9802] = v9796;
-      }
-      const unsigned int v9803 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9804 = v46 + v9803;
-      const float v9805 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9806 = v357.x[6];
-      const float v9807 = v9806 * v9805;
-      const bool v9808 = v9804 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9808) {
-        const unsigned int v9809 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
-        const unsigned int v9811 = 64u + v9809;
-        const iron_bf16 v9812 = iron_f32_to_bf16(v9807);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9814 = v11 + v9804;
-        const unsigned int v9815 = v9814 * v1;
-        const unsigned int v9816 = v9815 + v26;
-        const unsigned int v9817 = v9816 << 7u;
-        const unsigned int v9818 = v9817 + v9811;
-        out[v9818] = v9812;
-      }
-      const unsigned int v9819 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9820 = v46 + v9819;
-      const float v9821 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9822 = v357.x[7];
-      const float v9823 = v9822 * v9821;
-      const bool v9824 = v9820 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9824) {
-        const unsigned int v9825 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
-        const unsigned int v9827 = 64u + v9825;
-        const iron_bf16 v9828 = iron_f32_to_bf16(v9823);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9830 = v11 + v9820;
-        const unsigned int v9831 = v9830 * v1;
-        const unsigned int v9832 = v9831 + v26;
-        const unsigned int v9833 = v9832 << 7u;
-        const unsigned int v9834 = v9833 + v9827;
-        out[v9834] = v9828;
-      }
-      const unsigned int v9835 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9836 = v46 + v9835;
-      const float v9837 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9838 = v357.x[8];
-      const float v9839 = v9838 * v9837;
-      const bool v9840 = v9836 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9840) {
-        const unsigned int v9841 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
-        const unsigned int v9843 = 64u + v9841;
-        const iron_bf16 v9844 = iron_f32_to_bf16(v9839);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9846 = v11 + v9836;
-        const unsigned int v9847 = v9846 * v1;
-        const unsigned int v9848 = v9847 + v26;
-        const unsigned int v9849 = v9848 << 7u;
-        const unsigned int v9850 = v9849 + v9843;
-        out[v9850] = v9844;
-      }
-      const unsigned int v9851 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9852 = v46 + v9851;
-      const float v9853 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9854 = v357.x[9];
-      const float v9855 = v9854 * v9853;
-      const bool v9856 = v9852 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9856) {
-        const unsigned int v9857 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
-        const unsigned int v9859 = 64u + v9857;
-        const iron_bf16 v9860 = iron_f32_to_bf16(v9855);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9862 = v11 + v9852;
-        const unsigned int v9863 = v9862 * v1;
-        const unsigned int v9864 = v9863 + v26;
-        const unsigned int v9865 = v9864 << 7u;
-        const unsigned int v9866 = v9865 + v9859;
-        out[v9866] = v9860;
-      }
-      const unsigned int v9867 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9868 = v46 + v9867;
-      const float v9869 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9870 = v357.x[10];
-      const float v9871 = v9870 * v9869;
-      const bool v9872 = v9868 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9872) {
-        const unsigned int v9873 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
-        const unsigned int v9875 = 64u + v9873;
-        const iron_bf16 v9876 = iron_f32_to_bf16(v9871);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9878 = v11 + v9868;
-        const unsigned int v9879 = v9878 * v1;
-        const unsigned int v9880 = v9879 + v26;
-        const unsigned int v9881 = v9880 << 7u;
-        const unsigned int v9882 = v9881 + v9875;
-        out[v9882] = v9876;
-      }
-      const unsigned int v9883 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9884 = v46 + v9883;
-      const float v9885 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9886 = v357.x[11];
-      const float v9887 = v9886 * v9885;
-      const bool v9888 = v9884 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9888) {
-        const unsigned int v9889 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
-        const unsigned int v9891 = 64u + v9889;
-        const iron_bf16 v9892 = iron_f32_to_bf16(v9887);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9894 = v11 + v9884;
-        const unsigned int v9895 = v9894 * v1;
-        const unsigned int v9896 = v9895 + v26;
-        const unsigned int v9897 = v9896 << 7u;
-        const unsigned int v9898 = v9897 + v9891;
-        out[v9898] = v9892;
-      }
-      const unsigned int v9899 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9900 = v46 + v9899;
-      const float v9901 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9902 = v357.x[12];
-      const float v9903 = v9902 * v9901;
-      const bool v9904 = v9900 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9904) {
-        const unsigned int v9905 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
-        const unsigned int v9907 = 64u + v9905;
-        const iron_bf16 v9908 = iron_f32_to_bf16(v9903);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9910 = v11 + v9900;
-        const unsigned int v9911 = v9910 * v1;
-        const unsigned int v9912 = v9911 + v26;
-        const unsigned int v9913 = v9912 << 7u;
-        const unsigned int v9914 = v9913 + v9907;
-        out[v9914] = v9908;
-      }
-      const unsigned int v9915 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9916 = v46 + v9915;
-      const float v9917 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9918 = v357.x[13];
-      const float v9919 = v9918 * v9917;
-      const bool v9920 = v9916 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9920) {
-        const unsigned int v9921 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9923 = 64u + v9921;
-        const iron_bf16 v9924 = iron_f32_to_bf16(v9919);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9926 = v11 + v9916;
-        const unsigned int v9927 = v9926 * v1;
-        const unsigned int v9928 = v9927 + v26;
-        const unsigned int v9929 = v9928 << 7u;
-        const unsigned int v9930 = v9929 + v9923;
-        out[v9930] = v9924;
-      }
-      const unsigned int v9931 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9932 = v46 + v9931;
-      const float v9933 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9934 = v357.x[14];
-      const float v9935 = v9934 * v9933;
-      const bool v9936 = v9932 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9936) {
-        const unsigned int v9937 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9939 = 64u + v9937;
-        const iron_bf16 v9940 = iron_f32_to_bf16(v9935);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9942 = v11 + v9932;
-        const unsigned int v9943 = v9942 * v1;
-        const unsigned int v9944 = v9943 + v26;
-        const unsigned int v9945 = v9944 << 7u;
-        const unsigned int v9946 = v9945 + v9939;
-        out[v9946] = v9940;
-      }
-      const unsigned int v9947 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9948 = v46 + v9947;
-      const float v9949 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9950 = v357.x[15];
-      const float v9951 = v9950 * v9949;
-      const bool v9952 = v9948 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9952) {
-        const unsigned int v9953 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9955 = 64u + v9953;
-        const iron_bf16 v9956 = iron_f32_to_bf16(v9951);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9958 = v11 + v9948;
-        const unsigned int v9959 = v9958 * v1;
-        const unsigned int v9960 = v9959 + v26;
-        const unsigned int v9961 = v9960 << 7u;
-        const unsigned int v9962 = v9961 + v9955;
-        out[v9962] = v9956;
-      }
-      const unsigned int v9963 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9964 = v46 + v9963;
-      const float v9965 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9966 = v357.x[16];
-      const float v9967 = v9966 * v9965;
-      const bool v9968 = v9964 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9968) {
-        const unsigned int v9969 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9971 = 64u + v9969;
-        const iron_bf16 v9972 = iron_f32_to_bf16(v9967);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9974 = v11 + v9964;
-        const unsigned int v9975 = v9974 * v1;
-        const unsigned int v9976 = v9975 + v26;
-        const unsigned int v9977 = v9976 << 7u;
-        const unsigned int v9978 = v9977 + v9971;
-        out[v9978] = v9972;
-      }
-      const unsigned int v9979 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9980 = v46 + v9979;
-      const float v9981 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9982 = v357.x[17];
-      const float v9983 = v9982 * v9981;
-      const bool v9984 = v9980 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v9984) {
-        const unsigned int v9985 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9987 = 64u + v9985;
-        const iron_bf16 v9988 = iron_f32_to_bf16(v9983);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v9990 = v11 + v9980;
-        const unsigned int v9991 = v9990 * v1;
-        const unsigned int v9992 = v9991 + v26;
-        const unsigned int v9993 = v9992 << 7u;
-        const unsigned int v9994 = v9993 + v9987;
-        out[v9994] = v9988;
-      }
-      const unsigned int v9995 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v9996 = v46 + v9995;
-      const float v9997 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v9998 = v357.x[18];
-      const float v9999 = v9998 * v9997;
-      const bool v10000 = v9996 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10000) {
-        const unsigned int v10001 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
-        const unsigned int v10003 = 64u + v10001;
-        const iron_bf16 v10004 = iron_f32_to_bf16(v9999);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10006 = v11 + v9996;
-        const unsigned int v10007 = v10006 * v1;
-        const unsigned int v10008 = v10007 + v26;
-        const unsigned int v10009 = v10008 << 7u;
-        const unsigned int v10010 = v10009 + v10003;
-        out[v10010] = v10004;
-      }
-      const unsigned int v10011 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10012 = v46 + v10011;
-      const float v10013 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10014 = v357.x[19];
-      const float v10015 = v10014 * v10013;
-      const bool v10016 = v10012 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10016) {
-        const unsigned int v10017 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
-        const unsigned int v10019 = 64u + v10017;
-        const iron_bf16 v10020 = iron_f32_to_bf16(v10015);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10022 = v11 + v10012;
-        const unsigned int v10023 = v10022 * v1;
-        const unsigned int v10024 = v10023 + v26;
-        const unsigned int v10025 = v10024 << 7u;
-        const unsigned int v10026 = v10025 + v10019;
-        out[v10026] = v10020;
-      }
-      const unsigned int v10027 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10028 = v46 + v10027;
-      const float v10029 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10030 = v357.x[20];
-      const float v10031 = v10030 * v10029;
-      const bool v10032 = v10028 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10032) {
-        const unsigned int v10033 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
-        const unsigned int v10035 = 64u + v10033;
-        const iron_bf16 v10036 = iron_f32_to_bf16(v10031);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10038 = v11 + v10028;
-        const unsigned int v10039 = v10038 * v1;
-        const unsigned int v10040 = v10039 + v26;
-        const unsigned int v10041 = v10040 << 7u;
-        const unsigned int v10042 = v10041 + v10035;
-        out[v10042] = v10036;
-      }
-      const unsigned int v10043 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10044 = v46 + v10043;
-      const float v10045 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10046 = v357.x[21];
-      const float v10047 = v10046 * v10045;
-      const bool v10048 = v10044 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10048) {
-        const unsigned int v10049 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
-        const unsigned int v10051 = 64u + v10049;
-        const iron_bf16 v10052 = iron_f32_to_bf16(v10047);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10054 = v11 + v10044;
-        const unsigned int v10055 = v10054 * v1;
-        const unsigned int v10056 = v10055 + v26;
-        const unsigned int v10057 = v10056 << 7u;
-        const unsigned int v10058 = v10057 + v10051;
-        out[v10058] = v10052;
-      }
-      const unsigned int v10059 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10060 = v46 + v10059;
-      const float v10061 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10062 = v357.x[22];
-      const float v10063 = v10062 * v10061;
-      const bool v10064 = v10060 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10064) {
-        const unsigned int v10065 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
-        const unsigned int v10067 = 64u + v10065;
-        const iron_bf16 v10068 = iron_f32_to_bf16(v10063);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10070 = v11 + v10060;
-        const unsigned int v10071 = v10070 * v1;
-        const unsigned int v10072 = v10071 + v26;
-        const unsigned int v10073 = v10072 << 7u;
-        const unsigned int v10074 = v10073 + v10067;
-        out[v10074] = v10068;
-      }
-      const unsigned int v10075 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10076 = v46 + v10075;
-      const float v10077 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10078 = v357.x[23];
-      const float v10079 = v10078 * v10077;
-      const bool v10080 = v10076 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10080) {
-        const unsigned int v10081 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
-        const unsigned int v10083 = 64u + v10081;
-        const iron_bf16 v10084 = iron_f32_to_bf16(v10079);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10086 = v11 + v10076;
-        const unsigned int v10087 = v10086 * v1;
-        const unsigned int v10088 = v10087 + v26;
-        const unsigned int v10089 = v10088 << 7u;
-        const unsigned int v10090 = v10089 + v10083;
-        out[v10090] = v10084;
-      }
-      const unsigned int v10091 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10092 = v46 + v10091;
-      const float v10093 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10094 = v357.x[24];
-      const float v10095 = v10094 * v10093;
-      const bool v10096 = v10092 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10096) {
-        const unsigned int v10097 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
-        const unsigned int v10099 = 64u + v10097;
-        const iron_bf16 v10100 = iron_f32_to_bf16(v10095);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10102 = v11 + v10092;
-        const unsigned int v10103 = v10102 * v1;
-        const unsigned int v10104 = v10103 + v26;
-        const unsigned int v10105 = v10104 << 7u;
-        const unsigned int v10106 = v10105 + v10099;
-        out[v10106] = v10100;
-      }
-      const unsigned int v10107 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10108 = v46 + v10107;
-      const float v10109 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10110 = v357.x[25];
-      const float v10111 = v10110 * v10109;
-      const bool v10112 = v10108 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10112) {
-        const unsigned int v10113 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
-        const unsigned int v10115 = 64u + v10113;
-        const iron_bf16 v10116 = iron_f32_to_bf16(v10111);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10118 = v11 + v10108;
-        const unsigned int v10119 = v10118 * v1;
-        const unsigned int v10120 = v10119 + v26;
-        const unsigned int v10121 = v10120 << 7u;
-        const unsigned int v10122 = v10121 + v10115;
-        out[v10122] = v10116;
-      }
-      const unsigned int v10123 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10124 = v46 + v10123;
-      const float v10125 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10126 = v357.x[26];
-      const float v10127 = v10126 * v10125;
-      const bool v10128 = v10124 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10128) {
-        const unsigned int v10129 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
-        const unsigned int v10131 = 64u + v10129;
-        const iron_bf16 v10132 = iron_f32_to_bf16(v10127);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10134 = v11 + v10124;
-        const unsigned int v10135 = v10134 * v1;
-        const unsigned int v10136 = v10135 + v26;
-        const unsigned int v10137 = v10136 << 7u;
-        const unsigned int v10138 = v10137 + v10131;
-        out[v10138] = v10132;
-      }
-      const unsigned int v10139 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10140 = v46 + v10139;
-      const float v10141 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10142 = v357.x[27];
-      const float v10143 = v10142 * v10141;
-      const bool v10144 = v10140 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10144) {
-        const unsigned int v10145 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
-        const unsigned int v10147 = 64u + v10145;
-        const iron_bf16 v10148 = iron_f32_to_bf16(v10143);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10150 = v11 + v10140;
-        const unsigned int v10151 = v10150 * v1;
-        const unsigned int v10152 = v10151 + v26;
-        const unsigned int v10153 = v10152 << 7u;
-        const unsigned int v10154 = v10153 + v10147;
-        out[v10154] = v10148;
-      }
-      const unsigned int v10155 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10156 = v46 + v10155;
-      const float v10157 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10158 = v357.x[28];
-      const float v10159 = v10158 * v10157;
-      const bool v10160 = v10156 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10160) {
-        const unsigned int v10161 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
-        const unsigned int v10163 = 64u + v10161;
-        const iron_bf16 v10164 = iron_f32_to_bf16(v10159);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10166 = v11 + v10156;
-        const unsigned int v10167 = v10166 * v1;
-        const unsigned int v10168 = v10167 + v26;
-        const unsigned int v10169 = v10168 << 7u;
-        const unsigned int v10170 = v10169 + v10163;
-        out[v10170] = v10164;
-      }
-      const unsigned int v10171 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10172 = v46 + v10171;
-      const float v10173 = v9142.x[0];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10174 = v357.x[29];
-      const float v10175 = v10174 * v10173;
-      const bool v10176 = v10172 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10176) {
-        const unsigned int v10177 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
-        const unsigned int v10179 = 64u + v10177;
-        const iron_bf16 v10180 = iron_f32_to_bf16(v10175);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10182 = v11 + v10172;
-        const unsigned int v10183 = v10182 * v1;
-        const unsigned int v10184 = v10183 + v26;
-        const unsigned int v10185 = v10184 << 7u;
-        const unsigned int v10186 = v10185 + v10179;
-        out[v10186] = v10180;
-      }
-      const unsigned int v10187 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10188 = v46 + v10187;
-      const float v10189 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10190 = v357.x[30];
-      const float v10191 = v10190 * v10189;
-      const bool v10192 = v10188 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10192) {
-        const unsigned int v10193 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
-        const unsigned int v10195 = 64u + v10193;
-        const iron_bf16 v10196 = iron_f32_to_bf16(v10191);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10198 = v11 + v10188;
-        const unsigned int v10199 = v10198 * v1;
-        const unsigned int v10200 = v10199 + v26;
-        const unsigned int v10201 = v10200 << 7u;
-        const unsigned int v10202 = v10201 + v10195;
-        out[v10202] = v10196;
-      }
-      const unsigned int v10203 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
-      const unsigned int v10204 = v46 + v10203;
-      const float v10205 = v9142.x[2];  // kernels/sdpa/flash_tile.hpp:275
-      const float v10206 = v357.x[31];
-      const float v10207 = v10206 * v10205;
-      const bool v10208 = v10204 < v18;  // kernels/sdpa/flash_tile.hpp:276
-      if (v10208) {
-        const unsigned int v10209 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
-        const unsigned int v10211 = 64u + v10209;
-        const iron_bf16 v10212 = iron_f32_to_bf16(v10207);  // kernels/sdpa/prefill.cpp:141
-        const unsigned int v10214 = v11 + v10204;
-        const unsigned int v10215 = v10214 * v1;
-        const unsigned int v10216 = v10215 + v26;
-        const unsigned int v10217 = v10216 << 7u;
-        const unsigned int v10218 = v10217 + v10211;
-        out[v10218] = v10212;
-      }
-      const unsigned int v10220 = v46 + v9090;  // kernels/sdpa/flash_tile.hpp:281
-      const float v10224 = log2f(v9146);  // kernels/sdpa/flash_tile.hpp:282
-      const float v10225 = v10224 + v9092;
-      const float v10226 = v10225 * 0.6931472f;
-      const bool v10229 = v9089 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v10230 = v10220 < v18;
-      const bool v10231 = v10229 && v10230;
-      if (v10231) {
-        const unsigned int v10232 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
-        const unsigned int v10233 = v10232 + v11;
-        const unsigned int v10234 = v10233 + v10220;
-        lse[v10234] = v10226;
-      }
-      const unsigned int v10236 = v46 + v9103;  // kernels/sdpa/flash_tile.hpp:281
-      const float v10240 = log2f(v9159);  // kernels/sdpa/flash_tile.hpp:282
-      const float v10241 = v10240 + v9105;
-      const float v10242 = v10241 * 0.6931472f;
-      const bool v10245 = v9102 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v10246 = v10236 < v18;
-      const bool v10247 = v10245 && v10246;
-      if (v10247) {
-        const unsigned int v10248 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
-        const unsigned int v10249 = v10248 + v11;
-        const unsigned int v10250 = v10249 + v10236;
-        lse[v10250] = v10242;
-      }
-      const unsigned int v10252 = v46 + v9116;  // kernels/sdpa/flash_tile.hpp:281
-      const float v10256 = log2f(v9172);  // kernels/sdpa/flash_tile.hpp:282
-      const float v10257 = v10256 + v9118;
-      const float v10258 = v10257 * 0.6931472f;
-      const bool v10261 = v9115 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v10262 = v10252 < v18;
-      const bool v10263 = v10261 && v10262;
-      if (v10263) {
-        const unsigned int v10264 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
-        const unsigned int v10265 = v10264 + v11;
-        const unsigned int v10266 = v10265 + v10252;
-        lse[v10266] = v10258;
-      }
-      const unsigned int v10268 = v46 + v9129;  // kernels/sdpa/flash_tile.hpp:281
-      const float v10272 = log2f(v9185);  // kernels/sdpa/flash_tile.hpp:282
-      const float v10273 = v10272 + v9131;
-      const float v10274 = v10273 * 0.6931472f;
-      const bool v10277 = v9128 == v305;  // kernels/sdpa/flash_tile.hpp:283
-      const bool v10278 = v10268 < v18;
-      const bool v10279 = v10277 && v10278;
-      if (v10279) {
-        const unsigned int v10280 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
-        const unsigned int v10281 = v10280 + v11;
-        const unsigned int v10282 = v10281 + v10268;
-        lse[v10282] = v10274;
+      const float v9050 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
+      iron_frag<float, 2, 16, 8> v9052;  // kernels/sdpa/flash_tile.hpp:259
+      iron_frag_fill(v9052, 0.0f);
+      const float v9056 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9057 = fmaxf(v9056, v9050);
+      const bool v9060 = v9057 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9061 = v9060 ? 0.0f : v9057;
+      v9052.x[0] = v9061;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9065 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9066 = fmaxf(v9065, v9050);
+      const bool v9069 = v9066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9070 = v9069 ? 0.0f : v9066;
+      v9052.x[1] = v9070;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9074 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9075 = fmaxf(v9074, v9050);
+      const bool v9078 = v9075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9079 = v9078 ? 0.0f : v9075;
+      v9052.x[2] = v9079;  // kernels/sdpa/flash_tile.hpp:260
+      const float v9083 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:261
+      const float v9084 = fmaxf(v9083, v9050);
+      const bool v9087 = v9084 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9088 = v9087 ? 0.0f : v9084;
+      v9052.x[3] = v9088;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v9090;  // kernels/sdpa/flash_tile.hpp:263
+      iron_frag_fill(v9090, 0.0f);
+      const unsigned int v9091 = static_cast<unsigned int>(v9090.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v9092 = static_cast<unsigned int>(v9090.row(0, iron_linear_thread() & 31u));
+      const float v9094 = v9052.x[0];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9095 = v9050 - v9094;
+      const float v9096 = exp2f(v9095);
+      const float v9099 = v9056 - v9094;
+      const float v9100 = exp2f(v9099);
+      const float v9101 = v353.x[0];
+      const float v9102 = v9101 * v9100;
+      const float v9103 = v9102 + v9096;
+      v9090.x[0] = v9103;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v9104 = static_cast<unsigned int>(v9090.col(1, iron_linear_thread() & 31u));
+      const unsigned int v9105 = static_cast<unsigned int>(v9090.row(1, iron_linear_thread() & 31u));
+      const float v9107 = v9052.x[1];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9108 = v9050 - v9107;
+      const float v9109 = exp2f(v9108);
+      const float v9112 = v9065 - v9107;
+      const float v9113 = exp2f(v9112);
+      const float v9114 = v353.x[1];
+      const float v9115 = v9114 * v9113;
+      const float v9116 = v9115 + v9109;
+      v9090.x[1] = v9116;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v9117 = static_cast<unsigned int>(v9090.col(2, iron_linear_thread() & 31u));
+      const unsigned int v9118 = static_cast<unsigned int>(v9090.row(2, iron_linear_thread() & 31u));
+      const float v9120 = v9052.x[2];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9121 = v9050 - v9120;
+      const float v9122 = exp2f(v9121);
+      const float v9125 = v9074 - v9120;
+      const float v9126 = exp2f(v9125);
+      const float v9127 = v353.x[2];
+      const float v9128 = v9127 * v9126;
+      const float v9129 = v9128 + v9122;
+      v9090.x[2] = v9129;  // kernels/sdpa/flash_tile.hpp:264
+      const unsigned int v9130 = static_cast<unsigned int>(v9090.col(3, iron_linear_thread() & 31u));
+      const unsigned int v9131 = static_cast<unsigned int>(v9090.row(3, iron_linear_thread() & 31u));
+      const float v9133 = v9052.x[3];  // kernels/sdpa/flash_tile.hpp:265
+      const float v9134 = v9050 - v9133;
+      const float v9135 = exp2f(v9134);
+      const float v9138 = v9083 - v9133;
+      const float v9139 = exp2f(v9138);
+      const float v9140 = v353.x[3];
+      const float v9141 = v9140 * v9139;
+      const float v9142 = v9141 + v9135;
+      v9090.x[3] = v9142;  // kernels/sdpa/flash_tile.hpp:264
+      iron_frag<float, 2, 16, 8> v9144;  // kernels/sdpa/flash_tile.hpp:267
+      iron_frag_fill(v9144, 0.0f);
+      const float v9148 = v9090.x[0];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9154 = v9100 / v9148;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9156 = v9148 > 0.0f;
+      const float v9157 = v9156 ? v9154 : 0.0f;
+      v9144.x[0] = v9157;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9161 = v9090.x[1];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9167 = v9113 / v9161;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9169 = v9161 > 0.0f;
+      const float v9170 = v9169 ? v9167 : 0.0f;
+      v9144.x[1] = v9170;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9174 = v9090.x[2];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9180 = v9126 / v9174;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9182 = v9174 > 0.0f;
+      const float v9183 = v9182 ? v9180 : 0.0f;
+      v9144.x[2] = v9183;  // kernels/sdpa/flash_tile.hpp:268
+      const float v9187 = v9090.x[3];  // kernels/sdpa/flash_tile.hpp:269
+      const float v9193 = v9139 / v9187;  // kernels/sdpa/flash_tile.hpp:270
+      const bool v9195 = v9187 > 0.0f;
+      const float v9196 = v9195 ? v9193 : 0.0f;
+      v9144.x[3] = v9196;  // kernels/sdpa/flash_tile.hpp:268
+      const unsigned int v9197 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9198 = v46 + v9197;
+      const float v9199 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9200 = v355.x[0];
+      const float v9201 = v9200 * v9199;
+      const bool v9202 = v9198 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9202) {
+        const unsigned int v9203 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));
+        const iron_bf16 v9206 = iron_f32_to_bf16(v9201);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9208 = v11 + v9198;
+        const unsigned int v9209 = v9208 * v1;
+        const unsigned int v9210 = v9209 + v26;
+        const unsigned int v9211 = v9210 << 7u;
+        const unsigned int v9212 = v9211 + v9203;
+        out[v9212] = v9206;
+      }
+      const unsigned int v9213 = static_cast<unsigned int>(v355.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9214 = v46 + v9213;
+      const float v9215 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9216 = v355.x[1];
+      const float v9217 = v9216 * v9215;
+      const bool v9218 = v9214 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9218) {
+        const unsigned int v9219 = static_cast<unsigned int>(v355.col(1, iron_linear_thread() & 31u));
+        const iron_bf16 v9222 = iron_f32_to_bf16(v9217);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9224 = v11 + v9214;
+        const unsigned int v9225 = v9224 * v1;
+        const unsigned int v9226 = v9225 + v26;
+        const unsigned int v9227 = v9226 << 7u;
+        const unsigned int v9228 = v9227 + v9219;
+        out[v9228] = v9222;
+      }
+      const unsigned int v9229 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9230 = v46 + v9229;
+      const float v9231 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9232 = v355.x[2];
+      const float v9233 = v9232 * v9231;
+      const bool v9234 = v9230 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9234) {
+        const unsigned int v9235 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));
+        const iron_bf16 v9238 = iron_f32_to_bf16(v9233);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9240 = v11 + v9230;
+        const unsigned int v9241 = v9240 * v1;
+        const unsigned int v9242 = v9241 + v26;
+        const unsigned int v9243 = v9242 << 7u;
+        const unsigned int v9244 = v9243 + v9235;
+        out[v9244] = v9238;
+      }
+      const unsigned int v9245 = static_cast<unsigned int>(v355.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9246 = v46 + v9245;
+      const float v9247 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9248 = v355.x[3];
+      const float v9249 = v9248 * v9247;
+      const bool v9250 = v9246 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9250) {
+        const unsigned int v9251 = static_cast<unsigned int>(v355.col(3, iron_linear_thread() & 31u));
+        const iron_bf16 v9254 = iron_f32_to_bf16(v9249);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9256 = v11 + v9246;
+        const unsigned int v9257 = v9256 * v1;
+        const unsigned int v9258 = v9257 + v26;
+        const unsigned int v9259 = v9258 << 7u;
+        const unsigned int v9260 = v9259 + v9251;
+        out[v9260] = v9254;
+      }
+      const unsigned int v9261 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9262 = v46 + v9261;
+      const float v9263 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9264 = v355.x[4];
+      const float v9265 = v9264 * v9263;
+      const bool v9266 = v9262 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9266) {
+        const unsigned int v9267 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));
+        const iron_bf16 v9270 = iron_f32_to_bf16(v9265);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9272 = v11 + v9262;
+        const unsigned int v9273 = v9272 * v1;
+        const unsigned int v9274 = v9273 + v26;
+        const unsigned int v9275 = v9274 << 7u;
+        const unsigned int v9276 = v9275 + v9267;
+        out[v9276] = v9270;
+      }
+      const unsigned int v9277 = static_cast<unsigned int>(v355.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9278 = v46 + v9277;
+      const float v9279 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9280 = v355.x[5];
+      const float v9281 = v9280 * v9279;
+      const bool v9282 = v9278 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9282) {
+        const unsigned int v9283 = static_cast<unsigned int>(v355.col(5, iron_linear_thread() & 31u));
+        const iron_bf16 v9286 = iron_f32_to_bf16(v9281);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9288 = v11 + v9278;
+        const unsigned int v9289 = v9288 * v1;
+        const unsigned int v9290 = v9289 + v26;
+        const unsigned int v9291 = v9290 << 7u;
+        const unsigned int v9292 = v9291 + v9283;
+        out[v9292] = v9286;
+      }
+      const unsigned int v9293 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9294 = v46 + v9293;
+      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9296 = v355.x[6];
+      const float v9297 = v9296 * v9295;
+      const bool v9298 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9298) {
+        const unsigned int v9299 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));
+        const iron_bf16 v9302 = iron_f32_to_bf16(v9297);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9304 = v11 + v9294;
+        const unsigned int v9305 = v9304 * v1;
+        const unsigned int v9306 = v9305 + v26;
+        const unsigned int v9307 = v9306 << 7u;
+        const unsigned int v9308 = v9307 + v9299;
+        out[v9308] = v9302;
+      }
+      const unsigned int v9309 = static_cast<unsigned int>(v355.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9310 = v46 + v9309;
+      const float v9311 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9312 = v355.x[7];
+      const float v9313 = v9312 * v9311;
+      const bool v9314 = v9310 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9314) {
+        const unsigned int v9315 = static_cast<unsigned int>(v355.col(7, iron_linear_thread() & 31u));
+        const iron_bf16 v9318 = iron_f32_to_bf16(v9313);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9320 = v11 + v9310;
+        const unsigned int v9321 = v9320 * v1;
+        const unsigned int v9322 = v9321 + v26;
+        const unsigned int v9323 = v9322 << 7u;
+        const unsigned int v9324 = v9323 + v9315;
+        out[v9324] = v9318;
+      }
+      const unsigned int v9325 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9326 = v46 + v9325;
+      const float v9327 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9328 = v355.x[8];
+      const float v9329 = v9328 * v9327;
+      const bool v9330 = v9326 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9330) {
+        const unsigned int v9331 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));
+        const iron_bf16 v9334 = iron_f32_to_bf16(v9329);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9336 = v11 + v9326;
+        const unsigned int v9337 = v9336 * v1;
+        const unsigned int v9338 = v9337 + v26;
+        const unsigned int v9339 = v9338 << 7u;
+        const unsigned int v9340 = v9339 + v9331;
+        out[v9340] = v9334;
+      }
+      const unsigned int v9341 = static_cast<unsigned int>(v355.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9342 = v46 + v9341;
+      const float v9343 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9344 = v355.x[9];
+      const float v9345 = v9344 * v9343;
+      const bool v9346 = v9342 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9346) {
+        const unsigned int v9347 = static_cast<unsigned int>(v355.col(9, iron_linear_thread() & 31u));
+        const iron_bf16 v9350 = iron_f32_to_bf16(v9345);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9352 = v11 + v9342;
+        const unsigned int v9353 = v9352 * v1;
+        const unsigned int v9354 = v9353 + v26;
+        const unsigned int v9355 = v9354 << 7u;
+        const unsigned int v9356 = v9355 + v9347;
+        out[v9356] = v9350;
+      }
+      const unsigned int v9357 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9358 = v46 + v9357;
+      const float v9359 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9360 = v355.x[10];
+      const float v9361 = v9360 * v9359;
+      const bool v9362 = v9358 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9362) {
+        const unsigned int v9363 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));
+        const iron_bf16 v9366 = iron_f32_to_bf16(v9361);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9368 = v11 + v9358;
+        const unsigned int v9369 = v9368 * v1;
+        const unsigned int v9370 = v9369 + v26;
+        const unsigned int v9371 = v9370 << 7u;
+        const unsigned int v9372 = v9371 + v9363;
+        out[v9372] = v9366;
+      }
+      const unsigned int v9373 = static_cast<unsigned int>(v355.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9374 = v46 + v9373;
+      const float v9375 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9376 = v355.x[11];
+      const float v9377 = v9376 * v9375;
+      const bool v9378 = v9374 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9378) {
+        const unsigned int v9379 = static_cast<unsigned int>(v355.col(11, iron_linear_thread() & 31u));
+        const iron_bf16 v9382 = iron_f32_to_bf16(v9377);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9384 = v11 + v9374;
+        const unsigned int v9385 = v9384 * v1;
+        const unsigned int v9386 = v9385 + v26;
+        const unsigned int v9387 = v9386 << 7u;
+        const unsigned int v9388 = v9387 + v9379;
+        out[v9388] = v9382;
+      }
+      const unsigned int v9389 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9390 = v46 + v9389;
+      const float v9391 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9392 = v355.x[12];
+      const float v9393 = v9392 * v9391;
+      const bool v9394 = v9390 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9394) {
+        const unsigned int v9395 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));
+        const iron_bf16 v9398 = iron_f32_to_bf16(v9393);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9400 = v11 + v9390;
+        const unsigned int v9401 = v9400 * v1;
+        const unsigned int v9402 = v9401 + v26;
+        const unsigned int v9403 = v9402 << 7u;
+        const unsigned int v9404 = v9403 + v9395;
+        out[v9404] = v9398;
+      }
+      const unsigned int v9405 = static_cast<unsigned int>(v355.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9406 = v46 + v9405;
+      const float v9407 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9408 = v355.x[13];
+      const float v9409 = v9408 * v9407;
+      const bool v9410 = v9406 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9410) {
+        const unsigned int v9411 = static_cast<unsigned int>(v355.col(13, iron_linear_thread() & 31u));
+        const iron_bf16 v9414 = iron_f32_to_bf16(v9409);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9416 = v11 + v9406;
+        const unsigned int v9417 = v9416 * v1;
+        const unsigned int v9418 = v9417 + v26;
+        const unsigned int v9419 = v9418 << 7u;
+        const unsigned int v9420 = v9419 + v9411;
+        out[v9420] = v9414;
+      }
+      const unsigned int v9421 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9422 = v46 + v9421;
+      const float v9423 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9424 = v355.x[14];
+      const float v9425 = v9424 * v9423;
+      const bool v9426 = v9422 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9426) {
+        const unsigned int v9427 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));
+        const iron_bf16 v9430 = iron_f32_to_bf16(v9425);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9432 = v11 + v9422;
+        const unsigned int v9433 = v9432 * v1;
+        const unsigned int v9434 = v9433 + v26;
+        const unsigned int v9435 = v9434 << 7u;
+        const unsigned int v9436 = v9435 + v9427;
+        out[v9436] = v9430;
+      }
+      const unsigned int v9437 = static_cast<unsigned int>(v355.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9438 = v46 + v9437;
+      const float v9439 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9440 = v355.x[15];
+      const float v9441 = v9440 * v9439;
+      const bool v9442 = v9438 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9442) {
+        const unsigned int v9443 = static_cast<unsigned int>(v355.col(15, iron_linear_thread() & 31u));
+        const iron_bf16 v9446 = iron_f32_to_bf16(v9441);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9448 = v11 + v9438;
+        const unsigned int v9449 = v9448 * v1;
+        const unsigned int v9450 = v9449 + v26;
+        const unsigned int v9451 = v9450 << 7u;
+        const unsigned int v9452 = v9451 + v9443;
+        out[v9452] = v9446;
+      }
+      const unsigned int v9453 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9454 = v46 + v9453;
+      const float v9455 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9456 = v355.x[16];
+      const float v9457 = v9456 * v9455;
+      const bool v9458 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9458) {
+        const unsigned int v9459 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));
+        const iron_bf16 v9462 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9464 = v11 + v9454;
+        const unsigned int v9465 = v9464 * v1;
+        const unsigned int v9466 = v9465 + v26;
+        const unsigned int v9467 = v9466 << 7u;
+        const unsigned int v9468 = v9467 + v9459;
+        out[v9468] = v9462;
+      }
+      const unsigned int v9469 = static_cast<unsigned int>(v355.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9470 = v46 + v9469;
+      const float v9471 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9472 = v355.x[17];
+      const float v9473 = v9472 * v9471;
+      const bool v9474 = v9470 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9474) {
+        const unsigned int v9475 = static_cast<unsigned int>(v355.col(17, iron_linear_thread() & 31u));
+        const iron_bf16 v9478 = iron_f32_to_bf16(v9473);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9480 = v11 + v9470;
+        const unsigned int v9481 = v9480 * v1;
+        const unsigned int v9482 = v9481 + v26;
+        const unsigned int v9483 = v9482 << 7u;
+        const unsigned int v9484 = v9483 + v9475;
+        out[v9484] = v9478;
+      }
+      const unsigned int v9485 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9486 = v46 + v9485;
+      const float v9487 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9488 = v355.x[18];
+      const float v9489 = v9488 * v9487;
+      const bool v9490 = v9486 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9490) {
+        const unsigned int v9491 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));
+        const iron_bf16 v9494 = iron_f32_to_bf16(v9489);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9496 = v11 + v9486;
+        const unsigned int v9497 = v9496 * v1;
+        const unsigned int v9498 = v9497 + v26;
+        const unsigned int v9499 = v9498 << 7u;
+        const unsigned int v9500 = v9499 + v9491;
+        out[v9500] = v9494;
+      }
+      const unsigned int v9501 = static_cast<unsigned int>(v355.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9502 = v46 + v9501;
+      const float v9503 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9504 = v355.x[19];
+      const float v9505 = v9504 * v9503;
+      const bool v9506 = v9502 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9506) {
+        const unsigned int v9507 = static_cast<unsigned int>(v355.col(19, iron_linear_thread() & 31u));
+        const iron_bf16 v9510 = iron_f32_to_bf16(v9505);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9512 = v11 + v9502;
+        const unsigned int v9513 = v9512 * v1;
+        const unsigned int v9514 = v9513 + v26;
+        const unsigned int v9515 = v9514 << 7u;
+        const unsigned int v9516 = v9515 + v9507;
+        out[v9516] = v9510;
+      }
+      const unsigned int v9517 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9518 = v46 + v9517;
+      const float v9519 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9520 = v355.x[20];
+      const float v9521 = v9520 * v9519;
+      const bool v9522 = v9518 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9522) {
+        const unsigned int v9523 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));
+        const iron_bf16 v9526 = iron_f32_to_bf16(v9521);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9528 = v11 + v9518;
+        const unsigned int v9529 = v9528 * v1;
+        const unsigned int v9530 = v9529 + v26;
+        const unsigned int v9531 = v9530 << 7u;
+        const unsigned int v9532 = v9531 + v9523;
+        out[v9532] = v9526;
+      }
+      const unsigned int v9533 = static_cast<unsigned int>(v355.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9534 = v46 + v9533;
+      const float v9535 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9536 = v355.x[21];
+      const float v9537 = v9536 * v9535;
+      const bool v9538 = v9534 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9538) {
+        const unsigned int v9539 = static_cast<unsigned int>(v355.col(21, iron_linear_thread() & 31u));
+        const iron_bf16 v9542 = iron_f32_to_bf16(v9537);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9544 = v11 + v9534;
+        const unsigned int v9545 = v9544 * v1;
+        const unsigned int v9546 = v9545 + v26;
+        const unsigned int v9547 = v9546 << 7u;
+        const unsigned int v9548 = v9547 + v9539;
+        out[v9548] = v9542;
+      }
+      const unsigned int v9549 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9550 = v46 + v9549;
+      const float v9551 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9552 = v355.x[22];
+      const float v9553 = v9552 * v9551;
+      const bool v9554 = v9550 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9554) {
+        const unsigned int v9555 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));
+        const iron_bf16 v9558 = iron_f32_to_bf16(v9553);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9560 = v11 + v9550;
+        const unsigned int v9561 = v9560 * v1;
+        const unsigned int v9562 = v9561 + v26;
+        const unsigned int v9563 = v9562 << 7u;
+        const unsigned int v9564 = v9563 + v9555;
+        out[v9564] = v9558;
+      }
+      const unsigned int v9565 = static_cast<unsigned int>(v355.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9566 = v46 + v9565;
+      const float v9567 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9568 = v355.x[23];
+      const float v9569 = v9568 * v9567;
+      const bool v9570 = v9566 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9570) {
+        const unsigned int v9571 = static_cast<unsigned int>(v355.col(23, iron_linear_thread() & 31u));
+        const iron_bf16 v9574 = iron_f32_to_bf16(v9569);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9576 = v11 + v9566;
+        const unsigned int v9577 = v9576 * v1;
+        const unsigned int v9578 = v9577 + v26;
+        const unsigned int v9579 = v9578 << 7u;
+        const unsigned int v9580 = v9579 + v9571;
+        out[v9580] = v9574;
+      }
+      const unsigned int v9581 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9582 = v46 + v9581;
+      const float v9583 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9584 = v355.x[24];
+      const float v9585 = v9584 * v9583;
+      const bool v9586 = v9582 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9586) {
+        const unsigned int v9587 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));
+        const iron_bf16 v9590 = iron_f32_to_bf16(v9585);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9592 = v11 + v9582;
+        const unsigned int v9593 = v9592 * v1;
+        const unsigned int v9594 = v9593 + v26;
+        const unsigned int v9595 = v9594 << 7u;
+        const unsigned int v9596 = v9595 + v9587;
+        out[v9596] = v9590;
+      }
+      const unsigned int v9597 = static_cast<unsigned int>(v355.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9598 = v46 + v9597;
+      const float v9599 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9600 = v355.x[25];
+      const float v9601 = v9600 * v9599;
+      const bool v9602 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9602) {
+        const unsigned int v9603 = static_cast<unsigned int>(v355.col(25, iron_linear_thread() & 31u));
+        const iron_bf16 v9606 = iron_f32_to_bf16(v9601);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9608 = v11 + v9598;
+        const unsigned int v9609 = v9608 * v1;
+        const unsigned int v9610 = v9609 + v26;
+        const unsigned int v9611 = v9610 << 7u;
+        const unsigned int v9612 = v9611 + v9603;
+        out[v9612] = v9606;
+      }
+      const unsigned int v9613 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9614 = v46 + v9613;
+      const float v9615 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9616 = v355.x[26];
+      const float v9617 = v9616 * v9615;
+      const bool v9618 = v9614 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9618) {
+        const unsigned int v9619 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));
+        const iron_bf16 v9622 = iron_f32_to_bf16(v9617);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9624 = v11 + v9614;
+        const unsigned int v9625 = v9624 * v1;
+        const unsigned int v9626 = v9625 + v26;
+        const unsigned int v9627 = v9626 << 7u;
+        const unsigned int v9628 = v9627 + v9619;
+        out[v9628] = v9622;
+      }
+      const unsigned int v9629 = static_cast<unsigned int>(v355.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9630 = v46 + v9629;
+      const float v9631 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9632 = v355.x[27];
+      const float v9633 = v9632 * v9631;
+      const bool v9634 = v9630 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9634) {
+        const unsigned int v9635 = static_cast<unsigned int>(v355.col(27, iron_linear_thread() & 31u));
+        const iron_bf16 v9638 = iron_f32_to_bf16(v9633);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9640 = v11 + v9630;
+        const unsigned int v9641 = v9640 * v1;
+        const unsigned int v9642 = v9641 + v26;
+        const unsigned int v9643 = v9642 << 7u;
+        const unsigned int v9644 = v9643 + v9635;
+        out[v9644] = v9638;
+      }
+      const unsigned int v9645 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9646 = v46 + v9645;
+      const float v9647 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9648 = v355.x[28];
+      const float v9649 = v9648 * v9647;
+      const bool v9650 = v9646 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9650) {
+        const unsigned int v9651 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));
+        const iron_bf16 v9654 = iron_f32_to_bf16(v9649);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9656 = v11 + v9646;
+        const unsigned int v9657 = v9656 * v1;
+        const unsigned int v9658 = v9657 + v26;
+        const unsigned int v9659 = v9658 << 7u;
+        const unsigned int v9660 = v9659 + v9651;
+        out[v9660] = v9654;
+      }
+      const unsigned int v9661 = static_cast<unsigned int>(v355.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9662 = v46 + v9661;
+      const float v9663 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9664 = v355.x[29];
+      const float v9665 = v9664 * v9663;
+      const bool v9666 = v9662 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9666) {
+        const unsigned int v9667 = static_cast<unsigned int>(v355.col(29, iron_linear_thread() & 31u));
+        const iron_bf16 v9670 = iron_f32_to_bf16(v9665);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9672 = v11 + v9662;
+        const unsigned int v9673 = v9672 * v1;
+        const unsigned int v9674 = v9673 + v26;
+        const unsigned int v9675 = v9674 << 7u;
+        const unsigned int v9676 = v9675 + v9667;
+        out[v9676] = v9670;
+      }
+      const unsigned int v9677 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9678 = v46 + v9677;
+      const float v9679 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9680 = v355.x[30];
+      const float v9681 = v9680 * v9679;
+      const bool v9682 = v9678 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9682) {
+        const unsigned int v9683 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));
+        const iron_bf16 v9686 = iron_f32_to_bf16(v9681);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9688 = v11 + v9678;
+        const unsigned int v9689 = v9688 * v1;
+        const unsigned int v9690 = v9689 + v26;
+        const unsigned int v9691 = v9690 << 7u;
+        const unsigned int v9692 = v9691 + v9683;
+        out[v9692] = v9686;
+      }
+      const unsigned int v9693 = static_cast<unsigned int>(v355.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9694 = v46 + v9693;
+      const float v9695 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9696 = v355.x[31];
+      const float v9697 = v9696 * v9695;
+      const bool v9698 = v9694 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9698) {
+        const unsigned int v9699 = static_cast<unsigned int>(v355.col(31, iron_linear_thread() & 31u));
+        const iron_bf16 v9702 = iron_f32_to_bf16(v9697);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9704 = v11 + v9694;
+        const unsigned int v9705 = v9704 * v1;
+        const unsigned int v9706 = v9705 + v26;
+        const unsigned int v9707 = v9706 << 7u;
+        const unsigned int v9708 = v9707 + v9699;
+        out[v9708] = v9702;
+      }
+      const unsigned int v9709 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9710 = v46 + v9709;
+      const float v9711 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9712 = v357.x[0];
+      const float v9713 = v9712 * v9711;
+      const bool v9714 = v9710 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9714) {
+        const unsigned int v9715 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));
+        const unsigned int v9717 = 64u + v9715;
+        const iron_bf16 v9718 = iron_f32_to_bf16(v9713);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9720 = v11 + v9710;
+        const unsigned int v9721 = v9720 * v1;
+        const unsigned int v9722 = v9721 + v26;
+        const unsigned int v9723 = v9722 << 7u;
+        const unsigned int v9724 = v9723 + v9717;
+        out[v9724] = v9718;
+      }
+      const unsigned int v9725 = static_cast<unsigned int>(v357.row(1, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9726 = v46 + v9725;
+      const float v9727 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9728 = v357.x[1];
+      const float v9729 = v9728 * v9727;
+      const bool v9730 = v9726 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9730) {
+        const unsigned int v9731 = static_cast<unsigned int>(v357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v9733 = 64u + v9731;
+        const iron_bf16 v9734 = iron_f32_to_bf16(v9729);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9736 = v11 + v9726;
+        const unsigned int v9737 = v9736 * v1;
+        const unsigned int v9738 = v9737 + v26;
+        const unsigned int v9739 = v9738 << 7u;
+        const unsigned int v9740 = v9739 + v9733;
+        out[v9740] = v9734;
+      }
+      const unsigned int v9741 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9742 = v46 + v9741;
+      const float v9743 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9744 = v357.x[2];
+      const float v9745 = v9744 * v9743;
+      const bool v9746 = v9742 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9746) {
+        const unsigned int v9747 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v9749 = 64u + v9747;
+        const iron_bf16 v9750 = iron_f32_to_bf16(v9745);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9752 = v11 + v9742;
+        const unsigned int v9753 = v9752 * v1;
+        const unsigned int v9754 = v9753 + v26;
+        const unsigned int v9755 = v9754 << 7u;
+        const unsigned int v9756 = v9755 + v9749;
+        out[v9756] = v9750;
+      }
+      const unsigned int v9757 = static_cast<unsigned int>(v357.row(3, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9758 = v46 + v9757;
+      const float v9759 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9760 = v357.x[3];
+      const float v9761 = v9760 * v9759;
+      const bool v9762 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9762) {
+        const unsigned int v9763 = static_cast<unsigned int>(v357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v9765 = 64u + v9763;
+        const iron_bf16 v9766 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9768 = v11 + v9758;
+        const unsigned int v9769 = v9768 * v1;
+        const unsigned int v9770 = v9769 + v26;
+        const unsigned int v9771 = v9770 << 7u;
+        const unsigned int v9772 = v9771 + v9765;
+        out[v9772] = v9766;
+      }
+      const unsigned int v9773 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9774 = v46 + v9773;
+      const float v9775 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9776 = v357.x[4];
+      const float v9777 = v9776 * v9775;
+      const bool v9778 = v9774 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9778) {
+        const unsigned int v9779 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v9781 = 64u + v9779;
+        const iron_bf16 v9782 = iron_f32_to_bf16(v9777);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9784 = v11 + v9774;
+        const unsigned int v9785 = v9784 * v1;
+        const unsigned int v9786 = v9785 + v26;
+        const unsigned int v9787 = v9786 << 7u;
+        const unsigned int v9788 = v9787 + v9781;
+        out[v9788] = v9782;
+      }
+      const unsigned int v9789 = static_cast<unsigned int>(v357.row(5, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9790 = v46 + v9789;
+      const float v9791 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9792 = v357.x[5];
+      const float v9793 = v9792 * v9791;
+      const bool v9794 = v9790 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9794) {
+        const unsigned int v9795 = static_cast<unsigned int>(v357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v9797 = 64u + v9795;
+        const iron_bf16 v9798 = iron_f32_to_bf16(v9793);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9800 = v11 + v9790;
+        const unsigned int v9801 = v9800 * v1;
+        const unsigned int v9802 = v9801 + v26;
+        const unsigned int v9803 = v9802 << 7u;
+        const unsigned int v9804 = v9803 + v9797;
+        out[v9804] = v9798;
+      }
+      const unsigned int v9805 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9806 = v46 + v9805;
+      const float v9807 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9808 = v357.x[6];
+      const float v9809 = v9808 * v9807;
+      const bool v9810 = v9806 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9810) {
+        const unsigned int v9811 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v9813 = 64u + v9811;
+        const iron_bf16 v9814 = iron_f32_to_bf16(v9809);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9816 = v11 + v9806;
+        const unsigned int v9817 = v9816 * v1;
+        const unsigned int v9818 = v9817 + v26;
+        const unsigned int v9819 = v9818 << 7u;
+        const unsigned int v9820 = v9819 + v9813;
+        out[v9820] = v9814;
+      }
+      const unsigned int v9821 = static_cast<unsigned int>(v357.row(7, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9822 = v46 + v9821;
+      const float v9823 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9824 = v357.x[7];
+      const float v9825 = v9824 * v9823;
+      const bool v9826 = v9822 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9826) {
+        const unsigned int v9827 = static_cast<unsigned int>(v357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v9829 = 64u + v9827;
+        const iron_bf16 v9830 = iron_f32_to_bf16(v9825);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9832 = v11 + v9822;
+        const unsigned int v9833 = v9832 * v1;
+        const unsigned int v9834 = v9833 + v26;
+        const unsigned int v9835 = v9834 << 7u;
+        const unsigned int v9836 = v9835 + v9829;
+        out[v9836] = v9830;
+      }
+      const unsigned int v9837 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9838 = v46 + v9837;
+      const float v9839 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9840 = v357.x[8];
+      const float v9841 = v9840 * v9839;
+      const bool v9842 = v9838 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9842) {
+        const unsigned int v9843 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v9845 = 64u + v9843;
+        const iron_bf16 v9846 = iron_f32_to_bf16(v9841);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9848 = v11 + v9838;
+        const unsigned int v9849 = v9848 * v1;
+        const unsigned int v9850 = v9849 + v26;
+        const unsigned int v9851 = v9850 << 7u;
+        const unsigned int v9852 = v9851 + v9845;
+        out[v9852] = v9846;
+      }
+      const unsigned int v9853 = static_cast<unsigned int>(v357.row(9, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9854 = v46 + v9853;
+      const float v9855 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9856 = v357.x[9];
+      const float v9857 = v9856 * v9855;
+      const bool v9858 = v9854 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9858) {
+        const unsigned int v9859 = static_cast<unsigned int>(v357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v9861 = 64u + v9859;
+        const iron_bf16 v9862 = iron_f32_to_bf16(v9857);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9864 = v11 + v9854;
+        const unsigned int v9865 = v9864 * v1;
+        const unsigned int v9866 = v9865 + v26;
+        const unsigned int v9867 = v9866 << 7u;
+        const unsigned int v9868 = v9867 + v9861;
+        out[v9868] = v9862;
+      }
+      const unsigned int v9869 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9870 = v46 + v9869;
+      const float v9871 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9872 = v357.x[10];
+      const float v9873 = v9872 * v9871;
+      const bool v9874 = v9870 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9874) {
+        const unsigned int v9875 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v9877 = 64u + v9875;
+        const iron_bf16 v9878 = iron_f32_to_bf16(v9873);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9880 = v11 + v9870;
+        const unsigned int v9881 = v9880 * v1;
+        const unsigned int v9882 = v9881 + v26;
+        const unsigned int v9883 = v9882 << 7u;
+        const unsigned int v9884 = v9883 + v9877;
+        out[v9884] = v9878;
+      }
+      const unsigned int v9885 = static_cast<unsigned int>(v357.row(11, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9886 = v46 + v9885;
+      const float v9887 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9888 = v357.x[11];
+      const float v9889 = v9888 * v9887;
+      const bool v9890 = v9886 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9890) {
+        const unsigned int v9891 = static_cast<unsigned int>(v357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v9893 = 64u + v9891;
+        const iron_bf16 v9894 = iron_f32_to_bf16(v9889);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9896 = v11 + v9886;
+        const unsigned int v9897 = v9896 * v1;
+        const unsigned int v9898 = v9897 + v26;
+        const unsigned int v9899 = v9898 << 7u;
+        const unsigned int v9900 = v9899 + v9893;
+        out[v9900] = v9894;
+      }
+      const unsigned int v9901 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9902 = v46 + v9901;
+      const float v9903 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9904 = v357.x[12];
+      const float v9905 = v9904 * v9903;
+      const bool v9906 = v9902 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9906) {
+        const unsigned int v9907 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v9909 = 64u + v9907;
+        const iron_bf16 v9910 = iron_f32_to_bf16(v9905);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9912 = v11 + v9902;
+        const unsigned int v9913 = v9912 * v1;
+        const unsigned int v9914 = v9913 + v26;
+        const unsigned int v9915 = v9914 << 7u;
+        const unsigned int v9916 = v9915 + v9909;
+        out[v9916] = v9910;
+      }
+      const unsigned int v9917 = static_cast<unsigned int>(v357.row(13, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9918 = v46 + v9917;
+      const float v9919 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9920 = v357.x[13];
+      const float v9921 = v9920 * v9919;
+      const bool v9922 = v9918 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9922) {
+        const unsigned int v9923 = static_cast<unsigned int>(v357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9925 = 64u + v9923;
+        const iron_bf16 v9926 = iron_f32_to_bf16(v9921);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9928 = v11 + v9918;
+        const unsigned int v9929 = v9928 * v1;
+        const unsigned int v9930 = v9929 + v26;
+        const unsigned int v9931 = v9930 << 7u;
+        const unsigned int v9932 = v9931 + v9925;
+        out[v9932] = v9926;
+      }
+      const unsigned int v9933 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9934 = v46 + v9933;
+      const float v9935 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9936 = v357.x[14];
+      const float v9937 = v9936 * v9935;
+      const bool v9938 = v9934 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9938) {
+        const unsigned int v9939 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9941 = 64u + v9939;
+        const iron_bf16 v9942 = iron_f32_to_bf16(v9937);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9944 = v11 + v9934;
+        const unsigned int v9945 = v9944 * v1;
+        const unsigned int v9946 = v9945 + v26;
+        const unsigned int v9947 = v9946 << 7u;
+        const unsigned int v9948 = v9947 + v9941;
+        out[v9948] = v9942;
+      }
+      const unsigned int v9949 = static_cast<unsigned int>(v357.row(15, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9950 = v46 + v9949;
+      const float v9951 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9952 = v357.x[15];
+      const float v9953 = v9952 * v9951;
+      const bool v9954 = v9950 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9954) {
+        const unsigned int v9955 = static_cast<unsigned int>(v357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9957 = 64u + v9955;
+        const iron_bf16 v9958 = iron_f32_to_bf16(v9953);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9960 = v11 + v9950;
+        const unsigned int v9961 = v9960 * v1;
+        const unsigned int v9962 = v9961 + v26;
+        const unsigned int v9963 = v9962 << 7u;
+        const unsigned int v9964 = v9963 + v9957;
+        out[v9964] = v9958;
+      }
+      const unsigned int v9965 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9966 = v46 + v9965;
+      const float v9967 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9968 = v357.x[16];
+      const float v9969 = v9968 * v9967;
+      const bool v9970 = v9966 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9970) {
+        const unsigned int v9971 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9973 = 64u + v9971;
+        const iron_bf16 v9974 = iron_f32_to_bf16(v9969);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9976 = v11 + v9966;
+        const unsigned int v9977 = v9976 * v1;
+        const unsigned int v9978 = v9977 + v26;
+        const unsigned int v9979 = v9978 << 7u;
+        const unsigned int v9980 = v9979 + v9973;
+        out[v9980] = v9974;
+      }
+      const unsigned int v9981 = static_cast<unsigned int>(v357.row(17, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9982 = v46 + v9981;
+      const float v9983 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v9984 = v357.x[17];
+      const float v9985 = v9984 * v9983;
+      const bool v9986 = v9982 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v9986) {
+        const unsigned int v9987 = static_cast<unsigned int>(v357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9989 = 64u + v9987;
+        const iron_bf16 v9990 = iron_f32_to_bf16(v9985);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v9992 = v11 + v9982;
+        const unsigned int v9993 = v9992 * v1;
+        const unsigned int v9994 = v9993 + v26;
+        const unsigned int v9995 = v9994 << 7u;
+        const unsigned int v9996 = v9995 + v9989;
+        out[v9996] = v9990;
+      }
+      const unsigned int v9997 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v9998 = v46 + v9997;
+      const float v9999 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10000 = v357.x[18];
+      const float v10001 = v10000 * v9999;
+      const bool v10002 = v9998 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10002) {
+        const unsigned int v10003 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v10005 = 64u + v10003;
+        const iron_bf16 v10006 = iron_f32_to_bf16(v10001);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10008 = v11 + v9998;
+        const unsigned int v10009 = v10008 * v1;
+        const unsigned int v10010 = v10009 + v26;
+        const unsigned int v10011 = v10010 << 7u;
+        const unsigned int v10012 = v10011 + v10005;
+        out[v10012] = v10006;
+      }
+      const unsigned int v10013 = static_cast<unsigned int>(v357.row(19, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10014 = v46 + v10013;
+      const float v10015 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10016 = v357.x[19];
+      const float v10017 = v10016 * v10015;
+      const bool v10018 = v10014 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10018) {
+        const unsigned int v10019 = static_cast<unsigned int>(v357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v10021 = 64u + v10019;
+        const iron_bf16 v10022 = iron_f32_to_bf16(v10017);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10024 = v11 + v10014;
+        const unsigned int v10025 = v10024 * v1;
+        const unsigned int v10026 = v10025 + v26;
+        const unsigned int v10027 = v10026 << 7u;
+        const unsigned int v10028 = v10027 + v10021;
+        out[v10028] = v10022;
+      }
+      const unsigned int v10029 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10030 = v46 + v10029;
+      const float v10031 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10032 = v357.x[20];
+      const float v10033 = v10032 * v10031;
+      const bool v10034 = v10030 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10034) {
+        const unsigned int v10035 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v10037 = 64u + v10035;
+        const iron_bf16 v10038 = iron_f32_to_bf16(v10033);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10040 = v11 + v10030;
+        const unsigned int v10041 = v10040 * v1;
+        const unsigned int v10042 = v10041 + v26;
+        const unsigned int v10043 = v10042 << 7u;
+        const unsigned int v10044 = v10043 + v10037;
+        out[v10044] = v10038;
+      }
+      const unsigned int v10045 = static_cast<unsigned int>(v357.row(21, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10046 = v46 + v10045;
+      const float v10047 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10048 = v357.x[21];
+      const float v10049 = v10048 * v10047;
+      const bool v10050 = v10046 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10050) {
+        const unsigned int v10051 = static_cast<unsigned int>(v357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v10053 = 64u + v10051;
+        const iron_bf16 v10054 = iron_f32_to_bf16(v10049);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10056 = v11 + v10046;
+        const unsigned int v10057 = v10056 * v1;
+        const unsigned int v10058 = v10057 + v26;
+        const unsigned int v10059 = v10058 << 7u;
+        const unsigned int v10060 = v10059 + v10053;
+        out[v10060] = v10054;
+      }
+      const unsigned int v10061 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10062 = v46 + v10061;
+      const float v10063 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10064 = v357.x[22];
+      const float v10065 = v10064 * v10063;
+      const bool v10066 = v10062 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10066) {
+        const unsigned int v10067 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v10069 = 64u + v10067;
+        const iron_bf16 v10070 = iron_f32_to_bf16(v10065);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10072 = v11 + v10062;
+        const unsigned int v10073 = v10072 * v1;
+        const unsigned int v10074 = v10073 + v26;
+        const unsigned int v10075 = v10074 << 7u;
+        const unsigned int v10076 = v10075 + v10069;
+        out[v10076] = v10070;
+      }
+      const unsigned int v10077 = static_cast<unsigned int>(v357.row(23, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10078 = v46 + v10077;
+      const float v10079 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10080 = v357.x[23];
+      const float v10081 = v10080 * v10079;
+      const bool v10082 = v10078 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10082) {
+        const unsigned int v10083 = static_cast<unsigned int>(v357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v10085 = 64u + v10083;
+        const iron_bf16 v10086 = iron_f32_to_bf16(v10081);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10088 = v11 + v10078;
+        const unsigned int v10089 = v10088 * v1;
+        const unsigned int v10090 = v10089 + v26;
+        const unsigned int v10091 = v10090 << 7u;
+        const unsigned int v10092 = v10091 + v10085;
+        out[v10092] = v10086;
+      }
+      const unsigned int v10093 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10094 = v46 + v10093;
+      const float v10095 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10096 = v357.x[24];
+      const float v10097 = v10096 * v10095;
+      const bool v10098 = v10094 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10098) {
+        const unsigned int v10099 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v10101 = 64u + v10099;
+        const iron_bf16 v10102 = iron_f32_to_bf16(v10097);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10104 = v11 + v10094;
+        const unsigned int v10105 = v10104 * v1;
+        const unsigned int v10106 = v10105 + v26;
+        const unsigned int v10107 = v10106 << 7u;
+        const unsigned int v10108 = v10107 + v10101;
+        out[v10108] = v10102;
+      }
+      const unsigned int v10109 = static_cast<unsigned int>(v357.row(25, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10110 = v46 + v10109;
+      const float v10111 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10112 = v357.x[25];
+      const float v10113 = v10112 * v10111;
+      const bool v10114 = v10110 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10114) {
+        const unsigned int v10115 = static_cast<unsigned int>(v357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v10117 = 64u + v10115;
+        const iron_bf16 v10118 = iron_f32_to_bf16(v10113);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10120 = v11 + v10110;
+        const unsigned int v10121 = v10120 * v1;
+        const unsigned int v10122 = v10121 + v26;
+        const unsigned int v10123 = v10122 << 7u;
+        const unsigned int v10124 = v10123 + v10117;
+        out[v10124] = v10118;
+      }
+      const unsigned int v10125 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10126 = v46 + v10125;
+      const float v10127 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10128 = v357.x[26];
+      const float v10129 = v10128 * v10127;
+      const bool v10130 = v10126 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10130) {
+        const unsigned int v10131 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v10133 = 64u + v10131;
+        const iron_bf16 v10134 = iron_f32_to_bf16(v10129);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10136 = v11 + v10126;
+        const unsigned int v10137 = v10136 * v1;
+        const unsigned int v10138 = v10137 + v26;
+        const unsigned int v10139 = v10138 << 7u;
+        const unsigned int v10140 = v10139 + v10133;
+        out[v10140] = v10134;
+      }
+      const unsigned int v10141 = static_cast<unsigned int>(v357.row(27, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10142 = v46 + v10141;
+      const float v10143 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10144 = v357.x[27];
+      const float v10145 = v10144 * v10143;
+      const bool v10146 = v10142 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10146) {
+        const unsigned int v10147 = static_cast<unsigned int>(v357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v10149 = 64u + v10147;
+        const iron_bf16 v10150 = iron_f32_to_bf16(v10145);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10152 = v11 + v10142;
+        const unsigned int v10153 = v10152 * v1;
+        const unsigned int v10154 = v10153 + v26;
+        const unsigned int v10155 = v10154 << 7u;
+        const unsigned int v10156 = v10155 + v10149;
+        out[v10156] = v10150;
+      }
+      const unsigned int v10157 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10158 = v46 + v10157;
+      const float v10159 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10160 = v357.x[28];
+      const float v10161 = v10160 * v10159;
+      const bool v10162 = v10158 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10162) {
+        const unsigned int v10163 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v10165 = 64u + v10163;
+        const iron_bf16 v10166 = iron_f32_to_bf16(v10161);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10168 = v11 + v10158;
+        const unsigned int v10169 = v10168 * v1;
+        const unsigned int v10170 = v10169 + v26;
+        const unsigned int v10171 = v10170 << 7u;
+        const unsigned int v10172 = v10171 + v10165;
+        out[v10172] = v10166;
+      }
+      const unsigned int v10173 = static_cast<unsigned int>(v357.row(29, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10174 = v46 + v10173;
+      const float v10175 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10176 = v357.x[29];
+      const float v10177 = v10176 * v10175;
+      const bool v10178 = v10174 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10178) {
+        const unsigned int v10179 = static_cast<unsigned int>(v357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v10181 = 64u + v10179;
+        const iron_bf16 v10182 = iron_f32_to_bf16(v10177);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10184 = v11 + v10174;
+        const unsigned int v10185 = v10184 * v1;
+        const unsigned int v10186 = v10185 + v26;
+        const unsigned int v10187 = v10186 << 7u;
+        const unsigned int v10188 = v10187 + v10181;
+        out[v10188] = v10182;
+      }
+      const unsigned int v10189 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10190 = v46 + v10189;
+      const float v10191 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10192 = v357.x[30];
+      const float v10193 = v10192 * v10191;
+      const bool v10194 = v10190 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10194) {
+        const unsigned int v10195 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v10197 = 64u + v10195;
+        const iron_bf16 v10198 = iron_f32_to_bf16(v10193);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10200 = v11 + v10190;
+        const unsigned int v10201 = v10200 * v1;
+        const unsigned int v10202 = v10201 + v26;
+        const unsigned int v10203 = v10202 << 7u;
+        const unsigned int v10204 = v10203 + v10197;
+        out[v10204] = v10198;
+      }
+      const unsigned int v10205 = static_cast<unsigned int>(v357.row(31, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:274
+      const unsigned int v10206 = v46 + v10205;
+      const float v10207 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:275
+      const float v10208 = v357.x[31];
+      const float v10209 = v10208 * v10207;
+      const bool v10210 = v10206 < v18;  // kernels/sdpa/flash_tile.hpp:276
+      if (v10210) {
+        const unsigned int v10211 = static_cast<unsigned int>(v357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v10213 = 64u + v10211;
+        const iron_bf16 v10214 = iron_f32_to_bf16(v10209);  // kernels/sdpa/prefill.cpp:141
+        const unsigned int v10216 = v11 + v10206;
+        const unsigned int v10217 = v10216 * v1;
+        const unsigned int v10218 = v10217 + v26;
+        const unsigned int v10219 = v10218 << 7u;
+        const unsigned int v10220 = v10219 + v10213;
+        out[v10220] = v10214;
+      }
+      const unsigned int v10222 = v46 + v9092;  // kernels/sdpa/flash_tile.hpp:281
+      const float v10226 = log2f(v9148);  // kernels/sdpa/flash_tile.hpp:282
+      const float v10227 = v10226 + v9094;
+      const float v10228 = v10227 * 0.6931472f;
+      const bool v10231 = v9091 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v10232 = v10222 < v18;
+      const bool v10233 = v10231 && v10232;
+      if (v10233) {
+        const unsigned int v10234 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
+        const unsigned int v10235 = v10234 + v11;
+        const unsigned int v10236 = v10235 + v10222;
+        lse[v10236] = v10228;
+      }
+      const unsigned int v10238 = v46 + v9105;  // kernels/sdpa/flash_tile.hpp:281
+      const float v10242 = log2f(v9161);  // kernels/sdpa/flash_tile.hpp:282
+      const float v10243 = v10242 + v9107;
+      const float v10244 = v10243 * 0.6931472f;
+      const bool v10247 = v9104 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v10248 = v10238 < v18;
+      const bool v10249 = v10247 && v10248;
+      if (v10249) {
+        const unsigned int v10250 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
+        const unsigned int v10251 = v10250 + v11;
+        const unsigned int v10252 = v10251 + v10238;
+        lse[v10252] = v10244;
+      }
+      const unsigned int v10254 = v46 + v9118;  // kernels/sdpa/flash_tile.hpp:281
+      const float v10258 = log2f(v9174);  // kernels/sdpa/flash_tile.hpp:282
+      const float v10259 = v10258 + v9120;
+      const float v10260 = v10259 * 0.6931472f;
+      const bool v10263 = v9117 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v10264 = v10254 < v18;
+      const bool v10265 = v10263 && v10264;
+      if (v10265) {
+        const unsigned int v10266 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
+        const unsigned int v10267 = v10266 + v11;
+        const unsigned int v10268 = v10267 + v10254;
+        lse[v10268] = v10260;
+      }
+      const unsigned int v10270 = v46 + v9131;  // kernels/sdpa/flash_tile.hpp:281
+      const float v10274 = log2f(v9187);  // kernels/sdpa/flash_tile.hpp:282
+      const float v10275 = v10274 + v9133;
+      const float v10276 = v10275 * 0.6931472f;
+      const bool v10279 = v9130 == v305;  // kernels/sdpa/flash_tile.hpp:283
+      const bool v10280 = v10270 < v18;
+      const bool v10281 = v10279 && v10280;
+      if (v10281) {
+        const unsigned int v10282 = v26 * v3;  // kernels/sdpa/prefill.cpp:203
+        const unsigned int v10283 = v10282 + v11;
+        const unsigned int v10284 = v10283 + v10270;
+        lse[v10284] = v10276;
       }
     }
   }

@@ -723,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v11208 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:273
+    const bool v11208 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
     if (v11208) {
       const unsigned int v11212 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
       const bool v11213 = v11212 < v37;
@@ -830,7 +830,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_copy_async<16>(shm2 + (v11297 ^ (((v11297 >> 6u) & 7u) << 3u)), v + v11293, v11287);
       iron_copy_async<16>(shm2 + (v11309 ^ (((v11309 >> 6u) & 7u) << 3u)), v + v11305, v11299);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     const unsigned int v7336 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
     const unsigned int v7337 = v7336 << 6u;
     const unsigned int v10240 = v41 & 3u;
@@ -1114,7 +1114,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v10169 = static_cast<unsigned int>(v606.row(31, iron_linear_thread() & 31u));
     const unsigned int v10181 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v6814 = v592; v6814 < v579; v6814 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v6814 = v592; v6814 < v579; v6814 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v6815 = v6814 - v592;
       const unsigned int v6816 = v6815 >> 6u;
       const unsigned int v6818 = v6816 & 1u;
@@ -1239,8 +1239,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
         iron_copy_async<16>(shm2 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), v + v7033, v7024);
         iron_copy_async<16>(shm2 + (v7075 ^ (((v7075 >> 6u) & 7u) << 3u)), v + v7064, v7055);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
-      iron_frag<float, 2, 16, 64> v7327;  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      iron_frag<float, 2, 16, 64> v7327;  // kernels/sdpa/flash_warpgroup.hpp:277
       iron_frag_fill(v7327, 0.0f);
       const unsigned int v7331 = v6818 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
       iron_frag<iron_bf16, 0, 16, 16> v10253;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -3529,7 +3529,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v10175, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v10175, v7327);
       iron_frag_store<false>(v10175, shm3, v10181, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:280
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
       iron_frag<iron_bf16, 0, 16, 16> v10435;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v10435, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v10435, shm3, v10246, 64u);
@@ -3655,7 +3655,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_load_shared<false, 6, 3>(v10629, shm2, v10625, 64u);
       iron_frag_mma_sync(v606, v10627, v10629);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:273
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
     const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4050, 0.0f);

@@ -579,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v364;
     iron_frag_fill(v364, 0.0f);
 
-    for (unsigned int v6663 = v42; v6663 < 1u; v6663 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v6663 = v42; v6663 < 1u; v6663 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v6664 = v6663 << 7u;
       const unsigned int v6665 = v354 + v6664;
       const bool v6666 = v6665 < v341;
@@ -991,7 +991,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
           iron_copy_async<16>(shm2 + (v7568 ^ (((v7568 >> 6u) & 7u) << 3u)), v_pages + v7847, v7543);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     }
     const unsigned int v9073 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
     const unsigned int v9074 = v9073 << 6u;
@@ -1149,7 +1149,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v13150 = v13126 + 32u;
     const unsigned int v13161 = v13126 + 48u;
 
-    for (unsigned int v7859 = v354; v7859 < v341; v7859 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v7859 = v354; v7859 < v341; v7859 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v7860 = v7859 - v354;
       const unsigned int v7861 = v7860 >> 7u;
       const unsigned int v7863 = v7861 & 1u;
@@ -1567,8 +1567,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
           iron_copy_async<16>(shm2 + (v8772 ^ (((v8772 >> 6u) & 7u) << 3u)), v_pages + v9051, v8747);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
-      iron_frag<float, 2, 16, 128> v9064;  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      iron_frag<float, 2, 16, 128> v9064;  // kernels/sdpa/flash_warpgroup.hpp:277
       iron_frag_fill(v9064, 0.0f);
       const unsigned int v9068 = v7863 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
       iron_frag<iron_bf16, 0, 16, 16> v12990;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -4721,7 +4721,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_fill(v12912, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v12912, v9064);
       iron_frag_store<false>(v12912, shm3, v12918, 128u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:280
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
       iron_frag<iron_bf16, 0, 16, 16> v13082;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v13082, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13082, shm3, v13073, 128u);
@@ -4849,7 +4849,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_load_shared<false, 6, 3>(v13276, shm2, v13272, 64u);
       iron_frag_mma_sync(v364, v13274, v13276);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:273
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
     const float v5489 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v5491;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v5491, 0.0f);

@@ -735,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v616;
     iron_frag_fill(v616, 0.0f);
 
-    for (unsigned int v6949 = v42; v6949 < 1u; v6949 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v6949 = v42; v6949 < 1u; v6949 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v6950 = v6949 << 6u;
       const unsigned int v6951 = v602 + v6950;
       const bool v6952 = v6951 < v589;
@@ -1163,7 +1163,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
           iron_copy_async<16>(shm2 + (v7854 ^ (((v7854 >> 6u) & 7u) << 3u)), v_pages + v8133, v7829);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     }
     const unsigned int v9359 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
     const unsigned int v9360 = v9359 << 6u;
@@ -1448,7 +1448,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v12192 = static_cast<unsigned int>(v616.row(31, iron_linear_thread() & 31u));
     const unsigned int v12204 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v8145 = v602; v8145 < v589; v8145 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v8145 = v602; v8145 < v589; v8145 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v8146 = v8145 - v602;
       const unsigned int v8147 = v8146 >> 6u;
       const unsigned int v8149 = v8147 & 1u;
@@ -1882,8 +1882,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
           iron_copy_async<16>(shm2 + (v9058 ^ (((v9058 >> 6u) & 7u) << 3u)), v_pages + v9337, v9033);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
-      iron_frag<float, 2, 16, 64> v9350;  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      iron_frag<float, 2, 16, 64> v9350;  // kernels/sdpa/flash_warpgroup.hpp:277
       iron_frag_fill(v9350, 0.0f);
       const unsigned int v9354 = v8149 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
       iron_frag<iron_bf16, 0, 16, 16> v12276;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -4172,7 +4172,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_fill(v12198, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v12198, v9350);
       iron_frag_store<false>(v12198, shm3, v12204, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:280
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
       iron_frag<iron_bf16, 0, 16, 16> v12458;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v12458, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v12458, shm3, v12269, 64u);
@@ -4298,7 +4298,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_load_shared<false, 6, 3>(v12652, shm2, v12648, 64u);
       iron_frag_mma_sync(v616, v12650, v12652);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:273
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
     const float v4751 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v4753;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v4753, 0.0f);

@@ -500,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     iron_frag_fill(v236, 0.0f);
     iron_frag<float, 2, 16, 64> v238;  // /usr/include/c++/12/array:99
     iron_frag_fill(v238, 0.0f);
-    const bool v6876 = v230 < v217;  // kernels/sdpa/flash_warpgroup.hpp:273
+    const bool v6876 = v230 < v217;  // kernels/sdpa/flash_warpgroup.hpp:275
     if (v6876) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:106
         const unsigned int v6880 = v230 + v62;  // kernels/sdpa/flash_tile.hpp:84
@@ -607,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         iron_copy_async<16>(shm2 + (v6965 ^ (((v6965 >> 6u) & 7u) << 3u)), v_pages + v6979, v6950);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     const unsigned int v4208 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
     const unsigned int v4209 = v4208 << 6u;
     const unsigned int v6554 = v51 & 3u;
@@ -684,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const unsigned int v6525 = static_cast<unsigned int>(v238.row(31, iron_linear_thread() & 31u));
     const unsigned int v6537 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v3882 = v230; v3882 < v217; v3882 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:273
+    for (unsigned int v3882 = v230; v3882 < v217; v3882 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
       const unsigned int v3883 = v3882 - v230;
       const unsigned int v3884 = v3883 >> 6u;
       const unsigned int v3886 = v3884 & 1u;
@@ -806,8 +806,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           iron_copy_async<16>(shm2 + (v4123 ^ (((v4123 >> 6u) & 7u) << 3u)), v_pages + v4186, v4098);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:273
-      iron_frag<float, 2, 16, 64> v4199;  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      iron_frag<float, 2, 16, 64> v4199;  // kernels/sdpa/flash_warpgroup.hpp:277
       iron_frag_fill(v4199, 0.0f);
       const unsigned int v4203 = v3886 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:142
       iron_frag<iron_bf16, 0, 16, 16> v6567;  // kernels/sdpa/flash_warpgroup.hpp:141
@@ -2616,7 +2616,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       iron_frag_fill(v6531, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v6531, v4199);
       iron_frag_store<false>(v6531, shm3, v6537, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:280
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
       iron_frag<iron_bf16, 0, 16, 16> v6614;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v6614, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v6614, shm3, v6560, 64u);
@@ -2649,7 +2649,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       iron_frag_load_shared<false, 6, 3>(v6649, shm2, v6645, 64u);
       iron_frag_mma_sync(v238, v6647, v6649);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:273
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
     const float v2912 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:258
     iron_frag<float, 2, 16, 8> v2914;  // kernels/sdpa/flash_tile.hpp:259
     iron_frag_fill(v2914, 0.0f);
