@@ -2,12 +2,13 @@
 ///
 ///   if %q { A } else { B }   becomes   A (or B)
 ///
-/// in place (also where %q is a `not`, `and` or `or` of queries that decides). Allocations accessed in the dropped blocks and nowhere else are removed, and the
-/// remaining ones renumbered, so that a target's shared memory and pipeline stages count only
-/// its own path (rings left without a pipeline become one stage). Other uses of %q keep the
-/// constant, which fold_constants propagates. Specializations bound by the profile are answered
-/// the same way (`%s = specialize %c` becomes `%s = const 0|1`); unbound ones are their
-/// condition: %s goes, its uses read %c.
+/// in place (also where %q is a `not`, `and` or `or` of queries that decides). Allocations
+/// accessed in the dropped blocks and nowhere else are removed, and the remaining ones
+/// renumbered, so that a target's shared memory and pipeline stages count only its own path
+/// (rings left without a pipeline become one stage). Other uses of %q keep the constant, which
+/// fold_constants propagates. Specializations bound by the profile are answered the same way
+/// (`%s = specialize %c` becomes `%s = const 0|1`); unbound ones are their condition: %s goes,
+/// its uses read %c.
 #include "iron/codegen/passes/select_target_paths.hpp"
 
 #include <optional>
