@@ -700,6 +700,18 @@ IRON_BENCH(iron_sdpa_prefill_d128, b4_h32_s4096, BF16, F16) {
 IRON_BENCH(iron_sdpa_prefill_d128, b4_h32_s4096_causal, BF16, F16) {
   return prefill_bench(dense(4, 32, 4096, 128, true), dt);
 }
+// The same tokens as one long sequence and as sixteen short ones (a tile's 128 steps or 8; the
+// causal form's 64.5 on average): their rates against the shape above show the cost a tile pays
+// once (its queries' copy, the ring's first stages, the output's stores).
+IRON_BENCH(iron_sdpa_prefill_d128, b1_h32_s16384, BF16) {
+  return prefill_bench(dense(1, 32, 16384, 128, false), dt);
+}
+IRON_BENCH(iron_sdpa_prefill_d128, b1_h32_s16384_causal, BF16) {
+  return prefill_bench(dense(1, 32, 16384, 128, true), dt);
+}
+IRON_BENCH(iron_sdpa_prefill_d128, b16_h32_s1024, BF16) {
+  return prefill_bench(dense(16, 32, 1024, 128, false), dt);
+}
 // Head dims 64 and 256 at the same token count.
 IRON_BENCH(iron_sdpa_prefill_d64, b4_h32_s4096, BF16) {
   return prefill_bench(dense(4, 32, 4096, 64, false), dt);
