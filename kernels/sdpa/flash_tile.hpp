@@ -249,7 +249,9 @@ struct RowState {
 
   /// The rows' outputs: each accumulator of `o` (columns COLS apart) normalized by its row's
   /// weight with the sink's exp2(sink − top) added, store(i, c, value) for rows i < q_len, and
-  /// lse(i, value) unless lse is NoLse.
+  /// lse(i, value) unless lse is NoLse. Where the lane map pairs a lane's slots (2j, 2j + 1 are
+  /// columns c, c + 1 of one row) and `store` takes two values, store(i, c, v0, v1) writes both
+  /// in one access: half the stores, each covering whole 4-byte words of a row.
   template <class Acc, std::size_t C, class Store, class Lse>
   void finish(const std::array<Acc, C>& o, std::uint32_t cols, const dsl::Expr<dsl::u32>& warp_row,
               const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::f32>& sink, Store&& store,
@@ -269,12 +271,37 @@ struct RowState {
       auto t = total.get(e);
       return select(t > 0.0f, exp2(m.get(e) - top.get(e)) / t, Expr<f32>(0.0f));
     });
-    for (std::size_t n = 0; n < C; ++n) {
-      for (std::uint32_t e = 0; e < Acc::elements; ++e) {
-        auto i = warp_row + o[n].row(e);
-        auto value = o[n].get(e) * o[n].row_value(factor, e);
-        IRON_IF(i < q_len) { store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), value); }
+    const auto each_element = [&] {
+      for (std::size_t n = 0; n < C; ++n) {
+        for (std::uint32_t e = 0; e < Acc::elements; ++e) {
+          auto i = warp_row + o[n].row(e);
+          auto value = o[n].get(e) * o[n].row_value(factor, e);
+          IRON_IF(i < q_len) {
+            store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), value);
+          }
+        }
       }
+    };
+    using F = Expr<f32>;
+    using U = Expr<u32>;
+    if constexpr (std::is_invocable_v<Store&, const U&, const U&, const F&, const F&> &&
+                  Acc::elements % 2 == 0) {
+      IRON_IF(target_has(TargetFeature::PairedAccumulatorColumns)) {
+        for (std::size_t n = 0; n < C; ++n) {
+          for (std::uint32_t e = 0; e < Acc::elements; e += 2) {
+            auto i = warp_row + o[n].row(e);
+            auto f = o[n].row_value(factor, e);
+            auto v0 = o[n].get(e) * f;
+            auto v1 = o[n].get(e + 1) * f;
+            IRON_IF(i < q_len) {
+              store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), v0, v1);
+            }
+          }
+        }
+      }
+      IRON_ELSE { each_element(); }
+    } else {
+      each_element();
     }
     if constexpr (!std::is_same_v<std::decay_t<Lse>, NoLse>) {
       for (std::uint32_t e = 0; e < FragAcc<R, 8>::elements; ++e) {

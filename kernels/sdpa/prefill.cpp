@@ -75,6 +75,7 @@
 /// Tiled: a grid of ceil(max_seqlen_q / R) × heads_q × batch groups, R the tile's rows (128; 64
 /// for f32 at head_dim 256), of exactly 384 threads (f16, bf16 packed up to head_dim 128), 256
 /// (f16, bf16 otherwise) or 128 (f32).
+#include <array>
 #include <iron/iron.hpp>
 #include <string>
 
@@ -137,8 +138,15 @@ void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, 
     const auto q_row = [&](const Expr<u32>& i) {
       return ((tile.first + i) * heads_q + tile.head) * D;
     };
-    const auto store_out = [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
-      store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
+    // One element, or two adjacent ones (c even) in one access.
+    const auto store_out = [&](const Expr<u32>& i, const Expr<u32>& c, const auto&... values) {
+      static_assert(sizeof...(values) == 1 || sizeof...(values) == 2, "one value or a pair");
+      const auto at = ((tile.first + i) * heads_q + tile.head) * D + c;
+      if constexpr (sizeof...(values) == 1) {
+        store(out[at], cast<T>(values...));
+      } else {
+        store_lanes(out[at], std::array<Expr<T>, 2>{cast<T>(values)...});
+      }
     };
     if constexpr (D <= 128 && sdpa::warpgroup::runs<T, D>()) {
       // The head_dim 64 and 128 forms' knob `block_k`: steps of 128 keys or 64.
