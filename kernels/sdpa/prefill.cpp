@@ -53,8 +53,10 @@
 /// the scale folded into each weight's exponent as exp2(fma(s, scale·log2 e, −max)) when it is
 /// positive (a specialization: otherwise the scores are scaled first), and rescales the row
 /// sums and the accumulators; p (rounded to T) times v adds to the accumulators. At the end each
-/// row's weight gains the sink, and each lane stores its elements, skipping rows past q_len. Query
-/// tiles run last-first along x, so a causal batch starts its longest tiles first.
+/// row's weight gains the sink, and each lane stores its elements, skipping rows past q_len (the
+/// 16-bit forms two adjacent columns an access where the lane map pairs a lane's slots, so on
+/// every CUDA target: half the stores, bench/NOTES.md §52). Query tiles run last-first along x,
+/// so a causal batch starts its longest tiles first.
 ///
 /// ## Layout
 /// - `q [total_q, heads_q, D]` T, `out [total_q, heads_q, D]` T
@@ -163,8 +165,12 @@ void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, 
       sdpa::warpgroup::attend<T, D>(q, q_row, tile.q0, tile.len, kv, masks, scale,
                                     load(sinks[tile.head]), store_out, lse);
     } else {
+      // One element an access: pairs of f32 would cost this body (at 255 registers) a spill.
+      const auto store_each = [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
+        store_out(i, c, value);
+      };
       sdpa::attend<T, D>(q, q_row, tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]),
-                         store_out, lse);
+                         store_each, lse);
     }
   }
 }
