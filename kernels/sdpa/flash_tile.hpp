@@ -271,13 +271,24 @@ struct RowState {
       auto t = total.get(e);
       return select(t > 0.0f, exp2(m.get(e) - top.get(e)) / t, Expr<f32>(0.0f));
     });
-    const auto each_element = [&] {
+    // The column of slot e of accumulator n, formed where a row is stored.
+    const auto column = [&](std::size_t n, std::uint32_t e) {
+      return static_cast<std::uint32_t>(n) * cols + o[n].col(e);
+    };
+    // W = 1: store(i, c, value) per element; W = 2: store(i, c, v0, v1) per pair of slots.
+    const auto store_rows = [&](auto width) {
+      constexpr std::uint32_t W = decltype(width)::value;
       for (std::size_t n = 0; n < C; ++n) {
-        for (std::uint32_t e = 0; e < Acc::elements; ++e) {
+        for (std::uint32_t e = 0; e < Acc::elements; e += W) {
           auto i = warp_row + o[n].row(e);
-          auto value = o[n].get(e) * o[n].row_value(factor, e);
-          IRON_IF(i < q_len) {
-            store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), value);
+          if constexpr (W == 1) {
+            auto value = o[n].get(e) * o[n].row_value(factor, e);
+            IRON_IF(i < q_len) { store(i, column(n, e), value); }
+          } else {
+            auto f = o[n].row_value(factor, e);
+            auto v0 = o[n].get(e) * f;
+            auto v1 = o[n].get(e + 1) * f;
+            IRON_IF(i < q_len) { store(i, column(n, e), v0, v1); }
           }
         }
       }
@@ -287,21 +298,11 @@ struct RowState {
     if constexpr (std::is_invocable_v<Store&, const U&, const U&, const F&, const F&> &&
                   Acc::elements % 2 == 0) {
       IRON_IF(target_has(TargetFeature::PairedAccumulatorColumns)) {
-        for (std::size_t n = 0; n < C; ++n) {
-          for (std::uint32_t e = 0; e < Acc::elements; e += 2) {
-            auto i = warp_row + o[n].row(e);
-            auto f = o[n].row_value(factor, e);
-            auto v0 = o[n].get(e) * f;
-            auto v1 = o[n].get(e + 1) * f;
-            IRON_IF(i < q_len) {
-              store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), v0, v1);
-            }
-          }
-        }
+        store_rows(std::integral_constant<std::uint32_t, 2>{});
       }
-      IRON_ELSE { each_element(); }
+      IRON_ELSE { store_rows(std::integral_constant<std::uint32_t, 1>{}); }
     } else {
-      each_element();
+      store_rows(std::integral_constant<std::uint32_t, 1>{});
     }
     if constexpr (!std::is_same_v<std::decay_t<Lse>, NoLse>) {
       for (std::uint32_t e = 0; e < FragAcc<R, 8>::elements; ++e) {

@@ -1007,9 +1007,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         iron_frag_fill(v15925, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v15925, shm1, v15921, 64u);
         iron_frag_mma_sync(v11923, v15923, v15925);
-        iron_frag<float, 2, 16, 8> v11949;  // kernels/sdpa/flash_tile.hpp:346
+        iron_frag<float, 2, 16, 8> v11949;  // kernels/sdpa/flash_tile.hpp:347
         iron_frag_fill(v11949, 0.0f);
-        const bool v11951 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+        const bool v11951 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
         if (v11951) {
           const bool v11954 = v11411 <= v37;  // kernels/sdpa/flash_tile.hpp:182
           const unsigned int v11962 = v11411 + v18;
@@ -4336,16 +4336,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const bool v9195 = v9187 > 0.0f;
       const float v9196 = v9195 ? v9193 : 0.0f;
       v9144.x[3] = v9196;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v9198 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9198 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9199 = v46 + v9198;
-      const float v9200 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9201 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9200 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9201 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
       const float v9202 = v9201 * v9200;
-      const float v9203 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9203 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
       const float v9204 = v9203 * v9200;
-      const bool v9205 = v9199 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9205 = v9199 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9205) {
-        const unsigned int v9206 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9206 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9210 = v11 + v9199;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9211 = v9210 * v1;
         const unsigned int v9212 = v9211 + v26;
@@ -4355,16 +4355,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9216 = iron_f32_to_bf16(v9204);
         *reinterpret_cast<iron_bf16x2*>(out + v9214) = iron_bf16x2{{v9215, v9216}};
       }
-      const unsigned int v9217 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9217 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9218 = v46 + v9217;
-      const float v9219 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9220 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9219 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9220 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
       const float v9221 = v9220 * v9219;
-      const float v9222 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9222 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
       const float v9223 = v9222 * v9219;
-      const bool v9224 = v9218 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9224 = v9218 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9224) {
-        const unsigned int v9225 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9225 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9229 = v11 + v9218;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9230 = v9229 * v1;
         const unsigned int v9231 = v9230 + v26;
@@ -4374,16 +4374,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9235 = iron_f32_to_bf16(v9223);
         *reinterpret_cast<iron_bf16x2*>(out + v9233) = iron_bf16x2{{v9234, v9235}};
       }
-      const unsigned int v9236 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9236 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9237 = v46 + v9236;
-      const float v9238 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9239 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9238 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9239 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
       const float v9240 = v9239 * v9238;
-      const float v9241 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9241 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
       const float v9242 = v9241 * v9238;
-      const bool v9243 = v9237 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9243 = v9237 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9243) {
-        const unsigned int v9244 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9244 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9248 = v11 + v9237;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9249 = v9248 * v1;
         const unsigned int v9250 = v9249 + v26;
@@ -4393,16 +4393,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9254 = iron_f32_to_bf16(v9242);
         *reinterpret_cast<iron_bf16x2*>(out + v9252) = iron_bf16x2{{v9253, v9254}};
       }
-      const unsigned int v9255 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9255 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9256 = v46 + v9255;
-      const float v9257 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9258 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9257 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9258 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
       const float v9259 = v9258 * v9257;
-      const float v9260 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9260 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
       const float v9261 = v9260 * v9257;
-      const bool v9262 = v9256 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9262 = v9256 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9262) {
-        const unsigned int v9263 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9263 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9267 = v11 + v9256;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9268 = v9267 * v1;
         const unsigned int v9269 = v9268 + v26;
@@ -4412,16 +4412,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9273 = iron_f32_to_bf16(v9261);
         *reinterpret_cast<iron_bf16x2*>(out + v9271) = iron_bf16x2{{v9272, v9273}};
       }
-      const unsigned int v9274 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9274 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9275 = v46 + v9274;
-      const float v9276 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9277 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9276 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9277 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
       const float v9278 = v9277 * v9276;
-      const float v9279 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9279 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
       const float v9280 = v9279 * v9276;
-      const bool v9281 = v9275 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9281 = v9275 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9281) {
-        const unsigned int v9282 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9282 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9286 = v11 + v9275;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9287 = v9286 * v1;
         const unsigned int v9288 = v9287 + v26;
@@ -4431,16 +4431,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9292 = iron_f32_to_bf16(v9280);
         *reinterpret_cast<iron_bf16x2*>(out + v9290) = iron_bf16x2{{v9291, v9292}};
       }
-      const unsigned int v9293 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9293 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9294 = v46 + v9293;
-      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9296 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9296 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
       const float v9297 = v9296 * v9295;
-      const float v9298 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9298 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
       const float v9299 = v9298 * v9295;
-      const bool v9300 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9300 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9300) {
-        const unsigned int v9301 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9301 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9305 = v11 + v9294;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9306 = v9305 * v1;
         const unsigned int v9307 = v9306 + v26;
@@ -4450,16 +4450,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9311 = iron_f32_to_bf16(v9299);
         *reinterpret_cast<iron_bf16x2*>(out + v9309) = iron_bf16x2{{v9310, v9311}};
       }
-      const unsigned int v9312 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9312 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9313 = v46 + v9312;
-      const float v9314 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9315 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9314 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9315 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
       const float v9316 = v9315 * v9314;
-      const float v9317 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9317 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
       const float v9318 = v9317 * v9314;
-      const bool v9319 = v9313 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9319 = v9313 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9319) {
-        const unsigned int v9320 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9320 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9324 = v11 + v9313;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9325 = v9324 * v1;
         const unsigned int v9326 = v9325 + v26;
@@ -4469,16 +4469,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9330 = iron_f32_to_bf16(v9318);
         *reinterpret_cast<iron_bf16x2*>(out + v9328) = iron_bf16x2{{v9329, v9330}};
       }
-      const unsigned int v9331 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9331 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9332 = v46 + v9331;
-      const float v9333 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9334 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9333 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9334 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
       const float v9335 = v9334 * v9333;
-      const float v9336 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9336 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
       const float v9337 = v9336 * v9333;
-      const bool v9338 = v9332 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9338 = v9332 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9338) {
-        const unsigned int v9339 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9339 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9343 = v11 + v9332;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9344 = v9343 * v1;
         const unsigned int v9345 = v9344 + v26;
@@ -4488,16 +4488,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9349 = iron_f32_to_bf16(v9337);
         *reinterpret_cast<iron_bf16x2*>(out + v9347) = iron_bf16x2{{v9348, v9349}};
       }
-      const unsigned int v9350 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9350 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9351 = v46 + v9350;
-      const float v9352 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9353 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9352 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9353 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
       const float v9354 = v9353 * v9352;
-      const float v9355 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9355 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
       const float v9356 = v9355 * v9352;
-      const bool v9357 = v9351 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9357 = v9351 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9357) {
-        const unsigned int v9358 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9358 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9362 = v11 + v9351;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9363 = v9362 * v1;
         const unsigned int v9364 = v9363 + v26;
@@ -4507,16 +4507,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9368 = iron_f32_to_bf16(v9356);
         *reinterpret_cast<iron_bf16x2*>(out + v9366) = iron_bf16x2{{v9367, v9368}};
       }
-      const unsigned int v9369 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9369 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9370 = v46 + v9369;
-      const float v9371 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9372 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9371 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9372 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
       const float v9373 = v9372 * v9371;
-      const float v9374 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9374 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
       const float v9375 = v9374 * v9371;
-      const bool v9376 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9376 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9376) {
-        const unsigned int v9377 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9377 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9381 = v11 + v9370;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9382 = v9381 * v1;
         const unsigned int v9383 = v9382 + v26;
@@ -4526,16 +4526,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9387 = iron_f32_to_bf16(v9375);
         *reinterpret_cast<iron_bf16x2*>(out + v9385) = iron_bf16x2{{v9386, v9387}};
       }
-      const unsigned int v9388 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9388 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9389 = v46 + v9388;
-      const float v9390 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9391 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9390 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9391 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
       const float v9392 = v9391 * v9390;
-      const float v9393 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9393 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
       const float v9394 = v9393 * v9390;
-      const bool v9395 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9395 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9395) {
-        const unsigned int v9396 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9396 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9400 = v11 + v9389;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9401 = v9400 * v1;
         const unsigned int v9402 = v9401 + v26;
@@ -4545,16 +4545,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9406 = iron_f32_to_bf16(v9394);
         *reinterpret_cast<iron_bf16x2*>(out + v9404) = iron_bf16x2{{v9405, v9406}};
       }
-      const unsigned int v9407 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9407 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9408 = v46 + v9407;
-      const float v9409 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9410 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9409 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9410 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
       const float v9411 = v9410 * v9409;
-      const float v9412 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9412 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
       const float v9413 = v9412 * v9409;
-      const bool v9414 = v9408 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9414 = v9408 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9414) {
-        const unsigned int v9415 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9415 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9419 = v11 + v9408;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9420 = v9419 * v1;
         const unsigned int v9421 = v9420 + v26;
@@ -4564,16 +4564,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9425 = iron_f32_to_bf16(v9413);
         *reinterpret_cast<iron_bf16x2*>(out + v9423) = iron_bf16x2{{v9424, v9425}};
       }
-      const unsigned int v9426 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9426 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9427 = v46 + v9426;
-      const float v9428 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9429 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9428 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9429 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
       const float v9430 = v9429 * v9428;
-      const float v9431 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9431 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
       const float v9432 = v9431 * v9428;
-      const bool v9433 = v9427 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9433 = v9427 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9433) {
-        const unsigned int v9434 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9434 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9438 = v11 + v9427;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9439 = v9438 * v1;
         const unsigned int v9440 = v9439 + v26;
@@ -4583,16 +4583,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9444 = iron_f32_to_bf16(v9432);
         *reinterpret_cast<iron_bf16x2*>(out + v9442) = iron_bf16x2{{v9443, v9444}};
       }
-      const unsigned int v9445 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9445 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9446 = v46 + v9445;
-      const float v9447 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9448 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9447 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9448 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
       const float v9449 = v9448 * v9447;
-      const float v9450 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9450 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
       const float v9451 = v9450 * v9447;
-      const bool v9452 = v9446 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9452 = v9446 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9452) {
-        const unsigned int v9453 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9453 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9457 = v11 + v9446;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9458 = v9457 * v1;
         const unsigned int v9459 = v9458 + v26;
@@ -4602,16 +4602,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9463 = iron_f32_to_bf16(v9451);
         *reinterpret_cast<iron_bf16x2*>(out + v9461) = iron_bf16x2{{v9462, v9463}};
       }
-      const unsigned int v9464 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9464 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9465 = v46 + v9464;
-      const float v9466 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9467 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9466 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9467 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
       const float v9468 = v9467 * v9466;
-      const float v9469 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9469 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
       const float v9470 = v9469 * v9466;
-      const bool v9471 = v9465 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9471 = v9465 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9471) {
-        const unsigned int v9472 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9472 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9476 = v11 + v9465;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9477 = v9476 * v1;
         const unsigned int v9478 = v9477 + v26;
@@ -4621,16 +4621,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9482 = iron_f32_to_bf16(v9470);
         *reinterpret_cast<iron_bf16x2*>(out + v9480) = iron_bf16x2{{v9481, v9482}};
       }
-      const unsigned int v9483 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9483 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9484 = v46 + v9483;
-      const float v9485 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9486 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9485 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9486 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
       const float v9487 = v9486 * v9485;
-      const float v9488 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9488 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
       const float v9489 = v9488 * v9485;
-      const bool v9490 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9490 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9490) {
-        const unsigned int v9491 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9491 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9495 = v11 + v9484;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9496 = v9495 * v1;
         const unsigned int v9497 = v9496 + v26;
@@ -4640,16 +4640,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9501 = iron_f32_to_bf16(v9489);
         *reinterpret_cast<iron_bf16x2*>(out + v9499) = iron_bf16x2{{v9500, v9501}};
       }
-      const unsigned int v9502 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9502 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9503 = v46 + v9502;
-      const float v9504 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9505 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9504 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9505 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
       const float v9506 = v9505 * v9504;
-      const float v9507 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9507 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
       const float v9508 = v9507 * v9504;
-      const bool v9509 = v9503 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9509 = v9503 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9509) {
-        const unsigned int v9510 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9510 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9512 = 64u + v9510;
         const unsigned int v9514 = v11 + v9503;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9515 = v9514 * v1;
@@ -4660,16 +4660,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9520 = iron_f32_to_bf16(v9508);
         *reinterpret_cast<iron_bf16x2*>(out + v9518) = iron_bf16x2{{v9519, v9520}};
       }
-      const unsigned int v9521 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9521 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9522 = v46 + v9521;
-      const float v9523 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9524 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9523 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9524 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
       const float v9525 = v9524 * v9523;
-      const float v9526 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9526 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
       const float v9527 = v9526 * v9523;
-      const bool v9528 = v9522 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9528 = v9522 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9528) {
-        const unsigned int v9529 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9529 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9531 = 64u + v9529;
         const unsigned int v9533 = v11 + v9522;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9534 = v9533 * v1;
@@ -4680,16 +4680,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9539 = iron_f32_to_bf16(v9527);
         *reinterpret_cast<iron_bf16x2*>(out + v9537) = iron_bf16x2{{v9538, v9539}};
       }
-      const unsigned int v9540 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9540 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9541 = v46 + v9540;
-      const float v9542 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9543 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9542 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9543 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
       const float v9544 = v9543 * v9542;
-      const float v9545 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9545 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
       const float v9546 = v9545 * v9542;
-      const bool v9547 = v9541 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9547 = v9541 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9547) {
-        const unsigned int v9548 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9548 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9550 = 64u + v9548;
         const unsigned int v9552 = v11 + v9541;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9553 = v9552 * v1;
@@ -4700,16 +4700,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9558 = iron_f32_to_bf16(v9546);
         *reinterpret_cast<iron_bf16x2*>(out + v9556) = iron_bf16x2{{v9557, v9558}};
       }
-      const unsigned int v9559 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9559 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9560 = v46 + v9559;
-      const float v9561 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9562 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9561 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9562 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
       const float v9563 = v9562 * v9561;
-      const float v9564 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9564 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
       const float v9565 = v9564 * v9561;
-      const bool v9566 = v9560 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9566 = v9560 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9566) {
-        const unsigned int v9567 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9567 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9569 = 64u + v9567;
         const unsigned int v9571 = v11 + v9560;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9572 = v9571 * v1;
@@ -4720,16 +4720,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9577 = iron_f32_to_bf16(v9565);
         *reinterpret_cast<iron_bf16x2*>(out + v9575) = iron_bf16x2{{v9576, v9577}};
       }
-      const unsigned int v9578 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9578 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9579 = v46 + v9578;
-      const float v9580 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9581 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9580 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9581 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
       const float v9582 = v9581 * v9580;
-      const float v9583 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9583 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
       const float v9584 = v9583 * v9580;
-      const bool v9585 = v9579 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9585 = v9579 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9585) {
-        const unsigned int v9586 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9586 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9588 = 64u + v9586;
         const unsigned int v9590 = v11 + v9579;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9591 = v9590 * v1;
@@ -4740,16 +4740,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9596 = iron_f32_to_bf16(v9584);
         *reinterpret_cast<iron_bf16x2*>(out + v9594) = iron_bf16x2{{v9595, v9596}};
       }
-      const unsigned int v9597 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9597 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9598 = v46 + v9597;
-      const float v9599 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9600 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9599 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9600 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
       const float v9601 = v9600 * v9599;
-      const float v9602 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9602 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
       const float v9603 = v9602 * v9599;
-      const bool v9604 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9604 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9604) {
-        const unsigned int v9605 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9605 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9607 = 64u + v9605;
         const unsigned int v9609 = v11 + v9598;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9610 = v9609 * v1;
@@ -4760,16 +4760,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9615 = iron_f32_to_bf16(v9603);
         *reinterpret_cast<iron_bf16x2*>(out + v9613) = iron_bf16x2{{v9614, v9615}};
       }
-      const unsigned int v9616 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9616 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9617 = v46 + v9616;
-      const float v9618 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9619 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9618 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9619 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
       const float v9620 = v9619 * v9618;
-      const float v9621 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9621 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
       const float v9622 = v9621 * v9618;
-      const bool v9623 = v9617 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9623 = v9617 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9623) {
-        const unsigned int v9624 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9624 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9626 = 64u + v9624;
         const unsigned int v9628 = v11 + v9617;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9629 = v9628 * v1;
@@ -4780,16 +4780,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9634 = iron_f32_to_bf16(v9622);
         *reinterpret_cast<iron_bf16x2*>(out + v9632) = iron_bf16x2{{v9633, v9634}};
       }
-      const unsigned int v9635 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9635 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9636 = v46 + v9635;
-      const float v9637 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9638 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9637 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9638 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
       const float v9639 = v9638 * v9637;
-      const float v9640 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9640 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
       const float v9641 = v9640 * v9637;
-      const bool v9642 = v9636 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9642 = v9636 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9642) {
-        const unsigned int v9643 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9643 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9645 = 64u + v9643;
         const unsigned int v9647 = v11 + v9636;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9648 = v9647 * v1;
@@ -4800,16 +4800,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9653 = iron_f32_to_bf16(v9641);
         *reinterpret_cast<iron_bf16x2*>(out + v9651) = iron_bf16x2{{v9652, v9653}};
       }
-      const unsigned int v9654 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9654 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9655 = v46 + v9654;
-      const float v9656 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9657 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9656 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9657 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
       const float v9658 = v9657 * v9656;
-      const float v9659 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9659 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
       const float v9660 = v9659 * v9656;
-      const bool v9661 = v9655 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9661 = v9655 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9661) {
-        const unsigned int v9662 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9662 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9664 = 64u + v9662;
         const unsigned int v9666 = v11 + v9655;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9667 = v9666 * v1;
@@ -4820,16 +4820,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9672 = iron_f32_to_bf16(v9660);
         *reinterpret_cast<iron_bf16x2*>(out + v9670) = iron_bf16x2{{v9671, v9672}};
       }
-      const unsigned int v9673 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9673 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9674 = v46 + v9673;
-      const float v9675 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9676 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9675 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9676 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
       const float v9677 = v9676 * v9675;
-      const float v9678 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9678 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
       const float v9679 = v9678 * v9675;
-      const bool v9680 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9680 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9680) {
-        const unsigned int v9681 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9681 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9683 = 64u + v9681;
         const unsigned int v9685 = v11 + v9674;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9686 = v9685 * v1;
@@ -4840,16 +4840,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9691 = iron_f32_to_bf16(v9679);
         *reinterpret_cast<iron_bf16x2*>(out + v9689) = iron_bf16x2{{v9690, v9691}};
       }
-      const unsigned int v9692 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9692 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9693 = v46 + v9692;
-      const float v9694 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9695 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9694 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9695 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
       const float v9696 = v9695 * v9694;
-      const float v9697 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9697 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
       const float v9698 = v9697 * v9694;
-      const bool v9699 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9699 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9699) {
-        const unsigned int v9700 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9700 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9702 = 64u + v9700;
         const unsigned int v9704 = v11 + v9693;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9705 = v9704 * v1;
@@ -4860,16 +4860,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9710 = iron_f32_to_bf16(v9698);
         *reinterpret_cast<iron_bf16x2*>(out + v9708) = iron_bf16x2{{v9709, v9710}};
       }
-      const unsigned int v9711 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9711 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9712 = v46 + v9711;
-      const float v9713 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9714 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9713 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9714 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
       const float v9715 = v9714 * v9713;
-      const float v9716 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9716 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
       const float v9717 = v9716 * v9713;
-      const bool v9718 = v9712 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9718 = v9712 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9718) {
-        const unsigned int v9719 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9719 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9721 = 64u + v9719;
         const unsigned int v9723 = v11 + v9712;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9724 = v9723 * v1;
@@ -4880,16 +4880,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9729 = iron_f32_to_bf16(v9717);
         *reinterpret_cast<iron_bf16x2*>(out + v9727) = iron_bf16x2{{v9728, v9729}};
       }
-      const unsigned int v9730 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9730 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9731 = v46 + v9730;
-      const float v9732 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9733 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9732 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9733 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
       const float v9734 = v9733 * v9732;
-      const float v9735 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9735 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
       const float v9736 = v9735 * v9732;
-      const bool v9737 = v9731 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9737 = v9731 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9737) {
-        const unsigned int v9738 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9738 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9740 = 64u + v9738;
         const unsigned int v9742 = v11 + v9731;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9743 = v9742 * v1;
@@ -4900,16 +4900,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9748 = iron_f32_to_bf16(v9736);
         *reinterpret_cast<iron_bf16x2*>(out + v9746) = iron_bf16x2{{v9747, v9748}};
       }
-      const unsigned int v9749 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9749 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9750 = v46 + v9749;
-      const float v9751 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9752 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9751 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9752 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
       const float v9753 = v9752 * v9751;
-      const float v9754 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9754 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
       const float v9755 = v9754 * v9751;
-      const bool v9756 = v9750 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9756 = v9750 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9756) {
-        const unsigned int v9757 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9757 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9759 = 64u + v9757;
         const unsigned int v9761 = v11 + v9750;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9762 = v9761 * v1;
@@ -4920,16 +4920,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9767 = iron_f32_to_bf16(v9755);
         *reinterpret_cast<iron_bf16x2*>(out + v9765) = iron_bf16x2{{v9766, v9767}};
       }
-      const unsigned int v9768 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9768 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9769 = v46 + v9768;
-      const float v9770 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9771 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9770 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9771 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
       const float v9772 = v9771 * v9770;
-      const float v9773 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9773 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
       const float v9774 = v9773 * v9770;
-      const bool v9775 = v9769 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9775 = v9769 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9775) {
-        const unsigned int v9776 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9776 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9778 = 64u + v9776;
         const unsigned int v9780 = v11 + v9769;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9781 = v9780 * v1;
@@ -4940,16 +4940,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9786 = iron_f32_to_bf16(v9774);
         *reinterpret_cast<iron_bf16x2*>(out + v9784) = iron_bf16x2{{v9785, v9786}};
       }
-      const unsigned int v9787 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v9787 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v9788 = v46 + v9787;
-      const float v9789 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v9790 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:294
+      const float v9789 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9790 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
       const float v9791 = v9790 * v9789;
-      const float v9792 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:295
+      const float v9792 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
       const float v9793 = v9792 * v9789;
-      const bool v9794 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v9794 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v9794) {
-        const unsigned int v9795 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v9795 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v9797 = 64u + v9795;
         const unsigned int v9799 = v11 + v9788;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v9800 = v9799 * v1;
@@ -4960,11 +4960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const iron_bf16 v9805 = iron_f32_to_bf16(v9793);
         *reinterpret_cast<iron_bf16x2*>(out + v9803) = iron_bf16x2{{v9804, v9805}};
       }
-      const unsigned int v10831 = v46 + v9092;  // kernels/sdpa/flash_tile.hpp:308
-      const float v10835 = log2f(v9148);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v10831 = v46 + v9092;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10835 = log2f(v9148);  // kernels/sdpa/flash_tile.hpp:310
       const float v10836 = v10835 + v9094;
       const float v10837 = v10836 * 0.6931472f;
-      const bool v10840 = v9091 == v305;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v10840 = v9091 == v305;  // kernels/sdpa/flash_tile.hpp:311
       const bool v10841 = v10831 < v18;
       const bool v10842 = v10840 && v10841;
       if (v10842) {
@@ -4973,11 +4973,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const unsigned int v10845 = v10844 + v10831;
         lse[v10845] = v10837;
       }
-      const unsigned int v10847 = v46 + v9105;  // kernels/sdpa/flash_tile.hpp:308
-      const float v10851 = log2f(v9161);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v10847 = v46 + v9105;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10851 = log2f(v9161);  // kernels/sdpa/flash_tile.hpp:310
       const float v10852 = v10851 + v9107;
       const float v10853 = v10852 * 0.6931472f;
-      const bool v10856 = v9104 == v305;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v10856 = v9104 == v305;  // kernels/sdpa/flash_tile.hpp:311
       const bool v10857 = v10847 < v18;
       const bool v10858 = v10856 && v10857;
       if (v10858) {
@@ -4986,11 +4986,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const unsigned int v10861 = v10860 + v10847;
         lse[v10861] = v10853;
       }
-      const unsigned int v10863 = v46 + v9118;  // kernels/sdpa/flash_tile.hpp:308
-      const float v10867 = log2f(v9174);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v10863 = v46 + v9118;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10867 = log2f(v9174);  // kernels/sdpa/flash_tile.hpp:310
       const float v10868 = v10867 + v9120;
       const float v10869 = v10868 * 0.6931472f;
-      const bool v10872 = v9117 == v305;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v10872 = v9117 == v305;  // kernels/sdpa/flash_tile.hpp:311
       const bool v10873 = v10863 < v18;
       const bool v10874 = v10872 && v10873;
       if (v10874) {
@@ -4999,11 +4999,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const unsigned int v10877 = v10876 + v10863;
         lse[v10877] = v10869;
       }
-      const unsigned int v10879 = v46 + v9131;  // kernels/sdpa/flash_tile.hpp:308
-      const float v10883 = log2f(v9187);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v10879 = v46 + v9131;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10883 = log2f(v9187);  // kernels/sdpa/flash_tile.hpp:310
       const float v10884 = v10883 + v9133;
       const float v10885 = v10884 * 0.6931472f;
-      const bool v10888 = v9130 == v305;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v10888 = v9130 == v305;  // kernels/sdpa/flash_tile.hpp:311
       const bool v10889 = v10879 < v18;
       const bool v10890 = v10888 && v10889;
       if (v10890) {

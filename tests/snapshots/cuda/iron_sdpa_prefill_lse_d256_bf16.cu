@@ -860,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v11609 = v11598 + 16u;
     const unsigned int v11618 = v11598 + 32u;
     const unsigned int v11627 = v11598 + 48u;
-    const bool v8596 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+    const bool v8596 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
     const unsigned int v10750 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
     const unsigned int v10751 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
     const unsigned int v10760 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
@@ -1247,9 +1247,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v11634, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v11634, shm1, v11630, 64u);
       iron_frag_mma_sync(v8544, v11632, v11634);
-      iron_frag<float, 2, 16, 8> v8594;  // kernels/sdpa/flash_tile.hpp:346
+      iron_frag<float, 2, 16, 8> v8594;  // kernels/sdpa/flash_tile.hpp:347
       iron_frag_fill(v8594, 0.0f);
-      if (v8596) {  // kernels/sdpa/flash_tile.hpp:325
+      if (v8596) {  // kernels/sdpa/flash_tile.hpp:326
         const bool v8599 = v8038 <= v37;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v8607 = v8038 + v18;
         const bool v8608 = v8607 <= v549;
@@ -3624,13 +3624,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const bool v4193 = v4185 > 0.0f;
     const float v4194 = v4193 ? v4191 : 0.0f;
     v4142.x[3] = v4194;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4197 = v46 + v10751;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4198 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4199 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4197 = v46 + v10751;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4198 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4199 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v4200 = v4199 * v4198;
-    const float v4201 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4201 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v4202 = v4201 * v4198;
-    const bool v4203 = v4197 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4203 = v4197 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4203) {
       const unsigned int v4208 = v11 + v4197;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4209 = v4208 * v1;
@@ -3641,13 +3641,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4214 = iron_f32_to_bf16(v4202);
       *reinterpret_cast<iron_bf16x2*>(out + v4212) = iron_bf16x2{{v4213, v4214}};
     }
-    const unsigned int v4216 = v46 + v10761;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4217 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4218 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4216 = v46 + v10761;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4217 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4218 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v4219 = v4218 * v4217;
-    const float v4220 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4220 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v4221 = v4220 * v4217;
-    const bool v4222 = v4216 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4222 = v4216 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4222) {
       const unsigned int v4227 = v11 + v4216;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4228 = v4227 * v1;
@@ -3658,13 +3658,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4233 = iron_f32_to_bf16(v4221);
       *reinterpret_cast<iron_bf16x2*>(out + v4231) = iron_bf16x2{{v4232, v4233}};
     }
-    const unsigned int v4235 = v46 + v10771;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4236 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4237 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4235 = v46 + v10771;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4236 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4237 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v4238 = v4237 * v4236;
-    const float v4239 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4239 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v4240 = v4239 * v4236;
-    const bool v4241 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4241 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4241) {
       const unsigned int v4246 = v11 + v4235;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4247 = v4246 * v1;
@@ -3675,13 +3675,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4252 = iron_f32_to_bf16(v4240);
       *reinterpret_cast<iron_bf16x2*>(out + v4250) = iron_bf16x2{{v4251, v4252}};
     }
-    const unsigned int v4254 = v46 + v10781;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4255 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4256 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4254 = v46 + v10781;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4255 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4256 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v4257 = v4256 * v4255;
-    const float v4258 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4258 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v4259 = v4258 * v4255;
-    const bool v4260 = v4254 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4260 = v4254 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4260) {
       const unsigned int v4265 = v11 + v4254;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4266 = v4265 * v1;
@@ -3692,13 +3692,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4271 = iron_f32_to_bf16(v4259);
       *reinterpret_cast<iron_bf16x2*>(out + v4269) = iron_bf16x2{{v4270, v4271}};
     }
-    const unsigned int v4273 = v46 + v10791;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4274 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4275 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4273 = v46 + v10791;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4274 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4275 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v4276 = v4275 * v4274;
-    const float v4277 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4277 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v4278 = v4277 * v4274;
-    const bool v4279 = v4273 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4279 = v4273 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4279) {
       const unsigned int v4284 = v11 + v4273;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4285 = v4284 * v1;
@@ -3709,13 +3709,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4290 = iron_f32_to_bf16(v4278);
       *reinterpret_cast<iron_bf16x2*>(out + v4288) = iron_bf16x2{{v4289, v4290}};
     }
-    const unsigned int v4292 = v46 + v10801;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4293 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4294 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4292 = v46 + v10801;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4293 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4294 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v4295 = v4294 * v4293;
-    const float v4296 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4296 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v4297 = v4296 * v4293;
-    const bool v4298 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4298 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4298) {
       const unsigned int v4303 = v11 + v4292;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4304 = v4303 * v1;
@@ -3726,13 +3726,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4309 = iron_f32_to_bf16(v4297);
       *reinterpret_cast<iron_bf16x2*>(out + v4307) = iron_bf16x2{{v4308, v4309}};
     }
-    const unsigned int v4311 = v46 + v10811;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4312 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4313 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4311 = v46 + v10811;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4312 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4313 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v4314 = v4313 * v4312;
-    const float v4315 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4315 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v4316 = v4315 * v4312;
-    const bool v4317 = v4311 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4317 = v4311 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4317) {
       const unsigned int v4322 = v11 + v4311;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4323 = v4322 * v1;
@@ -3743,13 +3743,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4328 = iron_f32_to_bf16(v4316);
       *reinterpret_cast<iron_bf16x2*>(out + v4326) = iron_bf16x2{{v4327, v4328}};
     }
-    const unsigned int v4330 = v46 + v10821;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4331 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4332 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4330 = v46 + v10821;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4331 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4332 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v4333 = v4332 * v4331;
-    const float v4334 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4334 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v4335 = v4334 * v4331;
-    const bool v4336 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4336 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4336) {
       const unsigned int v4341 = v11 + v4330;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4342 = v4341 * v1;
@@ -3760,13 +3760,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4347 = iron_f32_to_bf16(v4335);
       *reinterpret_cast<iron_bf16x2*>(out + v4345) = iron_bf16x2{{v4346, v4347}};
     }
-    const unsigned int v4349 = v46 + v10831;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4350 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4351 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4349 = v46 + v10831;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4350 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4351 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v4352 = v4351 * v4350;
-    const float v4353 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4353 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v4354 = v4353 * v4350;
-    const bool v4355 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4355 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4355) {
       const unsigned int v4360 = v11 + v4349;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4361 = v4360 * v1;
@@ -3777,13 +3777,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4366 = iron_f32_to_bf16(v4354);
       *reinterpret_cast<iron_bf16x2*>(out + v4364) = iron_bf16x2{{v4365, v4366}};
     }
-    const unsigned int v4368 = v46 + v10841;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4369 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4370 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4368 = v46 + v10841;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4369 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4370 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v4371 = v4370 * v4369;
-    const float v4372 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4372 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v4373 = v4372 * v4369;
-    const bool v4374 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4374 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4374) {
       const unsigned int v4379 = v11 + v4368;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4380 = v4379 * v1;
@@ -3794,13 +3794,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4385 = iron_f32_to_bf16(v4373);
       *reinterpret_cast<iron_bf16x2*>(out + v4383) = iron_bf16x2{{v4384, v4385}};
     }
-    const unsigned int v4387 = v46 + v10851;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4388 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4389 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4387 = v46 + v10851;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4388 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4389 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v4390 = v4389 * v4388;
-    const float v4391 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4391 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v4392 = v4391 * v4388;
-    const bool v4393 = v4387 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4393 = v4387 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4393) {
       const unsigned int v4398 = v11 + v4387;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4399 = v4398 * v1;
@@ -3811,13 +3811,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4404 = iron_f32_to_bf16(v4392);
       *reinterpret_cast<iron_bf16x2*>(out + v4402) = iron_bf16x2{{v4403, v4404}};
     }
-    const unsigned int v4406 = v46 + v10861;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4407 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4408 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4406 = v46 + v10861;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4407 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4408 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v4409 = v4408 * v4407;
-    const float v4410 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4410 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v4411 = v4410 * v4407;
-    const bool v4412 = v4406 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4412 = v4406 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4412) {
       const unsigned int v4417 = v11 + v4406;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4418 = v4417 * v1;
@@ -3828,13 +3828,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4423 = iron_f32_to_bf16(v4411);
       *reinterpret_cast<iron_bf16x2*>(out + v4421) = iron_bf16x2{{v4422, v4423}};
     }
-    const unsigned int v4425 = v46 + v10871;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4426 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4427 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4425 = v46 + v10871;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4426 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4427 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v4428 = v4427 * v4426;
-    const float v4429 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4429 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v4430 = v4429 * v4426;
-    const bool v4431 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4431 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4431) {
       const unsigned int v4436 = v11 + v4425;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4437 = v4436 * v1;
@@ -3845,13 +3845,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4442 = iron_f32_to_bf16(v4430);
       *reinterpret_cast<iron_bf16x2*>(out + v4440) = iron_bf16x2{{v4441, v4442}};
     }
-    const unsigned int v4444 = v46 + v10881;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4445 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4446 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4444 = v46 + v10881;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4445 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4446 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v4447 = v4446 * v4445;
-    const float v4448 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4448 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v4449 = v4448 * v4445;
-    const bool v4450 = v4444 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4450 = v4444 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4450) {
       const unsigned int v4455 = v11 + v4444;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4456 = v4455 * v1;
@@ -3862,13 +3862,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4461 = iron_f32_to_bf16(v4449);
       *reinterpret_cast<iron_bf16x2*>(out + v4459) = iron_bf16x2{{v4460, v4461}};
     }
-    const unsigned int v4463 = v46 + v10891;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4464 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4465 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4463 = v46 + v10891;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4464 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4465 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v4466 = v4465 * v4464;
-    const float v4467 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4467 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v4468 = v4467 * v4464;
-    const bool v4469 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4469 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4469) {
       const unsigned int v4474 = v11 + v4463;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4475 = v4474 * v1;
@@ -3879,13 +3879,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4480 = iron_f32_to_bf16(v4468);
       *reinterpret_cast<iron_bf16x2*>(out + v4478) = iron_bf16x2{{v4479, v4480}};
     }
-    const unsigned int v4482 = v46 + v10901;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4483 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4484 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4482 = v46 + v10901;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4483 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4484 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v4485 = v4484 * v4483;
-    const float v4486 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4486 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v4487 = v4486 * v4483;
-    const bool v4488 = v4482 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4488 = v4482 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4488) {
       const unsigned int v4493 = v11 + v4482;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4494 = v4493 * v1;
@@ -3896,15 +3896,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4499 = iron_f32_to_bf16(v4487);
       *reinterpret_cast<iron_bf16x2*>(out + v4497) = iron_bf16x2{{v4498, v4499}};
     }
-    const unsigned int v4501 = v46 + v10911;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4502 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4503 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4501 = v46 + v10911;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4502 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4503 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v4504 = v4503 * v4502;
-    const float v4505 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4505 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v4506 = v4505 * v4502;
-    const bool v4507 = v4501 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4507 = v4501 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4507) {
-      const unsigned int v4510 = 64u + v10910;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4510 = 64u + v10910;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4512 = v11 + v4501;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4513 = v4512 * v1;
       const unsigned int v4514 = v4513 + v26;
@@ -3914,15 +3914,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4518 = iron_f32_to_bf16(v4506);
       *reinterpret_cast<iron_bf16x2*>(out + v4516) = iron_bf16x2{{v4517, v4518}};
     }
-    const unsigned int v4520 = v46 + v10921;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4521 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4522 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4520 = v46 + v10921;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4521 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4522 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v4523 = v4522 * v4521;
-    const float v4524 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4524 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v4525 = v4524 * v4521;
-    const bool v4526 = v4520 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4526 = v4520 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4526) {
-      const unsigned int v4529 = 64u + v10920;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4529 = 64u + v10920;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4531 = v11 + v4520;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4532 = v4531 * v1;
       const unsigned int v4533 = v4532 + v26;
@@ -3932,15 +3932,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4537 = iron_f32_to_bf16(v4525);
       *reinterpret_cast<iron_bf16x2*>(out + v4535) = iron_bf16x2{{v4536, v4537}};
     }
-    const unsigned int v4539 = v46 + v10931;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4540 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4541 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4539 = v46 + v10931;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4540 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4541 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v4542 = v4541 * v4540;
-    const float v4543 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4543 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v4544 = v4543 * v4540;
-    const bool v4545 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4545 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4545) {
-      const unsigned int v4548 = 64u + v10930;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4548 = 64u + v10930;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4550 = v11 + v4539;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4551 = v4550 * v1;
       const unsigned int v4552 = v4551 + v26;
@@ -3950,15 +3950,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4556 = iron_f32_to_bf16(v4544);
       *reinterpret_cast<iron_bf16x2*>(out + v4554) = iron_bf16x2{{v4555, v4556}};
     }
-    const unsigned int v4558 = v46 + v10941;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4559 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4560 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4558 = v46 + v10941;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4559 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4560 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v4561 = v4560 * v4559;
-    const float v4562 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4562 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v4563 = v4562 * v4559;
-    const bool v4564 = v4558 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4564 = v4558 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4564) {
-      const unsigned int v4567 = 64u + v10940;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4567 = 64u + v10940;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4569 = v11 + v4558;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4570 = v4569 * v1;
       const unsigned int v4571 = v4570 + v26;
@@ -3968,15 +3968,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4575 = iron_f32_to_bf16(v4563);
       *reinterpret_cast<iron_bf16x2*>(out + v4573) = iron_bf16x2{{v4574, v4575}};
     }
-    const unsigned int v4577 = v46 + v10951;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4578 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4579 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4577 = v46 + v10951;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4578 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4579 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v4580 = v4579 * v4578;
-    const float v4581 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4581 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v4582 = v4581 * v4578;
-    const bool v4583 = v4577 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4583 = v4577 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4583) {
-      const unsigned int v4586 = 64u + v10950;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4586 = 64u + v10950;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4588 = v11 + v4577;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4589 = v4588 * v1;
       const unsigned int v4590 = v4589 + v26;
@@ -3986,15 +3986,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4594 = iron_f32_to_bf16(v4582);
       *reinterpret_cast<iron_bf16x2*>(out + v4592) = iron_bf16x2{{v4593, v4594}};
     }
-    const unsigned int v4596 = v46 + v10961;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4597 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4598 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4596 = v46 + v10961;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4597 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4598 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v4599 = v4598 * v4597;
-    const float v4600 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4600 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v4601 = v4600 * v4597;
-    const bool v4602 = v4596 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4602 = v4596 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4602) {
-      const unsigned int v4605 = 64u + v10960;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4605 = 64u + v10960;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4607 = v11 + v4596;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4608 = v4607 * v1;
       const unsigned int v4609 = v4608 + v26;
@@ -4004,15 +4004,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4613 = iron_f32_to_bf16(v4601);
       *reinterpret_cast<iron_bf16x2*>(out + v4611) = iron_bf16x2{{v4612, v4613}};
     }
-    const unsigned int v4615 = v46 + v10971;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4616 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4617 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4615 = v46 + v10971;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4616 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4617 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v4618 = v4617 * v4616;
-    const float v4619 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4619 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v4620 = v4619 * v4616;
-    const bool v4621 = v4615 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4621 = v4615 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4621) {
-      const unsigned int v4624 = 64u + v10970;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4624 = 64u + v10970;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4626 = v11 + v4615;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4627 = v4626 * v1;
       const unsigned int v4628 = v4627 + v26;
@@ -4022,15 +4022,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4632 = iron_f32_to_bf16(v4620);
       *reinterpret_cast<iron_bf16x2*>(out + v4630) = iron_bf16x2{{v4631, v4632}};
     }
-    const unsigned int v4634 = v46 + v10981;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4635 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4636 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4634 = v46 + v10981;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4635 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4636 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v4637 = v4636 * v4635;
-    const float v4638 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4638 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v4639 = v4638 * v4635;
-    const bool v4640 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4640 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4640) {
-      const unsigned int v4643 = 64u + v10980;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4643 = 64u + v10980;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4645 = v11 + v4634;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4646 = v4645 * v1;
       const unsigned int v4647 = v4646 + v26;
@@ -4040,15 +4040,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4651 = iron_f32_to_bf16(v4639);
       *reinterpret_cast<iron_bf16x2*>(out + v4649) = iron_bf16x2{{v4650, v4651}};
     }
-    const unsigned int v4653 = v46 + v10991;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4654 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4655 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4653 = v46 + v10991;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4654 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4655 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v4656 = v4655 * v4654;
-    const float v4657 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4657 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v4658 = v4657 * v4654;
-    const bool v4659 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4659 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4659) {
-      const unsigned int v4662 = 64u + v10990;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4662 = 64u + v10990;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4664 = v11 + v4653;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4665 = v4664 * v1;
       const unsigned int v4666 = v4665 + v26;
@@ -4058,15 +4058,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4670 = iron_f32_to_bf16(v4658);
       *reinterpret_cast<iron_bf16x2*>(out + v4668) = iron_bf16x2{{v4669, v4670}};
     }
-    const unsigned int v4672 = v46 + v11001;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4673 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4674 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4672 = v46 + v11001;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4673 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4674 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v4675 = v4674 * v4673;
-    const float v4676 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4676 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v4677 = v4676 * v4673;
-    const bool v4678 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4678 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4678) {
-      const unsigned int v4681 = 64u + v11000;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4681 = 64u + v11000;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4683 = v11 + v4672;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4684 = v4683 * v1;
       const unsigned int v4685 = v4684 + v26;
@@ -4076,15 +4076,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4689 = iron_f32_to_bf16(v4677);
       *reinterpret_cast<iron_bf16x2*>(out + v4687) = iron_bf16x2{{v4688, v4689}};
     }
-    const unsigned int v4691 = v46 + v11011;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4692 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4693 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4691 = v46 + v11011;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4692 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4693 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v4694 = v4693 * v4692;
-    const float v4695 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4695 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v4696 = v4695 * v4692;
-    const bool v4697 = v4691 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4697 = v4691 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4697) {
-      const unsigned int v4700 = 64u + v11010;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4700 = 64u + v11010;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4702 = v11 + v4691;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4703 = v4702 * v1;
       const unsigned int v4704 = v4703 + v26;
@@ -4094,15 +4094,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4708 = iron_f32_to_bf16(v4696);
       *reinterpret_cast<iron_bf16x2*>(out + v4706) = iron_bf16x2{{v4707, v4708}};
     }
-    const unsigned int v4710 = v46 + v11021;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4711 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4712 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4710 = v46 + v11021;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4711 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4712 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v4713 = v4712 * v4711;
-    const float v4714 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4714 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v4715 = v4714 * v4711;
-    const bool v4716 = v4710 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4716 = v4710 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4716) {
-      const unsigned int v4719 = 64u + v11020;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4719 = 64u + v11020;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4721 = v11 + v4710;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4722 = v4721 * v1;
       const unsigned int v4723 = v4722 + v26;
@@ -4112,15 +4112,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4727 = iron_f32_to_bf16(v4715);
       *reinterpret_cast<iron_bf16x2*>(out + v4725) = iron_bf16x2{{v4726, v4727}};
     }
-    const unsigned int v4729 = v46 + v11031;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4730 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4731 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4729 = v46 + v11031;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4730 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4731 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v4732 = v4731 * v4730;
-    const float v4733 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4733 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v4734 = v4733 * v4730;
-    const bool v4735 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4735 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4735) {
-      const unsigned int v4738 = 64u + v11030;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4738 = 64u + v11030;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4740 = v11 + v4729;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4741 = v4740 * v1;
       const unsigned int v4742 = v4741 + v26;
@@ -4130,15 +4130,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4746 = iron_f32_to_bf16(v4734);
       *reinterpret_cast<iron_bf16x2*>(out + v4744) = iron_bf16x2{{v4745, v4746}};
     }
-    const unsigned int v4748 = v46 + v11041;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4749 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4750 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4748 = v46 + v11041;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4749 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4750 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v4751 = v4750 * v4749;
-    const float v4752 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4752 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v4753 = v4752 * v4749;
-    const bool v4754 = v4748 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4754 = v4748 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4754) {
-      const unsigned int v4757 = 64u + v11040;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4757 = 64u + v11040;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4759 = v11 + v4748;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4760 = v4759 * v1;
       const unsigned int v4761 = v4760 + v26;
@@ -4148,15 +4148,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4765 = iron_f32_to_bf16(v4753);
       *reinterpret_cast<iron_bf16x2*>(out + v4763) = iron_bf16x2{{v4764, v4765}};
     }
-    const unsigned int v4767 = v46 + v11051;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4768 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4769 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4767 = v46 + v11051;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4768 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4769 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v4770 = v4769 * v4768;
-    const float v4771 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4771 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v4772 = v4771 * v4768;
-    const bool v4773 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4773 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4773) {
-      const unsigned int v4776 = 64u + v11050;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4776 = 64u + v11050;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4778 = v11 + v4767;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4779 = v4778 * v1;
       const unsigned int v4780 = v4779 + v26;
@@ -4166,15 +4166,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4784 = iron_f32_to_bf16(v4772);
       *reinterpret_cast<iron_bf16x2*>(out + v4782) = iron_bf16x2{{v4783, v4784}};
     }
-    const unsigned int v4786 = v46 + v11061;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4787 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4788 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4786 = v46 + v11061;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4787 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4788 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v4789 = v4788 * v4787;
-    const float v4790 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4790 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v4791 = v4790 * v4787;
-    const bool v4792 = v4786 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4792 = v4786 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4792) {
-      const unsigned int v4795 = 64u + v11060;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4795 = 64u + v11060;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4797 = v11 + v4786;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4798 = v4797 * v1;
       const unsigned int v4799 = v4798 + v26;
@@ -4184,15 +4184,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4803 = iron_f32_to_bf16(v4791);
       *reinterpret_cast<iron_bf16x2*>(out + v4801) = iron_bf16x2{{v4802, v4803}};
     }
-    const unsigned int v4805 = v46 + v11071;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4806 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4807 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4805 = v46 + v11071;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4806 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4807 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v4808 = v4807 * v4806;
-    const float v4809 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4809 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v4810 = v4809 * v4806;
-    const bool v4811 = v4805 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4811 = v4805 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4811) {
-      const unsigned int v4814 = 128u + v11070;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4814 = 128u + v11070;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4816 = v11 + v4805;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4817 = v4816 * v1;
       const unsigned int v4818 = v4817 + v26;
@@ -4202,15 +4202,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4822 = iron_f32_to_bf16(v4810);
       *reinterpret_cast<iron_bf16x2*>(out + v4820) = iron_bf16x2{{v4821, v4822}};
     }
-    const unsigned int v4824 = v46 + v11081;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4825 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4826 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4824 = v46 + v11081;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4825 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4826 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v4827 = v4826 * v4825;
-    const float v4828 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4828 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v4829 = v4828 * v4825;
-    const bool v4830 = v4824 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4830 = v4824 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4830) {
-      const unsigned int v4833 = 128u + v11080;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4833 = 128u + v11080;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4835 = v11 + v4824;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4836 = v4835 * v1;
       const unsigned int v4837 = v4836 + v26;
@@ -4220,15 +4220,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4841 = iron_f32_to_bf16(v4829);
       *reinterpret_cast<iron_bf16x2*>(out + v4839) = iron_bf16x2{{v4840, v4841}};
     }
-    const unsigned int v4843 = v46 + v11091;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4844 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4845 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4843 = v46 + v11091;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4844 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4845 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v4846 = v4845 * v4844;
-    const float v4847 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4847 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v4848 = v4847 * v4844;
-    const bool v4849 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4849 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4849) {
-      const unsigned int v4852 = 128u + v11090;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4852 = 128u + v11090;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4854 = v11 + v4843;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4855 = v4854 * v1;
       const unsigned int v4856 = v4855 + v26;
@@ -4238,15 +4238,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4860 = iron_f32_to_bf16(v4848);
       *reinterpret_cast<iron_bf16x2*>(out + v4858) = iron_bf16x2{{v4859, v4860}};
     }
-    const unsigned int v4862 = v46 + v11101;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4863 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4864 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4862 = v46 + v11101;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4863 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4864 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v4865 = v4864 * v4863;
-    const float v4866 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4866 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v4867 = v4866 * v4863;
-    const bool v4868 = v4862 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4868 = v4862 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4868) {
-      const unsigned int v4871 = 128u + v11100;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4871 = 128u + v11100;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4873 = v11 + v4862;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4874 = v4873 * v1;
       const unsigned int v4875 = v4874 + v26;
@@ -4256,15 +4256,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4879 = iron_f32_to_bf16(v4867);
       *reinterpret_cast<iron_bf16x2*>(out + v4877) = iron_bf16x2{{v4878, v4879}};
     }
-    const unsigned int v4881 = v46 + v11111;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4882 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4883 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4881 = v46 + v11111;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4882 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4883 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v4884 = v4883 * v4882;
-    const float v4885 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4885 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v4886 = v4885 * v4882;
-    const bool v4887 = v4881 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4887 = v4881 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4887) {
-      const unsigned int v4890 = 128u + v11110;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4890 = 128u + v11110;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4892 = v11 + v4881;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4893 = v4892 * v1;
       const unsigned int v4894 = v4893 + v26;
@@ -4274,15 +4274,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4898 = iron_f32_to_bf16(v4886);
       *reinterpret_cast<iron_bf16x2*>(out + v4896) = iron_bf16x2{{v4897, v4898}};
     }
-    const unsigned int v4900 = v46 + v11121;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4901 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4902 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4900 = v46 + v11121;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4901 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4902 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v4903 = v4902 * v4901;
-    const float v4904 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4904 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v4905 = v4904 * v4901;
-    const bool v4906 = v4900 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4906 = v4900 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4906) {
-      const unsigned int v4909 = 128u + v11120;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4909 = 128u + v11120;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4911 = v11 + v4900;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4912 = v4911 * v1;
       const unsigned int v4913 = v4912 + v26;
@@ -4292,15 +4292,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4917 = iron_f32_to_bf16(v4905);
       *reinterpret_cast<iron_bf16x2*>(out + v4915) = iron_bf16x2{{v4916, v4917}};
     }
-    const unsigned int v4919 = v46 + v11131;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4920 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4921 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4919 = v46 + v11131;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4920 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4921 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v4922 = v4921 * v4920;
-    const float v4923 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4923 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v4924 = v4923 * v4920;
-    const bool v4925 = v4919 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4925 = v4919 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4925) {
-      const unsigned int v4928 = 128u + v11130;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4928 = 128u + v11130;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4930 = v11 + v4919;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4931 = v4930 * v1;
       const unsigned int v4932 = v4931 + v26;
@@ -4310,15 +4310,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4936 = iron_f32_to_bf16(v4924);
       *reinterpret_cast<iron_bf16x2*>(out + v4934) = iron_bf16x2{{v4935, v4936}};
     }
-    const unsigned int v4938 = v46 + v11141;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4939 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4940 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4938 = v46 + v11141;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4939 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4940 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v4941 = v4940 * v4939;
-    const float v4942 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4942 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v4943 = v4942 * v4939;
-    const bool v4944 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4944 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4944) {
-      const unsigned int v4947 = 128u + v11140;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4947 = 128u + v11140;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4949 = v11 + v4938;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4950 = v4949 * v1;
       const unsigned int v4951 = v4950 + v26;
@@ -4328,15 +4328,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4955 = iron_f32_to_bf16(v4943);
       *reinterpret_cast<iron_bf16x2*>(out + v4953) = iron_bf16x2{{v4954, v4955}};
     }
-    const unsigned int v4957 = v46 + v11151;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4958 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4959 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4957 = v46 + v11151;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4958 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4959 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v4960 = v4959 * v4958;
-    const float v4961 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4961 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v4962 = v4961 * v4958;
-    const bool v4963 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4963 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4963) {
-      const unsigned int v4966 = 128u + v11150;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4966 = 128u + v11150;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4968 = v11 + v4957;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4969 = v4968 * v1;
       const unsigned int v4970 = v4969 + v26;
@@ -4346,15 +4346,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4974 = iron_f32_to_bf16(v4962);
       *reinterpret_cast<iron_bf16x2*>(out + v4972) = iron_bf16x2{{v4973, v4974}};
     }
-    const unsigned int v4976 = v46 + v11161;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4977 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4978 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4976 = v46 + v11161;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4977 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4978 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v4979 = v4978 * v4977;
-    const float v4980 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4980 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v4981 = v4980 * v4977;
-    const bool v4982 = v4976 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4982 = v4976 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v4982) {
-      const unsigned int v4985 = 128u + v11160;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v4985 = 128u + v11160;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v4987 = v11 + v4976;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4988 = v4987 * v1;
       const unsigned int v4989 = v4988 + v26;
@@ -4364,15 +4364,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v4993 = iron_f32_to_bf16(v4981);
       *reinterpret_cast<iron_bf16x2*>(out + v4991) = iron_bf16x2{{v4992, v4993}};
     }
-    const unsigned int v4995 = v46 + v11171;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4996 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4997 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4995 = v46 + v11171;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4996 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4997 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v4998 = v4997 * v4996;
-    const float v4999 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4999 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5000 = v4999 * v4996;
-    const bool v5001 = v4995 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5001 = v4995 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5001) {
-      const unsigned int v5004 = 128u + v11170;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5004 = 128u + v11170;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5006 = v11 + v4995;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5007 = v5006 * v1;
       const unsigned int v5008 = v5007 + v26;
@@ -4382,15 +4382,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5012 = iron_f32_to_bf16(v5000);
       *reinterpret_cast<iron_bf16x2*>(out + v5010) = iron_bf16x2{{v5011, v5012}};
     }
-    const unsigned int v5014 = v46 + v11181;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5015 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5016 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5014 = v46 + v11181;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5015 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5016 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5017 = v5016 * v5015;
-    const float v5018 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5018 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5019 = v5018 * v5015;
-    const bool v5020 = v5014 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5020 = v5014 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5020) {
-      const unsigned int v5023 = 128u + v11180;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5023 = 128u + v11180;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5025 = v11 + v5014;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5026 = v5025 * v1;
       const unsigned int v5027 = v5026 + v26;
@@ -4400,15 +4400,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5031 = iron_f32_to_bf16(v5019);
       *reinterpret_cast<iron_bf16x2*>(out + v5029) = iron_bf16x2{{v5030, v5031}};
     }
-    const unsigned int v5033 = v46 + v11191;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5034 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5035 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5033 = v46 + v11191;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5034 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5035 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5036 = v5035 * v5034;
-    const float v5037 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5037 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5038 = v5037 * v5034;
-    const bool v5039 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5039 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5039) {
-      const unsigned int v5042 = 128u + v11190;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5042 = 128u + v11190;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5044 = v11 + v5033;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5045 = v5044 * v1;
       const unsigned int v5046 = v5045 + v26;
@@ -4418,15 +4418,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5050 = iron_f32_to_bf16(v5038);
       *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5049, v5050}};
     }
-    const unsigned int v5052 = v46 + v11201;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5053 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5054 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5052 = v46 + v11201;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5053 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5054 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5055 = v5054 * v5053;
-    const float v5056 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5056 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5057 = v5056 * v5053;
-    const bool v5058 = v5052 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5058 = v5052 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5058) {
-      const unsigned int v5061 = 128u + v11200;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5061 = 128u + v11200;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5063 = v11 + v5052;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5064 = v5063 * v1;
       const unsigned int v5065 = v5064 + v26;
@@ -4436,15 +4436,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5069 = iron_f32_to_bf16(v5057);
       *reinterpret_cast<iron_bf16x2*>(out + v5067) = iron_bf16x2{{v5068, v5069}};
     }
-    const unsigned int v5071 = v46 + v11211;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5072 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5073 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5071 = v46 + v11211;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5072 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5073 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5074 = v5073 * v5072;
-    const float v5075 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5075 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5076 = v5075 * v5072;
-    const bool v5077 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5077 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5077) {
-      const unsigned int v5080 = 128u + v11210;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5080 = 128u + v11210;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5082 = v11 + v5071;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5083 = v5082 * v1;
       const unsigned int v5084 = v5083 + v26;
@@ -4454,15 +4454,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5088 = iron_f32_to_bf16(v5076);
       *reinterpret_cast<iron_bf16x2*>(out + v5086) = iron_bf16x2{{v5087, v5088}};
     }
-    const unsigned int v5090 = v46 + v11221;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5091 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5092 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5090 = v46 + v11221;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5091 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5092 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5093 = v5092 * v5091;
-    const float v5094 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5094 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5095 = v5094 * v5091;
-    const bool v5096 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5096 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5096) {
-      const unsigned int v5099 = 128u + v11220;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5099 = 128u + v11220;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5101 = v11 + v5090;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5102 = v5101 * v1;
       const unsigned int v5103 = v5102 + v26;
@@ -4472,15 +4472,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5107 = iron_f32_to_bf16(v5095);
       *reinterpret_cast<iron_bf16x2*>(out + v5105) = iron_bf16x2{{v5106, v5107}};
     }
-    const unsigned int v5109 = v46 + v11231;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5110 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5111 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5109 = v46 + v11231;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5110 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5111 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5112 = v5111 * v5110;
-    const float v5113 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5113 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5114 = v5113 * v5110;
-    const bool v5115 = v5109 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5115 = v5109 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5115) {
-      const unsigned int v5118 = 192u + v11230;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5118 = 192u + v11230;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5120 = v11 + v5109;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5121 = v5120 * v1;
       const unsigned int v5122 = v5121 + v26;
@@ -4490,15 +4490,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5126 = iron_f32_to_bf16(v5114);
       *reinterpret_cast<iron_bf16x2*>(out + v5124) = iron_bf16x2{{v5125, v5126}};
     }
-    const unsigned int v5128 = v46 + v11241;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5129 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5130 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5128 = v46 + v11241;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5129 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5130 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5131 = v5130 * v5129;
-    const float v5132 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5132 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5133 = v5132 * v5129;
-    const bool v5134 = v5128 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5134 = v5128 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5134) {
-      const unsigned int v5137 = 192u + v11240;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5137 = 192u + v11240;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5139 = v11 + v5128;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5140 = v5139 * v1;
       const unsigned int v5141 = v5140 + v26;
@@ -4508,15 +4508,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5145 = iron_f32_to_bf16(v5133);
       *reinterpret_cast<iron_bf16x2*>(out + v5143) = iron_bf16x2{{v5144, v5145}};
     }
-    const unsigned int v5147 = v46 + v11251;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5148 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5149 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5147 = v46 + v11251;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5148 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5149 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5150 = v5149 * v5148;
-    const float v5151 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5151 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5152 = v5151 * v5148;
-    const bool v5153 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5153 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5153) {
-      const unsigned int v5156 = 192u + v11250;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5156 = 192u + v11250;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5158 = v11 + v5147;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5159 = v5158 * v1;
       const unsigned int v5160 = v5159 + v26;
@@ -4526,15 +4526,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5164 = iron_f32_to_bf16(v5152);
       *reinterpret_cast<iron_bf16x2*>(out + v5162) = iron_bf16x2{{v5163, v5164}};
     }
-    const unsigned int v5166 = v46 + v11261;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5167 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5168 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5166 = v46 + v11261;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5167 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5168 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v5169 = v5168 * v5167;
-    const float v5170 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5170 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v5171 = v5170 * v5167;
-    const bool v5172 = v5166 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5172 = v5166 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5172) {
-      const unsigned int v5175 = 192u + v11260;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5175 = 192u + v11260;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5177 = v11 + v5166;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5178 = v5177 * v1;
       const unsigned int v5179 = v5178 + v26;
@@ -4544,15 +4544,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5183 = iron_f32_to_bf16(v5171);
       *reinterpret_cast<iron_bf16x2*>(out + v5181) = iron_bf16x2{{v5182, v5183}};
     }
-    const unsigned int v5185 = v46 + v11271;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5186 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5187 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5185 = v46 + v11271;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5186 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5187 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v5188 = v5187 * v5186;
-    const float v5189 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5189 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v5190 = v5189 * v5186;
-    const bool v5191 = v5185 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5191 = v5185 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5191) {
-      const unsigned int v5194 = 192u + v11270;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5194 = 192u + v11270;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5196 = v11 + v5185;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5197 = v5196 * v1;
       const unsigned int v5198 = v5197 + v26;
@@ -4562,15 +4562,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5202 = iron_f32_to_bf16(v5190);
       *reinterpret_cast<iron_bf16x2*>(out + v5200) = iron_bf16x2{{v5201, v5202}};
     }
-    const unsigned int v5204 = v46 + v11281;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5205 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5206 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5204 = v46 + v11281;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5205 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5206 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v5207 = v5206 * v5205;
-    const float v5208 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5208 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5209 = v5208 * v5205;
-    const bool v5210 = v5204 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5210 = v5204 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5210) {
-      const unsigned int v5213 = 192u + v11280;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5213 = 192u + v11280;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5215 = v11 + v5204;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5216 = v5215 * v1;
       const unsigned int v5217 = v5216 + v26;
@@ -4580,15 +4580,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5221 = iron_f32_to_bf16(v5209);
       *reinterpret_cast<iron_bf16x2*>(out + v5219) = iron_bf16x2{{v5220, v5221}};
     }
-    const unsigned int v5223 = v46 + v11291;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5224 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5225 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5223 = v46 + v11291;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5224 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5225 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5226 = v5225 * v5224;
-    const float v5227 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5227 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5228 = v5227 * v5224;
-    const bool v5229 = v5223 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5229 = v5223 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5229) {
-      const unsigned int v5232 = 192u + v11290;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5232 = 192u + v11290;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5234 = v11 + v5223;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5235 = v5234 * v1;
       const unsigned int v5236 = v5235 + v26;
@@ -4598,15 +4598,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5240 = iron_f32_to_bf16(v5228);
       *reinterpret_cast<iron_bf16x2*>(out + v5238) = iron_bf16x2{{v5239, v5240}};
     }
-    const unsigned int v5242 = v46 + v11301;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5243 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5244 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5242 = v46 + v11301;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5243 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5244 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5245 = v5244 * v5243;
-    const float v5246 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5246 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5247 = v5246 * v5243;
-    const bool v5248 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5248 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5248) {
-      const unsigned int v5251 = 192u + v11300;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5251 = 192u + v11300;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5253 = v11 + v5242;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5254 = v5253 * v1;
       const unsigned int v5255 = v5254 + v26;
@@ -4616,15 +4616,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5259 = iron_f32_to_bf16(v5247);
       *reinterpret_cast<iron_bf16x2*>(out + v5257) = iron_bf16x2{{v5258, v5259}};
     }
-    const unsigned int v5261 = v46 + v11311;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5262 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5263 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5261 = v46 + v11311;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5262 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5263 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5264 = v5263 * v5262;
-    const float v5265 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5265 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5266 = v5265 * v5262;
-    const bool v5267 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5267 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5267) {
-      const unsigned int v5270 = 192u + v11310;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5270 = 192u + v11310;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5272 = v11 + v5261;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5273 = v5272 * v1;
       const unsigned int v5274 = v5273 + v26;
@@ -4634,15 +4634,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5278 = iron_f32_to_bf16(v5266);
       *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5277, v5278}};
     }
-    const unsigned int v5280 = v46 + v11321;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5281 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5282 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5280 = v46 + v11321;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5281 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5282 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5283 = v5282 * v5281;
-    const float v5284 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5284 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5285 = v5284 * v5281;
-    const bool v5286 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5286 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5286) {
-      const unsigned int v5289 = 192u + v11320;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5289 = 192u + v11320;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5291 = v11 + v5280;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5292 = v5291 * v1;
       const unsigned int v5293 = v5292 + v26;
@@ -4652,15 +4652,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5297 = iron_f32_to_bf16(v5285);
       *reinterpret_cast<iron_bf16x2*>(out + v5295) = iron_bf16x2{{v5296, v5297}};
     }
-    const unsigned int v5299 = v46 + v11331;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5300 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5301 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5299 = v46 + v11331;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5300 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5301 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v5302 = v5301 * v5300;
-    const float v5303 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5303 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5304 = v5303 * v5300;
-    const bool v5305 = v5299 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5305 = v5299 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5305) {
-      const unsigned int v5308 = 192u + v11330;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5308 = 192u + v11330;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5310 = v11 + v5299;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5311 = v5310 * v1;
       const unsigned int v5312 = v5311 + v26;
@@ -4670,15 +4670,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5316 = iron_f32_to_bf16(v5304);
       *reinterpret_cast<iron_bf16x2*>(out + v5314) = iron_bf16x2{{v5315, v5316}};
     }
-    const unsigned int v5318 = v46 + v11341;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5319 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5320 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5318 = v46 + v11341;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5319 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5320 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5321 = v5320 * v5319;
-    const float v5322 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5322 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5323 = v5322 * v5319;
-    const bool v5324 = v5318 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5324 = v5318 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5324) {
-      const unsigned int v5327 = 192u + v11340;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5327 = 192u + v11340;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5329 = v11 + v5318;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5330 = v5329 * v1;
       const unsigned int v5331 = v5330 + v26;
@@ -4688,15 +4688,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5335 = iron_f32_to_bf16(v5323);
       *reinterpret_cast<iron_bf16x2*>(out + v5333) = iron_bf16x2{{v5334, v5335}};
     }
-    const unsigned int v5337 = v46 + v11351;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5338 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5339 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5337 = v46 + v11351;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5338 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5339 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5340 = v5339 * v5338;
-    const float v5341 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5341 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5342 = v5341 * v5338;
-    const bool v5343 = v5337 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5343 = v5337 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5343) {
-      const unsigned int v5346 = 192u + v11350;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5346 = 192u + v11350;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5348 = v11 + v5337;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5349 = v5348 * v1;
       const unsigned int v5350 = v5349 + v26;
@@ -4706,15 +4706,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5354 = iron_f32_to_bf16(v5342);
       *reinterpret_cast<iron_bf16x2*>(out + v5352) = iron_bf16x2{{v5353, v5354}};
     }
-    const unsigned int v5356 = v46 + v11361;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5357 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5358 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5356 = v46 + v11361;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5357 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5358 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5359 = v5358 * v5357;
-    const float v5360 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5360 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5361 = v5360 * v5357;
-    const bool v5362 = v5356 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5362 = v5356 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5362) {
-      const unsigned int v5365 = 192u + v11360;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5365 = 192u + v11360;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5367 = v11 + v5356;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5368 = v5367 * v1;
       const unsigned int v5369 = v5368 + v26;
@@ -4724,15 +4724,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5373 = iron_f32_to_bf16(v5361);
       *reinterpret_cast<iron_bf16x2*>(out + v5371) = iron_bf16x2{{v5372, v5373}};
     }
-    const unsigned int v5375 = v46 + v11371;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5376 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5377 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5375 = v46 + v11371;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5376 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5377 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5378 = v5377 * v5376;
-    const float v5379 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5379 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5380 = v5379 * v5376;
-    const bool v5381 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5381 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5381) {
-      const unsigned int v5384 = 192u + v11370;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5384 = 192u + v11370;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5386 = v11 + v5375;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5387 = v5386 * v1;
       const unsigned int v5388 = v5387 + v26;
@@ -4742,15 +4742,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5392 = iron_f32_to_bf16(v5380);
       *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5391, v5392}};
     }
-    const unsigned int v5394 = v46 + v11381;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5395 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5396 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5394 = v46 + v11381;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5395 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5396 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5397 = v5396 * v5395;
-    const float v5398 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5398 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5399 = v5398 * v5395;
-    const bool v5400 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5400 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:291
     if (v5400) {
-      const unsigned int v5403 = 192u + v11380;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5403 = 192u + v11380;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5405 = v11 + v5394;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5406 = v5405 * v1;
       const unsigned int v5407 = v5406 + v26;
@@ -4760,11 +4760,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const iron_bf16 v5411 = iron_f32_to_bf16(v5399);
       *reinterpret_cast<iron_bf16x2*>(out + v5409) = iron_bf16x2{{v5410, v5411}};
     }
-    const unsigned int v7461 = v46 + v4090;  // kernels/sdpa/flash_tile.hpp:308
-    const float v7465 = log2f(v4146);  // kernels/sdpa/flash_tile.hpp:309
+    const unsigned int v7461 = v46 + v4090;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7465 = log2f(v4146);  // kernels/sdpa/flash_tile.hpp:310
     const float v7466 = v7465 + v4092;
     const float v7467 = v7466 * 0.6931472f;
-    const bool v7470 = v4089 == v47;  // kernels/sdpa/flash_tile.hpp:310
+    const bool v7470 = v4089 == v47;  // kernels/sdpa/flash_tile.hpp:311
     const bool v7471 = v7461 < v18;
     const bool v7472 = v7470 && v7471;
     if (v7472) {
@@ -4773,11 +4773,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const unsigned int v7475 = v7474 + v7461;
       lse[v7475] = v7467;
     }
-    const unsigned int v7477 = v46 + v4103;  // kernels/sdpa/flash_tile.hpp:308
-    const float v7481 = log2f(v4159);  // kernels/sdpa/flash_tile.hpp:309
+    const unsigned int v7477 = v46 + v4103;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7481 = log2f(v4159);  // kernels/sdpa/flash_tile.hpp:310
     const float v7482 = v7481 + v4105;
     const float v7483 = v7482 * 0.6931472f;
-    const bool v7486 = v4102 == v47;  // kernels/sdpa/flash_tile.hpp:310
+    const bool v7486 = v4102 == v47;  // kernels/sdpa/flash_tile.hpp:311
     const bool v7487 = v7477 < v18;
     const bool v7488 = v7486 && v7487;
     if (v7488) {
@@ -4786,11 +4786,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const unsigned int v7491 = v7490 + v7477;
       lse[v7491] = v7483;
     }
-    const unsigned int v7493 = v46 + v4116;  // kernels/sdpa/flash_tile.hpp:308
-    const float v7497 = log2f(v4172);  // kernels/sdpa/flash_tile.hpp:309
+    const unsigned int v7493 = v46 + v4116;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7497 = log2f(v4172);  // kernels/sdpa/flash_tile.hpp:310
     const float v7498 = v7497 + v4118;
     const float v7499 = v7498 * 0.6931472f;
-    const bool v7502 = v4115 == v47;  // kernels/sdpa/flash_tile.hpp:310
+    const bool v7502 = v4115 == v47;  // kernels/sdpa/flash_tile.hpp:311
     const bool v7503 = v7493 < v18;
     const bool v7504 = v7502 && v7503;
     if (v7504) {
@@ -4799,11 +4799,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const unsigned int v7507 = v7506 + v7493;
       lse[v7507] = v7499;
     }
-    const unsigned int v7509 = v46 + v4129;  // kernels/sdpa/flash_tile.hpp:308
-    const float v7513 = log2f(v4185);  // kernels/sdpa/flash_tile.hpp:309
+    const unsigned int v7509 = v46 + v4129;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7513 = log2f(v4185);  // kernels/sdpa/flash_tile.hpp:310
     const float v7514 = v7513 + v4131;
     const float v7515 = v7514 * 0.6931472f;
-    const bool v7518 = v4128 == v47;  // kernels/sdpa/flash_tile.hpp:310
+    const bool v7518 = v4128 == v47;  // kernels/sdpa/flash_tile.hpp:311
     const bool v7519 = v7509 < v18;
     const bool v7520 = v7518 && v7519;
     if (v7520) {

@@ -728,9 +728,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         iron_frag_fill(v13432, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v13432, shm1, v13428, 64u);
         iron_frag_mma_sync(v9675, v13430, v13432);
-        iron_frag<float, 2, 16, 8> v9689;  // kernels/sdpa/flash_tile.hpp:346
+        iron_frag<float, 2, 16, 8> v9689;  // kernels/sdpa/flash_tile.hpp:347
         iron_frag_fill(v9689, 0.0f);
-        const bool v9691 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+        const bool v9691 = v225 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
         if (v9691) {
           const bool v9694 = v9411 <= v37;  // kernels/sdpa/flash_tile.hpp:182
           const unsigned int v9702 = v9411 + v18;
@@ -3865,16 +3865,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
       const bool v8259 = v8251 > 0.0f;
       const float v8260 = v8259 ? v8257 : 0.0f;
       v8208.x[3] = v8260;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v8262 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8262 = static_cast<unsigned int>(v231.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8263 = v46 + v8262;
-      const float v8264 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8265 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8264 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8265 = v231.x[0];  // kernels/sdpa/flash_tile.hpp:289
       const float v8266 = v8265 * v8264;
-      const float v8267 = v231.x[1];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8267 = v231.x[1];  // kernels/sdpa/flash_tile.hpp:290
       const float v8268 = v8267 * v8264;
-      const bool v8269 = v8263 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8269 = v8263 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8269) {
-        const unsigned int v8270 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8270 = static_cast<unsigned int>(v231.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8274 = v11 + v8263;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8275 = v8274 * v1;
         const unsigned int v8276 = v8275 + v26;
@@ -3884,16 +3884,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8280 = iron_f32_to_bf16(v8268);
         *reinterpret_cast<iron_bf16x2*>(out + v8278) = iron_bf16x2{{v8279, v8280}};
       }
-      const unsigned int v8281 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8281 = static_cast<unsigned int>(v231.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8282 = v46 + v8281;
-      const float v8283 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8284 = v231.x[2];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8283 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8284 = v231.x[2];  // kernels/sdpa/flash_tile.hpp:289
       const float v8285 = v8284 * v8283;
-      const float v8286 = v231.x[3];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8286 = v231.x[3];  // kernels/sdpa/flash_tile.hpp:290
       const float v8287 = v8286 * v8283;
-      const bool v8288 = v8282 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8288 = v8282 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8288) {
-        const unsigned int v8289 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8289 = static_cast<unsigned int>(v231.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8293 = v11 + v8282;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8294 = v8293 * v1;
         const unsigned int v8295 = v8294 + v26;
@@ -3903,16 +3903,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8299 = iron_f32_to_bf16(v8287);
         *reinterpret_cast<iron_bf16x2*>(out + v8297) = iron_bf16x2{{v8298, v8299}};
       }
-      const unsigned int v8300 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8300 = static_cast<unsigned int>(v231.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8301 = v46 + v8300;
-      const float v8302 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8303 = v231.x[4];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8302 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8303 = v231.x[4];  // kernels/sdpa/flash_tile.hpp:289
       const float v8304 = v8303 * v8302;
-      const float v8305 = v231.x[5];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8305 = v231.x[5];  // kernels/sdpa/flash_tile.hpp:290
       const float v8306 = v8305 * v8302;
-      const bool v8307 = v8301 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8307 = v8301 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8307) {
-        const unsigned int v8308 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8308 = static_cast<unsigned int>(v231.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8312 = v11 + v8301;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8313 = v8312 * v1;
         const unsigned int v8314 = v8313 + v26;
@@ -3922,16 +3922,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8318 = iron_f32_to_bf16(v8306);
         *reinterpret_cast<iron_bf16x2*>(out + v8316) = iron_bf16x2{{v8317, v8318}};
       }
-      const unsigned int v8319 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8319 = static_cast<unsigned int>(v231.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8320 = v46 + v8319;
-      const float v8321 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8322 = v231.x[6];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8321 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8322 = v231.x[6];  // kernels/sdpa/flash_tile.hpp:289
       const float v8323 = v8322 * v8321;
-      const float v8324 = v231.x[7];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8324 = v231.x[7];  // kernels/sdpa/flash_tile.hpp:290
       const float v8325 = v8324 * v8321;
-      const bool v8326 = v8320 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8326 = v8320 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8326) {
-        const unsigned int v8327 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8327 = static_cast<unsigned int>(v231.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8331 = v11 + v8320;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8332 = v8331 * v1;
         const unsigned int v8333 = v8332 + v26;
@@ -3941,16 +3941,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8337 = iron_f32_to_bf16(v8325);
         *reinterpret_cast<iron_bf16x2*>(out + v8335) = iron_bf16x2{{v8336, v8337}};
       }
-      const unsigned int v8338 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8338 = static_cast<unsigned int>(v231.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8339 = v46 + v8338;
-      const float v8340 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8341 = v231.x[8];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8340 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8341 = v231.x[8];  // kernels/sdpa/flash_tile.hpp:289
       const float v8342 = v8341 * v8340;
-      const float v8343 = v231.x[9];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8343 = v231.x[9];  // kernels/sdpa/flash_tile.hpp:290
       const float v8344 = v8343 * v8340;
-      const bool v8345 = v8339 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8345 = v8339 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8345) {
-        const unsigned int v8346 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8346 = static_cast<unsigned int>(v231.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8350 = v11 + v8339;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8351 = v8350 * v1;
         const unsigned int v8352 = v8351 + v26;
@@ -3960,16 +3960,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8356 = iron_f32_to_bf16(v8344);
         *reinterpret_cast<iron_bf16x2*>(out + v8354) = iron_bf16x2{{v8355, v8356}};
       }
-      const unsigned int v8357 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8357 = static_cast<unsigned int>(v231.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8358 = v46 + v8357;
-      const float v8359 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8360 = v231.x[10];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8359 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8360 = v231.x[10];  // kernels/sdpa/flash_tile.hpp:289
       const float v8361 = v8360 * v8359;
-      const float v8362 = v231.x[11];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8362 = v231.x[11];  // kernels/sdpa/flash_tile.hpp:290
       const float v8363 = v8362 * v8359;
-      const bool v8364 = v8358 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8364 = v8358 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8364) {
-        const unsigned int v8365 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8365 = static_cast<unsigned int>(v231.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8369 = v11 + v8358;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8370 = v8369 * v1;
         const unsigned int v8371 = v8370 + v26;
@@ -3979,16 +3979,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8375 = iron_f32_to_bf16(v8363);
         *reinterpret_cast<iron_bf16x2*>(out + v8373) = iron_bf16x2{{v8374, v8375}};
       }
-      const unsigned int v8376 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8376 = static_cast<unsigned int>(v231.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8377 = v46 + v8376;
-      const float v8378 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8379 = v231.x[12];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8378 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8379 = v231.x[12];  // kernels/sdpa/flash_tile.hpp:289
       const float v8380 = v8379 * v8378;
-      const float v8381 = v231.x[13];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8381 = v231.x[13];  // kernels/sdpa/flash_tile.hpp:290
       const float v8382 = v8381 * v8378;
-      const bool v8383 = v8377 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8383 = v8377 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8383) {
-        const unsigned int v8384 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8384 = static_cast<unsigned int>(v231.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8388 = v11 + v8377;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8389 = v8388 * v1;
         const unsigned int v8390 = v8389 + v26;
@@ -3998,16 +3998,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8394 = iron_f32_to_bf16(v8382);
         *reinterpret_cast<iron_bf16x2*>(out + v8392) = iron_bf16x2{{v8393, v8394}};
       }
-      const unsigned int v8395 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8395 = static_cast<unsigned int>(v231.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8396 = v46 + v8395;
-      const float v8397 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8398 = v231.x[14];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8397 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8398 = v231.x[14];  // kernels/sdpa/flash_tile.hpp:289
       const float v8399 = v8398 * v8397;
-      const float v8400 = v231.x[15];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8400 = v231.x[15];  // kernels/sdpa/flash_tile.hpp:290
       const float v8401 = v8400 * v8397;
-      const bool v8402 = v8396 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8402 = v8396 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8402) {
-        const unsigned int v8403 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8403 = static_cast<unsigned int>(v231.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8407 = v11 + v8396;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8408 = v8407 * v1;
         const unsigned int v8409 = v8408 + v26;
@@ -4017,16 +4017,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8413 = iron_f32_to_bf16(v8401);
         *reinterpret_cast<iron_bf16x2*>(out + v8411) = iron_bf16x2{{v8412, v8413}};
       }
-      const unsigned int v8414 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8414 = static_cast<unsigned int>(v231.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8415 = v46 + v8414;
-      const float v8416 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8417 = v231.x[16];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8416 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8417 = v231.x[16];  // kernels/sdpa/flash_tile.hpp:289
       const float v8418 = v8417 * v8416;
-      const float v8419 = v231.x[17];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8419 = v231.x[17];  // kernels/sdpa/flash_tile.hpp:290
       const float v8420 = v8419 * v8416;
-      const bool v8421 = v8415 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8421 = v8415 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8421) {
-        const unsigned int v8422 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8422 = static_cast<unsigned int>(v231.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8426 = v11 + v8415;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8427 = v8426 * v1;
         const unsigned int v8428 = v8427 + v26;
@@ -4036,16 +4036,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8432 = iron_f32_to_bf16(v8420);
         *reinterpret_cast<iron_bf16x2*>(out + v8430) = iron_bf16x2{{v8431, v8432}};
       }
-      const unsigned int v8433 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8433 = static_cast<unsigned int>(v231.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8434 = v46 + v8433;
-      const float v8435 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8436 = v231.x[18];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8435 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8436 = v231.x[18];  // kernels/sdpa/flash_tile.hpp:289
       const float v8437 = v8436 * v8435;
-      const float v8438 = v231.x[19];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8438 = v231.x[19];  // kernels/sdpa/flash_tile.hpp:290
       const float v8439 = v8438 * v8435;
-      const bool v8440 = v8434 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8440 = v8434 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8440) {
-        const unsigned int v8441 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8441 = static_cast<unsigned int>(v231.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8445 = v11 + v8434;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8446 = v8445 * v1;
         const unsigned int v8447 = v8446 + v26;
@@ -4055,16 +4055,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8451 = iron_f32_to_bf16(v8439);
         *reinterpret_cast<iron_bf16x2*>(out + v8449) = iron_bf16x2{{v8450, v8451}};
       }
-      const unsigned int v8452 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8452 = static_cast<unsigned int>(v231.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8453 = v46 + v8452;
-      const float v8454 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8455 = v231.x[20];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8454 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8455 = v231.x[20];  // kernels/sdpa/flash_tile.hpp:289
       const float v8456 = v8455 * v8454;
-      const float v8457 = v231.x[21];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8457 = v231.x[21];  // kernels/sdpa/flash_tile.hpp:290
       const float v8458 = v8457 * v8454;
-      const bool v8459 = v8453 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8459 = v8453 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8459) {
-        const unsigned int v8460 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8460 = static_cast<unsigned int>(v231.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8464 = v11 + v8453;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8465 = v8464 * v1;
         const unsigned int v8466 = v8465 + v26;
@@ -4074,16 +4074,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8470 = iron_f32_to_bf16(v8458);
         *reinterpret_cast<iron_bf16x2*>(out + v8468) = iron_bf16x2{{v8469, v8470}};
       }
-      const unsigned int v8471 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8471 = static_cast<unsigned int>(v231.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8472 = v46 + v8471;
-      const float v8473 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8474 = v231.x[22];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8473 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8474 = v231.x[22];  // kernels/sdpa/flash_tile.hpp:289
       const float v8475 = v8474 * v8473;
-      const float v8476 = v231.x[23];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8476 = v231.x[23];  // kernels/sdpa/flash_tile.hpp:290
       const float v8477 = v8476 * v8473;
-      const bool v8478 = v8472 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8478 = v8472 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8478) {
-        const unsigned int v8479 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8479 = static_cast<unsigned int>(v231.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8483 = v11 + v8472;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8484 = v8483 * v1;
         const unsigned int v8485 = v8484 + v26;
@@ -4093,16 +4093,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8489 = iron_f32_to_bf16(v8477);
         *reinterpret_cast<iron_bf16x2*>(out + v8487) = iron_bf16x2{{v8488, v8489}};
       }
-      const unsigned int v8490 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8490 = static_cast<unsigned int>(v231.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8491 = v46 + v8490;
-      const float v8492 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8493 = v231.x[24];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8492 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8493 = v231.x[24];  // kernels/sdpa/flash_tile.hpp:289
       const float v8494 = v8493 * v8492;
-      const float v8495 = v231.x[25];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8495 = v231.x[25];  // kernels/sdpa/flash_tile.hpp:290
       const float v8496 = v8495 * v8492;
-      const bool v8497 = v8491 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8497 = v8491 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8497) {
-        const unsigned int v8498 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8498 = static_cast<unsigned int>(v231.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8502 = v11 + v8491;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8503 = v8502 * v1;
         const unsigned int v8504 = v8503 + v26;
@@ -4112,16 +4112,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8508 = iron_f32_to_bf16(v8496);
         *reinterpret_cast<iron_bf16x2*>(out + v8506) = iron_bf16x2{{v8507, v8508}};
       }
-      const unsigned int v8509 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8509 = static_cast<unsigned int>(v231.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8510 = v46 + v8509;
-      const float v8511 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8512 = v231.x[26];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8511 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8512 = v231.x[26];  // kernels/sdpa/flash_tile.hpp:289
       const float v8513 = v8512 * v8511;
-      const float v8514 = v231.x[27];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8514 = v231.x[27];  // kernels/sdpa/flash_tile.hpp:290
       const float v8515 = v8514 * v8511;
-      const bool v8516 = v8510 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8516 = v8510 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8516) {
-        const unsigned int v8517 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8517 = static_cast<unsigned int>(v231.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8521 = v11 + v8510;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8522 = v8521 * v1;
         const unsigned int v8523 = v8522 + v26;
@@ -4131,16 +4131,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8527 = iron_f32_to_bf16(v8515);
         *reinterpret_cast<iron_bf16x2*>(out + v8525) = iron_bf16x2{{v8526, v8527}};
       }
-      const unsigned int v8528 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8528 = static_cast<unsigned int>(v231.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8529 = v46 + v8528;
-      const float v8530 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8531 = v231.x[28];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8530 = v8208.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8531 = v231.x[28];  // kernels/sdpa/flash_tile.hpp:289
       const float v8532 = v8531 * v8530;
-      const float v8533 = v231.x[29];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8533 = v231.x[29];  // kernels/sdpa/flash_tile.hpp:290
       const float v8534 = v8533 * v8530;
-      const bool v8535 = v8529 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8535 = v8529 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8535) {
-        const unsigned int v8536 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8536 = static_cast<unsigned int>(v231.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8540 = v11 + v8529;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8541 = v8540 * v1;
         const unsigned int v8542 = v8541 + v26;
@@ -4150,16 +4150,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8546 = iron_f32_to_bf16(v8534);
         *reinterpret_cast<iron_bf16x2*>(out + v8544) = iron_bf16x2{{v8545, v8546}};
       }
-      const unsigned int v8547 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:292
+      const unsigned int v8547 = static_cast<unsigned int>(v231.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
       const unsigned int v8548 = v46 + v8547;
-      const float v8549 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:293
-      const float v8550 = v231.x[30];  // kernels/sdpa/flash_tile.hpp:294
+      const float v8549 = v8208.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v8550 = v231.x[30];  // kernels/sdpa/flash_tile.hpp:289
       const float v8551 = v8550 * v8549;
-      const float v8552 = v231.x[31];  // kernels/sdpa/flash_tile.hpp:295
+      const float v8552 = v231.x[31];  // kernels/sdpa/flash_tile.hpp:290
       const float v8553 = v8552 * v8549;
-      const bool v8554 = v8548 < v18;  // kernels/sdpa/flash_tile.hpp:296
+      const bool v8554 = v8548 < v18;  // kernels/sdpa/flash_tile.hpp:291
       if (v8554) {
-        const unsigned int v8555 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:297
+        const unsigned int v8555 = static_cast<unsigned int>(v231.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
         const unsigned int v8559 = v11 + v8548;  // kernels/sdpa/prefill.cpp:146
         const unsigned int v8560 = v8559 * v1;
         const unsigned int v8561 = v8560 + v26;
@@ -4169,11 +4169,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const iron_bf16 v8565 = iron_f32_to_bf16(v8553);
         *reinterpret_cast<iron_bf16x2*>(out + v8563) = iron_bf16x2{{v8564, v8565}};
       }
-      const unsigned int v9079 = v46 + v8156;  // kernels/sdpa/flash_tile.hpp:308
-      const float v9083 = log2f(v8212);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v9079 = v46 + v8156;  // kernels/sdpa/flash_tile.hpp:309
+      const float v9083 = log2f(v8212);  // kernels/sdpa/flash_tile.hpp:310
       const float v9084 = v9083 + v8158;
       const float v9085 = v9084 * 0.6931472f;
-      const bool v9088 = v8155 == v181;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v9088 = v8155 == v181;  // kernels/sdpa/flash_tile.hpp:311
       const bool v9089 = v9079 < v18;
       const bool v9090 = v9088 && v9089;
       if (v9090) {
@@ -4182,11 +4182,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const unsigned int v9093 = v9092 + v9079;
         lse[v9093] = v9085;
       }
-      const unsigned int v9095 = v46 + v8169;  // kernels/sdpa/flash_tile.hpp:308
-      const float v9099 = log2f(v8225);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v9095 = v46 + v8169;  // kernels/sdpa/flash_tile.hpp:309
+      const float v9099 = log2f(v8225);  // kernels/sdpa/flash_tile.hpp:310
       const float v9100 = v9099 + v8171;
       const float v9101 = v9100 * 0.6931472f;
-      const bool v9104 = v8168 == v181;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v9104 = v8168 == v181;  // kernels/sdpa/flash_tile.hpp:311
       const bool v9105 = v9095 < v18;
       const bool v9106 = v9104 && v9105;
       if (v9106) {
@@ -4195,11 +4195,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const unsigned int v9109 = v9108 + v9095;
         lse[v9109] = v9101;
       }
-      const unsigned int v9111 = v46 + v8182;  // kernels/sdpa/flash_tile.hpp:308
-      const float v9115 = log2f(v8238);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v9111 = v46 + v8182;  // kernels/sdpa/flash_tile.hpp:309
+      const float v9115 = log2f(v8238);  // kernels/sdpa/flash_tile.hpp:310
       const float v9116 = v9115 + v8184;
       const float v9117 = v9116 * 0.6931472f;
-      const bool v9120 = v8181 == v181;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v9120 = v8181 == v181;  // kernels/sdpa/flash_tile.hpp:311
       const bool v9121 = v9111 < v18;
       const bool v9122 = v9120 && v9121;
       if (v9122) {
@@ -4208,11 +4208,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const unsigned int v9125 = v9124 + v9111;
         lse[v9125] = v9117;
       }
-      const unsigned int v9127 = v46 + v8195;  // kernels/sdpa/flash_tile.hpp:308
-      const float v9131 = log2f(v8251);  // kernels/sdpa/flash_tile.hpp:309
+      const unsigned int v9127 = v46 + v8195;  // kernels/sdpa/flash_tile.hpp:309
+      const float v9131 = log2f(v8251);  // kernels/sdpa/flash_tile.hpp:310
       const float v9132 = v9131 + v8197;
       const float v9133 = v9132 * 0.6931472f;
-      const bool v9136 = v8194 == v181;  // kernels/sdpa/flash_tile.hpp:310
+      const bool v9136 = v8194 == v181;  // kernels/sdpa/flash_tile.hpp:311
       const bool v9137 = v9127 < v18;
       const bool v9138 = v9136 && v9137;
       if (v9138) {

@@ -1012,7 +1012,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v13648 = v13637 + 16u;
     const unsigned int v13657 = v13637 + 32u;
     const unsigned int v13666 = v13637 + 48u;
-    const bool v9701 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+    const bool v9701 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
     const unsigned int v13199 = static_cast<unsigned int>(v362.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
     const unsigned int v13200 = static_cast<unsigned int>(v362.row(0, iron_linear_thread() & 31u));
     const unsigned int v13209 = static_cast<unsigned int>(v362.col(2, iron_linear_thread() & 31u));
@@ -1575,9 +1575,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_fill(v13673, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v13673, shm1, v13669, 64u);
       iron_frag_mma_sync(v9673, v13671, v13673);
-      iron_frag<float, 2, 16, 8> v9699;  // kernels/sdpa/flash_tile.hpp:346
+      iron_frag<float, 2, 16, 8> v9699;  // kernels/sdpa/flash_tile.hpp:347
       iron_frag_fill(v9699, 0.0f);
-      if (v9701) {  // kernels/sdpa/flash_tile.hpp:325
+      if (v9701) {  // kernels/sdpa/flash_tile.hpp:326
         const bool v9704 = v8475 <= v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v9712 = v8475 + v20;
         const bool v9713 = v9712 <= v311;
@@ -4874,13 +4874,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const bool v5634 = v5626 > 0.0f;
     const float v5635 = v5634 ? v5632 : 0.0f;
     v5583.x[3] = v5635;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v5638 = v56 + v13200;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5639 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5640 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5638 = v56 + v13200;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5639 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5640 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5641 = v5640 * v5639;
-    const float v5642 = v362.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5642 = v362.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5643 = v5642 * v5639;
-    const bool v5644 = v5638 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5644 = v5638 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5644) {
       const unsigned int v5649 = v13 + v5638;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5650 = v5649 * v1;
@@ -4891,13 +4891,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5655 = iron_f32_to_bf16(v5643);
       *reinterpret_cast<iron_bf16x2*>(out + v5653) = iron_bf16x2{{v5654, v5655}};
     }
-    const unsigned int v5657 = v56 + v13210;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5658 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5659 = v362.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5657 = v56 + v13210;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5658 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5659 = v362.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5660 = v5659 * v5658;
-    const float v5661 = v362.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5661 = v362.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5662 = v5661 * v5658;
-    const bool v5663 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5663 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5663) {
       const unsigned int v5668 = v13 + v5657;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5669 = v5668 * v1;
@@ -4908,13 +4908,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5674 = iron_f32_to_bf16(v5662);
       *reinterpret_cast<iron_bf16x2*>(out + v5672) = iron_bf16x2{{v5673, v5674}};
     }
-    const unsigned int v5676 = v56 + v13220;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5677 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5678 = v362.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5676 = v56 + v13220;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5677 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5678 = v362.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5679 = v5678 * v5677;
-    const float v5680 = v362.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5680 = v362.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5681 = v5680 * v5677;
-    const bool v5682 = v5676 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5682 = v5676 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5682) {
       const unsigned int v5687 = v13 + v5676;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5688 = v5687 * v1;
@@ -4925,13 +4925,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5693 = iron_f32_to_bf16(v5681);
       *reinterpret_cast<iron_bf16x2*>(out + v5691) = iron_bf16x2{{v5692, v5693}};
     }
-    const unsigned int v5695 = v56 + v13230;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5696 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5697 = v362.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5695 = v56 + v13230;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5696 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5697 = v362.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v5698 = v5697 * v5696;
-    const float v5699 = v362.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5699 = v362.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v5700 = v5699 * v5696;
-    const bool v5701 = v5695 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5701 = v5695 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5701) {
       const unsigned int v5706 = v13 + v5695;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5707 = v5706 * v1;
@@ -4942,13 +4942,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5712 = iron_f32_to_bf16(v5700);
       *reinterpret_cast<iron_bf16x2*>(out + v5710) = iron_bf16x2{{v5711, v5712}};
     }
-    const unsigned int v5714 = v56 + v13240;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5715 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5716 = v362.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5714 = v56 + v13240;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5715 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5716 = v362.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v5717 = v5716 * v5715;
-    const float v5718 = v362.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5718 = v362.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v5719 = v5718 * v5715;
-    const bool v5720 = v5714 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5720 = v5714 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5720) {
       const unsigned int v5725 = v13 + v5714;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5726 = v5725 * v1;
@@ -4959,13 +4959,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5731 = iron_f32_to_bf16(v5719);
       *reinterpret_cast<iron_bf16x2*>(out + v5729) = iron_bf16x2{{v5730, v5731}};
     }
-    const unsigned int v5733 = v56 + v13250;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5734 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5735 = v362.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5733 = v56 + v13250;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5734 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5735 = v362.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v5736 = v5735 * v5734;
-    const float v5737 = v362.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5737 = v362.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5738 = v5737 * v5734;
-    const bool v5739 = v5733 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5739 = v5733 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5739) {
       const unsigned int v5744 = v13 + v5733;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5745 = v5744 * v1;
@@ -4976,13 +4976,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5750 = iron_f32_to_bf16(v5738);
       *reinterpret_cast<iron_bf16x2*>(out + v5748) = iron_bf16x2{{v5749, v5750}};
     }
-    const unsigned int v5752 = v56 + v13260;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5753 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5754 = v362.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5752 = v56 + v13260;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5753 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5754 = v362.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5755 = v5754 * v5753;
-    const float v5756 = v362.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5756 = v362.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5757 = v5756 * v5753;
-    const bool v5758 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5758 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5758) {
       const unsigned int v5763 = v13 + v5752;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5764 = v5763 * v1;
@@ -4993,13 +4993,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5769 = iron_f32_to_bf16(v5757);
       *reinterpret_cast<iron_bf16x2*>(out + v5767) = iron_bf16x2{{v5768, v5769}};
     }
-    const unsigned int v5771 = v56 + v13270;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5772 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5773 = v362.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5771 = v56 + v13270;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5772 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5773 = v362.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5774 = v5773 * v5772;
-    const float v5775 = v362.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5775 = v362.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5776 = v5775 * v5772;
-    const bool v5777 = v5771 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5777 = v5771 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5777) {
       const unsigned int v5782 = v13 + v5771;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5783 = v5782 * v1;
@@ -5010,13 +5010,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5788 = iron_f32_to_bf16(v5776);
       *reinterpret_cast<iron_bf16x2*>(out + v5786) = iron_bf16x2{{v5787, v5788}};
     }
-    const unsigned int v5790 = v56 + v13280;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5791 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5792 = v362.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5790 = v56 + v13280;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5791 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5792 = v362.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5793 = v5792 * v5791;
-    const float v5794 = v362.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5794 = v362.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5795 = v5794 * v5791;
-    const bool v5796 = v5790 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5796 = v5790 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5796) {
       const unsigned int v5801 = v13 + v5790;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5802 = v5801 * v1;
@@ -5027,13 +5027,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5807 = iron_f32_to_bf16(v5795);
       *reinterpret_cast<iron_bf16x2*>(out + v5805) = iron_bf16x2{{v5806, v5807}};
     }
-    const unsigned int v5809 = v56 + v13290;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5810 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5811 = v362.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5809 = v56 + v13290;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5810 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5811 = v362.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5812 = v5811 * v5810;
-    const float v5813 = v362.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5813 = v362.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5814 = v5813 * v5810;
-    const bool v5815 = v5809 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5815 = v5809 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5815) {
       const unsigned int v5820 = v13 + v5809;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5821 = v5820 * v1;
@@ -5044,13 +5044,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5826 = iron_f32_to_bf16(v5814);
       *reinterpret_cast<iron_bf16x2*>(out + v5824) = iron_bf16x2{{v5825, v5826}};
     }
-    const unsigned int v5828 = v56 + v13300;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5829 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5830 = v362.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5828 = v56 + v13300;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5829 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5830 = v362.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v5831 = v5830 * v5829;
-    const float v5832 = v362.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5832 = v362.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5833 = v5832 * v5829;
-    const bool v5834 = v5828 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5834 = v5828 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5834) {
       const unsigned int v5839 = v13 + v5828;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5840 = v5839 * v1;
@@ -5061,13 +5061,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5845 = iron_f32_to_bf16(v5833);
       *reinterpret_cast<iron_bf16x2*>(out + v5843) = iron_bf16x2{{v5844, v5845}};
     }
-    const unsigned int v5847 = v56 + v13310;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5848 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5849 = v362.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5847 = v56 + v13310;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5848 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5849 = v362.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5850 = v5849 * v5848;
-    const float v5851 = v362.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5851 = v362.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5852 = v5851 * v5848;
-    const bool v5853 = v5847 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5853 = v5847 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5853) {
       const unsigned int v5858 = v13 + v5847;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5859 = v5858 * v1;
@@ -5078,13 +5078,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5864 = iron_f32_to_bf16(v5852);
       *reinterpret_cast<iron_bf16x2*>(out + v5862) = iron_bf16x2{{v5863, v5864}};
     }
-    const unsigned int v5866 = v56 + v13320;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5867 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5868 = v362.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5866 = v56 + v13320;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5867 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5868 = v362.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5869 = v5868 * v5867;
-    const float v5870 = v362.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5870 = v362.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5871 = v5870 * v5867;
-    const bool v5872 = v5866 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5872 = v5866 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5872) {
       const unsigned int v5877 = v13 + v5866;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5878 = v5877 * v1;
@@ -5095,13 +5095,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5883 = iron_f32_to_bf16(v5871);
       *reinterpret_cast<iron_bf16x2*>(out + v5881) = iron_bf16x2{{v5882, v5883}};
     }
-    const unsigned int v5885 = v56 + v13330;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5886 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5887 = v362.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5885 = v56 + v13330;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5886 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5887 = v362.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5888 = v5887 * v5886;
-    const float v5889 = v362.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5889 = v362.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5890 = v5889 * v5886;
-    const bool v5891 = v5885 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5891 = v5885 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5891) {
       const unsigned int v5896 = v13 + v5885;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5897 = v5896 * v1;
@@ -5112,13 +5112,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5902 = iron_f32_to_bf16(v5890);
       *reinterpret_cast<iron_bf16x2*>(out + v5900) = iron_bf16x2{{v5901, v5902}};
     }
-    const unsigned int v5904 = v56 + v13340;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5905 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5906 = v362.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5904 = v56 + v13340;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5905 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5906 = v362.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5907 = v5906 * v5905;
-    const float v5908 = v362.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5908 = v362.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5909 = v5908 * v5905;
-    const bool v5910 = v5904 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5910 = v5904 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5910) {
       const unsigned int v5915 = v13 + v5904;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5916 = v5915 * v1;
@@ -5129,13 +5129,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5921 = iron_f32_to_bf16(v5909);
       *reinterpret_cast<iron_bf16x2*>(out + v5919) = iron_bf16x2{{v5920, v5921}};
     }
-    const unsigned int v5923 = v56 + v13350;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5924 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5925 = v362.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5923 = v56 + v13350;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5924 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5925 = v362.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5926 = v5925 * v5924;
-    const float v5927 = v362.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5927 = v362.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5928 = v5927 * v5924;
-    const bool v5929 = v5923 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5929 = v5923 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5929) {
       const unsigned int v5934 = v13 + v5923;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5935 = v5934 * v1;
@@ -5146,15 +5146,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5940 = iron_f32_to_bf16(v5928);
       *reinterpret_cast<iron_bf16x2*>(out + v5938) = iron_bf16x2{{v5939, v5940}};
     }
-    const unsigned int v5942 = v56 + v13360;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5943 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5944 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5942 = v56 + v13360;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5943 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5944 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5945 = v5944 * v5943;
-    const float v5946 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5946 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5947 = v5946 * v5943;
-    const bool v5948 = v5942 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5948 = v5942 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5948) {
-      const unsigned int v5951 = 64u + v13359;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5951 = 64u + v13359;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5953 = v13 + v5942;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5954 = v5953 * v1;
       const unsigned int v5955 = v5954 + v28;
@@ -5164,15 +5164,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5959 = iron_f32_to_bf16(v5947);
       *reinterpret_cast<iron_bf16x2*>(out + v5957) = iron_bf16x2{{v5958, v5959}};
     }
-    const unsigned int v5961 = v56 + v13370;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5962 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5963 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5961 = v56 + v13370;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5962 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5963 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5964 = v5963 * v5962;
-    const float v5965 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5965 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5966 = v5965 * v5962;
-    const bool v5967 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5967 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5967) {
-      const unsigned int v5970 = 64u + v13369;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5970 = 64u + v13369;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5972 = v13 + v5961;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5973 = v5972 * v1;
       const unsigned int v5974 = v5973 + v28;
@@ -5182,15 +5182,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5978 = iron_f32_to_bf16(v5966);
       *reinterpret_cast<iron_bf16x2*>(out + v5976) = iron_bf16x2{{v5977, v5978}};
     }
-    const unsigned int v5980 = v56 + v13380;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5981 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5982 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5980 = v56 + v13380;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5981 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5982 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5983 = v5982 * v5981;
-    const float v5984 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5984 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5985 = v5984 * v5981;
-    const bool v5986 = v5980 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5986 = v5980 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5986) {
-      const unsigned int v5989 = 64u + v13379;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5989 = 64u + v13379;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5991 = v13 + v5980;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5992 = v5991 * v1;
       const unsigned int v5993 = v5992 + v28;
@@ -5200,15 +5200,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v5997 = iron_f32_to_bf16(v5985);
       *reinterpret_cast<iron_bf16x2*>(out + v5995) = iron_bf16x2{{v5996, v5997}};
     }
-    const unsigned int v5999 = v56 + v13390;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6000 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6001 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5999 = v56 + v13390;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6000 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6001 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v6002 = v6001 * v6000;
-    const float v6003 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6003 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v6004 = v6003 * v6000;
-    const bool v6005 = v5999 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6005 = v5999 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6005) {
-      const unsigned int v6008 = 64u + v13389;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6008 = 64u + v13389;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6010 = v13 + v5999;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6011 = v6010 * v1;
       const unsigned int v6012 = v6011 + v28;
@@ -5218,15 +5218,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6016 = iron_f32_to_bf16(v6004);
       *reinterpret_cast<iron_bf16x2*>(out + v6014) = iron_bf16x2{{v6015, v6016}};
     }
-    const unsigned int v6018 = v56 + v13400;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6019 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6020 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6018 = v56 + v13400;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6019 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6020 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v6021 = v6020 * v6019;
-    const float v6022 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6022 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v6023 = v6022 * v6019;
-    const bool v6024 = v6018 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6024 = v6018 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6024) {
-      const unsigned int v6027 = 64u + v13399;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6027 = 64u + v13399;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6029 = v13 + v6018;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6030 = v6029 * v1;
       const unsigned int v6031 = v6030 + v28;
@@ -5236,15 +5236,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6035 = iron_f32_to_bf16(v6023);
       *reinterpret_cast<iron_bf16x2*>(out + v6033) = iron_bf16x2{{v6034, v6035}};
     }
-    const unsigned int v6037 = v56 + v13410;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6038 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6039 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6037 = v56 + v13410;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6038 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6039 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v6040 = v6039 * v6038;
-    const float v6041 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6041 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v6042 = v6041 * v6038;
-    const bool v6043 = v6037 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6043 = v6037 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6043) {
-      const unsigned int v6046 = 64u + v13409;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6046 = 64u + v13409;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6048 = v13 + v6037;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6049 = v6048 * v1;
       const unsigned int v6050 = v6049 + v28;
@@ -5254,15 +5254,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6054 = iron_f32_to_bf16(v6042);
       *reinterpret_cast<iron_bf16x2*>(out + v6052) = iron_bf16x2{{v6053, v6054}};
     }
-    const unsigned int v6056 = v56 + v13420;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6057 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6058 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6056 = v56 + v13420;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6057 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6058 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v6059 = v6058 * v6057;
-    const float v6060 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6060 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v6061 = v6060 * v6057;
-    const bool v6062 = v6056 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6062 = v6056 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6062) {
-      const unsigned int v6065 = 64u + v13419;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6065 = 64u + v13419;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6067 = v13 + v6056;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6068 = v6067 * v1;
       const unsigned int v6069 = v6068 + v28;
@@ -5272,15 +5272,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6073 = iron_f32_to_bf16(v6061);
       *reinterpret_cast<iron_bf16x2*>(out + v6071) = iron_bf16x2{{v6072, v6073}};
     }
-    const unsigned int v6075 = v56 + v13430;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6076 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6077 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6075 = v56 + v13430;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6076 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6077 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v6078 = v6077 * v6076;
-    const float v6079 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6079 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v6080 = v6079 * v6076;
-    const bool v6081 = v6075 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6081 = v6075 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6081) {
-      const unsigned int v6084 = 64u + v13429;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6084 = 64u + v13429;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6086 = v13 + v6075;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6087 = v6086 * v1;
       const unsigned int v6088 = v6087 + v28;
@@ -5290,15 +5290,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6092 = iron_f32_to_bf16(v6080);
       *reinterpret_cast<iron_bf16x2*>(out + v6090) = iron_bf16x2{{v6091, v6092}};
     }
-    const unsigned int v6094 = v56 + v13440;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6095 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6096 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6094 = v56 + v13440;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6095 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6096 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v6097 = v6096 * v6095;
-    const float v6098 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6098 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v6099 = v6098 * v6095;
-    const bool v6100 = v6094 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6100 = v6094 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6100) {
-      const unsigned int v6103 = 64u + v13439;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6103 = 64u + v13439;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6105 = v13 + v6094;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6106 = v6105 * v1;
       const unsigned int v6107 = v6106 + v28;
@@ -5308,15 +5308,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6111 = iron_f32_to_bf16(v6099);
       *reinterpret_cast<iron_bf16x2*>(out + v6109) = iron_bf16x2{{v6110, v6111}};
     }
-    const unsigned int v6113 = v56 + v13450;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6114 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6115 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6113 = v56 + v13450;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6114 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6115 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v6116 = v6115 * v6114;
-    const float v6117 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6117 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v6118 = v6117 * v6114;
-    const bool v6119 = v6113 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6119 = v6113 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6119) {
-      const unsigned int v6122 = 64u + v13449;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6122 = 64u + v13449;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6124 = v13 + v6113;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6125 = v6124 * v1;
       const unsigned int v6126 = v6125 + v28;
@@ -5326,15 +5326,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6130 = iron_f32_to_bf16(v6118);
       *reinterpret_cast<iron_bf16x2*>(out + v6128) = iron_bf16x2{{v6129, v6130}};
     }
-    const unsigned int v6132 = v56 + v13460;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6133 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6134 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6132 = v56 + v13460;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6133 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6134 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v6135 = v6134 * v6133;
-    const float v6136 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6136 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v6137 = v6136 * v6133;
-    const bool v6138 = v6132 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6138 = v6132 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6138) {
-      const unsigned int v6141 = 64u + v13459;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6141 = 64u + v13459;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6143 = v13 + v6132;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6144 = v6143 * v1;
       const unsigned int v6145 = v6144 + v28;
@@ -5344,15 +5344,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6149 = iron_f32_to_bf16(v6137);
       *reinterpret_cast<iron_bf16x2*>(out + v6147) = iron_bf16x2{{v6148, v6149}};
     }
-    const unsigned int v6151 = v56 + v13470;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6152 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6153 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6151 = v56 + v13470;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6152 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6153 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v6154 = v6153 * v6152;
-    const float v6155 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6155 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v6156 = v6155 * v6152;
-    const bool v6157 = v6151 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6157 = v6151 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6157) {
-      const unsigned int v6160 = 64u + v13469;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6160 = 64u + v13469;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6162 = v13 + v6151;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6163 = v6162 * v1;
       const unsigned int v6164 = v6163 + v28;
@@ -5362,15 +5362,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6168 = iron_f32_to_bf16(v6156);
       *reinterpret_cast<iron_bf16x2*>(out + v6166) = iron_bf16x2{{v6167, v6168}};
     }
-    const unsigned int v6170 = v56 + v13480;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6171 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6172 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6170 = v56 + v13480;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6171 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6172 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v6173 = v6172 * v6171;
-    const float v6174 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6174 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v6175 = v6174 * v6171;
-    const bool v6176 = v6170 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6176 = v6170 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6176) {
-      const unsigned int v6179 = 64u + v13479;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6179 = 64u + v13479;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6181 = v13 + v6170;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6182 = v6181 * v1;
       const unsigned int v6183 = v6182 + v28;
@@ -5380,15 +5380,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6187 = iron_f32_to_bf16(v6175);
       *reinterpret_cast<iron_bf16x2*>(out + v6185) = iron_bf16x2{{v6186, v6187}};
     }
-    const unsigned int v6189 = v56 + v13490;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6190 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6191 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6189 = v56 + v13490;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6190 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6191 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v6192 = v6191 * v6190;
-    const float v6193 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6193 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v6194 = v6193 * v6190;
-    const bool v6195 = v6189 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6195 = v6189 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6195) {
-      const unsigned int v6198 = 64u + v13489;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6198 = 64u + v13489;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6200 = v13 + v6189;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6201 = v6200 * v1;
       const unsigned int v6202 = v6201 + v28;
@@ -5398,15 +5398,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6206 = iron_f32_to_bf16(v6194);
       *reinterpret_cast<iron_bf16x2*>(out + v6204) = iron_bf16x2{{v6205, v6206}};
     }
-    const unsigned int v6208 = v56 + v13500;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6209 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6210 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6208 = v56 + v13500;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6209 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6210 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v6211 = v6210 * v6209;
-    const float v6212 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6212 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v6213 = v6212 * v6209;
-    const bool v6214 = v6208 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6214 = v6208 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6214) {
-      const unsigned int v6217 = 64u + v13499;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6217 = 64u + v13499;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6219 = v13 + v6208;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6220 = v6219 * v1;
       const unsigned int v6221 = v6220 + v28;
@@ -5416,15 +5416,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       const iron_bf16 v6225 = iron_f32_to_bf16(v6213);
       *reinterpret_cast<iron_bf16x2*>(out + v6223) = iron_bf16x2{{v6224, v6225}};
     }
-    const unsigned int v6227 = v56 + v13510;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6228 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6229 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6227 = v56 + v13510;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6228 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6229 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v6230 = v6229 * v6228;
-    const float v6231 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6231 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v6232 = v6231 * v6228;
-    const bool v6233 = v6227 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6233 = v6227 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6233) {
-      const unsigned int v6236 = 64u + v13509;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6236 = 64u + v13509;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6238 = v13 + v6227;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6239 = v6238 * v1;
       const unsigned int v6240 = v6239 + v28;

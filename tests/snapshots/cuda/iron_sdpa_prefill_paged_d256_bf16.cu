@@ -1194,7 +1194,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v13632 = v13621 + 16u;
     const unsigned int v13641 = v13621 + 32u;
     const unsigned int v13650 = v13621 + 48u;
-    const bool v10619 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+    const bool v10619 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
     const unsigned int v12773 = static_cast<unsigned int>(v610.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
     const unsigned int v12774 = static_cast<unsigned int>(v610.row(0, iron_linear_thread() & 31u));
     const unsigned int v12783 = static_cast<unsigned int>(v610.col(2, iron_linear_thread() & 31u));
@@ -1890,9 +1890,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_fill(v13657, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v13657, shm1, v13653, 64u);
       iron_frag_mma_sync(v10567, v13655, v13657);
-      iron_frag<float, 2, 16, 8> v10617;  // kernels/sdpa/flash_tile.hpp:346
+      iron_frag<float, 2, 16, 8> v10617;  // kernels/sdpa/flash_tile.hpp:347
       iron_frag_fill(v10617, 0.0f);
-      if (v10619) {  // kernels/sdpa/flash_tile.hpp:325
+      if (v10619) {  // kernels/sdpa/flash_tile.hpp:326
         const bool v10622 = v9369 <= v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v10630 = v9369 + v20;
         const bool v10631 = v10630 <= v559;
@@ -4259,13 +4259,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const bool v4896 = v4888 > 0.0f;
     const float v4897 = v4896 ? v4894 : 0.0f;
     v4845.x[3] = v4897;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4900 = v56 + v12774;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4901 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4902 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4900 = v56 + v12774;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4901 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4902 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v4903 = v4902 * v4901;
-    const float v4904 = v610.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4904 = v610.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v4905 = v4904 * v4901;
-    const bool v4906 = v4900 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4906 = v4900 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v4906) {
       const unsigned int v4911 = v13 + v4900;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4912 = v4911 * v1;
@@ -4276,13 +4276,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v4917 = iron_f32_to_bf16(v4905);
       *reinterpret_cast<iron_bf16x2*>(out + v4915) = iron_bf16x2{{v4916, v4917}};
     }
-    const unsigned int v4919 = v56 + v12784;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4920 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4921 = v610.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4919 = v56 + v12784;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4920 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4921 = v610.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v4922 = v4921 * v4920;
-    const float v4923 = v610.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4923 = v610.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v4924 = v4923 * v4920;
-    const bool v4925 = v4919 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4925 = v4919 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v4925) {
       const unsigned int v4930 = v13 + v4919;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4931 = v4930 * v1;
@@ -4293,13 +4293,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v4936 = iron_f32_to_bf16(v4924);
       *reinterpret_cast<iron_bf16x2*>(out + v4934) = iron_bf16x2{{v4935, v4936}};
     }
-    const unsigned int v4938 = v56 + v12794;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4939 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4940 = v610.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4938 = v56 + v12794;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4939 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4940 = v610.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v4941 = v4940 * v4939;
-    const float v4942 = v610.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4942 = v610.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v4943 = v4942 * v4939;
-    const bool v4944 = v4938 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4944 = v4938 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v4944) {
       const unsigned int v4949 = v13 + v4938;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4950 = v4949 * v1;
@@ -4310,13 +4310,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v4955 = iron_f32_to_bf16(v4943);
       *reinterpret_cast<iron_bf16x2*>(out + v4953) = iron_bf16x2{{v4954, v4955}};
     }
-    const unsigned int v4957 = v56 + v12804;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4958 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4959 = v610.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4957 = v56 + v12804;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4958 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4959 = v610.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v4960 = v4959 * v4958;
-    const float v4961 = v610.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4961 = v610.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v4962 = v4961 * v4958;
-    const bool v4963 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4963 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v4963) {
       const unsigned int v4968 = v13 + v4957;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4969 = v4968 * v1;
@@ -4327,13 +4327,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v4974 = iron_f32_to_bf16(v4962);
       *reinterpret_cast<iron_bf16x2*>(out + v4972) = iron_bf16x2{{v4973, v4974}};
     }
-    const unsigned int v4976 = v56 + v12814;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4977 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4978 = v610.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4976 = v56 + v12814;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4977 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4978 = v610.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v4979 = v4978 * v4977;
-    const float v4980 = v610.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4980 = v610.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v4981 = v4980 * v4977;
-    const bool v4982 = v4976 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v4982 = v4976 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v4982) {
       const unsigned int v4987 = v13 + v4976;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v4988 = v4987 * v1;
@@ -4344,13 +4344,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v4993 = iron_f32_to_bf16(v4981);
       *reinterpret_cast<iron_bf16x2*>(out + v4991) = iron_bf16x2{{v4992, v4993}};
     }
-    const unsigned int v4995 = v56 + v12824;  // kernels/sdpa/flash_tile.hpp:292
-    const float v4996 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v4997 = v610.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v4995 = v56 + v12824;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4996 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4997 = v610.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v4998 = v4997 * v4996;
-    const float v4999 = v610.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v4999 = v610.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5000 = v4999 * v4996;
-    const bool v5001 = v4995 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5001 = v4995 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5001) {
       const unsigned int v5006 = v13 + v4995;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5007 = v5006 * v1;
@@ -4361,13 +4361,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5012 = iron_f32_to_bf16(v5000);
       *reinterpret_cast<iron_bf16x2*>(out + v5010) = iron_bf16x2{{v5011, v5012}};
     }
-    const unsigned int v5014 = v56 + v12834;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5015 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5016 = v610.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5014 = v56 + v12834;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5015 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5016 = v610.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5017 = v5016 * v5015;
-    const float v5018 = v610.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5018 = v610.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5019 = v5018 * v5015;
-    const bool v5020 = v5014 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5020 = v5014 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5020) {
       const unsigned int v5025 = v13 + v5014;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5026 = v5025 * v1;
@@ -4378,13 +4378,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5031 = iron_f32_to_bf16(v5019);
       *reinterpret_cast<iron_bf16x2*>(out + v5029) = iron_bf16x2{{v5030, v5031}};
     }
-    const unsigned int v5033 = v56 + v12844;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5034 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5035 = v610.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5033 = v56 + v12844;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5034 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5035 = v610.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5036 = v5035 * v5034;
-    const float v5037 = v610.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5037 = v610.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5038 = v5037 * v5034;
-    const bool v5039 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5039 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5039) {
       const unsigned int v5044 = v13 + v5033;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5045 = v5044 * v1;
@@ -4395,13 +4395,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5050 = iron_f32_to_bf16(v5038);
       *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5049, v5050}};
     }
-    const unsigned int v5052 = v56 + v12854;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5053 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5054 = v610.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5052 = v56 + v12854;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5053 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5054 = v610.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5055 = v5054 * v5053;
-    const float v5056 = v610.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5056 = v610.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5057 = v5056 * v5053;
-    const bool v5058 = v5052 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5058 = v5052 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5058) {
       const unsigned int v5063 = v13 + v5052;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5064 = v5063 * v1;
@@ -4412,13 +4412,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5069 = iron_f32_to_bf16(v5057);
       *reinterpret_cast<iron_bf16x2*>(out + v5067) = iron_bf16x2{{v5068, v5069}};
     }
-    const unsigned int v5071 = v56 + v12864;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5072 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5073 = v610.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5071 = v56 + v12864;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5072 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5073 = v610.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5074 = v5073 * v5072;
-    const float v5075 = v610.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5075 = v610.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5076 = v5075 * v5072;
-    const bool v5077 = v5071 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5077 = v5071 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5077) {
       const unsigned int v5082 = v13 + v5071;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5083 = v5082 * v1;
@@ -4429,13 +4429,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5088 = iron_f32_to_bf16(v5076);
       *reinterpret_cast<iron_bf16x2*>(out + v5086) = iron_bf16x2{{v5087, v5088}};
     }
-    const unsigned int v5090 = v56 + v12874;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5091 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5092 = v610.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5090 = v56 + v12874;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5091 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5092 = v610.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v5093 = v5092 * v5091;
-    const float v5094 = v610.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5094 = v610.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5095 = v5094 * v5091;
-    const bool v5096 = v5090 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5096 = v5090 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5096) {
       const unsigned int v5101 = v13 + v5090;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5102 = v5101 * v1;
@@ -4446,13 +4446,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5107 = iron_f32_to_bf16(v5095);
       *reinterpret_cast<iron_bf16x2*>(out + v5105) = iron_bf16x2{{v5106, v5107}};
     }
-    const unsigned int v5109 = v56 + v12884;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5110 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5111 = v610.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5109 = v56 + v12884;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5110 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5111 = v610.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5112 = v5111 * v5110;
-    const float v5113 = v610.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5113 = v610.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5114 = v5113 * v5110;
-    const bool v5115 = v5109 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5115 = v5109 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5115) {
       const unsigned int v5120 = v13 + v5109;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5121 = v5120 * v1;
@@ -4463,13 +4463,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5126 = iron_f32_to_bf16(v5114);
       *reinterpret_cast<iron_bf16x2*>(out + v5124) = iron_bf16x2{{v5125, v5126}};
     }
-    const unsigned int v5128 = v56 + v12894;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5129 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5130 = v610.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5128 = v56 + v12894;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5129 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5130 = v610.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5131 = v5130 * v5129;
-    const float v5132 = v610.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5132 = v610.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5133 = v5132 * v5129;
-    const bool v5134 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5134 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5134) {
       const unsigned int v5139 = v13 + v5128;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5140 = v5139 * v1;
@@ -4480,13 +4480,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5145 = iron_f32_to_bf16(v5133);
       *reinterpret_cast<iron_bf16x2*>(out + v5143) = iron_bf16x2{{v5144, v5145}};
     }
-    const unsigned int v5147 = v56 + v12904;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5148 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5149 = v610.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5147 = v56 + v12904;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5148 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5149 = v610.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5150 = v5149 * v5148;
-    const float v5151 = v610.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5151 = v610.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5152 = v5151 * v5148;
-    const bool v5153 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5153 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5153) {
       const unsigned int v5158 = v13 + v5147;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5159 = v5158 * v1;
@@ -4497,13 +4497,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5164 = iron_f32_to_bf16(v5152);
       *reinterpret_cast<iron_bf16x2*>(out + v5162) = iron_bf16x2{{v5163, v5164}};
     }
-    const unsigned int v5166 = v56 + v12914;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5167 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5168 = v610.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5166 = v56 + v12914;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5167 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5168 = v610.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5169 = v5168 * v5167;
-    const float v5170 = v610.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5170 = v610.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5171 = v5170 * v5167;
-    const bool v5172 = v5166 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5172 = v5166 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5172) {
       const unsigned int v5177 = v13 + v5166;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5178 = v5177 * v1;
@@ -4514,13 +4514,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5183 = iron_f32_to_bf16(v5171);
       *reinterpret_cast<iron_bf16x2*>(out + v5181) = iron_bf16x2{{v5182, v5183}};
     }
-    const unsigned int v5185 = v56 + v12924;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5186 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5187 = v610.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5185 = v56 + v12924;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5186 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5187 = v610.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5188 = v5187 * v5186;
-    const float v5189 = v610.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5189 = v610.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5190 = v5189 * v5186;
-    const bool v5191 = v5185 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5191 = v5185 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5191) {
       const unsigned int v5196 = v13 + v5185;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5197 = v5196 * v1;
@@ -4531,15 +4531,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5202 = iron_f32_to_bf16(v5190);
       *reinterpret_cast<iron_bf16x2*>(out + v5200) = iron_bf16x2{{v5201, v5202}};
     }
-    const unsigned int v5204 = v56 + v12934;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5205 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5206 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5204 = v56 + v12934;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5205 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5206 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5207 = v5206 * v5205;
-    const float v5208 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5208 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5209 = v5208 * v5205;
-    const bool v5210 = v5204 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5210 = v5204 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5210) {
-      const unsigned int v5213 = 64u + v12933;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5213 = 64u + v12933;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5215 = v13 + v5204;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5216 = v5215 * v1;
       const unsigned int v5217 = v5216 + v28;
@@ -4549,15 +4549,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5221 = iron_f32_to_bf16(v5209);
       *reinterpret_cast<iron_bf16x2*>(out + v5219) = iron_bf16x2{{v5220, v5221}};
     }
-    const unsigned int v5223 = v56 + v12944;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5224 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5225 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5223 = v56 + v12944;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5224 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5225 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5226 = v5225 * v5224;
-    const float v5227 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5227 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5228 = v5227 * v5224;
-    const bool v5229 = v5223 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5229 = v5223 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5229) {
-      const unsigned int v5232 = 64u + v12943;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5232 = 64u + v12943;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5234 = v13 + v5223;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5235 = v5234 * v1;
       const unsigned int v5236 = v5235 + v28;
@@ -4567,15 +4567,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5240 = iron_f32_to_bf16(v5228);
       *reinterpret_cast<iron_bf16x2*>(out + v5238) = iron_bf16x2{{v5239, v5240}};
     }
-    const unsigned int v5242 = v56 + v12954;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5243 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5244 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5242 = v56 + v12954;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5243 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5244 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5245 = v5244 * v5243;
-    const float v5246 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5246 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5247 = v5246 * v5243;
-    const bool v5248 = v5242 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5248 = v5242 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5248) {
-      const unsigned int v5251 = 64u + v12953;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5251 = 64u + v12953;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5253 = v13 + v5242;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5254 = v5253 * v1;
       const unsigned int v5255 = v5254 + v28;
@@ -4585,15 +4585,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5259 = iron_f32_to_bf16(v5247);
       *reinterpret_cast<iron_bf16x2*>(out + v5257) = iron_bf16x2{{v5258, v5259}};
     }
-    const unsigned int v5261 = v56 + v12964;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5262 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5263 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5261 = v56 + v12964;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5262 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5263 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v5264 = v5263 * v5262;
-    const float v5265 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5265 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v5266 = v5265 * v5262;
-    const bool v5267 = v5261 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5267 = v5261 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5267) {
-      const unsigned int v5270 = 64u + v12963;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5270 = 64u + v12963;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5272 = v13 + v5261;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5273 = v5272 * v1;
       const unsigned int v5274 = v5273 + v28;
@@ -4603,15 +4603,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5278 = iron_f32_to_bf16(v5266);
       *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5277, v5278}};
     }
-    const unsigned int v5280 = v56 + v12974;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5281 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5282 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5280 = v56 + v12974;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5281 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5282 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v5283 = v5282 * v5281;
-    const float v5284 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5284 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v5285 = v5284 * v5281;
-    const bool v5286 = v5280 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5286 = v5280 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5286) {
-      const unsigned int v5289 = 64u + v12973;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5289 = 64u + v12973;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5291 = v13 + v5280;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5292 = v5291 * v1;
       const unsigned int v5293 = v5292 + v28;
@@ -4621,15 +4621,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5297 = iron_f32_to_bf16(v5285);
       *reinterpret_cast<iron_bf16x2*>(out + v5295) = iron_bf16x2{{v5296, v5297}};
     }
-    const unsigned int v5299 = v56 + v12984;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5300 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5301 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5299 = v56 + v12984;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5300 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5301 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v5302 = v5301 * v5300;
-    const float v5303 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5303 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5304 = v5303 * v5300;
-    const bool v5305 = v5299 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5305 = v5299 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5305) {
-      const unsigned int v5308 = 64u + v12983;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5308 = 64u + v12983;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5310 = v13 + v5299;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5311 = v5310 * v1;
       const unsigned int v5312 = v5311 + v28;
@@ -4639,15 +4639,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5316 = iron_f32_to_bf16(v5304);
       *reinterpret_cast<iron_bf16x2*>(out + v5314) = iron_bf16x2{{v5315, v5316}};
     }
-    const unsigned int v5318 = v56 + v12994;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5319 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5320 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5318 = v56 + v12994;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5319 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5320 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5321 = v5320 * v5319;
-    const float v5322 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5322 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5323 = v5322 * v5319;
-    const bool v5324 = v5318 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5324 = v5318 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5324) {
-      const unsigned int v5327 = 64u + v12993;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5327 = 64u + v12993;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5329 = v13 + v5318;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5330 = v5329 * v1;
       const unsigned int v5331 = v5330 + v28;
@@ -4657,15 +4657,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5335 = iron_f32_to_bf16(v5323);
       *reinterpret_cast<iron_bf16x2*>(out + v5333) = iron_bf16x2{{v5334, v5335}};
     }
-    const unsigned int v5337 = v56 + v13004;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5338 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5339 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5337 = v56 + v13004;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5338 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5339 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5340 = v5339 * v5338;
-    const float v5341 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5341 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5342 = v5341 * v5338;
-    const bool v5343 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5343 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5343) {
-      const unsigned int v5346 = 64u + v13003;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5346 = 64u + v13003;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5348 = v13 + v5337;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5349 = v5348 * v1;
       const unsigned int v5350 = v5349 + v28;
@@ -4675,15 +4675,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5354 = iron_f32_to_bf16(v5342);
       *reinterpret_cast<iron_bf16x2*>(out + v5352) = iron_bf16x2{{v5353, v5354}};
     }
-    const unsigned int v5356 = v56 + v13014;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5357 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5358 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5356 = v56 + v13014;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5357 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5358 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5359 = v5358 * v5357;
-    const float v5360 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5360 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5361 = v5360 * v5357;
-    const bool v5362 = v5356 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5362 = v5356 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5362) {
-      const unsigned int v5365 = 64u + v13013;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5365 = 64u + v13013;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5367 = v13 + v5356;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5368 = v5367 * v1;
       const unsigned int v5369 = v5368 + v28;
@@ -4693,15 +4693,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5373 = iron_f32_to_bf16(v5361);
       *reinterpret_cast<iron_bf16x2*>(out + v5371) = iron_bf16x2{{v5372, v5373}};
     }
-    const unsigned int v5375 = v56 + v13024;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5376 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5377 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5375 = v56 + v13024;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5376 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5377 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5378 = v5377 * v5376;
-    const float v5379 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5379 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5380 = v5379 * v5376;
-    const bool v5381 = v5375 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5381 = v5375 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5381) {
-      const unsigned int v5384 = 64u + v13023;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5384 = 64u + v13023;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5386 = v13 + v5375;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5387 = v5386 * v1;
       const unsigned int v5388 = v5387 + v28;
@@ -4711,15 +4711,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5392 = iron_f32_to_bf16(v5380);
       *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5391, v5392}};
     }
-    const unsigned int v5394 = v56 + v13034;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5395 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5396 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5394 = v56 + v13034;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5395 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5396 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v5397 = v5396 * v5395;
-    const float v5398 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5398 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5399 = v5398 * v5395;
-    const bool v5400 = v5394 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5400 = v5394 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5400) {
-      const unsigned int v5403 = 64u + v13033;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5403 = 64u + v13033;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5405 = v13 + v5394;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5406 = v5405 * v1;
       const unsigned int v5407 = v5406 + v28;
@@ -4729,15 +4729,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5411 = iron_f32_to_bf16(v5399);
       *reinterpret_cast<iron_bf16x2*>(out + v5409) = iron_bf16x2{{v5410, v5411}};
     }
-    const unsigned int v5413 = v56 + v13044;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5414 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5415 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5413 = v56 + v13044;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5414 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5415 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5416 = v5415 * v5414;
-    const float v5417 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5417 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5418 = v5417 * v5414;
-    const bool v5419 = v5413 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5419 = v5413 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5419) {
-      const unsigned int v5422 = 64u + v13043;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5422 = 64u + v13043;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5424 = v13 + v5413;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5425 = v5424 * v1;
       const unsigned int v5426 = v5425 + v28;
@@ -4747,15 +4747,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5430 = iron_f32_to_bf16(v5418);
       *reinterpret_cast<iron_bf16x2*>(out + v5428) = iron_bf16x2{{v5429, v5430}};
     }
-    const unsigned int v5432 = v56 + v13054;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5433 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5434 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5432 = v56 + v13054;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5433 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5434 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5435 = v5434 * v5433;
-    const float v5436 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5436 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5437 = v5436 * v5433;
-    const bool v5438 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5438 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5438) {
-      const unsigned int v5441 = 64u + v13053;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5441 = 64u + v13053;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5443 = v13 + v5432;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5444 = v5443 * v1;
       const unsigned int v5445 = v5444 + v28;
@@ -4765,15 +4765,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5449 = iron_f32_to_bf16(v5437);
       *reinterpret_cast<iron_bf16x2*>(out + v5447) = iron_bf16x2{{v5448, v5449}};
     }
-    const unsigned int v5451 = v56 + v13064;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5452 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5453 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5451 = v56 + v13064;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5452 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5453 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5454 = v5453 * v5452;
-    const float v5455 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5455 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5456 = v5455 * v5452;
-    const bool v5457 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5457 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5457) {
-      const unsigned int v5460 = 64u + v13063;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5460 = 64u + v13063;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5462 = v13 + v5451;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5463 = v5462 * v1;
       const unsigned int v5464 = v5463 + v28;
@@ -4783,15 +4783,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5468 = iron_f32_to_bf16(v5456);
       *reinterpret_cast<iron_bf16x2*>(out + v5466) = iron_bf16x2{{v5467, v5468}};
     }
-    const unsigned int v5470 = v56 + v13074;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5471 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5472 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5470 = v56 + v13074;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5471 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5472 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5473 = v5472 * v5471;
-    const float v5474 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5474 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5475 = v5474 * v5471;
-    const bool v5476 = v5470 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5476 = v5470 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5476) {
-      const unsigned int v5479 = 64u + v13073;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5479 = 64u + v13073;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5481 = v13 + v5470;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5482 = v5481 * v1;
       const unsigned int v5483 = v5482 + v28;
@@ -4801,15 +4801,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5487 = iron_f32_to_bf16(v5475);
       *reinterpret_cast<iron_bf16x2*>(out + v5485) = iron_bf16x2{{v5486, v5487}};
     }
-    const unsigned int v5489 = v56 + v13084;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5490 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5491 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5489 = v56 + v13084;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5490 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5491 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5492 = v5491 * v5490;
-    const float v5493 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5493 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5494 = v5493 * v5490;
-    const bool v5495 = v5489 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5495 = v5489 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5495) {
-      const unsigned int v5498 = 64u + v13083;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5498 = 64u + v13083;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5500 = v13 + v5489;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5501 = v5500 * v1;
       const unsigned int v5502 = v5501 + v28;
@@ -4819,15 +4819,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5506 = iron_f32_to_bf16(v5494);
       *reinterpret_cast<iron_bf16x2*>(out + v5504) = iron_bf16x2{{v5505, v5506}};
     }
-    const unsigned int v5508 = v56 + v13094;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5509 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5510 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5508 = v56 + v13094;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5509 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5510 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5511 = v5510 * v5509;
-    const float v5512 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5512 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5513 = v5512 * v5509;
-    const bool v5514 = v5508 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5514 = v5508 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5514) {
-      const unsigned int v5517 = 128u + v13093;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5517 = 128u + v13093;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5519 = v13 + v5508;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5520 = v5519 * v1;
       const unsigned int v5521 = v5520 + v28;
@@ -4837,15 +4837,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5525 = iron_f32_to_bf16(v5513);
       *reinterpret_cast<iron_bf16x2*>(out + v5523) = iron_bf16x2{{v5524, v5525}};
     }
-    const unsigned int v5527 = v56 + v13104;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5528 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5529 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5527 = v56 + v13104;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5528 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5529 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5530 = v5529 * v5528;
-    const float v5531 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5531 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5532 = v5531 * v5528;
-    const bool v5533 = v5527 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5533 = v5527 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5533) {
-      const unsigned int v5536 = 128u + v13103;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5536 = 128u + v13103;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5538 = v13 + v5527;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5539 = v5538 * v1;
       const unsigned int v5540 = v5539 + v28;
@@ -4855,15 +4855,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5544 = iron_f32_to_bf16(v5532);
       *reinterpret_cast<iron_bf16x2*>(out + v5542) = iron_bf16x2{{v5543, v5544}};
     }
-    const unsigned int v5546 = v56 + v13114;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5547 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5548 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5546 = v56 + v13114;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5547 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5548 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5549 = v5548 * v5547;
-    const float v5550 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5550 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5551 = v5550 * v5547;
-    const bool v5552 = v5546 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5552 = v5546 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5552) {
-      const unsigned int v5555 = 128u + v13113;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5555 = 128u + v13113;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5557 = v13 + v5546;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5558 = v5557 * v1;
       const unsigned int v5559 = v5558 + v28;
@@ -4873,15 +4873,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5563 = iron_f32_to_bf16(v5551);
       *reinterpret_cast<iron_bf16x2*>(out + v5561) = iron_bf16x2{{v5562, v5563}};
     }
-    const unsigned int v5565 = v56 + v13124;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5566 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5567 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5565 = v56 + v13124;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5566 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5567 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v5568 = v5567 * v5566;
-    const float v5569 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5569 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v5570 = v5569 * v5566;
-    const bool v5571 = v5565 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5571 = v5565 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5571) {
-      const unsigned int v5574 = 128u + v13123;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5574 = 128u + v13123;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5576 = v13 + v5565;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5577 = v5576 * v1;
       const unsigned int v5578 = v5577 + v28;
@@ -4891,15 +4891,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5582 = iron_f32_to_bf16(v5570);
       *reinterpret_cast<iron_bf16x2*>(out + v5580) = iron_bf16x2{{v5581, v5582}};
     }
-    const unsigned int v5584 = v56 + v13134;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5585 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5586 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5584 = v56 + v13134;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5585 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5586 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v5587 = v5586 * v5585;
-    const float v5588 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5588 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v5589 = v5588 * v5585;
-    const bool v5590 = v5584 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5590 = v5584 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5590) {
-      const unsigned int v5593 = 128u + v13133;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5593 = 128u + v13133;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5595 = v13 + v5584;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5596 = v5595 * v1;
       const unsigned int v5597 = v5596 + v28;
@@ -4909,15 +4909,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5601 = iron_f32_to_bf16(v5589);
       *reinterpret_cast<iron_bf16x2*>(out + v5599) = iron_bf16x2{{v5600, v5601}};
     }
-    const unsigned int v5603 = v56 + v13144;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5604 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5605 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5603 = v56 + v13144;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5604 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5605 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v5606 = v5605 * v5604;
-    const float v5607 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5607 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5608 = v5607 * v5604;
-    const bool v5609 = v5603 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5609 = v5603 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5609) {
-      const unsigned int v5612 = 128u + v13143;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5612 = 128u + v13143;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5614 = v13 + v5603;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5615 = v5614 * v1;
       const unsigned int v5616 = v5615 + v28;
@@ -4927,15 +4927,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5620 = iron_f32_to_bf16(v5608);
       *reinterpret_cast<iron_bf16x2*>(out + v5618) = iron_bf16x2{{v5619, v5620}};
     }
-    const unsigned int v5622 = v56 + v13154;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5623 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5624 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5622 = v56 + v13154;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5623 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5624 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5625 = v5624 * v5623;
-    const float v5626 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5626 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5627 = v5626 * v5623;
-    const bool v5628 = v5622 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5628 = v5622 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5628) {
-      const unsigned int v5631 = 128u + v13153;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5631 = 128u + v13153;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5633 = v13 + v5622;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5634 = v5633 * v1;
       const unsigned int v5635 = v5634 + v28;
@@ -4945,15 +4945,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5639 = iron_f32_to_bf16(v5627);
       *reinterpret_cast<iron_bf16x2*>(out + v5637) = iron_bf16x2{{v5638, v5639}};
     }
-    const unsigned int v5641 = v56 + v13164;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5642 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5643 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5641 = v56 + v13164;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5642 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5643 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5644 = v5643 * v5642;
-    const float v5645 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5645 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5646 = v5645 * v5642;
-    const bool v5647 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5647 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5647) {
-      const unsigned int v5650 = 128u + v13163;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5650 = 128u + v13163;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5652 = v13 + v5641;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5653 = v5652 * v1;
       const unsigned int v5654 = v5653 + v28;
@@ -4963,15 +4963,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5658 = iron_f32_to_bf16(v5646);
       *reinterpret_cast<iron_bf16x2*>(out + v5656) = iron_bf16x2{{v5657, v5658}};
     }
-    const unsigned int v5660 = v56 + v13174;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5661 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5662 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5660 = v56 + v13174;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5661 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5662 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5663 = v5662 * v5661;
-    const float v5664 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5664 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5665 = v5664 * v5661;
-    const bool v5666 = v5660 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5666 = v5660 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5666) {
-      const unsigned int v5669 = 128u + v13173;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5669 = 128u + v13173;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5671 = v13 + v5660;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5672 = v5671 * v1;
       const unsigned int v5673 = v5672 + v28;
@@ -4981,15 +4981,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5677 = iron_f32_to_bf16(v5665);
       *reinterpret_cast<iron_bf16x2*>(out + v5675) = iron_bf16x2{{v5676, v5677}};
     }
-    const unsigned int v5679 = v56 + v13184;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5680 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5681 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5679 = v56 + v13184;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5680 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5681 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5682 = v5681 * v5680;
-    const float v5683 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5683 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5684 = v5683 * v5680;
-    const bool v5685 = v5679 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5685 = v5679 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5685) {
-      const unsigned int v5688 = 128u + v13183;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5688 = 128u + v13183;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5690 = v13 + v5679;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5691 = v5690 * v1;
       const unsigned int v5692 = v5691 + v28;
@@ -4999,15 +4999,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5696 = iron_f32_to_bf16(v5684);
       *reinterpret_cast<iron_bf16x2*>(out + v5694) = iron_bf16x2{{v5695, v5696}};
     }
-    const unsigned int v5698 = v56 + v13194;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5699 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5700 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5698 = v56 + v13194;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5699 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5700 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v5701 = v5700 * v5699;
-    const float v5702 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5702 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v5703 = v5702 * v5699;
-    const bool v5704 = v5698 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5704 = v5698 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5704) {
-      const unsigned int v5707 = 128u + v13193;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5707 = 128u + v13193;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5709 = v13 + v5698;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5710 = v5709 * v1;
       const unsigned int v5711 = v5710 + v28;
@@ -5017,15 +5017,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5715 = iron_f32_to_bf16(v5703);
       *reinterpret_cast<iron_bf16x2*>(out + v5713) = iron_bf16x2{{v5714, v5715}};
     }
-    const unsigned int v5717 = v56 + v13204;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5718 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5719 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5717 = v56 + v13204;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5718 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5719 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v5720 = v5719 * v5718;
-    const float v5721 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5721 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v5722 = v5721 * v5718;
-    const bool v5723 = v5717 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5723 = v5717 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5723) {
-      const unsigned int v5726 = 128u + v13203;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5726 = 128u + v13203;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5728 = v13 + v5717;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5729 = v5728 * v1;
       const unsigned int v5730 = v5729 + v28;
@@ -5035,15 +5035,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5734 = iron_f32_to_bf16(v5722);
       *reinterpret_cast<iron_bf16x2*>(out + v5732) = iron_bf16x2{{v5733, v5734}};
     }
-    const unsigned int v5736 = v56 + v13214;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5737 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5738 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5736 = v56 + v13214;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5737 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5738 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v5739 = v5738 * v5737;
-    const float v5740 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5740 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v5741 = v5740 * v5737;
-    const bool v5742 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5742 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5742) {
-      const unsigned int v5745 = 128u + v13213;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5745 = 128u + v13213;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5747 = v13 + v5736;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5748 = v5747 * v1;
       const unsigned int v5749 = v5748 + v28;
@@ -5053,15 +5053,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5753 = iron_f32_to_bf16(v5741);
       *reinterpret_cast<iron_bf16x2*>(out + v5751) = iron_bf16x2{{v5752, v5753}};
     }
-    const unsigned int v5755 = v56 + v13224;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5756 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5757 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5755 = v56 + v13224;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5756 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5757 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v5758 = v5757 * v5756;
-    const float v5759 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5759 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v5760 = v5759 * v5756;
-    const bool v5761 = v5755 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5761 = v5755 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5761) {
-      const unsigned int v5764 = 128u + v13223;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5764 = 128u + v13223;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5766 = v13 + v5755;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5767 = v5766 * v1;
       const unsigned int v5768 = v5767 + v28;
@@ -5071,15 +5071,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5772 = iron_f32_to_bf16(v5760);
       *reinterpret_cast<iron_bf16x2*>(out + v5770) = iron_bf16x2{{v5771, v5772}};
     }
-    const unsigned int v5774 = v56 + v13234;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5775 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5776 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5774 = v56 + v13234;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5775 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5776 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v5777 = v5776 * v5775;
-    const float v5778 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5778 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v5779 = v5778 * v5775;
-    const bool v5780 = v5774 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5780 = v5774 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5780) {
-      const unsigned int v5783 = 128u + v13233;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5783 = 128u + v13233;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5785 = v13 + v5774;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5786 = v5785 * v1;
       const unsigned int v5787 = v5786 + v28;
@@ -5089,15 +5089,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5791 = iron_f32_to_bf16(v5779);
       *reinterpret_cast<iron_bf16x2*>(out + v5789) = iron_bf16x2{{v5790, v5791}};
     }
-    const unsigned int v5793 = v56 + v13244;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5794 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5795 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5793 = v56 + v13244;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5794 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5795 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v5796 = v5795 * v5794;
-    const float v5797 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5797 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v5798 = v5797 * v5794;
-    const bool v5799 = v5793 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5799 = v5793 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5799) {
-      const unsigned int v5802 = 128u + v13243;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5802 = 128u + v13243;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5804 = v13 + v5793;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5805 = v5804 * v1;
       const unsigned int v5806 = v5805 + v28;
@@ -5107,15 +5107,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5810 = iron_f32_to_bf16(v5798);
       *reinterpret_cast<iron_bf16x2*>(out + v5808) = iron_bf16x2{{v5809, v5810}};
     }
-    const unsigned int v5812 = v56 + v13254;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5813 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5814 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5812 = v56 + v13254;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5813 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5814 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v5815 = v5814 * v5813;
-    const float v5816 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5816 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v5817 = v5816 * v5813;
-    const bool v5818 = v5812 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5818 = v5812 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5818) {
-      const unsigned int v5821 = 192u + v13253;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5821 = 192u + v13253;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5823 = v13 + v5812;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5824 = v5823 * v1;
       const unsigned int v5825 = v5824 + v28;
@@ -5125,15 +5125,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5829 = iron_f32_to_bf16(v5817);
       *reinterpret_cast<iron_bf16x2*>(out + v5827) = iron_bf16x2{{v5828, v5829}};
     }
-    const unsigned int v5831 = v56 + v13264;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5832 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5833 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5831 = v56 + v13264;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5832 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5833 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v5834 = v5833 * v5832;
-    const float v5835 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5835 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v5836 = v5835 * v5832;
-    const bool v5837 = v5831 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5837 = v5831 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5837) {
-      const unsigned int v5840 = 192u + v13263;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5840 = 192u + v13263;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5842 = v13 + v5831;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5843 = v5842 * v1;
       const unsigned int v5844 = v5843 + v28;
@@ -5143,15 +5143,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5848 = iron_f32_to_bf16(v5836);
       *reinterpret_cast<iron_bf16x2*>(out + v5846) = iron_bf16x2{{v5847, v5848}};
     }
-    const unsigned int v5850 = v56 + v13274;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5851 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5852 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5850 = v56 + v13274;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5851 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5852 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v5853 = v5852 * v5851;
-    const float v5854 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5854 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v5855 = v5854 * v5851;
-    const bool v5856 = v5850 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5856 = v5850 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5856) {
-      const unsigned int v5859 = 192u + v13273;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5859 = 192u + v13273;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5861 = v13 + v5850;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5862 = v5861 * v1;
       const unsigned int v5863 = v5862 + v28;
@@ -5161,15 +5161,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5867 = iron_f32_to_bf16(v5855);
       *reinterpret_cast<iron_bf16x2*>(out + v5865) = iron_bf16x2{{v5866, v5867}};
     }
-    const unsigned int v5869 = v56 + v13284;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5870 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5871 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5869 = v56 + v13284;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5870 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5871 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v5872 = v5871 * v5870;
-    const float v5873 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5873 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v5874 = v5873 * v5870;
-    const bool v5875 = v5869 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5875 = v5869 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5875) {
-      const unsigned int v5878 = 192u + v13283;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5878 = 192u + v13283;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5880 = v13 + v5869;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5881 = v5880 * v1;
       const unsigned int v5882 = v5881 + v28;
@@ -5179,15 +5179,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5886 = iron_f32_to_bf16(v5874);
       *reinterpret_cast<iron_bf16x2*>(out + v5884) = iron_bf16x2{{v5885, v5886}};
     }
-    const unsigned int v5888 = v56 + v13294;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5889 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5890 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5888 = v56 + v13294;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5889 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5890 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v5891 = v5890 * v5889;
-    const float v5892 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5892 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v5893 = v5892 * v5889;
-    const bool v5894 = v5888 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5894 = v5888 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5894) {
-      const unsigned int v5897 = 192u + v13293;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5897 = 192u + v13293;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5899 = v13 + v5888;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5900 = v5899 * v1;
       const unsigned int v5901 = v5900 + v28;
@@ -5197,15 +5197,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5905 = iron_f32_to_bf16(v5893);
       *reinterpret_cast<iron_bf16x2*>(out + v5903) = iron_bf16x2{{v5904, v5905}};
     }
-    const unsigned int v5907 = v56 + v13304;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5908 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5909 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5907 = v56 + v13304;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5908 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5909 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v5910 = v5909 * v5908;
-    const float v5911 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5911 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v5912 = v5911 * v5908;
-    const bool v5913 = v5907 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5913 = v5907 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5913) {
-      const unsigned int v5916 = 192u + v13303;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5916 = 192u + v13303;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5918 = v13 + v5907;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5919 = v5918 * v1;
       const unsigned int v5920 = v5919 + v28;
@@ -5215,15 +5215,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5924 = iron_f32_to_bf16(v5912);
       *reinterpret_cast<iron_bf16x2*>(out + v5922) = iron_bf16x2{{v5923, v5924}};
     }
-    const unsigned int v5926 = v56 + v13314;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5927 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5928 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5926 = v56 + v13314;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5927 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5928 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v5929 = v5928 * v5927;
-    const float v5930 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5930 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v5931 = v5930 * v5927;
-    const bool v5932 = v5926 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5932 = v5926 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5932) {
-      const unsigned int v5935 = 192u + v13313;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5935 = 192u + v13313;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5937 = v13 + v5926;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5938 = v5937 * v1;
       const unsigned int v5939 = v5938 + v28;
@@ -5233,15 +5233,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5943 = iron_f32_to_bf16(v5931);
       *reinterpret_cast<iron_bf16x2*>(out + v5941) = iron_bf16x2{{v5942, v5943}};
     }
-    const unsigned int v5945 = v56 + v13324;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5946 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5947 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5945 = v56 + v13324;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5946 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5947 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v5948 = v5947 * v5946;
-    const float v5949 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5949 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v5950 = v5949 * v5946;
-    const bool v5951 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5951 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5951) {
-      const unsigned int v5954 = 192u + v13323;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5954 = 192u + v13323;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5956 = v13 + v5945;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5957 = v5956 * v1;
       const unsigned int v5958 = v5957 + v28;
@@ -5251,15 +5251,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5962 = iron_f32_to_bf16(v5950);
       *reinterpret_cast<iron_bf16x2*>(out + v5960) = iron_bf16x2{{v5961, v5962}};
     }
-    const unsigned int v5964 = v56 + v13334;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5965 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5966 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5964 = v56 + v13334;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5965 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5966 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v5967 = v5966 * v5965;
-    const float v5968 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5968 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v5969 = v5968 * v5965;
-    const bool v5970 = v5964 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5970 = v5964 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5970) {
-      const unsigned int v5973 = 192u + v13333;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5973 = 192u + v13333;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5975 = v13 + v5964;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5976 = v5975 * v1;
       const unsigned int v5977 = v5976 + v28;
@@ -5269,15 +5269,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v5981 = iron_f32_to_bf16(v5969);
       *reinterpret_cast<iron_bf16x2*>(out + v5979) = iron_bf16x2{{v5980, v5981}};
     }
-    const unsigned int v5983 = v56 + v13344;  // kernels/sdpa/flash_tile.hpp:292
-    const float v5984 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v5985 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v5983 = v56 + v13344;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5984 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5985 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v5986 = v5985 * v5984;
-    const float v5987 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v5987 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v5988 = v5987 * v5984;
-    const bool v5989 = v5983 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v5989 = v5983 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v5989) {
-      const unsigned int v5992 = 192u + v13343;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v5992 = 192u + v13343;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v5994 = v13 + v5983;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v5995 = v5994 * v1;
       const unsigned int v5996 = v5995 + v28;
@@ -5287,15 +5287,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6000 = iron_f32_to_bf16(v5988);
       *reinterpret_cast<iron_bf16x2*>(out + v5998) = iron_bf16x2{{v5999, v6000}};
     }
-    const unsigned int v6002 = v56 + v13354;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6003 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6004 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6002 = v56 + v13354;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6003 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6004 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v6005 = v6004 * v6003;
-    const float v6006 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6006 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v6007 = v6006 * v6003;
-    const bool v6008 = v6002 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6008 = v6002 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6008) {
-      const unsigned int v6011 = 192u + v13353;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6011 = 192u + v13353;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6013 = v13 + v6002;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6014 = v6013 * v1;
       const unsigned int v6015 = v6014 + v28;
@@ -5305,15 +5305,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6019 = iron_f32_to_bf16(v6007);
       *reinterpret_cast<iron_bf16x2*>(out + v6017) = iron_bf16x2{{v6018, v6019}};
     }
-    const unsigned int v6021 = v56 + v13364;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6022 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6023 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6021 = v56 + v13364;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6022 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6023 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v6024 = v6023 * v6022;
-    const float v6025 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6025 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v6026 = v6025 * v6022;
-    const bool v6027 = v6021 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6027 = v6021 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6027) {
-      const unsigned int v6030 = 192u + v13363;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6030 = 192u + v13363;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6032 = v13 + v6021;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6033 = v6032 * v1;
       const unsigned int v6034 = v6033 + v28;
@@ -5323,15 +5323,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6038 = iron_f32_to_bf16(v6026);
       *reinterpret_cast<iron_bf16x2*>(out + v6036) = iron_bf16x2{{v6037, v6038}};
     }
-    const unsigned int v6040 = v56 + v13374;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6041 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6042 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6040 = v56 + v13374;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6041 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6042 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v6043 = v6042 * v6041;
-    const float v6044 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6044 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v6045 = v6044 * v6041;
-    const bool v6046 = v6040 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6046 = v6040 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6046) {
-      const unsigned int v6049 = 192u + v13373;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6049 = 192u + v13373;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6051 = v13 + v6040;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6052 = v6051 * v1;
       const unsigned int v6053 = v6052 + v28;
@@ -5341,15 +5341,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6057 = iron_f32_to_bf16(v6045);
       *reinterpret_cast<iron_bf16x2*>(out + v6055) = iron_bf16x2{{v6056, v6057}};
     }
-    const unsigned int v6059 = v56 + v13384;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6060 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6061 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6059 = v56 + v13384;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6060 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6061 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v6062 = v6061 * v6060;
-    const float v6063 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6063 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v6064 = v6063 * v6060;
-    const bool v6065 = v6059 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6065 = v6059 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6065) {
-      const unsigned int v6068 = 192u + v13383;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6068 = 192u + v13383;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6070 = v13 + v6059;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6071 = v6070 * v1;
       const unsigned int v6072 = v6071 + v28;
@@ -5359,15 +5359,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6076 = iron_f32_to_bf16(v6064);
       *reinterpret_cast<iron_bf16x2*>(out + v6074) = iron_bf16x2{{v6075, v6076}};
     }
-    const unsigned int v6078 = v56 + v13394;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6079 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6080 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6078 = v56 + v13394;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6079 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6080 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v6081 = v6080 * v6079;
-    const float v6082 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6082 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v6083 = v6082 * v6079;
-    const bool v6084 = v6078 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6084 = v6078 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6084) {
-      const unsigned int v6087 = 192u + v13393;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6087 = 192u + v13393;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6089 = v13 + v6078;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6090 = v6089 * v1;
       const unsigned int v6091 = v6090 + v28;
@@ -5377,15 +5377,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const iron_bf16 v6095 = iron_f32_to_bf16(v6083);
       *reinterpret_cast<iron_bf16x2*>(out + v6093) = iron_bf16x2{{v6094, v6095}};
     }
-    const unsigned int v6097 = v56 + v13404;  // kernels/sdpa/flash_tile.hpp:292
-    const float v6098 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v6099 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v6097 = v56 + v13404;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6098 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6099 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v6100 = v6099 * v6098;
-    const float v6101 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v6101 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v6102 = v6101 * v6098;
-    const bool v6103 = v6097 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v6103 = v6097 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v6103) {
-      const unsigned int v6106 = 192u + v13403;  // kernels/sdpa/flash_tile.hpp:297
+      const unsigned int v6106 = 192u + v13403;  // kernels/sdpa/flash_tile.hpp:276
       const unsigned int v6108 = v13 + v6097;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v6109 = v6108 * v1;
       const unsigned int v6110 = v6109 + v28;

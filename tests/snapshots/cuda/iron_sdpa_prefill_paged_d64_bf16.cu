@@ -622,7 +622,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const unsigned int v6876 = v6865 + 16u;
     const unsigned int v6885 = v6865 + 32u;
     const unsigned int v6894 = v6865 + 48u;
-    const bool v4520 = v232 > 0.0f;  // kernels/sdpa/flash_tile.hpp:325
+    const bool v4520 = v232 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
     const unsigned int v6674 = static_cast<unsigned int>(v238.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
     const unsigned int v6675 = static_cast<unsigned int>(v238.row(0, iron_linear_thread() & 31u));
     const unsigned int v6684 = static_cast<unsigned int>(v238.col(2, iron_linear_thread() & 31u));
@@ -814,9 +814,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       iron_frag_fill(v6901, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v6901, shm1, v6897, 64u);
       iron_frag_mma_sync(v4504, v6899, v6901);
-      iron_frag<float, 2, 16, 8> v4518;  // kernels/sdpa/flash_tile.hpp:346
+      iron_frag<float, 2, 16, 8> v4518;  // kernels/sdpa/flash_tile.hpp:347
       iron_frag_fill(v4518, 0.0f);
-      if (v4520) {  // kernels/sdpa/flash_tile.hpp:325
+      if (v4520) {  // kernels/sdpa/flash_tile.hpp:326
         const bool v4523 = v4194 <= v35;  // kernels/sdpa/flash_tile.hpp:182
         const unsigned int v4531 = v4194 + v20;
         const bool v4532 = v4531 <= v187;
@@ -2706,13 +2706,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const bool v3057 = v3049 > 0.0f;
     const float v3058 = v3057 ? v3055 : 0.0f;
     v3006.x[3] = v3058;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v3061 = v56 + v6675;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3062 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3063 = v238.x[0];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3061 = v56 + v6675;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3062 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3063 = v238.x[0];  // kernels/sdpa/flash_tile.hpp:289
     const float v3064 = v3063 * v3062;
-    const float v3065 = v238.x[1];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3065 = v238.x[1];  // kernels/sdpa/flash_tile.hpp:290
     const float v3066 = v3065 * v3062;
-    const bool v3067 = v3061 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3067 = v3061 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3067) {
       const unsigned int v3072 = v13 + v3061;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3073 = v3072 * v1;
@@ -2723,13 +2723,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3078 = iron_f32_to_bf16(v3066);
       *reinterpret_cast<iron_bf16x2*>(out + v3076) = iron_bf16x2{{v3077, v3078}};
     }
-    const unsigned int v3080 = v56 + v6685;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3081 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3082 = v238.x[2];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3080 = v56 + v6685;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3081 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3082 = v238.x[2];  // kernels/sdpa/flash_tile.hpp:289
     const float v3083 = v3082 * v3081;
-    const float v3084 = v238.x[3];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3084 = v238.x[3];  // kernels/sdpa/flash_tile.hpp:290
     const float v3085 = v3084 * v3081;
-    const bool v3086 = v3080 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3086 = v3080 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3086) {
       const unsigned int v3091 = v13 + v3080;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3092 = v3091 * v1;
@@ -2740,13 +2740,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3097 = iron_f32_to_bf16(v3085);
       *reinterpret_cast<iron_bf16x2*>(out + v3095) = iron_bf16x2{{v3096, v3097}};
     }
-    const unsigned int v3099 = v56 + v6695;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3100 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3101 = v238.x[4];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3099 = v56 + v6695;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3100 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3101 = v238.x[4];  // kernels/sdpa/flash_tile.hpp:289
     const float v3102 = v3101 * v3100;
-    const float v3103 = v238.x[5];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3103 = v238.x[5];  // kernels/sdpa/flash_tile.hpp:290
     const float v3104 = v3103 * v3100;
-    const bool v3105 = v3099 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3105 = v3099 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3105) {
       const unsigned int v3110 = v13 + v3099;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3111 = v3110 * v1;
@@ -2757,13 +2757,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3116 = iron_f32_to_bf16(v3104);
       *reinterpret_cast<iron_bf16x2*>(out + v3114) = iron_bf16x2{{v3115, v3116}};
     }
-    const unsigned int v3118 = v56 + v6705;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3119 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3120 = v238.x[6];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3118 = v56 + v6705;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3119 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3120 = v238.x[6];  // kernels/sdpa/flash_tile.hpp:289
     const float v3121 = v3120 * v3119;
-    const float v3122 = v238.x[7];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3122 = v238.x[7];  // kernels/sdpa/flash_tile.hpp:290
     const float v3123 = v3122 * v3119;
-    const bool v3124 = v3118 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3124 = v3118 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3124) {
       const unsigned int v3129 = v13 + v3118;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3130 = v3129 * v1;
@@ -2774,13 +2774,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3135 = iron_f32_to_bf16(v3123);
       *reinterpret_cast<iron_bf16x2*>(out + v3133) = iron_bf16x2{{v3134, v3135}};
     }
-    const unsigned int v3137 = v56 + v6715;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3138 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3139 = v238.x[8];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3137 = v56 + v6715;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3138 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3139 = v238.x[8];  // kernels/sdpa/flash_tile.hpp:289
     const float v3140 = v3139 * v3138;
-    const float v3141 = v238.x[9];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3141 = v238.x[9];  // kernels/sdpa/flash_tile.hpp:290
     const float v3142 = v3141 * v3138;
-    const bool v3143 = v3137 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3143 = v3137 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3143) {
       const unsigned int v3148 = v13 + v3137;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3149 = v3148 * v1;
@@ -2791,13 +2791,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3154 = iron_f32_to_bf16(v3142);
       *reinterpret_cast<iron_bf16x2*>(out + v3152) = iron_bf16x2{{v3153, v3154}};
     }
-    const unsigned int v3156 = v56 + v6725;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3157 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3158 = v238.x[10];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3156 = v56 + v6725;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3157 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3158 = v238.x[10];  // kernels/sdpa/flash_tile.hpp:289
     const float v3159 = v3158 * v3157;
-    const float v3160 = v238.x[11];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3160 = v238.x[11];  // kernels/sdpa/flash_tile.hpp:290
     const float v3161 = v3160 * v3157;
-    const bool v3162 = v3156 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3162 = v3156 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3162) {
       const unsigned int v3167 = v13 + v3156;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3168 = v3167 * v1;
@@ -2808,13 +2808,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3173 = iron_f32_to_bf16(v3161);
       *reinterpret_cast<iron_bf16x2*>(out + v3171) = iron_bf16x2{{v3172, v3173}};
     }
-    const unsigned int v3175 = v56 + v6735;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3176 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3177 = v238.x[12];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3175 = v56 + v6735;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3176 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3177 = v238.x[12];  // kernels/sdpa/flash_tile.hpp:289
     const float v3178 = v3177 * v3176;
-    const float v3179 = v238.x[13];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3179 = v238.x[13];  // kernels/sdpa/flash_tile.hpp:290
     const float v3180 = v3179 * v3176;
-    const bool v3181 = v3175 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3181 = v3175 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3181) {
       const unsigned int v3186 = v13 + v3175;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3187 = v3186 * v1;
@@ -2825,13 +2825,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3192 = iron_f32_to_bf16(v3180);
       *reinterpret_cast<iron_bf16x2*>(out + v3190) = iron_bf16x2{{v3191, v3192}};
     }
-    const unsigned int v3194 = v56 + v6745;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3195 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3196 = v238.x[14];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3194 = v56 + v6745;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3195 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3196 = v238.x[14];  // kernels/sdpa/flash_tile.hpp:289
     const float v3197 = v3196 * v3195;
-    const float v3198 = v238.x[15];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3198 = v238.x[15];  // kernels/sdpa/flash_tile.hpp:290
     const float v3199 = v3198 * v3195;
-    const bool v3200 = v3194 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3200 = v3194 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3200) {
       const unsigned int v3205 = v13 + v3194;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3206 = v3205 * v1;
@@ -2842,13 +2842,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3211 = iron_f32_to_bf16(v3199);
       *reinterpret_cast<iron_bf16x2*>(out + v3209) = iron_bf16x2{{v3210, v3211}};
     }
-    const unsigned int v3213 = v56 + v6755;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3214 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3215 = v238.x[16];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3213 = v56 + v6755;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3214 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3215 = v238.x[16];  // kernels/sdpa/flash_tile.hpp:289
     const float v3216 = v3215 * v3214;
-    const float v3217 = v238.x[17];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3217 = v238.x[17];  // kernels/sdpa/flash_tile.hpp:290
     const float v3218 = v3217 * v3214;
-    const bool v3219 = v3213 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3219 = v3213 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3219) {
       const unsigned int v3224 = v13 + v3213;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3225 = v3224 * v1;
@@ -2859,13 +2859,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3230 = iron_f32_to_bf16(v3218);
       *reinterpret_cast<iron_bf16x2*>(out + v3228) = iron_bf16x2{{v3229, v3230}};
     }
-    const unsigned int v3232 = v56 + v6765;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3233 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3234 = v238.x[18];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3232 = v56 + v6765;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3233 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3234 = v238.x[18];  // kernels/sdpa/flash_tile.hpp:289
     const float v3235 = v3234 * v3233;
-    const float v3236 = v238.x[19];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3236 = v238.x[19];  // kernels/sdpa/flash_tile.hpp:290
     const float v3237 = v3236 * v3233;
-    const bool v3238 = v3232 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3238 = v3232 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3238) {
       const unsigned int v3243 = v13 + v3232;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3244 = v3243 * v1;
@@ -2876,13 +2876,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3249 = iron_f32_to_bf16(v3237);
       *reinterpret_cast<iron_bf16x2*>(out + v3247) = iron_bf16x2{{v3248, v3249}};
     }
-    const unsigned int v3251 = v56 + v6775;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3252 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3253 = v238.x[20];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3251 = v56 + v6775;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3252 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3253 = v238.x[20];  // kernels/sdpa/flash_tile.hpp:289
     const float v3254 = v3253 * v3252;
-    const float v3255 = v238.x[21];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3255 = v238.x[21];  // kernels/sdpa/flash_tile.hpp:290
     const float v3256 = v3255 * v3252;
-    const bool v3257 = v3251 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3257 = v3251 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3257) {
       const unsigned int v3262 = v13 + v3251;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3263 = v3262 * v1;
@@ -2893,13 +2893,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3268 = iron_f32_to_bf16(v3256);
       *reinterpret_cast<iron_bf16x2*>(out + v3266) = iron_bf16x2{{v3267, v3268}};
     }
-    const unsigned int v3270 = v56 + v6785;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3271 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3272 = v238.x[22];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3270 = v56 + v6785;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3271 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3272 = v238.x[22];  // kernels/sdpa/flash_tile.hpp:289
     const float v3273 = v3272 * v3271;
-    const float v3274 = v238.x[23];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3274 = v238.x[23];  // kernels/sdpa/flash_tile.hpp:290
     const float v3275 = v3274 * v3271;
-    const bool v3276 = v3270 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3276 = v3270 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3276) {
       const unsigned int v3281 = v13 + v3270;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3282 = v3281 * v1;
@@ -2910,13 +2910,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3287 = iron_f32_to_bf16(v3275);
       *reinterpret_cast<iron_bf16x2*>(out + v3285) = iron_bf16x2{{v3286, v3287}};
     }
-    const unsigned int v3289 = v56 + v6795;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3290 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3291 = v238.x[24];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3289 = v56 + v6795;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3290 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3291 = v238.x[24];  // kernels/sdpa/flash_tile.hpp:289
     const float v3292 = v3291 * v3290;
-    const float v3293 = v238.x[25];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3293 = v238.x[25];  // kernels/sdpa/flash_tile.hpp:290
     const float v3294 = v3293 * v3290;
-    const bool v3295 = v3289 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3295 = v3289 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3295) {
       const unsigned int v3300 = v13 + v3289;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3301 = v3300 * v1;
@@ -2927,13 +2927,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3306 = iron_f32_to_bf16(v3294);
       *reinterpret_cast<iron_bf16x2*>(out + v3304) = iron_bf16x2{{v3305, v3306}};
     }
-    const unsigned int v3308 = v56 + v6805;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3309 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3310 = v238.x[26];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3308 = v56 + v6805;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3309 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3310 = v238.x[26];  // kernels/sdpa/flash_tile.hpp:289
     const float v3311 = v3310 * v3309;
-    const float v3312 = v238.x[27];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3312 = v238.x[27];  // kernels/sdpa/flash_tile.hpp:290
     const float v3313 = v3312 * v3309;
-    const bool v3314 = v3308 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3314 = v3308 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3314) {
       const unsigned int v3319 = v13 + v3308;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3320 = v3319 * v1;
@@ -2944,13 +2944,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3325 = iron_f32_to_bf16(v3313);
       *reinterpret_cast<iron_bf16x2*>(out + v3323) = iron_bf16x2{{v3324, v3325}};
     }
-    const unsigned int v3327 = v56 + v6815;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3328 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3329 = v238.x[28];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3327 = v56 + v6815;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3328 = v3006.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3329 = v238.x[28];  // kernels/sdpa/flash_tile.hpp:289
     const float v3330 = v3329 * v3328;
-    const float v3331 = v238.x[29];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3331 = v238.x[29];  // kernels/sdpa/flash_tile.hpp:290
     const float v3332 = v3331 * v3328;
-    const bool v3333 = v3327 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3333 = v3327 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3333) {
       const unsigned int v3338 = v13 + v3327;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3339 = v3338 * v1;
@@ -2961,13 +2961,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       const iron_bf16 v3344 = iron_f32_to_bf16(v3332);
       *reinterpret_cast<iron_bf16x2*>(out + v3342) = iron_bf16x2{{v3343, v3344}};
     }
-    const unsigned int v3346 = v56 + v6825;  // kernels/sdpa/flash_tile.hpp:292
-    const float v3347 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:293
-    const float v3348 = v238.x[30];  // kernels/sdpa/flash_tile.hpp:294
+    const unsigned int v3346 = v56 + v6825;  // kernels/sdpa/flash_tile.hpp:283
+    const float v3347 = v3006.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v3348 = v238.x[30];  // kernels/sdpa/flash_tile.hpp:289
     const float v3349 = v3348 * v3347;
-    const float v3350 = v238.x[31];  // kernels/sdpa/flash_tile.hpp:295
+    const float v3350 = v238.x[31];  // kernels/sdpa/flash_tile.hpp:290
     const float v3351 = v3350 * v3347;
-    const bool v3352 = v3346 < v20;  // kernels/sdpa/flash_tile.hpp:296
+    const bool v3352 = v3346 < v20;  // kernels/sdpa/flash_tile.hpp:291
     if (v3352) {
       const unsigned int v3357 = v13 + v3346;  // kernels/sdpa/prefill.cpp:146
       const unsigned int v3358 = v3357 * v1;
