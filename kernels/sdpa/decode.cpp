@@ -96,9 +96,9 @@
 #include <limits>
 #include <string>
 
-#include "decode_attend.hpp"
 #include "decode_kv.hpp"
 #include "decode_splits.hpp"
+#include "decode_tiles.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -453,16 +453,20 @@ std::pair<std::vector<float>, std::vector<float>> full(const Decode& d) {
   return {out, lse};
 }
 
-/// The split kernels' bound (the doc comment) for these partials.
-void decode_tolerances(testing::TestSetup& setup, const Partials& p) {
+/// The split kernels' bound (the doc comment) for these partials, of the body that runs d in dt:
+/// the tile body's scores sum head_dim products, and it rounds the weights to T.
+void decode_tolerances(testing::TestSetup& setup, const Partials& p, const Decode& d, DType dt) {
   namespace tol = testing::tolerance;
   const double u = tol::unit_roundoff(DType::F32);
-  const double eps = std::log(2.0) * (2 * tol::gamma(16) * p.a + u * p.y) + 5 * u;
-  setup.tolerance("partial_out",
-                  tol::stored(DType::F32, (2 * eps + 2 * tol::gamma(p.n + 16)) * p.v, 0.0));
-  setup.tolerance(
-      "partial_lse",
-      tol::stored(DType::F32, tol::gamma(16) * p.a * std::log(2.0) + tol::gamma(p.n + 18), 4 * u));
+  const bool tiles = sdpa_decode::takes_tiles(dt != DType::F32, d.head_dim);
+  const double dot = tiles ? tol::gamma(d.head_dim + 2) : tol::gamma(16);
+  const double rounded = tiles ? tol::unit_roundoff(dt) : 0.0;
+  const double eps = std::log(2.0) * (2 * dot * p.a + u * p.y) + 5 * u;
+  setup.tolerance("partial_out", tol::stored(DType::F32,
+                                             (2 * eps + 2 * tol::gamma(p.n + 16) + rounded) * p.v,
+                                             0.0));
+  setup.tolerance("partial_lse",
+                  tol::stored(DType::F32, dot * p.a * std::log(2.0) + tol::gamma(p.n + 18), 4 * u));
 }
 
 /// Constexprs both split kernels take.
@@ -510,7 +514,7 @@ testing::TestSetup decode_setup(Decode d, DType dt, testing::Rng& rng,
       .expect("partial_out", p.out)
       .expect("partial_lse", p.lse);
   decode_constants(setup, d);
-  decode_tolerances(setup, p);
+  decode_tolerances(setup, p, d, dt);
   return setup.grid(testing::geometry_grid(setup));
 }
 
@@ -562,7 +566,7 @@ testing::TestSetup paged_setup(Decode d, std::size_t page_size, DType dt, testin
       .expect("partial_out", p.out)
       .expect("partial_lse", p.lse);
   decode_constants(setup, d);
-  decode_tolerances(setup, p);
+  decode_tolerances(setup, p, d, dt);
   return setup.grid(testing::geometry_grid(setup));
 }
 
@@ -746,6 +750,14 @@ IRON_TEST(iron_sdpa_decode, d128_three_tokens_window, F32, F16, BF16) {
 // and one of 2 (two rows computed, never stored).
 IRON_TEST(iron_sdpa_decode, d96_gqa6_partial_block, F32, F16, BF16) {
   return decode_setup(shape(1, 1, 6, 1, 96, 40, {37}, 2), dt, rng);
+}
+
+// A negative scale (the scores are scaled before the softmax, not inside its exponent), GQA 4
+// over two splits of several stages.
+IRON_TEST(iron_sdpa_decode, negative_scale, F32, BF16) {
+  Decode d = shape(1, 1, 8, 2, 128, 300, {290}, 2);
+  d.scale = -0.125f;
+  return decode_setup(std::move(d), dt, rng);
 }
 
 // More splits than 16-key runs: three splits hold no key (out 0, lse −inf).

@@ -69,35 +69,75 @@ struct Problem {
   dsl::Expr<dsl::f32> scale;
 };
 
-/// The group's partial attention: its rows' softmax-weighted sum of the values of the keys of its
-/// split (normalized by the split's own weights) into partial_out, the split's log-sum-exp into
-/// partial_lse. Grid: x = split · row_blocks + row block, y = h, z = b; kThreads threads; a ring
+/// What a group works on (grid: x = split · row_blocks + row block, y = h, z = b): its block of
+/// kRows of the KV head's rows, and its split's keys [start, end) of the keys [lo, len) some row
+/// of the sequence sees.
+struct Work {
+  dsl::Expr<dsl::u32> ratio, rows, block, split, h, b, len, first_pos, start, end;
+};
+
+inline Work work_of(const dsl::Tensor<dsl::u32>& seq_lens, const Problem& pb) {
+  using namespace iron::dsl;
+  Work w;
+  w.ratio = pb.heads_q / pb.heads_kv;
+  w.rows = pb.q_tokens * w.ratio;
+  auto blocks = (w.rows + (kRows - 1u)) / kRows;
+  w.split = group_id<0>() / blocks;
+  w.block = group_id<0>() % blocks;
+  w.h = group_id<1>();
+  w.b = group_id<2>();
+  // Query token t sits at position len − q_tokens + t; the window keeps its last `window`
+  // positions.
+  w.len = load(seq_lens[w.b]);
+  w.first_pos = w.len - pb.q_tokens;
+  auto lo = w.first_pos + 1u -
+            select(pb.window == 0u, w.first_pos + 1u, min(pb.window, w.first_pos + 1u));
+  // Split `split` of `splits`: whole kSplitAlign-key runs from lo.
+  auto chunk =
+      (w.len - lo + (pb.splits * kSplitAlign - 1u)) / (pb.splits * kSplitAlign) * kSplitAlign;
+  w.start = min(lo + w.split * chunk, w.len);
+  w.end = min(w.start + chunk, w.len);
+  return w;
+}
+
+/// Row r of the KV head's rows (r = t · ratio + g: query head h · ratio + g of token t): whether
+/// it exists (r < rows), its row of q and of the outputs, and the keys [klo, khi) it sees. A row
+/// past the last sees every key: it is computed and never stored.
+struct HeadRow {
+  dsl::Expr<dsl::boolean> live;
+  dsl::Expr<dsl::u32> row, klo, khi;
+};
+
+inline HeadRow head_row(const Work& w, const Problem& pb, const dsl::Expr<dsl::u32>& r) {
+  using namespace iron::dsl;
+  HeadRow out;
+  out.live = r < w.rows;
+  auto rc = min(r, w.rows - 1u);
+  auto t = rc / w.ratio;
+  out.row = (w.b * pb.q_tokens + t) * pb.heads_q + w.h * w.ratio + rc % w.ratio;
+  auto pos = w.first_pos + t;
+  auto span = select(pb.window == 0u, pos + 1u, min(pb.window, pos + 1u));
+  out.klo = select(out.live, pos + 1u - span, 0u);
+  out.khi = select(out.live, pos + 1u, w.len);
+  return out;
+}
+
+/// The lane body: the group's partial attention on CUDA cores (any type, any head_dim): its rows'
+/// softmax-weighted sum of the values of the keys of its split (normalized by the split's own
+/// weights) into partial_out, the split's log-sum-exp into partial_lse; kThreads threads, a ring
 /// of `stages` stages (as many as fit).
 template <class T, class Kv>
-void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& seq_lens,
-            const Problem& pb, const dsl::Out<dsl::f32>& partial_out,
-            const dsl::Out<dsl::f32>& partial_lse, std::uint32_t stages = kStages) {
+void attend_lanes(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& seq_lens,
+                  const Problem& pb, const dsl::Out<dsl::f32>& partial_out,
+                  const dsl::Out<dsl::f32>& partial_lse, std::uint32_t stages) {
   using namespace iron::dsl;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  auto ratio = pb.heads_q / pb.heads_kv;
-  auto rows = pb.q_tokens * ratio;
-  auto blocks = (rows + (kRows - 1u)) / kRows;
-  auto split = group_id<0>() / blocks;
-  auto block = group_id<0>() % blocks;
-  auto h = group_id<1>();
-  auto b = group_id<2>();
-
-  // The keys some row of the sequence sees: [lo, len). Query token t sits at position
-  // len − q_tokens + t; the window keeps its last `window` positions.
-  auto len = load(seq_lens[b]);
-  auto first_pos = len - pb.q_tokens;
-  auto lo =
-      first_pos + 1u - select(pb.window == 0u, first_pos + 1u, min(pb.window, first_pos + 1u));
-  // Split `split` of `splits`: keys [start, end), whole kSplitAlign-key runs from lo.
-  auto chunk =
-      (len - lo + (pb.splits * kSplitAlign - 1u)) / (pb.splits * kSplitAlign) * kSplitAlign;
-  auto start = min(lo + split * chunk, len);
-  auto end = min(start + chunk, len);
+  const Work w = work_of(seq_lens, pb);
+  const auto& rows = w.rows;
+  const auto& block = w.block;
+  const auto& split = w.split;
+  const auto& start = w.start;
+  const auto& end = w.end;
   auto last = end - 1u;  // end ≥ 1: len ≥ 1
 
   // Lanes: lk (a power of two ≥ head_dim / 8) lanes a key, each with 8 of its elements (the
@@ -135,18 +175,12 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
   std::array<Expr<u32>, kRows> klo, khi;
   auto q_scale = pb.scale * kLog2e;
   for (u32 j = 0; j < kRows; ++j) {
-    auto r = block * kRows + (jp ^ j);
-    auto live = r < rows;
-    auto rc = min(r, rows - 1u);
-    auto t = rc / ratio;
-    auto row = (b * pb.q_tokens + t) * pb.heads_q + h * ratio + rc % ratio;
-    const auto values = load8<T>(q, row * pb.head_dim + dim0);
-    auto keep = live && has_dims;
+    const HeadRow row = head_row(w, pb, block * kRows + (jp ^ j));
+    const auto values = load8<T>(q, row.row * pb.head_dim + dim0);
+    auto keep = row.live && has_dims;
     for (u32 e = 0; e < 8; ++e) qv[j][e] = select(keep, values[e] * q_scale, 0.0f);
-    auto pos = first_pos + t;
-    auto span = select(pb.window == 0u, pos + 1u, min(pb.window, pos + 1u));
-    klo[j] = select(live, pos + 1u - span, 0u);
-    khi[j] = select(live, pos + 1u, len);
+    klo[j] = row.klo;
+    khi[j] = row.khi;
   }
 
   // Each key group's online softmax state, per row: the running max m (log2 units), the sum of
@@ -384,7 +418,7 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
       auto inv = 1.0f / select(sum > 0.0f, sum, 1.0f);  // no key: every sum is 0, and o too
       auto r = block * kRows + jr;
       IRON_IF(r < rows) {
-        auto row = (b * pb.q_tokens + r / ratio) * pb.heads_q + h * ratio + r % ratio;
+        auto row = head_row(w, pb, r).row;
         auto at = (row * pb.splits + split) * pb.head_dim + sub * 8u;
         store_lanes(partial_out[at],
                     std::array<Expr<f32>, 4>{o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv});

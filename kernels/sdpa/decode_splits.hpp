@@ -30,6 +30,12 @@ inline constexpr std::uint32_t kMaxSplits = 64;
 /// (61.5 KB of threadgroup memory with its query rows) against a 9.0 multiprocessor's 228 KB.
 inline constexpr std::uint32_t kResidentGroups = 3;
 
+/// Whether a launch takes the tile body (decode_tiles.hpp: tensor-core fragments) rather than
+/// the lane body: f16 and bf16 at head_dim 64 and 128. The tests' error bounds follow it.
+inline bool takes_tiles(bool sixteen_bit, std::uint64_t head_dim) {
+  return sixteen_bit && (head_dim == 64 || head_dim == 128);
+}
+
 /// Query rows of one KV head: its q_tokens · (heads_q / heads_kv) (token, query head) pairs.
 inline std::uint64_t rows_per_kv_head(std::uint64_t q_tokens, std::uint64_t heads_q,
                                       std::uint64_t heads_kv) {
