@@ -32,8 +32,16 @@
 /// sequence). A row is a (token, query head) pair of the KV head's q_tokens · heads_q / heads_kv:
 /// every query head of the KV group and every new token share the group, so K and V are read
 /// once for all of them (a KV head with more than 4 rows takes several blocks, adjacent in the
-/// grid, which read the same keys at about the same time, from L2). A three-stage `pipelined`
-/// ring receives each step's K and V rows (512 vectors of 8 elements of each, 16 bytes in f16/bf16:
+/// grid, which read the same keys at about the same time, from L2). Two bodies compute a group:
+/// the tile body for f16 and bf16 at head_dim 64 and 128 (decode_tiles.hpp), the lane body for
+/// the rest. Tile body: the block's rows are the top of a 16-row A fragment of queries (zeros
+/// below), kept in registers; a ring of 64-key stages (two, for the default knob) receives the
+/// K and V rows, and each simdgroup takes 16 keys a stage: its scores s = q · kᵀ are D / 16
+/// tensor-core fragment products, masked (−inf) only where a window, the causal diagonal or the
+/// split's end cuts its keys, the online softmax runs on fragment rows in log2 units (the scale
+/// folded into the exponent when positive), and o += p · v with the weights rounded to T; at the
+/// end the four simdgroups' rows merge through shared memory placed over the spent ring, a thread
+/// for four elements of a row. Lane body: a three-stage `pipelined` ring receives each step's K and V rows (512 vectors of 8 elements of each, 16 bytes in f16/bf16:
 /// 32 keys of 128) by asynchronous copies while the step before is computed; the paged form looks
 /// each key's page up in block_table there, and nothing else differs (decode_kv.hpp). A key belongs
 /// to lk lanes (lk = head_dim / 8 rounded up to a power of two), each holding 8 of its elements and
@@ -54,14 +62,17 @@
 /// ## Error bound
 /// u = 2^-24. Let, for one row and split, s_j be the scaled logits in log2 units, A =
 /// max_j |scale|·log2 e·Σ_d |q_d·k_jd|, Y = max_j s_j − min_j s_j, n the split's keys and
-/// V = max_j |v_j| over them. Each s_j errs by γ_16·A (q rounded once after scaling by
-/// fl(scale·log2 e), 8 fused products per lane, at most 5 shuffle additions); each weight
-/// 2^{s_j − m} then errs relatively by ε = ln 2·(2γ_16·A + u·Y) + 5u (the subtraction, exp2's
-/// 2 ulp or exp2.approx's 5u; flushed subnormal weights add under 2^-126 each). The running max
+/// V = max_j |v_j| over them. Each s_j errs by γ·A with γ = γ_16 on the lane body (q rounded
+/// once after scaling by fl(scale·log2 e), 8 fused products per lane, at most 5 shuffle
+/// additions) and γ = γ_{D+2} on the tile body (D exact products summed in f32, the scale's
+/// rounding and the fused shift); each weight 2^{s_j − m} then errs relatively by
+/// ε = ln 2·(2γ·A + u·Y) + 5u (the subtraction, exp2's 2 ulp or exp2.approx's 5u; flushed
+/// subnormal weights add under 2^-126 each), and on the tile body by u_T more in the numerator
+/// only (the weight rounded to T before its product with v: u_T·V more below). The running max
 /// cancels between numerator and denominator: every rescaling multiplies both by the same
 /// factor. Each sum passes through at most n + 16 roundings. So
-/// |partial_out − exact| ≤ (2ε + 2γ_(n+16))·V and
-/// |partial_lse − exact| ≤ γ_16·A·ln 2 + γ_(n+18) + 4u·|partial_lse|.
+/// |partial_out − exact| ≤ (2ε + 2γ_(n+16) + u_T)·V (u_T on the tile body only) and
+/// |partial_lse − exact| ≤ γ·A·ln 2 + γ_(n+18) + 4u·|partial_lse|.
 /// iron_sdpa_decode_combine, from its f32 inputs: with Z = max_s |lse_s − M| over the splits
 /// with keys, the weights err by ε_c = u·Z + 4u (expf's 2 ulp, the subtraction) and the sums by
 /// γ_(S+2), so |out − exact| ≤ (2ε_c + 2γ_(S+2))·max_s |o_s|, then the rounding to T; lse errs
