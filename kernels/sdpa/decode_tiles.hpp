@@ -133,17 +133,23 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
         }
       });
 
-  // Each simdgroup's rows 0 … kRows − 1 (sums, running max and weight sum) into shared memory
-  // over the spent ring; then each thread merges four adjacent elements of one row.
-  auto part_o = overlay<f32>(k_ring, kWarps * kRows * D);
-  auto part_ml = overlay<f32>(v_ring, kWarps * kRows * 2);
+  // Each simdgroup's sums (whole fragments: rows kRows … are never read) over the spent ring,
+  // simdgroups 0 and 1 over the keys' stages and 2 and 3 over the values', and its rows' running
+  // max and weight sum beside; then each thread merges four adjacent elements of one row.
+  constexpr std::uint32_t kPart = kTileRows * D;  // a simdgroup's sums
+  static_assert(2 * kPart * 4 <= kStage * 2, "two simdgroups' sums fill at most a stage");
+  auto part_k = overlay<f32>(k_ring, 2 * kPart);
+  auto part_v = overlay<f32>(v_ring, 2 * kPart);
+  auto part_ml = shared<f32>(kWarps * kRows * 2);
   barrier();
-  for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
-    for (std::uint32_t e = 0; e < FragAcc<kTileRows, sdpa::kValueCols>::elements; ++e) {
-      auto r = o[n].row(e);
-      IRON_IF(r < kRows) {
-        store(part_o[(warp * kRows + r) * D + n * sdpa::kValueCols + o[n].col(e)], o[n].get(e));
-      }
+  IRON_IF(warp < 2u) {
+    for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
+      o[n].store(part_k, warp * kPart + n * sdpa::kValueCols, D);
+    }
+  }
+  IRON_ELSE {
+    for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
+      o[n].store(part_v, (warp - 2u) * kPart + n * sdpa::kValueCols, D);
     }
   }
   for (std::uint32_t e = 0; e < FragAcc<kTileRows, 8>::elements; ++e) {
@@ -165,7 +171,8 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
     for (std::uint32_t v = 0; v < kWarps; ++v) {
       auto weight = exp2_of<T>(load(part_ml[(v * kRows + r) * 2u]) - shift);
       sum = fma(load(part_ml[(v * kRows + r) * 2u + 1u]), weight, sum);
-      const auto part = load_lanes<4>(part_o[(v * kRows + r) * D + c]);
+      const auto& part_of = v < 2 ? part_k : part_v;
+      const auto part = load_lanes<4>(part_of[(v % 2) * kPart + r * D + c]);
       for (std::uint32_t e = 0; e < 4; ++e) out[e] = fma(part[e], weight, out[e]);
     }
     auto inv = 1.0f / select(sum > 0.0f, sum, 1.0f);  // no key: every sum is 0, and out too
