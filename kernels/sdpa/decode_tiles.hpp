@@ -102,9 +102,19 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
   pipelined(
       w.start, w.end, Expr<u32>(kTileKeys), tile_stages(stages),
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        const auto row = [&](const Expr<u32>& key) { return kv.row(key); };
-        sdpa::start_rows<T, D, kTileKeys>(k_ring, slot * kStage, kv.k, p, w.end, row);
-        sdpa::start_rows<T, D, kTileKeys>(v_ring, slot * kStage, kv.v, p, w.end, row);
+        // 16-byte pieces of the stage's key rows, each piece's source found once for K and V
+        // (a paged cache's table read once); zeros, reading nothing, past the split's end.
+        constexpr std::uint32_t kPieces = D / 8;  // a row's
+        for (std::uint32_t j = 0; j < kTileKeys * kPieces / kThreads; ++j) {
+          auto piece = thread_id<0>() + j * kThreads;
+          auto r = piece / kPieces;
+          auto c = piece % kPieces * 8u;
+          auto inside = p + r < w.end;
+          auto from = kv.row(select(inside, p + r, Expr<u32>(0u))) + c;
+          auto at = slot * kStage + r * D + c;
+          copy_async<8>(k_ring[at], kv.k[from], inside);
+          copy_async<8>(v_ring[at], kv.v[from], inside);
+        }
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         auto first = p + warp * 16u;
