@@ -80,17 +80,20 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
                                   const Expr<f32>& scale2) {
     auto whole = first >= safe_lo && first + 16u <= safe_hi;
     const auto scaled = [&](const Expr<f32>& x) { return scale ? x * scale2 : x; };
-    IRON_IF(whole) {
-      if (scale) {
-        s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return scaled(x); });
-      }
-    }
-    IRON_ELSE {
+    const auto mask = [&] {
       s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
         auto key = first + c;
         auto seen = key >= bound(r, false) && key < bound(r, true);
         return select(seen, scaled(x), Expr<f32>(-infinity));
       });
+    };
+    if (scale) {
+      IRON_IF(whole) {
+        s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return scaled(x); });
+      }
+      IRON_ELSE { mask(); }
+    } else {
+      IRON_IF(!whole) { mask(); }
     }
   };
 
