@@ -1,6 +1,7 @@
-/// The body of split-KV decode (kernels/sdpa/decode.cpp): one group's (batch b, KV head h,
-/// split, row block) partial attention, read through a KV source (decode_kv.hpp). The doc
-/// comment of decode.cpp describes the algorithm and its error bound.
+/// The lane body of split-KV decode (kernels/sdpa/decode.cpp) on CUDA cores, and what both
+/// bodies share: one group's (batch b, KV head h, split, row block) work, its rows, and the
+/// group's partial attention read through a KV source (decode_kv.hpp). The doc comment of
+/// decode.cpp describes the algorithm and its error bound; decode_tiles.hpp the tile body.
 #pragma once
 
 #include <array>
