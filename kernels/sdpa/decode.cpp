@@ -41,23 +41,23 @@
 /// split's end cuts its keys, the online softmax runs on fragment rows in log2 units (the scale
 /// folded into the exponent when positive), and o += p · v with the weights rounded to T; at the
 /// end the four simdgroups' rows merge through shared memory placed over the spent ring, a thread
-/// for four elements of a row. Lane body: a three-stage `pipelined` ring receives each step's K and V rows (512 vectors of 8 elements of each, 16 bytes in f16/bf16:
-/// 32 keys of 128) by asynchronous copies while the step before is computed; the paged form looks
-/// each key's page up in block_table there, and nothing else differs (decode_kv.hpp). A key belongs
-/// to lk lanes (lk = head_dim / 8 rounded up to a power of two), each holding 8 of its elements and
-/// of each row's query, so a simdgroup takes 32 / lk keys side by side, 4 keys per lane a step.
-/// Scores are dot products in f32 summed across the key's lanes by shuffles, in log2 units (the
-/// query is scaled by scale · log2 e once); masks apply only to steps a window, the causal diagonal
-/// or the split's end cuts. A block of several rows at lk = 16 (head_dim 72 … 128) sums its 16
-/// scores a lane (4 keys × 4 rows) by a reduce-scatter instead (15 shuffles, not 64: each lane
-/// holds its keys and rows in a lane-dependent order, so every round keeps and sends fixed
-/// slots), takes one exp2 for the one score it ends with and gathers the 16 weights back by
-/// shuffles; the same tree of 16 partial sums and the same weights. Each lane keeps an online
-/// softmax (running max, weight sum, 8 weighted value elements per row); a single-row block
-/// (multi-head attention, heads_q = heads_kv, and q_tokens = 1) computes one row instead of 4. At
-/// the end the states merge across lanes (shuffles) and simdgroups (shared memory, into simdgroup
-/// 0), whose lanes write the rows, 8 elements a lane. iron_sdpa_decode_combine: one group per (b,
-/// t, h) row, four elements of the row a thread.
+/// for four elements of a row. Lane body: a three-stage `pipelined` ring receives each step's K and
+/// V rows (512 vectors of 8 elements of each, 16 bytes in f16/bf16: 32 keys of 128) by asynchronous
+/// copies while the step before is computed; the paged form looks each key's page up in block_table
+/// there, and nothing else differs (decode_kv.hpp). A key belongs to lk lanes (lk = head_dim / 8
+/// rounded up to a power of two), each holding 8 of its elements and of each row's query, so a
+/// simdgroup takes 32 / lk keys side by side, 4 keys per lane a step. Scores are dot products in
+/// f32 summed across the key's lanes by shuffles, in log2 units (the query is scaled by scale ·
+/// log2 e once); masks apply only to steps a window, the causal diagonal or the split's end cuts. A
+/// block of several rows at lk = 16 (head_dim 72 … 128) sums its 16 scores a lane (4 keys × 4 rows)
+/// by a reduce-scatter instead (15 shuffles, not 64: each lane holds its keys and rows in a
+/// lane-dependent order, so every round keeps and sends fixed slots), takes one exp2 for the one
+/// score it ends with and gathers the 16 weights back by shuffles; the same tree of 16 partial sums
+/// and the same weights. Each lane keeps an online softmax (running max, weight sum, 8 weighted
+/// value elements per row); a single-row block (multi-head attention, heads_q = heads_kv, and
+/// q_tokens = 1) computes one row instead of 4. At the end the states merge across lanes (shuffles)
+/// and simdgroups (shared memory, into simdgroup 0), whose lanes write the rows, 8 elements a lane.
+/// iron_sdpa_decode_combine: one group per (b, t, h) row, four elements of the row a thread.
 ///
 /// ## Error bound
 /// u = 2^-24. Let, for one row and split, s_j be the scaled logits in log2 units, A =
@@ -473,9 +473,9 @@ void decode_tolerances(testing::TestSetup& setup, const Partials& p, const Decod
   const double dot = tiles ? tol::gamma(d.head_dim + 2) : tol::gamma(16);
   const double rounded = tiles ? tol::unit_roundoff(dt) : 0.0;
   const double eps = std::log(2.0) * (2 * dot * p.a + u * p.y) + 5 * u;
-  setup.tolerance("partial_out", tol::stored(DType::F32,
-                                             (2 * eps + 2 * tol::gamma(p.n + 16) + rounded) * p.v,
-                                             0.0));
+  setup.tolerance(
+      "partial_out",
+      tol::stored(DType::F32, (2 * eps + 2 * tol::gamma(p.n + 16) + rounded) * p.v, 0.0));
   setup.tolerance("partial_lse",
                   tol::stored(DType::F32, dot * p.a * std::log(2.0) + tol::gamma(p.n + 18), 4 * u));
 }

@@ -49,10 +49,9 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
   // The block's live rows (at most kRows) land in rows 0 … of a 16-row tile, zeros below.
   auto live_rows = min(w.rows - w.block * kRows, Expr<u32>(kRows));
   auto q_tile = sdpa::rows_of<T, D, false>(kTileRows);
-  sdpa::start_rows<T, D, kTileRows>(q_tile, Expr<u32>(0u), q, Expr<u32>(0u), live_rows,
-                                    [&](const Expr<u32>& r) {
-                                      return head_row(w, pb, w.block * kRows + r).row * D;
-                                    });
+  sdpa::start_rows<T, D, kTileRows>(
+      q_tile, Expr<u32>(0u), q, Expr<u32>(0u), live_rows,
+      [&](const Expr<u32>& r) { return head_row(w, pb, w.block * kRows + r).row * D; });
   async_commit();
   async_wait(0);
   barrier();
@@ -194,7 +193,9 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
       auto at = (row.row * pb.splits + w.split) * pb.head_dim + c;
       store_lanes(partial_out[at],
                   std::array<Expr<f32>, 4>{out[0] * inv, out[1] * inv, out[2] * inv, out[3] * inv});
-      IRON_IF(c == 0u) { store(partial_lse[row.row * pb.splits + w.split], shift * kLn2 + log(sum)); }
+      IRON_IF(c == 0u) {
+        store(partial_lse[row.row * pb.splits + w.split], shift * kLn2 + log(sum));
+      }
     }
   }
 }

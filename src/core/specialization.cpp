@@ -41,6 +41,10 @@ bool launch_constant(ValueId v, const std::unordered_map<ValueId, const Op*>& de
 
 }  // namespace
 
+LaunchConstants::LaunchConstants(const Kernel& kernel) : defs_(definitions(kernel)) {}
+
+bool LaunchConstants::contains(ValueId v) const { return launch_constant(v, defs_, known_); }
+
 std::vector<ValueId> bindable_specializations(const Kernel& kernel) {
   const std::unordered_map<ValueId, const Op*> defs = definitions(kernel);
   std::unordered_map<ValueId, bool> known;

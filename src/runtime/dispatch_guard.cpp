@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "iron/codegen/passes/layout_shared_memory.hpp"
 #include "iron/codegen/passes/select_target_paths.hpp"
 
 namespace iron::runtime {
@@ -462,23 +463,16 @@ std::uint64_t largest_index(DType t) {
 
 }  // namespace
 
-std::uint64_t allocation_bytes(const ir::Kernel& kernel) {
-  std::uint64_t total = 0;
-  for (const ir::SharedAlloc& s : kernel.shared) {
-    total += (std::uint64_t{s.size} * dtype_size(s.dtype) + 15) / 16 * 16;
-  }
-  return total;
-}
-
 /// The threadgroup memory of the kernel's larger path: a kernel with target queries allocates
-/// only what the path its target takes uses (select_target_paths).
+/// only what the path its target takes uses (select_target_paths), and the two sides of a
+/// launch-constant branch share bytes (codegen::cuda_shared_footprint).
 std::uint64_t shared_bytes(const ir::Kernel& kernel) {
-  if (!codegen::has_target_queries(kernel)) return allocation_bytes(kernel);
+  if (!codegen::has_target_queries(kernel)) return codegen::cuda_shared_footprint(kernel);
   std::uint64_t most = 0;
   for (const bool answer : {false, true}) {
     ir::Kernel path = kernel;
     codegen::select_target_paths(path, [answer](ir::TargetFeature) { return answer; });
-    most = std::max(most, allocation_bytes(path));
+    most = std::max(most, codegen::cuda_shared_footprint(path));
   }
   return most;
 }

@@ -177,5 +177,85 @@ TEST(PassLayoutSharedMemory, RefusesAnOverlayLargerThanItsBase) {
   }
 }
 
+// Two 60 KB allocations on the two sides of a branch (the condition `%C`: on constexpr n, a
+// launch constant, or on the thread's index), and a small one used after it.
+constexpr std::string_view kSides = R"(kernel sides dtype=f32 mode=reduction
+  param out out: f32
+  param constexpr n: u32
+  shared a: f32[15360]
+  shared b: f32[15360]
+  shared c: f32[4]
+  rule exactly 32
+  values 8
+{
+  %0 = constexpr n : u32
+  %1 = builtin thread_id.x : u32
+  %2 = const 0 : u32
+  %3 = eq %C, %2 : bool
+  %7 = const 1 : f32
+  if %3 {
+    shared.store @a[%1], %7 : f32
+    %4 = shared.load @a[%1] : f32
+    shared.store @c[%1], %4 : f32
+  } else {
+    shared.store @b[%1], %7 : f32
+    %5 = shared.load @b[%1] : f32
+    shared.store @c[%1], %5 : f32
+  }
+  %6 = shared.load @c[%1] : f32
+  store out[%1], %6 : f32
+}
+)";
+
+std::string sides_on(std::string_view condition) {
+  std::string text(kSides);
+  text.replace(text.find("%C"), 2, condition);
+  return text;
+}
+
+codegen::TargetProfile cuda_with_room() { return with_limit(std::uint64_t{227} * 1024); }
+
+TEST(PassLayoutSharedMemory, SidesOfALaunchConstantBranchShareBytesOnCuda) {
+  const ir::Kernel k = apply(layout_shared_memory, sides_on("%0"), cuda_with_room());
+  EXPECT_EQ(k.shared[0].offset, 0u);
+  EXPECT_EQ(k.shared[1].offset, 0u);  // a launch takes one side: b reuses a's bytes
+  EXPECT_EQ(k.shared[2].offset, 61440u);
+  EXPECT_EQ(k.shared_bytes, 61456u);
+}
+
+TEST(PassLayoutSharedMemory, SidesOfAPerThreadBranchKeepTheirOwnBytes) {
+  const ir::Kernel k = apply(layout_shared_memory, sides_on("%1"), cuda_with_room());
+  EXPECT_EQ(k.shared[1].offset, 61440u);  // both sides run in one launch
+  EXPECT_EQ(k.shared[2].offset, 122880u);
+  EXPECT_EQ(k.shared_bytes, 122896u);
+}
+
+TEST(PassLayoutSharedMemory, MetalKeepsEveryAllocationApart) {
+  codegen::TargetProfile metal = metal31_target();
+  metal.max_shared_bytes = std::uint64_t{227} * 1024;
+  const ir::Kernel k = apply(layout_shared_memory, sides_on("%0"), metal);
+  EXPECT_EQ(k.shared[1].offset, 61440u);  // one threadgroup array an allocation
+}
+
+TEST(PassLayoutSharedMemory, StaticMemoryKeepsEveryAllocationApart) {
+  std::string text = sides_on("%0");
+  for (std::size_t at = text.find("[15360]"); at != std::string::npos; at = text.find("[15360]")) {
+    text.replace(at, 7, "[64]");
+  }
+  const ir::Kernel k = apply(layout_shared_memory, text, cuda_with_room());
+  EXPECT_EQ(k.shared[1].offset, 256u);  // static memory: one __shared__ array an allocation
+  EXPECT_EQ(k.shared_bytes, 528u);
+}
+
+TEST(PassLayoutSharedMemory, SharedSidesStayDynamicShared) {
+  std::string text = sides_on("%0");
+  for (std::size_t at = text.find("[15360]"); at != std::string::npos; at = text.find("[15360]")) {
+    text.replace(at, 7, "[8192]");  // 32 KB a side: 64 KB apart, 32 KB shared
+  }
+  const ir::Kernel k = apply(layout_shared_memory, text, cuda_with_room());
+  EXPECT_EQ(k.shared[1].offset, 0u);
+  EXPECT_EQ(k.shared_bytes, 49168u);  // raised past the static limit: views need the dynamic block
+}
+
 }  // namespace
 }  // namespace iron::pass_test

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "iron/core/evaluate.hpp"
@@ -22,6 +23,19 @@ namespace iron::ir {
 
 /// The most specializations of one kernel that launches bind; later ones stay conditions.
 inline constexpr std::size_t kMaxSpecializations = 16;
+
+/// Which values of a kernel are launch constants: computed from constants and constexpr
+/// parameters by exact pure ops, so every thread of a launch holds the same one (a branch on one
+/// is taken by all of them or by none).
+class LaunchConstants {
+ public:
+  explicit LaunchConstants(const Kernel& kernel);
+  bool contains(ValueId v) const;
+
+ private:
+  std::unordered_map<ValueId, const Op*> defs_;
+  mutable std::unordered_map<ValueId, bool> known_;
+};
 
 /// The kernel's bindable specializations, in program order: the results of its `specialize`
 /// ops whose condition is computed from constants and constexpr parameters by exact pure ops

@@ -9,4 +9,9 @@ namespace iron::codegen {
 
 void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target);
 
+/// The bytes layout_shared_memory gives the kernel's allocations on CUDA (sizes as they stand:
+/// a ring's one stage before expand_pipelines), the sides of launch-constant branches sharing
+/// bytes where the memory is dynamic: the dispatch guard's measure of what a launch needs.
+std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel);
+
 }  // namespace iron::codegen
