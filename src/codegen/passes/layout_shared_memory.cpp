@@ -120,7 +120,7 @@ struct Placement {
 };
 
 Placement place(const ir::Kernel& kernel, const TargetProfile& target, const BranchSides* sides,
-                bool check_overlays = true) {
+                bool check_overlays) {
   Placement out;
   std::uint64_t end = 0;
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
@@ -151,26 +151,28 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
   return out;
 }
 
+/// The placement on `target`. Allocations sharing bytes are views at offsets into one block,
+/// which CUDA declares for dynamic shared memory only (static memory is one array an
+/// allocation): past the static limit, the two sides of launch-constant branches share bytes,
+/// and the total stays past it.
+Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target, bool check_overlays) {
+  Placement placed = place(kernel, target, nullptr, check_overlays);
+  if (target.kind == TargetKind::Cuda && uses_dynamic_shared(placed.total)) {
+    const BranchSides sides(kernel);
+    placed = place(kernel, target, &sides, check_overlays);
+    placed.total = std::max(placed.total, align_up(kCudaStaticSharedBytes + 1));
+  }
+  return placed;
+}
+
 }  // namespace
 
 std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel) {
-  const TargetProfile target = TargetProfile::cuda(90);
-  const std::uint64_t apart = place(kernel, target, nullptr, false).total;
-  if (!uses_dynamic_shared(apart)) return apart;
-  const BranchSides sides(kernel);
-  return std::max(place(kernel, target, &sides, false).total, align_up(kCudaStaticSharedBytes + 1));
+  return layout_for(kernel, TargetProfile::cuda(90), false).total;
 }
 
 void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
-  Placement placed = place(kernel, target, nullptr);
-  // Allocations sharing bytes are views at offsets into one block, which CUDA declares for
-  // dynamic shared memory only (static memory is one array an allocation): past the static
-  // limit, the two sides of launch-constant branches share bytes, and the total stays past it.
-  if (target.kind == TargetKind::Cuda && uses_dynamic_shared(placed.total)) {
-    const BranchSides sides(kernel);
-    placed = place(kernel, target, &sides);
-    placed.total = std::max(placed.total, align_up(kCudaStaticSharedBytes + 1));
-  }
+  const Placement placed = layout_for(kernel, target, true);
   const std::vector<std::uint64_t>& offsets = placed.offsets;
   const std::uint64_t total = placed.total;
   if (total > target.max_shared_bytes) {
