@@ -153,17 +153,15 @@ void attend_tiles(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::
   auto part_k = overlay<f32>(k_ring, 2 * kPart);
   auto part_v = overlay<f32>(v_ring, 2 * kPart);
   auto part_ml = shared<f32>(kWarps * kRows * 2);
+  // Simdgroup `warp`'s sums into its place (0 or 1) of `part`.
+  const auto hand_on = [&](const Shared<f32>& part, const Expr<u32>& place) {
+    for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
+      o[n].store(part, place * kPart + n * sdpa::kValueCols, D);
+    }
+  };
   barrier();
-  IRON_IF(warp < 2u) {
-    for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
-      o[n].store(part_k, warp * kPart + n * sdpa::kValueCols, D);
-    }
-  }
-  IRON_ELSE {
-    for (std::uint32_t n = 0; n < D / sdpa::kValueCols; ++n) {
-      o[n].store(part_v, (warp - 2u) * kPart + n * sdpa::kValueCols, D);
-    }
-  }
+  IRON_IF(warp < 2u) { hand_on(part_k, warp); }
+  IRON_ELSE { hand_on(part_v, warp - 2u); }
   for (std::uint32_t e = 0; e < FragAcc<kTileRows, 8>::elements; ++e) {
     auto r = state.m.row(e);
     IRON_IF(r < kRows && state.m.col(e) == 0u) {
