@@ -187,6 +187,21 @@ IRON_TEST(iron_conv2d, one_pixel_3x3x8_to_5, F32, F16, BF16) {
 IRON_TEST(iron_conv2d, rect_1x3_kernel_5x7x16_to_8, F32, F16, BF16) {
   return conv_setup({1, 5, 7, 16, 8, 1, 3, 2, 1, 0, 1, 1, 1, 1}, false, dt, rng);
 }
+// Narrow groups (kernels/convolution/narrow_groups.hpp): ResNeXt's 4 channels a group over two
+// tiles of pixels (162, the second partial); 16 a group at the staged rows' limit (k = 144); 8 a
+// group with a stride of 2; one past the limit (k = 160) stays on the tiled body.
+IRON_TEST(iron_conv2d, narrow_groups4_2x9x9x16_to_16, F32, F16, BF16) {
+  return conv_setup(square(2, 9, 16, 16, 3, 1, 1, 1, 4), false, dt, rng);
+}
+IRON_TEST(iron_conv2d, narrow_groups2_k144_1x6x6x32_to_32, F32, F16, BF16) {
+  return conv_setup(square(1, 6, 32, 32, 3, 1, 1, 1, 2), false, dt, rng);
+}
+IRON_TEST(iron_conv2d, narrow_groups2_s2_1x9x9x16_to_12, F32, F16, BF16) {
+  return conv_setup(square(1, 9, 16, 12, 3, 2, 1, 1, 2), false, dt, rng);
+}
+IRON_TEST(iron_conv2d, past_narrow_k160_1x5x5x40_to_16, F32, F16, BF16) {
+  return conv_setup({1, 5, 5, 40, 16, 2, 2, 1, 1, 0, 0, 1, 1, 1}, false, dt, rng);
+}
 
 // conv1d: a 3-tap sequence layer, and stride 2, dilation 2, two groups of 6 channels.
 IRON_TEST(iron_conv1d, taps3_2x20x16_to_24, F32, F16, BF16) {
@@ -194,6 +209,10 @@ IRON_TEST(iron_conv1d, taps3_2x20x16_to_24, F32, F16, BF16) {
 }
 IRON_TEST(iron_conv1d, strided_dilated_groups2_1x23x12_to_10, F32, F16, BF16) {
   return conv_setup(line(1, 23, 12, 10, 3, 2, 2, 2, 2), true, dt, rng);
+}
+// Four narrow groups of 8 channels, 5 taps and padding 2, over 130 positions.
+IRON_TEST(iron_conv1d, narrow_groups4_1x130x32_to_16, F32, F16, BF16) {
+  return conv_setup(line(1, 130, 32, 16, 5, 1, 2, 1, 4), true, dt, rng);
 }
 // A kernel of one tap: the dense path, over 150 positions.
 IRON_TEST(iron_conv1d, pointwise_2x75x16_to_24, F32, F16, BF16) {

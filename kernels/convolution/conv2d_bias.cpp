@@ -151,6 +151,10 @@ IRON_TEST(iron_conv2d_fused_bias, resnet_3x3_1x5x5x16_to_24, F32, F16, BF16) {
 IRON_TEST(iron_conv2d_fused_bias, groups2_odd_1x7x7x6_to_10_s2, F32, F16, BF16) {
   return fused_setup("", square(1, 7, 6, 10, 3, 2, 1, 1, 2), dt, rng);
 }
+// Narrow groups (4 of 8 channels): the bias and activation on the narrow body's sums.
+IRON_TEST(iron_conv2d_fused_bias_relu, narrow_groups4_1x6x6x32_to_32, F32, F16, BF16) {
+  return fused_setup("relu", square(1, 6, 32, 32, 3, 1, 1, 1, 4), dt, rng);
+}
 IRON_TEST(iron_conv2d_fused_bias_relu, resnet_3x3_1x5x5x16_to_24, F32, F16, BF16) {
   return fused_setup("relu", square(1, 5, 16, 24, 3, 1, 1), dt, rng);
 }

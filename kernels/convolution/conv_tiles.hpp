@@ -7,11 +7,11 @@
 #include <iron/iron.hpp>
 #include <string>
 #include <type_traits>
-#include <utility>
 
 #include "../gemm/gemm_tiles.hpp"
 #include "conv_shape.hpp"
 #include "im2col_a.hpp"
+#include "narrow_groups.hpp"
 
 namespace iron::kernels::convolution {
 
@@ -84,17 +84,21 @@ void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& 
 }
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]
-/// DenseB.
+/// DenseB; narrow groups (narrow_groups.hpp) on their own body, a launch's module holding one.
 template <class T, class Value>
 void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const dsl::Out<T>& out,
                    const Shape& s, Value&& value) {
   using namespace iron::dsl;
-  conv_product(
-      x, out, s,
-      [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {
-        return gemm::DenseB<T, col_major>{weight, g * n * k, n * k};
-      },
-      std::forward<Value>(value));
+  // The tiled body is the usual side (specializations bind true as usual).
+  IRON_IF(specialized(!narrow_groups(s))) {
+    conv_product(
+        x, out, s,
+        [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {
+          return gemm::DenseB<T, col_major>{weight, g * n * k, n * k};
+        },
+        value);
+  }
+  IRON_ELSE { narrow_group_product(x, weight, out, s, value); }
 }
 
 }  // namespace iron::kernels::convolution
