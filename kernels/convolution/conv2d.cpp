@@ -21,7 +21,9 @@
 /// (zeros for taps in the padding), element by element otherwise. Each thread places its rows of
 /// the stage in the image once per tile and its columns' tap once per step, so no copy divides;
 /// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
-/// is. The groups run along z.
+/// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, k ≤
+/// 144) take kernels/convolution/narrow_groups.hpp's body on the same grid: the group's whole
+/// tile of A and its weight staged once, only the group's products.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c_in]` T; `weight [c_out, kh, kw, c_in / group_count]` T
