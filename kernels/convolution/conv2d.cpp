@@ -21,9 +21,9 @@
 /// (zeros for taps in the padding), element by element otherwise. Each thread places its rows of
 /// the stage in the image once per tile and its columns' tap once per step, so no copy divides;
 /// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
-/// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, k ≤
-/// 144) take kernels/convolution/narrow_groups.hpp's body on the same grid: the group's whole
-/// tile of A and its weight staged once, only the group's products.
+/// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, kw ·
+/// cin_g ≤ 80) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets of groups
+/// staged together, only each group's products.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c_in]` T; `weight [c_out, kh, kw, c_in / group_count]` T
@@ -189,20 +189,28 @@ IRON_TEST(iron_conv2d, one_pixel_3x3x8_to_5, F32, F16, BF16) {
 IRON_TEST(iron_conv2d, rect_1x3_kernel_5x7x16_to_8, F32, F16, BF16) {
   return conv_setup({1, 5, 7, 16, 8, 1, 3, 2, 1, 0, 1, 1, 1, 1}, false, dt, rng);
 }
-// Narrow groups (kernels/convolution/narrow_groups.hpp): ResNeXt's 4 channels a group over two
-// tiles of pixels (162, the second partial); 16 a group at the staged rows' limit (k = 144); 8 a
-// group with a stride of 2; one past the limit (k = 160) stays on the tiled body.
+// Narrow groups (kernels/convolution/narrow_groups.hpp): sets of 4 groups of 4 channels over
+// two tiles of pixels (162); two sets of 8 groups (more launched groups than work: some idle);
+// 16 channels a group in three chunks of one kernel row; a stride of 2; one group of 40
+// channels (10 copies a pixel: lanes idle) in two chunks; and one past the chunk (a kernel
+// row of 3 · 32 columns) on the tiled body.
 IRON_TEST(iron_conv2d, narrow_groups4_2x9x9x16_to_16, F32, F16, BF16) {
   return conv_setup(square(2, 9, 16, 16, 3, 1, 1, 1, 4), false, dt, rng);
 }
-IRON_TEST(iron_conv2d, narrow_groups2_k144_1x6x6x32_to_32, F32, F16, BF16) {
+IRON_TEST(iron_conv2d, narrow_groups16_sets_2x7x7x64_to_64, F32, F16, BF16) {
+  return conv_setup(square(2, 7, 64, 64, 3, 1, 1, 1, 16), false, dt, rng);
+}
+IRON_TEST(iron_conv2d, narrow_groups2_chunks_1x6x6x32_to_32, F32, F16, BF16) {
   return conv_setup(square(1, 6, 32, 32, 3, 1, 1, 1, 2), false, dt, rng);
 }
 IRON_TEST(iron_conv2d, narrow_groups2_s2_1x9x9x16_to_12, F32, F16, BF16) {
   return conv_setup(square(1, 9, 16, 12, 3, 2, 1, 1, 2), false, dt, rng);
 }
-IRON_TEST(iron_conv2d, past_narrow_k160_1x5x5x40_to_16, F32, F16, BF16) {
+IRON_TEST(iron_conv2d, narrow_one_group_2x2_1x5x5x40_to_16, F32, F16, BF16) {
   return conv_setup({1, 5, 5, 40, 16, 2, 2, 1, 1, 0, 0, 1, 1, 1}, false, dt, rng);
+}
+IRON_TEST(iron_conv2d, past_narrow_1x5x5x32_to_16, F32, F16, BF16) {
+  return conv_setup(square(1, 5, 32, 16, 3, 1, 1), false, dt, rng);
 }
 
 // conv1d: a 3-tap sequence layer, and stride 2, dilation 2, two groups of 6 channels.

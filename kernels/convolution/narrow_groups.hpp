@@ -1,14 +1,17 @@
 /// The product of a convolution whose groups are narrow (ResNeXt's 4–16 channels a group): a
-/// group's whole im2col tile and weight staged once, then one short run of tensor-core products.
+/// few groups' im2col rows and weights staged together, then only the groups' own products.
 ///
 /// gemm's 128 × 128 tiles leave all but cout_g of their 128 columns idle here and pad k = kh · kw
 /// · cin_g (72 for ResNeXt's 3×3 over 8 channels) to whole 64-column steps, so a tile does 16 to
-/// 32 times the products it needs and pays a pipeline's fill for one or two steps. This body keeps
-/// the same grid (a group per 128 pixels of one convolution group) and does only the products
-/// of the group: its A (128 pixels × k, k rounded up to 16, zeros past k) and its weight (16
-/// channels × k, zeros past cout_g) land in shared memory through 4-element asynchronous
-/// copies, one gathering pass, then each simdgroup multiplies its 32 pixels by the 16 channels
-/// along k.
+/// 32 times the products it needs. And one group's channels are only cin_g · size bytes of each
+/// pixel (16 of a 128-byte line for 8 bf16 channels), so a group that gathers alone asks the
+/// cache for a line per copy. This body keeps the grid (⌈m / 128⌉ × groups groups of 128
+/// threads) but gives each group a *set* of G' ∈ {8, 4, 2, 1} convolution groups (the largest
+/// that divides `groups` with G' · cin_g ≤ 64 channels) and 128 / G' pixels: a pixel's channels
+/// of the whole set are consecutive, so the copies of one tap read whole lines. The 128 rows
+/// (pixels of each group of the set) and the set's weights (16 rows a group, zeros past cout_g)
+/// are staged a few kernel rows at a time (at most kNarrowCols columns) by 4-element
+/// asynchronous copies; each simdgroup multiplies its two 16-row units by their group's weight.
 #pragma once
 
 #include <cstdint>
@@ -19,103 +22,161 @@
 
 namespace iron::kernels::convolution {
 
-inline constexpr std::uint32_t kNarrowChannels = 16;  ///< most output channels a group
-inline constexpr std::uint32_t kNarrowMaxK = 144;     ///< most kh · kw · cin_g (3×3 over 16)
-inline constexpr std::uint32_t kNarrowCopy = 4;       ///< elements a copy (cin_g a multiple)
-/// The staged rows' pitch: k's room and 16 bytes more, so a fragment load's eight rows fall
-/// in different banks.
-inline constexpr std::uint32_t kNarrowPitch = kNarrowMaxK + 8;
-inline constexpr std::uint32_t kNarrowRowsASimdgroup = gemm::kBM / (gemm::kThreads / 32);
+inline constexpr std::uint32_t kNarrowChannels = 16;     ///< most output channels a group
+inline constexpr std::uint32_t kNarrowSetChannels = 64;  ///< most input channels of a set
+inline constexpr std::uint32_t kNarrowCols = 80;  ///< most columns (taps · cin_g) a chunk stages
+inline constexpr std::uint32_t kNarrowCopy = 4;   ///< elements a copy (cin_g a multiple)
+/// The staged rows' pitch: a chunk's room and 16 bytes more, so a fragment load's eight rows
+/// fall in different banks.
+inline constexpr std::uint32_t kNarrowPitch = kNarrowCols + 8;
+inline constexpr std::uint32_t kNarrowRows = gemm::kBM;  ///< staged rows: (group, pixel) pairs
+inline constexpr std::uint32_t kNarrowUnit = 16;         ///< rows a fragment product takes
 
 /// Whether the narrow body serves the shape: at most kNarrowChannels output channels a group,
-/// cin_g a multiple of kNarrowCopy and k within the staged rows.
+/// cin_g a multiple of kNarrowCopy and one kernel row of taps within a chunk.
 inline dsl::Expr<bool> narrow_groups(const Shape& s) {
   return s.cout_g() <= kNarrowChannels && s.cin_g() % kNarrowCopy == 0u &&
-         s.kh * s.kw * s.cin_g() <= kNarrowMaxK;
+         s.kw * s.cin_g() <= kNarrowCols;
 }
 
-/// This group's 128 pixels (program_id<1>) of convolution group g = program_id<2>() with the
-/// plain weight [c_out, kh, kw, cin_g]: each output element inside out written as value(channel,
-/// sum) rounded to T (channel counted across all groups). Only for shapes narrow_groups accepts.
+/// This group's set of convolution groups and pixels (see above) with the plain weight [c_out,
+/// kh, kw, cin_g]: each output element inside out written as value(channel, sum) rounded to T
+/// (channel counted across all groups). Only for shapes narrow_groups accepts.
 template <class T, class Value>
 void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
                           const dsl::Out<T>& out, const Shape& s, Value&& value) {
   using namespace iron::dsl;
   constexpr std::uint32_t kW = kNarrowCopy;
-  auto g = program_id<2>();
+  constexpr std::uint32_t kPitch = kNarrowPitch;
   auto cin_g = s.cin_g();
   auto cout_g = s.cout_g();
   auto k = s.kh * s.kw * cin_g;
-  auto k_rounded = (k + 15u) / 16u * 16u;
   auto ow = s.ow();
   auto pixels = s.oh() * ow;
   auto m = s.batch * pixels;
-  auto row0 = program_id<1>() * gemm::kBM;
 
-  auto tile_a = shared<T>(gemm::kBM * kNarrowPitch);
-  auto tile_b = shared<T>(kNarrowChannels * kNarrowPitch);
+  // The set: G' groups, P = 128 / G' pixels; sets fastest along the launch order.
+  const auto fits = [&](std::uint32_t g) {
+    return s.groups % g == 0u && cin_g * g <= kNarrowSetChannels;
+  };
+  Expr<u32> set_groups =
+      select(fits(8), Expr<u32>(8u),
+             select(fits(4), Expr<u32>(4u), select(fits(2), Expr<u32>(2u), Expr<u32>(1u))));
+  auto set_pixels = kNarrowRows / set_groups;
+  auto sets = s.groups / set_groups;
+  auto launched = program_id<2>() * ((m + (kNarrowRows - 1u)) / kNarrowRows) + program_id<1>();
+  auto set = launched % sets;
+  auto block = launched / sets;
+  auto first_group = set * set_groups;
 
-  // The weight: row n of the group's [cout_g, k] rows at tile_b[n · pitch], zeros past both.
-  auto pieces = k_rounded / kW;
-  for (auto v : range(thread_id<0>(), kNarrowChannels * pieces, group_size<0>())) {
-    auto n = v / pieces;
-    auto p = v % pieces * kW;
-    auto valid = n < cout_g && p < k;
-    auto from = (g * cout_g + n) * k + p;
-    copy_async<kW>(tile_b[n * kNarrowPitch + p], weight[select(valid, from, Expr<u32>(0u))], valid);
-  }
+  IRON_IF(block < (m + set_pixels - 1u) / set_pixels) {
+    auto tile_a = shared<T>(kNarrowRows * kPitch);
+    auto tile_b = shared<T>(kNarrowRows * kPitch);
 
-  // A: thread t gathers pixel row0 + t, tap by tap, kW channels a copy; zeros in the padding,
-  // past the last pixel and past k.
-  auto r = row0 + thread_id<0>();
-  auto b = r / pixels;
-  auto pixel = r - b * pixels;
-  auto oy = pixel / ow;
-  auto y0 = oy * s.stride_h;
-  auto x0 = (pixel - oy * ow) * s.stride_w;
-  auto row_inside = r < m;
-  auto first_channel = g * cin_g;
-  auto row_at = thread_id<0>() * kNarrowPitch;
-  for (auto ky : range(0u, s.kh)) {
-    auto y = y0 + ky * s.dil_h;
-    auto y_inside = row_inside && y >= s.pad_h && y < s.h + s.pad_h;
-    auto image_row = b * s.h + max(y, s.pad_h) - s.pad_h;
-    for (auto kx : range(0u, s.kw)) {
-      auto xx = x0 + kx * s.dil_w;
-      auto inside = y_inside && xx >= s.pad_w && xx < s.w + s.pad_w;
-      auto from = (image_row * s.w + max(xx, s.pad_w) - s.pad_w) * s.c_in + first_channel;
-      auto col = (ky * s.kw + kx) * cin_g;
-      for (auto c : range(0u, cin_g, kW)) {
-        copy_async<kW>(tile_a[row_at + col + c], x[select(inside, from + c, Expr<u32>(0u))],
-                       inside);
+    // The copies: lanes of a pixel's row take its set's channels kW at a time (chunk j of J),
+    // rows of lanes take its pixels.
+    auto chunks = set_groups * cin_g / kW;
+    Expr<u32> lanes =
+        select(chunks <= 1u, Expr<u32>(1u),
+               select(chunks <= 2u, Expr<u32>(2u),
+                      select(chunks <= 4u, Expr<u32>(4u),
+                             select(chunks <= 8u, Expr<u32>(8u),
+                                    select(chunks <= 16u, Expr<u32>(16u), Expr<u32>(32u))))));
+    auto j = thread_id<0>() % lanes;
+    auto copies = j < chunks;
+    auto member = j * kW / cin_g;               // the group of the set this lane copies for
+    auto member_col = j * kW - member * cin_g;  // its first channel in the group
+    auto channel = first_group * cin_g + j * kW;
+
+    auto band = simdgroup_id() * (2u * kNarrowUnit);
+    auto unit_group0 = band / set_pixels;
+    auto unit_group1 = (band + kNarrowUnit) / set_pixels;
+    FragAcc<kNarrowUnit, kNarrowChannels> acc0;
+    FragAcc<kNarrowUnit, kNarrowChannels> acc1;
+    FragA<T, kNarrowUnit, 16> fa;
+    FragB<T, 16, kNarrowChannels> fb;
+
+    // A chunk: kernel rows ky0 … ky0 + rows_a_chunk (cols columns, rounded up to 16).
+    auto rows_a_chunk = kNarrowCols / (s.kw * cin_g);
+    for (auto ky0 : range(0u, s.kh, rows_a_chunk)) {
+      auto ky_end = min(ky0 + rows_a_chunk, s.kh);
+      auto cols = (ky_end - ky0) * s.kw * cin_g;
+      auto cols_rounded = (cols + 15u) / 16u * 16u;
+      auto pieces = cols_rounded / kW;
+
+      // The set's weights: row u · 16 + n is channel n of group u, zeros past cout_g and cols.
+      for (auto v : range(thread_id<0>(), set_groups * kNarrowChannels * pieces, group_size<0>())) {
+        auto row = v / pieces;
+        auto p = (v - row * pieces) * kW;
+        auto n = row % kNarrowChannels;
+        auto valid = n < cout_g && p < cols;
+        auto from =
+            ((first_group + row / kNarrowChannels) * cout_g + n) * k + ky0 * s.kw * cin_g + p;
+        copy_async<kW>(tile_b[row * kPitch + p], weight[select(valid, from, Expr<u32>(0u))], valid);
       }
-    }
-  }
-  for (auto p : range(k, k_rounded, kW)) {
-    copy_async<kW>(tile_a[row_at + p], x[Expr<u32>(0u)], Expr<bool>(false));
-  }
-  async_commit();
-  async_wait(0);
-  barrier();
+      // The rows: (member, pixel p) at row member · P + p; zeros in the padding and past m.
+      IRON_IF(copies) {
+        for (auto p : range(thread_id<0>() / lanes, set_pixels, kNarrowRows / lanes)) {
+          auto r = block * set_pixels + p;
+          auto b = r / pixels;
+          auto pixel = r - b * pixels;
+          auto oy = pixel / ow;
+          auto y0 = oy * s.stride_h;
+          auto x0 = (pixel - oy * ow) * s.stride_w;
+          auto row_inside = r < m;
+          auto to = (member * set_pixels + p) * kPitch + member_col;
+          for (auto ky : range(ky0, ky_end)) {
+            auto y = y0 + ky * s.dil_h;
+            auto y_inside = row_inside && y >= s.pad_h && y < s.h + s.pad_h;
+            auto image_row = b * s.h + max(y, s.pad_h) - s.pad_h;
+            auto col = (ky - ky0) * s.kw * cin_g;
+            for (auto kx : range(0u, s.kw)) {
+              auto xx = x0 + kx * s.dil_w;
+              auto inside = y_inside && xx >= s.pad_w && xx < s.w + s.pad_w;
+              auto from = (image_row * s.w + max(xx, s.pad_w) - s.pad_w) * s.c_in + channel;
+              copy_async<kW>(tile_a[to + col + kx * cin_g], x[select(inside, from, Expr<u32>(0u))],
+                             inside);
+            }
+          }
+        }
+      }
+      auto pad = (cols_rounded - cols) / kW;
+      for (auto v : range(thread_id<0>(), kNarrowRows * pad, group_size<0>())) {
+        auto row = v / pad;
+        copy_async<kW>(tile_a[row * kPitch + cols + (v - row * pad) * kW], x[Expr<u32>(0u)],
+                       Expr<bool>(false));
+      }
+      async_commit();
+      async_wait(0);
+      barrier();
 
-  // Simdgroup s: pixels row0 + 32·s … times the group's 16 channels.
-  auto band = simdgroup_id() * kNarrowRowsASimdgroup;
-  FragAcc<kNarrowRowsASimdgroup, kNarrowChannels> acc;
-  FragA<T, kNarrowRowsASimdgroup, 16> fa;
-  FragB<T, 16, kNarrowChannels> fb;
-  for (auto kk : range(0u, k_rounded, 16u)) {
-    fa.load(tile_a, band * kNarrowPitch + kk, kNarrowPitch);
-    fb.load(tile_b, kk, kNarrowPitch, col_major);
-    mma(acc, fa, fb);
-  }
-  auto first = g * cout_g;
-  for (std::uint32_t slot = 0; slot < FragAcc<kNarrowRowsASimdgroup, kNarrowChannels>::elements;
-       ++slot) {
-    auto row = row0 + band + acc.row(slot);
-    auto c = acc.col(slot);
-    IRON_IF(row < m && c < cout_g) {
-      store(out[row * s.c_out + first + c], cast<T>(value(first + c, acc.get(slot))));
+      // Simdgroup s: rows 32·s … 32·s + 15 and the next 16, each by its group's weight.
+      for (auto kk : range(0u, cols_rounded, 16u)) {
+        fa.load(tile_a, band * kPitch + kk, kPitch);
+        fb.load(tile_b, unit_group0 * (kNarrowChannels * kPitch) + kk, kPitch, col_major);
+        mma(acc0, fa, fb);
+        fa.load(tile_a, (band + kNarrowUnit) * kPitch + kk, kPitch);
+        fb.load(tile_b, unit_group1 * (kNarrowChannels * kPitch) + kk, kPitch, col_major);
+        mma(acc1, fa, fb);
+      }
+      barrier();
     }
+
+    const auto finish = [&](const FragAcc<kNarrowUnit, kNarrowChannels>& acc,
+                            const Expr<u32>& first_row, const Expr<u32>& member_of) {
+      auto first_pixel = block * set_pixels + first_row - member_of * set_pixels;
+      auto first_channel = (first_group + member_of) * cout_g;
+      for (std::uint32_t slot = 0; slot < FragAcc<kNarrowUnit, kNarrowChannels>::elements; ++slot) {
+        auto r = first_pixel + acc.row(slot);
+        auto c = acc.col(slot);
+        IRON_IF(r < m && c < cout_g) {
+          store(out[r * s.c_out + first_channel + c],
+                cast<T>(value(first_channel + c, acc.get(slot))));
+        }
+      }
+    };
+    finish(acc0, band, unit_group0);
+    finish(acc1, band + kNarrowUnit, unit_group1);
   }
 }
 
