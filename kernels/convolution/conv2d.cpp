@@ -22,7 +22,7 @@
 /// the stage in the image once per tile and its columns' tap once per step, so no copy divides;
 /// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
 /// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, kw ·
-/// cin_g ≤ 80) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets of groups
+/// cin_g ≤ 48, 16 in f32) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets of groups
 /// staged together, only each group's products.
 ///
 /// ## Layout
@@ -191,9 +191,10 @@ IRON_TEST(iron_conv2d, rect_1x3_kernel_5x7x16_to_8, F32, F16, BF16) {
 }
 // Narrow groups (kernels/convolution/narrow_groups.hpp): sets of 4 groups of 4 channels over
 // two tiles of pixels (162); two sets of 8 groups (more launched groups than work: some idle);
-// 16 channels a group in three chunks of one kernel row; a stride of 2; one group of 40
-// channels (10 copies a pixel: lanes idle) in two chunks; and one past the chunk (a kernel
-// row of 3 · 32 columns) on the tiled body.
+// 16 channels a group in three chunks of one kernel row; a stride of 2; a strided 1×1 of one
+// group of 40 channels (10 copies a pixel: lanes idle); and one past a chunk (a kernel row of
+// 3 · 32 columns) on the tiled body. f32 chunks hold 16 columns: only the 4-channel groups
+// take the narrow body in f32.
 IRON_TEST(iron_conv2d, narrow_groups4_2x9x9x16_to_16, F32, F16, BF16) {
   return conv_setup(square(2, 9, 16, 16, 3, 1, 1, 1, 4), false, dt, rng);
 }
@@ -206,8 +207,8 @@ IRON_TEST(iron_conv2d, narrow_groups2_chunks_1x6x6x32_to_32, F32, F16, BF16) {
 IRON_TEST(iron_conv2d, narrow_groups2_s2_1x9x9x16_to_12, F32, F16, BF16) {
   return conv_setup(square(1, 9, 16, 12, 3, 2, 1, 1, 2), false, dt, rng);
 }
-IRON_TEST(iron_conv2d, narrow_one_group_2x2_1x5x5x40_to_16, F32, F16, BF16) {
-  return conv_setup({1, 5, 5, 40, 16, 2, 2, 1, 1, 0, 0, 1, 1, 1}, false, dt, rng);
+IRON_TEST(iron_conv2d, narrow_one_group_1x1_s2_1x7x7x40_to_16, F32, F16, BF16) {
+  return conv_setup({1, 7, 7, 40, 16, 1, 1, 2, 2, 0, 0, 1, 1, 1}, false, dt, rng);
 }
 IRON_TEST(iron_conv2d, past_narrow_1x5x5x32_to_16, F32, F16, BF16) {
   return conv_setup(square(1, 5, 32, 16, 3, 1, 1), false, dt, rng);

@@ -90,7 +90,7 @@ void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const 
                    const Shape& s, Value&& value) {
   using namespace iron::dsl;
   // The tiled body is the usual side (specializations bind true as usual).
-  IRON_IF(specialized(!narrow_groups(s))) {
+  IRON_IF(specialized(!narrow_groups<T>(s))) {
     conv_product(
         x, out, s,
         [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {

@@ -10,7 +10,7 @@
 /// that divides `groups` with G' · cin_g ≤ 64 channels) and 128 / G' pixels: a pixel's channels
 /// of the whole set are consecutive, so the copies of one tap read whole lines. The 128 rows
 /// (pixels of each group of the set) and the set's weights (16 rows a group, zeros past cout_g)
-/// are staged a few kernel rows at a time (at most kNarrowCols columns) by 4-element
+/// are staged a few kernel rows at a time (at most 48 columns; 16 of f32) by 4-element
 /// asynchronous copies; each simdgroup multiplies its two 16-row units by their group's weight.
 #pragma once
 
@@ -24,19 +24,29 @@ namespace iron::kernels::convolution {
 
 inline constexpr std::uint32_t kNarrowChannels = 16;     ///< most output channels a group
 inline constexpr std::uint32_t kNarrowSetChannels = 64;  ///< most input channels of a set
-inline constexpr std::uint32_t kNarrowCols = 80;  ///< most columns (taps · cin_g) a chunk stages
-inline constexpr std::uint32_t kNarrowCopy = 4;   ///< elements a copy (cin_g a multiple)
-/// The staged rows' pitch: a chunk's room and 16 bytes more, so a fragment load's eight rows
-/// fall in different banks.
-inline constexpr std::uint32_t kNarrowPitch = kNarrowCols + 8;
+inline constexpr std::uint32_t kNarrowCopy = 4;          ///< elements a copy (cin_g a multiple)
 inline constexpr std::uint32_t kNarrowRows = gemm::kBM;  ///< staged rows: (group, pixel) pairs
 inline constexpr std::uint32_t kNarrowUnit = 16;         ///< rows a fragment product takes
+/// Most columns (taps · cin_g) a chunk stages, whole 16-column steps: 48 of 16-bit T (96 bytes),
+/// 16 of f32, so that the rows and the weights (two 128-row tiles) fit Metal's 32 KB of
+/// threadgroup memory.
+template <class T>
+constexpr std::uint32_t narrow_cols() {
+  return dsl::lane_bytes<T>() == 2 ? 48 : 16;
+}
+/// The staged rows' pitch: a chunk's room and 16 bytes more (an odd number of 16-byte pieces),
+/// so a fragment load's eight rows fall in different banks.
+template <class T>
+constexpr std::uint32_t narrow_pitch() {
+  return narrow_cols<T>() + 16 / dsl::lane_bytes<T>();
+}
 
 /// Whether the narrow body serves the shape: at most kNarrowChannels output channels a group,
 /// cin_g a multiple of kNarrowCopy and one kernel row of taps within a chunk.
-inline dsl::Expr<bool> narrow_groups(const Shape& s) {
+template <class T>
+dsl::Expr<bool> narrow_groups(const Shape& s) {
   return s.cout_g() <= kNarrowChannels && s.cin_g() % kNarrowCopy == 0u &&
-         s.kw * s.cin_g() <= kNarrowCols;
+         s.kw * s.cin_g() <= narrow_cols<T>();
 }
 
 /// This group's set of convolution groups and pixels (see above) with the plain weight [c_out,
@@ -47,7 +57,7 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
                           const dsl::Out<T>& out, const Shape& s, Value&& value) {
   using namespace iron::dsl;
   constexpr std::uint32_t kW = kNarrowCopy;
-  constexpr std::uint32_t kPitch = kNarrowPitch;
+  constexpr std::uint32_t kPitch = narrow_pitch<T>();
   auto cin_g = s.cin_g();
   auto cout_g = s.cout_g();
   auto k = s.kh * s.kw * cin_g;
@@ -97,7 +107,7 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
     FragB<T, 16, kNarrowChannels> fb;
 
     // A chunk: kernel rows ky0 … ky0 + rows_a_chunk (cols columns, rounded up to 16).
-    auto rows_a_chunk = kNarrowCols / (s.kw * cin_g);
+    auto rows_a_chunk = narrow_cols<T>() / (s.kw * cin_g);
     for (auto ky0 : range(0u, s.kh, rows_a_chunk)) {
       auto ky_end = min(ky0 + rows_a_chunk, s.kh);
       auto cols = (ky_end - ky0) * s.kw * cin_g;

@@ -266,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 22528);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:78
   const unsigned int v1 = length;
@@ -279,14 +279,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:88
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:38
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:38
+  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:48
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:39
-  const bool v23 = v22 <= 80u;
-  const bool v24 = v19 && v23;
+  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v23 = v22 <= 48u;
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:48
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:93
   if (v25) {
     const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
@@ -2566,166 +2566,166 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v2358 = v2357 - 1u;
     const unsigned int v2359 = v2358 / v5;
     const unsigned int v2360 = v2359 + 1u;
-    const unsigned int v2374 = v0 * v2360;  // kernels/convolution/narrow_groups.hpp:56
-    const unsigned int v2379 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2374 = v0 * v2360;  // kernels/convolution/narrow_groups.hpp:66
+    const unsigned int v2379 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2380 = v2379 == v10;
     const unsigned int v2383 = v16 << 1u;
     const bool v2384 = v2383 <= 64u;
     const bool v2385 = v2380 && v2384;
-    const unsigned int v2386 = v2385 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2390 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2386 = v2385 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2390 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2391 = v2390 == v10;
     const unsigned int v2394 = v16 << 2u;
     const bool v2395 = v2394 <= 64u;
     const bool v2396 = v2391 && v2395;
-    const unsigned int v2397 = v2396 ? 4u : v2386;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2401 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2397 = v2396 ? 4u : v2386;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2401 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2402 = v2401 == v10;
     const unsigned int v2405 = v16 << 3u;
     const bool v2406 = v2405 <= 64u;
     const bool v2407 = v2402 && v2406;
-    const unsigned int v2408 = v2407 ? 8u : v2397;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2410 = 128u / v2408;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2411 = v8 / v2408;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2412 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2408 = v2407 ? 8u : v2397;  // kernels/convolution/narrow_groups.hpp:73
+    const unsigned int v2410 = 128u / v2408;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2411 = v8 / v2408;  // kernels/convolution/narrow_groups.hpp:76
+    const unsigned int v2412 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
     const unsigned int v2415 = v2374 + 127u;
     const unsigned int v2416 = v2415 >> 7u;
     const unsigned int v2417 = blockIdx.z;
     const unsigned int v2418 = v2417 * v2416;
     const unsigned int v2419 = v2418 + v2412;
-    const unsigned int v2420 = v2419 % v2411;  // kernels/convolution/narrow_groups.hpp:68
-    const unsigned int v2421 = v2419 / v2411;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2422 = v2420 * v2408;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2424 = v2374 + v2410;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2420 = v2419 % v2411;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2421 = v2419 / v2411;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2422 = v2420 * v2408;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2424 = v2374 + v2410;  // kernels/convolution/narrow_groups.hpp:82
     const unsigned int v2425 = v2424 - 1u;
     const unsigned int v2426 = v2425 / v2410;
     const bool v2427 = v2421 < v2426;
     if (v2427) {
-      const unsigned int v2429 = v2408 * v16;  // kernels/convolution/narrow_groups.hpp:78
+      const unsigned int v2429 = v2408 * v16;  // kernels/convolution/narrow_groups.hpp:88
       const unsigned int v2430 = v2429 >> 2u;
-      const bool v2434 = v2430 <= 16u;  // kernels/convolution/narrow_groups.hpp:84
+      const bool v2434 = v2430 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
       const unsigned int v2435 = v2434 ? 16u : 32u;
-      const bool v2438 = v2430 <= 8u;  // kernels/convolution/narrow_groups.hpp:83
+      const bool v2438 = v2430 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
       const unsigned int v2439 = v2438 ? 8u : v2435;
-      const bool v2442 = v2430 <= 4u;  // kernels/convolution/narrow_groups.hpp:82
+      const bool v2442 = v2430 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
       const unsigned int v2443 = v2442 ? 4u : v2439;
-      const bool v2446 = v2430 <= 2u;  // kernels/convolution/narrow_groups.hpp:81
+      const bool v2446 = v2430 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
       const unsigned int v2447 = v2446 ? 2u : v2443;
-      const bool v2450 = v2430 <= 1u;  // kernels/convolution/narrow_groups.hpp:80
+      const bool v2450 = v2430 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
       const unsigned int v2451 = v2450 ? 1u : v2447;
-      const unsigned int v2452 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:85
+      const unsigned int v2452 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
       const unsigned int v2453 = v2452 % v2451;
-      const bool v2454 = v2453 < v2430;  // kernels/convolution/narrow_groups.hpp:86
-      const unsigned int v2456 = v2453 << 2u;  // kernels/convolution/narrow_groups.hpp:87
+      const bool v2454 = v2453 < v2430;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2456 = v2453 << 2u;  // kernels/convolution/narrow_groups.hpp:97
       const unsigned int v2457 = v2456 / v16;
-      const unsigned int v2458 = v2457 * v16;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2458 = v2457 * v16;  // kernels/convolution/narrow_groups.hpp:98
       const unsigned int v2461 = v2456 - v2458;
-      const unsigned int v2464 = v2422 * v16;  // kernels/convolution/narrow_groups.hpp:89
+      const unsigned int v2464 = v2422 * v16;  // kernels/convolution/narrow_groups.hpp:99
       const unsigned int v2465 = v2464 + v2456;
-      const unsigned int v2467 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2467 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
       const unsigned int v2468 = v2467 << 5u;
-      const unsigned int v2469 = v2468 / v2410;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2471 = v2468 + 16u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2469 = v2468 / v2410;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2471 = v2468 + 16u;  // kernels/convolution/narrow_groups.hpp:103
       const unsigned int v2472 = v2471 / v2410;
-      iron_frag<float, 2, 16, 16> v2474;  // kernels/convolution/narrow_groups.hpp:94
+      iron_frag<float, 2, 16, 16> v2474;  // kernels/convolution/narrow_groups.hpp:104
       iron_frag_fill(v2474, 0.0f);
-      iron_frag<float, 2, 16, 16> v2476;  // kernels/convolution/narrow_groups.hpp:95
+      iron_frag<float, 2, 16, 16> v2476;  // kernels/convolution/narrow_groups.hpp:105
       iron_frag_fill(v2476, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2478;  // kernels/convolution/narrow_groups.hpp:96
+      iron_frag<iron_bf16, 0, 16, 16> v2478;  // kernels/convolution/narrow_groups.hpp:106
       iron_frag_fill(v2478, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:97
+      iron_frag<iron_bf16, 1, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:107
       iron_frag_fill(v2480, iron_f32_to_bf16(0.0f));
-      const unsigned int v2483 = 80u / v22;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2499 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2483 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2499 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
       const unsigned int v2501 = v2408 << 4u;
-      const unsigned int v2612 = v2468 * 88u;  // kernels/convolution/narrow_groups.hpp:155
-      const unsigned int v2616 = v2469 * 1408u;  // kernels/convolution/narrow_groups.hpp:156
-      const unsigned int v2622 = v2471 * 88u;  // kernels/convolution/narrow_groups.hpp:158
-      const unsigned int v2626 = v2472 * 1408u;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2612 = v2468 * 56u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2616 = v2469 * 896u;  // kernels/convolution/narrow_groups.hpp:166
+      const unsigned int v2622 = v2471 * 56u;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2626 = v2472 * 896u;  // kernels/convolution/narrow_groups.hpp:169
 
-      for (unsigned int v2485 = v10; v2485 < 1u; v2485 += v2483) {  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2486 = v2485 + v2483;  // kernels/convolution/narrow_groups.hpp:102
+      for (unsigned int v2485 = v10; v2485 < 1u; v2485 += v2483) {  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2486 = v2485 + v2483;  // kernels/convolution/narrow_groups.hpp:112
         const unsigned int v2487 = min(v2486, 1u);
-        const unsigned int v2488 = v2487 - v2485;  // kernels/convolution/narrow_groups.hpp:103
+        const unsigned int v2488 = v2487 - v2485;  // kernels/convolution/narrow_groups.hpp:113
         const unsigned int v2489 = v2488 * v4;
         const unsigned int v2490 = v2489 * v16;
-        const unsigned int v2494 = v2490 + 15u;  // kernels/convolution/narrow_groups.hpp:104
+        const unsigned int v2494 = v2490 + 15u;  // kernels/convolution/narrow_groups.hpp:114
         const unsigned int v2495 = v2494 >> 4u;
         const unsigned int v2496 = v2495 << 4u;
-        const unsigned int v2498 = v2496 >> 2u;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2502 = v2501 * v2498;  // kernels/convolution/narrow_groups.hpp:108
-        const unsigned int v2515 = v2485 * v4;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2498 = v2496 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2502 = v2501 * v2498;  // kernels/convolution/narrow_groups.hpp:118
+        const unsigned int v2515 = v2485 * v4;  // kernels/convolution/narrow_groups.hpp:124
         const unsigned int v2516 = v2515 * v16;
 
-        for (unsigned int v2504 = v2452; v2504 < v2502; v2504 += v2499) {  // kernels/convolution/narrow_groups.hpp:108
-          const unsigned int v2505 = v2504 / v2498;  // kernels/convolution/narrow_groups.hpp:109
-          const unsigned int v2507 = v2505 * v2498;  // kernels/convolution/narrow_groups.hpp:110
+        for (unsigned int v2504 = v2452; v2504 < v2502; v2504 += v2499) {  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2505 = v2504 / v2498;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2507 = v2505 * v2498;  // kernels/convolution/narrow_groups.hpp:120
           const unsigned int v2508 = v2504 - v2507;
           const unsigned int v2509 = v2508 << 2u;
-          const unsigned int v2511 = v2505 & 15u;  // kernels/convolution/narrow_groups.hpp:111
-          const bool v2512 = v2511 < v12;  // kernels/convolution/narrow_groups.hpp:112
+          const unsigned int v2511 = v2505 & 15u;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2512 = v2511 < v12;  // kernels/convolution/narrow_groups.hpp:122
           const bool v2513 = v2509 < v2490;
           const bool v2514 = v2512 && v2513;
-          const unsigned int v2518 = v2505 >> 4u;  // kernels/convolution/narrow_groups.hpp:114
+          const unsigned int v2518 = v2505 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
           const unsigned int v2519 = v2422 + v2518;
           const unsigned int v2520 = v2519 * v12;
           const unsigned int v2521 = v2520 + v2511;
           const unsigned int v2522 = v2521 * v22;
           const unsigned int v2523 = v2522 + v2516;
           const unsigned int v2524 = v2523 + v2509;
-          const unsigned int v2526 = v2514 ? v2524 : v10;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2528 = v2505 * 88u;
+          const unsigned int v2526 = v2514 ? v2524 : v10;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2528 = v2505 * 56u;
           const unsigned int v2529 = v2528 + v2509;
           iron_copy_async<8>(shm4 + v2529, weight + v2526, v2514);
         }
-        if (v2454) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2531 = 128u / v2451;  // kernels/convolution/narrow_groups.hpp:119
+        if (v2454) {  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2531 = 128u / v2451;  // kernels/convolution/narrow_groups.hpp:129
           const unsigned int v2533 = v2452 / v2451;
-          const unsigned int v2535 = v2421 * v2410;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2547 = v2457 * v2410;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2574 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2535 = v2421 * v2410;  // kernels/convolution/narrow_groups.hpp:130
+          const unsigned int v2547 = v2457 * v2410;  // kernels/convolution/narrow_groups.hpp:137
+          const unsigned int v2574 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:145
 
-          for (unsigned int v2534 = v2533; v2534 < v2410; v2534 += v2531) {  // kernels/convolution/narrow_groups.hpp:119
-            const unsigned int v2536 = v2535 + v2534;  // kernels/convolution/narrow_groups.hpp:120
-            const unsigned int v2537 = v2536 / v2360;  // kernels/convolution/narrow_groups.hpp:121
-            const unsigned int v2538 = v2537 * v2360;  // kernels/convolution/narrow_groups.hpp:122
+          for (unsigned int v2534 = v2533; v2534 < v2410; v2534 += v2531) {  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2536 = v2535 + v2534;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2537 = v2536 / v2360;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2538 = v2537 * v2360;  // kernels/convolution/narrow_groups.hpp:132
             const unsigned int v2539 = v2536 - v2538;
-            const unsigned int v2540 = v2539 / v2360;  // kernels/convolution/narrow_groups.hpp:123
-            const unsigned int v2542 = v2540 * v2360;  // kernels/convolution/narrow_groups.hpp:125
+            const unsigned int v2540 = v2539 / v2360;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2542 = v2540 * v2360;  // kernels/convolution/narrow_groups.hpp:135
             const unsigned int v2543 = v2539 - v2542;
             const unsigned int v2544 = v2543 * v5;
-            const bool v2545 = v2536 < v2374;  // kernels/convolution/narrow_groups.hpp:126
-            const unsigned int v2548 = v2547 + v2534;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2549 = v2548 * 88u;
+            const bool v2545 = v2536 < v2374;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2548 = v2547 + v2534;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2549 = v2548 * 56u;
             const unsigned int v2550 = v2549 + v2461;
 
-            for (unsigned int v2552 = v2485; v2552 < v2487; v2552 += 1u) {  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2554 = v2540 + v2552;  // kernels/convolution/narrow_groups.hpp:129
-              const bool v2555 = v2554 >= v10;  // kernels/convolution/narrow_groups.hpp:130
+            for (unsigned int v2552 = v2485; v2552 < v2487; v2552 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2554 = v2540 + v2552;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2555 = v2554 >= v10;  // kernels/convolution/narrow_groups.hpp:140
               const bool v2556 = v2545 && v2555;
               const bool v2558 = v2554 < 1u;
               const bool v2559 = v2556 && v2558;
-              const unsigned int v2560 = max(v2554, v10);  // kernels/convolution/narrow_groups.hpp:131
+              const unsigned int v2560 = max(v2554, v10);  // kernels/convolution/narrow_groups.hpp:141
               const unsigned int v2562 = v2537 + v2560;
-              const unsigned int v2564 = v2552 - v2485;  // kernels/convolution/narrow_groups.hpp:132
+              const unsigned int v2564 = v2552 - v2485;  // kernels/convolution/narrow_groups.hpp:142
               const unsigned int v2565 = v2564 * v4;
               const unsigned int v2566 = v2565 * v16;
-              const unsigned int v2578 = v2562 * v1;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2586 = v2550 + v2566;  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2578 = v2562 * v1;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2586 = v2550 + v2566;  // kernels/convolution/narrow_groups.hpp:147
 
-              for (unsigned int v2569 = v10; v2569 < v4; v2569 += 1u) {  // kernels/convolution/narrow_groups.hpp:133
-                const unsigned int v2570 = v2569 * v7;  // kernels/convolution/narrow_groups.hpp:134
+              for (unsigned int v2569 = v10; v2569 < v4; v2569 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2570 = v2569 * v7;  // kernels/convolution/narrow_groups.hpp:144
                 const unsigned int v2571 = v2544 + v2570;
-                const bool v2572 = v2571 >= v6;  // kernels/convolution/narrow_groups.hpp:135
+                const bool v2572 = v2571 >= v6;  // kernels/convolution/narrow_groups.hpp:145
                 const bool v2573 = v2559 && v2572;
                 const bool v2575 = v2571 < v2574;
                 const bool v2576 = v2573 && v2575;
-                const unsigned int v2577 = max(v2571, v6);  // kernels/convolution/narrow_groups.hpp:136
+                const unsigned int v2577 = max(v2571, v6);  // kernels/convolution/narrow_groups.hpp:146
                 const unsigned int v2579 = v2578 + v2577;
                 const unsigned int v2580 = v2579 - v6;
                 const unsigned int v2581 = v2580 * v2;
                 const unsigned int v2582 = v2581 + v2465;
-                const unsigned int v2584 = v2576 ? v2582 : v10;  // kernels/convolution/narrow_groups.hpp:137
+                const unsigned int v2584 = v2576 ? v2582 : v10;  // kernels/convolution/narrow_groups.hpp:147
                 const unsigned int v2585 = v2569 * v16;
                 const unsigned int v2587 = v2586 + v2585;
                 iron_copy_async<8>(shm3 + v2587, x + v2584, v2576);
@@ -2733,269 +2733,269 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
             }
           }
         }
-        const unsigned int v2589 = v2496 - v2490;  // kernels/convolution/narrow_groups.hpp:143
+        const unsigned int v2589 = v2496 - v2490;  // kernels/convolution/narrow_groups.hpp:153
         const unsigned int v2590 = v2589 >> 2u;
-        const unsigned int v2593 = v2590 << 7u;  // kernels/convolution/narrow_groups.hpp:144
+        const unsigned int v2593 = v2590 << 7u;  // kernels/convolution/narrow_groups.hpp:154
 
         for (unsigned int v2595 = v2452; v2595 < v2593; v2595 += v2499) {
-          const unsigned int v2596 = v2595 / v2590;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2600 = v2596 * v2590;  // kernels/convolution/narrow_groups.hpp:146
+          const unsigned int v2596 = v2595 / v2590;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2600 = v2596 * v2590;  // kernels/convolution/narrow_groups.hpp:156
           const unsigned int v2601 = v2595 - v2600;
           const unsigned int v2602 = v2601 << 2u;
-          const unsigned int v2604 = v2596 * 88u;
+          const unsigned int v2604 = v2596 * 56u;
           const unsigned int v2605 = v2604 + v2490;
           const unsigned int v2606 = v2605 + v2602;
           iron_copy_async<8>(shm3 + v2606, x + v10, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:149
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:150
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:151
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
 
-        for (unsigned int v2609 = v10; v2609 < v2496; v2609 += 16u) {  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2613 = v2612 + v2609;  // kernels/convolution/narrow_groups.hpp:155
-          iron_frag_load_shared<false>(v2478, shm3, v2613, 88u);
-          const unsigned int v2617 = v2616 + v2609;  // kernels/convolution/narrow_groups.hpp:156
-          iron_frag_load_shared<true>(v2480, shm4, v2617, 88u);
-          iron_frag_mma_sync(v2474, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:157
-          const unsigned int v2623 = v2622 + v2609;  // kernels/convolution/narrow_groups.hpp:158
-          iron_frag_load_shared<false>(v2478, shm3, v2623, 88u);
-          const unsigned int v2627 = v2626 + v2609;  // kernels/convolution/narrow_groups.hpp:159
-          iron_frag_load_shared<true>(v2480, shm4, v2627, 88u);
-          iron_frag_mma_sync(v2476, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:160
+        for (unsigned int v2609 = v10; v2609 < v2496; v2609 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
+          const unsigned int v2613 = v2612 + v2609;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<false>(v2478, shm3, v2613, 56u);
+          const unsigned int v2617 = v2616 + v2609;  // kernels/convolution/narrow_groups.hpp:166
+          iron_frag_load_shared<true>(v2480, shm4, v2617, 56u);
+          iron_frag_mma_sync(v2474, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:167
+          const unsigned int v2623 = v2622 + v2609;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<false>(v2478, shm3, v2623, 56u);
+          const unsigned int v2627 = v2626 + v2609;  // kernels/convolution/narrow_groups.hpp:169
+          iron_frag_load_shared<true>(v2480, shm4, v2627, 56u);
+          iron_frag_mma_sync(v2476, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:170
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:162
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
       }
-      const unsigned int v2628 = v2469 * v2410;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2628 = v2469 * v2410;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2629 = v2421 * v2410;
       const unsigned int v2630 = v2629 + v2468;
       const unsigned int v2631 = v2630 - v2628;
-      const unsigned int v2632 = v2422 + v2469;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2632 = v2422 + v2469;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2633 = v2632 * v12;
-      const unsigned int v2634 = static_cast<unsigned int>(v2474.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2634 = static_cast<unsigned int>(v2474.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2635 = v2631 + v2634;
-      const unsigned int v2636 = static_cast<unsigned int>(v2474.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2637 = v2635 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2636 = static_cast<unsigned int>(v2474.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2637 = v2635 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2638 = v2636 < v12;
       const bool v2639 = v2637 && v2638;
       if (v2639) {
-        const float v2640 = v2474.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2640 = v2474.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2642 = iron_f32_to_bf16(v2640);
-        const unsigned int v2643 = v2635 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2643 = v2635 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2644 = v2643 + v2633;
         const unsigned int v2645 = v2644 + v2636;
         out[v2645] = v2642;
       }
-      const unsigned int v2646 = static_cast<unsigned int>(v2474.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2646 = static_cast<unsigned int>(v2474.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2647 = v2631 + v2646;
-      const unsigned int v2648 = static_cast<unsigned int>(v2474.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2649 = v2647 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2648 = static_cast<unsigned int>(v2474.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2649 = v2647 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2650 = v2648 < v12;
       const bool v2651 = v2649 && v2650;
       if (v2651) {
-        const float v2652 = v2474.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2652 = v2474.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2654 = iron_f32_to_bf16(v2652);
-        const unsigned int v2655 = v2647 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2655 = v2647 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2656 = v2655 + v2633;
         const unsigned int v2657 = v2656 + v2648;
         out[v2657] = v2654;
       }
-      const unsigned int v2658 = static_cast<unsigned int>(v2474.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2658 = static_cast<unsigned int>(v2474.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2659 = v2631 + v2658;
-      const unsigned int v2660 = static_cast<unsigned int>(v2474.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2661 = v2659 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2660 = static_cast<unsigned int>(v2474.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2661 = v2659 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2662 = v2660 < v12;
       const bool v2663 = v2661 && v2662;
       if (v2663) {
-        const float v2664 = v2474.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2664 = v2474.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2666 = iron_f32_to_bf16(v2664);
-        const unsigned int v2667 = v2659 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2667 = v2659 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2668 = v2667 + v2633;
         const unsigned int v2669 = v2668 + v2660;
         out[v2669] = v2666;
       }
-      const unsigned int v2670 = static_cast<unsigned int>(v2474.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2670 = static_cast<unsigned int>(v2474.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2671 = v2631 + v2670;
-      const unsigned int v2672 = static_cast<unsigned int>(v2474.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2673 = v2671 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2672 = static_cast<unsigned int>(v2474.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2673 = v2671 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2674 = v2672 < v12;
       const bool v2675 = v2673 && v2674;
       if (v2675) {
-        const float v2676 = v2474.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2676 = v2474.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2678 = iron_f32_to_bf16(v2676);
-        const unsigned int v2679 = v2671 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2679 = v2671 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2680 = v2679 + v2633;
         const unsigned int v2681 = v2680 + v2672;
         out[v2681] = v2678;
       }
-      const unsigned int v2682 = static_cast<unsigned int>(v2474.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2682 = static_cast<unsigned int>(v2474.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2683 = v2631 + v2682;
-      const unsigned int v2684 = static_cast<unsigned int>(v2474.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2685 = v2683 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2684 = static_cast<unsigned int>(v2474.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2685 = v2683 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2686 = v2684 < v12;
       const bool v2687 = v2685 && v2686;
       if (v2687) {
-        const float v2688 = v2474.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2688 = v2474.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2690 = iron_f32_to_bf16(v2688);
-        const unsigned int v2691 = v2683 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2691 = v2683 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2692 = v2691 + v2633;
         const unsigned int v2693 = v2692 + v2684;
         out[v2693] = v2690;
       }
-      const unsigned int v2694 = static_cast<unsigned int>(v2474.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2694 = static_cast<unsigned int>(v2474.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2695 = v2631 + v2694;
-      const unsigned int v2696 = static_cast<unsigned int>(v2474.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2697 = v2695 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2696 = static_cast<unsigned int>(v2474.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2697 = v2695 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2698 = v2696 < v12;
       const bool v2699 = v2697 && v2698;
       if (v2699) {
-        const float v2700 = v2474.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2700 = v2474.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2702 = iron_f32_to_bf16(v2700);
-        const unsigned int v2703 = v2695 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2703 = v2695 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2704 = v2703 + v2633;
         const unsigned int v2705 = v2704 + v2696;
         out[v2705] = v2702;
       }
-      const unsigned int v2706 = static_cast<unsigned int>(v2474.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2706 = static_cast<unsigned int>(v2474.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2707 = v2631 + v2706;
-      const unsigned int v2708 = static_cast<unsigned int>(v2474.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2709 = v2707 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2708 = static_cast<unsigned int>(v2474.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2709 = v2707 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2710 = v2708 < v12;
       const bool v2711 = v2709 && v2710;
       if (v2711) {
-        const float v2712 = v2474.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2712 = v2474.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2714 = iron_f32_to_bf16(v2712);
-        const unsigned int v2715 = v2707 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2715 = v2707 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2716 = v2715 + v2633;
         const unsigned int v2717 = v2716 + v2708;
         out[v2717] = v2714;
       }
-      const unsigned int v2718 = static_cast<unsigned int>(v2474.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2718 = static_cast<unsigned int>(v2474.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2719 = v2631 + v2718;
-      const unsigned int v2720 = static_cast<unsigned int>(v2474.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2721 = v2719 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2720 = static_cast<unsigned int>(v2474.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2721 = v2719 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2722 = v2720 < v12;
       const bool v2723 = v2721 && v2722;
       if (v2723) {
-        const float v2724 = v2474.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2724 = v2474.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2726 = iron_f32_to_bf16(v2724);
-        const unsigned int v2727 = v2719 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2727 = v2719 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2728 = v2727 + v2633;
         const unsigned int v2729 = v2728 + v2720;
         out[v2729] = v2726;
       }
-      const unsigned int v2732 = v2472 * v2410;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2732 = v2472 * v2410;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2734 = v2629 + v2471;
       const unsigned int v2735 = v2734 - v2732;
-      const unsigned int v2736 = v2422 + v2472;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2736 = v2422 + v2472;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2737 = v2736 * v12;
-      const unsigned int v2738 = static_cast<unsigned int>(v2476.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2738 = static_cast<unsigned int>(v2476.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2739 = v2735 + v2738;
-      const unsigned int v2740 = static_cast<unsigned int>(v2476.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2741 = v2739 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2740 = static_cast<unsigned int>(v2476.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2741 = v2739 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2742 = v2740 < v12;
       const bool v2743 = v2741 && v2742;
       if (v2743) {
-        const float v2744 = v2476.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2744 = v2476.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2746 = iron_f32_to_bf16(v2744);
-        const unsigned int v2747 = v2739 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2747 = v2739 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2748 = v2747 + v2737;
         const unsigned int v2749 = v2748 + v2740;
         out[v2749] = v2746;
       }
-      const unsigned int v2750 = static_cast<unsigned int>(v2476.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2750 = static_cast<unsigned int>(v2476.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2751 = v2735 + v2750;
-      const unsigned int v2752 = static_cast<unsigned int>(v2476.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2753 = v2751 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2752 = static_cast<unsigned int>(v2476.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2753 = v2751 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2754 = v2752 < v12;
       const bool v2755 = v2753 && v2754;
       if (v2755) {
-        const float v2756 = v2476.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2756 = v2476.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
-        const unsigned int v2759 = v2751 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2759 = v2751 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2760 = v2759 + v2737;
         const unsigned int v2761 = v2760 + v2752;
         out[v2761] = v2758;
       }
-      const unsigned int v2762 = static_cast<unsigned int>(v2476.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2762 = static_cast<unsigned int>(v2476.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2763 = v2735 + v2762;
-      const unsigned int v2764 = static_cast<unsigned int>(v2476.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2765 = v2763 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2764 = static_cast<unsigned int>(v2476.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2765 = v2763 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2766 = v2764 < v12;
       const bool v2767 = v2765 && v2766;
       if (v2767) {
-        const float v2768 = v2476.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2768 = v2476.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2770 = iron_f32_to_bf16(v2768);
-        const unsigned int v2771 = v2763 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2771 = v2763 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2772 = v2771 + v2737;
         const unsigned int v2773 = v2772 + v2764;
         out[v2773] = v2770;
       }
-      const unsigned int v2774 = static_cast<unsigned int>(v2476.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2774 = static_cast<unsigned int>(v2476.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2775 = v2735 + v2774;
-      const unsigned int v2776 = static_cast<unsigned int>(v2476.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2777 = v2775 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2776 = static_cast<unsigned int>(v2476.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2777 = v2775 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2778 = v2776 < v12;
       const bool v2779 = v2777 && v2778;
       if (v2779) {
-        const float v2780 = v2476.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2780 = v2476.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2782 = iron_f32_to_bf16(v2780);
-        const unsigned int v2783 = v2775 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2783 = v2775 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2784 = v2783 + v2737;
         const unsigned int v2785 = v2784 + v2776;
         out[v2785] = v2782;
       }
-      const unsigned int v2786 = static_cast<unsigned int>(v2476.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2786 = static_cast<unsigned int>(v2476.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2787 = v2735 + v2786;
-      const unsigned int v2788 = static_cast<unsigned int>(v2476.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2789 = v2787 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2788 = static_cast<unsigned int>(v2476.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2789 = v2787 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2790 = v2788 < v12;
       const bool v2791 = v2789 && v2790;
       if (v2791) {
-        const float v2792 = v2476.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2792 = v2476.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2794 = iron_f32_to_bf16(v2792);
-        const unsigned int v2795 = v2787 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2795 = v2787 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2796 = v2795 + v2737;
         const unsigned int v2797 = v2796 + v2788;
         out[v2797] = v2794;
       }
-      const unsigned int v2798 = static_cast<unsigned int>(v2476.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2798 = static_cast<unsigned int>(v2476.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2799 = v2735 + v2798;
-      const unsigned int v2800 = static_cast<unsigned int>(v2476.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2801 = v2799 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2800 = static_cast<unsigned int>(v2476.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2801 = v2799 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2802 = v2800 < v12;
       const bool v2803 = v2801 && v2802;
       if (v2803) {
-        const float v2804 = v2476.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2804 = v2476.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2806 = iron_f32_to_bf16(v2804);
-        const unsigned int v2807 = v2799 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2807 = v2799 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2808 = v2807 + v2737;
         const unsigned int v2809 = v2808 + v2800;
         out[v2809] = v2806;
       }
-      const unsigned int v2810 = static_cast<unsigned int>(v2476.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2810 = static_cast<unsigned int>(v2476.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2811 = v2735 + v2810;
-      const unsigned int v2812 = static_cast<unsigned int>(v2476.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2813 = v2811 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2812 = static_cast<unsigned int>(v2476.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2813 = v2811 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2814 = v2812 < v12;
       const bool v2815 = v2813 && v2814;
       if (v2815) {
-        const float v2816 = v2476.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2816 = v2476.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2818 = iron_f32_to_bf16(v2816);
-        const unsigned int v2819 = v2811 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2819 = v2811 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2820 = v2819 + v2737;
         const unsigned int v2821 = v2820 + v2812;
         out[v2821] = v2818;
       }
-      const unsigned int v2822 = static_cast<unsigned int>(v2476.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2822 = static_cast<unsigned int>(v2476.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2823 = v2735 + v2822;
-      const unsigned int v2824 = static_cast<unsigned int>(v2476.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2825 = v2823 < v2374;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2824 = static_cast<unsigned int>(v2476.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2825 = v2823 < v2374;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2826 = v2824 < v12;
       const bool v2827 = v2825 && v2826;
       if (v2827) {
-        const float v2828 = v2476.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2828 = v2476.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2830 = iron_f32_to_bf16(v2828);
-        const unsigned int v2831 = v2823 * v3;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2831 = v2823 * v3;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2832 = v2831 + v2737;
         const unsigned int v2833 = v2832 + v2824;
         out[v2833] = v2830;

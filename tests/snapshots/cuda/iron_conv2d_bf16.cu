@@ -276,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 22528);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:61
   const unsigned int v1 = h;
@@ -293,14 +293,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:38
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:38
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:39
-  const bool v26 = v25 <= 80u;
-  const bool v27 = v22 && v26;
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v26 = v25 <= 48u;
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
@@ -2629,7 +2629,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:351
     }
   } else {
-    const unsigned int v2350 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:53
+    const unsigned int v2350 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
     const unsigned int v2351 = v2350 * v19;
     const unsigned int v2355 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v2356 = v12 * v2355;
@@ -2647,172 +2647,172 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v2373 = v2372 - 1u;
     const unsigned int v2374 = v2373 / v7;
     const unsigned int v2375 = v2374 + 1u;
-    const unsigned int v2376 = v2375 * v2363;  // kernels/convolution/narrow_groups.hpp:55
-    const unsigned int v2377 = v0 * v2376;  // kernels/convolution/narrow_groups.hpp:56
-    const unsigned int v2382 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2376 = v2375 * v2363;  // kernels/convolution/narrow_groups.hpp:65
+    const unsigned int v2377 = v0 * v2376;  // kernels/convolution/narrow_groups.hpp:66
+    const unsigned int v2382 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2383 = v2382 == 0u;
     const unsigned int v2386 = v19 << 1u;
     const bool v2387 = v2386 <= 64u;
     const bool v2388 = v2383 && v2387;
-    const unsigned int v2389 = v2388 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2393 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2389 = v2388 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2393 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2394 = v2393 == 0u;
     const unsigned int v2397 = v19 << 2u;
     const bool v2398 = v2397 <= 64u;
     const bool v2399 = v2394 && v2398;
-    const unsigned int v2400 = v2399 ? 4u : v2389;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2404 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2400 = v2399 ? 4u : v2389;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2404 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2405 = v2404 == 0u;
     const unsigned int v2408 = v19 << 3u;
     const bool v2409 = v2408 <= 64u;
     const bool v2410 = v2405 && v2409;
-    const unsigned int v2411 = v2410 ? 8u : v2400;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2413 = 128u / v2411;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2414 = v13 / v2411;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2415 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2411 = v2410 ? 8u : v2400;  // kernels/convolution/narrow_groups.hpp:73
+    const unsigned int v2413 = 128u / v2411;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2414 = v13 / v2411;  // kernels/convolution/narrow_groups.hpp:76
+    const unsigned int v2415 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
     const unsigned int v2418 = v2377 + 127u;
     const unsigned int v2419 = v2418 >> 7u;
     const unsigned int v2420 = blockIdx.z;
     const unsigned int v2421 = v2420 * v2419;
     const unsigned int v2422 = v2421 + v2415;
-    const unsigned int v2423 = v2422 % v2414;  // kernels/convolution/narrow_groups.hpp:68
-    const unsigned int v2424 = v2422 / v2414;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2425 = v2423 * v2411;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2427 = v2377 + v2413;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2423 = v2422 % v2414;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2424 = v2422 / v2414;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2425 = v2423 * v2411;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2427 = v2377 + v2413;  // kernels/convolution/narrow_groups.hpp:82
     const unsigned int v2428 = v2427 - 1u;
     const unsigned int v2429 = v2428 / v2413;
     const bool v2430 = v2424 < v2429;
     if (v2430) {
-      const unsigned int v2432 = v2411 * v19;  // kernels/convolution/narrow_groups.hpp:78
+      const unsigned int v2432 = v2411 * v19;  // kernels/convolution/narrow_groups.hpp:88
       const unsigned int v2433 = v2432 >> 2u;
-      const bool v2437 = v2433 <= 16u;  // kernels/convolution/narrow_groups.hpp:84
+      const bool v2437 = v2433 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
       const unsigned int v2438 = v2437 ? 16u : 32u;
-      const bool v2441 = v2433 <= 8u;  // kernels/convolution/narrow_groups.hpp:83
+      const bool v2441 = v2433 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
       const unsigned int v2442 = v2441 ? 8u : v2438;
-      const bool v2445 = v2433 <= 4u;  // kernels/convolution/narrow_groups.hpp:82
+      const bool v2445 = v2433 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
       const unsigned int v2446 = v2445 ? 4u : v2442;
-      const bool v2449 = v2433 <= 2u;  // kernels/convolution/narrow_groups.hpp:81
+      const bool v2449 = v2433 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
       const unsigned int v2450 = v2449 ? 2u : v2446;
-      const bool v2453 = v2433 <= 1u;  // kernels/convolution/narrow_groups.hpp:80
+      const bool v2453 = v2433 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
       const unsigned int v2454 = v2453 ? 1u : v2450;
-      const unsigned int v2455 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:85
+      const unsigned int v2455 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
       const unsigned int v2456 = v2455 % v2454;
-      const bool v2457 = v2456 < v2433;  // kernels/convolution/narrow_groups.hpp:86
-      const unsigned int v2459 = v2456 << 2u;  // kernels/convolution/narrow_groups.hpp:87
+      const bool v2457 = v2456 < v2433;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2459 = v2456 << 2u;  // kernels/convolution/narrow_groups.hpp:97
       const unsigned int v2460 = v2459 / v19;
-      const unsigned int v2461 = v2460 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2461 = v2460 * v19;  // kernels/convolution/narrow_groups.hpp:98
       const unsigned int v2464 = v2459 - v2461;
-      const unsigned int v2467 = v2425 * v19;  // kernels/convolution/narrow_groups.hpp:89
+      const unsigned int v2467 = v2425 * v19;  // kernels/convolution/narrow_groups.hpp:99
       const unsigned int v2468 = v2467 + v2459;
-      const unsigned int v2470 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2470 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
       const unsigned int v2471 = v2470 << 5u;
-      const unsigned int v2472 = v2471 / v2413;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2474 = v2471 + 16u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2472 = v2471 / v2413;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2474 = v2471 + 16u;  // kernels/convolution/narrow_groups.hpp:103
       const unsigned int v2475 = v2474 / v2413;
-      iron_frag<float, 2, 16, 16> v2477;  // kernels/convolution/narrow_groups.hpp:94
+      iron_frag<float, 2, 16, 16> v2477;  // kernels/convolution/narrow_groups.hpp:104
       iron_frag_fill(v2477, 0.0f);
-      iron_frag<float, 2, 16, 16> v2479;  // kernels/convolution/narrow_groups.hpp:95
+      iron_frag<float, 2, 16, 16> v2479;  // kernels/convolution/narrow_groups.hpp:105
       iron_frag_fill(v2479, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2481;  // kernels/convolution/narrow_groups.hpp:96
+      iron_frag<iron_bf16, 0, 16, 16> v2481;  // kernels/convolution/narrow_groups.hpp:106
       iron_frag_fill(v2481, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2483;  // kernels/convolution/narrow_groups.hpp:97
+      iron_frag<iron_bf16, 1, 16, 16> v2483;  // kernels/convolution/narrow_groups.hpp:107
       iron_frag_fill(v2483, iron_f32_to_bf16(0.0f));
-      const unsigned int v2486 = 80u / v25;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2502 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2486 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2502 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
       const unsigned int v2504 = v2411 << 4u;
-      const unsigned int v2615 = v2471 * 88u;  // kernels/convolution/narrow_groups.hpp:155
-      const unsigned int v2619 = v2472 * 1408u;  // kernels/convolution/narrow_groups.hpp:156
-      const unsigned int v2625 = v2474 * 88u;  // kernels/convolution/narrow_groups.hpp:158
-      const unsigned int v2629 = v2475 * 1408u;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2615 = v2471 * 56u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2619 = v2472 * 896u;  // kernels/convolution/narrow_groups.hpp:166
+      const unsigned int v2625 = v2474 * 56u;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2629 = v2475 * 896u;  // kernels/convolution/narrow_groups.hpp:169
 
-      for (unsigned int v2488 = 0u; v2488 < v5; v2488 += v2486) {  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2489 = v2488 + v2486;  // kernels/convolution/narrow_groups.hpp:102
+      for (unsigned int v2488 = 0u; v2488 < v5; v2488 += v2486) {  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2489 = v2488 + v2486;  // kernels/convolution/narrow_groups.hpp:112
         const unsigned int v2490 = min(v2489, v5);
-        const unsigned int v2491 = v2490 - v2488;  // kernels/convolution/narrow_groups.hpp:103
+        const unsigned int v2491 = v2490 - v2488;  // kernels/convolution/narrow_groups.hpp:113
         const unsigned int v2492 = v2491 * v6;
         const unsigned int v2493 = v2492 * v19;
-        const unsigned int v2497 = v2493 + 15u;  // kernels/convolution/narrow_groups.hpp:104
+        const unsigned int v2497 = v2493 + 15u;  // kernels/convolution/narrow_groups.hpp:114
         const unsigned int v2498 = v2497 >> 4u;
         const unsigned int v2499 = v2498 << 4u;
-        const unsigned int v2501 = v2499 >> 2u;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2505 = v2504 * v2501;  // kernels/convolution/narrow_groups.hpp:108
-        const unsigned int v2518 = v2488 * v6;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2501 = v2499 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2505 = v2504 * v2501;  // kernels/convolution/narrow_groups.hpp:118
+        const unsigned int v2518 = v2488 * v6;  // kernels/convolution/narrow_groups.hpp:124
         const unsigned int v2519 = v2518 * v19;
 
-        for (unsigned int v2507 = v2455; v2507 < v2505; v2507 += v2502) {  // kernels/convolution/narrow_groups.hpp:108
-          const unsigned int v2508 = v2507 / v2501;  // kernels/convolution/narrow_groups.hpp:109
-          const unsigned int v2510 = v2508 * v2501;  // kernels/convolution/narrow_groups.hpp:110
+        for (unsigned int v2507 = v2455; v2507 < v2505; v2507 += v2502) {  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2508 = v2507 / v2501;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2510 = v2508 * v2501;  // kernels/convolution/narrow_groups.hpp:120
           const unsigned int v2511 = v2507 - v2510;
           const unsigned int v2512 = v2511 << 2u;
-          const unsigned int v2514 = v2508 & 15u;  // kernels/convolution/narrow_groups.hpp:111
-          const bool v2515 = v2514 < v15;  // kernels/convolution/narrow_groups.hpp:112
+          const unsigned int v2514 = v2508 & 15u;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2515 = v2514 < v15;  // kernels/convolution/narrow_groups.hpp:122
           const bool v2516 = v2512 < v2493;
           const bool v2517 = v2515 && v2516;
-          const unsigned int v2521 = v2508 >> 4u;  // kernels/convolution/narrow_groups.hpp:114
+          const unsigned int v2521 = v2508 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
           const unsigned int v2522 = v2425 + v2521;
           const unsigned int v2523 = v2522 * v15;
           const unsigned int v2524 = v2523 + v2514;
           const unsigned int v2525 = v2524 * v2351;
           const unsigned int v2526 = v2525 + v2519;
           const unsigned int v2527 = v2526 + v2512;
-          const unsigned int v2529 = v2517 ? v2527 : 0u;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2531 = v2508 * 88u;
+          const unsigned int v2529 = v2517 ? v2527 : 0u;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2531 = v2508 * 56u;
           const unsigned int v2532 = v2531 + v2512;
           iron_copy_async<8>(shm4 + v2532, weight + v2529, v2517);
         }
-        if (v2457) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2534 = 128u / v2454;  // kernels/convolution/narrow_groups.hpp:119
+        if (v2457) {  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2534 = 128u / v2454;  // kernels/convolution/narrow_groups.hpp:129
           const unsigned int v2536 = v2455 / v2454;
-          const unsigned int v2538 = v2424 * v2413;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2550 = v2460 * v2413;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2560 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2577 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2538 = v2424 * v2413;  // kernels/convolution/narrow_groups.hpp:130
+          const unsigned int v2550 = v2460 * v2413;  // kernels/convolution/narrow_groups.hpp:137
+          const unsigned int v2560 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
+          const unsigned int v2577 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
 
-          for (unsigned int v2537 = v2536; v2537 < v2413; v2537 += v2534) {  // kernels/convolution/narrow_groups.hpp:119
-            const unsigned int v2539 = v2538 + v2537;  // kernels/convolution/narrow_groups.hpp:120
-            const unsigned int v2540 = v2539 / v2376;  // kernels/convolution/narrow_groups.hpp:121
-            const unsigned int v2541 = v2540 * v2376;  // kernels/convolution/narrow_groups.hpp:122
+          for (unsigned int v2537 = v2536; v2537 < v2413; v2537 += v2534) {  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2539 = v2538 + v2537;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2540 = v2539 / v2376;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2541 = v2540 * v2376;  // kernels/convolution/narrow_groups.hpp:132
             const unsigned int v2542 = v2539 - v2541;
-            const unsigned int v2543 = v2542 / v2363;  // kernels/convolution/narrow_groups.hpp:123
-            const unsigned int v2544 = v2543 * v7;  // kernels/convolution/narrow_groups.hpp:124
-            const unsigned int v2545 = v2543 * v2363;  // kernels/convolution/narrow_groups.hpp:125
+            const unsigned int v2543 = v2542 / v2363;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2544 = v2543 * v7;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2545 = v2543 * v2363;  // kernels/convolution/narrow_groups.hpp:135
             const unsigned int v2546 = v2542 - v2545;
             const unsigned int v2547 = v2546 * v8;
-            const bool v2548 = v2539 < v2377;  // kernels/convolution/narrow_groups.hpp:126
-            const unsigned int v2551 = v2550 + v2537;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2552 = v2551 * 88u;
+            const bool v2548 = v2539 < v2377;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2551 = v2550 + v2537;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2552 = v2551 * 56u;
             const unsigned int v2553 = v2552 + v2464;
-            const unsigned int v2564 = v2540 * v1;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2564 = v2540 * v1;  // kernels/convolution/narrow_groups.hpp:141
 
-            for (unsigned int v2555 = v2488; v2555 < v2490; v2555 += 1u) {  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2556 = v2555 * v11;  // kernels/convolution/narrow_groups.hpp:129
+            for (unsigned int v2555 = v2488; v2555 < v2490; v2555 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2556 = v2555 * v11;  // kernels/convolution/narrow_groups.hpp:139
               const unsigned int v2557 = v2544 + v2556;
-              const bool v2558 = v2557 >= v9;  // kernels/convolution/narrow_groups.hpp:130
+              const bool v2558 = v2557 >= v9;  // kernels/convolution/narrow_groups.hpp:140
               const bool v2559 = v2548 && v2558;
               const bool v2561 = v2557 < v2560;
               const bool v2562 = v2559 && v2561;
-              const unsigned int v2563 = max(v2557, v9);  // kernels/convolution/narrow_groups.hpp:131
+              const unsigned int v2563 = max(v2557, v9);  // kernels/convolution/narrow_groups.hpp:141
               const unsigned int v2565 = v2564 + v2563;
               const unsigned int v2566 = v2565 - v9;
-              const unsigned int v2567 = v2555 - v2488;  // kernels/convolution/narrow_groups.hpp:132
+              const unsigned int v2567 = v2555 - v2488;  // kernels/convolution/narrow_groups.hpp:142
               const unsigned int v2568 = v2567 * v6;
               const unsigned int v2569 = v2568 * v19;
-              const unsigned int v2581 = v2566 * v2;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2589 = v2553 + v2569;  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2581 = v2566 * v2;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2589 = v2553 + v2569;  // kernels/convolution/narrow_groups.hpp:147
 
-              for (unsigned int v2572 = 0u; v2572 < v6; v2572 += 1u) {  // kernels/convolution/narrow_groups.hpp:133
-                const unsigned int v2573 = v2572 * v12;  // kernels/convolution/narrow_groups.hpp:134
+              for (unsigned int v2572 = 0u; v2572 < v6; v2572 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2573 = v2572 * v12;  // kernels/convolution/narrow_groups.hpp:144
                 const unsigned int v2574 = v2547 + v2573;
-                const bool v2575 = v2574 >= v10;  // kernels/convolution/narrow_groups.hpp:135
+                const bool v2575 = v2574 >= v10;  // kernels/convolution/narrow_groups.hpp:145
                 const bool v2576 = v2562 && v2575;
                 const bool v2578 = v2574 < v2577;
                 const bool v2579 = v2576 && v2578;
-                const unsigned int v2580 = max(v2574, v10);  // kernels/convolution/narrow_groups.hpp:136
+                const unsigned int v2580 = max(v2574, v10);  // kernels/convolution/narrow_groups.hpp:146
                 const unsigned int v2582 = v2581 + v2580;
                 const unsigned int v2583 = v2582 - v10;
                 const unsigned int v2584 = v2583 * v3;
                 const unsigned int v2585 = v2584 + v2468;
-                const unsigned int v2587 = v2579 ? v2585 : 0u;  // kernels/convolution/narrow_groups.hpp:137
+                const unsigned int v2587 = v2579 ? v2585 : 0u;  // kernels/convolution/narrow_groups.hpp:147
                 const unsigned int v2588 = v2572 * v19;
                 const unsigned int v2590 = v2589 + v2588;
                 iron_copy_async<8>(shm3 + v2590, x + v2587, v2579);
@@ -2820,269 +2820,269 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
             }
           }
         }
-        const unsigned int v2592 = v2499 - v2493;  // kernels/convolution/narrow_groups.hpp:143
+        const unsigned int v2592 = v2499 - v2493;  // kernels/convolution/narrow_groups.hpp:153
         const unsigned int v2593 = v2592 >> 2u;
-        const unsigned int v2596 = v2593 << 7u;  // kernels/convolution/narrow_groups.hpp:144
+        const unsigned int v2596 = v2593 << 7u;  // kernels/convolution/narrow_groups.hpp:154
 
         for (unsigned int v2598 = v2455; v2598 < v2596; v2598 += v2502) {
-          const unsigned int v2599 = v2598 / v2593;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2603 = v2599 * v2593;  // kernels/convolution/narrow_groups.hpp:146
+          const unsigned int v2599 = v2598 / v2593;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2603 = v2599 * v2593;  // kernels/convolution/narrow_groups.hpp:156
           const unsigned int v2604 = v2598 - v2603;
           const unsigned int v2605 = v2604 << 2u;
-          const unsigned int v2607 = v2599 * 88u;
+          const unsigned int v2607 = v2599 * 56u;
           const unsigned int v2608 = v2607 + v2493;
           const unsigned int v2609 = v2608 + v2605;
           iron_copy_async<8>(shm3 + v2609, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:149
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:150
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:151
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
 
-        for (unsigned int v2612 = 0u; v2612 < v2499; v2612 += 16u) {  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2616 = v2615 + v2612;  // kernels/convolution/narrow_groups.hpp:155
-          iron_frag_load_shared<false>(v2481, shm3, v2616, 88u);
-          const unsigned int v2620 = v2619 + v2612;  // kernels/convolution/narrow_groups.hpp:156
-          iron_frag_load_shared<true>(v2483, shm4, v2620, 88u);
-          iron_frag_mma_sync(v2477, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:157
-          const unsigned int v2626 = v2625 + v2612;  // kernels/convolution/narrow_groups.hpp:158
-          iron_frag_load_shared<false>(v2481, shm3, v2626, 88u);
-          const unsigned int v2630 = v2629 + v2612;  // kernels/convolution/narrow_groups.hpp:159
-          iron_frag_load_shared<true>(v2483, shm4, v2630, 88u);
-          iron_frag_mma_sync(v2479, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:160
+        for (unsigned int v2612 = 0u; v2612 < v2499; v2612 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
+          const unsigned int v2616 = v2615 + v2612;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<false>(v2481, shm3, v2616, 56u);
+          const unsigned int v2620 = v2619 + v2612;  // kernels/convolution/narrow_groups.hpp:166
+          iron_frag_load_shared<true>(v2483, shm4, v2620, 56u);
+          iron_frag_mma_sync(v2477, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:167
+          const unsigned int v2626 = v2625 + v2612;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<false>(v2481, shm3, v2626, 56u);
+          const unsigned int v2630 = v2629 + v2612;  // kernels/convolution/narrow_groups.hpp:169
+          iron_frag_load_shared<true>(v2483, shm4, v2630, 56u);
+          iron_frag_mma_sync(v2479, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:170
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:162
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
       }
-      const unsigned int v2631 = v2472 * v2413;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2631 = v2472 * v2413;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2632 = v2424 * v2413;
       const unsigned int v2633 = v2632 + v2471;
       const unsigned int v2634 = v2633 - v2631;
-      const unsigned int v2635 = v2425 + v2472;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2635 = v2425 + v2472;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2636 = v2635 * v15;
-      const unsigned int v2637 = static_cast<unsigned int>(v2477.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2637 = static_cast<unsigned int>(v2477.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2638 = v2634 + v2637;
-      const unsigned int v2639 = static_cast<unsigned int>(v2477.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2640 = v2638 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2639 = static_cast<unsigned int>(v2477.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2640 = v2638 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2641 = v2639 < v15;
       const bool v2642 = v2640 && v2641;
       if (v2642) {
-        const float v2643 = v2477.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2643 = v2477.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2645 = iron_f32_to_bf16(v2643);
-        const unsigned int v2646 = v2638 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2646 = v2638 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2647 = v2646 + v2636;
         const unsigned int v2648 = v2647 + v2639;
         out[v2648] = v2645;
       }
-      const unsigned int v2649 = static_cast<unsigned int>(v2477.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2649 = static_cast<unsigned int>(v2477.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2650 = v2634 + v2649;
-      const unsigned int v2651 = static_cast<unsigned int>(v2477.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2652 = v2650 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2651 = static_cast<unsigned int>(v2477.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2652 = v2650 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2653 = v2651 < v15;
       const bool v2654 = v2652 && v2653;
       if (v2654) {
-        const float v2655 = v2477.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2655 = v2477.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2657 = iron_f32_to_bf16(v2655);
-        const unsigned int v2658 = v2650 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2658 = v2650 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2659 = v2658 + v2636;
         const unsigned int v2660 = v2659 + v2651;
         out[v2660] = v2657;
       }
-      const unsigned int v2661 = static_cast<unsigned int>(v2477.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2661 = static_cast<unsigned int>(v2477.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2662 = v2634 + v2661;
-      const unsigned int v2663 = static_cast<unsigned int>(v2477.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2664 = v2662 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2663 = static_cast<unsigned int>(v2477.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2664 = v2662 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2665 = v2663 < v15;
       const bool v2666 = v2664 && v2665;
       if (v2666) {
-        const float v2667 = v2477.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2667 = v2477.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2669 = iron_f32_to_bf16(v2667);
-        const unsigned int v2670 = v2662 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2670 = v2662 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2671 = v2670 + v2636;
         const unsigned int v2672 = v2671 + v2663;
         out[v2672] = v2669;
       }
-      const unsigned int v2673 = static_cast<unsigned int>(v2477.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2673 = static_cast<unsigned int>(v2477.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2674 = v2634 + v2673;
-      const unsigned int v2675 = static_cast<unsigned int>(v2477.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2676 = v2674 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2675 = static_cast<unsigned int>(v2477.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2676 = v2674 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2677 = v2675 < v15;
       const bool v2678 = v2676 && v2677;
       if (v2678) {
-        const float v2679 = v2477.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2679 = v2477.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2681 = iron_f32_to_bf16(v2679);
-        const unsigned int v2682 = v2674 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2682 = v2674 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2683 = v2682 + v2636;
         const unsigned int v2684 = v2683 + v2675;
         out[v2684] = v2681;
       }
-      const unsigned int v2685 = static_cast<unsigned int>(v2477.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2685 = static_cast<unsigned int>(v2477.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2686 = v2634 + v2685;
-      const unsigned int v2687 = static_cast<unsigned int>(v2477.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2688 = v2686 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2687 = static_cast<unsigned int>(v2477.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2688 = v2686 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2689 = v2687 < v15;
       const bool v2690 = v2688 && v2689;
       if (v2690) {
-        const float v2691 = v2477.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2691 = v2477.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2693 = iron_f32_to_bf16(v2691);
-        const unsigned int v2694 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2694 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2695 = v2694 + v2636;
         const unsigned int v2696 = v2695 + v2687;
         out[v2696] = v2693;
       }
-      const unsigned int v2697 = static_cast<unsigned int>(v2477.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2697 = static_cast<unsigned int>(v2477.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2698 = v2634 + v2697;
-      const unsigned int v2699 = static_cast<unsigned int>(v2477.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2700 = v2698 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2699 = static_cast<unsigned int>(v2477.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2700 = v2698 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2701 = v2699 < v15;
       const bool v2702 = v2700 && v2701;
       if (v2702) {
-        const float v2703 = v2477.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2703 = v2477.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2705 = iron_f32_to_bf16(v2703);
-        const unsigned int v2706 = v2698 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2706 = v2698 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2707 = v2706 + v2636;
         const unsigned int v2708 = v2707 + v2699;
         out[v2708] = v2705;
       }
-      const unsigned int v2709 = static_cast<unsigned int>(v2477.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2709 = static_cast<unsigned int>(v2477.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2710 = v2634 + v2709;
-      const unsigned int v2711 = static_cast<unsigned int>(v2477.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2712 = v2710 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2711 = static_cast<unsigned int>(v2477.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2712 = v2710 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2713 = v2711 < v15;
       const bool v2714 = v2712 && v2713;
       if (v2714) {
-        const float v2715 = v2477.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2715 = v2477.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2717 = iron_f32_to_bf16(v2715);
-        const unsigned int v2718 = v2710 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2718 = v2710 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2719 = v2718 + v2636;
         const unsigned int v2720 = v2719 + v2711;
         out[v2720] = v2717;
       }
-      const unsigned int v2721 = static_cast<unsigned int>(v2477.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2721 = static_cast<unsigned int>(v2477.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2722 = v2634 + v2721;
-      const unsigned int v2723 = static_cast<unsigned int>(v2477.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2724 = v2722 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2723 = static_cast<unsigned int>(v2477.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2724 = v2722 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2725 = v2723 < v15;
       const bool v2726 = v2724 && v2725;
       if (v2726) {
-        const float v2727 = v2477.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2727 = v2477.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2729 = iron_f32_to_bf16(v2727);
-        const unsigned int v2730 = v2722 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2730 = v2722 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2731 = v2730 + v2636;
         const unsigned int v2732 = v2731 + v2723;
         out[v2732] = v2729;
       }
-      const unsigned int v2735 = v2475 * v2413;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2735 = v2475 * v2413;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2737 = v2632 + v2474;
       const unsigned int v2738 = v2737 - v2735;
-      const unsigned int v2739 = v2425 + v2475;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2739 = v2425 + v2475;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2740 = v2739 * v15;
-      const unsigned int v2741 = static_cast<unsigned int>(v2479.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2741 = static_cast<unsigned int>(v2479.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2742 = v2738 + v2741;
-      const unsigned int v2743 = static_cast<unsigned int>(v2479.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2744 = v2742 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2743 = static_cast<unsigned int>(v2479.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2744 = v2742 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2745 = v2743 < v15;
       const bool v2746 = v2744 && v2745;
       if (v2746) {
-        const float v2747 = v2479.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2747 = v2479.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2749 = iron_f32_to_bf16(v2747);
-        const unsigned int v2750 = v2742 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2750 = v2742 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2751 = v2750 + v2740;
         const unsigned int v2752 = v2751 + v2743;
         out[v2752] = v2749;
       }
-      const unsigned int v2753 = static_cast<unsigned int>(v2479.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2753 = static_cast<unsigned int>(v2479.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2754 = v2738 + v2753;
-      const unsigned int v2755 = static_cast<unsigned int>(v2479.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2756 = v2754 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2755 = static_cast<unsigned int>(v2479.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2756 = v2754 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2757 = v2755 < v15;
       const bool v2758 = v2756 && v2757;
       if (v2758) {
-        const float v2759 = v2479.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2759 = v2479.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
-        const unsigned int v2762 = v2754 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2762 = v2754 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2763 = v2762 + v2740;
         const unsigned int v2764 = v2763 + v2755;
         out[v2764] = v2761;
       }
-      const unsigned int v2765 = static_cast<unsigned int>(v2479.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2765 = static_cast<unsigned int>(v2479.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2766 = v2738 + v2765;
-      const unsigned int v2767 = static_cast<unsigned int>(v2479.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2768 = v2766 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2767 = static_cast<unsigned int>(v2479.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2768 = v2766 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2769 = v2767 < v15;
       const bool v2770 = v2768 && v2769;
       if (v2770) {
-        const float v2771 = v2479.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2771 = v2479.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2773 = iron_f32_to_bf16(v2771);
-        const unsigned int v2774 = v2766 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2774 = v2766 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2775 = v2774 + v2740;
         const unsigned int v2776 = v2775 + v2767;
         out[v2776] = v2773;
       }
-      const unsigned int v2777 = static_cast<unsigned int>(v2479.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2777 = static_cast<unsigned int>(v2479.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2778 = v2738 + v2777;
-      const unsigned int v2779 = static_cast<unsigned int>(v2479.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2780 = v2778 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2779 = static_cast<unsigned int>(v2479.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2780 = v2778 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2781 = v2779 < v15;
       const bool v2782 = v2780 && v2781;
       if (v2782) {
-        const float v2783 = v2479.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2783 = v2479.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2785 = iron_f32_to_bf16(v2783);
-        const unsigned int v2786 = v2778 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2786 = v2778 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2787 = v2786 + v2740;
         const unsigned int v2788 = v2787 + v2779;
         out[v2788] = v2785;
       }
-      const unsigned int v2789 = static_cast<unsigned int>(v2479.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2789 = static_cast<unsigned int>(v2479.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2790 = v2738 + v2789;
-      const unsigned int v2791 = static_cast<unsigned int>(v2479.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2792 = v2790 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2791 = static_cast<unsigned int>(v2479.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2792 = v2790 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2793 = v2791 < v15;
       const bool v2794 = v2792 && v2793;
       if (v2794) {
-        const float v2795 = v2479.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2795 = v2479.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
-        const unsigned int v2798 = v2790 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2798 = v2790 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2799 = v2798 + v2740;
         const unsigned int v2800 = v2799 + v2791;
         out[v2800] = v2797;
       }
-      const unsigned int v2801 = static_cast<unsigned int>(v2479.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2801 = static_cast<unsigned int>(v2479.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2802 = v2738 + v2801;
-      const unsigned int v2803 = static_cast<unsigned int>(v2479.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2804 = v2802 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2803 = static_cast<unsigned int>(v2479.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2804 = v2802 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2805 = v2803 < v15;
       const bool v2806 = v2804 && v2805;
       if (v2806) {
-        const float v2807 = v2479.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2807 = v2479.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2809 = iron_f32_to_bf16(v2807);
-        const unsigned int v2810 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2810 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2811 = v2810 + v2740;
         const unsigned int v2812 = v2811 + v2803;
         out[v2812] = v2809;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2479.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2813 = static_cast<unsigned int>(v2479.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2814 = v2738 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2479.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2816 = v2814 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2815 = static_cast<unsigned int>(v2479.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2816 = v2814 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2817 = v2815 < v15;
       const bool v2818 = v2816 && v2817;
       if (v2818) {
-        const float v2819 = v2479.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2819 = v2479.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2821 = iron_f32_to_bf16(v2819);
-        const unsigned int v2822 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2822 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2823 = v2822 + v2740;
         const unsigned int v2824 = v2823 + v2815;
         out[v2824] = v2821;
       }
-      const unsigned int v2825 = static_cast<unsigned int>(v2479.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2825 = static_cast<unsigned int>(v2479.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2826 = v2738 + v2825;
-      const unsigned int v2827 = static_cast<unsigned int>(v2479.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2828 = v2826 < v2377;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2827 = static_cast<unsigned int>(v2479.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2828 = v2826 < v2377;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2829 = v2827 < v15;
       const bool v2830 = v2828 && v2829;
       if (v2830) {
-        const float v2831 = v2479.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2831 = v2479.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const iron_bf16 v2833 = iron_f32_to_bf16(v2831);
-        const unsigned int v2834 = v2826 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2834 = v2826 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2835 = v2834 + v2740;
         const unsigned int v2836 = v2835 + v2827;
         out[v2836] = v2833;

@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 22528);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:68
   const unsigned int v1 = h;
@@ -295,14 +295,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:38
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:38
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:39
-  const bool v26 = v25 <= 80u;
-  const bool v27 = v22 && v26;
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v26 = v25 <= 48u;
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
@@ -2635,7 +2635,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:351
     }
   } else {
-    const unsigned int v2353 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:53
+    const unsigned int v2353 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
     const unsigned int v2354 = v2353 * v19;
     const unsigned int v2358 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v2359 = v12 * v2358;
@@ -2653,172 +2653,172 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v2376 = v2375 - 1u;
     const unsigned int v2377 = v2376 / v7;
     const unsigned int v2378 = v2377 + 1u;
-    const unsigned int v2379 = v2378 * v2366;  // kernels/convolution/narrow_groups.hpp:55
-    const unsigned int v2380 = v0 * v2379;  // kernels/convolution/narrow_groups.hpp:56
-    const unsigned int v2385 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2379 = v2378 * v2366;  // kernels/convolution/narrow_groups.hpp:65
+    const unsigned int v2380 = v0 * v2379;  // kernels/convolution/narrow_groups.hpp:66
+    const unsigned int v2385 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2386 = v2385 == 0u;
     const unsigned int v2389 = v19 << 1u;
     const bool v2390 = v2389 <= 64u;
     const bool v2391 = v2386 && v2390;
-    const unsigned int v2392 = v2391 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2396 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2392 = v2391 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2396 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2397 = v2396 == 0u;
     const unsigned int v2400 = v19 << 2u;
     const bool v2401 = v2400 <= 64u;
     const bool v2402 = v2397 && v2401;
-    const unsigned int v2403 = v2402 ? 4u : v2392;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2407 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2403 = v2402 ? 4u : v2392;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2407 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2408 = v2407 == 0u;
     const unsigned int v2411 = v19 << 3u;
     const bool v2412 = v2411 <= 64u;
     const bool v2413 = v2408 && v2412;
-    const unsigned int v2414 = v2413 ? 8u : v2403;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2416 = 128u / v2414;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2417 = v13 / v2414;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2418 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2414 = v2413 ? 8u : v2403;  // kernels/convolution/narrow_groups.hpp:73
+    const unsigned int v2416 = 128u / v2414;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2417 = v13 / v2414;  // kernels/convolution/narrow_groups.hpp:76
+    const unsigned int v2418 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
     const unsigned int v2421 = v2380 + 127u;
     const unsigned int v2422 = v2421 >> 7u;
     const unsigned int v2423 = blockIdx.z;
     const unsigned int v2424 = v2423 * v2422;
     const unsigned int v2425 = v2424 + v2418;
-    const unsigned int v2426 = v2425 % v2417;  // kernels/convolution/narrow_groups.hpp:68
-    const unsigned int v2427 = v2425 / v2417;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2428 = v2426 * v2414;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2430 = v2380 + v2416;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2426 = v2425 % v2417;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2427 = v2425 / v2417;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2428 = v2426 * v2414;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2430 = v2380 + v2416;  // kernels/convolution/narrow_groups.hpp:82
     const unsigned int v2431 = v2430 - 1u;
     const unsigned int v2432 = v2431 / v2416;
     const bool v2433 = v2427 < v2432;
     if (v2433) {
-      const unsigned int v2435 = v2414 * v19;  // kernels/convolution/narrow_groups.hpp:78
+      const unsigned int v2435 = v2414 * v19;  // kernels/convolution/narrow_groups.hpp:88
       const unsigned int v2436 = v2435 >> 2u;
-      const bool v2440 = v2436 <= 16u;  // kernels/convolution/narrow_groups.hpp:84
+      const bool v2440 = v2436 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
       const unsigned int v2441 = v2440 ? 16u : 32u;
-      const bool v2444 = v2436 <= 8u;  // kernels/convolution/narrow_groups.hpp:83
+      const bool v2444 = v2436 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
       const unsigned int v2445 = v2444 ? 8u : v2441;
-      const bool v2448 = v2436 <= 4u;  // kernels/convolution/narrow_groups.hpp:82
+      const bool v2448 = v2436 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
       const unsigned int v2449 = v2448 ? 4u : v2445;
-      const bool v2452 = v2436 <= 2u;  // kernels/convolution/narrow_groups.hpp:81
+      const bool v2452 = v2436 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
       const unsigned int v2453 = v2452 ? 2u : v2449;
-      const bool v2456 = v2436 <= 1u;  // kernels/convolution/narrow_groups.hpp:80
+      const bool v2456 = v2436 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
       const unsigned int v2457 = v2456 ? 1u : v2453;
-      const unsigned int v2458 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:85
+      const unsigned int v2458 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
       const unsigned int v2459 = v2458 % v2457;
-      const bool v2460 = v2459 < v2436;  // kernels/convolution/narrow_groups.hpp:86
-      const unsigned int v2462 = v2459 << 2u;  // kernels/convolution/narrow_groups.hpp:87
+      const bool v2460 = v2459 < v2436;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2462 = v2459 << 2u;  // kernels/convolution/narrow_groups.hpp:97
       const unsigned int v2463 = v2462 / v19;
-      const unsigned int v2464 = v2463 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2464 = v2463 * v19;  // kernels/convolution/narrow_groups.hpp:98
       const unsigned int v2467 = v2462 - v2464;
-      const unsigned int v2470 = v2428 * v19;  // kernels/convolution/narrow_groups.hpp:89
+      const unsigned int v2470 = v2428 * v19;  // kernels/convolution/narrow_groups.hpp:99
       const unsigned int v2471 = v2470 + v2462;
-      const unsigned int v2473 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2473 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
       const unsigned int v2474 = v2473 << 5u;
-      const unsigned int v2475 = v2474 / v2416;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2477 = v2474 + 16u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2475 = v2474 / v2416;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2477 = v2474 + 16u;  // kernels/convolution/narrow_groups.hpp:103
       const unsigned int v2478 = v2477 / v2416;
-      iron_frag<float, 2, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:94
+      iron_frag<float, 2, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:104
       iron_frag_fill(v2480, 0.0f);
-      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:95
+      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:105
       iron_frag_fill(v2482, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:96
+      iron_frag<iron_bf16, 0, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:106
       iron_frag_fill(v2484, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:97
+      iron_frag<iron_bf16, 1, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:107
       iron_frag_fill(v2486, iron_f32_to_bf16(0.0f));
-      const unsigned int v2489 = 80u / v25;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2505 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2489 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2505 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
       const unsigned int v2507 = v2414 << 4u;
-      const unsigned int v2618 = v2474 * 88u;  // kernels/convolution/narrow_groups.hpp:155
-      const unsigned int v2622 = v2475 * 1408u;  // kernels/convolution/narrow_groups.hpp:156
-      const unsigned int v2628 = v2477 * 88u;  // kernels/convolution/narrow_groups.hpp:158
-      const unsigned int v2632 = v2478 * 1408u;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2618 = v2474 * 56u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2622 = v2475 * 896u;  // kernels/convolution/narrow_groups.hpp:166
+      const unsigned int v2628 = v2477 * 56u;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2632 = v2478 * 896u;  // kernels/convolution/narrow_groups.hpp:169
 
-      for (unsigned int v2491 = 0u; v2491 < v5; v2491 += v2489) {  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2492 = v2491 + v2489;  // kernels/convolution/narrow_groups.hpp:102
+      for (unsigned int v2491 = 0u; v2491 < v5; v2491 += v2489) {  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2492 = v2491 + v2489;  // kernels/convolution/narrow_groups.hpp:112
         const unsigned int v2493 = min(v2492, v5);
-        const unsigned int v2494 = v2493 - v2491;  // kernels/convolution/narrow_groups.hpp:103
+        const unsigned int v2494 = v2493 - v2491;  // kernels/convolution/narrow_groups.hpp:113
         const unsigned int v2495 = v2494 * v6;
         const unsigned int v2496 = v2495 * v19;
-        const unsigned int v2500 = v2496 + 15u;  // kernels/convolution/narrow_groups.hpp:104
+        const unsigned int v2500 = v2496 + 15u;  // kernels/convolution/narrow_groups.hpp:114
         const unsigned int v2501 = v2500 >> 4u;
         const unsigned int v2502 = v2501 << 4u;
-        const unsigned int v2504 = v2502 >> 2u;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2508 = v2507 * v2504;  // kernels/convolution/narrow_groups.hpp:108
-        const unsigned int v2521 = v2491 * v6;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2504 = v2502 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2508 = v2507 * v2504;  // kernels/convolution/narrow_groups.hpp:118
+        const unsigned int v2521 = v2491 * v6;  // kernels/convolution/narrow_groups.hpp:124
         const unsigned int v2522 = v2521 * v19;
 
-        for (unsigned int v2510 = v2458; v2510 < v2508; v2510 += v2505) {  // kernels/convolution/narrow_groups.hpp:108
-          const unsigned int v2511 = v2510 / v2504;  // kernels/convolution/narrow_groups.hpp:109
-          const unsigned int v2513 = v2511 * v2504;  // kernels/convolution/narrow_groups.hpp:110
+        for (unsigned int v2510 = v2458; v2510 < v2508; v2510 += v2505) {  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2511 = v2510 / v2504;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2513 = v2511 * v2504;  // kernels/convolution/narrow_groups.hpp:120
           const unsigned int v2514 = v2510 - v2513;
           const unsigned int v2515 = v2514 << 2u;
-          const unsigned int v2517 = v2511 & 15u;  // kernels/convolution/narrow_groups.hpp:111
-          const bool v2518 = v2517 < v15;  // kernels/convolution/narrow_groups.hpp:112
+          const unsigned int v2517 = v2511 & 15u;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2518 = v2517 < v15;  // kernels/convolution/narrow_groups.hpp:122
           const bool v2519 = v2515 < v2496;
           const bool v2520 = v2518 && v2519;
-          const unsigned int v2524 = v2511 >> 4u;  // kernels/convolution/narrow_groups.hpp:114
+          const unsigned int v2524 = v2511 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
           const unsigned int v2525 = v2428 + v2524;
           const unsigned int v2526 = v2525 * v15;
           const unsigned int v2527 = v2526 + v2517;
           const unsigned int v2528 = v2527 * v2354;
           const unsigned int v2529 = v2528 + v2522;
           const unsigned int v2530 = v2529 + v2515;
-          const unsigned int v2532 = v2520 ? v2530 : 0u;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2534 = v2511 * 88u;
+          const unsigned int v2532 = v2520 ? v2530 : 0u;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2534 = v2511 * 56u;
           const unsigned int v2535 = v2534 + v2515;
           iron_copy_async<8>(shm4 + v2535, weight + v2532, v2520);
         }
-        if (v2460) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2537 = 128u / v2457;  // kernels/convolution/narrow_groups.hpp:119
+        if (v2460) {  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2537 = 128u / v2457;  // kernels/convolution/narrow_groups.hpp:129
           const unsigned int v2539 = v2458 / v2457;
-          const unsigned int v2541 = v2427 * v2416;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2553 = v2463 * v2416;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2563 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2580 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2541 = v2427 * v2416;  // kernels/convolution/narrow_groups.hpp:130
+          const unsigned int v2553 = v2463 * v2416;  // kernels/convolution/narrow_groups.hpp:137
+          const unsigned int v2563 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
+          const unsigned int v2580 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
 
-          for (unsigned int v2540 = v2539; v2540 < v2416; v2540 += v2537) {  // kernels/convolution/narrow_groups.hpp:119
-            const unsigned int v2542 = v2541 + v2540;  // kernels/convolution/narrow_groups.hpp:120
-            const unsigned int v2543 = v2542 / v2379;  // kernels/convolution/narrow_groups.hpp:121
-            const unsigned int v2544 = v2543 * v2379;  // kernels/convolution/narrow_groups.hpp:122
+          for (unsigned int v2540 = v2539; v2540 < v2416; v2540 += v2537) {  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2542 = v2541 + v2540;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2543 = v2542 / v2379;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2544 = v2543 * v2379;  // kernels/convolution/narrow_groups.hpp:132
             const unsigned int v2545 = v2542 - v2544;
-            const unsigned int v2546 = v2545 / v2366;  // kernels/convolution/narrow_groups.hpp:123
-            const unsigned int v2547 = v2546 * v7;  // kernels/convolution/narrow_groups.hpp:124
-            const unsigned int v2548 = v2546 * v2366;  // kernels/convolution/narrow_groups.hpp:125
+            const unsigned int v2546 = v2545 / v2366;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2547 = v2546 * v7;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2548 = v2546 * v2366;  // kernels/convolution/narrow_groups.hpp:135
             const unsigned int v2549 = v2545 - v2548;
             const unsigned int v2550 = v2549 * v8;
-            const bool v2551 = v2542 < v2380;  // kernels/convolution/narrow_groups.hpp:126
-            const unsigned int v2554 = v2553 + v2540;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2555 = v2554 * 88u;
+            const bool v2551 = v2542 < v2380;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2554 = v2553 + v2540;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2555 = v2554 * 56u;
             const unsigned int v2556 = v2555 + v2467;
-            const unsigned int v2567 = v2543 * v1;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2567 = v2543 * v1;  // kernels/convolution/narrow_groups.hpp:141
 
-            for (unsigned int v2558 = v2491; v2558 < v2493; v2558 += 1u) {  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2559 = v2558 * v11;  // kernels/convolution/narrow_groups.hpp:129
+            for (unsigned int v2558 = v2491; v2558 < v2493; v2558 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2559 = v2558 * v11;  // kernels/convolution/narrow_groups.hpp:139
               const unsigned int v2560 = v2547 + v2559;
-              const bool v2561 = v2560 >= v9;  // kernels/convolution/narrow_groups.hpp:130
+              const bool v2561 = v2560 >= v9;  // kernels/convolution/narrow_groups.hpp:140
               const bool v2562 = v2551 && v2561;
               const bool v2564 = v2560 < v2563;
               const bool v2565 = v2562 && v2564;
-              const unsigned int v2566 = max(v2560, v9);  // kernels/convolution/narrow_groups.hpp:131
+              const unsigned int v2566 = max(v2560, v9);  // kernels/convolution/narrow_groups.hpp:141
               const unsigned int v2568 = v2567 + v2566;
               const unsigned int v2569 = v2568 - v9;
-              const unsigned int v2570 = v2558 - v2491;  // kernels/convolution/narrow_groups.hpp:132
+              const unsigned int v2570 = v2558 - v2491;  // kernels/convolution/narrow_groups.hpp:142
               const unsigned int v2571 = v2570 * v6;
               const unsigned int v2572 = v2571 * v19;
-              const unsigned int v2584 = v2569 * v2;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2592 = v2556 + v2572;  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2584 = v2569 * v2;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2592 = v2556 + v2572;  // kernels/convolution/narrow_groups.hpp:147
 
-              for (unsigned int v2575 = 0u; v2575 < v6; v2575 += 1u) {  // kernels/convolution/narrow_groups.hpp:133
-                const unsigned int v2576 = v2575 * v12;  // kernels/convolution/narrow_groups.hpp:134
+              for (unsigned int v2575 = 0u; v2575 < v6; v2575 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2576 = v2575 * v12;  // kernels/convolution/narrow_groups.hpp:144
                 const unsigned int v2577 = v2550 + v2576;
-                const bool v2578 = v2577 >= v10;  // kernels/convolution/narrow_groups.hpp:135
+                const bool v2578 = v2577 >= v10;  // kernels/convolution/narrow_groups.hpp:145
                 const bool v2579 = v2565 && v2578;
                 const bool v2581 = v2577 < v2580;
                 const bool v2582 = v2579 && v2581;
-                const unsigned int v2583 = max(v2577, v10);  // kernels/convolution/narrow_groups.hpp:136
+                const unsigned int v2583 = max(v2577, v10);  // kernels/convolution/narrow_groups.hpp:146
                 const unsigned int v2585 = v2584 + v2583;
                 const unsigned int v2586 = v2585 - v10;
                 const unsigned int v2587 = v2586 * v3;
                 const unsigned int v2588 = v2587 + v2471;
-                const unsigned int v2590 = v2582 ? v2588 : 0u;  // kernels/convolution/narrow_groups.hpp:137
+                const unsigned int v2590 = v2582 ? v2588 : 0u;  // kernels/convolution/narrow_groups.hpp:147
                 const unsigned int v2591 = v2575 * v19;
                 const unsigned int v2593 = v2592 + v2591;
                 iron_copy_async<8>(shm3 + v2593, x + v2590, v2582);
@@ -2826,333 +2826,333 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
             }
           }
         }
-        const unsigned int v2595 = v2502 - v2496;  // kernels/convolution/narrow_groups.hpp:143
+        const unsigned int v2595 = v2502 - v2496;  // kernels/convolution/narrow_groups.hpp:153
         const unsigned int v2596 = v2595 >> 2u;
-        const unsigned int v2599 = v2596 << 7u;  // kernels/convolution/narrow_groups.hpp:144
+        const unsigned int v2599 = v2596 << 7u;  // kernels/convolution/narrow_groups.hpp:154
 
         for (unsigned int v2601 = v2458; v2601 < v2599; v2601 += v2505) {
-          const unsigned int v2602 = v2601 / v2596;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2606 = v2602 * v2596;  // kernels/convolution/narrow_groups.hpp:146
+          const unsigned int v2602 = v2601 / v2596;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2606 = v2602 * v2596;  // kernels/convolution/narrow_groups.hpp:156
           const unsigned int v2607 = v2601 - v2606;
           const unsigned int v2608 = v2607 << 2u;
-          const unsigned int v2610 = v2602 * 88u;
+          const unsigned int v2610 = v2602 * 56u;
           const unsigned int v2611 = v2610 + v2496;
           const unsigned int v2612 = v2611 + v2608;
           iron_copy_async<8>(shm3 + v2612, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:149
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:150
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:151
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
 
-        for (unsigned int v2615 = 0u; v2615 < v2502; v2615 += 16u) {  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2619 = v2618 + v2615;  // kernels/convolution/narrow_groups.hpp:155
-          iron_frag_load_shared<false>(v2484, shm3, v2619, 88u);
-          const unsigned int v2623 = v2622 + v2615;  // kernels/convolution/narrow_groups.hpp:156
-          iron_frag_load_shared<true>(v2486, shm4, v2623, 88u);
-          iron_frag_mma_sync(v2480, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:157
-          const unsigned int v2629 = v2628 + v2615;  // kernels/convolution/narrow_groups.hpp:158
-          iron_frag_load_shared<false>(v2484, shm3, v2629, 88u);
-          const unsigned int v2633 = v2632 + v2615;  // kernels/convolution/narrow_groups.hpp:159
-          iron_frag_load_shared<true>(v2486, shm4, v2633, 88u);
-          iron_frag_mma_sync(v2482, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:160
+        for (unsigned int v2615 = 0u; v2615 < v2502; v2615 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
+          const unsigned int v2619 = v2618 + v2615;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<false>(v2484, shm3, v2619, 56u);
+          const unsigned int v2623 = v2622 + v2615;  // kernels/convolution/narrow_groups.hpp:166
+          iron_frag_load_shared<true>(v2486, shm4, v2623, 56u);
+          iron_frag_mma_sync(v2480, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:167
+          const unsigned int v2629 = v2628 + v2615;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<false>(v2484, shm3, v2629, 56u);
+          const unsigned int v2633 = v2632 + v2615;  // kernels/convolution/narrow_groups.hpp:169
+          iron_frag_load_shared<true>(v2486, shm4, v2633, 56u);
+          iron_frag_mma_sync(v2482, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:170
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:162
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
       }
-      const unsigned int v2634 = v2475 * v2416;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2634 = v2475 * v2416;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2635 = v2427 * v2416;
       const unsigned int v2636 = v2635 + v2474;
       const unsigned int v2637 = v2636 - v2634;
-      const unsigned int v2638 = v2428 + v2475;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2638 = v2428 + v2475;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2639 = v2638 * v15;
-      const unsigned int v2640 = static_cast<unsigned int>(v2480.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2640 = static_cast<unsigned int>(v2480.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2641 = v2637 + v2640;
-      const unsigned int v2642 = static_cast<unsigned int>(v2480.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2643 = v2641 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2642 = static_cast<unsigned int>(v2480.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2643 = v2641 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2644 = v2642 < v15;
       const bool v2645 = v2643 && v2644;
       if (v2645) {
-        const float v2646 = v2480.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2646 = v2480.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2647 = v2639 + v2642;
         const iron_bf16 v2648 = bias[v2647];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2649 = iron_to_f32(v2648);
         const float v2650 = v2646 + v2649;
-        const iron_bf16 v2651 = iron_f32_to_bf16(v2650);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2652 = v2641 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2651 = iron_f32_to_bf16(v2650);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2652 = v2641 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2653 = v2652 + v2639;
         const unsigned int v2654 = v2653 + v2642;
         out[v2654] = v2651;
       }
-      const unsigned int v2655 = static_cast<unsigned int>(v2480.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2655 = static_cast<unsigned int>(v2480.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2656 = v2637 + v2655;
-      const unsigned int v2657 = static_cast<unsigned int>(v2480.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2658 = v2656 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2657 = static_cast<unsigned int>(v2480.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2658 = v2656 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2659 = v2657 < v15;
       const bool v2660 = v2658 && v2659;
       if (v2660) {
-        const float v2661 = v2480.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2661 = v2480.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2662 = v2639 + v2657;
         const iron_bf16 v2663 = bias[v2662];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2664 = iron_to_f32(v2663);
         const float v2665 = v2661 + v2664;
-        const iron_bf16 v2666 = iron_f32_to_bf16(v2665);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2667 = v2656 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2666 = iron_f32_to_bf16(v2665);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2667 = v2656 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2668 = v2667 + v2639;
         const unsigned int v2669 = v2668 + v2657;
         out[v2669] = v2666;
       }
-      const unsigned int v2670 = static_cast<unsigned int>(v2480.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2670 = static_cast<unsigned int>(v2480.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2671 = v2637 + v2670;
-      const unsigned int v2672 = static_cast<unsigned int>(v2480.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2673 = v2671 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2672 = static_cast<unsigned int>(v2480.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2673 = v2671 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2674 = v2672 < v15;
       const bool v2675 = v2673 && v2674;
       if (v2675) {
-        const float v2676 = v2480.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2676 = v2480.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2677 = v2639 + v2672;
         const iron_bf16 v2678 = bias[v2677];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2679 = iron_to_f32(v2678);
         const float v2680 = v2676 + v2679;
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2682 = v2671 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2682 = v2671 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2683 = v2682 + v2639;
         const unsigned int v2684 = v2683 + v2672;
         out[v2684] = v2681;
       }
-      const unsigned int v2685 = static_cast<unsigned int>(v2480.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2685 = static_cast<unsigned int>(v2480.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2686 = v2637 + v2685;
-      const unsigned int v2687 = static_cast<unsigned int>(v2480.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2688 = v2686 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2687 = static_cast<unsigned int>(v2480.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2688 = v2686 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2689 = v2687 < v15;
       const bool v2690 = v2688 && v2689;
       if (v2690) {
-        const float v2691 = v2480.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2691 = v2480.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2692 = v2639 + v2687;
         const iron_bf16 v2693 = bias[v2692];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2694 = iron_to_f32(v2693);
         const float v2695 = v2691 + v2694;
-        const iron_bf16 v2696 = iron_f32_to_bf16(v2695);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2697 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2696 = iron_f32_to_bf16(v2695);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2697 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2698 = v2697 + v2639;
         const unsigned int v2699 = v2698 + v2687;
         out[v2699] = v2696;
       }
-      const unsigned int v2700 = static_cast<unsigned int>(v2480.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2700 = static_cast<unsigned int>(v2480.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2701 = v2637 + v2700;
-      const unsigned int v2702 = static_cast<unsigned int>(v2480.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2703 = v2701 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2702 = static_cast<unsigned int>(v2480.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2703 = v2701 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2704 = v2702 < v15;
       const bool v2705 = v2703 && v2704;
       if (v2705) {
-        const float v2706 = v2480.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2706 = v2480.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2707 = v2639 + v2702;
         const iron_bf16 v2708 = bias[v2707];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2709 = iron_to_f32(v2708);
         const float v2710 = v2706 + v2709;
-        const iron_bf16 v2711 = iron_f32_to_bf16(v2710);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2712 = v2701 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2711 = iron_f32_to_bf16(v2710);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2712 = v2701 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2713 = v2712 + v2639;
         const unsigned int v2714 = v2713 + v2702;
         out[v2714] = v2711;
       }
-      const unsigned int v2715 = static_cast<unsigned int>(v2480.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2715 = static_cast<unsigned int>(v2480.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2716 = v2637 + v2715;
-      const unsigned int v2717 = static_cast<unsigned int>(v2480.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2718 = v2716 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2717 = static_cast<unsigned int>(v2480.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2718 = v2716 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2719 = v2717 < v15;
       const bool v2720 = v2718 && v2719;
       if (v2720) {
-        const float v2721 = v2480.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2721 = v2480.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2722 = v2639 + v2717;
         const iron_bf16 v2723 = bias[v2722];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2724 = iron_to_f32(v2723);
         const float v2725 = v2721 + v2724;
-        const iron_bf16 v2726 = iron_f32_to_bf16(v2725);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2727 = v2716 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2726 = iron_f32_to_bf16(v2725);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2727 = v2716 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2728 = v2727 + v2639;
         const unsigned int v2729 = v2728 + v2717;
         out[v2729] = v2726;
       }
-      const unsigned int v2730 = static_cast<unsigned int>(v2480.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2730 = static_cast<unsigned int>(v2480.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2731 = v2637 + v2730;
-      const unsigned int v2732 = static_cast<unsigned int>(v2480.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2733 = v2731 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2732 = static_cast<unsigned int>(v2480.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2733 = v2731 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2734 = v2732 < v15;
       const bool v2735 = v2733 && v2734;
       if (v2735) {
-        const float v2736 = v2480.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2736 = v2480.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2737 = v2639 + v2732;
         const iron_bf16 v2738 = bias[v2737];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2739 = iron_to_f32(v2738);
         const float v2740 = v2736 + v2739;
-        const iron_bf16 v2741 = iron_f32_to_bf16(v2740);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2742 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2741 = iron_f32_to_bf16(v2740);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2742 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2743 = v2742 + v2639;
         const unsigned int v2744 = v2743 + v2732;
         out[v2744] = v2741;
       }
-      const unsigned int v2745 = static_cast<unsigned int>(v2480.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2745 = static_cast<unsigned int>(v2480.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2746 = v2637 + v2745;
-      const unsigned int v2747 = static_cast<unsigned int>(v2480.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2748 = v2746 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2747 = static_cast<unsigned int>(v2480.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2748 = v2746 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2749 = v2747 < v15;
       const bool v2750 = v2748 && v2749;
       if (v2750) {
-        const float v2751 = v2480.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2751 = v2480.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2752 = v2639 + v2747;
         const iron_bf16 v2753 = bias[v2752];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2754 = iron_to_f32(v2753);
         const float v2755 = v2751 + v2754;
-        const iron_bf16 v2756 = iron_f32_to_bf16(v2755);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2757 = v2746 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2756 = iron_f32_to_bf16(v2755);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2757 = v2746 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2758 = v2757 + v2639;
         const unsigned int v2759 = v2758 + v2747;
         out[v2759] = v2756;
       }
-      const unsigned int v2762 = v2478 * v2416;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2762 = v2478 * v2416;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2764 = v2635 + v2477;
       const unsigned int v2765 = v2764 - v2762;
-      const unsigned int v2766 = v2428 + v2478;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2766 = v2428 + v2478;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2767 = v2766 * v15;
-      const unsigned int v2768 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2768 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2769 = v2765 + v2768;
-      const unsigned int v2770 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2771 = v2769 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2770 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2771 = v2769 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2772 = v2770 < v15;
       const bool v2773 = v2771 && v2772;
       if (v2773) {
-        const float v2774 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2774 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2775 = v2767 + v2770;
         const iron_bf16 v2776 = bias[v2775];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2777 = iron_to_f32(v2776);
         const float v2778 = v2774 + v2777;
-        const iron_bf16 v2779 = iron_f32_to_bf16(v2778);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2780 = v2769 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2779 = iron_f32_to_bf16(v2778);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2780 = v2769 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2781 = v2780 + v2767;
         const unsigned int v2782 = v2781 + v2770;
         out[v2782] = v2779;
       }
-      const unsigned int v2783 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2783 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2784 = v2765 + v2783;
-      const unsigned int v2785 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2786 = v2784 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2785 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2786 = v2784 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2787 = v2785 < v15;
       const bool v2788 = v2786 && v2787;
       if (v2788) {
-        const float v2789 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2789 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2790 = v2767 + v2785;
         const iron_bf16 v2791 = bias[v2790];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2792 = iron_to_f32(v2791);
         const float v2793 = v2789 + v2792;
-        const iron_bf16 v2794 = iron_f32_to_bf16(v2793);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2795 = v2784 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2794 = iron_f32_to_bf16(v2793);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2795 = v2784 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2796 = v2795 + v2767;
         const unsigned int v2797 = v2796 + v2785;
         out[v2797] = v2794;
       }
-      const unsigned int v2798 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2798 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2799 = v2765 + v2798;
-      const unsigned int v2800 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2801 = v2799 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2800 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2801 = v2799 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2802 = v2800 < v15;
       const bool v2803 = v2801 && v2802;
       if (v2803) {
-        const float v2804 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2804 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2805 = v2767 + v2800;
         const iron_bf16 v2806 = bias[v2805];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2807 = iron_to_f32(v2806);
         const float v2808 = v2804 + v2807;
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2810 = v2799 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2810 = v2799 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2811 = v2810 + v2767;
         const unsigned int v2812 = v2811 + v2800;
         out[v2812] = v2809;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2813 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2814 = v2765 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2816 = v2814 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2815 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2816 = v2814 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2817 = v2815 < v15;
       const bool v2818 = v2816 && v2817;
       if (v2818) {
-        const float v2819 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2819 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2820 = v2767 + v2815;
         const iron_bf16 v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2822 = iron_to_f32(v2821);
         const float v2823 = v2819 + v2822;
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2825 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2825 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2826 = v2825 + v2767;
         const unsigned int v2827 = v2826 + v2815;
         out[v2827] = v2824;
       }
-      const unsigned int v2828 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2828 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2829 = v2765 + v2828;
-      const unsigned int v2830 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2831 = v2829 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2830 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2831 = v2829 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2832 = v2830 < v15;
       const bool v2833 = v2831 && v2832;
       if (v2833) {
-        const float v2834 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2834 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2835 = v2767 + v2830;
         const iron_bf16 v2836 = bias[v2835];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2837 = iron_to_f32(v2836);
         const float v2838 = v2834 + v2837;
-        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2840 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2840 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2841 = v2840 + v2767;
         const unsigned int v2842 = v2841 + v2830;
         out[v2842] = v2839;
       }
-      const unsigned int v2843 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2843 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2844 = v2765 + v2843;
-      const unsigned int v2845 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2846 = v2844 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2845 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2846 = v2844 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2847 = v2845 < v15;
       const bool v2848 = v2846 && v2847;
       if (v2848) {
-        const float v2849 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2849 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2850 = v2767 + v2845;
         const iron_bf16 v2851 = bias[v2850];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2852 = iron_to_f32(v2851);
         const float v2853 = v2849 + v2852;
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2853);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2855 = v2844 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2854 = iron_f32_to_bf16(v2853);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2855 = v2844 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2856 = v2855 + v2767;
         const unsigned int v2857 = v2856 + v2845;
         out[v2857] = v2854;
       }
-      const unsigned int v2858 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2858 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2859 = v2765 + v2858;
-      const unsigned int v2860 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2861 = v2859 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2860 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2861 = v2859 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2862 = v2860 < v15;
       const bool v2863 = v2861 && v2862;
       if (v2863) {
-        const float v2864 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2864 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2865 = v2767 + v2860;
         const iron_bf16 v2866 = bias[v2865];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2867 = iron_to_f32(v2866);
         const float v2868 = v2864 + v2867;
-        const iron_bf16 v2869 = iron_f32_to_bf16(v2868);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2870 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2869 = iron_f32_to_bf16(v2868);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2870 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2871 = v2870 + v2767;
         const unsigned int v2872 = v2871 + v2860;
         out[v2872] = v2869;
       }
-      const unsigned int v2873 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2873 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2874 = v2765 + v2873;
-      const unsigned int v2875 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2876 = v2874 < v2380;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2875 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2876 = v2874 < v2380;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2877 = v2875 < v15;
       const bool v2878 = v2876 && v2877;
       if (v2878) {
-        const float v2879 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2879 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2880 = v2767 + v2875;
         const iron_bf16 v2881 = bias[v2880];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2882 = iron_to_f32(v2881);
         const float v2883 = v2879 + v2882;
-        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2885 = v2874 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2885 = v2874 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2886 = v2885 + v2767;
         const unsigned int v2887 = v2886 + v2875;
         out[v2887] = v2884;

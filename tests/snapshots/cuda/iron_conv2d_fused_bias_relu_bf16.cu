@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 22528);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:69
   const unsigned int v1 = h;
@@ -295,14 +295,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:38
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:38
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:39
-  const bool v26 = v25 <= 80u;
-  const bool v27 = v22 && v26;
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v26 = v25 <= 48u;
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
@@ -2636,7 +2636,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:351
     }
   } else {
-    const unsigned int v2355 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:53
+    const unsigned int v2355 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
     const unsigned int v2356 = v2355 * v19;
     const unsigned int v2360 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v2361 = v12 * v2360;
@@ -2654,172 +2654,172 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v2378 = v2377 - 1u;
     const unsigned int v2379 = v2378 / v7;
     const unsigned int v2380 = v2379 + 1u;
-    const unsigned int v2381 = v2380 * v2368;  // kernels/convolution/narrow_groups.hpp:55
-    const unsigned int v2382 = v0 * v2381;  // kernels/convolution/narrow_groups.hpp:56
-    const unsigned int v2387 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2381 = v2380 * v2368;  // kernels/convolution/narrow_groups.hpp:65
+    const unsigned int v2382 = v0 * v2381;  // kernels/convolution/narrow_groups.hpp:66
+    const unsigned int v2387 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2388 = v2387 == 0u;
     const unsigned int v2391 = v19 << 1u;
     const bool v2392 = v2391 <= 64u;
     const bool v2393 = v2388 && v2392;
-    const unsigned int v2394 = v2393 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2398 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2394 = v2393 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2398 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2399 = v2398 == 0u;
     const unsigned int v2402 = v19 << 2u;
     const bool v2403 = v2402 <= 64u;
     const bool v2404 = v2399 && v2403;
-    const unsigned int v2405 = v2404 ? 4u : v2394;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2409 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2405 = v2404 ? 4u : v2394;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2409 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2410 = v2409 == 0u;
     const unsigned int v2413 = v19 << 3u;
     const bool v2414 = v2413 <= 64u;
     const bool v2415 = v2410 && v2414;
-    const unsigned int v2416 = v2415 ? 8u : v2405;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2418 = 128u / v2416;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2419 = v13 / v2416;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2420 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2416 = v2415 ? 8u : v2405;  // kernels/convolution/narrow_groups.hpp:73
+    const unsigned int v2418 = 128u / v2416;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2419 = v13 / v2416;  // kernels/convolution/narrow_groups.hpp:76
+    const unsigned int v2420 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
     const unsigned int v2423 = v2382 + 127u;
     const unsigned int v2424 = v2423 >> 7u;
     const unsigned int v2425 = blockIdx.z;
     const unsigned int v2426 = v2425 * v2424;
     const unsigned int v2427 = v2426 + v2420;
-    const unsigned int v2428 = v2427 % v2419;  // kernels/convolution/narrow_groups.hpp:68
-    const unsigned int v2429 = v2427 / v2419;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2430 = v2428 * v2416;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2432 = v2382 + v2418;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2428 = v2427 % v2419;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2429 = v2427 / v2419;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2430 = v2428 * v2416;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2432 = v2382 + v2418;  // kernels/convolution/narrow_groups.hpp:82
     const unsigned int v2433 = v2432 - 1u;
     const unsigned int v2434 = v2433 / v2418;
     const bool v2435 = v2429 < v2434;
     if (v2435) {
-      const unsigned int v2437 = v2416 * v19;  // kernels/convolution/narrow_groups.hpp:78
+      const unsigned int v2437 = v2416 * v19;  // kernels/convolution/narrow_groups.hpp:88
       const unsigned int v2438 = v2437 >> 2u;
-      const bool v2442 = v2438 <= 16u;  // kernels/convolution/narrow_groups.hpp:84
+      const bool v2442 = v2438 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
       const unsigned int v2443 = v2442 ? 16u : 32u;
-      const bool v2446 = v2438 <= 8u;  // kernels/convolution/narrow_groups.hpp:83
+      const bool v2446 = v2438 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
       const unsigned int v2447 = v2446 ? 8u : v2443;
-      const bool v2450 = v2438 <= 4u;  // kernels/convolution/narrow_groups.hpp:82
+      const bool v2450 = v2438 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
       const unsigned int v2451 = v2450 ? 4u : v2447;
-      const bool v2454 = v2438 <= 2u;  // kernels/convolution/narrow_groups.hpp:81
+      const bool v2454 = v2438 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
       const unsigned int v2455 = v2454 ? 2u : v2451;
-      const bool v2458 = v2438 <= 1u;  // kernels/convolution/narrow_groups.hpp:80
+      const bool v2458 = v2438 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
       const unsigned int v2459 = v2458 ? 1u : v2455;
-      const unsigned int v2460 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:85
+      const unsigned int v2460 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
       const unsigned int v2461 = v2460 % v2459;
-      const bool v2462 = v2461 < v2438;  // kernels/convolution/narrow_groups.hpp:86
-      const unsigned int v2464 = v2461 << 2u;  // kernels/convolution/narrow_groups.hpp:87
+      const bool v2462 = v2461 < v2438;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2464 = v2461 << 2u;  // kernels/convolution/narrow_groups.hpp:97
       const unsigned int v2465 = v2464 / v19;
-      const unsigned int v2466 = v2465 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2466 = v2465 * v19;  // kernels/convolution/narrow_groups.hpp:98
       const unsigned int v2469 = v2464 - v2466;
-      const unsigned int v2472 = v2430 * v19;  // kernels/convolution/narrow_groups.hpp:89
+      const unsigned int v2472 = v2430 * v19;  // kernels/convolution/narrow_groups.hpp:99
       const unsigned int v2473 = v2472 + v2464;
-      const unsigned int v2475 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2475 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
       const unsigned int v2476 = v2475 << 5u;
-      const unsigned int v2477 = v2476 / v2418;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2479 = v2476 + 16u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2477 = v2476 / v2418;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2479 = v2476 + 16u;  // kernels/convolution/narrow_groups.hpp:103
       const unsigned int v2480 = v2479 / v2418;
-      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:94
+      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:104
       iron_frag_fill(v2482, 0.0f);
-      iron_frag<float, 2, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:95
+      iron_frag<float, 2, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:105
       iron_frag_fill(v2484, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:96
+      iron_frag<iron_bf16, 0, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:106
       iron_frag_fill(v2486, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2488;  // kernels/convolution/narrow_groups.hpp:97
+      iron_frag<iron_bf16, 1, 16, 16> v2488;  // kernels/convolution/narrow_groups.hpp:107
       iron_frag_fill(v2488, iron_f32_to_bf16(0.0f));
-      const unsigned int v2491 = 80u / v25;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2507 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2491 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2507 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
       const unsigned int v2509 = v2416 << 4u;
-      const unsigned int v2620 = v2476 * 88u;  // kernels/convolution/narrow_groups.hpp:155
-      const unsigned int v2624 = v2477 * 1408u;  // kernels/convolution/narrow_groups.hpp:156
-      const unsigned int v2630 = v2479 * 88u;  // kernels/convolution/narrow_groups.hpp:158
-      const unsigned int v2634 = v2480 * 1408u;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2620 = v2476 * 56u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2624 = v2477 * 896u;  // kernels/convolution/narrow_groups.hpp:166
+      const unsigned int v2630 = v2479 * 56u;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2634 = v2480 * 896u;  // kernels/convolution/narrow_groups.hpp:169
 
-      for (unsigned int v2493 = 0u; v2493 < v5; v2493 += v2491) {  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2494 = v2493 + v2491;  // kernels/convolution/narrow_groups.hpp:102
+      for (unsigned int v2493 = 0u; v2493 < v5; v2493 += v2491) {  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2494 = v2493 + v2491;  // kernels/convolution/narrow_groups.hpp:112
         const unsigned int v2495 = min(v2494, v5);
-        const unsigned int v2496 = v2495 - v2493;  // kernels/convolution/narrow_groups.hpp:103
+        const unsigned int v2496 = v2495 - v2493;  // kernels/convolution/narrow_groups.hpp:113
         const unsigned int v2497 = v2496 * v6;
         const unsigned int v2498 = v2497 * v19;
-        const unsigned int v2502 = v2498 + 15u;  // kernels/convolution/narrow_groups.hpp:104
+        const unsigned int v2502 = v2498 + 15u;  // kernels/convolution/narrow_groups.hpp:114
         const unsigned int v2503 = v2502 >> 4u;
         const unsigned int v2504 = v2503 << 4u;
-        const unsigned int v2506 = v2504 >> 2u;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2510 = v2509 * v2506;  // kernels/convolution/narrow_groups.hpp:108
-        const unsigned int v2523 = v2493 * v6;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2506 = v2504 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2510 = v2509 * v2506;  // kernels/convolution/narrow_groups.hpp:118
+        const unsigned int v2523 = v2493 * v6;  // kernels/convolution/narrow_groups.hpp:124
         const unsigned int v2524 = v2523 * v19;
 
-        for (unsigned int v2512 = v2460; v2512 < v2510; v2512 += v2507) {  // kernels/convolution/narrow_groups.hpp:108
-          const unsigned int v2513 = v2512 / v2506;  // kernels/convolution/narrow_groups.hpp:109
-          const unsigned int v2515 = v2513 * v2506;  // kernels/convolution/narrow_groups.hpp:110
+        for (unsigned int v2512 = v2460; v2512 < v2510; v2512 += v2507) {  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2513 = v2512 / v2506;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2515 = v2513 * v2506;  // kernels/convolution/narrow_groups.hpp:120
           const unsigned int v2516 = v2512 - v2515;
           const unsigned int v2517 = v2516 << 2u;
-          const unsigned int v2519 = v2513 & 15u;  // kernels/convolution/narrow_groups.hpp:111
-          const bool v2520 = v2519 < v15;  // kernels/convolution/narrow_groups.hpp:112
+          const unsigned int v2519 = v2513 & 15u;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2520 = v2519 < v15;  // kernels/convolution/narrow_groups.hpp:122
           const bool v2521 = v2517 < v2498;
           const bool v2522 = v2520 && v2521;
-          const unsigned int v2526 = v2513 >> 4u;  // kernels/convolution/narrow_groups.hpp:114
+          const unsigned int v2526 = v2513 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
           const unsigned int v2527 = v2430 + v2526;
           const unsigned int v2528 = v2527 * v15;
           const unsigned int v2529 = v2528 + v2519;
           const unsigned int v2530 = v2529 * v2356;
           const unsigned int v2531 = v2530 + v2524;
           const unsigned int v2532 = v2531 + v2517;
-          const unsigned int v2534 = v2522 ? v2532 : 0u;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2536 = v2513 * 88u;
+          const unsigned int v2534 = v2522 ? v2532 : 0u;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2536 = v2513 * 56u;
           const unsigned int v2537 = v2536 + v2517;
           iron_copy_async<8>(shm4 + v2537, weight + v2534, v2522);
         }
-        if (v2462) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2539 = 128u / v2459;  // kernels/convolution/narrow_groups.hpp:119
+        if (v2462) {  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2539 = 128u / v2459;  // kernels/convolution/narrow_groups.hpp:129
           const unsigned int v2541 = v2460 / v2459;
-          const unsigned int v2543 = v2429 * v2418;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2555 = v2465 * v2418;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2565 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2582 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2543 = v2429 * v2418;  // kernels/convolution/narrow_groups.hpp:130
+          const unsigned int v2555 = v2465 * v2418;  // kernels/convolution/narrow_groups.hpp:137
+          const unsigned int v2565 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
+          const unsigned int v2582 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
 
-          for (unsigned int v2542 = v2541; v2542 < v2418; v2542 += v2539) {  // kernels/convolution/narrow_groups.hpp:119
-            const unsigned int v2544 = v2543 + v2542;  // kernels/convolution/narrow_groups.hpp:120
-            const unsigned int v2545 = v2544 / v2381;  // kernels/convolution/narrow_groups.hpp:121
-            const unsigned int v2546 = v2545 * v2381;  // kernels/convolution/narrow_groups.hpp:122
+          for (unsigned int v2542 = v2541; v2542 < v2418; v2542 += v2539) {  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2544 = v2543 + v2542;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2545 = v2544 / v2381;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2546 = v2545 * v2381;  // kernels/convolution/narrow_groups.hpp:132
             const unsigned int v2547 = v2544 - v2546;
-            const unsigned int v2548 = v2547 / v2368;  // kernels/convolution/narrow_groups.hpp:123
-            const unsigned int v2549 = v2548 * v7;  // kernels/convolution/narrow_groups.hpp:124
-            const unsigned int v2550 = v2548 * v2368;  // kernels/convolution/narrow_groups.hpp:125
+            const unsigned int v2548 = v2547 / v2368;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2549 = v2548 * v7;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2550 = v2548 * v2368;  // kernels/convolution/narrow_groups.hpp:135
             const unsigned int v2551 = v2547 - v2550;
             const unsigned int v2552 = v2551 * v8;
-            const bool v2553 = v2544 < v2382;  // kernels/convolution/narrow_groups.hpp:126
-            const unsigned int v2556 = v2555 + v2542;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2557 = v2556 * 88u;
+            const bool v2553 = v2544 < v2382;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2556 = v2555 + v2542;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2557 = v2556 * 56u;
             const unsigned int v2558 = v2557 + v2469;
-            const unsigned int v2569 = v2545 * v1;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2569 = v2545 * v1;  // kernels/convolution/narrow_groups.hpp:141
 
-            for (unsigned int v2560 = v2493; v2560 < v2495; v2560 += 1u) {  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2561 = v2560 * v11;  // kernels/convolution/narrow_groups.hpp:129
+            for (unsigned int v2560 = v2493; v2560 < v2495; v2560 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2561 = v2560 * v11;  // kernels/convolution/narrow_groups.hpp:139
               const unsigned int v2562 = v2549 + v2561;
-              const bool v2563 = v2562 >= v9;  // kernels/convolution/narrow_groups.hpp:130
+              const bool v2563 = v2562 >= v9;  // kernels/convolution/narrow_groups.hpp:140
               const bool v2564 = v2553 && v2563;
               const bool v2566 = v2562 < v2565;
               const bool v2567 = v2564 && v2566;
-              const unsigned int v2568 = max(v2562, v9);  // kernels/convolution/narrow_groups.hpp:131
+              const unsigned int v2568 = max(v2562, v9);  // kernels/convolution/narrow_groups.hpp:141
               const unsigned int v2570 = v2569 + v2568;
               const unsigned int v2571 = v2570 - v9;
-              const unsigned int v2572 = v2560 - v2493;  // kernels/convolution/narrow_groups.hpp:132
+              const unsigned int v2572 = v2560 - v2493;  // kernels/convolution/narrow_groups.hpp:142
               const unsigned int v2573 = v2572 * v6;
               const unsigned int v2574 = v2573 * v19;
-              const unsigned int v2586 = v2571 * v2;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2594 = v2558 + v2574;  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2586 = v2571 * v2;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2594 = v2558 + v2574;  // kernels/convolution/narrow_groups.hpp:147
 
-              for (unsigned int v2577 = 0u; v2577 < v6; v2577 += 1u) {  // kernels/convolution/narrow_groups.hpp:133
-                const unsigned int v2578 = v2577 * v12;  // kernels/convolution/narrow_groups.hpp:134
+              for (unsigned int v2577 = 0u; v2577 < v6; v2577 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2578 = v2577 * v12;  // kernels/convolution/narrow_groups.hpp:144
                 const unsigned int v2579 = v2552 + v2578;
-                const bool v2580 = v2579 >= v10;  // kernels/convolution/narrow_groups.hpp:135
+                const bool v2580 = v2579 >= v10;  // kernels/convolution/narrow_groups.hpp:145
                 const bool v2581 = v2567 && v2580;
                 const bool v2583 = v2579 < v2582;
                 const bool v2584 = v2581 && v2583;
-                const unsigned int v2585 = max(v2579, v10);  // kernels/convolution/narrow_groups.hpp:136
+                const unsigned int v2585 = max(v2579, v10);  // kernels/convolution/narrow_groups.hpp:146
                 const unsigned int v2587 = v2586 + v2585;
                 const unsigned int v2588 = v2587 - v10;
                 const unsigned int v2589 = v2588 * v3;
                 const unsigned int v2590 = v2589 + v2473;
-                const unsigned int v2592 = v2584 ? v2590 : 0u;  // kernels/convolution/narrow_groups.hpp:137
+                const unsigned int v2592 = v2584 ? v2590 : 0u;  // kernels/convolution/narrow_groups.hpp:147
                 const unsigned int v2593 = v2577 * v19;
                 const unsigned int v2595 = v2594 + v2593;
                 iron_copy_async<8>(shm3 + v2595, x + v2592, v2584);
@@ -2827,349 +2827,349 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
             }
           }
         }
-        const unsigned int v2597 = v2504 - v2498;  // kernels/convolution/narrow_groups.hpp:143
+        const unsigned int v2597 = v2504 - v2498;  // kernels/convolution/narrow_groups.hpp:153
         const unsigned int v2598 = v2597 >> 2u;
-        const unsigned int v2601 = v2598 << 7u;  // kernels/convolution/narrow_groups.hpp:144
+        const unsigned int v2601 = v2598 << 7u;  // kernels/convolution/narrow_groups.hpp:154
 
         for (unsigned int v2603 = v2460; v2603 < v2601; v2603 += v2507) {
-          const unsigned int v2604 = v2603 / v2598;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2608 = v2604 * v2598;  // kernels/convolution/narrow_groups.hpp:146
+          const unsigned int v2604 = v2603 / v2598;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2608 = v2604 * v2598;  // kernels/convolution/narrow_groups.hpp:156
           const unsigned int v2609 = v2603 - v2608;
           const unsigned int v2610 = v2609 << 2u;
-          const unsigned int v2612 = v2604 * 88u;
+          const unsigned int v2612 = v2604 * 56u;
           const unsigned int v2613 = v2612 + v2498;
           const unsigned int v2614 = v2613 + v2610;
           iron_copy_async<8>(shm3 + v2614, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:149
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:150
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:151
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
 
-        for (unsigned int v2617 = 0u; v2617 < v2504; v2617 += 16u) {  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2621 = v2620 + v2617;  // kernels/convolution/narrow_groups.hpp:155
-          iron_frag_load_shared<false>(v2486, shm3, v2621, 88u);
-          const unsigned int v2625 = v2624 + v2617;  // kernels/convolution/narrow_groups.hpp:156
-          iron_frag_load_shared<true>(v2488, shm4, v2625, 88u);
-          iron_frag_mma_sync(v2482, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:157
-          const unsigned int v2631 = v2630 + v2617;  // kernels/convolution/narrow_groups.hpp:158
-          iron_frag_load_shared<false>(v2486, shm3, v2631, 88u);
-          const unsigned int v2635 = v2634 + v2617;  // kernels/convolution/narrow_groups.hpp:159
-          iron_frag_load_shared<true>(v2488, shm4, v2635, 88u);
-          iron_frag_mma_sync(v2484, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:160
+        for (unsigned int v2617 = 0u; v2617 < v2504; v2617 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
+          const unsigned int v2621 = v2620 + v2617;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<false>(v2486, shm3, v2621, 56u);
+          const unsigned int v2625 = v2624 + v2617;  // kernels/convolution/narrow_groups.hpp:166
+          iron_frag_load_shared<true>(v2488, shm4, v2625, 56u);
+          iron_frag_mma_sync(v2482, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:167
+          const unsigned int v2631 = v2630 + v2617;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<false>(v2486, shm3, v2631, 56u);
+          const unsigned int v2635 = v2634 + v2617;  // kernels/convolution/narrow_groups.hpp:169
+          iron_frag_load_shared<true>(v2488, shm4, v2635, 56u);
+          iron_frag_mma_sync(v2484, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:170
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:162
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
       }
-      const unsigned int v2636 = v2477 * v2418;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2636 = v2477 * v2418;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2637 = v2429 * v2418;
       const unsigned int v2638 = v2637 + v2476;
       const unsigned int v2639 = v2638 - v2636;
-      const unsigned int v2640 = v2430 + v2477;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2640 = v2430 + v2477;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2641 = v2640 * v15;
-      const unsigned int v2642 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2642 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2643 = v2639 + v2642;
-      const unsigned int v2644 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2645 = v2643 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2644 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2645 = v2643 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2646 = v2644 < v15;
       const bool v2647 = v2645 && v2646;
       if (v2647) {
-        const float v2648 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2648 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2649 = v2641 + v2644;
         const iron_bf16 v2650 = bias[v2649];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2651 = iron_to_f32(v2650);
         const float v2652 = v2648 + v2651;
         const float v2654 = fmaxf(v2652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2656 = v2643 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2656 = v2643 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2657 = v2656 + v2641;
         const unsigned int v2658 = v2657 + v2644;
         out[v2658] = v2655;
       }
-      const unsigned int v2659 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2659 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2660 = v2639 + v2659;
-      const unsigned int v2661 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2662 = v2660 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2661 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2662 = v2660 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2663 = v2661 < v15;
       const bool v2664 = v2662 && v2663;
       if (v2664) {
-        const float v2665 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2665 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2666 = v2641 + v2661;
         const iron_bf16 v2667 = bias[v2666];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2668 = iron_to_f32(v2667);
         const float v2669 = v2665 + v2668;
         const float v2671 = fmaxf(v2669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2672 = iron_f32_to_bf16(v2671);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2673 = v2660 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2672 = iron_f32_to_bf16(v2671);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2673 = v2660 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2674 = v2673 + v2641;
         const unsigned int v2675 = v2674 + v2661;
         out[v2675] = v2672;
       }
-      const unsigned int v2676 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2676 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2677 = v2639 + v2676;
-      const unsigned int v2678 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2679 = v2677 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2678 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2679 = v2677 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2680 = v2678 < v15;
       const bool v2681 = v2679 && v2680;
       if (v2681) {
-        const float v2682 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2682 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2683 = v2641 + v2678;
         const iron_bf16 v2684 = bias[v2683];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2685 = iron_to_f32(v2684);
         const float v2686 = v2682 + v2685;
         const float v2688 = fmaxf(v2686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2689 = iron_f32_to_bf16(v2688);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2690 = v2677 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2689 = iron_f32_to_bf16(v2688);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2690 = v2677 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2691 = v2690 + v2641;
         const unsigned int v2692 = v2691 + v2678;
         out[v2692] = v2689;
       }
-      const unsigned int v2693 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2693 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2694 = v2639 + v2693;
-      const unsigned int v2695 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2696 = v2694 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2695 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2696 = v2694 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2697 = v2695 < v15;
       const bool v2698 = v2696 && v2697;
       if (v2698) {
-        const float v2699 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2699 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2700 = v2641 + v2695;
         const iron_bf16 v2701 = bias[v2700];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2702 = iron_to_f32(v2701);
         const float v2703 = v2699 + v2702;
         const float v2705 = fmaxf(v2703, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2706 = iron_f32_to_bf16(v2705);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2707 = v2694 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2706 = iron_f32_to_bf16(v2705);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2707 = v2694 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2708 = v2707 + v2641;
         const unsigned int v2709 = v2708 + v2695;
         out[v2709] = v2706;
       }
-      const unsigned int v2710 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2710 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2711 = v2639 + v2710;
-      const unsigned int v2712 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2713 = v2711 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2712 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2713 = v2711 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2714 = v2712 < v15;
       const bool v2715 = v2713 && v2714;
       if (v2715) {
-        const float v2716 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2716 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2717 = v2641 + v2712;
         const iron_bf16 v2718 = bias[v2717];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2719 = iron_to_f32(v2718);
         const float v2720 = v2716 + v2719;
         const float v2722 = fmaxf(v2720, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2723 = iron_f32_to_bf16(v2722);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2724 = v2711 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2723 = iron_f32_to_bf16(v2722);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2724 = v2711 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2725 = v2724 + v2641;
         const unsigned int v2726 = v2725 + v2712;
         out[v2726] = v2723;
       }
-      const unsigned int v2727 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2727 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2728 = v2639 + v2727;
-      const unsigned int v2729 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2730 = v2728 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2729 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2730 = v2728 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2731 = v2729 < v15;
       const bool v2732 = v2730 && v2731;
       if (v2732) {
-        const float v2733 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2733 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2734 = v2641 + v2729;
         const iron_bf16 v2735 = bias[v2734];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2736 = iron_to_f32(v2735);
         const float v2737 = v2733 + v2736;
         const float v2739 = fmaxf(v2737, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2740 = iron_f32_to_bf16(v2739);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2741 = v2728 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2740 = iron_f32_to_bf16(v2739);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2741 = v2728 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2742 = v2741 + v2641;
         const unsigned int v2743 = v2742 + v2729;
         out[v2743] = v2740;
       }
-      const unsigned int v2744 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2744 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2745 = v2639 + v2744;
-      const unsigned int v2746 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2747 = v2745 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2746 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2747 = v2745 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2748 = v2746 < v15;
       const bool v2749 = v2747 && v2748;
       if (v2749) {
-        const float v2750 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2750 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2751 = v2641 + v2746;
         const iron_bf16 v2752 = bias[v2751];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2753 = iron_to_f32(v2752);
         const float v2754 = v2750 + v2753;
         const float v2756 = fmaxf(v2754, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2757 = iron_f32_to_bf16(v2756);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2758 = v2745 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2757 = iron_f32_to_bf16(v2756);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2758 = v2745 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2759 = v2758 + v2641;
         const unsigned int v2760 = v2759 + v2746;
         out[v2760] = v2757;
       }
-      const unsigned int v2761 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2761 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2762 = v2639 + v2761;
-      const unsigned int v2763 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2764 = v2762 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2763 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2764 = v2762 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2765 = v2763 < v15;
       const bool v2766 = v2764 && v2765;
       if (v2766) {
-        const float v2767 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2767 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2768 = v2641 + v2763;
         const iron_bf16 v2769 = bias[v2768];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2770 = iron_to_f32(v2769);
         const float v2771 = v2767 + v2770;
         const float v2773 = fmaxf(v2771, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2774 = iron_f32_to_bf16(v2773);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2775 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2774 = iron_f32_to_bf16(v2773);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2775 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2776 = v2775 + v2641;
         const unsigned int v2777 = v2776 + v2763;
         out[v2777] = v2774;
       }
-      const unsigned int v2780 = v2480 * v2418;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2780 = v2480 * v2418;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2782 = v2637 + v2479;
       const unsigned int v2783 = v2782 - v2780;
-      const unsigned int v2784 = v2430 + v2480;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2784 = v2430 + v2480;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2785 = v2784 * v15;
-      const unsigned int v2786 = static_cast<unsigned int>(v2484.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2786 = static_cast<unsigned int>(v2484.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2787 = v2783 + v2786;
-      const unsigned int v2788 = static_cast<unsigned int>(v2484.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2789 = v2787 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2788 = static_cast<unsigned int>(v2484.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2789 = v2787 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2790 = v2788 < v15;
       const bool v2791 = v2789 && v2790;
       if (v2791) {
-        const float v2792 = v2484.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2792 = v2484.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2793 = v2785 + v2788;
         const iron_bf16 v2794 = bias[v2793];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2795 = iron_to_f32(v2794);
         const float v2796 = v2792 + v2795;
         const float v2798 = fmaxf(v2796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2799 = iron_f32_to_bf16(v2798);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2800 = v2787 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2799 = iron_f32_to_bf16(v2798);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2800 = v2787 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2801 = v2800 + v2785;
         const unsigned int v2802 = v2801 + v2788;
         out[v2802] = v2799;
       }
-      const unsigned int v2803 = static_cast<unsigned int>(v2484.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2803 = static_cast<unsigned int>(v2484.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2804 = v2783 + v2803;
-      const unsigned int v2805 = static_cast<unsigned int>(v2484.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2806 = v2804 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2805 = static_cast<unsigned int>(v2484.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2806 = v2804 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2807 = v2805 < v15;
       const bool v2808 = v2806 && v2807;
       if (v2808) {
-        const float v2809 = v2484.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2809 = v2484.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2810 = v2785 + v2805;
         const iron_bf16 v2811 = bias[v2810];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2812 = iron_to_f32(v2811);
         const float v2813 = v2809 + v2812;
         const float v2815 = fmaxf(v2813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2817 = v2804 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2817 = v2804 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2818 = v2817 + v2785;
         const unsigned int v2819 = v2818 + v2805;
         out[v2819] = v2816;
       }
-      const unsigned int v2820 = static_cast<unsigned int>(v2484.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2820 = static_cast<unsigned int>(v2484.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2821 = v2783 + v2820;
-      const unsigned int v2822 = static_cast<unsigned int>(v2484.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2823 = v2821 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2822 = static_cast<unsigned int>(v2484.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2823 = v2821 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2824 = v2822 < v15;
       const bool v2825 = v2823 && v2824;
       if (v2825) {
-        const float v2826 = v2484.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2826 = v2484.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2827 = v2785 + v2822;
         const iron_bf16 v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2829 = iron_to_f32(v2828);
         const float v2830 = v2826 + v2829;
         const float v2832 = fmaxf(v2830, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2832);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2834 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2833 = iron_f32_to_bf16(v2832);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2834 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2835 = v2834 + v2785;
         const unsigned int v2836 = v2835 + v2822;
         out[v2836] = v2833;
       }
-      const unsigned int v2837 = static_cast<unsigned int>(v2484.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2837 = static_cast<unsigned int>(v2484.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2838 = v2783 + v2837;
-      const unsigned int v2839 = static_cast<unsigned int>(v2484.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2840 = v2838 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2839 = static_cast<unsigned int>(v2484.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2840 = v2838 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2841 = v2839 < v15;
       const bool v2842 = v2840 && v2841;
       if (v2842) {
-        const float v2843 = v2484.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2843 = v2484.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2844 = v2785 + v2839;
         const iron_bf16 v2845 = bias[v2844];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2846 = iron_to_f32(v2845);
         const float v2847 = v2843 + v2846;
         const float v2849 = fmaxf(v2847, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2850 = iron_f32_to_bf16(v2849);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2851 = v2838 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2850 = iron_f32_to_bf16(v2849);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2851 = v2838 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2852 = v2851 + v2785;
         const unsigned int v2853 = v2852 + v2839;
         out[v2853] = v2850;
       }
-      const unsigned int v2854 = static_cast<unsigned int>(v2484.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2854 = static_cast<unsigned int>(v2484.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2855 = v2783 + v2854;
-      const unsigned int v2856 = static_cast<unsigned int>(v2484.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2857 = v2855 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2856 = static_cast<unsigned int>(v2484.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2857 = v2855 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2858 = v2856 < v15;
       const bool v2859 = v2857 && v2858;
       if (v2859) {
-        const float v2860 = v2484.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2860 = v2484.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2861 = v2785 + v2856;
         const iron_bf16 v2862 = bias[v2861];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2863 = iron_to_f32(v2862);
         const float v2864 = v2860 + v2863;
         const float v2866 = fmaxf(v2864, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2868 = v2855 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2868 = v2855 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2869 = v2868 + v2785;
         const unsigned int v2870 = v2869 + v2856;
         out[v2870] = v2867;
       }
-      const unsigned int v2871 = static_cast<unsigned int>(v2484.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2871 = static_cast<unsigned int>(v2484.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2872 = v2783 + v2871;
-      const unsigned int v2873 = static_cast<unsigned int>(v2484.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2874 = v2872 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2873 = static_cast<unsigned int>(v2484.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2874 = v2872 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2875 = v2873 < v15;
       const bool v2876 = v2874 && v2875;
       if (v2876) {
-        const float v2877 = v2484.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2877 = v2484.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2878 = v2785 + v2873;
         const iron_bf16 v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2880 = iron_to_f32(v2879);
         const float v2881 = v2877 + v2880;
         const float v2883 = fmaxf(v2881, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2885 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2885 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2886 = v2885 + v2785;
         const unsigned int v2887 = v2886 + v2873;
         out[v2887] = v2884;
       }
-      const unsigned int v2888 = static_cast<unsigned int>(v2484.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2888 = static_cast<unsigned int>(v2484.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2889 = v2783 + v2888;
-      const unsigned int v2890 = static_cast<unsigned int>(v2484.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2891 = v2889 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2890 = static_cast<unsigned int>(v2484.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2891 = v2889 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2892 = v2890 < v15;
       const bool v2893 = v2891 && v2892;
       if (v2893) {
-        const float v2894 = v2484.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2894 = v2484.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2895 = v2785 + v2890;
         const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2897 = iron_to_f32(v2896);
         const float v2898 = v2894 + v2897;
         const float v2900 = fmaxf(v2898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2902 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2902 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2903 = v2902 + v2785;
         const unsigned int v2904 = v2903 + v2890;
         out[v2904] = v2901;
       }
-      const unsigned int v2905 = static_cast<unsigned int>(v2484.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2905 = static_cast<unsigned int>(v2484.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2906 = v2783 + v2905;
-      const unsigned int v2907 = static_cast<unsigned int>(v2484.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2908 = v2906 < v2382;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2907 = static_cast<unsigned int>(v2484.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2908 = v2906 < v2382;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2909 = v2907 < v15;
       const bool v2910 = v2908 && v2909;
       if (v2910) {
-        const float v2911 = v2484.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2911 = v2484.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2912 = v2785 + v2907;
         const iron_bf16 v2913 = bias[v2912];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2914 = iron_to_f32(v2913);
         const float v2915 = v2911 + v2914;
         const float v2917 = fmaxf(v2915, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2917);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2919 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2918 = iron_f32_to_bf16(v2917);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2919 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2920 = v2919 + v2785;
         const unsigned int v2921 = v2920 + v2907;
         out[v2921] = v2918;

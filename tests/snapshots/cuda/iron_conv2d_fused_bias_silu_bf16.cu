@@ -294,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 22528);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:70
   const unsigned int v1 = h;
@@ -311,14 +311,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:38
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:38
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:39
-  const bool v26 = v25 <= 80u;
-  const bool v27 = v22 && v26;
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v26 = v25 <= 48u;
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
@@ -2656,7 +2656,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:351
     }
   } else {
-    const unsigned int v2360 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:53
+    const unsigned int v2360 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
     const unsigned int v2361 = v2360 * v19;
     const unsigned int v2365 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v2366 = v12 * v2365;
@@ -2674,172 +2674,172 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v2383 = v2382 - 1u;
     const unsigned int v2384 = v2383 / v7;
     const unsigned int v2385 = v2384 + 1u;
-    const unsigned int v2386 = v2385 * v2373;  // kernels/convolution/narrow_groups.hpp:55
-    const unsigned int v2387 = v0 * v2386;  // kernels/convolution/narrow_groups.hpp:56
-    const unsigned int v2392 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2386 = v2385 * v2373;  // kernels/convolution/narrow_groups.hpp:65
+    const unsigned int v2387 = v0 * v2386;  // kernels/convolution/narrow_groups.hpp:66
+    const unsigned int v2392 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2393 = v2392 == 0u;
     const unsigned int v2396 = v19 << 1u;
     const bool v2397 = v2396 <= 64u;
     const bool v2398 = v2393 && v2397;
-    const unsigned int v2399 = v2398 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2403 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2399 = v2398 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2403 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2404 = v2403 == 0u;
     const unsigned int v2407 = v19 << 2u;
     const bool v2408 = v2407 <= 64u;
     const bool v2409 = v2404 && v2408;
-    const unsigned int v2410 = v2409 ? 4u : v2399;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2414 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:60
+    const unsigned int v2410 = v2409 ? 4u : v2399;  // kernels/convolution/narrow_groups.hpp:74
+    const unsigned int v2414 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
     const bool v2415 = v2414 == 0u;
     const unsigned int v2418 = v19 << 3u;
     const bool v2419 = v2418 <= 64u;
     const bool v2420 = v2415 && v2419;
-    const unsigned int v2421 = v2420 ? 8u : v2410;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2423 = 128u / v2421;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2424 = v13 / v2421;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2425 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2421 = v2420 ? 8u : v2410;  // kernels/convolution/narrow_groups.hpp:73
+    const unsigned int v2423 = 128u / v2421;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2424 = v13 / v2421;  // kernels/convolution/narrow_groups.hpp:76
+    const unsigned int v2425 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
     const unsigned int v2428 = v2387 + 127u;
     const unsigned int v2429 = v2428 >> 7u;
     const unsigned int v2430 = blockIdx.z;
     const unsigned int v2431 = v2430 * v2429;
     const unsigned int v2432 = v2431 + v2425;
-    const unsigned int v2433 = v2432 % v2424;  // kernels/convolution/narrow_groups.hpp:68
-    const unsigned int v2434 = v2432 / v2424;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2435 = v2433 * v2421;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2437 = v2387 + v2423;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2433 = v2432 % v2424;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2434 = v2432 / v2424;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2435 = v2433 * v2421;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2437 = v2387 + v2423;  // kernels/convolution/narrow_groups.hpp:82
     const unsigned int v2438 = v2437 - 1u;
     const unsigned int v2439 = v2438 / v2423;
     const bool v2440 = v2434 < v2439;
     if (v2440) {
-      const unsigned int v2442 = v2421 * v19;  // kernels/convolution/narrow_groups.hpp:78
+      const unsigned int v2442 = v2421 * v19;  // kernels/convolution/narrow_groups.hpp:88
       const unsigned int v2443 = v2442 >> 2u;
-      const bool v2447 = v2443 <= 16u;  // kernels/convolution/narrow_groups.hpp:84
+      const bool v2447 = v2443 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
       const unsigned int v2448 = v2447 ? 16u : 32u;
-      const bool v2451 = v2443 <= 8u;  // kernels/convolution/narrow_groups.hpp:83
+      const bool v2451 = v2443 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
       const unsigned int v2452 = v2451 ? 8u : v2448;
-      const bool v2455 = v2443 <= 4u;  // kernels/convolution/narrow_groups.hpp:82
+      const bool v2455 = v2443 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
       const unsigned int v2456 = v2455 ? 4u : v2452;
-      const bool v2459 = v2443 <= 2u;  // kernels/convolution/narrow_groups.hpp:81
+      const bool v2459 = v2443 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
       const unsigned int v2460 = v2459 ? 2u : v2456;
-      const bool v2463 = v2443 <= 1u;  // kernels/convolution/narrow_groups.hpp:80
+      const bool v2463 = v2443 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
       const unsigned int v2464 = v2463 ? 1u : v2460;
-      const unsigned int v2465 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:85
+      const unsigned int v2465 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
       const unsigned int v2466 = v2465 % v2464;
-      const bool v2467 = v2466 < v2443;  // kernels/convolution/narrow_groups.hpp:86
-      const unsigned int v2469 = v2466 << 2u;  // kernels/convolution/narrow_groups.hpp:87
+      const bool v2467 = v2466 < v2443;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2469 = v2466 << 2u;  // kernels/convolution/narrow_groups.hpp:97
       const unsigned int v2470 = v2469 / v19;
-      const unsigned int v2471 = v2470 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2471 = v2470 * v19;  // kernels/convolution/narrow_groups.hpp:98
       const unsigned int v2474 = v2469 - v2471;
-      const unsigned int v2477 = v2435 * v19;  // kernels/convolution/narrow_groups.hpp:89
+      const unsigned int v2477 = v2435 * v19;  // kernels/convolution/narrow_groups.hpp:99
       const unsigned int v2478 = v2477 + v2469;
-      const unsigned int v2480 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2480 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
       const unsigned int v2481 = v2480 << 5u;
-      const unsigned int v2482 = v2481 / v2423;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2484 = v2481 + 16u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2482 = v2481 / v2423;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2484 = v2481 + 16u;  // kernels/convolution/narrow_groups.hpp:103
       const unsigned int v2485 = v2484 / v2423;
-      iron_frag<float, 2, 16, 16> v2487;  // kernels/convolution/narrow_groups.hpp:94
+      iron_frag<float, 2, 16, 16> v2487;  // kernels/convolution/narrow_groups.hpp:104
       iron_frag_fill(v2487, 0.0f);
-      iron_frag<float, 2, 16, 16> v2489;  // kernels/convolution/narrow_groups.hpp:95
+      iron_frag<float, 2, 16, 16> v2489;  // kernels/convolution/narrow_groups.hpp:105
       iron_frag_fill(v2489, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2491;  // kernels/convolution/narrow_groups.hpp:96
+      iron_frag<iron_bf16, 0, 16, 16> v2491;  // kernels/convolution/narrow_groups.hpp:106
       iron_frag_fill(v2491, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2493;  // kernels/convolution/narrow_groups.hpp:97
+      iron_frag<iron_bf16, 1, 16, 16> v2493;  // kernels/convolution/narrow_groups.hpp:107
       iron_frag_fill(v2493, iron_f32_to_bf16(0.0f));
-      const unsigned int v2496 = 80u / v25;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2512 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2496 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2512 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
       const unsigned int v2514 = v2421 << 4u;
-      const unsigned int v2625 = v2481 * 88u;  // kernels/convolution/narrow_groups.hpp:155
-      const unsigned int v2629 = v2482 * 1408u;  // kernels/convolution/narrow_groups.hpp:156
-      const unsigned int v2635 = v2484 * 88u;  // kernels/convolution/narrow_groups.hpp:158
-      const unsigned int v2639 = v2485 * 1408u;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2625 = v2481 * 56u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2629 = v2482 * 896u;  // kernels/convolution/narrow_groups.hpp:166
+      const unsigned int v2635 = v2484 * 56u;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2639 = v2485 * 896u;  // kernels/convolution/narrow_groups.hpp:169
 
-      for (unsigned int v2498 = 0u; v2498 < v5; v2498 += v2496) {  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2499 = v2498 + v2496;  // kernels/convolution/narrow_groups.hpp:102
+      for (unsigned int v2498 = 0u; v2498 < v5; v2498 += v2496) {  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2499 = v2498 + v2496;  // kernels/convolution/narrow_groups.hpp:112
         const unsigned int v2500 = min(v2499, v5);
-        const unsigned int v2501 = v2500 - v2498;  // kernels/convolution/narrow_groups.hpp:103
+        const unsigned int v2501 = v2500 - v2498;  // kernels/convolution/narrow_groups.hpp:113
         const unsigned int v2502 = v2501 * v6;
         const unsigned int v2503 = v2502 * v19;
-        const unsigned int v2507 = v2503 + 15u;  // kernels/convolution/narrow_groups.hpp:104
+        const unsigned int v2507 = v2503 + 15u;  // kernels/convolution/narrow_groups.hpp:114
         const unsigned int v2508 = v2507 >> 4u;
         const unsigned int v2509 = v2508 << 4u;
-        const unsigned int v2511 = v2509 >> 2u;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2515 = v2514 * v2511;  // kernels/convolution/narrow_groups.hpp:108
-        const unsigned int v2528 = v2498 * v6;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2511 = v2509 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2515 = v2514 * v2511;  // kernels/convolution/narrow_groups.hpp:118
+        const unsigned int v2528 = v2498 * v6;  // kernels/convolution/narrow_groups.hpp:124
         const unsigned int v2529 = v2528 * v19;
 
-        for (unsigned int v2517 = v2465; v2517 < v2515; v2517 += v2512) {  // kernels/convolution/narrow_groups.hpp:108
-          const unsigned int v2518 = v2517 / v2511;  // kernels/convolution/narrow_groups.hpp:109
-          const unsigned int v2520 = v2518 * v2511;  // kernels/convolution/narrow_groups.hpp:110
+        for (unsigned int v2517 = v2465; v2517 < v2515; v2517 += v2512) {  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2518 = v2517 / v2511;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2520 = v2518 * v2511;  // kernels/convolution/narrow_groups.hpp:120
           const unsigned int v2521 = v2517 - v2520;
           const unsigned int v2522 = v2521 << 2u;
-          const unsigned int v2524 = v2518 & 15u;  // kernels/convolution/narrow_groups.hpp:111
-          const bool v2525 = v2524 < v15;  // kernels/convolution/narrow_groups.hpp:112
+          const unsigned int v2524 = v2518 & 15u;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2525 = v2524 < v15;  // kernels/convolution/narrow_groups.hpp:122
           const bool v2526 = v2522 < v2503;
           const bool v2527 = v2525 && v2526;
-          const unsigned int v2531 = v2518 >> 4u;  // kernels/convolution/narrow_groups.hpp:114
+          const unsigned int v2531 = v2518 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
           const unsigned int v2532 = v2435 + v2531;
           const unsigned int v2533 = v2532 * v15;
           const unsigned int v2534 = v2533 + v2524;
           const unsigned int v2535 = v2534 * v2361;
           const unsigned int v2536 = v2535 + v2529;
           const unsigned int v2537 = v2536 + v2522;
-          const unsigned int v2539 = v2527 ? v2537 : 0u;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2541 = v2518 * 88u;
+          const unsigned int v2539 = v2527 ? v2537 : 0u;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2541 = v2518 * 56u;
           const unsigned int v2542 = v2541 + v2522;
           iron_copy_async<8>(shm4 + v2542, weight + v2539, v2527);
         }
-        if (v2467) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2544 = 128u / v2464;  // kernels/convolution/narrow_groups.hpp:119
+        if (v2467) {  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2544 = 128u / v2464;  // kernels/convolution/narrow_groups.hpp:129
           const unsigned int v2546 = v2465 / v2464;
-          const unsigned int v2548 = v2434 * v2423;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2560 = v2470 * v2423;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2570 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2587 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2548 = v2434 * v2423;  // kernels/convolution/narrow_groups.hpp:130
+          const unsigned int v2560 = v2470 * v2423;  // kernels/convolution/narrow_groups.hpp:137
+          const unsigned int v2570 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
+          const unsigned int v2587 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
 
-          for (unsigned int v2547 = v2546; v2547 < v2423; v2547 += v2544) {  // kernels/convolution/narrow_groups.hpp:119
-            const unsigned int v2549 = v2548 + v2547;  // kernels/convolution/narrow_groups.hpp:120
-            const unsigned int v2550 = v2549 / v2386;  // kernels/convolution/narrow_groups.hpp:121
-            const unsigned int v2551 = v2550 * v2386;  // kernels/convolution/narrow_groups.hpp:122
+          for (unsigned int v2547 = v2546; v2547 < v2423; v2547 += v2544) {  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2549 = v2548 + v2547;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2550 = v2549 / v2386;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2551 = v2550 * v2386;  // kernels/convolution/narrow_groups.hpp:132
             const unsigned int v2552 = v2549 - v2551;
-            const unsigned int v2553 = v2552 / v2373;  // kernels/convolution/narrow_groups.hpp:123
-            const unsigned int v2554 = v2553 * v7;  // kernels/convolution/narrow_groups.hpp:124
-            const unsigned int v2555 = v2553 * v2373;  // kernels/convolution/narrow_groups.hpp:125
+            const unsigned int v2553 = v2552 / v2373;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2554 = v2553 * v7;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2555 = v2553 * v2373;  // kernels/convolution/narrow_groups.hpp:135
             const unsigned int v2556 = v2552 - v2555;
             const unsigned int v2557 = v2556 * v8;
-            const bool v2558 = v2549 < v2387;  // kernels/convolution/narrow_groups.hpp:126
-            const unsigned int v2561 = v2560 + v2547;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2562 = v2561 * 88u;
+            const bool v2558 = v2549 < v2387;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2561 = v2560 + v2547;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2562 = v2561 * 56u;
             const unsigned int v2563 = v2562 + v2474;
-            const unsigned int v2574 = v2550 * v1;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2574 = v2550 * v1;  // kernels/convolution/narrow_groups.hpp:141
 
-            for (unsigned int v2565 = v2498; v2565 < v2500; v2565 += 1u) {  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2566 = v2565 * v11;  // kernels/convolution/narrow_groups.hpp:129
+            for (unsigned int v2565 = v2498; v2565 < v2500; v2565 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2566 = v2565 * v11;  // kernels/convolution/narrow_groups.hpp:139
               const unsigned int v2567 = v2554 + v2566;
-              const bool v2568 = v2567 >= v9;  // kernels/convolution/narrow_groups.hpp:130
+              const bool v2568 = v2567 >= v9;  // kernels/convolution/narrow_groups.hpp:140
               const bool v2569 = v2558 && v2568;
               const bool v2571 = v2567 < v2570;
               const bool v2572 = v2569 && v2571;
-              const unsigned int v2573 = max(v2567, v9);  // kernels/convolution/narrow_groups.hpp:131
+              const unsigned int v2573 = max(v2567, v9);  // kernels/convolution/narrow_groups.hpp:141
               const unsigned int v2575 = v2574 + v2573;
               const unsigned int v2576 = v2575 - v9;
-              const unsigned int v2577 = v2565 - v2498;  // kernels/convolution/narrow_groups.hpp:132
+              const unsigned int v2577 = v2565 - v2498;  // kernels/convolution/narrow_groups.hpp:142
               const unsigned int v2578 = v2577 * v6;
               const unsigned int v2579 = v2578 * v19;
-              const unsigned int v2591 = v2576 * v2;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2599 = v2563 + v2579;  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2591 = v2576 * v2;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2599 = v2563 + v2579;  // kernels/convolution/narrow_groups.hpp:147
 
-              for (unsigned int v2582 = 0u; v2582 < v6; v2582 += 1u) {  // kernels/convolution/narrow_groups.hpp:133
-                const unsigned int v2583 = v2582 * v12;  // kernels/convolution/narrow_groups.hpp:134
+              for (unsigned int v2582 = 0u; v2582 < v6; v2582 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2583 = v2582 * v12;  // kernels/convolution/narrow_groups.hpp:144
                 const unsigned int v2584 = v2557 + v2583;
-                const bool v2585 = v2584 >= v10;  // kernels/convolution/narrow_groups.hpp:135
+                const bool v2585 = v2584 >= v10;  // kernels/convolution/narrow_groups.hpp:145
                 const bool v2586 = v2572 && v2585;
                 const bool v2588 = v2584 < v2587;
                 const bool v2589 = v2586 && v2588;
-                const unsigned int v2590 = max(v2584, v10);  // kernels/convolution/narrow_groups.hpp:136
+                const unsigned int v2590 = max(v2584, v10);  // kernels/convolution/narrow_groups.hpp:146
                 const unsigned int v2592 = v2591 + v2590;
                 const unsigned int v2593 = v2592 - v10;
                 const unsigned int v2594 = v2593 * v3;
                 const unsigned int v2595 = v2594 + v2478;
-                const unsigned int v2597 = v2589 ? v2595 : 0u;  // kernels/convolution/narrow_groups.hpp:137
+                const unsigned int v2597 = v2589 ? v2595 : 0u;  // kernels/convolution/narrow_groups.hpp:147
                 const unsigned int v2598 = v2582 * v19;
                 const unsigned int v2600 = v2599 + v2598;
                 iron_copy_async<8>(shm3 + v2600, x + v2597, v2589);
@@ -2847,52 +2847,52 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
             }
           }
         }
-        const unsigned int v2602 = v2509 - v2503;  // kernels/convolution/narrow_groups.hpp:143
+        const unsigned int v2602 = v2509 - v2503;  // kernels/convolution/narrow_groups.hpp:153
         const unsigned int v2603 = v2602 >> 2u;
-        const unsigned int v2606 = v2603 << 7u;  // kernels/convolution/narrow_groups.hpp:144
+        const unsigned int v2606 = v2603 << 7u;  // kernels/convolution/narrow_groups.hpp:154
 
         for (unsigned int v2608 = v2465; v2608 < v2606; v2608 += v2512) {
-          const unsigned int v2609 = v2608 / v2603;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2613 = v2609 * v2603;  // kernels/convolution/narrow_groups.hpp:146
+          const unsigned int v2609 = v2608 / v2603;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2613 = v2609 * v2603;  // kernels/convolution/narrow_groups.hpp:156
           const unsigned int v2614 = v2608 - v2613;
           const unsigned int v2615 = v2614 << 2u;
-          const unsigned int v2617 = v2609 * 88u;
+          const unsigned int v2617 = v2609 * 56u;
           const unsigned int v2618 = v2617 + v2503;
           const unsigned int v2619 = v2618 + v2615;
           iron_copy_async<8>(shm3 + v2619, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:149
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:150
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:151
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
 
-        for (unsigned int v2622 = 0u; v2622 < v2509; v2622 += 16u) {  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2626 = v2625 + v2622;  // kernels/convolution/narrow_groups.hpp:155
-          iron_frag_load_shared<false>(v2491, shm3, v2626, 88u);
-          const unsigned int v2630 = v2629 + v2622;  // kernels/convolution/narrow_groups.hpp:156
-          iron_frag_load_shared<true>(v2493, shm4, v2630, 88u);
-          iron_frag_mma_sync(v2487, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:157
-          const unsigned int v2636 = v2635 + v2622;  // kernels/convolution/narrow_groups.hpp:158
-          iron_frag_load_shared<false>(v2491, shm3, v2636, 88u);
-          const unsigned int v2640 = v2639 + v2622;  // kernels/convolution/narrow_groups.hpp:159
-          iron_frag_load_shared<true>(v2493, shm4, v2640, 88u);
-          iron_frag_mma_sync(v2489, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:160
+        for (unsigned int v2622 = 0u; v2622 < v2509; v2622 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
+          const unsigned int v2626 = v2625 + v2622;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<false>(v2491, shm3, v2626, 56u);
+          const unsigned int v2630 = v2629 + v2622;  // kernels/convolution/narrow_groups.hpp:166
+          iron_frag_load_shared<true>(v2493, shm4, v2630, 56u);
+          iron_frag_mma_sync(v2487, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:167
+          const unsigned int v2636 = v2635 + v2622;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<false>(v2491, shm3, v2636, 56u);
+          const unsigned int v2640 = v2639 + v2622;  // kernels/convolution/narrow_groups.hpp:169
+          iron_frag_load_shared<true>(v2493, shm4, v2640, 56u);
+          iron_frag_mma_sync(v2489, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:170
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:162
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
       }
-      const unsigned int v2641 = v2482 * v2423;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2641 = v2482 * v2423;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2642 = v2434 * v2423;
       const unsigned int v2643 = v2642 + v2481;
       const unsigned int v2644 = v2643 - v2641;
-      const unsigned int v2645 = v2435 + v2482;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2645 = v2435 + v2482;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2646 = v2645 * v15;
-      const unsigned int v2647 = static_cast<unsigned int>(v2487.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2647 = static_cast<unsigned int>(v2487.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2648 = v2644 + v2647;
-      const unsigned int v2649 = static_cast<unsigned int>(v2487.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2650 = v2648 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2649 = static_cast<unsigned int>(v2487.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2650 = v2648 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2651 = v2649 < v15;
       const bool v2652 = v2650 && v2651;
       if (v2652) {
-        const float v2653 = v2487.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2653 = v2487.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2654 = v2646 + v2649;
         const iron_bf16 v2655 = bias[v2654];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2656 = iron_to_f32(v2655);
@@ -2902,20 +2902,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2662 = 1.0f + v2660;
         const float v2663 = iron_recip_approx(v2662);
         const float v2664 = v2657 * v2663;
-        const iron_bf16 v2665 = iron_f32_to_bf16(v2664);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2666 = v2648 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2665 = iron_f32_to_bf16(v2664);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2666 = v2648 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2667 = v2666 + v2646;
         const unsigned int v2668 = v2667 + v2649;
         out[v2668] = v2665;
       }
-      const unsigned int v2669 = static_cast<unsigned int>(v2487.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2669 = static_cast<unsigned int>(v2487.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2670 = v2644 + v2669;
-      const unsigned int v2671 = static_cast<unsigned int>(v2487.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2672 = v2670 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2671 = static_cast<unsigned int>(v2487.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2672 = v2670 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2673 = v2671 < v15;
       const bool v2674 = v2672 && v2673;
       if (v2674) {
-        const float v2675 = v2487.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2675 = v2487.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2676 = v2646 + v2671;
         const iron_bf16 v2677 = bias[v2676];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2678 = iron_to_f32(v2677);
@@ -2925,20 +2925,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2684 = 1.0f + v2682;
         const float v2685 = iron_recip_approx(v2684);
         const float v2686 = v2679 * v2685;
-        const iron_bf16 v2687 = iron_f32_to_bf16(v2686);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2688 = v2670 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2687 = iron_f32_to_bf16(v2686);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2688 = v2670 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2689 = v2688 + v2646;
         const unsigned int v2690 = v2689 + v2671;
         out[v2690] = v2687;
       }
-      const unsigned int v2691 = static_cast<unsigned int>(v2487.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2691 = static_cast<unsigned int>(v2487.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2692 = v2644 + v2691;
-      const unsigned int v2693 = static_cast<unsigned int>(v2487.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2694 = v2692 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2693 = static_cast<unsigned int>(v2487.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2694 = v2692 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2695 = v2693 < v15;
       const bool v2696 = v2694 && v2695;
       if (v2696) {
-        const float v2697 = v2487.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2697 = v2487.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2698 = v2646 + v2693;
         const iron_bf16 v2699 = bias[v2698];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2700 = iron_to_f32(v2699);
@@ -2948,20 +2948,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2706 = 1.0f + v2704;
         const float v2707 = iron_recip_approx(v2706);
         const float v2708 = v2701 * v2707;
-        const iron_bf16 v2709 = iron_f32_to_bf16(v2708);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2710 = v2692 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2709 = iron_f32_to_bf16(v2708);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2710 = v2692 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2711 = v2710 + v2646;
         const unsigned int v2712 = v2711 + v2693;
         out[v2712] = v2709;
       }
-      const unsigned int v2713 = static_cast<unsigned int>(v2487.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2713 = static_cast<unsigned int>(v2487.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2714 = v2644 + v2713;
-      const unsigned int v2715 = static_cast<unsigned int>(v2487.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2716 = v2714 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2715 = static_cast<unsigned int>(v2487.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2716 = v2714 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2717 = v2715 < v15;
       const bool v2718 = v2716 && v2717;
       if (v2718) {
-        const float v2719 = v2487.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2719 = v2487.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2720 = v2646 + v2715;
         const iron_bf16 v2721 = bias[v2720];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2722 = iron_to_f32(v2721);
@@ -2971,20 +2971,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2728 = 1.0f + v2726;
         const float v2729 = iron_recip_approx(v2728);
         const float v2730 = v2723 * v2729;
-        const iron_bf16 v2731 = iron_f32_to_bf16(v2730);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2732 = v2714 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2731 = iron_f32_to_bf16(v2730);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2732 = v2714 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2733 = v2732 + v2646;
         const unsigned int v2734 = v2733 + v2715;
         out[v2734] = v2731;
       }
-      const unsigned int v2735 = static_cast<unsigned int>(v2487.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2735 = static_cast<unsigned int>(v2487.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2736 = v2644 + v2735;
-      const unsigned int v2737 = static_cast<unsigned int>(v2487.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2738 = v2736 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2737 = static_cast<unsigned int>(v2487.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2738 = v2736 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2739 = v2737 < v15;
       const bool v2740 = v2738 && v2739;
       if (v2740) {
-        const float v2741 = v2487.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2741 = v2487.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2742 = v2646 + v2737;
         const iron_bf16 v2743 = bias[v2742];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2744 = iron_to_f32(v2743);
@@ -2994,20 +2994,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2750 = 1.0f + v2748;
         const float v2751 = iron_recip_approx(v2750);
         const float v2752 = v2745 * v2751;
-        const iron_bf16 v2753 = iron_f32_to_bf16(v2752);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2754 = v2736 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2753 = iron_f32_to_bf16(v2752);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2754 = v2736 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2755 = v2754 + v2646;
         const unsigned int v2756 = v2755 + v2737;
         out[v2756] = v2753;
       }
-      const unsigned int v2757 = static_cast<unsigned int>(v2487.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2757 = static_cast<unsigned int>(v2487.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2758 = v2644 + v2757;
-      const unsigned int v2759 = static_cast<unsigned int>(v2487.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2760 = v2758 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2759 = static_cast<unsigned int>(v2487.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2760 = v2758 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2761 = v2759 < v15;
       const bool v2762 = v2760 && v2761;
       if (v2762) {
-        const float v2763 = v2487.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2763 = v2487.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2764 = v2646 + v2759;
         const iron_bf16 v2765 = bias[v2764];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2766 = iron_to_f32(v2765);
@@ -3017,20 +3017,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2772 = 1.0f + v2770;
         const float v2773 = iron_recip_approx(v2772);
         const float v2774 = v2767 * v2773;
-        const iron_bf16 v2775 = iron_f32_to_bf16(v2774);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2776 = v2758 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2775 = iron_f32_to_bf16(v2774);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2776 = v2758 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2777 = v2776 + v2646;
         const unsigned int v2778 = v2777 + v2759;
         out[v2778] = v2775;
       }
-      const unsigned int v2779 = static_cast<unsigned int>(v2487.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2779 = static_cast<unsigned int>(v2487.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2780 = v2644 + v2779;
-      const unsigned int v2781 = static_cast<unsigned int>(v2487.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2782 = v2780 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2781 = static_cast<unsigned int>(v2487.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2782 = v2780 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2783 = v2781 < v15;
       const bool v2784 = v2782 && v2783;
       if (v2784) {
-        const float v2785 = v2487.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2785 = v2487.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2786 = v2646 + v2781;
         const iron_bf16 v2787 = bias[v2786];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2788 = iron_to_f32(v2787);
@@ -3040,20 +3040,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2794 = 1.0f + v2792;
         const float v2795 = iron_recip_approx(v2794);
         const float v2796 = v2789 * v2795;
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2796);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2798 = v2780 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2797 = iron_f32_to_bf16(v2796);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2798 = v2780 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2799 = v2798 + v2646;
         const unsigned int v2800 = v2799 + v2781;
         out[v2800] = v2797;
       }
-      const unsigned int v2801 = static_cast<unsigned int>(v2487.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2801 = static_cast<unsigned int>(v2487.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2802 = v2644 + v2801;
-      const unsigned int v2803 = static_cast<unsigned int>(v2487.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2804 = v2802 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2803 = static_cast<unsigned int>(v2487.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2804 = v2802 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2805 = v2803 < v15;
       const bool v2806 = v2804 && v2805;
       if (v2806) {
-        const float v2807 = v2487.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2807 = v2487.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2808 = v2646 + v2803;
         const iron_bf16 v2809 = bias[v2808];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2810 = iron_to_f32(v2809);
@@ -3063,25 +3063,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2816 = 1.0f + v2814;
         const float v2817 = iron_recip_approx(v2816);
         const float v2818 = v2811 * v2817;
-        const iron_bf16 v2819 = iron_f32_to_bf16(v2818);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2820 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2819 = iron_f32_to_bf16(v2818);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2820 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2821 = v2820 + v2646;
         const unsigned int v2822 = v2821 + v2803;
         out[v2822] = v2819;
       }
-      const unsigned int v2825 = v2485 * v2423;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2825 = v2485 * v2423;  // kernels/convolution/narrow_groups.hpp:177
       const unsigned int v2827 = v2642 + v2484;
       const unsigned int v2828 = v2827 - v2825;
-      const unsigned int v2829 = v2435 + v2485;  // kernels/convolution/narrow_groups.hpp:168
+      const unsigned int v2829 = v2435 + v2485;  // kernels/convolution/narrow_groups.hpp:178
       const unsigned int v2830 = v2829 * v15;
-      const unsigned int v2831 = static_cast<unsigned int>(v2489.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2831 = static_cast<unsigned int>(v2489.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2832 = v2828 + v2831;
-      const unsigned int v2833 = static_cast<unsigned int>(v2489.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2834 = v2832 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2833 = static_cast<unsigned int>(v2489.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2834 = v2832 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2835 = v2833 < v15;
       const bool v2836 = v2834 && v2835;
       if (v2836) {
-        const float v2837 = v2489.x[0];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2837 = v2489.x[0];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2838 = v2830 + v2833;
         const iron_bf16 v2839 = bias[v2838];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2840 = iron_to_f32(v2839);
@@ -3091,20 +3091,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2846 = 1.0f + v2844;
         const float v2847 = iron_recip_approx(v2846);
         const float v2848 = v2841 * v2847;
-        const iron_bf16 v2849 = iron_f32_to_bf16(v2848);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2850 = v2832 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2849 = iron_f32_to_bf16(v2848);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2850 = v2832 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2851 = v2850 + v2830;
         const unsigned int v2852 = v2851 + v2833;
         out[v2852] = v2849;
       }
-      const unsigned int v2853 = static_cast<unsigned int>(v2489.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2853 = static_cast<unsigned int>(v2489.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2854 = v2828 + v2853;
-      const unsigned int v2855 = static_cast<unsigned int>(v2489.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2856 = v2854 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2855 = static_cast<unsigned int>(v2489.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2856 = v2854 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2857 = v2855 < v15;
       const bool v2858 = v2856 && v2857;
       if (v2858) {
-        const float v2859 = v2489.x[1];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2859 = v2489.x[1];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2860 = v2830 + v2855;
         const iron_bf16 v2861 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2862 = iron_to_f32(v2861);
@@ -3114,20 +3114,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2868 = 1.0f + v2866;
         const float v2869 = iron_recip_approx(v2868);
         const float v2870 = v2863 * v2869;
-        const iron_bf16 v2871 = iron_f32_to_bf16(v2870);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2872 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2871 = iron_f32_to_bf16(v2870);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2872 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2873 = v2872 + v2830;
         const unsigned int v2874 = v2873 + v2855;
         out[v2874] = v2871;
       }
-      const unsigned int v2875 = static_cast<unsigned int>(v2489.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2875 = static_cast<unsigned int>(v2489.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2876 = v2828 + v2875;
-      const unsigned int v2877 = static_cast<unsigned int>(v2489.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2878 = v2876 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2877 = static_cast<unsigned int>(v2489.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2878 = v2876 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2879 = v2877 < v15;
       const bool v2880 = v2878 && v2879;
       if (v2880) {
-        const float v2881 = v2489.x[2];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2881 = v2489.x[2];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2882 = v2830 + v2877;
         const iron_bf16 v2883 = bias[v2882];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2884 = iron_to_f32(v2883);
@@ -3137,20 +3137,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2890 = 1.0f + v2888;
         const float v2891 = iron_recip_approx(v2890);
         const float v2892 = v2885 * v2891;
-        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2894 = v2876 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2894 = v2876 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2895 = v2894 + v2830;
         const unsigned int v2896 = v2895 + v2877;
         out[v2896] = v2893;
       }
-      const unsigned int v2897 = static_cast<unsigned int>(v2489.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2897 = static_cast<unsigned int>(v2489.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2898 = v2828 + v2897;
-      const unsigned int v2899 = static_cast<unsigned int>(v2489.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2900 = v2898 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2899 = static_cast<unsigned int>(v2489.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2900 = v2898 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2901 = v2899 < v15;
       const bool v2902 = v2900 && v2901;
       if (v2902) {
-        const float v2903 = v2489.x[3];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2903 = v2489.x[3];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2904 = v2830 + v2899;
         const iron_bf16 v2905 = bias[v2904];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2906 = iron_to_f32(v2905);
@@ -3160,20 +3160,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2912 = 1.0f + v2910;
         const float v2913 = iron_recip_approx(v2912);
         const float v2914 = v2907 * v2913;
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2916 = v2898 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2916 = v2898 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2917 = v2916 + v2830;
         const unsigned int v2918 = v2917 + v2899;
         out[v2918] = v2915;
       }
-      const unsigned int v2919 = static_cast<unsigned int>(v2489.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2919 = static_cast<unsigned int>(v2489.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2920 = v2828 + v2919;
-      const unsigned int v2921 = static_cast<unsigned int>(v2489.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2922 = v2920 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2921 = static_cast<unsigned int>(v2489.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2922 = v2920 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2923 = v2921 < v15;
       const bool v2924 = v2922 && v2923;
       if (v2924) {
-        const float v2925 = v2489.x[4];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2925 = v2489.x[4];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2926 = v2830 + v2921;
         const iron_bf16 v2927 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2928 = iron_to_f32(v2927);
@@ -3183,20 +3183,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2934 = 1.0f + v2932;
         const float v2935 = iron_recip_approx(v2934);
         const float v2936 = v2929 * v2935;
-        const iron_bf16 v2937 = iron_f32_to_bf16(v2936);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2938 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2937 = iron_f32_to_bf16(v2936);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2938 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2939 = v2938 + v2830;
         const unsigned int v2940 = v2939 + v2921;
         out[v2940] = v2937;
       }
-      const unsigned int v2941 = static_cast<unsigned int>(v2489.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2941 = static_cast<unsigned int>(v2489.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2942 = v2828 + v2941;
-      const unsigned int v2943 = static_cast<unsigned int>(v2489.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2944 = v2942 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2943 = static_cast<unsigned int>(v2489.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2944 = v2942 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2945 = v2943 < v15;
       const bool v2946 = v2944 && v2945;
       if (v2946) {
-        const float v2947 = v2489.x[5];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2947 = v2489.x[5];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2948 = v2830 + v2943;
         const iron_bf16 v2949 = bias[v2948];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2950 = iron_to_f32(v2949);
@@ -3206,20 +3206,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2956 = 1.0f + v2954;
         const float v2957 = iron_recip_approx(v2956);
         const float v2958 = v2951 * v2957;
-        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2960 = v2942 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2960 = v2942 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2961 = v2960 + v2830;
         const unsigned int v2962 = v2961 + v2943;
         out[v2962] = v2959;
       }
-      const unsigned int v2963 = static_cast<unsigned int>(v2489.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2963 = static_cast<unsigned int>(v2489.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2964 = v2828 + v2963;
-      const unsigned int v2965 = static_cast<unsigned int>(v2489.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2966 = v2964 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2965 = static_cast<unsigned int>(v2489.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2966 = v2964 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2967 = v2965 < v15;
       const bool v2968 = v2966 && v2967;
       if (v2968) {
-        const float v2969 = v2489.x[6];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2969 = v2489.x[6];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2970 = v2830 + v2965;
         const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2972 = iron_to_f32(v2971);
@@ -3229,20 +3229,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2978 = 1.0f + v2976;
         const float v2979 = iron_recip_approx(v2978);
         const float v2980 = v2973 * v2979;
-        const iron_bf16 v2981 = iron_f32_to_bf16(v2980);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v2982 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v2981 = iron_f32_to_bf16(v2980);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v2982 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v2983 = v2982 + v2830;
         const unsigned int v2984 = v2983 + v2965;
         out[v2984] = v2981;
       }
-      const unsigned int v2985 = static_cast<unsigned int>(v2489.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2985 = static_cast<unsigned int>(v2489.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
       const unsigned int v2986 = v2828 + v2985;
-      const unsigned int v2987 = static_cast<unsigned int>(v2489.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:171
-      const bool v2988 = v2986 < v2387;  // kernels/convolution/narrow_groups.hpp:172
+      const unsigned int v2987 = static_cast<unsigned int>(v2489.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2988 = v2986 < v2387;  // kernels/convolution/narrow_groups.hpp:182
       const bool v2989 = v2987 < v15;
       const bool v2990 = v2988 && v2989;
       if (v2990) {
-        const float v2991 = v2489.x[7];  // kernels/convolution/narrow_groups.hpp:174
+        const float v2991 = v2489.x[7];  // kernels/convolution/narrow_groups.hpp:184
         const unsigned int v2992 = v2830 + v2987;
         const iron_bf16 v2993 = bias[v2992];  // kernels/convolution/conv2d_bias.cpp:65
         const float v2994 = iron_to_f32(v2993);
@@ -3252,8 +3252,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3000 = 1.0f + v2998;
         const float v3001 = iron_recip_approx(v3000);
         const float v3002 = v2995 * v3001;
-        const iron_bf16 v3003 = iron_f32_to_bf16(v3002);  // kernels/convolution/narrow_groups.hpp:174
-        const unsigned int v3004 = v2986 * v4;  // kernels/convolution/narrow_groups.hpp:173
+        const iron_bf16 v3003 = iron_f32_to_bf16(v3002);  // kernels/convolution/narrow_groups.hpp:184
+        const unsigned int v3004 = v2986 * v4;  // kernels/convolution/narrow_groups.hpp:183
         const unsigned int v3005 = v3004 + v2830;
         const unsigned int v3006 = v3005 + v2987;
         out[v3006] = v3003;
