@@ -83,15 +83,14 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
     auto tile_a = shared<T>(kNarrowRows * kPitch);
     auto tile_b = shared<T>(kNarrowRows * kPitch);
 
-    // The copies: lanes of a pixel's row take its set's channels kW at a time (chunk j of J),
-    // rows of lanes take its pixels.
+    // The copies: lanes of a pixel's row take its set's channels kW at a time (chunk j of J ≤
+    // 16: a set holds at most 64 channels, or one group of at most 48), rows of lanes take its
+    // pixels.
     auto chunks = set_groups * cin_g / kW;
-    Expr<u32> lanes =
-        select(chunks <= 1u, Expr<u32>(1u),
-               select(chunks <= 2u, Expr<u32>(2u),
-                      select(chunks <= 4u, Expr<u32>(4u),
-                             select(chunks <= 8u, Expr<u32>(8u),
-                                    select(chunks <= 16u, Expr<u32>(16u), Expr<u32>(32u))))));
+    Expr<u32> lanes = select(chunks <= 1u, Expr<u32>(1u),
+                             select(chunks <= 2u, Expr<u32>(2u),
+                                    select(chunks <= 4u, Expr<u32>(4u),
+                                           select(chunks <= 8u, Expr<u32>(8u), Expr<u32>(16u)))));
     auto j = thread_id<0>() % lanes;
     auto copies = j < chunks;
     auto member = j * kW / cin_g;               // the group of the set this lane copies for

@@ -448,971 +448,971 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v312 = v307 && v311;
     const bool v313 = v303 && v312;  // kernels/gemm/gemm_tiles.hpp:275
     if (v313) {
-      for (unsigned int v2837 = v10; v2837 < 2u; v2837 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v2838 = v2837 << 6u;
-        const bool v2840 = v2838 < v22;
-        if (v2840) {
-          const unsigned int v2842 = v2837 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v2843 = !v105;  // kernels/convolution/im2col_a.hpp:90
-          if (v2843) {
-            const unsigned int v2847 = v132 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2848 = v2847 << 3u;
-            const unsigned int v2849 = v2838 + v2848;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2851 = v2849 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2853 = v2851 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2854 = v2849 - v2853;
-            const unsigned int v2855 = v2851 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2857 = v2855 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2858 = v2851 - v2857;
-            const unsigned int v2859 = v2858 * v7;
-            const unsigned int v2860 = v85 + v2854;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2861 = v2849 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2863 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2868 = v133 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2869 = v2868 + v2848;
-            const unsigned int v2870 = v144 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2871 = v149 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2872 = v2870 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2873 = v2861 && v2872;
-            const bool v2874 = v2870 < 1u;
+      for (unsigned int v2833 = v10; v2833 < 2u; v2833 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v2834 = v2833 << 6u;
+        const bool v2836 = v2834 < v22;
+        if (v2836) {
+          const unsigned int v2838 = v2833 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v2839 = !v105;  // kernels/convolution/im2col_a.hpp:90
+          if (v2839) {
+            const unsigned int v2843 = v132 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2844 = v2843 << 3u;
+            const unsigned int v2845 = v2834 + v2844;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2847 = v2845 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2849 = v2847 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2850 = v2845 - v2849;
+            const unsigned int v2851 = v2847 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2853 = v2851 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2854 = v2847 - v2853;
+            const unsigned int v2855 = v2854 * v7;
+            const unsigned int v2856 = v85 + v2850;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2857 = v2845 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2859 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2864 = v133 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2865 = v2864 + v2844;
+            const unsigned int v2866 = v144 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2867 = v149 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2868 = v2866 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2869 = v2857 && v2868;
+            const bool v2870 = v2866 < 1u;
+            const bool v2871 = v2869 && v2870;
+            const bool v2872 = v2867 >= v6;
+            const bool v2873 = v2871 && v2872;
+            const bool v2874 = v2867 < v2859;
             const bool v2875 = v2873 && v2874;
-            const bool v2876 = v2871 >= v6;
-            const bool v2877 = v2875 && v2876;
-            const bool v2878 = v2871 < v2863;
-            const bool v2879 = v2877 && v2878;
-            const unsigned int v2880 = max(v2870, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2882 = max(v2871, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2883 = v2882 - v6;
-            const unsigned int v2884 = v152 + v2880;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2885 = v2884 * v1;
-            const unsigned int v2886 = v2885 + v2883;
-            const unsigned int v2887 = v2886 * v2;
-            const unsigned int v2888 = v2887 + v2860;
-            const unsigned int v2890 = v2879 ? v2888 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2892 = v2842 + v2869;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), x + v2890, v2879);
-            const unsigned int v2894 = v162 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2895 = v167 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2896 = v2894 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2897 = v2861 && v2896;
-            const bool v2898 = v2894 < 1u;
+            const unsigned int v2876 = max(v2866, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2878 = max(v2867, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2879 = v2878 - v6;
+            const unsigned int v2880 = v152 + v2876;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2881 = v2880 * v1;
+            const unsigned int v2882 = v2881 + v2879;
+            const unsigned int v2883 = v2882 * v2;
+            const unsigned int v2884 = v2883 + v2856;
+            const unsigned int v2886 = v2875 ? v2884 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2888 = v2838 + v2865;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2888 ^ (((v2888 >> 6u) & 7u) << 3u)), x + v2886, v2875);
+            const unsigned int v2890 = v162 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2891 = v167 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2892 = v2890 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2893 = v2857 && v2892;
+            const bool v2894 = v2890 < 1u;
+            const bool v2895 = v2893 && v2894;
+            const bool v2896 = v2891 >= v6;
+            const bool v2897 = v2895 && v2896;
+            const bool v2898 = v2891 < v2859;
             const bool v2899 = v2897 && v2898;
-            const bool v2900 = v2895 >= v6;
-            const bool v2901 = v2899 && v2900;
-            const bool v2902 = v2895 < v2863;
-            const bool v2903 = v2901 && v2902;
-            const unsigned int v2904 = max(v2894, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2906 = max(v2895, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2907 = v2906 - v6;
-            const unsigned int v2908 = v170 + v2904;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2909 = v2908 * v1;
-            const unsigned int v2910 = v2909 + v2907;
-            const unsigned int v2911 = v2910 * v2;
-            const unsigned int v2912 = v2911 + v2860;
-            const unsigned int v2914 = v2903 ? v2912 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2917 = v2892 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2917 ^ (((v2917 >> 6u) & 7u) << 3u)), x + v2914, v2903);
-            const unsigned int v2918 = v180 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2919 = v185 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2920 = v2918 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2921 = v2861 && v2920;
-            const bool v2922 = v2918 < 1u;
+            const unsigned int v2900 = max(v2890, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2902 = max(v2891, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2903 = v2902 - v6;
+            const unsigned int v2904 = v170 + v2900;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2905 = v2904 * v1;
+            const unsigned int v2906 = v2905 + v2903;
+            const unsigned int v2907 = v2906 * v2;
+            const unsigned int v2908 = v2907 + v2856;
+            const unsigned int v2910 = v2899 ? v2908 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2913 = v2888 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2913 ^ (((v2913 >> 6u) & 7u) << 3u)), x + v2910, v2899);
+            const unsigned int v2914 = v180 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2915 = v185 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2916 = v2914 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2917 = v2857 && v2916;
+            const bool v2918 = v2914 < 1u;
+            const bool v2919 = v2917 && v2918;
+            const bool v2920 = v2915 >= v6;
+            const bool v2921 = v2919 && v2920;
+            const bool v2922 = v2915 < v2859;
             const bool v2923 = v2921 && v2922;
-            const bool v2924 = v2919 >= v6;
-            const bool v2925 = v2923 && v2924;
-            const bool v2926 = v2919 < v2863;
-            const bool v2927 = v2925 && v2926;
-            const unsigned int v2928 = max(v2918, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2930 = max(v2919, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2931 = v2930 - v6;
-            const unsigned int v2932 = v188 + v2928;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2933 = v2932 * v1;
-            const unsigned int v2934 = v2933 + v2931;
-            const unsigned int v2935 = v2934 * v2;
-            const unsigned int v2936 = v2935 + v2860;
-            const unsigned int v2938 = v2927 ? v2936 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2941 = v2892 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2941 ^ (((v2941 >> 6u) & 7u) << 3u)), x + v2938, v2927);
-            const unsigned int v2942 = v198 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2943 = v203 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2944 = v2942 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2945 = v2861 && v2944;
-            const bool v2946 = v2942 < 1u;
+            const unsigned int v2924 = max(v2914, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2926 = max(v2915, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2927 = v2926 - v6;
+            const unsigned int v2928 = v188 + v2924;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2929 = v2928 * v1;
+            const unsigned int v2930 = v2929 + v2927;
+            const unsigned int v2931 = v2930 * v2;
+            const unsigned int v2932 = v2931 + v2856;
+            const unsigned int v2934 = v2923 ? v2932 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2937 = v2888 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2937 ^ (((v2937 >> 6u) & 7u) << 3u)), x + v2934, v2923);
+            const unsigned int v2938 = v198 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2939 = v203 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2940 = v2938 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2941 = v2857 && v2940;
+            const bool v2942 = v2938 < 1u;
+            const bool v2943 = v2941 && v2942;
+            const bool v2944 = v2939 >= v6;
+            const bool v2945 = v2943 && v2944;
+            const bool v2946 = v2939 < v2859;
             const bool v2947 = v2945 && v2946;
-            const bool v2948 = v2943 >= v6;
-            const bool v2949 = v2947 && v2948;
-            const bool v2950 = v2943 < v2863;
-            const bool v2951 = v2949 && v2950;
-            const unsigned int v2952 = max(v2942, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2954 = max(v2943, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2955 = v2954 - v6;
-            const unsigned int v2956 = v206 + v2952;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2957 = v2956 * v1;
-            const unsigned int v2958 = v2957 + v2955;
-            const unsigned int v2959 = v2958 * v2;
-            const unsigned int v2960 = v2959 + v2860;
-            const unsigned int v2962 = v2951 ? v2960 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2965 = v2892 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2965 ^ (((v2965 >> 6u) & 7u) << 3u)), x + v2962, v2951);
-            const unsigned int v2966 = v216 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2967 = v221 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2968 = v2966 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2969 = v2861 && v2968;
-            const bool v2970 = v2966 < 1u;
+            const unsigned int v2948 = max(v2938, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2950 = max(v2939, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2951 = v2950 - v6;
+            const unsigned int v2952 = v206 + v2948;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2953 = v2952 * v1;
+            const unsigned int v2954 = v2953 + v2951;
+            const unsigned int v2955 = v2954 * v2;
+            const unsigned int v2956 = v2955 + v2856;
+            const unsigned int v2958 = v2947 ? v2956 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2961 = v2888 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2961 ^ (((v2961 >> 6u) & 7u) << 3u)), x + v2958, v2947);
+            const unsigned int v2962 = v216 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2963 = v221 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2964 = v2962 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2965 = v2857 && v2964;
+            const bool v2966 = v2962 < 1u;
+            const bool v2967 = v2965 && v2966;
+            const bool v2968 = v2963 >= v6;
+            const bool v2969 = v2967 && v2968;
+            const bool v2970 = v2963 < v2859;
             const bool v2971 = v2969 && v2970;
-            const bool v2972 = v2967 >= v6;
-            const bool v2973 = v2971 && v2972;
-            const bool v2974 = v2967 < v2863;
-            const bool v2975 = v2973 && v2974;
-            const unsigned int v2976 = max(v2966, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2978 = max(v2967, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2979 = v2978 - v6;
-            const unsigned int v2980 = v224 + v2976;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2981 = v2980 * v1;
-            const unsigned int v2982 = v2981 + v2979;
-            const unsigned int v2983 = v2982 * v2;
-            const unsigned int v2984 = v2983 + v2860;
-            const unsigned int v2986 = v2975 ? v2984 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2989 = v2892 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), x + v2986, v2975);
-            const unsigned int v2990 = v234 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2991 = v239 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2992 = v2990 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2993 = v2861 && v2992;
-            const bool v2994 = v2990 < 1u;
+            const unsigned int v2972 = max(v2962, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2974 = max(v2963, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2975 = v2974 - v6;
+            const unsigned int v2976 = v224 + v2972;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2977 = v2976 * v1;
+            const unsigned int v2978 = v2977 + v2975;
+            const unsigned int v2979 = v2978 * v2;
+            const unsigned int v2980 = v2979 + v2856;
+            const unsigned int v2982 = v2971 ? v2980 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2985 = v2888 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2985 ^ (((v2985 >> 6u) & 7u) << 3u)), x + v2982, v2971);
+            const unsigned int v2986 = v234 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2987 = v239 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2988 = v2986 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2989 = v2857 && v2988;
+            const bool v2990 = v2986 < 1u;
+            const bool v2991 = v2989 && v2990;
+            const bool v2992 = v2987 >= v6;
+            const bool v2993 = v2991 && v2992;
+            const bool v2994 = v2987 < v2859;
             const bool v2995 = v2993 && v2994;
-            const bool v2996 = v2991 >= v6;
-            const bool v2997 = v2995 && v2996;
-            const bool v2998 = v2991 < v2863;
-            const bool v2999 = v2997 && v2998;
-            const unsigned int v3000 = max(v2990, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3002 = max(v2991, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3003 = v3002 - v6;
-            const unsigned int v3004 = v242 + v3000;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3005 = v3004 * v1;
-            const unsigned int v3006 = v3005 + v3003;
-            const unsigned int v3007 = v3006 * v2;
-            const unsigned int v3008 = v3007 + v2860;
-            const unsigned int v3010 = v2999 ? v3008 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3013 = v2892 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3010, v2999);
-            const unsigned int v3014 = v252 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3015 = v257 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3016 = v3014 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3017 = v2861 && v3016;
-            const bool v3018 = v3014 < 1u;
+            const unsigned int v2996 = max(v2986, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2998 = max(v2987, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2999 = v2998 - v6;
+            const unsigned int v3000 = v242 + v2996;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3001 = v3000 * v1;
+            const unsigned int v3002 = v3001 + v2999;
+            const unsigned int v3003 = v3002 * v2;
+            const unsigned int v3004 = v3003 + v2856;
+            const unsigned int v3006 = v2995 ? v3004 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3009 = v2888 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3009 ^ (((v3009 >> 6u) & 7u) << 3u)), x + v3006, v2995);
+            const unsigned int v3010 = v252 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3011 = v257 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3012 = v3010 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3013 = v2857 && v3012;
+            const bool v3014 = v3010 < 1u;
+            const bool v3015 = v3013 && v3014;
+            const bool v3016 = v3011 >= v6;
+            const bool v3017 = v3015 && v3016;
+            const bool v3018 = v3011 < v2859;
             const bool v3019 = v3017 && v3018;
-            const bool v3020 = v3015 >= v6;
-            const bool v3021 = v3019 && v3020;
-            const bool v3022 = v3015 < v2863;
-            const bool v3023 = v3021 && v3022;
-            const unsigned int v3024 = max(v3014, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3026 = max(v3015, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3027 = v3026 - v6;
-            const unsigned int v3028 = v260 + v3024;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3029 = v3028 * v1;
-            const unsigned int v3030 = v3029 + v3027;
-            const unsigned int v3031 = v3030 * v2;
-            const unsigned int v3032 = v3031 + v2860;
-            const unsigned int v3034 = v3023 ? v3032 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3037 = v2892 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), x + v3034, v3023);
-            const unsigned int v3038 = v270 + v2855;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3039 = v275 + v2859;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3040 = v3038 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3041 = v2861 && v3040;
-            const bool v3042 = v3038 < 1u;
+            const unsigned int v3020 = max(v3010, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3022 = max(v3011, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3023 = v3022 - v6;
+            const unsigned int v3024 = v260 + v3020;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3025 = v3024 * v1;
+            const unsigned int v3026 = v3025 + v3023;
+            const unsigned int v3027 = v3026 * v2;
+            const unsigned int v3028 = v3027 + v2856;
+            const unsigned int v3030 = v3019 ? v3028 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3033 = v2888 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3033 ^ (((v3033 >> 6u) & 7u) << 3u)), x + v3030, v3019);
+            const unsigned int v3034 = v270 + v2851;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3035 = v275 + v2855;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3036 = v3034 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3037 = v2857 && v3036;
+            const bool v3038 = v3034 < 1u;
+            const bool v3039 = v3037 && v3038;
+            const bool v3040 = v3035 >= v6;
+            const bool v3041 = v3039 && v3040;
+            const bool v3042 = v3035 < v2859;
             const bool v3043 = v3041 && v3042;
-            const bool v3044 = v3039 >= v6;
-            const bool v3045 = v3043 && v3044;
-            const bool v3046 = v3039 < v2863;
-            const bool v3047 = v3045 && v3046;
-            const unsigned int v3048 = max(v3038, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3050 = max(v3039, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3051 = v3050 - v6;
-            const unsigned int v3052 = v278 + v3048;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3053 = v3052 * v1;
-            const unsigned int v3054 = v3053 + v3051;
-            const unsigned int v3055 = v3054 * v2;
-            const unsigned int v3056 = v3055 + v2860;
-            const unsigned int v3058 = v3047 ? v3056 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3061 = v2892 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), x + v3058, v3047);
+            const unsigned int v3044 = max(v3034, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3046 = max(v3035, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3047 = v3046 - v6;
+            const unsigned int v3048 = v278 + v3044;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3049 = v3048 * v1;
+            const unsigned int v3050 = v3049 + v3047;
+            const unsigned int v3051 = v3050 * v2;
+            const unsigned int v3052 = v3051 + v2856;
+            const unsigned int v3054 = v3043 ? v3052 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3057 = v2888 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3057 ^ (((v3057 >> 6u) & 7u) << 3u)), x + v3054, v3043);
           } else {
-            const unsigned int v3070 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3071 = v3070 << 3u;
-            const unsigned int v3074 = v2838 + v3071;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3075 = v3074 < v22;
-            const bool v3076 = v141 && v3075;
-            const unsigned int v3078 = v134 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3080 = v3078 + v2838;
-            const unsigned int v3081 = v3080 + v3071;
-            const unsigned int v3082 = v3076 ? v3081 : v10;
-            const unsigned int v3084 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3085 = v2842 + v3084;
-            const unsigned int v3086 = v3085 + v3071;
-            iron_copy_async<16>(shm0 + (v3086 ^ (((v3086 >> 6u) & 7u) << 3u)), x + v3082, v3076);
-            const unsigned int v3089 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3091 = v3089 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3094 = v3089 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3095 = v3094 << 3u;
-            const unsigned int v3096 = v76 + v3091;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3097 = v3096 < v57;
-            const unsigned int v3098 = v2838 + v3095;
-            const bool v3099 = v3098 < v22;
-            const bool v3100 = v3097 && v3099;
-            const unsigned int v3102 = v3096 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3104 = v3102 + v2838;
-            const unsigned int v3105 = v3104 + v3095;
-            const unsigned int v3106 = v3100 ? v3105 : v10;
-            const unsigned int v3108 = v3091 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3109 = v2842 + v3108;
-            const unsigned int v3110 = v3109 + v3095;
-            iron_copy_async<16>(shm0 + (v3110 ^ (((v3110 >> 6u) & 7u) << 3u)), x + v3106, v3100);
-            const unsigned int v3113 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3115 = v3113 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3118 = v3113 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3119 = v3118 << 3u;
-            const unsigned int v3120 = v76 + v3115;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3121 = v3120 < v57;
-            const unsigned int v3122 = v2838 + v3119;
-            const bool v3123 = v3122 < v22;
-            const bool v3124 = v3121 && v3123;
-            const unsigned int v3126 = v3120 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3128 = v3126 + v2838;
-            const unsigned int v3129 = v3128 + v3119;
-            const unsigned int v3130 = v3124 ? v3129 : v10;
-            const unsigned int v3132 = v3115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3133 = v2842 + v3132;
-            const unsigned int v3134 = v3133 + v3119;
-            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3130, v3124);
-            const unsigned int v3137 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3139 = v3137 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3142 = v3137 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3143 = v3142 << 3u;
-            const unsigned int v3144 = v76 + v3139;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3145 = v3144 < v57;
-            const unsigned int v3146 = v2838 + v3143;
-            const bool v3147 = v3146 < v22;
-            const bool v3148 = v3145 && v3147;
-            const unsigned int v3150 = v3144 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3152 = v3150 + v2838;
-            const unsigned int v3153 = v3152 + v3143;
-            const unsigned int v3154 = v3148 ? v3153 : v10;
-            const unsigned int v3156 = v3139 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3157 = v2842 + v3156;
-            const unsigned int v3158 = v3157 + v3143;
-            iron_copy_async<16>(shm0 + (v3158 ^ (((v3158 >> 6u) & 7u) << 3u)), x + v3154, v3148);
-            const unsigned int v3161 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3163 = v3161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3166 = v3161 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3167 = v3166 << 3u;
-            const unsigned int v3168 = v76 + v3163;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3169 = v3168 < v57;
-            const unsigned int v3170 = v2838 + v3167;
-            const bool v3171 = v3170 < v22;
-            const bool v3172 = v3169 && v3171;
-            const unsigned int v3174 = v3168 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3176 = v3174 + v2838;
-            const unsigned int v3177 = v3176 + v3167;
-            const unsigned int v3178 = v3172 ? v3177 : v10;
-            const unsigned int v3180 = v3163 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3181 = v2842 + v3180;
-            const unsigned int v3182 = v3181 + v3167;
-            iron_copy_async<16>(shm0 + (v3182 ^ (((v3182 >> 6u) & 7u) << 3u)), x + v3178, v3172);
-            const unsigned int v3185 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3187 = v3185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3190 = v3185 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3191 = v3190 << 3u;
-            const unsigned int v3192 = v76 + v3187;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3193 = v3192 < v57;
-            const unsigned int v3194 = v2838 + v3191;
-            const bool v3195 = v3194 < v22;
-            const bool v3196 = v3193 && v3195;
-            const unsigned int v3198 = v3192 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3200 = v3198 + v2838;
-            const unsigned int v3201 = v3200 + v3191;
-            const unsigned int v3202 = v3196 ? v3201 : v10;
-            const unsigned int v3204 = v3187 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3205 = v2842 + v3204;
-            const unsigned int v3206 = v3205 + v3191;
-            iron_copy_async<16>(shm0 + (v3206 ^ (((v3206 >> 6u) & 7u) << 3u)), x + v3202, v3196);
-            const unsigned int v3209 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3211 = v3209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3214 = v3209 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3215 = v3214 << 3u;
-            const unsigned int v3216 = v76 + v3211;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3217 = v3216 < v57;
-            const unsigned int v3218 = v2838 + v3215;
-            const bool v3219 = v3218 < v22;
-            const bool v3220 = v3217 && v3219;
-            const unsigned int v3222 = v3216 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3224 = v3222 + v2838;
-            const unsigned int v3225 = v3224 + v3215;
-            const unsigned int v3226 = v3220 ? v3225 : v10;
-            const unsigned int v3228 = v3211 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3229 = v2842 + v3228;
-            const unsigned int v3230 = v3229 + v3215;
-            iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3226, v3220);
-            const unsigned int v3233 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3235 = v3233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3238 = v3233 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3239 = v3238 << 3u;
-            const unsigned int v3240 = v76 + v3235;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3241 = v3240 < v57;
-            const unsigned int v3242 = v2838 + v3239;
-            const bool v3243 = v3242 < v22;
-            const bool v3244 = v3241 && v3243;
-            const unsigned int v3246 = v3240 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3248 = v3246 + v2838;
-            const unsigned int v3249 = v3248 + v3239;
-            const unsigned int v3250 = v3244 ? v3249 : v10;
-            const unsigned int v3252 = v3235 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3253 = v2842 + v3252;
-            const unsigned int v3254 = v3253 + v3239;
-            iron_copy_async<16>(shm0 + (v3254 ^ (((v3254 >> 6u) & 7u) << 3u)), x + v3250, v3244);
+            const unsigned int v3066 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3067 = v3066 << 3u;
+            const unsigned int v3070 = v2834 + v3067;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3071 = v3070 < v22;
+            const bool v3072 = v141 && v3071;
+            const unsigned int v3074 = v134 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3076 = v3074 + v2834;
+            const unsigned int v3077 = v3076 + v3067;
+            const unsigned int v3078 = v3072 ? v3077 : v10;
+            const unsigned int v3080 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3081 = v2838 + v3080;
+            const unsigned int v3082 = v3081 + v3067;
+            iron_copy_async<16>(shm0 + (v3082 ^ (((v3082 >> 6u) & 7u) << 3u)), x + v3078, v3072);
+            const unsigned int v3085 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3087 = v3085 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3090 = v3085 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3091 = v3090 << 3u;
+            const unsigned int v3092 = v76 + v3087;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3093 = v3092 < v57;
+            const unsigned int v3094 = v2834 + v3091;
+            const bool v3095 = v3094 < v22;
+            const bool v3096 = v3093 && v3095;
+            const unsigned int v3098 = v3092 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3100 = v3098 + v2834;
+            const unsigned int v3101 = v3100 + v3091;
+            const unsigned int v3102 = v3096 ? v3101 : v10;
+            const unsigned int v3104 = v3087 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3105 = v2838 + v3104;
+            const unsigned int v3106 = v3105 + v3091;
+            iron_copy_async<16>(shm0 + (v3106 ^ (((v3106 >> 6u) & 7u) << 3u)), x + v3102, v3096);
+            const unsigned int v3109 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3111 = v3109 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3114 = v3109 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3115 = v3114 << 3u;
+            const unsigned int v3116 = v76 + v3111;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3117 = v3116 < v57;
+            const unsigned int v3118 = v2834 + v3115;
+            const bool v3119 = v3118 < v22;
+            const bool v3120 = v3117 && v3119;
+            const unsigned int v3122 = v3116 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3124 = v3122 + v2834;
+            const unsigned int v3125 = v3124 + v3115;
+            const unsigned int v3126 = v3120 ? v3125 : v10;
+            const unsigned int v3128 = v3111 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3129 = v2838 + v3128;
+            const unsigned int v3130 = v3129 + v3115;
+            iron_copy_async<16>(shm0 + (v3130 ^ (((v3130 >> 6u) & 7u) << 3u)), x + v3126, v3120);
+            const unsigned int v3133 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3135 = v3133 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3138 = v3133 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3139 = v3138 << 3u;
+            const unsigned int v3140 = v76 + v3135;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3141 = v3140 < v57;
+            const unsigned int v3142 = v2834 + v3139;
+            const bool v3143 = v3142 < v22;
+            const bool v3144 = v3141 && v3143;
+            const unsigned int v3146 = v3140 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3148 = v3146 + v2834;
+            const unsigned int v3149 = v3148 + v3139;
+            const unsigned int v3150 = v3144 ? v3149 : v10;
+            const unsigned int v3152 = v3135 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3153 = v2838 + v3152;
+            const unsigned int v3154 = v3153 + v3139;
+            iron_copy_async<16>(shm0 + (v3154 ^ (((v3154 >> 6u) & 7u) << 3u)), x + v3150, v3144);
+            const unsigned int v3157 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3159 = v3157 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3162 = v3157 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3163 = v3162 << 3u;
+            const unsigned int v3164 = v76 + v3159;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3165 = v3164 < v57;
+            const unsigned int v3166 = v2834 + v3163;
+            const bool v3167 = v3166 < v22;
+            const bool v3168 = v3165 && v3167;
+            const unsigned int v3170 = v3164 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3172 = v3170 + v2834;
+            const unsigned int v3173 = v3172 + v3163;
+            const unsigned int v3174 = v3168 ? v3173 : v10;
+            const unsigned int v3176 = v3159 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3177 = v2838 + v3176;
+            const unsigned int v3178 = v3177 + v3163;
+            iron_copy_async<16>(shm0 + (v3178 ^ (((v3178 >> 6u) & 7u) << 3u)), x + v3174, v3168);
+            const unsigned int v3181 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3183 = v3181 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3186 = v3181 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3187 = v3186 << 3u;
+            const unsigned int v3188 = v76 + v3183;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3189 = v3188 < v57;
+            const unsigned int v3190 = v2834 + v3187;
+            const bool v3191 = v3190 < v22;
+            const bool v3192 = v3189 && v3191;
+            const unsigned int v3194 = v3188 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3196 = v3194 + v2834;
+            const unsigned int v3197 = v3196 + v3187;
+            const unsigned int v3198 = v3192 ? v3197 : v10;
+            const unsigned int v3200 = v3183 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3201 = v2838 + v3200;
+            const unsigned int v3202 = v3201 + v3187;
+            iron_copy_async<16>(shm0 + (v3202 ^ (((v3202 >> 6u) & 7u) << 3u)), x + v3198, v3192);
+            const unsigned int v3205 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3207 = v3205 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3210 = v3205 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3211 = v3210 << 3u;
+            const unsigned int v3212 = v76 + v3207;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3213 = v3212 < v57;
+            const unsigned int v3214 = v2834 + v3211;
+            const bool v3215 = v3214 < v22;
+            const bool v3216 = v3213 && v3215;
+            const unsigned int v3218 = v3212 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3220 = v3218 + v2834;
+            const unsigned int v3221 = v3220 + v3211;
+            const unsigned int v3222 = v3216 ? v3221 : v10;
+            const unsigned int v3224 = v3207 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3225 = v2838 + v3224;
+            const unsigned int v3226 = v3225 + v3211;
+            iron_copy_async<16>(shm0 + (v3226 ^ (((v3226 >> 6u) & 7u) << 3u)), x + v3222, v3216);
+            const unsigned int v3229 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3231 = v3229 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3234 = v3229 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3235 = v3234 << 3u;
+            const unsigned int v3236 = v76 + v3231;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3237 = v3236 < v57;
+            const unsigned int v3238 = v2834 + v3235;
+            const bool v3239 = v3238 < v22;
+            const bool v3240 = v3237 && v3239;
+            const unsigned int v3242 = v3236 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3244 = v3242 + v2834;
+            const unsigned int v3245 = v3244 + v3235;
+            const unsigned int v3246 = v3240 ? v3245 : v10;
+            const unsigned int v3248 = v3231 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3249 = v2838 + v3248;
+            const unsigned int v3250 = v3249 + v3235;
+            iron_copy_async<16>(shm0 + (v3250 ^ (((v3250 >> 6u) & 7u) << 3u)), x + v3246, v3240);
           }
-          const unsigned int v3264 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3265 = v3264 << 3u;
-          const unsigned int v3266 = v80 + v133;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3267 = v3266 < v12;
-          const unsigned int v3268 = v2838 + v3265;
-          const bool v3269 = v3268 < v22;
-          const bool v3270 = v3267 && v3269;
-          const unsigned int v3272 = v3266 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3273 = v82 + v3272;
-          const unsigned int v3274 = v3273 + v2838;
-          const unsigned int v3275 = v3274 + v3265;
-          const unsigned int v3276 = v3270 ? v3275 : v82;
-          const unsigned int v3278 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3279 = v2842 + v3278;
-          const unsigned int v3280 = v3279 + v3265;
-          iron_copy_async<16>(shm1 + (v3280 ^ (((v3280 >> 6u) & 7u) << 3u)), weight + v3276, v3270);
-          const unsigned int v3283 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3285 = v3283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3288 = v3283 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3289 = v3288 << 3u;
-          const unsigned int v3290 = v80 + v3285;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3291 = v3290 < v12;
-          const unsigned int v3292 = v2838 + v3289;
-          const bool v3293 = v3292 < v22;
-          const bool v3294 = v3291 && v3293;
-          const unsigned int v3296 = v3290 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3297 = v82 + v3296;
-          const unsigned int v3298 = v3297 + v2838;
-          const unsigned int v3299 = v3298 + v3289;
-          const unsigned int v3300 = v3294 ? v3299 : v82;
-          const unsigned int v3302 = v3285 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3303 = v2842 + v3302;
-          const unsigned int v3304 = v3303 + v3289;
-          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3300, v3294);
-          const unsigned int v3307 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3309 = v3307 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3312 = v3307 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3313 = v3312 << 3u;
-          const unsigned int v3314 = v80 + v3309;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3315 = v3314 < v12;
-          const unsigned int v3316 = v2838 + v3313;
-          const bool v3317 = v3316 < v22;
-          const bool v3318 = v3315 && v3317;
-          const unsigned int v3320 = v3314 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3321 = v82 + v3320;
-          const unsigned int v3322 = v3321 + v2838;
-          const unsigned int v3323 = v3322 + v3313;
-          const unsigned int v3324 = v3318 ? v3323 : v82;
-          const unsigned int v3326 = v3309 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3327 = v2842 + v3326;
-          const unsigned int v3328 = v3327 + v3313;
-          iron_copy_async<16>(shm1 + (v3328 ^ (((v3328 >> 6u) & 7u) << 3u)), weight + v3324, v3318);
-          const unsigned int v3331 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3333 = v3331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3336 = v3331 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3337 = v3336 << 3u;
-          const unsigned int v3338 = v80 + v3333;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3339 = v3338 < v12;
-          const unsigned int v3340 = v2838 + v3337;
-          const bool v3341 = v3340 < v22;
-          const bool v3342 = v3339 && v3341;
-          const unsigned int v3344 = v3338 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3345 = v82 + v3344;
-          const unsigned int v3346 = v3345 + v2838;
-          const unsigned int v3347 = v3346 + v3337;
-          const unsigned int v3348 = v3342 ? v3347 : v82;
-          const unsigned int v3350 = v3333 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3351 = v2842 + v3350;
-          const unsigned int v3352 = v3351 + v3337;
-          iron_copy_async<16>(shm1 + (v3352 ^ (((v3352 >> 6u) & 7u) << 3u)), weight + v3348, v3342);
-          const unsigned int v3355 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3357 = v3355 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3360 = v3355 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3361 = v3360 << 3u;
-          const unsigned int v3362 = v80 + v3357;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3363 = v3362 < v12;
-          const unsigned int v3364 = v2838 + v3361;
-          const bool v3365 = v3364 < v22;
-          const bool v3366 = v3363 && v3365;
-          const unsigned int v3368 = v3362 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3369 = v82 + v3368;
-          const unsigned int v3370 = v3369 + v2838;
-          const unsigned int v3371 = v3370 + v3361;
-          const unsigned int v3372 = v3366 ? v3371 : v82;
-          const unsigned int v3374 = v3357 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3375 = v2842 + v3374;
-          const unsigned int v3376 = v3375 + v3361;
-          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3372, v3366);
-          const unsigned int v3379 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3381 = v3379 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3384 = v3379 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3385 = v3384 << 3u;
-          const unsigned int v3386 = v80 + v3381;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3387 = v3386 < v12;
-          const unsigned int v3388 = v2838 + v3385;
-          const bool v3389 = v3388 < v22;
-          const bool v3390 = v3387 && v3389;
-          const unsigned int v3392 = v3386 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3393 = v82 + v3392;
-          const unsigned int v3394 = v3393 + v2838;
-          const unsigned int v3395 = v3394 + v3385;
-          const unsigned int v3396 = v3390 ? v3395 : v82;
-          const unsigned int v3398 = v3381 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3399 = v2842 + v3398;
-          const unsigned int v3400 = v3399 + v3385;
-          iron_copy_async<16>(shm1 + (v3400 ^ (((v3400 >> 6u) & 7u) << 3u)), weight + v3396, v3390);
-          const unsigned int v3403 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3405 = v3403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3408 = v3403 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3409 = v3408 << 3u;
-          const unsigned int v3410 = v80 + v3405;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3411 = v3410 < v12;
-          const unsigned int v3412 = v2838 + v3409;
-          const bool v3413 = v3412 < v22;
-          const bool v3414 = v3411 && v3413;
-          const unsigned int v3416 = v3410 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3417 = v82 + v3416;
-          const unsigned int v3418 = v3417 + v2838;
-          const unsigned int v3419 = v3418 + v3409;
-          const unsigned int v3420 = v3414 ? v3419 : v82;
-          const unsigned int v3422 = v3405 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3423 = v2842 + v3422;
-          const unsigned int v3424 = v3423 + v3409;
-          iron_copy_async<16>(shm1 + (v3424 ^ (((v3424 >> 6u) & 7u) << 3u)), weight + v3420, v3414);
-          const unsigned int v3427 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3429 = v3427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3432 = v3427 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3433 = v3432 << 3u;
-          const unsigned int v3434 = v80 + v3429;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3435 = v3434 < v12;
-          const unsigned int v3436 = v2838 + v3433;
-          const bool v3437 = v3436 < v22;
-          const bool v3438 = v3435 && v3437;
-          const unsigned int v3440 = v3434 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3441 = v82 + v3440;
-          const unsigned int v3442 = v3441 + v2838;
-          const unsigned int v3443 = v3442 + v3433;
-          const unsigned int v3444 = v3438 ? v3443 : v82;
-          const unsigned int v3446 = v3429 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3447 = v2842 + v3446;
-          const unsigned int v3448 = v3447 + v3433;
-          iron_copy_async<16>(shm1 + (v3448 ^ (((v3448 >> 6u) & 7u) << 3u)), weight + v3444, v3438);
+          const unsigned int v3260 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3261 = v3260 << 3u;
+          const unsigned int v3262 = v80 + v133;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3263 = v3262 < v12;
+          const unsigned int v3264 = v2834 + v3261;
+          const bool v3265 = v3264 < v22;
+          const bool v3266 = v3263 && v3265;
+          const unsigned int v3268 = v3262 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3269 = v82 + v3268;
+          const unsigned int v3270 = v3269 + v2834;
+          const unsigned int v3271 = v3270 + v3261;
+          const unsigned int v3272 = v3266 ? v3271 : v82;
+          const unsigned int v3274 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3275 = v2838 + v3274;
+          const unsigned int v3276 = v3275 + v3261;
+          iron_copy_async<16>(shm1 + (v3276 ^ (((v3276 >> 6u) & 7u) << 3u)), weight + v3272, v3266);
+          const unsigned int v3279 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3281 = v3279 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3284 = v3279 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3285 = v3284 << 3u;
+          const unsigned int v3286 = v80 + v3281;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3287 = v3286 < v12;
+          const unsigned int v3288 = v2834 + v3285;
+          const bool v3289 = v3288 < v22;
+          const bool v3290 = v3287 && v3289;
+          const unsigned int v3292 = v3286 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3293 = v82 + v3292;
+          const unsigned int v3294 = v3293 + v2834;
+          const unsigned int v3295 = v3294 + v3285;
+          const unsigned int v3296 = v3290 ? v3295 : v82;
+          const unsigned int v3298 = v3281 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3299 = v2838 + v3298;
+          const unsigned int v3300 = v3299 + v3285;
+          iron_copy_async<16>(shm1 + (v3300 ^ (((v3300 >> 6u) & 7u) << 3u)), weight + v3296, v3290);
+          const unsigned int v3303 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3305 = v3303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3308 = v3303 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3309 = v3308 << 3u;
+          const unsigned int v3310 = v80 + v3305;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3311 = v3310 < v12;
+          const unsigned int v3312 = v2834 + v3309;
+          const bool v3313 = v3312 < v22;
+          const bool v3314 = v3311 && v3313;
+          const unsigned int v3316 = v3310 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3317 = v82 + v3316;
+          const unsigned int v3318 = v3317 + v2834;
+          const unsigned int v3319 = v3318 + v3309;
+          const unsigned int v3320 = v3314 ? v3319 : v82;
+          const unsigned int v3322 = v3305 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3323 = v2838 + v3322;
+          const unsigned int v3324 = v3323 + v3309;
+          iron_copy_async<16>(shm1 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), weight + v3320, v3314);
+          const unsigned int v3327 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3329 = v3327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3332 = v3327 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3333 = v3332 << 3u;
+          const unsigned int v3334 = v80 + v3329;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3335 = v3334 < v12;
+          const unsigned int v3336 = v2834 + v3333;
+          const bool v3337 = v3336 < v22;
+          const bool v3338 = v3335 && v3337;
+          const unsigned int v3340 = v3334 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3341 = v82 + v3340;
+          const unsigned int v3342 = v3341 + v2834;
+          const unsigned int v3343 = v3342 + v3333;
+          const unsigned int v3344 = v3338 ? v3343 : v82;
+          const unsigned int v3346 = v3329 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3347 = v2838 + v3346;
+          const unsigned int v3348 = v3347 + v3333;
+          iron_copy_async<16>(shm1 + (v3348 ^ (((v3348 >> 6u) & 7u) << 3u)), weight + v3344, v3338);
+          const unsigned int v3351 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3353 = v3351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3356 = v3351 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3357 = v3356 << 3u;
+          const unsigned int v3358 = v80 + v3353;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3359 = v3358 < v12;
+          const unsigned int v3360 = v2834 + v3357;
+          const bool v3361 = v3360 < v22;
+          const bool v3362 = v3359 && v3361;
+          const unsigned int v3364 = v3358 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3365 = v82 + v3364;
+          const unsigned int v3366 = v3365 + v2834;
+          const unsigned int v3367 = v3366 + v3357;
+          const unsigned int v3368 = v3362 ? v3367 : v82;
+          const unsigned int v3370 = v3353 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3371 = v2838 + v3370;
+          const unsigned int v3372 = v3371 + v3357;
+          iron_copy_async<16>(shm1 + (v3372 ^ (((v3372 >> 6u) & 7u) << 3u)), weight + v3368, v3362);
+          const unsigned int v3375 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3377 = v3375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3380 = v3375 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3381 = v3380 << 3u;
+          const unsigned int v3382 = v80 + v3377;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3383 = v3382 < v12;
+          const unsigned int v3384 = v2834 + v3381;
+          const bool v3385 = v3384 < v22;
+          const bool v3386 = v3383 && v3385;
+          const unsigned int v3388 = v3382 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3389 = v82 + v3388;
+          const unsigned int v3390 = v3389 + v2834;
+          const unsigned int v3391 = v3390 + v3381;
+          const unsigned int v3392 = v3386 ? v3391 : v82;
+          const unsigned int v3394 = v3377 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3395 = v2838 + v3394;
+          const unsigned int v3396 = v3395 + v3381;
+          iron_copy_async<16>(shm1 + (v3396 ^ (((v3396 >> 6u) & 7u) << 3u)), weight + v3392, v3386);
+          const unsigned int v3399 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3401 = v3399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3404 = v3399 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3405 = v3404 << 3u;
+          const unsigned int v3406 = v80 + v3401;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3407 = v3406 < v12;
+          const unsigned int v3408 = v2834 + v3405;
+          const bool v3409 = v3408 < v22;
+          const bool v3410 = v3407 && v3409;
+          const unsigned int v3412 = v3406 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3413 = v82 + v3412;
+          const unsigned int v3414 = v3413 + v2834;
+          const unsigned int v3415 = v3414 + v3405;
+          const unsigned int v3416 = v3410 ? v3415 : v82;
+          const unsigned int v3418 = v3401 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3419 = v2838 + v3418;
+          const unsigned int v3420 = v3419 + v3405;
+          iron_copy_async<16>(shm1 + (v3420 ^ (((v3420 >> 6u) & 7u) << 3u)), weight + v3416, v3410);
+          const unsigned int v3423 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3425 = v3423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3428 = v3423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3429 = v3428 << 3u;
+          const unsigned int v3430 = v80 + v3425;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3431 = v3430 < v12;
+          const unsigned int v3432 = v2834 + v3429;
+          const bool v3433 = v3432 < v22;
+          const bool v3434 = v3431 && v3433;
+          const unsigned int v3436 = v3430 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3437 = v82 + v3436;
+          const unsigned int v3438 = v3437 + v2834;
+          const unsigned int v3439 = v3438 + v3429;
+          const unsigned int v3440 = v3434 ? v3439 : v82;
+          const unsigned int v3442 = v3425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3443 = v2838 + v3442;
+          const unsigned int v3444 = v3443 + v3429;
+          iron_copy_async<16>(shm1 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), weight + v3440, v3434);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
-      const unsigned int v3461 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
-      const unsigned int v3466 = v287 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
+      const unsigned int v3457 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v3462 = v287 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
 
-      for (unsigned int v3449 = v10; v3449 < v22; v3449 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3451 = v3449 >> 6u;
-        const unsigned int v3453 = v3451 % 3u;
+      for (unsigned int v3445 = v10; v3445 < v22; v3445 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3447 = v3445 >> 6u;
+        const unsigned int v3449 = v3447 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3455 = v3453 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
-        const unsigned int v3462 = v3455 + v3461;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3462, 64u);
-        const unsigned int v3467 = v3455 + v3466;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3467, 64u);
+        const unsigned int v3451 = v3449 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
+        const unsigned int v3458 = v3451 + v3457;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3458, 64u);
+        const unsigned int v3463 = v3451 + v3462;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3463, 64u);
         iron_frag_mma_sync(v289, v291, v293);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3474 = v3462 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3474, 64u);
-        const unsigned int v3479 = v3467 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3479, 64u);
+        const unsigned int v3470 = v3458 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3470, 64u);
+        const unsigned int v3475 = v3463 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3475, 64u);
         iron_frag_mma_sync(v289, v291, v293);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3485 = v3462 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3485, 64u);
-        const unsigned int v3490 = v3467 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3490, 64u);
+        const unsigned int v3481 = v3458 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3481, 64u);
+        const unsigned int v3486 = v3463 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3486, 64u);
         iron_frag_mma_sync(v289, v291, v293);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3496 = v3462 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3496, 64u);
-        const unsigned int v3501 = v3467 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3501, 64u);
+        const unsigned int v3492 = v3458 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v291, shm0, v3492, 64u);
+        const unsigned int v3497 = v3463 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v293, shm1, v3497, 64u);
         iron_frag_mma_sync(v289, v291, v293);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3504 = v3449 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3506 = v3451 + 2u;
-        const unsigned int v3507 = v3506 % 3u;
-        const bool v3508 = v3504 < v22;
-        if (v3508) {
-          const unsigned int v3510 = v3507 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3511 = !v105;  // kernels/convolution/im2col_a.hpp:90
-          if (v3511) {
-            const unsigned int v3515 = v132 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3516 = v3515 << 3u;
-            const unsigned int v3517 = v3504 + v3516;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3519 = v3517 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3521 = v3519 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3522 = v3517 - v3521;
-            const unsigned int v3523 = v3519 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3525 = v3523 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3526 = v3519 - v3525;
-            const unsigned int v3527 = v3526 * v7;
-            const unsigned int v3528 = v85 + v3522;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3529 = v3517 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3531 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3536 = v133 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3537 = v3536 + v3516;
-            const unsigned int v3538 = v144 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3539 = v149 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3540 = v3538 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3541 = v3529 && v3540;
-            const bool v3542 = v3538 < 1u;
+        const unsigned int v3500 = v3445 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3502 = v3447 + 2u;
+        const unsigned int v3503 = v3502 % 3u;
+        const bool v3504 = v3500 < v22;
+        if (v3504) {
+          const unsigned int v3506 = v3503 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3507 = !v105;  // kernels/convolution/im2col_a.hpp:90
+          if (v3507) {
+            const unsigned int v3511 = v132 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3512 = v3511 << 3u;
+            const unsigned int v3513 = v3500 + v3512;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3515 = v3513 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3517 = v3515 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3518 = v3513 - v3517;
+            const unsigned int v3519 = v3515 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3521 = v3519 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3522 = v3515 - v3521;
+            const unsigned int v3523 = v3522 * v7;
+            const unsigned int v3524 = v85 + v3518;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3525 = v3513 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3527 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3532 = v133 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3533 = v3532 + v3512;
+            const unsigned int v3534 = v144 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3535 = v149 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3536 = v3534 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3537 = v3525 && v3536;
+            const bool v3538 = v3534 < 1u;
+            const bool v3539 = v3537 && v3538;
+            const bool v3540 = v3535 >= v6;
+            const bool v3541 = v3539 && v3540;
+            const bool v3542 = v3535 < v3527;
             const bool v3543 = v3541 && v3542;
-            const bool v3544 = v3539 >= v6;
-            const bool v3545 = v3543 && v3544;
-            const bool v3546 = v3539 < v3531;
-            const bool v3547 = v3545 && v3546;
-            const unsigned int v3548 = max(v3538, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3550 = max(v3539, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3551 = v3550 - v6;
-            const unsigned int v3552 = v152 + v3548;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3553 = v3552 * v1;
-            const unsigned int v3554 = v3553 + v3551;
-            const unsigned int v3555 = v3554 * v2;
-            const unsigned int v3556 = v3555 + v3528;
-            const unsigned int v3558 = v3547 ? v3556 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3560 = v3510 + v3537;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3560 ^ (((v3560 >> 6u) & 7u) << 3u)), x + v3558, v3547);
-            const unsigned int v3562 = v162 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3563 = v167 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3564 = v3562 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3565 = v3529 && v3564;
-            const bool v3566 = v3562 < 1u;
+            const unsigned int v3544 = max(v3534, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3546 = max(v3535, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3547 = v3546 - v6;
+            const unsigned int v3548 = v152 + v3544;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3549 = v3548 * v1;
+            const unsigned int v3550 = v3549 + v3547;
+            const unsigned int v3551 = v3550 * v2;
+            const unsigned int v3552 = v3551 + v3524;
+            const unsigned int v3554 = v3543 ? v3552 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3556 = v3506 + v3533;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3556 ^ (((v3556 >> 6u) & 7u) << 3u)), x + v3554, v3543);
+            const unsigned int v3558 = v162 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3559 = v167 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3560 = v3558 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3561 = v3525 && v3560;
+            const bool v3562 = v3558 < 1u;
+            const bool v3563 = v3561 && v3562;
+            const bool v3564 = v3559 >= v6;
+            const bool v3565 = v3563 && v3564;
+            const bool v3566 = v3559 < v3527;
             const bool v3567 = v3565 && v3566;
-            const bool v3568 = v3563 >= v6;
-            const bool v3569 = v3567 && v3568;
-            const bool v3570 = v3563 < v3531;
-            const bool v3571 = v3569 && v3570;
-            const unsigned int v3572 = max(v3562, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3574 = max(v3563, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3575 = v3574 - v6;
-            const unsigned int v3576 = v170 + v3572;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3577 = v3576 * v1;
-            const unsigned int v3578 = v3577 + v3575;
-            const unsigned int v3579 = v3578 * v2;
-            const unsigned int v3580 = v3579 + v3528;
-            const unsigned int v3582 = v3571 ? v3580 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3585 = v3560 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), x + v3582, v3571);
-            const unsigned int v3586 = v180 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3587 = v185 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3588 = v3586 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3589 = v3529 && v3588;
-            const bool v3590 = v3586 < 1u;
+            const unsigned int v3568 = max(v3558, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3570 = max(v3559, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3571 = v3570 - v6;
+            const unsigned int v3572 = v170 + v3568;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3573 = v3572 * v1;
+            const unsigned int v3574 = v3573 + v3571;
+            const unsigned int v3575 = v3574 * v2;
+            const unsigned int v3576 = v3575 + v3524;
+            const unsigned int v3578 = v3567 ? v3576 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3581 = v3556 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3581 ^ (((v3581 >> 6u) & 7u) << 3u)), x + v3578, v3567);
+            const unsigned int v3582 = v180 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3583 = v185 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3584 = v3582 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3585 = v3525 && v3584;
+            const bool v3586 = v3582 < 1u;
+            const bool v3587 = v3585 && v3586;
+            const bool v3588 = v3583 >= v6;
+            const bool v3589 = v3587 && v3588;
+            const bool v3590 = v3583 < v3527;
             const bool v3591 = v3589 && v3590;
-            const bool v3592 = v3587 >= v6;
-            const bool v3593 = v3591 && v3592;
-            const bool v3594 = v3587 < v3531;
-            const bool v3595 = v3593 && v3594;
-            const unsigned int v3596 = max(v3586, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3598 = max(v3587, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3599 = v3598 - v6;
-            const unsigned int v3600 = v188 + v3596;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3601 = v3600 * v1;
-            const unsigned int v3602 = v3601 + v3599;
-            const unsigned int v3603 = v3602 * v2;
-            const unsigned int v3604 = v3603 + v3528;
-            const unsigned int v3606 = v3595 ? v3604 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3609 = v3560 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3609 ^ (((v3609 >> 6u) & 7u) << 3u)), x + v3606, v3595);
-            const unsigned int v3610 = v198 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3611 = v203 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3612 = v3610 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3613 = v3529 && v3612;
-            const bool v3614 = v3610 < 1u;
+            const unsigned int v3592 = max(v3582, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3594 = max(v3583, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3595 = v3594 - v6;
+            const unsigned int v3596 = v188 + v3592;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3597 = v3596 * v1;
+            const unsigned int v3598 = v3597 + v3595;
+            const unsigned int v3599 = v3598 * v2;
+            const unsigned int v3600 = v3599 + v3524;
+            const unsigned int v3602 = v3591 ? v3600 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3605 = v3556 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3605 ^ (((v3605 >> 6u) & 7u) << 3u)), x + v3602, v3591);
+            const unsigned int v3606 = v198 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3607 = v203 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3608 = v3606 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3609 = v3525 && v3608;
+            const bool v3610 = v3606 < 1u;
+            const bool v3611 = v3609 && v3610;
+            const bool v3612 = v3607 >= v6;
+            const bool v3613 = v3611 && v3612;
+            const bool v3614 = v3607 < v3527;
             const bool v3615 = v3613 && v3614;
-            const bool v3616 = v3611 >= v6;
-            const bool v3617 = v3615 && v3616;
-            const bool v3618 = v3611 < v3531;
-            const bool v3619 = v3617 && v3618;
-            const unsigned int v3620 = max(v3610, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3622 = max(v3611, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3623 = v3622 - v6;
-            const unsigned int v3624 = v206 + v3620;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3625 = v3624 * v1;
-            const unsigned int v3626 = v3625 + v3623;
-            const unsigned int v3627 = v3626 * v2;
-            const unsigned int v3628 = v3627 + v3528;
-            const unsigned int v3630 = v3619 ? v3628 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3633 = v3560 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3633 ^ (((v3633 >> 6u) & 7u) << 3u)), x + v3630, v3619);
-            const unsigned int v3634 = v216 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3635 = v221 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3636 = v3634 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3637 = v3529 && v3636;
-            const bool v3638 = v3634 < 1u;
+            const unsigned int v3616 = max(v3606, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3618 = max(v3607, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3619 = v3618 - v6;
+            const unsigned int v3620 = v206 + v3616;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3621 = v3620 * v1;
+            const unsigned int v3622 = v3621 + v3619;
+            const unsigned int v3623 = v3622 * v2;
+            const unsigned int v3624 = v3623 + v3524;
+            const unsigned int v3626 = v3615 ? v3624 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3629 = v3556 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3629 ^ (((v3629 >> 6u) & 7u) << 3u)), x + v3626, v3615);
+            const unsigned int v3630 = v216 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3631 = v221 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3632 = v3630 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3633 = v3525 && v3632;
+            const bool v3634 = v3630 < 1u;
+            const bool v3635 = v3633 && v3634;
+            const bool v3636 = v3631 >= v6;
+            const bool v3637 = v3635 && v3636;
+            const bool v3638 = v3631 < v3527;
             const bool v3639 = v3637 && v3638;
-            const bool v3640 = v3635 >= v6;
-            const bool v3641 = v3639 && v3640;
-            const bool v3642 = v3635 < v3531;
-            const bool v3643 = v3641 && v3642;
-            const unsigned int v3644 = max(v3634, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3646 = max(v3635, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3647 = v3646 - v6;
-            const unsigned int v3648 = v224 + v3644;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3649 = v3648 * v1;
-            const unsigned int v3650 = v3649 + v3647;
-            const unsigned int v3651 = v3650 * v2;
-            const unsigned int v3652 = v3651 + v3528;
-            const unsigned int v3654 = v3643 ? v3652 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3657 = v3560 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3657 ^ (((v3657 >> 6u) & 7u) << 3u)), x + v3654, v3643);
-            const unsigned int v3658 = v234 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3659 = v239 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3660 = v3658 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3661 = v3529 && v3660;
-            const bool v3662 = v3658 < 1u;
+            const unsigned int v3640 = max(v3630, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3642 = max(v3631, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3643 = v3642 - v6;
+            const unsigned int v3644 = v224 + v3640;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3645 = v3644 * v1;
+            const unsigned int v3646 = v3645 + v3643;
+            const unsigned int v3647 = v3646 * v2;
+            const unsigned int v3648 = v3647 + v3524;
+            const unsigned int v3650 = v3639 ? v3648 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3653 = v3556 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3653 ^ (((v3653 >> 6u) & 7u) << 3u)), x + v3650, v3639);
+            const unsigned int v3654 = v234 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3655 = v239 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3656 = v3654 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3657 = v3525 && v3656;
+            const bool v3658 = v3654 < 1u;
+            const bool v3659 = v3657 && v3658;
+            const bool v3660 = v3655 >= v6;
+            const bool v3661 = v3659 && v3660;
+            const bool v3662 = v3655 < v3527;
             const bool v3663 = v3661 && v3662;
-            const bool v3664 = v3659 >= v6;
-            const bool v3665 = v3663 && v3664;
-            const bool v3666 = v3659 < v3531;
-            const bool v3667 = v3665 && v3666;
-            const unsigned int v3668 = max(v3658, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3670 = max(v3659, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3671 = v3670 - v6;
-            const unsigned int v3672 = v242 + v3668;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3673 = v3672 * v1;
-            const unsigned int v3674 = v3673 + v3671;
-            const unsigned int v3675 = v3674 * v2;
-            const unsigned int v3676 = v3675 + v3528;
-            const unsigned int v3678 = v3667 ? v3676 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3681 = v3560 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), x + v3678, v3667);
-            const unsigned int v3682 = v252 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3683 = v257 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3684 = v3682 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3685 = v3529 && v3684;
-            const bool v3686 = v3682 < 1u;
+            const unsigned int v3664 = max(v3654, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3666 = max(v3655, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3667 = v3666 - v6;
+            const unsigned int v3668 = v242 + v3664;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3669 = v3668 * v1;
+            const unsigned int v3670 = v3669 + v3667;
+            const unsigned int v3671 = v3670 * v2;
+            const unsigned int v3672 = v3671 + v3524;
+            const unsigned int v3674 = v3663 ? v3672 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3677 = v3556 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), x + v3674, v3663);
+            const unsigned int v3678 = v252 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3679 = v257 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3680 = v3678 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3681 = v3525 && v3680;
+            const bool v3682 = v3678 < 1u;
+            const bool v3683 = v3681 && v3682;
+            const bool v3684 = v3679 >= v6;
+            const bool v3685 = v3683 && v3684;
+            const bool v3686 = v3679 < v3527;
             const bool v3687 = v3685 && v3686;
-            const bool v3688 = v3683 >= v6;
-            const bool v3689 = v3687 && v3688;
-            const bool v3690 = v3683 < v3531;
-            const bool v3691 = v3689 && v3690;
-            const unsigned int v3692 = max(v3682, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3694 = max(v3683, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3695 = v3694 - v6;
-            const unsigned int v3696 = v260 + v3692;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3697 = v3696 * v1;
-            const unsigned int v3698 = v3697 + v3695;
-            const unsigned int v3699 = v3698 * v2;
-            const unsigned int v3700 = v3699 + v3528;
-            const unsigned int v3702 = v3691 ? v3700 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3705 = v3560 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3702, v3691);
-            const unsigned int v3706 = v270 + v3523;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3707 = v275 + v3527;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3708 = v3706 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3709 = v3529 && v3708;
-            const bool v3710 = v3706 < 1u;
+            const unsigned int v3688 = max(v3678, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3690 = max(v3679, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3691 = v3690 - v6;
+            const unsigned int v3692 = v260 + v3688;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3693 = v3692 * v1;
+            const unsigned int v3694 = v3693 + v3691;
+            const unsigned int v3695 = v3694 * v2;
+            const unsigned int v3696 = v3695 + v3524;
+            const unsigned int v3698 = v3687 ? v3696 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3701 = v3556 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3701 ^ (((v3701 >> 6u) & 7u) << 3u)), x + v3698, v3687);
+            const unsigned int v3702 = v270 + v3519;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3703 = v275 + v3523;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3704 = v3702 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3705 = v3525 && v3704;
+            const bool v3706 = v3702 < 1u;
+            const bool v3707 = v3705 && v3706;
+            const bool v3708 = v3703 >= v6;
+            const bool v3709 = v3707 && v3708;
+            const bool v3710 = v3703 < v3527;
             const bool v3711 = v3709 && v3710;
-            const bool v3712 = v3707 >= v6;
-            const bool v3713 = v3711 && v3712;
-            const bool v3714 = v3707 < v3531;
-            const bool v3715 = v3713 && v3714;
-            const unsigned int v3716 = max(v3706, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3718 = max(v3707, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3719 = v3718 - v6;
-            const unsigned int v3720 = v278 + v3716;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3721 = v3720 * v1;
-            const unsigned int v3722 = v3721 + v3719;
-            const unsigned int v3723 = v3722 * v2;
-            const unsigned int v3724 = v3723 + v3528;
-            const unsigned int v3726 = v3715 ? v3724 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3729 = v3560 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), x + v3726, v3715);
+            const unsigned int v3712 = max(v3702, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3714 = max(v3703, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3715 = v3714 - v6;
+            const unsigned int v3716 = v278 + v3712;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3717 = v3716 * v1;
+            const unsigned int v3718 = v3717 + v3715;
+            const unsigned int v3719 = v3718 * v2;
+            const unsigned int v3720 = v3719 + v3524;
+            const unsigned int v3722 = v3711 ? v3720 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3725 = v3556 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3725 ^ (((v3725 >> 6u) & 7u) << 3u)), x + v3722, v3711);
           } else {
-            const unsigned int v3738 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3739 = v3738 << 3u;
-            const unsigned int v3742 = v3504 + v3739;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3743 = v3742 < v22;
-            const bool v3744 = v141 && v3743;
-            const unsigned int v3746 = v134 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3748 = v3746 + v3504;
-            const unsigned int v3749 = v3748 + v3739;
-            const unsigned int v3750 = v3744 ? v3749 : v10;
-            const unsigned int v3752 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3753 = v3510 + v3752;
-            const unsigned int v3754 = v3753 + v3739;
-            iron_copy_async<16>(shm0 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), x + v3750, v3744);
-            const unsigned int v3757 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3759 = v3757 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3762 = v3757 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3763 = v3762 << 3u;
-            const unsigned int v3764 = v76 + v3759;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3765 = v3764 < v57;
-            const unsigned int v3766 = v3504 + v3763;
-            const bool v3767 = v3766 < v22;
-            const bool v3768 = v3765 && v3767;
-            const unsigned int v3770 = v3764 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3772 = v3770 + v3504;
-            const unsigned int v3773 = v3772 + v3763;
-            const unsigned int v3774 = v3768 ? v3773 : v10;
-            const unsigned int v3776 = v3759 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3777 = v3510 + v3776;
-            const unsigned int v3778 = v3777 + v3763;
-            iron_copy_async<16>(shm0 + (v3778 ^ (((v3778 >> 6u) & 7u) << 3u)), x + v3774, v3768);
-            const unsigned int v3781 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3783 = v3781 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3786 = v3781 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3787 = v3786 << 3u;
-            const unsigned int v3788 = v76 + v3783;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3789 = v3788 < v57;
-            const unsigned int v3790 = v3504 + v3787;
-            const bool v3791 = v3790 < v22;
-            const bool v3792 = v3789 && v3791;
-            const unsigned int v3794 = v3788 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3796 = v3794 + v3504;
-            const unsigned int v3797 = v3796 + v3787;
-            const unsigned int v3798 = v3792 ? v3797 : v10;
-            const unsigned int v3800 = v3783 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3801 = v3510 + v3800;
-            const unsigned int v3802 = v3801 + v3787;
-            iron_copy_async<16>(shm0 + (v3802 ^ (((v3802 >> 6u) & 7u) << 3u)), x + v3798, v3792);
-            const unsigned int v3805 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3807 = v3805 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3810 = v3805 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3811 = v3810 << 3u;
-            const unsigned int v3812 = v76 + v3807;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3813 = v3812 < v57;
-            const unsigned int v3814 = v3504 + v3811;
-            const bool v3815 = v3814 < v22;
-            const bool v3816 = v3813 && v3815;
-            const unsigned int v3818 = v3812 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3820 = v3818 + v3504;
-            const unsigned int v3821 = v3820 + v3811;
-            const unsigned int v3822 = v3816 ? v3821 : v10;
-            const unsigned int v3824 = v3807 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3825 = v3510 + v3824;
-            const unsigned int v3826 = v3825 + v3811;
-            iron_copy_async<16>(shm0 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), x + v3822, v3816);
-            const unsigned int v3829 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3831 = v3829 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3834 = v3829 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3835 = v3834 << 3u;
-            const unsigned int v3836 = v76 + v3831;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3837 = v3836 < v57;
-            const unsigned int v3838 = v3504 + v3835;
-            const bool v3839 = v3838 < v22;
-            const bool v3840 = v3837 && v3839;
-            const unsigned int v3842 = v3836 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3844 = v3842 + v3504;
-            const unsigned int v3845 = v3844 + v3835;
-            const unsigned int v3846 = v3840 ? v3845 : v10;
-            const unsigned int v3848 = v3831 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3849 = v3510 + v3848;
-            const unsigned int v3850 = v3849 + v3835;
-            iron_copy_async<16>(shm0 + (v3850 ^ (((v3850 >> 6u) & 7u) << 3u)), x + v3846, v3840);
-            const unsigned int v3853 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3855 = v3853 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3858 = v3853 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3859 = v3858 << 3u;
-            const unsigned int v3860 = v76 + v3855;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3861 = v3860 < v57;
-            const unsigned int v3862 = v3504 + v3859;
-            const bool v3863 = v3862 < v22;
-            const bool v3864 = v3861 && v3863;
-            const unsigned int v3866 = v3860 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3868 = v3866 + v3504;
-            const unsigned int v3869 = v3868 + v3859;
-            const unsigned int v3870 = v3864 ? v3869 : v10;
-            const unsigned int v3872 = v3855 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3873 = v3510 + v3872;
-            const unsigned int v3874 = v3873 + v3859;
-            iron_copy_async<16>(shm0 + (v3874 ^ (((v3874 >> 6u) & 7u) << 3u)), x + v3870, v3864);
-            const unsigned int v3877 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3879 = v3877 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3882 = v3877 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3883 = v3882 << 3u;
-            const unsigned int v3884 = v76 + v3879;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3885 = v3884 < v57;
-            const unsigned int v3886 = v3504 + v3883;
-            const bool v3887 = v3886 < v22;
-            const bool v3888 = v3885 && v3887;
-            const unsigned int v3890 = v3884 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3892 = v3890 + v3504;
-            const unsigned int v3893 = v3892 + v3883;
-            const unsigned int v3894 = v3888 ? v3893 : v10;
-            const unsigned int v3896 = v3879 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3897 = v3510 + v3896;
-            const unsigned int v3898 = v3897 + v3883;
-            iron_copy_async<16>(shm0 + (v3898 ^ (((v3898 >> 6u) & 7u) << 3u)), x + v3894, v3888);
-            const unsigned int v3901 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3903 = v3901 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3906 = v3901 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3907 = v3906 << 3u;
-            const unsigned int v3908 = v76 + v3903;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3909 = v3908 < v57;
-            const unsigned int v3910 = v3504 + v3907;
-            const bool v3911 = v3910 < v22;
-            const bool v3912 = v3909 && v3911;
-            const unsigned int v3914 = v3908 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3916 = v3914 + v3504;
-            const unsigned int v3917 = v3916 + v3907;
-            const unsigned int v3918 = v3912 ? v3917 : v10;
-            const unsigned int v3920 = v3903 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3921 = v3510 + v3920;
-            const unsigned int v3922 = v3921 + v3907;
-            iron_copy_async<16>(shm0 + (v3922 ^ (((v3922 >> 6u) & 7u) << 3u)), x + v3918, v3912);
+            const unsigned int v3734 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3735 = v3734 << 3u;
+            const unsigned int v3738 = v3500 + v3735;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3739 = v3738 < v22;
+            const bool v3740 = v141 && v3739;
+            const unsigned int v3742 = v134 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3744 = v3742 + v3500;
+            const unsigned int v3745 = v3744 + v3735;
+            const unsigned int v3746 = v3740 ? v3745 : v10;
+            const unsigned int v3748 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3749 = v3506 + v3748;
+            const unsigned int v3750 = v3749 + v3735;
+            iron_copy_async<16>(shm0 + (v3750 ^ (((v3750 >> 6u) & 7u) << 3u)), x + v3746, v3740);
+            const unsigned int v3753 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3755 = v3753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3758 = v3753 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3759 = v3758 << 3u;
+            const unsigned int v3760 = v76 + v3755;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3761 = v3760 < v57;
+            const unsigned int v3762 = v3500 + v3759;
+            const bool v3763 = v3762 < v22;
+            const bool v3764 = v3761 && v3763;
+            const unsigned int v3766 = v3760 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3768 = v3766 + v3500;
+            const unsigned int v3769 = v3768 + v3759;
+            const unsigned int v3770 = v3764 ? v3769 : v10;
+            const unsigned int v3772 = v3755 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3773 = v3506 + v3772;
+            const unsigned int v3774 = v3773 + v3759;
+            iron_copy_async<16>(shm0 + (v3774 ^ (((v3774 >> 6u) & 7u) << 3u)), x + v3770, v3764);
+            const unsigned int v3777 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3779 = v3777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3782 = v3777 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3783 = v3782 << 3u;
+            const unsigned int v3784 = v76 + v3779;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3785 = v3784 < v57;
+            const unsigned int v3786 = v3500 + v3783;
+            const bool v3787 = v3786 < v22;
+            const bool v3788 = v3785 && v3787;
+            const unsigned int v3790 = v3784 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3792 = v3790 + v3500;
+            const unsigned int v3793 = v3792 + v3783;
+            const unsigned int v3794 = v3788 ? v3793 : v10;
+            const unsigned int v3796 = v3779 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3797 = v3506 + v3796;
+            const unsigned int v3798 = v3797 + v3783;
+            iron_copy_async<16>(shm0 + (v3798 ^ (((v3798 >> 6u) & 7u) << 3u)), x + v3794, v3788);
+            const unsigned int v3801 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3803 = v3801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3806 = v3801 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3807 = v3806 << 3u;
+            const unsigned int v3808 = v76 + v3803;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3809 = v3808 < v57;
+            const unsigned int v3810 = v3500 + v3807;
+            const bool v3811 = v3810 < v22;
+            const bool v3812 = v3809 && v3811;
+            const unsigned int v3814 = v3808 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3816 = v3814 + v3500;
+            const unsigned int v3817 = v3816 + v3807;
+            const unsigned int v3818 = v3812 ? v3817 : v10;
+            const unsigned int v3820 = v3803 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3821 = v3506 + v3820;
+            const unsigned int v3822 = v3821 + v3807;
+            iron_copy_async<16>(shm0 + (v3822 ^ (((v3822 >> 6u) & 7u) << 3u)), x + v3818, v3812);
+            const unsigned int v3825 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3827 = v3825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3830 = v3825 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3831 = v3830 << 3u;
+            const unsigned int v3832 = v76 + v3827;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3833 = v3832 < v57;
+            const unsigned int v3834 = v3500 + v3831;
+            const bool v3835 = v3834 < v22;
+            const bool v3836 = v3833 && v3835;
+            const unsigned int v3838 = v3832 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3840 = v3838 + v3500;
+            const unsigned int v3841 = v3840 + v3831;
+            const unsigned int v3842 = v3836 ? v3841 : v10;
+            const unsigned int v3844 = v3827 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3845 = v3506 + v3844;
+            const unsigned int v3846 = v3845 + v3831;
+            iron_copy_async<16>(shm0 + (v3846 ^ (((v3846 >> 6u) & 7u) << 3u)), x + v3842, v3836);
+            const unsigned int v3849 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3851 = v3849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3854 = v3849 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3855 = v3854 << 3u;
+            const unsigned int v3856 = v76 + v3851;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3857 = v3856 < v57;
+            const unsigned int v3858 = v3500 + v3855;
+            const bool v3859 = v3858 < v22;
+            const bool v3860 = v3857 && v3859;
+            const unsigned int v3862 = v3856 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3864 = v3862 + v3500;
+            const unsigned int v3865 = v3864 + v3855;
+            const unsigned int v3866 = v3860 ? v3865 : v10;
+            const unsigned int v3868 = v3851 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3869 = v3506 + v3868;
+            const unsigned int v3870 = v3869 + v3855;
+            iron_copy_async<16>(shm0 + (v3870 ^ (((v3870 >> 6u) & 7u) << 3u)), x + v3866, v3860);
+            const unsigned int v3873 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3875 = v3873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3878 = v3873 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3879 = v3878 << 3u;
+            const unsigned int v3880 = v76 + v3875;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3881 = v3880 < v57;
+            const unsigned int v3882 = v3500 + v3879;
+            const bool v3883 = v3882 < v22;
+            const bool v3884 = v3881 && v3883;
+            const unsigned int v3886 = v3880 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3888 = v3886 + v3500;
+            const unsigned int v3889 = v3888 + v3879;
+            const unsigned int v3890 = v3884 ? v3889 : v10;
+            const unsigned int v3892 = v3875 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3893 = v3506 + v3892;
+            const unsigned int v3894 = v3893 + v3879;
+            iron_copy_async<16>(shm0 + (v3894 ^ (((v3894 >> 6u) & 7u) << 3u)), x + v3890, v3884);
+            const unsigned int v3897 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3899 = v3897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3902 = v3897 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3903 = v3902 << 3u;
+            const unsigned int v3904 = v76 + v3899;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3905 = v3904 < v57;
+            const unsigned int v3906 = v3500 + v3903;
+            const bool v3907 = v3906 < v22;
+            const bool v3908 = v3905 && v3907;
+            const unsigned int v3910 = v3904 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3912 = v3910 + v3500;
+            const unsigned int v3913 = v3912 + v3903;
+            const unsigned int v3914 = v3908 ? v3913 : v10;
+            const unsigned int v3916 = v3899 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3917 = v3506 + v3916;
+            const unsigned int v3918 = v3917 + v3903;
+            iron_copy_async<16>(shm0 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), x + v3914, v3908);
           }
-          const unsigned int v3932 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3933 = v3932 << 3u;
-          const unsigned int v3934 = v80 + v133;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3935 = v3934 < v12;
-          const unsigned int v3936 = v3504 + v3933;
-          const bool v3937 = v3936 < v22;
-          const bool v3938 = v3935 && v3937;
-          const unsigned int v3940 = v3934 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3941 = v82 + v3940;
-          const unsigned int v3942 = v3941 + v3504;
-          const unsigned int v3943 = v3942 + v3933;
-          const unsigned int v3944 = v3938 ? v3943 : v82;
-          const unsigned int v3946 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3947 = v3510 + v3946;
-          const unsigned int v3948 = v3947 + v3933;
-          iron_copy_async<16>(shm1 + (v3948 ^ (((v3948 >> 6u) & 7u) << 3u)), weight + v3944, v3938);
-          const unsigned int v3951 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3953 = v3951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3956 = v3951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3957 = v3956 << 3u;
-          const unsigned int v3958 = v80 + v3953;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3959 = v3958 < v12;
-          const unsigned int v3960 = v3504 + v3957;
-          const bool v3961 = v3960 < v22;
-          const bool v3962 = v3959 && v3961;
-          const unsigned int v3964 = v3958 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3965 = v82 + v3964;
-          const unsigned int v3966 = v3965 + v3504;
-          const unsigned int v3967 = v3966 + v3957;
-          const unsigned int v3968 = v3962 ? v3967 : v82;
-          const unsigned int v3970 = v3953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3971 = v3510 + v3970;
-          const unsigned int v3972 = v3971 + v3957;
-          iron_copy_async<16>(shm1 + (v3972 ^ (((v3972 >> 6u) & 7u) << 3u)), weight + v3968, v3962);
-          const unsigned int v3975 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3977 = v3975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3980 = v3975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3981 = v3980 << 3u;
-          const unsigned int v3982 = v80 + v3977;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3983 = v3982 < v12;
-          const unsigned int v3984 = v3504 + v3981;
-          const bool v3985 = v3984 < v22;
-          const bool v3986 = v3983 && v3985;
-          const unsigned int v3988 = v3982 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3989 = v82 + v3988;
-          const unsigned int v3990 = v3989 + v3504;
-          const unsigned int v3991 = v3990 + v3981;
-          const unsigned int v3992 = v3986 ? v3991 : v82;
-          const unsigned int v3994 = v3977 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3995 = v3510 + v3994;
-          const unsigned int v3996 = v3995 + v3981;
-          iron_copy_async<16>(shm1 + (v3996 ^ (((v3996 >> 6u) & 7u) << 3u)), weight + v3992, v3986);
-          const unsigned int v3999 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4001 = v3999 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4004 = v3999 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4005 = v4004 << 3u;
-          const unsigned int v4006 = v80 + v4001;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4007 = v4006 < v12;
-          const unsigned int v4008 = v3504 + v4005;
-          const bool v4009 = v4008 < v22;
-          const bool v4010 = v4007 && v4009;
-          const unsigned int v4012 = v4006 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4013 = v82 + v4012;
-          const unsigned int v4014 = v4013 + v3504;
-          const unsigned int v4015 = v4014 + v4005;
-          const unsigned int v4016 = v4010 ? v4015 : v82;
-          const unsigned int v4018 = v4001 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4019 = v3510 + v4018;
-          const unsigned int v4020 = v4019 + v4005;
-          iron_copy_async<16>(shm1 + (v4020 ^ (((v4020 >> 6u) & 7u) << 3u)), weight + v4016, v4010);
-          const unsigned int v4023 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4025 = v4023 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4028 = v4023 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4029 = v4028 << 3u;
-          const unsigned int v4030 = v80 + v4025;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4031 = v4030 < v12;
-          const unsigned int v4032 = v3504 + v4029;
-          const bool v4033 = v4032 < v22;
-          const bool v4034 = v4031 && v4033;
-          const unsigned int v4036 = v4030 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4037 = v82 + v4036;
-          const unsigned int v4038 = v4037 + v3504;
-          const unsigned int v4039 = v4038 + v4029;
-          const unsigned int v4040 = v4034 ? v4039 : v82;
-          const unsigned int v4042 = v4025 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4043 = v3510 + v4042;
-          const unsigned int v4044 = v4043 + v4029;
-          iron_copy_async<16>(shm1 + (v4044 ^ (((v4044 >> 6u) & 7u) << 3u)), weight + v4040, v4034);
-          const unsigned int v4047 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4049 = v4047 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4052 = v4047 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4053 = v4052 << 3u;
-          const unsigned int v4054 = v80 + v4049;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4055 = v4054 < v12;
-          const unsigned int v4056 = v3504 + v4053;
-          const bool v4057 = v4056 < v22;
-          const bool v4058 = v4055 && v4057;
-          const unsigned int v4060 = v4054 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4061 = v82 + v4060;
-          const unsigned int v4062 = v4061 + v3504;
-          const unsigned int v4063 = v4062 + v4053;
-          const unsigned int v4064 = v4058 ? v4063 : v82;
-          const unsigned int v4066 = v4049 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4067 = v3510 + v4066;
-          const unsigned int v4068 = v4067 + v4053;
-          iron_copy_async<16>(shm1 + (v4068 ^ (((v4068 >> 6u) & 7u) << 3u)), weight + v4064, v4058);
-          const unsigned int v4071 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4073 = v4071 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4076 = v4071 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4077 = v4076 << 3u;
-          const unsigned int v4078 = v80 + v4073;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4079 = v4078 < v12;
-          const unsigned int v4080 = v3504 + v4077;
-          const bool v4081 = v4080 < v22;
-          const bool v4082 = v4079 && v4081;
-          const unsigned int v4084 = v4078 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4085 = v82 + v4084;
-          const unsigned int v4086 = v4085 + v3504;
-          const unsigned int v4087 = v4086 + v4077;
-          const unsigned int v4088 = v4082 ? v4087 : v82;
-          const unsigned int v4090 = v4073 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4091 = v3510 + v4090;
-          const unsigned int v4092 = v4091 + v4077;
-          iron_copy_async<16>(shm1 + (v4092 ^ (((v4092 >> 6u) & 7u) << 3u)), weight + v4088, v4082);
-          const unsigned int v4095 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4097 = v4095 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4100 = v4095 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4101 = v4100 << 3u;
-          const unsigned int v4102 = v80 + v4097;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4103 = v4102 < v12;
-          const unsigned int v4104 = v3504 + v4101;
-          const bool v4105 = v4104 < v22;
-          const bool v4106 = v4103 && v4105;
-          const unsigned int v4108 = v4102 * v22;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4109 = v82 + v4108;
-          const unsigned int v4110 = v4109 + v3504;
-          const unsigned int v4111 = v4110 + v4101;
-          const unsigned int v4112 = v4106 ? v4111 : v82;
-          const unsigned int v4114 = v4097 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4115 = v3510 + v4114;
-          const unsigned int v4116 = v4115 + v4101;
-          iron_copy_async<16>(shm1 + (v4116 ^ (((v4116 >> 6u) & 7u) << 3u)), weight + v4112, v4106);
+          const unsigned int v3928 = v132 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3929 = v3928 << 3u;
+          const unsigned int v3930 = v80 + v133;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3931 = v3930 < v12;
+          const unsigned int v3932 = v3500 + v3929;
+          const bool v3933 = v3932 < v22;
+          const bool v3934 = v3931 && v3933;
+          const unsigned int v3936 = v3930 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3937 = v82 + v3936;
+          const unsigned int v3938 = v3937 + v3500;
+          const unsigned int v3939 = v3938 + v3929;
+          const unsigned int v3940 = v3934 ? v3939 : v82;
+          const unsigned int v3942 = v133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3943 = v3506 + v3942;
+          const unsigned int v3944 = v3943 + v3929;
+          iron_copy_async<16>(shm1 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), weight + v3940, v3934);
+          const unsigned int v3947 = v132 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3949 = v3947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3952 = v3947 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3953 = v3952 << 3u;
+          const unsigned int v3954 = v80 + v3949;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3955 = v3954 < v12;
+          const unsigned int v3956 = v3500 + v3953;
+          const bool v3957 = v3956 < v22;
+          const bool v3958 = v3955 && v3957;
+          const unsigned int v3960 = v3954 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3961 = v82 + v3960;
+          const unsigned int v3962 = v3961 + v3500;
+          const unsigned int v3963 = v3962 + v3953;
+          const unsigned int v3964 = v3958 ? v3963 : v82;
+          const unsigned int v3966 = v3949 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3967 = v3506 + v3966;
+          const unsigned int v3968 = v3967 + v3953;
+          iron_copy_async<16>(shm1 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), weight + v3964, v3958);
+          const unsigned int v3971 = v132 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3973 = v3971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3976 = v3971 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3977 = v3976 << 3u;
+          const unsigned int v3978 = v80 + v3973;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3979 = v3978 < v12;
+          const unsigned int v3980 = v3500 + v3977;
+          const bool v3981 = v3980 < v22;
+          const bool v3982 = v3979 && v3981;
+          const unsigned int v3984 = v3978 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3985 = v82 + v3984;
+          const unsigned int v3986 = v3985 + v3500;
+          const unsigned int v3987 = v3986 + v3977;
+          const unsigned int v3988 = v3982 ? v3987 : v82;
+          const unsigned int v3990 = v3973 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3991 = v3506 + v3990;
+          const unsigned int v3992 = v3991 + v3977;
+          iron_copy_async<16>(shm1 + (v3992 ^ (((v3992 >> 6u) & 7u) << 3u)), weight + v3988, v3982);
+          const unsigned int v3995 = v132 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3997 = v3995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4000 = v3995 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4001 = v4000 << 3u;
+          const unsigned int v4002 = v80 + v3997;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4003 = v4002 < v12;
+          const unsigned int v4004 = v3500 + v4001;
+          const bool v4005 = v4004 < v22;
+          const bool v4006 = v4003 && v4005;
+          const unsigned int v4008 = v4002 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4009 = v82 + v4008;
+          const unsigned int v4010 = v4009 + v3500;
+          const unsigned int v4011 = v4010 + v4001;
+          const unsigned int v4012 = v4006 ? v4011 : v82;
+          const unsigned int v4014 = v3997 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4015 = v3506 + v4014;
+          const unsigned int v4016 = v4015 + v4001;
+          iron_copy_async<16>(shm1 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), weight + v4012, v4006);
+          const unsigned int v4019 = v132 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4021 = v4019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4024 = v4019 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4025 = v4024 << 3u;
+          const unsigned int v4026 = v80 + v4021;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4027 = v4026 < v12;
+          const unsigned int v4028 = v3500 + v4025;
+          const bool v4029 = v4028 < v22;
+          const bool v4030 = v4027 && v4029;
+          const unsigned int v4032 = v4026 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4033 = v82 + v4032;
+          const unsigned int v4034 = v4033 + v3500;
+          const unsigned int v4035 = v4034 + v4025;
+          const unsigned int v4036 = v4030 ? v4035 : v82;
+          const unsigned int v4038 = v4021 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4039 = v3506 + v4038;
+          const unsigned int v4040 = v4039 + v4025;
+          iron_copy_async<16>(shm1 + (v4040 ^ (((v4040 >> 6u) & 7u) << 3u)), weight + v4036, v4030);
+          const unsigned int v4043 = v132 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4045 = v4043 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4048 = v4043 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4049 = v4048 << 3u;
+          const unsigned int v4050 = v80 + v4045;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4051 = v4050 < v12;
+          const unsigned int v4052 = v3500 + v4049;
+          const bool v4053 = v4052 < v22;
+          const bool v4054 = v4051 && v4053;
+          const unsigned int v4056 = v4050 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4057 = v82 + v4056;
+          const unsigned int v4058 = v4057 + v3500;
+          const unsigned int v4059 = v4058 + v4049;
+          const unsigned int v4060 = v4054 ? v4059 : v82;
+          const unsigned int v4062 = v4045 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4063 = v3506 + v4062;
+          const unsigned int v4064 = v4063 + v4049;
+          iron_copy_async<16>(shm1 + (v4064 ^ (((v4064 >> 6u) & 7u) << 3u)), weight + v4060, v4054);
+          const unsigned int v4067 = v132 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4069 = v4067 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4072 = v4067 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4073 = v4072 << 3u;
+          const unsigned int v4074 = v80 + v4069;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4075 = v4074 < v12;
+          const unsigned int v4076 = v3500 + v4073;
+          const bool v4077 = v4076 < v22;
+          const bool v4078 = v4075 && v4077;
+          const unsigned int v4080 = v4074 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4081 = v82 + v4080;
+          const unsigned int v4082 = v4081 + v3500;
+          const unsigned int v4083 = v4082 + v4073;
+          const unsigned int v4084 = v4078 ? v4083 : v82;
+          const unsigned int v4086 = v4069 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4087 = v3506 + v4086;
+          const unsigned int v4088 = v4087 + v4073;
+          iron_copy_async<16>(shm1 + (v4088 ^ (((v4088 >> 6u) & 7u) << 3u)), weight + v4084, v4078);
+          const unsigned int v4091 = v132 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4093 = v4091 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4096 = v4091 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4097 = v4096 << 3u;
+          const unsigned int v4098 = v80 + v4093;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4099 = v4098 < v12;
+          const unsigned int v4100 = v3500 + v4097;
+          const bool v4101 = v4100 < v22;
+          const bool v4102 = v4099 && v4101;
+          const unsigned int v4104 = v4098 * v22;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4105 = v82 + v4104;
+          const unsigned int v4106 = v4105 + v3500;
+          const unsigned int v4107 = v4106 + v4097;
+          const unsigned int v4108 = v4102 ? v4107 : v82;
+          const unsigned int v4110 = v4093 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4111 = v3506 + v4110;
+          const unsigned int v4112 = v4111 + v4097;
+          iron_copy_async<16>(shm1 + (v4112 ^ (((v4112 >> 6u) & 7u) << 3u)), weight + v4108, v4102);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
@@ -2601,404 +2601,402 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v2426 = v2425 / v2410;
     const bool v2427 = v2421 < v2426;
     if (v2427) {
-      const unsigned int v2429 = v2408 * v16;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2429 = v2408 * v16;  // kernels/convolution/narrow_groups.hpp:89
       const unsigned int v2430 = v2429 >> 2u;
-      const bool v2434 = v2430 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2435 = v2434 ? 16u : 32u;
-      const bool v2438 = v2430 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2439 = v2438 ? 8u : v2435;
-      const bool v2442 = v2430 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2443 = v2442 ? 4u : v2439;
-      const bool v2446 = v2430 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2447 = v2446 ? 2u : v2443;
-      const bool v2450 = v2430 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2451 = v2450 ? 1u : v2447;
-      const unsigned int v2452 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2453 = v2452 % v2451;
-      const bool v2454 = v2453 < v2430;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2456 = v2453 << 2u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2457 = v2456 / v16;
-      const unsigned int v2458 = v2457 * v16;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2461 = v2456 - v2458;
-      const unsigned int v2464 = v2422 * v16;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2465 = v2464 + v2456;
-      const unsigned int v2467 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2468 = v2467 << 5u;
-      const unsigned int v2469 = v2468 / v2410;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2471 = v2468 + 16u;  // kernels/convolution/narrow_groups.hpp:103
-      const unsigned int v2472 = v2471 / v2410;
-      iron_frag<float, 2, 16, 16> v2474;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2474, 0.0f);
-      iron_frag<float, 2, 16, 16> v2476;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2476, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2478;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2478, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2480, iron_f32_to_bf16(0.0f));
-      const unsigned int v2483 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2499 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2501 = v2408 << 4u;
-      const unsigned int v2612 = v2468 * 56u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2616 = v2469 * 896u;  // kernels/convolution/narrow_groups.hpp:166
-      const unsigned int v2622 = v2471 * 56u;  // kernels/convolution/narrow_groups.hpp:168
-      const unsigned int v2626 = v2472 * 896u;  // kernels/convolution/narrow_groups.hpp:169
+      const bool v2434 = v2430 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2435 = v2434 ? 8u : 16u;
+      const bool v2438 = v2430 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
+      const unsigned int v2439 = v2438 ? 4u : v2435;
+      const bool v2442 = v2430 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2443 = v2442 ? 2u : v2439;
+      const bool v2446 = v2430 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
+      const unsigned int v2447 = v2446 ? 1u : v2443;
+      const unsigned int v2448 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2449 = v2448 % v2447;
+      const bool v2450 = v2449 < v2430;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2452 = v2449 << 2u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2453 = v2452 / v16;
+      const unsigned int v2454 = v2453 * v16;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2457 = v2452 - v2454;
+      const unsigned int v2460 = v2422 * v16;  // kernels/convolution/narrow_groups.hpp:98
+      const unsigned int v2461 = v2460 + v2452;
+      const unsigned int v2463 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2464 = v2463 << 5u;
+      const unsigned int v2465 = v2464 / v2410;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2467 = v2464 + 16u;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2468 = v2467 / v2410;
+      iron_frag<float, 2, 16, 16> v2470;  // kernels/convolution/narrow_groups.hpp:103
+      iron_frag_fill(v2470, 0.0f);
+      iron_frag<float, 2, 16, 16> v2472;  // kernels/convolution/narrow_groups.hpp:104
+      iron_frag_fill(v2472, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2474;  // kernels/convolution/narrow_groups.hpp:105
+      iron_frag_fill(v2474, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2476;  // kernels/convolution/narrow_groups.hpp:106
+      iron_frag_fill(v2476, iron_f32_to_bf16(0.0f));
+      const unsigned int v2479 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2495 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
+      const unsigned int v2497 = v2408 << 4u;
+      const unsigned int v2608 = v2464 * 56u;  // kernels/convolution/narrow_groups.hpp:164
+      const unsigned int v2612 = v2465 * 896u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2618 = v2467 * 56u;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2622 = v2468 * 896u;  // kernels/convolution/narrow_groups.hpp:168
 
-      for (unsigned int v2485 = v10; v2485 < 1u; v2485 += v2483) {  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2486 = v2485 + v2483;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2487 = min(v2486, 1u);
-        const unsigned int v2488 = v2487 - v2485;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2489 = v2488 * v4;
-        const unsigned int v2490 = v2489 * v16;
-        const unsigned int v2494 = v2490 + 15u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2495 = v2494 >> 4u;
-        const unsigned int v2496 = v2495 << 4u;
-        const unsigned int v2498 = v2496 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2502 = v2501 * v2498;  // kernels/convolution/narrow_groups.hpp:118
-        const unsigned int v2515 = v2485 * v4;  // kernels/convolution/narrow_groups.hpp:124
-        const unsigned int v2516 = v2515 * v16;
+      for (unsigned int v2481 = v10; v2481 < 1u; v2481 += v2479) {  // kernels/convolution/narrow_groups.hpp:110
+        const unsigned int v2482 = v2481 + v2479;  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2483 = min(v2482, 1u);
+        const unsigned int v2484 = v2483 - v2481;  // kernels/convolution/narrow_groups.hpp:112
+        const unsigned int v2485 = v2484 * v4;
+        const unsigned int v2486 = v2485 * v16;
+        const unsigned int v2490 = v2486 + 15u;  // kernels/convolution/narrow_groups.hpp:113
+        const unsigned int v2491 = v2490 >> 4u;
+        const unsigned int v2492 = v2491 << 4u;
+        const unsigned int v2494 = v2492 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2498 = v2497 * v2494;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2511 = v2481 * v4;  // kernels/convolution/narrow_groups.hpp:123
+        const unsigned int v2512 = v2511 * v16;
 
-        for (unsigned int v2504 = v2452; v2504 < v2502; v2504 += v2499) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2505 = v2504 / v2498;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2507 = v2505 * v2498;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2508 = v2504 - v2507;
-          const unsigned int v2509 = v2508 << 2u;
-          const unsigned int v2511 = v2505 & 15u;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2512 = v2511 < v12;  // kernels/convolution/narrow_groups.hpp:122
-          const bool v2513 = v2509 < v2490;
-          const bool v2514 = v2512 && v2513;
-          const unsigned int v2518 = v2505 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2519 = v2422 + v2518;
-          const unsigned int v2520 = v2519 * v12;
-          const unsigned int v2521 = v2520 + v2511;
-          const unsigned int v2522 = v2521 * v22;
-          const unsigned int v2523 = v2522 + v2516;
-          const unsigned int v2524 = v2523 + v2509;
-          const unsigned int v2526 = v2514 ? v2524 : v10;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2528 = v2505 * 56u;
-          const unsigned int v2529 = v2528 + v2509;
-          iron_copy_async<8>(shm4 + v2529, weight + v2526, v2514);
+        for (unsigned int v2500 = v2448; v2500 < v2498; v2500 += v2495) {  // kernels/convolution/narrow_groups.hpp:117
+          const unsigned int v2501 = v2500 / v2494;  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2503 = v2501 * v2494;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2504 = v2500 - v2503;
+          const unsigned int v2505 = v2504 << 2u;
+          const unsigned int v2507 = v2501 & 15u;  // kernels/convolution/narrow_groups.hpp:120
+          const bool v2508 = v2507 < v12;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2509 = v2505 < v2486;
+          const bool v2510 = v2508 && v2509;
+          const unsigned int v2514 = v2501 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
+          const unsigned int v2515 = v2422 + v2514;
+          const unsigned int v2516 = v2515 * v12;
+          const unsigned int v2517 = v2516 + v2507;
+          const unsigned int v2518 = v2517 * v22;
+          const unsigned int v2519 = v2518 + v2512;
+          const unsigned int v2520 = v2519 + v2505;
+          const unsigned int v2522 = v2510 ? v2520 : v10;  // kernels/convolution/narrow_groups.hpp:124
+          const unsigned int v2524 = v2501 * 56u;
+          const unsigned int v2525 = v2524 + v2505;
+          iron_copy_async<8>(shm4 + v2525, weight + v2522, v2510);
         }
-        if (v2454) {  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2531 = 128u / v2451;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2533 = v2452 / v2451;
-          const unsigned int v2535 = v2421 * v2410;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2547 = v2457 * v2410;  // kernels/convolution/narrow_groups.hpp:137
-          const unsigned int v2574 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:145
+        if (v2450) {  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2527 = 128u / v2447;  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2529 = v2448 / v2447;
+          const unsigned int v2531 = v2421 * v2410;  // kernels/convolution/narrow_groups.hpp:129
+          const unsigned int v2543 = v2453 * v2410;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2570 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:144
 
-          for (unsigned int v2534 = v2533; v2534 < v2410; v2534 += v2531) {  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2536 = v2535 + v2534;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2537 = v2536 / v2360;  // kernels/convolution/narrow_groups.hpp:131
-            const unsigned int v2538 = v2537 * v2360;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2539 = v2536 - v2538;
-            const unsigned int v2540 = v2539 / v2360;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2542 = v2540 * v2360;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2543 = v2539 - v2542;
-            const unsigned int v2544 = v2543 * v5;
-            const bool v2545 = v2536 < v2374;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2548 = v2547 + v2534;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2549 = v2548 * 56u;
-            const unsigned int v2550 = v2549 + v2461;
+          for (unsigned int v2530 = v2529; v2530 < v2410; v2530 += v2527) {  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2532 = v2531 + v2530;  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2533 = v2532 / v2360;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2534 = v2533 * v2360;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2535 = v2532 - v2534;
+            const unsigned int v2536 = v2535 / v2360;  // kernels/convolution/narrow_groups.hpp:132
+            const unsigned int v2538 = v2536 * v2360;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2539 = v2535 - v2538;
+            const unsigned int v2540 = v2539 * v5;
+            const bool v2541 = v2532 < v2374;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2544 = v2543 + v2530;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2545 = v2544 * 56u;
+            const unsigned int v2546 = v2545 + v2457;
 
-            for (unsigned int v2552 = v2485; v2552 < v2487; v2552 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2554 = v2540 + v2552;  // kernels/convolution/narrow_groups.hpp:139
-              const bool v2555 = v2554 >= v10;  // kernels/convolution/narrow_groups.hpp:140
-              const bool v2556 = v2545 && v2555;
-              const bool v2558 = v2554 < 1u;
-              const bool v2559 = v2556 && v2558;
-              const unsigned int v2560 = max(v2554, v10);  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2562 = v2537 + v2560;
-              const unsigned int v2564 = v2552 - v2485;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2565 = v2564 * v4;
-              const unsigned int v2566 = v2565 * v16;
-              const unsigned int v2578 = v2562 * v1;  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2586 = v2550 + v2566;  // kernels/convolution/narrow_groups.hpp:147
+            for (unsigned int v2548 = v2481; v2548 < v2483; v2548 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2550 = v2536 + v2548;  // kernels/convolution/narrow_groups.hpp:138
+              const bool v2551 = v2550 >= v10;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2552 = v2541 && v2551;
+              const bool v2554 = v2550 < 1u;
+              const bool v2555 = v2552 && v2554;
+              const unsigned int v2556 = max(v2550, v10);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2558 = v2533 + v2556;
+              const unsigned int v2560 = v2548 - v2481;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2561 = v2560 * v4;
+              const unsigned int v2562 = v2561 * v16;
+              const unsigned int v2574 = v2558 * v1;  // kernels/convolution/narrow_groups.hpp:145
+              const unsigned int v2582 = v2546 + v2562;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2569 = v10; v2569 < v4; v2569 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2570 = v2569 * v7;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2571 = v2544 + v2570;
-                const bool v2572 = v2571 >= v6;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2573 = v2559 && v2572;
-                const bool v2575 = v2571 < v2574;
-                const bool v2576 = v2573 && v2575;
-                const unsigned int v2577 = max(v2571, v6);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2579 = v2578 + v2577;
-                const unsigned int v2580 = v2579 - v6;
-                const unsigned int v2581 = v2580 * v2;
-                const unsigned int v2582 = v2581 + v2465;
-                const unsigned int v2584 = v2576 ? v2582 : v10;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2585 = v2569 * v16;
-                const unsigned int v2587 = v2586 + v2585;
-                iron_copy_async<8>(shm3 + v2587, x + v2584, v2576);
+              for (unsigned int v2565 = v10; v2565 < v4; v2565 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
+                const unsigned int v2566 = v2565 * v7;  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2567 = v2540 + v2566;
+                const bool v2568 = v2567 >= v6;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2569 = v2555 && v2568;
+                const bool v2571 = v2567 < v2570;
+                const bool v2572 = v2569 && v2571;
+                const unsigned int v2573 = max(v2567, v6);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2575 = v2574 + v2573;
+                const unsigned int v2576 = v2575 - v6;
+                const unsigned int v2577 = v2576 * v2;
+                const unsigned int v2578 = v2577 + v2461;
+                const unsigned int v2580 = v2572 ? v2578 : v10;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2581 = v2565 * v16;
+                const unsigned int v2583 = v2582 + v2581;
+                iron_copy_async<8>(shm3 + v2583, x + v2580, v2572);
               }
             }
           }
         }
-        const unsigned int v2589 = v2496 - v2490;  // kernels/convolution/narrow_groups.hpp:153
-        const unsigned int v2590 = v2589 >> 2u;
-        const unsigned int v2593 = v2590 << 7u;  // kernels/convolution/narrow_groups.hpp:154
+        const unsigned int v2585 = v2492 - v2486;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2586 = v2585 >> 2u;
+        const unsigned int v2589 = v2586 << 7u;  // kernels/convolution/narrow_groups.hpp:153
 
-        for (unsigned int v2595 = v2452; v2595 < v2593; v2595 += v2499) {
-          const unsigned int v2596 = v2595 / v2590;  // kernels/convolution/narrow_groups.hpp:155
-          const unsigned int v2600 = v2596 * v2590;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2601 = v2595 - v2600;
-          const unsigned int v2602 = v2601 << 2u;
-          const unsigned int v2604 = v2596 * 56u;
-          const unsigned int v2605 = v2604 + v2490;
-          const unsigned int v2606 = v2605 + v2602;
-          iron_copy_async<8>(shm3 + v2606, x + v10, false);
+        for (unsigned int v2591 = v2448; v2591 < v2589; v2591 += v2495) {
+          const unsigned int v2592 = v2591 / v2586;  // kernels/convolution/narrow_groups.hpp:154
+          const unsigned int v2596 = v2592 * v2586;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2597 = v2591 - v2596;
+          const unsigned int v2598 = v2597 << 2u;
+          const unsigned int v2600 = v2592 * 56u;
+          const unsigned int v2601 = v2600 + v2486;
+          const unsigned int v2602 = v2601 + v2598;
+          iron_copy_async<8>(shm3 + v2602, x + v10, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
 
-        for (unsigned int v2609 = v10; v2609 < v2496; v2609 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
-          const unsigned int v2613 = v2612 + v2609;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<false>(v2478, shm3, v2613, 56u);
-          const unsigned int v2617 = v2616 + v2609;  // kernels/convolution/narrow_groups.hpp:166
-          iron_frag_load_shared<true>(v2480, shm4, v2617, 56u);
-          iron_frag_mma_sync(v2474, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:167
-          const unsigned int v2623 = v2622 + v2609;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<false>(v2478, shm3, v2623, 56u);
-          const unsigned int v2627 = v2626 + v2609;  // kernels/convolution/narrow_groups.hpp:169
-          iron_frag_load_shared<true>(v2480, shm4, v2627, 56u);
-          iron_frag_mma_sync(v2476, v2478, v2480);  // kernels/convolution/narrow_groups.hpp:170
+        for (unsigned int v2605 = v10; v2605 < v2492; v2605 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
+          const unsigned int v2609 = v2608 + v2605;  // kernels/convolution/narrow_groups.hpp:164
+          iron_frag_load_shared<false>(v2474, shm3, v2609, 56u);
+          const unsigned int v2613 = v2612 + v2605;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<true>(v2476, shm4, v2613, 56u);
+          iron_frag_mma_sync(v2470, v2474, v2476);  // kernels/convolution/narrow_groups.hpp:166
+          const unsigned int v2619 = v2618 + v2605;  // kernels/convolution/narrow_groups.hpp:167
+          iron_frag_load_shared<false>(v2474, shm3, v2619, 56u);
+          const unsigned int v2623 = v2622 + v2605;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<true>(v2476, shm4, v2623, 56u);
+          iron_frag_mma_sync(v2472, v2474, v2476);  // kernels/convolution/narrow_groups.hpp:169
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
       }
-      const unsigned int v2628 = v2469 * v2410;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2629 = v2421 * v2410;
-      const unsigned int v2630 = v2629 + v2468;
-      const unsigned int v2631 = v2630 - v2628;
-      const unsigned int v2632 = v2422 + v2469;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2633 = v2632 * v12;
-      const unsigned int v2634 = static_cast<unsigned int>(v2474.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2635 = v2631 + v2634;
-      const unsigned int v2636 = static_cast<unsigned int>(v2474.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2637 = v2635 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2638 = v2636 < v12;
-      const bool v2639 = v2637 && v2638;
-      if (v2639) {
-        const float v2640 = v2474.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2642 = iron_f32_to_bf16(v2640);
-        const unsigned int v2643 = v2635 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2644 = v2643 + v2633;
-        const unsigned int v2645 = v2644 + v2636;
-        out[v2645] = v2642;
+      const unsigned int v2624 = v2465 * v2410;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2625 = v2421 * v2410;
+      const unsigned int v2626 = v2625 + v2464;
+      const unsigned int v2627 = v2626 - v2624;
+      const unsigned int v2628 = v2422 + v2465;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2629 = v2628 * v12;
+      const unsigned int v2630 = static_cast<unsigned int>(v2470.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2631 = v2627 + v2630;
+      const unsigned int v2632 = static_cast<unsigned int>(v2470.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2633 = v2631 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2634 = v2632 < v12;
+      const bool v2635 = v2633 && v2634;
+      if (v2635) {
+        const float v2636 = v2470.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2638 = iron_f32_to_bf16(v2636);
+        const unsigned int v2639 = v2631 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2640 = v2639 + v2629;
+        const unsigned int v2641 = v2640 + v2632;
+        out[v2641] = v2638;
       }
-      const unsigned int v2646 = static_cast<unsigned int>(v2474.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2647 = v2631 + v2646;
-      const unsigned int v2648 = static_cast<unsigned int>(v2474.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2649 = v2647 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2650 = v2648 < v12;
-      const bool v2651 = v2649 && v2650;
-      if (v2651) {
-        const float v2652 = v2474.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2654 = iron_f32_to_bf16(v2652);
-        const unsigned int v2655 = v2647 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2656 = v2655 + v2633;
-        const unsigned int v2657 = v2656 + v2648;
-        out[v2657] = v2654;
+      const unsigned int v2642 = static_cast<unsigned int>(v2470.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2643 = v2627 + v2642;
+      const unsigned int v2644 = static_cast<unsigned int>(v2470.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2645 = v2643 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2646 = v2644 < v12;
+      const bool v2647 = v2645 && v2646;
+      if (v2647) {
+        const float v2648 = v2470.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2650 = iron_f32_to_bf16(v2648);
+        const unsigned int v2651 = v2643 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2652 = v2651 + v2629;
+        const unsigned int v2653 = v2652 + v2644;
+        out[v2653] = v2650;
       }
-      const unsigned int v2658 = static_cast<unsigned int>(v2474.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2659 = v2631 + v2658;
-      const unsigned int v2660 = static_cast<unsigned int>(v2474.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2661 = v2659 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2662 = v2660 < v12;
-      const bool v2663 = v2661 && v2662;
-      if (v2663) {
-        const float v2664 = v2474.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2666 = iron_f32_to_bf16(v2664);
-        const unsigned int v2667 = v2659 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2668 = v2667 + v2633;
-        const unsigned int v2669 = v2668 + v2660;
-        out[v2669] = v2666;
+      const unsigned int v2654 = static_cast<unsigned int>(v2470.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2655 = v2627 + v2654;
+      const unsigned int v2656 = static_cast<unsigned int>(v2470.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2657 = v2655 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2658 = v2656 < v12;
+      const bool v2659 = v2657 && v2658;
+      if (v2659) {
+        const float v2660 = v2470.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2662 = iron_f32_to_bf16(v2660);
+        const unsigned int v2663 = v2655 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2664 = v2663 + v2629;
+        const unsigned int v2665 = v2664 + v2656;
+        out[v2665] = v2662;
       }
-      const unsigned int v2670 = static_cast<unsigned int>(v2474.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2671 = v2631 + v2670;
-      const unsigned int v2672 = static_cast<unsigned int>(v2474.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2673 = v2671 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2674 = v2672 < v12;
-      const bool v2675 = v2673 && v2674;
-      if (v2675) {
-        const float v2676 = v2474.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2678 = iron_f32_to_bf16(v2676);
-        const unsigned int v2679 = v2671 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2680 = v2679 + v2633;
-        const unsigned int v2681 = v2680 + v2672;
-        out[v2681] = v2678;
+      const unsigned int v2666 = static_cast<unsigned int>(v2470.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2667 = v2627 + v2666;
+      const unsigned int v2668 = static_cast<unsigned int>(v2470.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2669 = v2667 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2670 = v2668 < v12;
+      const bool v2671 = v2669 && v2670;
+      if (v2671) {
+        const float v2672 = v2470.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2674 = iron_f32_to_bf16(v2672);
+        const unsigned int v2675 = v2667 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2676 = v2675 + v2629;
+        const unsigned int v2677 = v2676 + v2668;
+        out[v2677] = v2674;
       }
-      const unsigned int v2682 = static_cast<unsigned int>(v2474.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2683 = v2631 + v2682;
-      const unsigned int v2684 = static_cast<unsigned int>(v2474.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2685 = v2683 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2686 = v2684 < v12;
-      const bool v2687 = v2685 && v2686;
-      if (v2687) {
-        const float v2688 = v2474.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2690 = iron_f32_to_bf16(v2688);
-        const unsigned int v2691 = v2683 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2692 = v2691 + v2633;
-        const unsigned int v2693 = v2692 + v2684;
-        out[v2693] = v2690;
+      const unsigned int v2678 = static_cast<unsigned int>(v2470.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2679 = v2627 + v2678;
+      const unsigned int v2680 = static_cast<unsigned int>(v2470.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2681 = v2679 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2682 = v2680 < v12;
+      const bool v2683 = v2681 && v2682;
+      if (v2683) {
+        const float v2684 = v2470.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2686 = iron_f32_to_bf16(v2684);
+        const unsigned int v2687 = v2679 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2688 = v2687 + v2629;
+        const unsigned int v2689 = v2688 + v2680;
+        out[v2689] = v2686;
       }
-      const unsigned int v2694 = static_cast<unsigned int>(v2474.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2695 = v2631 + v2694;
-      const unsigned int v2696 = static_cast<unsigned int>(v2474.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2697 = v2695 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2698 = v2696 < v12;
-      const bool v2699 = v2697 && v2698;
-      if (v2699) {
-        const float v2700 = v2474.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2702 = iron_f32_to_bf16(v2700);
-        const unsigned int v2703 = v2695 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2704 = v2703 + v2633;
-        const unsigned int v2705 = v2704 + v2696;
-        out[v2705] = v2702;
+      const unsigned int v2690 = static_cast<unsigned int>(v2470.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2691 = v2627 + v2690;
+      const unsigned int v2692 = static_cast<unsigned int>(v2470.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2693 = v2691 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2694 = v2692 < v12;
+      const bool v2695 = v2693 && v2694;
+      if (v2695) {
+        const float v2696 = v2470.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2698 = iron_f32_to_bf16(v2696);
+        const unsigned int v2699 = v2691 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2700 = v2699 + v2629;
+        const unsigned int v2701 = v2700 + v2692;
+        out[v2701] = v2698;
       }
-      const unsigned int v2706 = static_cast<unsigned int>(v2474.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2707 = v2631 + v2706;
-      const unsigned int v2708 = static_cast<unsigned int>(v2474.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2709 = v2707 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2710 = v2708 < v12;
-      const bool v2711 = v2709 && v2710;
-      if (v2711) {
-        const float v2712 = v2474.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2714 = iron_f32_to_bf16(v2712);
-        const unsigned int v2715 = v2707 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2716 = v2715 + v2633;
-        const unsigned int v2717 = v2716 + v2708;
-        out[v2717] = v2714;
+      const unsigned int v2702 = static_cast<unsigned int>(v2470.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2703 = v2627 + v2702;
+      const unsigned int v2704 = static_cast<unsigned int>(v2470.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2705 = v2703 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2706 = v2704 < v12;
+      const bool v2707 = v2705 && v2706;
+      if (v2707) {
+        const float v2708 = v2470.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2710 = iron_f32_to_bf16(v2708);
+        const unsigned int v2711 = v2703 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2712 = v2711 + v2629;
+        const unsigned int v2713 = v2712 + v2704;
+        out[v2713] = v2710;
       }
-      const unsigned int v2718 = static_cast<unsigned int>(v2474.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2719 = v2631 + v2718;
-      const unsigned int v2720 = static_cast<unsigned int>(v2474.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2721 = v2719 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2722 = v2720 < v12;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const float v2724 = v2474.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2726 = iron_f32_to_bf16(v2724);
-        const unsigned int v2727 = v2719 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2728 = v2727 + v2633;
-        const unsigned int v2729 = v2728 + v2720;
-        out[v2729] = v2726;
+      const unsigned int v2714 = static_cast<unsigned int>(v2470.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2715 = v2627 + v2714;
+      const unsigned int v2716 = static_cast<unsigned int>(v2470.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2717 = v2715 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2718 = v2716 < v12;
+      const bool v2719 = v2717 && v2718;
+      if (v2719) {
+        const float v2720 = v2470.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2722 = iron_f32_to_bf16(v2720);
+        const unsigned int v2723 = v2715 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2724 = v2723 + v2629;
+        const unsigned int v2725 = v2724 + v2716;
+        out[v2725] = v2722;
       }
-      const unsigned int v2732 = v2472 * v2410;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2734 = v2629 + v2471;
-      const unsigned int v2735 = v2734 - v2732;
-      const unsigned int v2736 = v2422 + v2472;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2737 = v2736 * v12;
-      const unsigned int v2738 = static_cast<unsigned int>(v2476.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2739 = v2735 + v2738;
-      const unsigned int v2740 = static_cast<unsigned int>(v2476.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2741 = v2739 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2742 = v2740 < v12;
-      const bool v2743 = v2741 && v2742;
-      if (v2743) {
-        const float v2744 = v2476.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2746 = iron_f32_to_bf16(v2744);
-        const unsigned int v2747 = v2739 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2748 = v2747 + v2737;
-        const unsigned int v2749 = v2748 + v2740;
-        out[v2749] = v2746;
+      const unsigned int v2728 = v2468 * v2410;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2730 = v2625 + v2467;
+      const unsigned int v2731 = v2730 - v2728;
+      const unsigned int v2732 = v2422 + v2468;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2733 = v2732 * v12;
+      const unsigned int v2734 = static_cast<unsigned int>(v2472.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2735 = v2731 + v2734;
+      const unsigned int v2736 = static_cast<unsigned int>(v2472.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2737 = v2735 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2738 = v2736 < v12;
+      const bool v2739 = v2737 && v2738;
+      if (v2739) {
+        const float v2740 = v2472.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2742 = iron_f32_to_bf16(v2740);
+        const unsigned int v2743 = v2735 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2744 = v2743 + v2733;
+        const unsigned int v2745 = v2744 + v2736;
+        out[v2745] = v2742;
       }
-      const unsigned int v2750 = static_cast<unsigned int>(v2476.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2751 = v2735 + v2750;
-      const unsigned int v2752 = static_cast<unsigned int>(v2476.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2753 = v2751 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2754 = v2752 < v12;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const float v2756 = v2476.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
-        const unsigned int v2759 = v2751 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2760 = v2759 + v2737;
-        const unsigned int v2761 = v2760 + v2752;
-        out[v2761] = v2758;
+      const unsigned int v2746 = static_cast<unsigned int>(v2472.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2747 = v2731 + v2746;
+      const unsigned int v2748 = static_cast<unsigned int>(v2472.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2749 = v2747 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2750 = v2748 < v12;
+      const bool v2751 = v2749 && v2750;
+      if (v2751) {
+        const float v2752 = v2472.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2754 = iron_f32_to_bf16(v2752);
+        const unsigned int v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2756 = v2755 + v2733;
+        const unsigned int v2757 = v2756 + v2748;
+        out[v2757] = v2754;
       }
-      const unsigned int v2762 = static_cast<unsigned int>(v2476.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2763 = v2735 + v2762;
-      const unsigned int v2764 = static_cast<unsigned int>(v2476.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2765 = v2763 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2766 = v2764 < v12;
-      const bool v2767 = v2765 && v2766;
-      if (v2767) {
-        const float v2768 = v2476.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2770 = iron_f32_to_bf16(v2768);
-        const unsigned int v2771 = v2763 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2772 = v2771 + v2737;
-        const unsigned int v2773 = v2772 + v2764;
-        out[v2773] = v2770;
+      const unsigned int v2758 = static_cast<unsigned int>(v2472.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2759 = v2731 + v2758;
+      const unsigned int v2760 = static_cast<unsigned int>(v2472.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2761 = v2759 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2762 = v2760 < v12;
+      const bool v2763 = v2761 && v2762;
+      if (v2763) {
+        const float v2764 = v2472.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
+        const unsigned int v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2768 = v2767 + v2733;
+        const unsigned int v2769 = v2768 + v2760;
+        out[v2769] = v2766;
       }
-      const unsigned int v2774 = static_cast<unsigned int>(v2476.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2775 = v2735 + v2774;
-      const unsigned int v2776 = static_cast<unsigned int>(v2476.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2777 = v2775 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2778 = v2776 < v12;
-      const bool v2779 = v2777 && v2778;
-      if (v2779) {
-        const float v2780 = v2476.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2782 = iron_f32_to_bf16(v2780);
-        const unsigned int v2783 = v2775 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2784 = v2783 + v2737;
-        const unsigned int v2785 = v2784 + v2776;
-        out[v2785] = v2782;
+      const unsigned int v2770 = static_cast<unsigned int>(v2472.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2771 = v2731 + v2770;
+      const unsigned int v2772 = static_cast<unsigned int>(v2472.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2773 = v2771 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2774 = v2772 < v12;
+      const bool v2775 = v2773 && v2774;
+      if (v2775) {
+        const float v2776 = v2472.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2778 = iron_f32_to_bf16(v2776);
+        const unsigned int v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2780 = v2779 + v2733;
+        const unsigned int v2781 = v2780 + v2772;
+        out[v2781] = v2778;
       }
-      const unsigned int v2786 = static_cast<unsigned int>(v2476.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2787 = v2735 + v2786;
-      const unsigned int v2788 = static_cast<unsigned int>(v2476.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2789 = v2787 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2790 = v2788 < v12;
-      const bool v2791 = v2789 && v2790;
-      if (v2791) {
-        const float v2792 = v2476.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2794 = iron_f32_to_bf16(v2792);
-        const unsigned int v2795 = v2787 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2796 = v2795 + v2737;
-        const unsigned int v2797 = v2796 + v2788;
-        out[v2797] = v2794;
+      const unsigned int v2782 = static_cast<unsigned int>(v2472.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2783 = v2731 + v2782;
+      const unsigned int v2784 = static_cast<unsigned int>(v2472.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2785 = v2783 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2786 = v2784 < v12;
+      const bool v2787 = v2785 && v2786;
+      if (v2787) {
+        const float v2788 = v2472.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2790 = iron_f32_to_bf16(v2788);
+        const unsigned int v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2792 = v2791 + v2733;
+        const unsigned int v2793 = v2792 + v2784;
+        out[v2793] = v2790;
       }
-      const unsigned int v2798 = static_cast<unsigned int>(v2476.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2799 = v2735 + v2798;
-      const unsigned int v2800 = static_cast<unsigned int>(v2476.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2801 = v2799 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2802 = v2800 < v12;
-      const bool v2803 = v2801 && v2802;
-      if (v2803) {
-        const float v2804 = v2476.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2806 = iron_f32_to_bf16(v2804);
-        const unsigned int v2807 = v2799 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2808 = v2807 + v2737;
-        const unsigned int v2809 = v2808 + v2800;
-        out[v2809] = v2806;
+      const unsigned int v2794 = static_cast<unsigned int>(v2472.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2795 = v2731 + v2794;
+      const unsigned int v2796 = static_cast<unsigned int>(v2472.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2797 = v2795 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2798 = v2796 < v12;
+      const bool v2799 = v2797 && v2798;
+      if (v2799) {
+        const float v2800 = v2472.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
+        const unsigned int v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2804 = v2803 + v2733;
+        const unsigned int v2805 = v2804 + v2796;
+        out[v2805] = v2802;
       }
-      const unsigned int v2810 = static_cast<unsigned int>(v2476.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2811 = v2735 + v2810;
-      const unsigned int v2812 = static_cast<unsigned int>(v2476.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2813 = v2811 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2814 = v2812 < v12;
-      const bool v2815 = v2813 && v2814;
-      if (v2815) {
-        const float v2816 = v2476.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2818 = iron_f32_to_bf16(v2816);
-        const unsigned int v2819 = v2811 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2820 = v2819 + v2737;
-        const unsigned int v2821 = v2820 + v2812;
-        out[v2821] = v2818;
+      const unsigned int v2806 = static_cast<unsigned int>(v2472.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2807 = v2731 + v2806;
+      const unsigned int v2808 = static_cast<unsigned int>(v2472.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2809 = v2807 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2810 = v2808 < v12;
+      const bool v2811 = v2809 && v2810;
+      if (v2811) {
+        const float v2812 = v2472.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
+        const unsigned int v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2816 = v2815 + v2733;
+        const unsigned int v2817 = v2816 + v2808;
+        out[v2817] = v2814;
       }
-      const unsigned int v2822 = static_cast<unsigned int>(v2476.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2823 = v2735 + v2822;
-      const unsigned int v2824 = static_cast<unsigned int>(v2476.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2825 = v2823 < v2374;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2826 = v2824 < v12;
-      const bool v2827 = v2825 && v2826;
-      if (v2827) {
-        const float v2828 = v2476.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2830 = iron_f32_to_bf16(v2828);
-        const unsigned int v2831 = v2823 * v3;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2832 = v2831 + v2737;
-        const unsigned int v2833 = v2832 + v2824;
-        out[v2833] = v2830;
+      const unsigned int v2818 = static_cast<unsigned int>(v2472.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2819 = v2731 + v2818;
+      const unsigned int v2820 = static_cast<unsigned int>(v2472.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2821 = v2819 < v2374;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2822 = v2820 < v12;
+      const bool v2823 = v2821 && v2822;
+      if (v2823) {
+        const float v2824 = v2472.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
+        const unsigned int v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2828 = v2827 + v2733;
+        const unsigned int v2829 = v2828 + v2820;
+        out[v2829] = v2826;
       }
     }
   }

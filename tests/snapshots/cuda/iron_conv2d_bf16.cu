@@ -497,989 +497,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v315 = v310 && v314;
     const bool v316 = v306 && v315;  // kernels/gemm/gemm_tiles.hpp:275
     if (v316) {
-      for (unsigned int v2840 = 0u; v2840 < 2u; v2840 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v2841 = v2840 << 6u;
-        const bool v2843 = v2841 < v34;
-        if (v2843) {
-          const unsigned int v2845 = v2840 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v2846 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v2846) {
-            const unsigned int v2850 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2851 = v2850 << 3u;
-            const unsigned int v2852 = v2841 + v2851;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2854 = v2852 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2856 = v2854 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2857 = v2852 - v2856;
-            const unsigned int v2858 = v2854 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2859 = v2858 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2860 = v2858 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2861 = v2854 - v2860;
-            const unsigned int v2862 = v2861 * v12;
-            const unsigned int v2863 = v88 + v2857;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2864 = v2852 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2871 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2872 = v2871 + v2851;
-            const unsigned int v2873 = v147 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2874 = v152 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2875 = v2873 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2876 = v2864 && v2875;
-            const bool v2877 = v2873 < v145;
+      for (unsigned int v2836 = 0u; v2836 < 2u; v2836 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v2837 = v2836 << 6u;
+        const bool v2839 = v2837 < v34;
+        if (v2839) {
+          const unsigned int v2841 = v2836 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v2842 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v2842) {
+            const unsigned int v2846 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2847 = v2846 << 3u;
+            const unsigned int v2848 = v2837 + v2847;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2850 = v2848 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2852 = v2850 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2853 = v2848 - v2852;
+            const unsigned int v2854 = v2850 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2855 = v2854 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2856 = v2854 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2857 = v2850 - v2856;
+            const unsigned int v2858 = v2857 * v12;
+            const unsigned int v2859 = v88 + v2853;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2860 = v2848 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2862 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2867 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2868 = v2867 + v2847;
+            const unsigned int v2869 = v147 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2870 = v152 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2871 = v2869 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2872 = v2860 && v2871;
+            const bool v2873 = v2869 < v145;
+            const bool v2874 = v2872 && v2873;
+            const bool v2875 = v2870 >= v10;
+            const bool v2876 = v2874 && v2875;
+            const bool v2877 = v2870 < v2862;
             const bool v2878 = v2876 && v2877;
-            const bool v2879 = v2874 >= v10;
-            const bool v2880 = v2878 && v2879;
-            const bool v2881 = v2874 < v2866;
-            const bool v2882 = v2880 && v2881;
-            const unsigned int v2883 = max(v2873, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2884 = v2883 - v9;
-            const unsigned int v2885 = max(v2874, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2886 = v2885 - v10;
-            const unsigned int v2887 = v155 + v2884;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2888 = v2887 * v2;
-            const unsigned int v2889 = v2888 + v2886;
-            const unsigned int v2890 = v2889 * v3;
-            const unsigned int v2891 = v2890 + v2863;
-            const unsigned int v2893 = v2882 ? v2891 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2895 = v2845 + v2872;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), x + v2893, v2882);
-            const unsigned int v2897 = v165 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2898 = v170 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2899 = v2897 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2900 = v2864 && v2899;
-            const bool v2901 = v2897 < v145;
+            const unsigned int v2879 = max(v2869, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2880 = v2879 - v9;
+            const unsigned int v2881 = max(v2870, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2882 = v2881 - v10;
+            const unsigned int v2883 = v155 + v2880;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2884 = v2883 * v2;
+            const unsigned int v2885 = v2884 + v2882;
+            const unsigned int v2886 = v2885 * v3;
+            const unsigned int v2887 = v2886 + v2859;
+            const unsigned int v2889 = v2878 ? v2887 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2891 = v2841 + v2868;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2891 ^ (((v2891 >> 6u) & 7u) << 3u)), x + v2889, v2878);
+            const unsigned int v2893 = v165 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2894 = v170 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2895 = v2893 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2896 = v2860 && v2895;
+            const bool v2897 = v2893 < v145;
+            const bool v2898 = v2896 && v2897;
+            const bool v2899 = v2894 >= v10;
+            const bool v2900 = v2898 && v2899;
+            const bool v2901 = v2894 < v2862;
             const bool v2902 = v2900 && v2901;
-            const bool v2903 = v2898 >= v10;
-            const bool v2904 = v2902 && v2903;
-            const bool v2905 = v2898 < v2866;
-            const bool v2906 = v2904 && v2905;
-            const unsigned int v2907 = max(v2897, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2908 = v2907 - v9;
-            const unsigned int v2909 = max(v2898, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2910 = v2909 - v10;
-            const unsigned int v2911 = v173 + v2908;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2912 = v2911 * v2;
-            const unsigned int v2913 = v2912 + v2910;
-            const unsigned int v2914 = v2913 * v3;
-            const unsigned int v2915 = v2914 + v2863;
-            const unsigned int v2917 = v2906 ? v2915 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2920 = v2895 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2920 ^ (((v2920 >> 6u) & 7u) << 3u)), x + v2917, v2906);
-            const unsigned int v2921 = v183 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2922 = v188 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2923 = v2921 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2924 = v2864 && v2923;
-            const bool v2925 = v2921 < v145;
+            const unsigned int v2903 = max(v2893, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2904 = v2903 - v9;
+            const unsigned int v2905 = max(v2894, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2906 = v2905 - v10;
+            const unsigned int v2907 = v173 + v2904;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2908 = v2907 * v2;
+            const unsigned int v2909 = v2908 + v2906;
+            const unsigned int v2910 = v2909 * v3;
+            const unsigned int v2911 = v2910 + v2859;
+            const unsigned int v2913 = v2902 ? v2911 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2916 = v2891 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), x + v2913, v2902);
+            const unsigned int v2917 = v183 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2918 = v188 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2919 = v2917 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2920 = v2860 && v2919;
+            const bool v2921 = v2917 < v145;
+            const bool v2922 = v2920 && v2921;
+            const bool v2923 = v2918 >= v10;
+            const bool v2924 = v2922 && v2923;
+            const bool v2925 = v2918 < v2862;
             const bool v2926 = v2924 && v2925;
-            const bool v2927 = v2922 >= v10;
-            const bool v2928 = v2926 && v2927;
-            const bool v2929 = v2922 < v2866;
-            const bool v2930 = v2928 && v2929;
-            const unsigned int v2931 = max(v2921, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2932 = v2931 - v9;
-            const unsigned int v2933 = max(v2922, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2934 = v2933 - v10;
-            const unsigned int v2935 = v191 + v2932;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2936 = v2935 * v2;
-            const unsigned int v2937 = v2936 + v2934;
-            const unsigned int v2938 = v2937 * v3;
-            const unsigned int v2939 = v2938 + v2863;
-            const unsigned int v2941 = v2930 ? v2939 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2944 = v2895 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2944 ^ (((v2944 >> 6u) & 7u) << 3u)), x + v2941, v2930);
-            const unsigned int v2945 = v201 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2946 = v206 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2947 = v2945 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2948 = v2864 && v2947;
-            const bool v2949 = v2945 < v145;
+            const unsigned int v2927 = max(v2917, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2928 = v2927 - v9;
+            const unsigned int v2929 = max(v2918, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2930 = v2929 - v10;
+            const unsigned int v2931 = v191 + v2928;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2932 = v2931 * v2;
+            const unsigned int v2933 = v2932 + v2930;
+            const unsigned int v2934 = v2933 * v3;
+            const unsigned int v2935 = v2934 + v2859;
+            const unsigned int v2937 = v2926 ? v2935 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2940 = v2891 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), x + v2937, v2926);
+            const unsigned int v2941 = v201 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2942 = v206 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2943 = v2941 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2944 = v2860 && v2943;
+            const bool v2945 = v2941 < v145;
+            const bool v2946 = v2944 && v2945;
+            const bool v2947 = v2942 >= v10;
+            const bool v2948 = v2946 && v2947;
+            const bool v2949 = v2942 < v2862;
             const bool v2950 = v2948 && v2949;
-            const bool v2951 = v2946 >= v10;
-            const bool v2952 = v2950 && v2951;
-            const bool v2953 = v2946 < v2866;
-            const bool v2954 = v2952 && v2953;
-            const unsigned int v2955 = max(v2945, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2956 = v2955 - v9;
-            const unsigned int v2957 = max(v2946, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2958 = v2957 - v10;
-            const unsigned int v2959 = v209 + v2956;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2960 = v2959 * v2;
-            const unsigned int v2961 = v2960 + v2958;
-            const unsigned int v2962 = v2961 * v3;
-            const unsigned int v2963 = v2962 + v2863;
-            const unsigned int v2965 = v2954 ? v2963 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2968 = v2895 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2968 ^ (((v2968 >> 6u) & 7u) << 3u)), x + v2965, v2954);
-            const unsigned int v2969 = v219 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2970 = v224 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2971 = v2969 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2972 = v2864 && v2971;
-            const bool v2973 = v2969 < v145;
+            const unsigned int v2951 = max(v2941, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2952 = v2951 - v9;
+            const unsigned int v2953 = max(v2942, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2954 = v2953 - v10;
+            const unsigned int v2955 = v209 + v2952;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2956 = v2955 * v2;
+            const unsigned int v2957 = v2956 + v2954;
+            const unsigned int v2958 = v2957 * v3;
+            const unsigned int v2959 = v2958 + v2859;
+            const unsigned int v2961 = v2950 ? v2959 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2964 = v2891 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), x + v2961, v2950);
+            const unsigned int v2965 = v219 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2966 = v224 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2967 = v2965 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2968 = v2860 && v2967;
+            const bool v2969 = v2965 < v145;
+            const bool v2970 = v2968 && v2969;
+            const bool v2971 = v2966 >= v10;
+            const bool v2972 = v2970 && v2971;
+            const bool v2973 = v2966 < v2862;
             const bool v2974 = v2972 && v2973;
-            const bool v2975 = v2970 >= v10;
-            const bool v2976 = v2974 && v2975;
-            const bool v2977 = v2970 < v2866;
-            const bool v2978 = v2976 && v2977;
-            const unsigned int v2979 = max(v2969, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2980 = v2979 - v9;
-            const unsigned int v2981 = max(v2970, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2982 = v2981 - v10;
-            const unsigned int v2983 = v227 + v2980;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2984 = v2983 * v2;
-            const unsigned int v2985 = v2984 + v2982;
-            const unsigned int v2986 = v2985 * v3;
-            const unsigned int v2987 = v2986 + v2863;
-            const unsigned int v2989 = v2978 ? v2987 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2992 = v2895 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), x + v2989, v2978);
-            const unsigned int v2993 = v237 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2994 = v242 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2995 = v2993 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2996 = v2864 && v2995;
-            const bool v2997 = v2993 < v145;
+            const unsigned int v2975 = max(v2965, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2976 = v2975 - v9;
+            const unsigned int v2977 = max(v2966, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2978 = v2977 - v10;
+            const unsigned int v2979 = v227 + v2976;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2980 = v2979 * v2;
+            const unsigned int v2981 = v2980 + v2978;
+            const unsigned int v2982 = v2981 * v3;
+            const unsigned int v2983 = v2982 + v2859;
+            const unsigned int v2985 = v2974 ? v2983 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2988 = v2891 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), x + v2985, v2974);
+            const unsigned int v2989 = v237 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2990 = v242 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2991 = v2989 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2992 = v2860 && v2991;
+            const bool v2993 = v2989 < v145;
+            const bool v2994 = v2992 && v2993;
+            const bool v2995 = v2990 >= v10;
+            const bool v2996 = v2994 && v2995;
+            const bool v2997 = v2990 < v2862;
             const bool v2998 = v2996 && v2997;
-            const bool v2999 = v2994 >= v10;
-            const bool v3000 = v2998 && v2999;
-            const bool v3001 = v2994 < v2866;
-            const bool v3002 = v3000 && v3001;
-            const unsigned int v3003 = max(v2993, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3004 = v3003 - v9;
-            const unsigned int v3005 = max(v2994, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3006 = v3005 - v10;
-            const unsigned int v3007 = v245 + v3004;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3008 = v3007 * v2;
-            const unsigned int v3009 = v3008 + v3006;
-            const unsigned int v3010 = v3009 * v3;
-            const unsigned int v3011 = v3010 + v2863;
-            const unsigned int v3013 = v3002 ? v3011 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3016 = v2895 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), x + v3013, v3002);
-            const unsigned int v3017 = v255 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3018 = v260 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3019 = v3017 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3020 = v2864 && v3019;
-            const bool v3021 = v3017 < v145;
+            const unsigned int v2999 = max(v2989, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3000 = v2999 - v9;
+            const unsigned int v3001 = max(v2990, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3002 = v3001 - v10;
+            const unsigned int v3003 = v245 + v3000;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3004 = v3003 * v2;
+            const unsigned int v3005 = v3004 + v3002;
+            const unsigned int v3006 = v3005 * v3;
+            const unsigned int v3007 = v3006 + v2859;
+            const unsigned int v3009 = v2998 ? v3007 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3012 = v2891 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), x + v3009, v2998);
+            const unsigned int v3013 = v255 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3014 = v260 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3015 = v3013 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3016 = v2860 && v3015;
+            const bool v3017 = v3013 < v145;
+            const bool v3018 = v3016 && v3017;
+            const bool v3019 = v3014 >= v10;
+            const bool v3020 = v3018 && v3019;
+            const bool v3021 = v3014 < v2862;
             const bool v3022 = v3020 && v3021;
-            const bool v3023 = v3018 >= v10;
-            const bool v3024 = v3022 && v3023;
-            const bool v3025 = v3018 < v2866;
-            const bool v3026 = v3024 && v3025;
-            const unsigned int v3027 = max(v3017, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3028 = v3027 - v9;
-            const unsigned int v3029 = max(v3018, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3030 = v3029 - v10;
-            const unsigned int v3031 = v263 + v3028;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3032 = v3031 * v2;
-            const unsigned int v3033 = v3032 + v3030;
-            const unsigned int v3034 = v3033 * v3;
-            const unsigned int v3035 = v3034 + v2863;
-            const unsigned int v3037 = v3026 ? v3035 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3040 = v2895 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), x + v3037, v3026);
-            const unsigned int v3041 = v273 + v2859;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3042 = v278 + v2862;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3043 = v3041 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3044 = v2864 && v3043;
-            const bool v3045 = v3041 < v145;
+            const unsigned int v3023 = max(v3013, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3024 = v3023 - v9;
+            const unsigned int v3025 = max(v3014, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3026 = v3025 - v10;
+            const unsigned int v3027 = v263 + v3024;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3028 = v3027 * v2;
+            const unsigned int v3029 = v3028 + v3026;
+            const unsigned int v3030 = v3029 * v3;
+            const unsigned int v3031 = v3030 + v2859;
+            const unsigned int v3033 = v3022 ? v3031 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3036 = v2891 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), x + v3033, v3022);
+            const unsigned int v3037 = v273 + v2855;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3038 = v278 + v2858;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3039 = v3037 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3040 = v2860 && v3039;
+            const bool v3041 = v3037 < v145;
+            const bool v3042 = v3040 && v3041;
+            const bool v3043 = v3038 >= v10;
+            const bool v3044 = v3042 && v3043;
+            const bool v3045 = v3038 < v2862;
             const bool v3046 = v3044 && v3045;
-            const bool v3047 = v3042 >= v10;
-            const bool v3048 = v3046 && v3047;
-            const bool v3049 = v3042 < v2866;
-            const bool v3050 = v3048 && v3049;
-            const unsigned int v3051 = max(v3041, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3052 = v3051 - v9;
-            const unsigned int v3053 = max(v3042, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3054 = v3053 - v10;
-            const unsigned int v3055 = v281 + v3052;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3056 = v3055 * v2;
-            const unsigned int v3057 = v3056 + v3054;
-            const unsigned int v3058 = v3057 * v3;
-            const unsigned int v3059 = v3058 + v2863;
-            const unsigned int v3061 = v3050 ? v3059 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3064 = v2895 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3064 ^ (((v3064 >> 6u) & 7u) << 3u)), x + v3061, v3050);
+            const unsigned int v3047 = max(v3037, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3048 = v3047 - v9;
+            const unsigned int v3049 = max(v3038, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3050 = v3049 - v10;
+            const unsigned int v3051 = v281 + v3048;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3052 = v3051 * v2;
+            const unsigned int v3053 = v3052 + v3050;
+            const unsigned int v3054 = v3053 * v3;
+            const unsigned int v3055 = v3054 + v2859;
+            const unsigned int v3057 = v3046 ? v3055 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3060 = v2891 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), x + v3057, v3046);
           } else {
-            const unsigned int v3073 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3074 = v3073 << 3u;
-            const unsigned int v3077 = v2841 + v3074;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3078 = v3077 < v34;
-            const bool v3079 = v144 && v3078;
-            const unsigned int v3081 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3083 = v3081 + v2841;
-            const unsigned int v3084 = v3083 + v3074;
-            const unsigned int v3085 = v3079 ? v3084 : 0u;
-            const unsigned int v3087 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3088 = v2845 + v3087;
-            const unsigned int v3089 = v3088 + v3074;
-            iron_copy_async<16>(shm0 + (v3089 ^ (((v3089 >> 6u) & 7u) << 3u)), x + v3085, v3079);
-            const unsigned int v3092 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3094 = v3092 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3097 = v3092 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3098 = v3097 << 3u;
-            const unsigned int v3099 = v79 + v3094;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3100 = v3099 < v60;
-            const unsigned int v3101 = v2841 + v3098;
-            const bool v3102 = v3101 < v34;
-            const bool v3103 = v3100 && v3102;
-            const unsigned int v3105 = v3099 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3107 = v3105 + v2841;
-            const unsigned int v3108 = v3107 + v3098;
-            const unsigned int v3109 = v3103 ? v3108 : 0u;
-            const unsigned int v3111 = v3094 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3112 = v2845 + v3111;
-            const unsigned int v3113 = v3112 + v3098;
-            iron_copy_async<16>(shm0 + (v3113 ^ (((v3113 >> 6u) & 7u) << 3u)), x + v3109, v3103);
-            const unsigned int v3116 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3118 = v3116 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3121 = v3116 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3122 = v3121 << 3u;
-            const unsigned int v3123 = v79 + v3118;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3124 = v3123 < v60;
-            const unsigned int v3125 = v2841 + v3122;
-            const bool v3126 = v3125 < v34;
-            const bool v3127 = v3124 && v3126;
-            const unsigned int v3129 = v3123 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3131 = v3129 + v2841;
-            const unsigned int v3132 = v3131 + v3122;
-            const unsigned int v3133 = v3127 ? v3132 : 0u;
-            const unsigned int v3135 = v3118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3136 = v2845 + v3135;
-            const unsigned int v3137 = v3136 + v3122;
-            iron_copy_async<16>(shm0 + (v3137 ^ (((v3137 >> 6u) & 7u) << 3u)), x + v3133, v3127);
-            const unsigned int v3140 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3142 = v3140 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3145 = v3140 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3146 = v3145 << 3u;
-            const unsigned int v3147 = v79 + v3142;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3148 = v3147 < v60;
-            const unsigned int v3149 = v2841 + v3146;
-            const bool v3150 = v3149 < v34;
-            const bool v3151 = v3148 && v3150;
-            const unsigned int v3153 = v3147 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3155 = v3153 + v2841;
-            const unsigned int v3156 = v3155 + v3146;
-            const unsigned int v3157 = v3151 ? v3156 : 0u;
-            const unsigned int v3159 = v3142 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3160 = v2845 + v3159;
-            const unsigned int v3161 = v3160 + v3146;
-            iron_copy_async<16>(shm0 + (v3161 ^ (((v3161 >> 6u) & 7u) << 3u)), x + v3157, v3151);
-            const unsigned int v3164 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3166 = v3164 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3169 = v3164 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3170 = v3169 << 3u;
-            const unsigned int v3171 = v79 + v3166;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3172 = v3171 < v60;
-            const unsigned int v3173 = v2841 + v3170;
-            const bool v3174 = v3173 < v34;
-            const bool v3175 = v3172 && v3174;
-            const unsigned int v3177 = v3171 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3179 = v3177 + v2841;
-            const unsigned int v3180 = v3179 + v3170;
-            const unsigned int v3181 = v3175 ? v3180 : 0u;
-            const unsigned int v3183 = v3166 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3184 = v2845 + v3183;
-            const unsigned int v3185 = v3184 + v3170;
-            iron_copy_async<16>(shm0 + (v3185 ^ (((v3185 >> 6u) & 7u) << 3u)), x + v3181, v3175);
-            const unsigned int v3188 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3190 = v3188 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3193 = v3188 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3194 = v3193 << 3u;
-            const unsigned int v3195 = v79 + v3190;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3196 = v3195 < v60;
-            const unsigned int v3197 = v2841 + v3194;
-            const bool v3198 = v3197 < v34;
-            const bool v3199 = v3196 && v3198;
-            const unsigned int v3201 = v3195 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3203 = v3201 + v2841;
-            const unsigned int v3204 = v3203 + v3194;
-            const unsigned int v3205 = v3199 ? v3204 : 0u;
-            const unsigned int v3207 = v3190 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3208 = v2845 + v3207;
-            const unsigned int v3209 = v3208 + v3194;
-            iron_copy_async<16>(shm0 + (v3209 ^ (((v3209 >> 6u) & 7u) << 3u)), x + v3205, v3199);
-            const unsigned int v3212 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3214 = v3212 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3217 = v3212 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3218 = v3217 << 3u;
-            const unsigned int v3219 = v79 + v3214;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3220 = v3219 < v60;
-            const unsigned int v3221 = v2841 + v3218;
-            const bool v3222 = v3221 < v34;
-            const bool v3223 = v3220 && v3222;
-            const unsigned int v3225 = v3219 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3227 = v3225 + v2841;
-            const unsigned int v3228 = v3227 + v3218;
-            const unsigned int v3229 = v3223 ? v3228 : 0u;
-            const unsigned int v3231 = v3214 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3232 = v2845 + v3231;
-            const unsigned int v3233 = v3232 + v3218;
-            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3229, v3223);
-            const unsigned int v3236 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3238 = v3236 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3241 = v3236 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3242 = v3241 << 3u;
-            const unsigned int v3243 = v79 + v3238;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3244 = v3243 < v60;
-            const unsigned int v3245 = v2841 + v3242;
-            const bool v3246 = v3245 < v34;
-            const bool v3247 = v3244 && v3246;
-            const unsigned int v3249 = v3243 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3251 = v3249 + v2841;
-            const unsigned int v3252 = v3251 + v3242;
-            const unsigned int v3253 = v3247 ? v3252 : 0u;
-            const unsigned int v3255 = v3238 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3256 = v2845 + v3255;
-            const unsigned int v3257 = v3256 + v3242;
-            iron_copy_async<16>(shm0 + (v3257 ^ (((v3257 >> 6u) & 7u) << 3u)), x + v3253, v3247);
+            const unsigned int v3069 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3070 = v3069 << 3u;
+            const unsigned int v3073 = v2837 + v3070;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3074 = v3073 < v34;
+            const bool v3075 = v144 && v3074;
+            const unsigned int v3077 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3079 = v3077 + v2837;
+            const unsigned int v3080 = v3079 + v3070;
+            const unsigned int v3081 = v3075 ? v3080 : 0u;
+            const unsigned int v3083 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3084 = v2841 + v3083;
+            const unsigned int v3085 = v3084 + v3070;
+            iron_copy_async<16>(shm0 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), x + v3081, v3075);
+            const unsigned int v3088 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3090 = v3088 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3093 = v3088 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3094 = v3093 << 3u;
+            const unsigned int v3095 = v79 + v3090;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3096 = v3095 < v60;
+            const unsigned int v3097 = v2837 + v3094;
+            const bool v3098 = v3097 < v34;
+            const bool v3099 = v3096 && v3098;
+            const unsigned int v3101 = v3095 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3103 = v3101 + v2837;
+            const unsigned int v3104 = v3103 + v3094;
+            const unsigned int v3105 = v3099 ? v3104 : 0u;
+            const unsigned int v3107 = v3090 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3108 = v2841 + v3107;
+            const unsigned int v3109 = v3108 + v3094;
+            iron_copy_async<16>(shm0 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), x + v3105, v3099);
+            const unsigned int v3112 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3114 = v3112 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3117 = v3112 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3118 = v3117 << 3u;
+            const unsigned int v3119 = v79 + v3114;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3120 = v3119 < v60;
+            const unsigned int v3121 = v2837 + v3118;
+            const bool v3122 = v3121 < v34;
+            const bool v3123 = v3120 && v3122;
+            const unsigned int v3125 = v3119 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3127 = v3125 + v2837;
+            const unsigned int v3128 = v3127 + v3118;
+            const unsigned int v3129 = v3123 ? v3128 : 0u;
+            const unsigned int v3131 = v3114 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3132 = v2841 + v3131;
+            const unsigned int v3133 = v3132 + v3118;
+            iron_copy_async<16>(shm0 + (v3133 ^ (((v3133 >> 6u) & 7u) << 3u)), x + v3129, v3123);
+            const unsigned int v3136 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3138 = v3136 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3141 = v3136 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3142 = v3141 << 3u;
+            const unsigned int v3143 = v79 + v3138;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3144 = v3143 < v60;
+            const unsigned int v3145 = v2837 + v3142;
+            const bool v3146 = v3145 < v34;
+            const bool v3147 = v3144 && v3146;
+            const unsigned int v3149 = v3143 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3151 = v3149 + v2837;
+            const unsigned int v3152 = v3151 + v3142;
+            const unsigned int v3153 = v3147 ? v3152 : 0u;
+            const unsigned int v3155 = v3138 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3156 = v2841 + v3155;
+            const unsigned int v3157 = v3156 + v3142;
+            iron_copy_async<16>(shm0 + (v3157 ^ (((v3157 >> 6u) & 7u) << 3u)), x + v3153, v3147);
+            const unsigned int v3160 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3162 = v3160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3165 = v3160 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3166 = v3165 << 3u;
+            const unsigned int v3167 = v79 + v3162;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3168 = v3167 < v60;
+            const unsigned int v3169 = v2837 + v3166;
+            const bool v3170 = v3169 < v34;
+            const bool v3171 = v3168 && v3170;
+            const unsigned int v3173 = v3167 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3175 = v3173 + v2837;
+            const unsigned int v3176 = v3175 + v3166;
+            const unsigned int v3177 = v3171 ? v3176 : 0u;
+            const unsigned int v3179 = v3162 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3180 = v2841 + v3179;
+            const unsigned int v3181 = v3180 + v3166;
+            iron_copy_async<16>(shm0 + (v3181 ^ (((v3181 >> 6u) & 7u) << 3u)), x + v3177, v3171);
+            const unsigned int v3184 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3186 = v3184 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3189 = v3184 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3190 = v3189 << 3u;
+            const unsigned int v3191 = v79 + v3186;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3192 = v3191 < v60;
+            const unsigned int v3193 = v2837 + v3190;
+            const bool v3194 = v3193 < v34;
+            const bool v3195 = v3192 && v3194;
+            const unsigned int v3197 = v3191 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3199 = v3197 + v2837;
+            const unsigned int v3200 = v3199 + v3190;
+            const unsigned int v3201 = v3195 ? v3200 : 0u;
+            const unsigned int v3203 = v3186 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3204 = v2841 + v3203;
+            const unsigned int v3205 = v3204 + v3190;
+            iron_copy_async<16>(shm0 + (v3205 ^ (((v3205 >> 6u) & 7u) << 3u)), x + v3201, v3195);
+            const unsigned int v3208 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3210 = v3208 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3213 = v3208 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3214 = v3213 << 3u;
+            const unsigned int v3215 = v79 + v3210;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3216 = v3215 < v60;
+            const unsigned int v3217 = v2837 + v3214;
+            const bool v3218 = v3217 < v34;
+            const bool v3219 = v3216 && v3218;
+            const unsigned int v3221 = v3215 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3223 = v3221 + v2837;
+            const unsigned int v3224 = v3223 + v3214;
+            const unsigned int v3225 = v3219 ? v3224 : 0u;
+            const unsigned int v3227 = v3210 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3228 = v2841 + v3227;
+            const unsigned int v3229 = v3228 + v3214;
+            iron_copy_async<16>(shm0 + (v3229 ^ (((v3229 >> 6u) & 7u) << 3u)), x + v3225, v3219);
+            const unsigned int v3232 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3234 = v3232 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3237 = v3232 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3238 = v3237 << 3u;
+            const unsigned int v3239 = v79 + v3234;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3240 = v3239 < v60;
+            const unsigned int v3241 = v2837 + v3238;
+            const bool v3242 = v3241 < v34;
+            const bool v3243 = v3240 && v3242;
+            const unsigned int v3245 = v3239 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3247 = v3245 + v2837;
+            const unsigned int v3248 = v3247 + v3238;
+            const unsigned int v3249 = v3243 ? v3248 : 0u;
+            const unsigned int v3251 = v3234 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3252 = v2841 + v3251;
+            const unsigned int v3253 = v3252 + v3238;
+            iron_copy_async<16>(shm0 + (v3253 ^ (((v3253 >> 6u) & 7u) << 3u)), x + v3249, v3243);
           }
-          const unsigned int v3267 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3268 = v3267 << 3u;
-          const unsigned int v3269 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3270 = v3269 < v15;
-          const unsigned int v3271 = v2841 + v3268;
-          const bool v3272 = v3271 < v34;
-          const bool v3273 = v3270 && v3272;
-          const unsigned int v3275 = v3269 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3276 = v85 + v3275;
-          const unsigned int v3277 = v3276 + v2841;
-          const unsigned int v3278 = v3277 + v3268;
-          const unsigned int v3279 = v3273 ? v3278 : v85;
-          const unsigned int v3281 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3282 = v2845 + v3281;
-          const unsigned int v3283 = v3282 + v3268;
-          iron_copy_async<16>(shm1 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), weight + v3279, v3273);
-          const unsigned int v3286 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3288 = v3286 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3291 = v3286 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3292 = v3291 << 3u;
-          const unsigned int v3293 = v83 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3294 = v3293 < v15;
-          const unsigned int v3295 = v2841 + v3292;
-          const bool v3296 = v3295 < v34;
-          const bool v3297 = v3294 && v3296;
-          const unsigned int v3299 = v3293 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3300 = v85 + v3299;
-          const unsigned int v3301 = v3300 + v2841;
-          const unsigned int v3302 = v3301 + v3292;
-          const unsigned int v3303 = v3297 ? v3302 : v85;
-          const unsigned int v3305 = v3288 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3306 = v2845 + v3305;
-          const unsigned int v3307 = v3306 + v3292;
-          iron_copy_async<16>(shm1 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), weight + v3303, v3297);
-          const unsigned int v3310 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3312 = v3310 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3315 = v3310 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3316 = v3315 << 3u;
-          const unsigned int v3317 = v83 + v3312;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3318 = v3317 < v15;
-          const unsigned int v3319 = v2841 + v3316;
-          const bool v3320 = v3319 < v34;
-          const bool v3321 = v3318 && v3320;
-          const unsigned int v3323 = v3317 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3324 = v85 + v3323;
-          const unsigned int v3325 = v3324 + v2841;
-          const unsigned int v3326 = v3325 + v3316;
-          const unsigned int v3327 = v3321 ? v3326 : v85;
-          const unsigned int v3329 = v3312 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3330 = v2845 + v3329;
-          const unsigned int v3331 = v3330 + v3316;
-          iron_copy_async<16>(shm1 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), weight + v3327, v3321);
-          const unsigned int v3334 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3336 = v3334 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3339 = v3334 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3340 = v3339 << 3u;
-          const unsigned int v3341 = v83 + v3336;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3342 = v3341 < v15;
-          const unsigned int v3343 = v2841 + v3340;
-          const bool v3344 = v3343 < v34;
-          const bool v3345 = v3342 && v3344;
-          const unsigned int v3347 = v3341 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3348 = v85 + v3347;
-          const unsigned int v3349 = v3348 + v2841;
-          const unsigned int v3350 = v3349 + v3340;
-          const unsigned int v3351 = v3345 ? v3350 : v85;
-          const unsigned int v3353 = v3336 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3354 = v2845 + v3353;
-          const unsigned int v3355 = v3354 + v3340;
-          iron_copy_async<16>(shm1 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), weight + v3351, v3345);
-          const unsigned int v3358 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3360 = v3358 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3363 = v3358 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3364 = v3363 << 3u;
-          const unsigned int v3365 = v83 + v3360;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3366 = v3365 < v15;
-          const unsigned int v3367 = v2841 + v3364;
-          const bool v3368 = v3367 < v34;
-          const bool v3369 = v3366 && v3368;
-          const unsigned int v3371 = v3365 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3372 = v85 + v3371;
-          const unsigned int v3373 = v3372 + v2841;
-          const unsigned int v3374 = v3373 + v3364;
-          const unsigned int v3375 = v3369 ? v3374 : v85;
-          const unsigned int v3377 = v3360 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3378 = v2845 + v3377;
-          const unsigned int v3379 = v3378 + v3364;
-          iron_copy_async<16>(shm1 + (v3379 ^ (((v3379 >> 6u) & 7u) << 3u)), weight + v3375, v3369);
-          const unsigned int v3382 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3384 = v3382 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3387 = v3382 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3388 = v3387 << 3u;
-          const unsigned int v3389 = v83 + v3384;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3390 = v3389 < v15;
-          const unsigned int v3391 = v2841 + v3388;
-          const bool v3392 = v3391 < v34;
-          const bool v3393 = v3390 && v3392;
-          const unsigned int v3395 = v3389 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3396 = v85 + v3395;
-          const unsigned int v3397 = v3396 + v2841;
-          const unsigned int v3398 = v3397 + v3388;
-          const unsigned int v3399 = v3393 ? v3398 : v85;
-          const unsigned int v3401 = v3384 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3402 = v2845 + v3401;
-          const unsigned int v3403 = v3402 + v3388;
-          iron_copy_async<16>(shm1 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), weight + v3399, v3393);
-          const unsigned int v3406 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3408 = v3406 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3411 = v3406 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3412 = v3411 << 3u;
-          const unsigned int v3413 = v83 + v3408;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3414 = v3413 < v15;
-          const unsigned int v3415 = v2841 + v3412;
-          const bool v3416 = v3415 < v34;
-          const bool v3417 = v3414 && v3416;
-          const unsigned int v3419 = v3413 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3420 = v85 + v3419;
-          const unsigned int v3421 = v3420 + v2841;
-          const unsigned int v3422 = v3421 + v3412;
-          const unsigned int v3423 = v3417 ? v3422 : v85;
-          const unsigned int v3425 = v3408 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3426 = v2845 + v3425;
-          const unsigned int v3427 = v3426 + v3412;
-          iron_copy_async<16>(shm1 + (v3427 ^ (((v3427 >> 6u) & 7u) << 3u)), weight + v3423, v3417);
-          const unsigned int v3430 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3432 = v3430 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3435 = v3430 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3436 = v3435 << 3u;
-          const unsigned int v3437 = v83 + v3432;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3438 = v3437 < v15;
-          const unsigned int v3439 = v2841 + v3436;
-          const bool v3440 = v3439 < v34;
-          const bool v3441 = v3438 && v3440;
-          const unsigned int v3443 = v3437 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3444 = v85 + v3443;
-          const unsigned int v3445 = v3444 + v2841;
-          const unsigned int v3446 = v3445 + v3436;
-          const unsigned int v3447 = v3441 ? v3446 : v85;
-          const unsigned int v3449 = v3432 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3450 = v2845 + v3449;
-          const unsigned int v3451 = v3450 + v3436;
-          iron_copy_async<16>(shm1 + (v3451 ^ (((v3451 >> 6u) & 7u) << 3u)), weight + v3447, v3441);
+          const unsigned int v3263 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3264 = v3263 << 3u;
+          const unsigned int v3265 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3266 = v3265 < v15;
+          const unsigned int v3267 = v2837 + v3264;
+          const bool v3268 = v3267 < v34;
+          const bool v3269 = v3266 && v3268;
+          const unsigned int v3271 = v3265 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3272 = v85 + v3271;
+          const unsigned int v3273 = v3272 + v2837;
+          const unsigned int v3274 = v3273 + v3264;
+          const unsigned int v3275 = v3269 ? v3274 : v85;
+          const unsigned int v3277 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3278 = v2841 + v3277;
+          const unsigned int v3279 = v3278 + v3264;
+          iron_copy_async<16>(shm1 + (v3279 ^ (((v3279 >> 6u) & 7u) << 3u)), weight + v3275, v3269);
+          const unsigned int v3282 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3284 = v3282 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3287 = v3282 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3288 = v3287 << 3u;
+          const unsigned int v3289 = v83 + v3284;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3290 = v3289 < v15;
+          const unsigned int v3291 = v2837 + v3288;
+          const bool v3292 = v3291 < v34;
+          const bool v3293 = v3290 && v3292;
+          const unsigned int v3295 = v3289 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3296 = v85 + v3295;
+          const unsigned int v3297 = v3296 + v2837;
+          const unsigned int v3298 = v3297 + v3288;
+          const unsigned int v3299 = v3293 ? v3298 : v85;
+          const unsigned int v3301 = v3284 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3302 = v2841 + v3301;
+          const unsigned int v3303 = v3302 + v3288;
+          iron_copy_async<16>(shm1 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), weight + v3299, v3293);
+          const unsigned int v3306 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3308 = v3306 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3311 = v3306 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3312 = v3311 << 3u;
+          const unsigned int v3313 = v83 + v3308;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3314 = v3313 < v15;
+          const unsigned int v3315 = v2837 + v3312;
+          const bool v3316 = v3315 < v34;
+          const bool v3317 = v3314 && v3316;
+          const unsigned int v3319 = v3313 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3320 = v85 + v3319;
+          const unsigned int v3321 = v3320 + v2837;
+          const unsigned int v3322 = v3321 + v3312;
+          const unsigned int v3323 = v3317 ? v3322 : v85;
+          const unsigned int v3325 = v3308 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3326 = v2841 + v3325;
+          const unsigned int v3327 = v3326 + v3312;
+          iron_copy_async<16>(shm1 + (v3327 ^ (((v3327 >> 6u) & 7u) << 3u)), weight + v3323, v3317);
+          const unsigned int v3330 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3332 = v3330 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3335 = v3330 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3336 = v3335 << 3u;
+          const unsigned int v3337 = v83 + v3332;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3338 = v3337 < v15;
+          const unsigned int v3339 = v2837 + v3336;
+          const bool v3340 = v3339 < v34;
+          const bool v3341 = v3338 && v3340;
+          const unsigned int v3343 = v3337 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3344 = v85 + v3343;
+          const unsigned int v3345 = v3344 + v2837;
+          const unsigned int v3346 = v3345 + v3336;
+          const unsigned int v3347 = v3341 ? v3346 : v85;
+          const unsigned int v3349 = v3332 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3350 = v2841 + v3349;
+          const unsigned int v3351 = v3350 + v3336;
+          iron_copy_async<16>(shm1 + (v3351 ^ (((v3351 >> 6u) & 7u) << 3u)), weight + v3347, v3341);
+          const unsigned int v3354 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3356 = v3354 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3359 = v3354 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3360 = v3359 << 3u;
+          const unsigned int v3361 = v83 + v3356;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3362 = v3361 < v15;
+          const unsigned int v3363 = v2837 + v3360;
+          const bool v3364 = v3363 < v34;
+          const bool v3365 = v3362 && v3364;
+          const unsigned int v3367 = v3361 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3368 = v85 + v3367;
+          const unsigned int v3369 = v3368 + v2837;
+          const unsigned int v3370 = v3369 + v3360;
+          const unsigned int v3371 = v3365 ? v3370 : v85;
+          const unsigned int v3373 = v3356 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3374 = v2841 + v3373;
+          const unsigned int v3375 = v3374 + v3360;
+          iron_copy_async<16>(shm1 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), weight + v3371, v3365);
+          const unsigned int v3378 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3380 = v3378 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3383 = v3378 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3384 = v3383 << 3u;
+          const unsigned int v3385 = v83 + v3380;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3386 = v3385 < v15;
+          const unsigned int v3387 = v2837 + v3384;
+          const bool v3388 = v3387 < v34;
+          const bool v3389 = v3386 && v3388;
+          const unsigned int v3391 = v3385 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3392 = v85 + v3391;
+          const unsigned int v3393 = v3392 + v2837;
+          const unsigned int v3394 = v3393 + v3384;
+          const unsigned int v3395 = v3389 ? v3394 : v85;
+          const unsigned int v3397 = v3380 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3398 = v2841 + v3397;
+          const unsigned int v3399 = v3398 + v3384;
+          iron_copy_async<16>(shm1 + (v3399 ^ (((v3399 >> 6u) & 7u) << 3u)), weight + v3395, v3389);
+          const unsigned int v3402 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3404 = v3402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3407 = v3402 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3408 = v3407 << 3u;
+          const unsigned int v3409 = v83 + v3404;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3410 = v3409 < v15;
+          const unsigned int v3411 = v2837 + v3408;
+          const bool v3412 = v3411 < v34;
+          const bool v3413 = v3410 && v3412;
+          const unsigned int v3415 = v3409 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3416 = v85 + v3415;
+          const unsigned int v3417 = v3416 + v2837;
+          const unsigned int v3418 = v3417 + v3408;
+          const unsigned int v3419 = v3413 ? v3418 : v85;
+          const unsigned int v3421 = v3404 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3422 = v2841 + v3421;
+          const unsigned int v3423 = v3422 + v3408;
+          iron_copy_async<16>(shm1 + (v3423 ^ (((v3423 >> 6u) & 7u) << 3u)), weight + v3419, v3413);
+          const unsigned int v3426 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3428 = v3426 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3431 = v3426 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3432 = v3431 << 3u;
+          const unsigned int v3433 = v83 + v3428;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3434 = v3433 < v15;
+          const unsigned int v3435 = v2837 + v3432;
+          const bool v3436 = v3435 < v34;
+          const bool v3437 = v3434 && v3436;
+          const unsigned int v3439 = v3433 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3440 = v85 + v3439;
+          const unsigned int v3441 = v3440 + v2837;
+          const unsigned int v3442 = v3441 + v3432;
+          const unsigned int v3443 = v3437 ? v3442 : v85;
+          const unsigned int v3445 = v3428 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3446 = v2841 + v3445;
+          const unsigned int v3447 = v3446 + v3432;
+          iron_copy_async<16>(shm1 + (v3447 ^ (((v3447 >> 6u) & 7u) << 3u)), weight + v3443, v3437);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
-      const unsigned int v3464 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
-      const unsigned int v3469 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
+      const unsigned int v3460 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v3465 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
 
-      for (unsigned int v3452 = 0u; v3452 < v34; v3452 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3454 = v3452 >> 6u;
-        const unsigned int v3456 = v3454 % 3u;
+      for (unsigned int v3448 = 0u; v3448 < v34; v3448 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3450 = v3448 >> 6u;
+        const unsigned int v3452 = v3450 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3458 = v3456 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
-        const unsigned int v3465 = v3458 + v3464;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3465, 64u);
-        const unsigned int v3470 = v3458 + v3469;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3470, 64u);
+        const unsigned int v3454 = v3452 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
+        const unsigned int v3461 = v3454 + v3460;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3461, 64u);
+        const unsigned int v3466 = v3454 + v3465;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3466, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3477 = v3465 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3477, 64u);
-        const unsigned int v3482 = v3470 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3482, 64u);
+        const unsigned int v3473 = v3461 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3473, 64u);
+        const unsigned int v3478 = v3466 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3478, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3488 = v3465 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3488, 64u);
-        const unsigned int v3493 = v3470 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3493, 64u);
+        const unsigned int v3484 = v3461 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3484, 64u);
+        const unsigned int v3489 = v3466 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3489, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3499 = v3465 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3499, 64u);
-        const unsigned int v3504 = v3470 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3504, 64u);
+        const unsigned int v3495 = v3461 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3495, 64u);
+        const unsigned int v3500 = v3466 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3500, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3507 = v3452 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3509 = v3454 + 2u;
-        const unsigned int v3510 = v3509 % 3u;
-        const bool v3511 = v3507 < v34;
-        if (v3511) {
-          const unsigned int v3513 = v3510 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3514 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v3514) {
-            const unsigned int v3518 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3519 = v3518 << 3u;
-            const unsigned int v3520 = v3507 + v3519;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3522 = v3520 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3524 = v3522 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3525 = v3520 - v3524;
-            const unsigned int v3526 = v3522 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3527 = v3526 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3528 = v3526 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3529 = v3522 - v3528;
-            const unsigned int v3530 = v3529 * v12;
-            const unsigned int v3531 = v88 + v3525;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3532 = v3520 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3534 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3539 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3540 = v3539 + v3519;
-            const unsigned int v3541 = v147 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3542 = v152 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3543 = v3541 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3544 = v3532 && v3543;
-            const bool v3545 = v3541 < v145;
+        const unsigned int v3503 = v3448 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3505 = v3450 + 2u;
+        const unsigned int v3506 = v3505 % 3u;
+        const bool v3507 = v3503 < v34;
+        if (v3507) {
+          const unsigned int v3509 = v3506 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3510 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v3510) {
+            const unsigned int v3514 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3515 = v3514 << 3u;
+            const unsigned int v3516 = v3503 + v3515;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3518 = v3516 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3520 = v3518 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3521 = v3516 - v3520;
+            const unsigned int v3522 = v3518 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3523 = v3522 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3524 = v3522 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3525 = v3518 - v3524;
+            const unsigned int v3526 = v3525 * v12;
+            const unsigned int v3527 = v88 + v3521;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3528 = v3516 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3530 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3535 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3536 = v3535 + v3515;
+            const unsigned int v3537 = v147 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3538 = v152 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3539 = v3537 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3540 = v3528 && v3539;
+            const bool v3541 = v3537 < v145;
+            const bool v3542 = v3540 && v3541;
+            const bool v3543 = v3538 >= v10;
+            const bool v3544 = v3542 && v3543;
+            const bool v3545 = v3538 < v3530;
             const bool v3546 = v3544 && v3545;
-            const bool v3547 = v3542 >= v10;
-            const bool v3548 = v3546 && v3547;
-            const bool v3549 = v3542 < v3534;
-            const bool v3550 = v3548 && v3549;
-            const unsigned int v3551 = max(v3541, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3552 = v3551 - v9;
-            const unsigned int v3553 = max(v3542, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3554 = v3553 - v10;
-            const unsigned int v3555 = v155 + v3552;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3556 = v3555 * v2;
-            const unsigned int v3557 = v3556 + v3554;
-            const unsigned int v3558 = v3557 * v3;
-            const unsigned int v3559 = v3558 + v3531;
-            const unsigned int v3561 = v3550 ? v3559 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3563 = v3513 + v3540;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3561, v3550);
-            const unsigned int v3565 = v165 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3566 = v170 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3567 = v3565 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3568 = v3532 && v3567;
-            const bool v3569 = v3565 < v145;
+            const unsigned int v3547 = max(v3537, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3548 = v3547 - v9;
+            const unsigned int v3549 = max(v3538, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3550 = v3549 - v10;
+            const unsigned int v3551 = v155 + v3548;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3552 = v3551 * v2;
+            const unsigned int v3553 = v3552 + v3550;
+            const unsigned int v3554 = v3553 * v3;
+            const unsigned int v3555 = v3554 + v3527;
+            const unsigned int v3557 = v3546 ? v3555 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3559 = v3509 + v3536;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), x + v3557, v3546);
+            const unsigned int v3561 = v165 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3562 = v170 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3563 = v3561 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3564 = v3528 && v3563;
+            const bool v3565 = v3561 < v145;
+            const bool v3566 = v3564 && v3565;
+            const bool v3567 = v3562 >= v10;
+            const bool v3568 = v3566 && v3567;
+            const bool v3569 = v3562 < v3530;
             const bool v3570 = v3568 && v3569;
-            const bool v3571 = v3566 >= v10;
-            const bool v3572 = v3570 && v3571;
-            const bool v3573 = v3566 < v3534;
-            const bool v3574 = v3572 && v3573;
-            const unsigned int v3575 = max(v3565, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3576 = v3575 - v9;
-            const unsigned int v3577 = max(v3566, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3578 = v3577 - v10;
-            const unsigned int v3579 = v173 + v3576;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3580 = v3579 * v2;
-            const unsigned int v3581 = v3580 + v3578;
-            const unsigned int v3582 = v3581 * v3;
-            const unsigned int v3583 = v3582 + v3531;
-            const unsigned int v3585 = v3574 ? v3583 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3588 = v3563 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3588 ^ (((v3588 >> 6u) & 7u) << 3u)), x + v3585, v3574);
-            const unsigned int v3589 = v183 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3590 = v188 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3591 = v3589 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3592 = v3532 && v3591;
-            const bool v3593 = v3589 < v145;
+            const unsigned int v3571 = max(v3561, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3572 = v3571 - v9;
+            const unsigned int v3573 = max(v3562, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3574 = v3573 - v10;
+            const unsigned int v3575 = v173 + v3572;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3576 = v3575 * v2;
+            const unsigned int v3577 = v3576 + v3574;
+            const unsigned int v3578 = v3577 * v3;
+            const unsigned int v3579 = v3578 + v3527;
+            const unsigned int v3581 = v3570 ? v3579 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3584 = v3559 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3584 ^ (((v3584 >> 6u) & 7u) << 3u)), x + v3581, v3570);
+            const unsigned int v3585 = v183 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3586 = v188 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3587 = v3585 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3588 = v3528 && v3587;
+            const bool v3589 = v3585 < v145;
+            const bool v3590 = v3588 && v3589;
+            const bool v3591 = v3586 >= v10;
+            const bool v3592 = v3590 && v3591;
+            const bool v3593 = v3586 < v3530;
             const bool v3594 = v3592 && v3593;
-            const bool v3595 = v3590 >= v10;
-            const bool v3596 = v3594 && v3595;
-            const bool v3597 = v3590 < v3534;
-            const bool v3598 = v3596 && v3597;
-            const unsigned int v3599 = max(v3589, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3600 = v3599 - v9;
-            const unsigned int v3601 = max(v3590, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3602 = v3601 - v10;
-            const unsigned int v3603 = v191 + v3600;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3604 = v3603 * v2;
-            const unsigned int v3605 = v3604 + v3602;
-            const unsigned int v3606 = v3605 * v3;
-            const unsigned int v3607 = v3606 + v3531;
-            const unsigned int v3609 = v3598 ? v3607 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3612 = v3563 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x + v3609, v3598);
-            const unsigned int v3613 = v201 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3614 = v206 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3615 = v3613 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3616 = v3532 && v3615;
-            const bool v3617 = v3613 < v145;
+            const unsigned int v3595 = max(v3585, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3596 = v3595 - v9;
+            const unsigned int v3597 = max(v3586, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3598 = v3597 - v10;
+            const unsigned int v3599 = v191 + v3596;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3600 = v3599 * v2;
+            const unsigned int v3601 = v3600 + v3598;
+            const unsigned int v3602 = v3601 * v3;
+            const unsigned int v3603 = v3602 + v3527;
+            const unsigned int v3605 = v3594 ? v3603 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3608 = v3559 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3608 ^ (((v3608 >> 6u) & 7u) << 3u)), x + v3605, v3594);
+            const unsigned int v3609 = v201 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3610 = v206 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3611 = v3609 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3612 = v3528 && v3611;
+            const bool v3613 = v3609 < v145;
+            const bool v3614 = v3612 && v3613;
+            const bool v3615 = v3610 >= v10;
+            const bool v3616 = v3614 && v3615;
+            const bool v3617 = v3610 < v3530;
             const bool v3618 = v3616 && v3617;
-            const bool v3619 = v3614 >= v10;
-            const bool v3620 = v3618 && v3619;
-            const bool v3621 = v3614 < v3534;
-            const bool v3622 = v3620 && v3621;
-            const unsigned int v3623 = max(v3613, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3624 = v3623 - v9;
-            const unsigned int v3625 = max(v3614, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3626 = v3625 - v10;
-            const unsigned int v3627 = v209 + v3624;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3628 = v3627 * v2;
-            const unsigned int v3629 = v3628 + v3626;
-            const unsigned int v3630 = v3629 * v3;
-            const unsigned int v3631 = v3630 + v3531;
-            const unsigned int v3633 = v3622 ? v3631 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3636 = v3563 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3636 ^ (((v3636 >> 6u) & 7u) << 3u)), x + v3633, v3622);
-            const unsigned int v3637 = v219 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3638 = v224 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3639 = v3637 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3640 = v3532 && v3639;
-            const bool v3641 = v3637 < v145;
+            const unsigned int v3619 = max(v3609, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3620 = v3619 - v9;
+            const unsigned int v3621 = max(v3610, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3622 = v3621 - v10;
+            const unsigned int v3623 = v209 + v3620;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3624 = v3623 * v2;
+            const unsigned int v3625 = v3624 + v3622;
+            const unsigned int v3626 = v3625 * v3;
+            const unsigned int v3627 = v3626 + v3527;
+            const unsigned int v3629 = v3618 ? v3627 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3632 = v3559 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3632 ^ (((v3632 >> 6u) & 7u) << 3u)), x + v3629, v3618);
+            const unsigned int v3633 = v219 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3634 = v224 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3635 = v3633 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3636 = v3528 && v3635;
+            const bool v3637 = v3633 < v145;
+            const bool v3638 = v3636 && v3637;
+            const bool v3639 = v3634 >= v10;
+            const bool v3640 = v3638 && v3639;
+            const bool v3641 = v3634 < v3530;
             const bool v3642 = v3640 && v3641;
-            const bool v3643 = v3638 >= v10;
-            const bool v3644 = v3642 && v3643;
-            const bool v3645 = v3638 < v3534;
-            const bool v3646 = v3644 && v3645;
-            const unsigned int v3647 = max(v3637, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3648 = v3647 - v9;
-            const unsigned int v3649 = max(v3638, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3650 = v3649 - v10;
-            const unsigned int v3651 = v227 + v3648;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3652 = v3651 * v2;
-            const unsigned int v3653 = v3652 + v3650;
-            const unsigned int v3654 = v3653 * v3;
-            const unsigned int v3655 = v3654 + v3531;
-            const unsigned int v3657 = v3646 ? v3655 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3660 = v3563 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), x + v3657, v3646);
-            const unsigned int v3661 = v237 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3662 = v242 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3663 = v3661 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3664 = v3532 && v3663;
-            const bool v3665 = v3661 < v145;
+            const unsigned int v3643 = max(v3633, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3644 = v3643 - v9;
+            const unsigned int v3645 = max(v3634, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3646 = v3645 - v10;
+            const unsigned int v3647 = v227 + v3644;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3648 = v3647 * v2;
+            const unsigned int v3649 = v3648 + v3646;
+            const unsigned int v3650 = v3649 * v3;
+            const unsigned int v3651 = v3650 + v3527;
+            const unsigned int v3653 = v3642 ? v3651 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3656 = v3559 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3656 ^ (((v3656 >> 6u) & 7u) << 3u)), x + v3653, v3642);
+            const unsigned int v3657 = v237 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3658 = v242 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3659 = v3657 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3660 = v3528 && v3659;
+            const bool v3661 = v3657 < v145;
+            const bool v3662 = v3660 && v3661;
+            const bool v3663 = v3658 >= v10;
+            const bool v3664 = v3662 && v3663;
+            const bool v3665 = v3658 < v3530;
             const bool v3666 = v3664 && v3665;
-            const bool v3667 = v3662 >= v10;
-            const bool v3668 = v3666 && v3667;
-            const bool v3669 = v3662 < v3534;
-            const bool v3670 = v3668 && v3669;
-            const unsigned int v3671 = max(v3661, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3672 = v3671 - v9;
-            const unsigned int v3673 = max(v3662, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3674 = v3673 - v10;
-            const unsigned int v3675 = v245 + v3672;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3676 = v3675 * v2;
-            const unsigned int v3677 = v3676 + v3674;
-            const unsigned int v3678 = v3677 * v3;
-            const unsigned int v3679 = v3678 + v3531;
-            const unsigned int v3681 = v3670 ? v3679 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3684 = v3563 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), x + v3681, v3670);
-            const unsigned int v3685 = v255 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3686 = v260 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3687 = v3685 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3688 = v3532 && v3687;
-            const bool v3689 = v3685 < v145;
+            const unsigned int v3667 = max(v3657, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3668 = v3667 - v9;
+            const unsigned int v3669 = max(v3658, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3670 = v3669 - v10;
+            const unsigned int v3671 = v245 + v3668;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3672 = v3671 * v2;
+            const unsigned int v3673 = v3672 + v3670;
+            const unsigned int v3674 = v3673 * v3;
+            const unsigned int v3675 = v3674 + v3527;
+            const unsigned int v3677 = v3666 ? v3675 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3680 = v3559 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3680 ^ (((v3680 >> 6u) & 7u) << 3u)), x + v3677, v3666);
+            const unsigned int v3681 = v255 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3682 = v260 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3683 = v3681 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3684 = v3528 && v3683;
+            const bool v3685 = v3681 < v145;
+            const bool v3686 = v3684 && v3685;
+            const bool v3687 = v3682 >= v10;
+            const bool v3688 = v3686 && v3687;
+            const bool v3689 = v3682 < v3530;
             const bool v3690 = v3688 && v3689;
-            const bool v3691 = v3686 >= v10;
-            const bool v3692 = v3690 && v3691;
-            const bool v3693 = v3686 < v3534;
-            const bool v3694 = v3692 && v3693;
-            const unsigned int v3695 = max(v3685, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3696 = v3695 - v9;
-            const unsigned int v3697 = max(v3686, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3698 = v3697 - v10;
-            const unsigned int v3699 = v263 + v3696;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3700 = v3699 * v2;
-            const unsigned int v3701 = v3700 + v3698;
-            const unsigned int v3702 = v3701 * v3;
-            const unsigned int v3703 = v3702 + v3531;
-            const unsigned int v3705 = v3694 ? v3703 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3708 = v3563 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), x + v3705, v3694);
-            const unsigned int v3709 = v273 + v3527;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3710 = v278 + v3530;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3711 = v3709 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3712 = v3532 && v3711;
-            const bool v3713 = v3709 < v145;
+            const unsigned int v3691 = max(v3681, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3692 = v3691 - v9;
+            const unsigned int v3693 = max(v3682, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3694 = v3693 - v10;
+            const unsigned int v3695 = v263 + v3692;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3696 = v3695 * v2;
+            const unsigned int v3697 = v3696 + v3694;
+            const unsigned int v3698 = v3697 * v3;
+            const unsigned int v3699 = v3698 + v3527;
+            const unsigned int v3701 = v3690 ? v3699 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3704 = v3559 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), x + v3701, v3690);
+            const unsigned int v3705 = v273 + v3523;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3706 = v278 + v3526;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3707 = v3705 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3708 = v3528 && v3707;
+            const bool v3709 = v3705 < v145;
+            const bool v3710 = v3708 && v3709;
+            const bool v3711 = v3706 >= v10;
+            const bool v3712 = v3710 && v3711;
+            const bool v3713 = v3706 < v3530;
             const bool v3714 = v3712 && v3713;
-            const bool v3715 = v3710 >= v10;
-            const bool v3716 = v3714 && v3715;
-            const bool v3717 = v3710 < v3534;
-            const bool v3718 = v3716 && v3717;
-            const unsigned int v3719 = max(v3709, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3720 = v3719 - v9;
-            const unsigned int v3721 = max(v3710, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3722 = v3721 - v10;
-            const unsigned int v3723 = v281 + v3720;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3724 = v3723 * v2;
-            const unsigned int v3725 = v3724 + v3722;
-            const unsigned int v3726 = v3725 * v3;
-            const unsigned int v3727 = v3726 + v3531;
-            const unsigned int v3729 = v3718 ? v3727 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3732 = v3563 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), x + v3729, v3718);
+            const unsigned int v3715 = max(v3705, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3716 = v3715 - v9;
+            const unsigned int v3717 = max(v3706, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3718 = v3717 - v10;
+            const unsigned int v3719 = v281 + v3716;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3720 = v3719 * v2;
+            const unsigned int v3721 = v3720 + v3718;
+            const unsigned int v3722 = v3721 * v3;
+            const unsigned int v3723 = v3722 + v3527;
+            const unsigned int v3725 = v3714 ? v3723 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3728 = v3559 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3728 ^ (((v3728 >> 6u) & 7u) << 3u)), x + v3725, v3714);
           } else {
-            const unsigned int v3741 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3742 = v3741 << 3u;
-            const unsigned int v3745 = v3507 + v3742;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3746 = v3745 < v34;
-            const bool v3747 = v144 && v3746;
-            const unsigned int v3749 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3751 = v3749 + v3507;
-            const unsigned int v3752 = v3751 + v3742;
-            const unsigned int v3753 = v3747 ? v3752 : 0u;
-            const unsigned int v3755 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3756 = v3513 + v3755;
-            const unsigned int v3757 = v3756 + v3742;
-            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3753, v3747);
-            const unsigned int v3760 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3762 = v3760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3765 = v3760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3766 = v3765 << 3u;
-            const unsigned int v3767 = v79 + v3762;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3768 = v3767 < v60;
-            const unsigned int v3769 = v3507 + v3766;
-            const bool v3770 = v3769 < v34;
-            const bool v3771 = v3768 && v3770;
-            const unsigned int v3773 = v3767 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3775 = v3773 + v3507;
-            const unsigned int v3776 = v3775 + v3766;
-            const unsigned int v3777 = v3771 ? v3776 : 0u;
-            const unsigned int v3779 = v3762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3780 = v3513 + v3779;
-            const unsigned int v3781 = v3780 + v3766;
-            iron_copy_async<16>(shm0 + (v3781 ^ (((v3781 >> 6u) & 7u) << 3u)), x + v3777, v3771);
-            const unsigned int v3784 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3786 = v3784 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3789 = v3784 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3790 = v3789 << 3u;
-            const unsigned int v3791 = v79 + v3786;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3792 = v3791 < v60;
-            const unsigned int v3793 = v3507 + v3790;
-            const bool v3794 = v3793 < v34;
-            const bool v3795 = v3792 && v3794;
-            const unsigned int v3797 = v3791 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3799 = v3797 + v3507;
-            const unsigned int v3800 = v3799 + v3790;
-            const unsigned int v3801 = v3795 ? v3800 : 0u;
-            const unsigned int v3803 = v3786 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3804 = v3513 + v3803;
-            const unsigned int v3805 = v3804 + v3790;
-            iron_copy_async<16>(shm0 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), x + v3801, v3795);
-            const unsigned int v3808 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3810 = v3808 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3813 = v3808 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3814 = v3813 << 3u;
-            const unsigned int v3815 = v79 + v3810;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3816 = v3815 < v60;
-            const unsigned int v3817 = v3507 + v3814;
-            const bool v3818 = v3817 < v34;
-            const bool v3819 = v3816 && v3818;
-            const unsigned int v3821 = v3815 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3823 = v3821 + v3507;
-            const unsigned int v3824 = v3823 + v3814;
-            const unsigned int v3825 = v3819 ? v3824 : 0u;
-            const unsigned int v3827 = v3810 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3828 = v3513 + v3827;
-            const unsigned int v3829 = v3828 + v3814;
-            iron_copy_async<16>(shm0 + (v3829 ^ (((v3829 >> 6u) & 7u) << 3u)), x + v3825, v3819);
-            const unsigned int v3832 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3834 = v3832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3837 = v3832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3838 = v3837 << 3u;
-            const unsigned int v3839 = v79 + v3834;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3840 = v3839 < v60;
-            const unsigned int v3841 = v3507 + v3838;
-            const bool v3842 = v3841 < v34;
-            const bool v3843 = v3840 && v3842;
-            const unsigned int v3845 = v3839 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3847 = v3845 + v3507;
-            const unsigned int v3848 = v3847 + v3838;
-            const unsigned int v3849 = v3843 ? v3848 : 0u;
-            const unsigned int v3851 = v3834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3852 = v3513 + v3851;
-            const unsigned int v3853 = v3852 + v3838;
-            iron_copy_async<16>(shm0 + (v3853 ^ (((v3853 >> 6u) & 7u) << 3u)), x + v3849, v3843);
-            const unsigned int v3856 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3858 = v3856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3861 = v3856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3862 = v3861 << 3u;
-            const unsigned int v3863 = v79 + v3858;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3864 = v3863 < v60;
-            const unsigned int v3865 = v3507 + v3862;
-            const bool v3866 = v3865 < v34;
-            const bool v3867 = v3864 && v3866;
-            const unsigned int v3869 = v3863 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3871 = v3869 + v3507;
-            const unsigned int v3872 = v3871 + v3862;
-            const unsigned int v3873 = v3867 ? v3872 : 0u;
-            const unsigned int v3875 = v3858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3876 = v3513 + v3875;
-            const unsigned int v3877 = v3876 + v3862;
-            iron_copy_async<16>(shm0 + (v3877 ^ (((v3877 >> 6u) & 7u) << 3u)), x + v3873, v3867);
-            const unsigned int v3880 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3882 = v3880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3885 = v3880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3886 = v3885 << 3u;
-            const unsigned int v3887 = v79 + v3882;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3888 = v3887 < v60;
-            const unsigned int v3889 = v3507 + v3886;
-            const bool v3890 = v3889 < v34;
-            const bool v3891 = v3888 && v3890;
-            const unsigned int v3893 = v3887 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3895 = v3893 + v3507;
-            const unsigned int v3896 = v3895 + v3886;
-            const unsigned int v3897 = v3891 ? v3896 : 0u;
-            const unsigned int v3899 = v3882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3900 = v3513 + v3899;
-            const unsigned int v3901 = v3900 + v3886;
-            iron_copy_async<16>(shm0 + (v3901 ^ (((v3901 >> 6u) & 7u) << 3u)), x + v3897, v3891);
-            const unsigned int v3904 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3906 = v3904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3909 = v3904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3910 = v3909 << 3u;
-            const unsigned int v3911 = v79 + v3906;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3912 = v3911 < v60;
-            const unsigned int v3913 = v3507 + v3910;
-            const bool v3914 = v3913 < v34;
-            const bool v3915 = v3912 && v3914;
-            const unsigned int v3917 = v3911 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3919 = v3917 + v3507;
-            const unsigned int v3920 = v3919 + v3910;
-            const unsigned int v3921 = v3915 ? v3920 : 0u;
-            const unsigned int v3923 = v3906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3924 = v3513 + v3923;
-            const unsigned int v3925 = v3924 + v3910;
-            iron_copy_async<16>(shm0 + (v3925 ^ (((v3925 >> 6u) & 7u) << 3u)), x + v3921, v3915);
+            const unsigned int v3737 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3738 = v3737 << 3u;
+            const unsigned int v3741 = v3503 + v3738;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3742 = v3741 < v34;
+            const bool v3743 = v144 && v3742;
+            const unsigned int v3745 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3747 = v3745 + v3503;
+            const unsigned int v3748 = v3747 + v3738;
+            const unsigned int v3749 = v3743 ? v3748 : 0u;
+            const unsigned int v3751 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3752 = v3509 + v3751;
+            const unsigned int v3753 = v3752 + v3738;
+            iron_copy_async<16>(shm0 + (v3753 ^ (((v3753 >> 6u) & 7u) << 3u)), x + v3749, v3743);
+            const unsigned int v3756 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3758 = v3756 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3761 = v3756 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3762 = v3761 << 3u;
+            const unsigned int v3763 = v79 + v3758;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3764 = v3763 < v60;
+            const unsigned int v3765 = v3503 + v3762;
+            const bool v3766 = v3765 < v34;
+            const bool v3767 = v3764 && v3766;
+            const unsigned int v3769 = v3763 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3771 = v3769 + v3503;
+            const unsigned int v3772 = v3771 + v3762;
+            const unsigned int v3773 = v3767 ? v3772 : 0u;
+            const unsigned int v3775 = v3758 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3776 = v3509 + v3775;
+            const unsigned int v3777 = v3776 + v3762;
+            iron_copy_async<16>(shm0 + (v3777 ^ (((v3777 >> 6u) & 7u) << 3u)), x + v3773, v3767);
+            const unsigned int v3780 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3782 = v3780 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3785 = v3780 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3786 = v3785 << 3u;
+            const unsigned int v3787 = v79 + v3782;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3788 = v3787 < v60;
+            const unsigned int v3789 = v3503 + v3786;
+            const bool v3790 = v3789 < v34;
+            const bool v3791 = v3788 && v3790;
+            const unsigned int v3793 = v3787 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3795 = v3793 + v3503;
+            const unsigned int v3796 = v3795 + v3786;
+            const unsigned int v3797 = v3791 ? v3796 : 0u;
+            const unsigned int v3799 = v3782 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3800 = v3509 + v3799;
+            const unsigned int v3801 = v3800 + v3786;
+            iron_copy_async<16>(shm0 + (v3801 ^ (((v3801 >> 6u) & 7u) << 3u)), x + v3797, v3791);
+            const unsigned int v3804 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3806 = v3804 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3809 = v3804 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3810 = v3809 << 3u;
+            const unsigned int v3811 = v79 + v3806;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3812 = v3811 < v60;
+            const unsigned int v3813 = v3503 + v3810;
+            const bool v3814 = v3813 < v34;
+            const bool v3815 = v3812 && v3814;
+            const unsigned int v3817 = v3811 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3819 = v3817 + v3503;
+            const unsigned int v3820 = v3819 + v3810;
+            const unsigned int v3821 = v3815 ? v3820 : 0u;
+            const unsigned int v3823 = v3806 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3824 = v3509 + v3823;
+            const unsigned int v3825 = v3824 + v3810;
+            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3821, v3815);
+            const unsigned int v3828 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3830 = v3828 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3833 = v3828 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3834 = v3833 << 3u;
+            const unsigned int v3835 = v79 + v3830;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3836 = v3835 < v60;
+            const unsigned int v3837 = v3503 + v3834;
+            const bool v3838 = v3837 < v34;
+            const bool v3839 = v3836 && v3838;
+            const unsigned int v3841 = v3835 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3843 = v3841 + v3503;
+            const unsigned int v3844 = v3843 + v3834;
+            const unsigned int v3845 = v3839 ? v3844 : 0u;
+            const unsigned int v3847 = v3830 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3848 = v3509 + v3847;
+            const unsigned int v3849 = v3848 + v3834;
+            iron_copy_async<16>(shm0 + (v3849 ^ (((v3849 >> 6u) & 7u) << 3u)), x + v3845, v3839);
+            const unsigned int v3852 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3854 = v3852 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3857 = v3852 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3858 = v3857 << 3u;
+            const unsigned int v3859 = v79 + v3854;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3860 = v3859 < v60;
+            const unsigned int v3861 = v3503 + v3858;
+            const bool v3862 = v3861 < v34;
+            const bool v3863 = v3860 && v3862;
+            const unsigned int v3865 = v3859 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3867 = v3865 + v3503;
+            const unsigned int v3868 = v3867 + v3858;
+            const unsigned int v3869 = v3863 ? v3868 : 0u;
+            const unsigned int v3871 = v3854 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3872 = v3509 + v3871;
+            const unsigned int v3873 = v3872 + v3858;
+            iron_copy_async<16>(shm0 + (v3873 ^ (((v3873 >> 6u) & 7u) << 3u)), x + v3869, v3863);
+            const unsigned int v3876 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3878 = v3876 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3881 = v3876 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3882 = v3881 << 3u;
+            const unsigned int v3883 = v79 + v3878;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3884 = v3883 < v60;
+            const unsigned int v3885 = v3503 + v3882;
+            const bool v3886 = v3885 < v34;
+            const bool v3887 = v3884 && v3886;
+            const unsigned int v3889 = v3883 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3891 = v3889 + v3503;
+            const unsigned int v3892 = v3891 + v3882;
+            const unsigned int v3893 = v3887 ? v3892 : 0u;
+            const unsigned int v3895 = v3878 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3896 = v3509 + v3895;
+            const unsigned int v3897 = v3896 + v3882;
+            iron_copy_async<16>(shm0 + (v3897 ^ (((v3897 >> 6u) & 7u) << 3u)), x + v3893, v3887);
+            const unsigned int v3900 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3902 = v3900 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3905 = v3900 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3906 = v3905 << 3u;
+            const unsigned int v3907 = v79 + v3902;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3908 = v3907 < v60;
+            const unsigned int v3909 = v3503 + v3906;
+            const bool v3910 = v3909 < v34;
+            const bool v3911 = v3908 && v3910;
+            const unsigned int v3913 = v3907 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3915 = v3913 + v3503;
+            const unsigned int v3916 = v3915 + v3906;
+            const unsigned int v3917 = v3911 ? v3916 : 0u;
+            const unsigned int v3919 = v3902 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3920 = v3509 + v3919;
+            const unsigned int v3921 = v3920 + v3906;
+            iron_copy_async<16>(shm0 + (v3921 ^ (((v3921 >> 6u) & 7u) << 3u)), x + v3917, v3911);
           }
-          const unsigned int v3935 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3936 = v3935 << 3u;
-          const unsigned int v3937 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3938 = v3937 < v15;
-          const unsigned int v3939 = v3507 + v3936;
-          const bool v3940 = v3939 < v34;
-          const bool v3941 = v3938 && v3940;
-          const unsigned int v3943 = v3937 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3944 = v85 + v3943;
-          const unsigned int v3945 = v3944 + v3507;
-          const unsigned int v3946 = v3945 + v3936;
-          const unsigned int v3947 = v3941 ? v3946 : v85;
-          const unsigned int v3949 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3950 = v3513 + v3949;
-          const unsigned int v3951 = v3950 + v3936;
-          iron_copy_async<16>(shm1 + (v3951 ^ (((v3951 >> 6u) & 7u) << 3u)), weight + v3947, v3941);
-          const unsigned int v3954 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3956 = v3954 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3959 = v3954 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3960 = v3959 << 3u;
-          const unsigned int v3961 = v83 + v3956;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3962 = v3961 < v15;
-          const unsigned int v3963 = v3507 + v3960;
-          const bool v3964 = v3963 < v34;
-          const bool v3965 = v3962 && v3964;
-          const unsigned int v3967 = v3961 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3968 = v85 + v3967;
-          const unsigned int v3969 = v3968 + v3507;
-          const unsigned int v3970 = v3969 + v3960;
-          const unsigned int v3971 = v3965 ? v3970 : v85;
-          const unsigned int v3973 = v3956 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3974 = v3513 + v3973;
-          const unsigned int v3975 = v3974 + v3960;
-          iron_copy_async<16>(shm1 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), weight + v3971, v3965);
-          const unsigned int v3978 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3980 = v3978 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3983 = v3978 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3984 = v3983 << 3u;
-          const unsigned int v3985 = v83 + v3980;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3986 = v3985 < v15;
-          const unsigned int v3987 = v3507 + v3984;
-          const bool v3988 = v3987 < v34;
-          const bool v3989 = v3986 && v3988;
-          const unsigned int v3991 = v3985 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3992 = v85 + v3991;
-          const unsigned int v3993 = v3992 + v3507;
-          const unsigned int v3994 = v3993 + v3984;
-          const unsigned int v3995 = v3989 ? v3994 : v85;
-          const unsigned int v3997 = v3980 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3998 = v3513 + v3997;
-          const unsigned int v3999 = v3998 + v3984;
-          iron_copy_async<16>(shm1 + (v3999 ^ (((v3999 >> 6u) & 7u) << 3u)), weight + v3995, v3989);
-          const unsigned int v4002 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4004 = v4002 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4007 = v4002 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4008 = v4007 << 3u;
-          const unsigned int v4009 = v83 + v4004;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4010 = v4009 < v15;
-          const unsigned int v4011 = v3507 + v4008;
-          const bool v4012 = v4011 < v34;
-          const bool v4013 = v4010 && v4012;
-          const unsigned int v4015 = v4009 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4016 = v85 + v4015;
-          const unsigned int v4017 = v4016 + v3507;
-          const unsigned int v4018 = v4017 + v4008;
-          const unsigned int v4019 = v4013 ? v4018 : v85;
-          const unsigned int v4021 = v4004 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4022 = v3513 + v4021;
-          const unsigned int v4023 = v4022 + v4008;
-          iron_copy_async<16>(shm1 + (v4023 ^ (((v4023 >> 6u) & 7u) << 3u)), weight + v4019, v4013);
-          const unsigned int v4026 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4028 = v4026 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4031 = v4026 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4032 = v4031 << 3u;
-          const unsigned int v4033 = v83 + v4028;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4034 = v4033 < v15;
-          const unsigned int v4035 = v3507 + v4032;
-          const bool v4036 = v4035 < v34;
-          const bool v4037 = v4034 && v4036;
-          const unsigned int v4039 = v4033 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4040 = v85 + v4039;
-          const unsigned int v4041 = v4040 + v3507;
-          const unsigned int v4042 = v4041 + v4032;
-          const unsigned int v4043 = v4037 ? v4042 : v85;
-          const unsigned int v4045 = v4028 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4046 = v3513 + v4045;
-          const unsigned int v4047 = v4046 + v4032;
-          iron_copy_async<16>(shm1 + (v4047 ^ (((v4047 >> 6u) & 7u) << 3u)), weight + v4043, v4037);
-          const unsigned int v4050 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4052 = v4050 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4055 = v4050 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4056 = v4055 << 3u;
-          const unsigned int v4057 = v83 + v4052;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4058 = v4057 < v15;
-          const unsigned int v4059 = v3507 + v4056;
-          const bool v4060 = v4059 < v34;
-          const bool v4061 = v4058 && v4060;
-          const unsigned int v4063 = v4057 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4064 = v85 + v4063;
-          const unsigned int v4065 = v4064 + v3507;
-          const unsigned int v4066 = v4065 + v4056;
-          const unsigned int v4067 = v4061 ? v4066 : v85;
-          const unsigned int v4069 = v4052 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4070 = v3513 + v4069;
-          const unsigned int v4071 = v4070 + v4056;
-          iron_copy_async<16>(shm1 + (v4071 ^ (((v4071 >> 6u) & 7u) << 3u)), weight + v4067, v4061);
-          const unsigned int v4074 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4076 = v4074 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4079 = v4074 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4080 = v4079 << 3u;
-          const unsigned int v4081 = v83 + v4076;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4082 = v4081 < v15;
-          const unsigned int v4083 = v3507 + v4080;
-          const bool v4084 = v4083 < v34;
-          const bool v4085 = v4082 && v4084;
-          const unsigned int v4087 = v4081 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4088 = v85 + v4087;
-          const unsigned int v4089 = v4088 + v3507;
-          const unsigned int v4090 = v4089 + v4080;
-          const unsigned int v4091 = v4085 ? v4090 : v85;
-          const unsigned int v4093 = v4076 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4094 = v3513 + v4093;
-          const unsigned int v4095 = v4094 + v4080;
-          iron_copy_async<16>(shm1 + (v4095 ^ (((v4095 >> 6u) & 7u) << 3u)), weight + v4091, v4085);
-          const unsigned int v4098 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4100 = v4098 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4103 = v4098 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4104 = v4103 << 3u;
-          const unsigned int v4105 = v83 + v4100;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4106 = v4105 < v15;
-          const unsigned int v4107 = v3507 + v4104;
-          const bool v4108 = v4107 < v34;
-          const bool v4109 = v4106 && v4108;
-          const unsigned int v4111 = v4105 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4112 = v85 + v4111;
-          const unsigned int v4113 = v4112 + v3507;
-          const unsigned int v4114 = v4113 + v4104;
-          const unsigned int v4115 = v4109 ? v4114 : v85;
-          const unsigned int v4117 = v4100 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4118 = v3513 + v4117;
-          const unsigned int v4119 = v4118 + v4104;
-          iron_copy_async<16>(shm1 + (v4119 ^ (((v4119 >> 6u) & 7u) << 3u)), weight + v4115, v4109);
+          const unsigned int v3931 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3932 = v3931 << 3u;
+          const unsigned int v3933 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3934 = v3933 < v15;
+          const unsigned int v3935 = v3503 + v3932;
+          const bool v3936 = v3935 < v34;
+          const bool v3937 = v3934 && v3936;
+          const unsigned int v3939 = v3933 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3940 = v85 + v3939;
+          const unsigned int v3941 = v3940 + v3503;
+          const unsigned int v3942 = v3941 + v3932;
+          const unsigned int v3943 = v3937 ? v3942 : v85;
+          const unsigned int v3945 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3946 = v3509 + v3945;
+          const unsigned int v3947 = v3946 + v3932;
+          iron_copy_async<16>(shm1 + (v3947 ^ (((v3947 >> 6u) & 7u) << 3u)), weight + v3943, v3937);
+          const unsigned int v3950 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3952 = v3950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3955 = v3950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3956 = v3955 << 3u;
+          const unsigned int v3957 = v83 + v3952;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3958 = v3957 < v15;
+          const unsigned int v3959 = v3503 + v3956;
+          const bool v3960 = v3959 < v34;
+          const bool v3961 = v3958 && v3960;
+          const unsigned int v3963 = v3957 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3964 = v85 + v3963;
+          const unsigned int v3965 = v3964 + v3503;
+          const unsigned int v3966 = v3965 + v3956;
+          const unsigned int v3967 = v3961 ? v3966 : v85;
+          const unsigned int v3969 = v3952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3970 = v3509 + v3969;
+          const unsigned int v3971 = v3970 + v3956;
+          iron_copy_async<16>(shm1 + (v3971 ^ (((v3971 >> 6u) & 7u) << 3u)), weight + v3967, v3961);
+          const unsigned int v3974 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3976 = v3974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3979 = v3974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3980 = v3979 << 3u;
+          const unsigned int v3981 = v83 + v3976;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3982 = v3981 < v15;
+          const unsigned int v3983 = v3503 + v3980;
+          const bool v3984 = v3983 < v34;
+          const bool v3985 = v3982 && v3984;
+          const unsigned int v3987 = v3981 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3988 = v85 + v3987;
+          const unsigned int v3989 = v3988 + v3503;
+          const unsigned int v3990 = v3989 + v3980;
+          const unsigned int v3991 = v3985 ? v3990 : v85;
+          const unsigned int v3993 = v3976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3994 = v3509 + v3993;
+          const unsigned int v3995 = v3994 + v3980;
+          iron_copy_async<16>(shm1 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), weight + v3991, v3985);
+          const unsigned int v3998 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4000 = v3998 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4003 = v3998 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4004 = v4003 << 3u;
+          const unsigned int v4005 = v83 + v4000;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4006 = v4005 < v15;
+          const unsigned int v4007 = v3503 + v4004;
+          const bool v4008 = v4007 < v34;
+          const bool v4009 = v4006 && v4008;
+          const unsigned int v4011 = v4005 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4012 = v85 + v4011;
+          const unsigned int v4013 = v4012 + v3503;
+          const unsigned int v4014 = v4013 + v4004;
+          const unsigned int v4015 = v4009 ? v4014 : v85;
+          const unsigned int v4017 = v4000 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4018 = v3509 + v4017;
+          const unsigned int v4019 = v4018 + v4004;
+          iron_copy_async<16>(shm1 + (v4019 ^ (((v4019 >> 6u) & 7u) << 3u)), weight + v4015, v4009);
+          const unsigned int v4022 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4024 = v4022 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4027 = v4022 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4028 = v4027 << 3u;
+          const unsigned int v4029 = v83 + v4024;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4030 = v4029 < v15;
+          const unsigned int v4031 = v3503 + v4028;
+          const bool v4032 = v4031 < v34;
+          const bool v4033 = v4030 && v4032;
+          const unsigned int v4035 = v4029 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4036 = v85 + v4035;
+          const unsigned int v4037 = v4036 + v3503;
+          const unsigned int v4038 = v4037 + v4028;
+          const unsigned int v4039 = v4033 ? v4038 : v85;
+          const unsigned int v4041 = v4024 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4042 = v3509 + v4041;
+          const unsigned int v4043 = v4042 + v4028;
+          iron_copy_async<16>(shm1 + (v4043 ^ (((v4043 >> 6u) & 7u) << 3u)), weight + v4039, v4033);
+          const unsigned int v4046 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4048 = v4046 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4051 = v4046 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4052 = v4051 << 3u;
+          const unsigned int v4053 = v83 + v4048;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4054 = v4053 < v15;
+          const unsigned int v4055 = v3503 + v4052;
+          const bool v4056 = v4055 < v34;
+          const bool v4057 = v4054 && v4056;
+          const unsigned int v4059 = v4053 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4060 = v85 + v4059;
+          const unsigned int v4061 = v4060 + v3503;
+          const unsigned int v4062 = v4061 + v4052;
+          const unsigned int v4063 = v4057 ? v4062 : v85;
+          const unsigned int v4065 = v4048 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4066 = v3509 + v4065;
+          const unsigned int v4067 = v4066 + v4052;
+          iron_copy_async<16>(shm1 + (v4067 ^ (((v4067 >> 6u) & 7u) << 3u)), weight + v4063, v4057);
+          const unsigned int v4070 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4072 = v4070 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4075 = v4070 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4076 = v4075 << 3u;
+          const unsigned int v4077 = v83 + v4072;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4078 = v4077 < v15;
+          const unsigned int v4079 = v3503 + v4076;
+          const bool v4080 = v4079 < v34;
+          const bool v4081 = v4078 && v4080;
+          const unsigned int v4083 = v4077 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4084 = v85 + v4083;
+          const unsigned int v4085 = v4084 + v3503;
+          const unsigned int v4086 = v4085 + v4076;
+          const unsigned int v4087 = v4081 ? v4086 : v85;
+          const unsigned int v4089 = v4072 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4090 = v3509 + v4089;
+          const unsigned int v4091 = v4090 + v4076;
+          iron_copy_async<16>(shm1 + (v4091 ^ (((v4091 >> 6u) & 7u) << 3u)), weight + v4087, v4081);
+          const unsigned int v4094 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4096 = v4094 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4099 = v4094 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4100 = v4099 << 3u;
+          const unsigned int v4101 = v83 + v4096;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4102 = v4101 < v15;
+          const unsigned int v4103 = v3503 + v4100;
+          const bool v4104 = v4103 < v34;
+          const bool v4105 = v4102 && v4104;
+          const unsigned int v4107 = v4101 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4108 = v85 + v4107;
+          const unsigned int v4109 = v4108 + v3503;
+          const unsigned int v4110 = v4109 + v4100;
+          const unsigned int v4111 = v4105 ? v4110 : v85;
+          const unsigned int v4113 = v4096 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4114 = v3509 + v4113;
+          const unsigned int v4115 = v4114 + v4100;
+          iron_copy_async<16>(shm1 + (v4115 ^ (((v4115 >> 6u) & 7u) << 3u)), weight + v4111, v4105);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
@@ -2683,409 +2683,407 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v2429 = v2428 / v2413;
     const bool v2430 = v2424 < v2429;
     if (v2430) {
-      const unsigned int v2432 = v2411 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2432 = v2411 * v19;  // kernels/convolution/narrow_groups.hpp:89
       const unsigned int v2433 = v2432 >> 2u;
-      const bool v2437 = v2433 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2438 = v2437 ? 16u : 32u;
-      const bool v2441 = v2433 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2442 = v2441 ? 8u : v2438;
-      const bool v2445 = v2433 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2446 = v2445 ? 4u : v2442;
-      const bool v2449 = v2433 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2450 = v2449 ? 2u : v2446;
-      const bool v2453 = v2433 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2454 = v2453 ? 1u : v2450;
-      const unsigned int v2455 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2456 = v2455 % v2454;
-      const bool v2457 = v2456 < v2433;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2459 = v2456 << 2u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2460 = v2459 / v19;
-      const unsigned int v2461 = v2460 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2464 = v2459 - v2461;
-      const unsigned int v2467 = v2425 * v19;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2468 = v2467 + v2459;
-      const unsigned int v2470 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2471 = v2470 << 5u;
-      const unsigned int v2472 = v2471 / v2413;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2474 = v2471 + 16u;  // kernels/convolution/narrow_groups.hpp:103
-      const unsigned int v2475 = v2474 / v2413;
-      iron_frag<float, 2, 16, 16> v2477;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2477, 0.0f);
-      iron_frag<float, 2, 16, 16> v2479;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2479, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2481;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2481, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2483;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2483, iron_f32_to_bf16(0.0f));
-      const unsigned int v2486 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2502 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2504 = v2411 << 4u;
-      const unsigned int v2615 = v2471 * 56u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2619 = v2472 * 896u;  // kernels/convolution/narrow_groups.hpp:166
-      const unsigned int v2625 = v2474 * 56u;  // kernels/convolution/narrow_groups.hpp:168
-      const unsigned int v2629 = v2475 * 896u;  // kernels/convolution/narrow_groups.hpp:169
+      const bool v2437 = v2433 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2438 = v2437 ? 8u : 16u;
+      const bool v2441 = v2433 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
+      const unsigned int v2442 = v2441 ? 4u : v2438;
+      const bool v2445 = v2433 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2446 = v2445 ? 2u : v2442;
+      const bool v2449 = v2433 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
+      const unsigned int v2450 = v2449 ? 1u : v2446;
+      const unsigned int v2451 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2452 = v2451 % v2450;
+      const bool v2453 = v2452 < v2433;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2455 = v2452 << 2u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2456 = v2455 / v19;
+      const unsigned int v2457 = v2456 * v19;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2460 = v2455 - v2457;
+      const unsigned int v2463 = v2425 * v19;  // kernels/convolution/narrow_groups.hpp:98
+      const unsigned int v2464 = v2463 + v2455;
+      const unsigned int v2466 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2467 = v2466 << 5u;
+      const unsigned int v2468 = v2467 / v2413;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2470 = v2467 + 16u;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2471 = v2470 / v2413;
+      iron_frag<float, 2, 16, 16> v2473;  // kernels/convolution/narrow_groups.hpp:103
+      iron_frag_fill(v2473, 0.0f);
+      iron_frag<float, 2, 16, 16> v2475;  // kernels/convolution/narrow_groups.hpp:104
+      iron_frag_fill(v2475, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2477;  // kernels/convolution/narrow_groups.hpp:105
+      iron_frag_fill(v2477, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2479;  // kernels/convolution/narrow_groups.hpp:106
+      iron_frag_fill(v2479, iron_f32_to_bf16(0.0f));
+      const unsigned int v2482 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2498 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
+      const unsigned int v2500 = v2411 << 4u;
+      const unsigned int v2611 = v2467 * 56u;  // kernels/convolution/narrow_groups.hpp:164
+      const unsigned int v2615 = v2468 * 896u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2621 = v2470 * 56u;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2625 = v2471 * 896u;  // kernels/convolution/narrow_groups.hpp:168
 
-      for (unsigned int v2488 = 0u; v2488 < v5; v2488 += v2486) {  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2489 = v2488 + v2486;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2490 = min(v2489, v5);
-        const unsigned int v2491 = v2490 - v2488;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2492 = v2491 * v6;
-        const unsigned int v2493 = v2492 * v19;
-        const unsigned int v2497 = v2493 + 15u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2498 = v2497 >> 4u;
-        const unsigned int v2499 = v2498 << 4u;
-        const unsigned int v2501 = v2499 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2505 = v2504 * v2501;  // kernels/convolution/narrow_groups.hpp:118
-        const unsigned int v2518 = v2488 * v6;  // kernels/convolution/narrow_groups.hpp:124
-        const unsigned int v2519 = v2518 * v19;
+      for (unsigned int v2484 = 0u; v2484 < v5; v2484 += v2482) {  // kernels/convolution/narrow_groups.hpp:110
+        const unsigned int v2485 = v2484 + v2482;  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2486 = min(v2485, v5);
+        const unsigned int v2487 = v2486 - v2484;  // kernels/convolution/narrow_groups.hpp:112
+        const unsigned int v2488 = v2487 * v6;
+        const unsigned int v2489 = v2488 * v19;
+        const unsigned int v2493 = v2489 + 15u;  // kernels/convolution/narrow_groups.hpp:113
+        const unsigned int v2494 = v2493 >> 4u;
+        const unsigned int v2495 = v2494 << 4u;
+        const unsigned int v2497 = v2495 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2501 = v2500 * v2497;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2514 = v2484 * v6;  // kernels/convolution/narrow_groups.hpp:123
+        const unsigned int v2515 = v2514 * v19;
 
-        for (unsigned int v2507 = v2455; v2507 < v2505; v2507 += v2502) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2508 = v2507 / v2501;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2510 = v2508 * v2501;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2511 = v2507 - v2510;
-          const unsigned int v2512 = v2511 << 2u;
-          const unsigned int v2514 = v2508 & 15u;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2515 = v2514 < v15;  // kernels/convolution/narrow_groups.hpp:122
-          const bool v2516 = v2512 < v2493;
-          const bool v2517 = v2515 && v2516;
-          const unsigned int v2521 = v2508 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2522 = v2425 + v2521;
-          const unsigned int v2523 = v2522 * v15;
-          const unsigned int v2524 = v2523 + v2514;
-          const unsigned int v2525 = v2524 * v2351;
-          const unsigned int v2526 = v2525 + v2519;
-          const unsigned int v2527 = v2526 + v2512;
-          const unsigned int v2529 = v2517 ? v2527 : 0u;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2531 = v2508 * 56u;
-          const unsigned int v2532 = v2531 + v2512;
-          iron_copy_async<8>(shm4 + v2532, weight + v2529, v2517);
+        for (unsigned int v2503 = v2451; v2503 < v2501; v2503 += v2498) {  // kernels/convolution/narrow_groups.hpp:117
+          const unsigned int v2504 = v2503 / v2497;  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2506 = v2504 * v2497;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2507 = v2503 - v2506;
+          const unsigned int v2508 = v2507 << 2u;
+          const unsigned int v2510 = v2504 & 15u;  // kernels/convolution/narrow_groups.hpp:120
+          const bool v2511 = v2510 < v15;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2512 = v2508 < v2489;
+          const bool v2513 = v2511 && v2512;
+          const unsigned int v2517 = v2504 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
+          const unsigned int v2518 = v2425 + v2517;
+          const unsigned int v2519 = v2518 * v15;
+          const unsigned int v2520 = v2519 + v2510;
+          const unsigned int v2521 = v2520 * v2351;
+          const unsigned int v2522 = v2521 + v2515;
+          const unsigned int v2523 = v2522 + v2508;
+          const unsigned int v2525 = v2513 ? v2523 : 0u;  // kernels/convolution/narrow_groups.hpp:124
+          const unsigned int v2527 = v2504 * 56u;
+          const unsigned int v2528 = v2527 + v2508;
+          iron_copy_async<8>(shm4 + v2528, weight + v2525, v2513);
         }
-        if (v2457) {  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2534 = 128u / v2454;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2536 = v2455 / v2454;
-          const unsigned int v2538 = v2424 * v2413;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2550 = v2460 * v2413;  // kernels/convolution/narrow_groups.hpp:137
-          const unsigned int v2560 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
-          const unsigned int v2577 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
+        if (v2453) {  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2530 = 128u / v2450;  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2532 = v2451 / v2450;
+          const unsigned int v2534 = v2424 * v2413;  // kernels/convolution/narrow_groups.hpp:129
+          const unsigned int v2546 = v2456 * v2413;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2556 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2573 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
 
-          for (unsigned int v2537 = v2536; v2537 < v2413; v2537 += v2534) {  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2539 = v2538 + v2537;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2540 = v2539 / v2376;  // kernels/convolution/narrow_groups.hpp:131
-            const unsigned int v2541 = v2540 * v2376;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2542 = v2539 - v2541;
-            const unsigned int v2543 = v2542 / v2363;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2544 = v2543 * v7;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2545 = v2543 * v2363;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2546 = v2542 - v2545;
-            const unsigned int v2547 = v2546 * v8;
-            const bool v2548 = v2539 < v2377;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2551 = v2550 + v2537;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2552 = v2551 * 56u;
-            const unsigned int v2553 = v2552 + v2464;
-            const unsigned int v2564 = v2540 * v1;  // kernels/convolution/narrow_groups.hpp:141
+          for (unsigned int v2533 = v2532; v2533 < v2413; v2533 += v2530) {  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2535 = v2534 + v2533;  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2536 = v2535 / v2376;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2537 = v2536 * v2376;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2538 = v2535 - v2537;
+            const unsigned int v2539 = v2538 / v2363;  // kernels/convolution/narrow_groups.hpp:132
+            const unsigned int v2540 = v2539 * v7;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2541 = v2539 * v2363;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2542 = v2538 - v2541;
+            const unsigned int v2543 = v2542 * v8;
+            const bool v2544 = v2535 < v2377;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2547 = v2546 + v2533;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2548 = v2547 * 56u;
+            const unsigned int v2549 = v2548 + v2460;
+            const unsigned int v2560 = v2536 * v1;  // kernels/convolution/narrow_groups.hpp:140
 
-            for (unsigned int v2555 = v2488; v2555 < v2490; v2555 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2556 = v2555 * v11;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2557 = v2544 + v2556;
-              const bool v2558 = v2557 >= v9;  // kernels/convolution/narrow_groups.hpp:140
-              const bool v2559 = v2548 && v2558;
-              const bool v2561 = v2557 < v2560;
-              const bool v2562 = v2559 && v2561;
-              const unsigned int v2563 = max(v2557, v9);  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2565 = v2564 + v2563;
-              const unsigned int v2566 = v2565 - v9;
-              const unsigned int v2567 = v2555 - v2488;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2568 = v2567 * v6;
-              const unsigned int v2569 = v2568 * v19;
-              const unsigned int v2581 = v2566 * v2;  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2589 = v2553 + v2569;  // kernels/convolution/narrow_groups.hpp:147
+            for (unsigned int v2551 = v2484; v2551 < v2486; v2551 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2552 = v2551 * v11;  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2553 = v2540 + v2552;
+              const bool v2554 = v2553 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2555 = v2544 && v2554;
+              const bool v2557 = v2553 < v2556;
+              const bool v2558 = v2555 && v2557;
+              const unsigned int v2559 = max(v2553, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2561 = v2560 + v2559;
+              const unsigned int v2562 = v2561 - v9;
+              const unsigned int v2563 = v2551 - v2484;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2564 = v2563 * v6;
+              const unsigned int v2565 = v2564 * v19;
+              const unsigned int v2577 = v2562 * v2;  // kernels/convolution/narrow_groups.hpp:145
+              const unsigned int v2585 = v2549 + v2565;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2572 = 0u; v2572 < v6; v2572 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2573 = v2572 * v12;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2574 = v2547 + v2573;
-                const bool v2575 = v2574 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2576 = v2562 && v2575;
-                const bool v2578 = v2574 < v2577;
-                const bool v2579 = v2576 && v2578;
-                const unsigned int v2580 = max(v2574, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2582 = v2581 + v2580;
-                const unsigned int v2583 = v2582 - v10;
-                const unsigned int v2584 = v2583 * v3;
-                const unsigned int v2585 = v2584 + v2468;
-                const unsigned int v2587 = v2579 ? v2585 : 0u;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2588 = v2572 * v19;
-                const unsigned int v2590 = v2589 + v2588;
-                iron_copy_async<8>(shm3 + v2590, x + v2587, v2579);
+              for (unsigned int v2568 = 0u; v2568 < v6; v2568 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
+                const unsigned int v2569 = v2568 * v12;  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2570 = v2543 + v2569;
+                const bool v2571 = v2570 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2572 = v2558 && v2571;
+                const bool v2574 = v2570 < v2573;
+                const bool v2575 = v2572 && v2574;
+                const unsigned int v2576 = max(v2570, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2578 = v2577 + v2576;
+                const unsigned int v2579 = v2578 - v10;
+                const unsigned int v2580 = v2579 * v3;
+                const unsigned int v2581 = v2580 + v2464;
+                const unsigned int v2583 = v2575 ? v2581 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2584 = v2568 * v19;
+                const unsigned int v2586 = v2585 + v2584;
+                iron_copy_async<8>(shm3 + v2586, x + v2583, v2575);
               }
             }
           }
         }
-        const unsigned int v2592 = v2499 - v2493;  // kernels/convolution/narrow_groups.hpp:153
-        const unsigned int v2593 = v2592 >> 2u;
-        const unsigned int v2596 = v2593 << 7u;  // kernels/convolution/narrow_groups.hpp:154
+        const unsigned int v2588 = v2495 - v2489;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2589 = v2588 >> 2u;
+        const unsigned int v2592 = v2589 << 7u;  // kernels/convolution/narrow_groups.hpp:153
 
-        for (unsigned int v2598 = v2455; v2598 < v2596; v2598 += v2502) {
-          const unsigned int v2599 = v2598 / v2593;  // kernels/convolution/narrow_groups.hpp:155
-          const unsigned int v2603 = v2599 * v2593;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2604 = v2598 - v2603;
-          const unsigned int v2605 = v2604 << 2u;
-          const unsigned int v2607 = v2599 * 56u;
-          const unsigned int v2608 = v2607 + v2493;
-          const unsigned int v2609 = v2608 + v2605;
-          iron_copy_async<8>(shm3 + v2609, x + 0u, false);
+        for (unsigned int v2594 = v2451; v2594 < v2592; v2594 += v2498) {
+          const unsigned int v2595 = v2594 / v2589;  // kernels/convolution/narrow_groups.hpp:154
+          const unsigned int v2599 = v2595 * v2589;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2600 = v2594 - v2599;
+          const unsigned int v2601 = v2600 << 2u;
+          const unsigned int v2603 = v2595 * 56u;
+          const unsigned int v2604 = v2603 + v2489;
+          const unsigned int v2605 = v2604 + v2601;
+          iron_copy_async<8>(shm3 + v2605, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
 
-        for (unsigned int v2612 = 0u; v2612 < v2499; v2612 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
-          const unsigned int v2616 = v2615 + v2612;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<false>(v2481, shm3, v2616, 56u);
-          const unsigned int v2620 = v2619 + v2612;  // kernels/convolution/narrow_groups.hpp:166
-          iron_frag_load_shared<true>(v2483, shm4, v2620, 56u);
-          iron_frag_mma_sync(v2477, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:167
-          const unsigned int v2626 = v2625 + v2612;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<false>(v2481, shm3, v2626, 56u);
-          const unsigned int v2630 = v2629 + v2612;  // kernels/convolution/narrow_groups.hpp:169
-          iron_frag_load_shared<true>(v2483, shm4, v2630, 56u);
-          iron_frag_mma_sync(v2479, v2481, v2483);  // kernels/convolution/narrow_groups.hpp:170
+        for (unsigned int v2608 = 0u; v2608 < v2495; v2608 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
+          const unsigned int v2612 = v2611 + v2608;  // kernels/convolution/narrow_groups.hpp:164
+          iron_frag_load_shared<false>(v2477, shm3, v2612, 56u);
+          const unsigned int v2616 = v2615 + v2608;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<true>(v2479, shm4, v2616, 56u);
+          iron_frag_mma_sync(v2473, v2477, v2479);  // kernels/convolution/narrow_groups.hpp:166
+          const unsigned int v2622 = v2621 + v2608;  // kernels/convolution/narrow_groups.hpp:167
+          iron_frag_load_shared<false>(v2477, shm3, v2622, 56u);
+          const unsigned int v2626 = v2625 + v2608;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<true>(v2479, shm4, v2626, 56u);
+          iron_frag_mma_sync(v2475, v2477, v2479);  // kernels/convolution/narrow_groups.hpp:169
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
       }
-      const unsigned int v2631 = v2472 * v2413;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2632 = v2424 * v2413;
-      const unsigned int v2633 = v2632 + v2471;
-      const unsigned int v2634 = v2633 - v2631;
-      const unsigned int v2635 = v2425 + v2472;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2636 = v2635 * v15;
-      const unsigned int v2637 = static_cast<unsigned int>(v2477.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2638 = v2634 + v2637;
-      const unsigned int v2639 = static_cast<unsigned int>(v2477.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2640 = v2638 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2641 = v2639 < v15;
-      const bool v2642 = v2640 && v2641;
-      if (v2642) {
-        const float v2643 = v2477.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2645 = iron_f32_to_bf16(v2643);
-        const unsigned int v2646 = v2638 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2647 = v2646 + v2636;
-        const unsigned int v2648 = v2647 + v2639;
-        out[v2648] = v2645;
+      const unsigned int v2627 = v2468 * v2413;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2628 = v2424 * v2413;
+      const unsigned int v2629 = v2628 + v2467;
+      const unsigned int v2630 = v2629 - v2627;
+      const unsigned int v2631 = v2425 + v2468;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2632 = v2631 * v15;
+      const unsigned int v2633 = static_cast<unsigned int>(v2473.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2634 = v2630 + v2633;
+      const unsigned int v2635 = static_cast<unsigned int>(v2473.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2636 = v2634 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2637 = v2635 < v15;
+      const bool v2638 = v2636 && v2637;
+      if (v2638) {
+        const float v2639 = v2473.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2641 = iron_f32_to_bf16(v2639);
+        const unsigned int v2642 = v2634 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2643 = v2642 + v2632;
+        const unsigned int v2644 = v2643 + v2635;
+        out[v2644] = v2641;
       }
-      const unsigned int v2649 = static_cast<unsigned int>(v2477.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2650 = v2634 + v2649;
-      const unsigned int v2651 = static_cast<unsigned int>(v2477.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2652 = v2650 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2653 = v2651 < v15;
-      const bool v2654 = v2652 && v2653;
-      if (v2654) {
-        const float v2655 = v2477.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2657 = iron_f32_to_bf16(v2655);
-        const unsigned int v2658 = v2650 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2659 = v2658 + v2636;
-        const unsigned int v2660 = v2659 + v2651;
-        out[v2660] = v2657;
+      const unsigned int v2645 = static_cast<unsigned int>(v2473.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2646 = v2630 + v2645;
+      const unsigned int v2647 = static_cast<unsigned int>(v2473.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2648 = v2646 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2649 = v2647 < v15;
+      const bool v2650 = v2648 && v2649;
+      if (v2650) {
+        const float v2651 = v2473.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2653 = iron_f32_to_bf16(v2651);
+        const unsigned int v2654 = v2646 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2655 = v2654 + v2632;
+        const unsigned int v2656 = v2655 + v2647;
+        out[v2656] = v2653;
       }
-      const unsigned int v2661 = static_cast<unsigned int>(v2477.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2662 = v2634 + v2661;
-      const unsigned int v2663 = static_cast<unsigned int>(v2477.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2664 = v2662 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2665 = v2663 < v15;
-      const bool v2666 = v2664 && v2665;
-      if (v2666) {
-        const float v2667 = v2477.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2669 = iron_f32_to_bf16(v2667);
-        const unsigned int v2670 = v2662 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2671 = v2670 + v2636;
-        const unsigned int v2672 = v2671 + v2663;
-        out[v2672] = v2669;
+      const unsigned int v2657 = static_cast<unsigned int>(v2473.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2658 = v2630 + v2657;
+      const unsigned int v2659 = static_cast<unsigned int>(v2473.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2660 = v2658 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2661 = v2659 < v15;
+      const bool v2662 = v2660 && v2661;
+      if (v2662) {
+        const float v2663 = v2473.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2665 = iron_f32_to_bf16(v2663);
+        const unsigned int v2666 = v2658 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2667 = v2666 + v2632;
+        const unsigned int v2668 = v2667 + v2659;
+        out[v2668] = v2665;
       }
-      const unsigned int v2673 = static_cast<unsigned int>(v2477.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2674 = v2634 + v2673;
-      const unsigned int v2675 = static_cast<unsigned int>(v2477.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2676 = v2674 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2677 = v2675 < v15;
-      const bool v2678 = v2676 && v2677;
-      if (v2678) {
-        const float v2679 = v2477.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2679);
-        const unsigned int v2682 = v2674 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2683 = v2682 + v2636;
-        const unsigned int v2684 = v2683 + v2675;
-        out[v2684] = v2681;
+      const unsigned int v2669 = static_cast<unsigned int>(v2473.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2670 = v2630 + v2669;
+      const unsigned int v2671 = static_cast<unsigned int>(v2473.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2672 = v2670 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2673 = v2671 < v15;
+      const bool v2674 = v2672 && v2673;
+      if (v2674) {
+        const float v2675 = v2473.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2677 = iron_f32_to_bf16(v2675);
+        const unsigned int v2678 = v2670 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2679 = v2678 + v2632;
+        const unsigned int v2680 = v2679 + v2671;
+        out[v2680] = v2677;
       }
-      const unsigned int v2685 = static_cast<unsigned int>(v2477.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2686 = v2634 + v2685;
-      const unsigned int v2687 = static_cast<unsigned int>(v2477.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2688 = v2686 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2689 = v2687 < v15;
-      const bool v2690 = v2688 && v2689;
-      if (v2690) {
-        const float v2691 = v2477.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2693 = iron_f32_to_bf16(v2691);
-        const unsigned int v2694 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2695 = v2694 + v2636;
-        const unsigned int v2696 = v2695 + v2687;
-        out[v2696] = v2693;
+      const unsigned int v2681 = static_cast<unsigned int>(v2473.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2682 = v2630 + v2681;
+      const unsigned int v2683 = static_cast<unsigned int>(v2473.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2684 = v2682 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2685 = v2683 < v15;
+      const bool v2686 = v2684 && v2685;
+      if (v2686) {
+        const float v2687 = v2473.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2689 = iron_f32_to_bf16(v2687);
+        const unsigned int v2690 = v2682 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2691 = v2690 + v2632;
+        const unsigned int v2692 = v2691 + v2683;
+        out[v2692] = v2689;
       }
-      const unsigned int v2697 = static_cast<unsigned int>(v2477.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2698 = v2634 + v2697;
-      const unsigned int v2699 = static_cast<unsigned int>(v2477.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2700 = v2698 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2701 = v2699 < v15;
-      const bool v2702 = v2700 && v2701;
-      if (v2702) {
-        const float v2703 = v2477.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2705 = iron_f32_to_bf16(v2703);
-        const unsigned int v2706 = v2698 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2707 = v2706 + v2636;
-        const unsigned int v2708 = v2707 + v2699;
-        out[v2708] = v2705;
+      const unsigned int v2693 = static_cast<unsigned int>(v2473.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2694 = v2630 + v2693;
+      const unsigned int v2695 = static_cast<unsigned int>(v2473.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2696 = v2694 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2697 = v2695 < v15;
+      const bool v2698 = v2696 && v2697;
+      if (v2698) {
+        const float v2699 = v2473.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2701 = iron_f32_to_bf16(v2699);
+        const unsigned int v2702 = v2694 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2703 = v2702 + v2632;
+        const unsigned int v2704 = v2703 + v2695;
+        out[v2704] = v2701;
       }
-      const unsigned int v2709 = static_cast<unsigned int>(v2477.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2710 = v2634 + v2709;
-      const unsigned int v2711 = static_cast<unsigned int>(v2477.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2712 = v2710 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2713 = v2711 < v15;
-      const bool v2714 = v2712 && v2713;
-      if (v2714) {
-        const float v2715 = v2477.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2717 = iron_f32_to_bf16(v2715);
-        const unsigned int v2718 = v2710 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2719 = v2718 + v2636;
-        const unsigned int v2720 = v2719 + v2711;
-        out[v2720] = v2717;
+      const unsigned int v2705 = static_cast<unsigned int>(v2473.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2706 = v2630 + v2705;
+      const unsigned int v2707 = static_cast<unsigned int>(v2473.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2708 = v2706 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2709 = v2707 < v15;
+      const bool v2710 = v2708 && v2709;
+      if (v2710) {
+        const float v2711 = v2473.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2713 = iron_f32_to_bf16(v2711);
+        const unsigned int v2714 = v2706 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2715 = v2714 + v2632;
+        const unsigned int v2716 = v2715 + v2707;
+        out[v2716] = v2713;
       }
-      const unsigned int v2721 = static_cast<unsigned int>(v2477.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2722 = v2634 + v2721;
-      const unsigned int v2723 = static_cast<unsigned int>(v2477.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2724 = v2722 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2725 = v2723 < v15;
-      const bool v2726 = v2724 && v2725;
-      if (v2726) {
-        const float v2727 = v2477.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2729 = iron_f32_to_bf16(v2727);
-        const unsigned int v2730 = v2722 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2731 = v2730 + v2636;
-        const unsigned int v2732 = v2731 + v2723;
-        out[v2732] = v2729;
+      const unsigned int v2717 = static_cast<unsigned int>(v2473.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2718 = v2630 + v2717;
+      const unsigned int v2719 = static_cast<unsigned int>(v2473.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2720 = v2718 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2721 = v2719 < v15;
+      const bool v2722 = v2720 && v2721;
+      if (v2722) {
+        const float v2723 = v2473.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2725 = iron_f32_to_bf16(v2723);
+        const unsigned int v2726 = v2718 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2727 = v2726 + v2632;
+        const unsigned int v2728 = v2727 + v2719;
+        out[v2728] = v2725;
       }
-      const unsigned int v2735 = v2475 * v2413;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2737 = v2632 + v2474;
-      const unsigned int v2738 = v2737 - v2735;
-      const unsigned int v2739 = v2425 + v2475;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2740 = v2739 * v15;
-      const unsigned int v2741 = static_cast<unsigned int>(v2479.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2742 = v2738 + v2741;
-      const unsigned int v2743 = static_cast<unsigned int>(v2479.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2744 = v2742 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2745 = v2743 < v15;
-      const bool v2746 = v2744 && v2745;
-      if (v2746) {
-        const float v2747 = v2479.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2749 = iron_f32_to_bf16(v2747);
-        const unsigned int v2750 = v2742 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2751 = v2750 + v2740;
-        const unsigned int v2752 = v2751 + v2743;
-        out[v2752] = v2749;
+      const unsigned int v2731 = v2471 * v2413;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2733 = v2628 + v2470;
+      const unsigned int v2734 = v2733 - v2731;
+      const unsigned int v2735 = v2425 + v2471;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2736 = v2735 * v15;
+      const unsigned int v2737 = static_cast<unsigned int>(v2475.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2738 = v2734 + v2737;
+      const unsigned int v2739 = static_cast<unsigned int>(v2475.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2740 = v2738 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2741 = v2739 < v15;
+      const bool v2742 = v2740 && v2741;
+      if (v2742) {
+        const float v2743 = v2475.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2745 = iron_f32_to_bf16(v2743);
+        const unsigned int v2746 = v2738 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2747 = v2746 + v2736;
+        const unsigned int v2748 = v2747 + v2739;
+        out[v2748] = v2745;
       }
-      const unsigned int v2753 = static_cast<unsigned int>(v2479.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2754 = v2738 + v2753;
-      const unsigned int v2755 = static_cast<unsigned int>(v2479.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2756 = v2754 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2757 = v2755 < v15;
-      const bool v2758 = v2756 && v2757;
-      if (v2758) {
-        const float v2759 = v2479.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
-        const unsigned int v2762 = v2754 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2763 = v2762 + v2740;
-        const unsigned int v2764 = v2763 + v2755;
-        out[v2764] = v2761;
+      const unsigned int v2749 = static_cast<unsigned int>(v2475.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2750 = v2734 + v2749;
+      const unsigned int v2751 = static_cast<unsigned int>(v2475.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2752 = v2750 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2753 = v2751 < v15;
+      const bool v2754 = v2752 && v2753;
+      if (v2754) {
+        const float v2755 = v2475.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2757 = iron_f32_to_bf16(v2755);
+        const unsigned int v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2759 = v2758 + v2736;
+        const unsigned int v2760 = v2759 + v2751;
+        out[v2760] = v2757;
       }
-      const unsigned int v2765 = static_cast<unsigned int>(v2479.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2766 = v2738 + v2765;
-      const unsigned int v2767 = static_cast<unsigned int>(v2479.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2768 = v2766 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2769 = v2767 < v15;
-      const bool v2770 = v2768 && v2769;
-      if (v2770) {
-        const float v2771 = v2479.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2773 = iron_f32_to_bf16(v2771);
-        const unsigned int v2774 = v2766 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2775 = v2774 + v2740;
-        const unsigned int v2776 = v2775 + v2767;
-        out[v2776] = v2773;
+      const unsigned int v2761 = static_cast<unsigned int>(v2475.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2762 = v2734 + v2761;
+      const unsigned int v2763 = static_cast<unsigned int>(v2475.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2764 = v2762 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2765 = v2763 < v15;
+      const bool v2766 = v2764 && v2765;
+      if (v2766) {
+        const float v2767 = v2475.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2769 = iron_f32_to_bf16(v2767);
+        const unsigned int v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2771 = v2770 + v2736;
+        const unsigned int v2772 = v2771 + v2763;
+        out[v2772] = v2769;
       }
-      const unsigned int v2777 = static_cast<unsigned int>(v2479.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2778 = v2738 + v2777;
-      const unsigned int v2779 = static_cast<unsigned int>(v2479.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2780 = v2778 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2781 = v2779 < v15;
-      const bool v2782 = v2780 && v2781;
-      if (v2782) {
-        const float v2783 = v2479.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2785 = iron_f32_to_bf16(v2783);
-        const unsigned int v2786 = v2778 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2787 = v2786 + v2740;
-        const unsigned int v2788 = v2787 + v2779;
-        out[v2788] = v2785;
+      const unsigned int v2773 = static_cast<unsigned int>(v2475.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2774 = v2734 + v2773;
+      const unsigned int v2775 = static_cast<unsigned int>(v2475.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2776 = v2774 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2777 = v2775 < v15;
+      const bool v2778 = v2776 && v2777;
+      if (v2778) {
+        const float v2779 = v2475.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2781 = iron_f32_to_bf16(v2779);
+        const unsigned int v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2783 = v2782 + v2736;
+        const unsigned int v2784 = v2783 + v2775;
+        out[v2784] = v2781;
       }
-      const unsigned int v2789 = static_cast<unsigned int>(v2479.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2790 = v2738 + v2789;
-      const unsigned int v2791 = static_cast<unsigned int>(v2479.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2792 = v2790 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2793 = v2791 < v15;
-      const bool v2794 = v2792 && v2793;
-      if (v2794) {
-        const float v2795 = v2479.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
-        const unsigned int v2798 = v2790 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2799 = v2798 + v2740;
-        const unsigned int v2800 = v2799 + v2791;
-        out[v2800] = v2797;
+      const unsigned int v2785 = static_cast<unsigned int>(v2475.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2786 = v2734 + v2785;
+      const unsigned int v2787 = static_cast<unsigned int>(v2475.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2788 = v2786 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2789 = v2787 < v15;
+      const bool v2790 = v2788 && v2789;
+      if (v2790) {
+        const float v2791 = v2475.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2793 = iron_f32_to_bf16(v2791);
+        const unsigned int v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2795 = v2794 + v2736;
+        const unsigned int v2796 = v2795 + v2787;
+        out[v2796] = v2793;
       }
-      const unsigned int v2801 = static_cast<unsigned int>(v2479.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2802 = v2738 + v2801;
-      const unsigned int v2803 = static_cast<unsigned int>(v2479.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2804 = v2802 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2805 = v2803 < v15;
-      const bool v2806 = v2804 && v2805;
-      if (v2806) {
-        const float v2807 = v2479.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2807);
-        const unsigned int v2810 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2811 = v2810 + v2740;
-        const unsigned int v2812 = v2811 + v2803;
-        out[v2812] = v2809;
+      const unsigned int v2797 = static_cast<unsigned int>(v2475.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2798 = v2734 + v2797;
+      const unsigned int v2799 = static_cast<unsigned int>(v2475.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2800 = v2798 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2801 = v2799 < v15;
+      const bool v2802 = v2800 && v2801;
+      if (v2802) {
+        const float v2803 = v2475.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2805 = iron_f32_to_bf16(v2803);
+        const unsigned int v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2807 = v2806 + v2736;
+        const unsigned int v2808 = v2807 + v2799;
+        out[v2808] = v2805;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2479.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2814 = v2738 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2479.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2816 = v2814 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2817 = v2815 < v15;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = v2479.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2821 = iron_f32_to_bf16(v2819);
-        const unsigned int v2822 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2823 = v2822 + v2740;
-        const unsigned int v2824 = v2823 + v2815;
-        out[v2824] = v2821;
+      const unsigned int v2809 = static_cast<unsigned int>(v2475.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2810 = v2734 + v2809;
+      const unsigned int v2811 = static_cast<unsigned int>(v2475.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2812 = v2810 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2813 = v2811 < v15;
+      const bool v2814 = v2812 && v2813;
+      if (v2814) {
+        const float v2815 = v2475.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2817 = iron_f32_to_bf16(v2815);
+        const unsigned int v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2819 = v2818 + v2736;
+        const unsigned int v2820 = v2819 + v2811;
+        out[v2820] = v2817;
       }
-      const unsigned int v2825 = static_cast<unsigned int>(v2479.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2826 = v2738 + v2825;
-      const unsigned int v2827 = static_cast<unsigned int>(v2479.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2828 = v2826 < v2377;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2829 = v2827 < v15;
-      const bool v2830 = v2828 && v2829;
-      if (v2830) {
-        const float v2831 = v2479.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2831);
-        const unsigned int v2834 = v2826 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2835 = v2834 + v2740;
-        const unsigned int v2836 = v2835 + v2827;
-        out[v2836] = v2833;
+      const unsigned int v2821 = static_cast<unsigned int>(v2475.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2822 = v2734 + v2821;
+      const unsigned int v2823 = static_cast<unsigned int>(v2475.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2824 = v2822 < v2377;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2825 = v2823 < v15;
+      const bool v2826 = v2824 && v2825;
+      if (v2826) {
+        const float v2827 = v2475.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const iron_bf16 v2829 = iron_f32_to_bf16(v2827);
+        const unsigned int v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2831 = v2830 + v2736;
+        const unsigned int v2832 = v2831 + v2823;
+        out[v2832] = v2829;
       }
     }
   }

@@ -499,989 +499,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v315 = v310 && v314;
     const bool v316 = v306 && v315;  // kernels/gemm/gemm_tiles.hpp:275
     if (v316) {
-      for (unsigned int v2891 = 0u; v2891 < 2u; v2891 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v2892 = v2891 << 6u;
-        const bool v2894 = v2892 < v34;
-        if (v2894) {
-          const unsigned int v2896 = v2891 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v2897 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v2897) {
-            const unsigned int v2901 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2902 = v2901 << 3u;
-            const unsigned int v2903 = v2892 + v2902;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2905 = v2903 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2907 = v2905 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2908 = v2903 - v2907;
-            const unsigned int v2909 = v2905 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2910 = v2909 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2911 = v2909 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2912 = v2905 - v2911;
-            const unsigned int v2913 = v2912 * v12;
-            const unsigned int v2914 = v88 + v2908;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2915 = v2903 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2917 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2922 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2923 = v2922 + v2902;
-            const unsigned int v2924 = v147 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2925 = v152 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2926 = v2924 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2927 = v2915 && v2926;
-            const bool v2928 = v2924 < v145;
+      for (unsigned int v2887 = 0u; v2887 < 2u; v2887 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v2888 = v2887 << 6u;
+        const bool v2890 = v2888 < v34;
+        if (v2890) {
+          const unsigned int v2892 = v2887 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v2893 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v2893) {
+            const unsigned int v2897 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2898 = v2897 << 3u;
+            const unsigned int v2899 = v2888 + v2898;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2901 = v2899 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2903 = v2901 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2904 = v2899 - v2903;
+            const unsigned int v2905 = v2901 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2906 = v2905 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2907 = v2905 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2908 = v2901 - v2907;
+            const unsigned int v2909 = v2908 * v12;
+            const unsigned int v2910 = v88 + v2904;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2911 = v2899 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2913 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2918 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2919 = v2918 + v2898;
+            const unsigned int v2920 = v147 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2921 = v152 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2922 = v2920 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2923 = v2911 && v2922;
+            const bool v2924 = v2920 < v145;
+            const bool v2925 = v2923 && v2924;
+            const bool v2926 = v2921 >= v10;
+            const bool v2927 = v2925 && v2926;
+            const bool v2928 = v2921 < v2913;
             const bool v2929 = v2927 && v2928;
-            const bool v2930 = v2925 >= v10;
-            const bool v2931 = v2929 && v2930;
-            const bool v2932 = v2925 < v2917;
-            const bool v2933 = v2931 && v2932;
-            const unsigned int v2934 = max(v2924, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2935 = v2934 - v9;
-            const unsigned int v2936 = max(v2925, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2937 = v2936 - v10;
-            const unsigned int v2938 = v155 + v2935;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2939 = v2938 * v2;
-            const unsigned int v2940 = v2939 + v2937;
-            const unsigned int v2941 = v2940 * v3;
-            const unsigned int v2942 = v2941 + v2914;
-            const unsigned int v2944 = v2933 ? v2942 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2946 = v2896 + v2923;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2946 ^ (((v2946 >> 6u) & 7u) << 3u)), x + v2944, v2933);
-            const unsigned int v2948 = v165 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2949 = v170 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2950 = v2948 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2951 = v2915 && v2950;
-            const bool v2952 = v2948 < v145;
+            const unsigned int v2930 = max(v2920, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2931 = v2930 - v9;
+            const unsigned int v2932 = max(v2921, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2933 = v2932 - v10;
+            const unsigned int v2934 = v155 + v2931;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2935 = v2934 * v2;
+            const unsigned int v2936 = v2935 + v2933;
+            const unsigned int v2937 = v2936 * v3;
+            const unsigned int v2938 = v2937 + v2910;
+            const unsigned int v2940 = v2929 ? v2938 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2942 = v2892 + v2919;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2942 ^ (((v2942 >> 6u) & 7u) << 3u)), x + v2940, v2929);
+            const unsigned int v2944 = v165 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2945 = v170 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2946 = v2944 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2947 = v2911 && v2946;
+            const bool v2948 = v2944 < v145;
+            const bool v2949 = v2947 && v2948;
+            const bool v2950 = v2945 >= v10;
+            const bool v2951 = v2949 && v2950;
+            const bool v2952 = v2945 < v2913;
             const bool v2953 = v2951 && v2952;
-            const bool v2954 = v2949 >= v10;
-            const bool v2955 = v2953 && v2954;
-            const bool v2956 = v2949 < v2917;
-            const bool v2957 = v2955 && v2956;
-            const unsigned int v2958 = max(v2948, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2959 = v2958 - v9;
-            const unsigned int v2960 = max(v2949, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2961 = v2960 - v10;
-            const unsigned int v2962 = v173 + v2959;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2963 = v2962 * v2;
-            const unsigned int v2964 = v2963 + v2961;
-            const unsigned int v2965 = v2964 * v3;
-            const unsigned int v2966 = v2965 + v2914;
-            const unsigned int v2968 = v2957 ? v2966 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2971 = v2946 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2971 ^ (((v2971 >> 6u) & 7u) << 3u)), x + v2968, v2957);
-            const unsigned int v2972 = v183 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2973 = v188 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2974 = v2972 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2975 = v2915 && v2974;
-            const bool v2976 = v2972 < v145;
+            const unsigned int v2954 = max(v2944, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2955 = v2954 - v9;
+            const unsigned int v2956 = max(v2945, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2957 = v2956 - v10;
+            const unsigned int v2958 = v173 + v2955;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2959 = v2958 * v2;
+            const unsigned int v2960 = v2959 + v2957;
+            const unsigned int v2961 = v2960 * v3;
+            const unsigned int v2962 = v2961 + v2910;
+            const unsigned int v2964 = v2953 ? v2962 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2967 = v2942 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), x + v2964, v2953);
+            const unsigned int v2968 = v183 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2969 = v188 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2970 = v2968 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2971 = v2911 && v2970;
+            const bool v2972 = v2968 < v145;
+            const bool v2973 = v2971 && v2972;
+            const bool v2974 = v2969 >= v10;
+            const bool v2975 = v2973 && v2974;
+            const bool v2976 = v2969 < v2913;
             const bool v2977 = v2975 && v2976;
-            const bool v2978 = v2973 >= v10;
-            const bool v2979 = v2977 && v2978;
-            const bool v2980 = v2973 < v2917;
-            const bool v2981 = v2979 && v2980;
-            const unsigned int v2982 = max(v2972, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2983 = v2982 - v9;
-            const unsigned int v2984 = max(v2973, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2985 = v2984 - v10;
-            const unsigned int v2986 = v191 + v2983;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2987 = v2986 * v2;
-            const unsigned int v2988 = v2987 + v2985;
-            const unsigned int v2989 = v2988 * v3;
-            const unsigned int v2990 = v2989 + v2914;
-            const unsigned int v2992 = v2981 ? v2990 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2995 = v2946 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2995 ^ (((v2995 >> 6u) & 7u) << 3u)), x + v2992, v2981);
-            const unsigned int v2996 = v201 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2997 = v206 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2998 = v2996 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2999 = v2915 && v2998;
-            const bool v3000 = v2996 < v145;
+            const unsigned int v2978 = max(v2968, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2979 = v2978 - v9;
+            const unsigned int v2980 = max(v2969, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2981 = v2980 - v10;
+            const unsigned int v2982 = v191 + v2979;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2983 = v2982 * v2;
+            const unsigned int v2984 = v2983 + v2981;
+            const unsigned int v2985 = v2984 * v3;
+            const unsigned int v2986 = v2985 + v2910;
+            const unsigned int v2988 = v2977 ? v2986 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2991 = v2942 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), x + v2988, v2977);
+            const unsigned int v2992 = v201 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2993 = v206 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2994 = v2992 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2995 = v2911 && v2994;
+            const bool v2996 = v2992 < v145;
+            const bool v2997 = v2995 && v2996;
+            const bool v2998 = v2993 >= v10;
+            const bool v2999 = v2997 && v2998;
+            const bool v3000 = v2993 < v2913;
             const bool v3001 = v2999 && v3000;
-            const bool v3002 = v2997 >= v10;
-            const bool v3003 = v3001 && v3002;
-            const bool v3004 = v2997 < v2917;
-            const bool v3005 = v3003 && v3004;
-            const unsigned int v3006 = max(v2996, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3007 = v3006 - v9;
-            const unsigned int v3008 = max(v2997, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3009 = v3008 - v10;
-            const unsigned int v3010 = v209 + v3007;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3011 = v3010 * v2;
-            const unsigned int v3012 = v3011 + v3009;
-            const unsigned int v3013 = v3012 * v3;
-            const unsigned int v3014 = v3013 + v2914;
-            const unsigned int v3016 = v3005 ? v3014 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3019 = v2946 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), x + v3016, v3005);
-            const unsigned int v3020 = v219 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3021 = v224 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3022 = v3020 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3023 = v2915 && v3022;
-            const bool v3024 = v3020 < v145;
+            const unsigned int v3002 = max(v2992, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3003 = v3002 - v9;
+            const unsigned int v3004 = max(v2993, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3005 = v3004 - v10;
+            const unsigned int v3006 = v209 + v3003;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3007 = v3006 * v2;
+            const unsigned int v3008 = v3007 + v3005;
+            const unsigned int v3009 = v3008 * v3;
+            const unsigned int v3010 = v3009 + v2910;
+            const unsigned int v3012 = v3001 ? v3010 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3015 = v2942 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3015 ^ (((v3015 >> 6u) & 7u) << 3u)), x + v3012, v3001);
+            const unsigned int v3016 = v219 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3017 = v224 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3018 = v3016 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3019 = v2911 && v3018;
+            const bool v3020 = v3016 < v145;
+            const bool v3021 = v3019 && v3020;
+            const bool v3022 = v3017 >= v10;
+            const bool v3023 = v3021 && v3022;
+            const bool v3024 = v3017 < v2913;
             const bool v3025 = v3023 && v3024;
-            const bool v3026 = v3021 >= v10;
-            const bool v3027 = v3025 && v3026;
-            const bool v3028 = v3021 < v2917;
-            const bool v3029 = v3027 && v3028;
-            const unsigned int v3030 = max(v3020, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3031 = v3030 - v9;
-            const unsigned int v3032 = max(v3021, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3033 = v3032 - v10;
-            const unsigned int v3034 = v227 + v3031;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3035 = v3034 * v2;
-            const unsigned int v3036 = v3035 + v3033;
-            const unsigned int v3037 = v3036 * v3;
-            const unsigned int v3038 = v3037 + v2914;
-            const unsigned int v3040 = v3029 ? v3038 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3043 = v2946 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3043 ^ (((v3043 >> 6u) & 7u) << 3u)), x + v3040, v3029);
-            const unsigned int v3044 = v237 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3045 = v242 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3046 = v3044 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3047 = v2915 && v3046;
-            const bool v3048 = v3044 < v145;
+            const unsigned int v3026 = max(v3016, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3027 = v3026 - v9;
+            const unsigned int v3028 = max(v3017, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3029 = v3028 - v10;
+            const unsigned int v3030 = v227 + v3027;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3031 = v3030 * v2;
+            const unsigned int v3032 = v3031 + v3029;
+            const unsigned int v3033 = v3032 * v3;
+            const unsigned int v3034 = v3033 + v2910;
+            const unsigned int v3036 = v3025 ? v3034 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3039 = v2942 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), x + v3036, v3025);
+            const unsigned int v3040 = v237 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3041 = v242 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3042 = v3040 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3043 = v2911 && v3042;
+            const bool v3044 = v3040 < v145;
+            const bool v3045 = v3043 && v3044;
+            const bool v3046 = v3041 >= v10;
+            const bool v3047 = v3045 && v3046;
+            const bool v3048 = v3041 < v2913;
             const bool v3049 = v3047 && v3048;
-            const bool v3050 = v3045 >= v10;
-            const bool v3051 = v3049 && v3050;
-            const bool v3052 = v3045 < v2917;
-            const bool v3053 = v3051 && v3052;
-            const unsigned int v3054 = max(v3044, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3055 = v3054 - v9;
-            const unsigned int v3056 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3057 = v3056 - v10;
-            const unsigned int v3058 = v245 + v3055;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3059 = v3058 * v2;
-            const unsigned int v3060 = v3059 + v3057;
-            const unsigned int v3061 = v3060 * v3;
-            const unsigned int v3062 = v3061 + v2914;
-            const unsigned int v3064 = v3053 ? v3062 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3067 = v2946 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3067 ^ (((v3067 >> 6u) & 7u) << 3u)), x + v3064, v3053);
-            const unsigned int v3068 = v255 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3069 = v260 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3070 = v3068 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3071 = v2915 && v3070;
-            const bool v3072 = v3068 < v145;
+            const unsigned int v3050 = max(v3040, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3051 = v3050 - v9;
+            const unsigned int v3052 = max(v3041, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3053 = v3052 - v10;
+            const unsigned int v3054 = v245 + v3051;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3055 = v3054 * v2;
+            const unsigned int v3056 = v3055 + v3053;
+            const unsigned int v3057 = v3056 * v3;
+            const unsigned int v3058 = v3057 + v2910;
+            const unsigned int v3060 = v3049 ? v3058 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3063 = v2942 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3063 ^ (((v3063 >> 6u) & 7u) << 3u)), x + v3060, v3049);
+            const unsigned int v3064 = v255 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3065 = v260 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3066 = v3064 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3067 = v2911 && v3066;
+            const bool v3068 = v3064 < v145;
+            const bool v3069 = v3067 && v3068;
+            const bool v3070 = v3065 >= v10;
+            const bool v3071 = v3069 && v3070;
+            const bool v3072 = v3065 < v2913;
             const bool v3073 = v3071 && v3072;
-            const bool v3074 = v3069 >= v10;
-            const bool v3075 = v3073 && v3074;
-            const bool v3076 = v3069 < v2917;
-            const bool v3077 = v3075 && v3076;
-            const unsigned int v3078 = max(v3068, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3079 = v3078 - v9;
-            const unsigned int v3080 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3081 = v3080 - v10;
-            const unsigned int v3082 = v263 + v3079;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3083 = v3082 * v2;
-            const unsigned int v3084 = v3083 + v3081;
-            const unsigned int v3085 = v3084 * v3;
-            const unsigned int v3086 = v3085 + v2914;
-            const unsigned int v3088 = v3077 ? v3086 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3091 = v2946 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), x + v3088, v3077);
-            const unsigned int v3092 = v273 + v2910;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3093 = v278 + v2913;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3094 = v3092 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3095 = v2915 && v3094;
-            const bool v3096 = v3092 < v145;
+            const unsigned int v3074 = max(v3064, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3075 = v3074 - v9;
+            const unsigned int v3076 = max(v3065, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3077 = v3076 - v10;
+            const unsigned int v3078 = v263 + v3075;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3079 = v3078 * v2;
+            const unsigned int v3080 = v3079 + v3077;
+            const unsigned int v3081 = v3080 * v3;
+            const unsigned int v3082 = v3081 + v2910;
+            const unsigned int v3084 = v3073 ? v3082 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3087 = v2942 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3087 ^ (((v3087 >> 6u) & 7u) << 3u)), x + v3084, v3073);
+            const unsigned int v3088 = v273 + v2906;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3089 = v278 + v2909;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3090 = v3088 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3091 = v2911 && v3090;
+            const bool v3092 = v3088 < v145;
+            const bool v3093 = v3091 && v3092;
+            const bool v3094 = v3089 >= v10;
+            const bool v3095 = v3093 && v3094;
+            const bool v3096 = v3089 < v2913;
             const bool v3097 = v3095 && v3096;
-            const bool v3098 = v3093 >= v10;
-            const bool v3099 = v3097 && v3098;
-            const bool v3100 = v3093 < v2917;
-            const bool v3101 = v3099 && v3100;
-            const unsigned int v3102 = max(v3092, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3103 = v3102 - v9;
-            const unsigned int v3104 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3105 = v3104 - v10;
-            const unsigned int v3106 = v281 + v3103;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3107 = v3106 * v2;
-            const unsigned int v3108 = v3107 + v3105;
-            const unsigned int v3109 = v3108 * v3;
-            const unsigned int v3110 = v3109 + v2914;
-            const unsigned int v3112 = v3101 ? v3110 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3115 = v2946 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3115 ^ (((v3115 >> 6u) & 7u) << 3u)), x + v3112, v3101);
+            const unsigned int v3098 = max(v3088, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3099 = v3098 - v9;
+            const unsigned int v3100 = max(v3089, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3101 = v3100 - v10;
+            const unsigned int v3102 = v281 + v3099;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3103 = v3102 * v2;
+            const unsigned int v3104 = v3103 + v3101;
+            const unsigned int v3105 = v3104 * v3;
+            const unsigned int v3106 = v3105 + v2910;
+            const unsigned int v3108 = v3097 ? v3106 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3111 = v2942 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3111 ^ (((v3111 >> 6u) & 7u) << 3u)), x + v3108, v3097);
           } else {
-            const unsigned int v3124 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3125 = v3124 << 3u;
-            const unsigned int v3128 = v2892 + v3125;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3129 = v3128 < v34;
-            const bool v3130 = v144 && v3129;
-            const unsigned int v3132 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3134 = v3132 + v2892;
-            const unsigned int v3135 = v3134 + v3125;
-            const unsigned int v3136 = v3130 ? v3135 : 0u;
-            const unsigned int v3138 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3139 = v2896 + v3138;
-            const unsigned int v3140 = v3139 + v3125;
-            iron_copy_async<16>(shm0 + (v3140 ^ (((v3140 >> 6u) & 7u) << 3u)), x + v3136, v3130);
-            const unsigned int v3143 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3145 = v3143 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3148 = v3143 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3149 = v3148 << 3u;
-            const unsigned int v3150 = v79 + v3145;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3151 = v3150 < v60;
-            const unsigned int v3152 = v2892 + v3149;
-            const bool v3153 = v3152 < v34;
-            const bool v3154 = v3151 && v3153;
-            const unsigned int v3156 = v3150 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3158 = v3156 + v2892;
-            const unsigned int v3159 = v3158 + v3149;
-            const unsigned int v3160 = v3154 ? v3159 : 0u;
-            const unsigned int v3162 = v3145 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3163 = v2896 + v3162;
-            const unsigned int v3164 = v3163 + v3149;
-            iron_copy_async<16>(shm0 + (v3164 ^ (((v3164 >> 6u) & 7u) << 3u)), x + v3160, v3154);
-            const unsigned int v3167 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3169 = v3167 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3172 = v3167 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3173 = v3172 << 3u;
-            const unsigned int v3174 = v79 + v3169;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3175 = v3174 < v60;
-            const unsigned int v3176 = v2892 + v3173;
-            const bool v3177 = v3176 < v34;
-            const bool v3178 = v3175 && v3177;
-            const unsigned int v3180 = v3174 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3182 = v3180 + v2892;
-            const unsigned int v3183 = v3182 + v3173;
-            const unsigned int v3184 = v3178 ? v3183 : 0u;
-            const unsigned int v3186 = v3169 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3187 = v2896 + v3186;
-            const unsigned int v3188 = v3187 + v3173;
-            iron_copy_async<16>(shm0 + (v3188 ^ (((v3188 >> 6u) & 7u) << 3u)), x + v3184, v3178);
-            const unsigned int v3191 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3193 = v3191 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3196 = v3191 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3197 = v3196 << 3u;
-            const unsigned int v3198 = v79 + v3193;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3199 = v3198 < v60;
-            const unsigned int v3200 = v2892 + v3197;
-            const bool v3201 = v3200 < v34;
-            const bool v3202 = v3199 && v3201;
-            const unsigned int v3204 = v3198 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3206 = v3204 + v2892;
-            const unsigned int v3207 = v3206 + v3197;
-            const unsigned int v3208 = v3202 ? v3207 : 0u;
-            const unsigned int v3210 = v3193 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3211 = v2896 + v3210;
-            const unsigned int v3212 = v3211 + v3197;
-            iron_copy_async<16>(shm0 + (v3212 ^ (((v3212 >> 6u) & 7u) << 3u)), x + v3208, v3202);
-            const unsigned int v3215 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3217 = v3215 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3220 = v3215 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3221 = v3220 << 3u;
-            const unsigned int v3222 = v79 + v3217;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3223 = v3222 < v60;
-            const unsigned int v3224 = v2892 + v3221;
-            const bool v3225 = v3224 < v34;
-            const bool v3226 = v3223 && v3225;
-            const unsigned int v3228 = v3222 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3230 = v3228 + v2892;
-            const unsigned int v3231 = v3230 + v3221;
-            const unsigned int v3232 = v3226 ? v3231 : 0u;
-            const unsigned int v3234 = v3217 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3235 = v2896 + v3234;
-            const unsigned int v3236 = v3235 + v3221;
-            iron_copy_async<16>(shm0 + (v3236 ^ (((v3236 >> 6u) & 7u) << 3u)), x + v3232, v3226);
-            const unsigned int v3239 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3241 = v3239 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3244 = v3239 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3245 = v3244 << 3u;
-            const unsigned int v3246 = v79 + v3241;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3247 = v3246 < v60;
-            const unsigned int v3248 = v2892 + v3245;
-            const bool v3249 = v3248 < v34;
-            const bool v3250 = v3247 && v3249;
-            const unsigned int v3252 = v3246 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3254 = v3252 + v2892;
-            const unsigned int v3255 = v3254 + v3245;
-            const unsigned int v3256 = v3250 ? v3255 : 0u;
-            const unsigned int v3258 = v3241 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3259 = v2896 + v3258;
-            const unsigned int v3260 = v3259 + v3245;
-            iron_copy_async<16>(shm0 + (v3260 ^ (((v3260 >> 6u) & 7u) << 3u)), x + v3256, v3250);
-            const unsigned int v3263 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3265 = v3263 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3268 = v3263 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3269 = v3268 << 3u;
-            const unsigned int v3270 = v79 + v3265;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3271 = v3270 < v60;
-            const unsigned int v3272 = v2892 + v3269;
-            const bool v3273 = v3272 < v34;
-            const bool v3274 = v3271 && v3273;
-            const unsigned int v3276 = v3270 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3278 = v3276 + v2892;
-            const unsigned int v3279 = v3278 + v3269;
-            const unsigned int v3280 = v3274 ? v3279 : 0u;
-            const unsigned int v3282 = v3265 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3283 = v2896 + v3282;
-            const unsigned int v3284 = v3283 + v3269;
-            iron_copy_async<16>(shm0 + (v3284 ^ (((v3284 >> 6u) & 7u) << 3u)), x + v3280, v3274);
-            const unsigned int v3287 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3289 = v3287 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3292 = v3287 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3293 = v3292 << 3u;
-            const unsigned int v3294 = v79 + v3289;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3295 = v3294 < v60;
-            const unsigned int v3296 = v2892 + v3293;
-            const bool v3297 = v3296 < v34;
-            const bool v3298 = v3295 && v3297;
-            const unsigned int v3300 = v3294 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3302 = v3300 + v2892;
-            const unsigned int v3303 = v3302 + v3293;
-            const unsigned int v3304 = v3298 ? v3303 : 0u;
-            const unsigned int v3306 = v3289 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3307 = v2896 + v3306;
-            const unsigned int v3308 = v3307 + v3293;
-            iron_copy_async<16>(shm0 + (v3308 ^ (((v3308 >> 6u) & 7u) << 3u)), x + v3304, v3298);
+            const unsigned int v3120 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3121 = v3120 << 3u;
+            const unsigned int v3124 = v2888 + v3121;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3125 = v3124 < v34;
+            const bool v3126 = v144 && v3125;
+            const unsigned int v3128 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3130 = v3128 + v2888;
+            const unsigned int v3131 = v3130 + v3121;
+            const unsigned int v3132 = v3126 ? v3131 : 0u;
+            const unsigned int v3134 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3135 = v2892 + v3134;
+            const unsigned int v3136 = v3135 + v3121;
+            iron_copy_async<16>(shm0 + (v3136 ^ (((v3136 >> 6u) & 7u) << 3u)), x + v3132, v3126);
+            const unsigned int v3139 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3141 = v3139 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3144 = v3139 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3145 = v3144 << 3u;
+            const unsigned int v3146 = v79 + v3141;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3147 = v3146 < v60;
+            const unsigned int v3148 = v2888 + v3145;
+            const bool v3149 = v3148 < v34;
+            const bool v3150 = v3147 && v3149;
+            const unsigned int v3152 = v3146 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3154 = v3152 + v2888;
+            const unsigned int v3155 = v3154 + v3145;
+            const unsigned int v3156 = v3150 ? v3155 : 0u;
+            const unsigned int v3158 = v3141 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3159 = v2892 + v3158;
+            const unsigned int v3160 = v3159 + v3145;
+            iron_copy_async<16>(shm0 + (v3160 ^ (((v3160 >> 6u) & 7u) << 3u)), x + v3156, v3150);
+            const unsigned int v3163 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3165 = v3163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3168 = v3163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3169 = v3168 << 3u;
+            const unsigned int v3170 = v79 + v3165;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3171 = v3170 < v60;
+            const unsigned int v3172 = v2888 + v3169;
+            const bool v3173 = v3172 < v34;
+            const bool v3174 = v3171 && v3173;
+            const unsigned int v3176 = v3170 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3178 = v3176 + v2888;
+            const unsigned int v3179 = v3178 + v3169;
+            const unsigned int v3180 = v3174 ? v3179 : 0u;
+            const unsigned int v3182 = v3165 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3183 = v2892 + v3182;
+            const unsigned int v3184 = v3183 + v3169;
+            iron_copy_async<16>(shm0 + (v3184 ^ (((v3184 >> 6u) & 7u) << 3u)), x + v3180, v3174);
+            const unsigned int v3187 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3189 = v3187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3192 = v3187 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3193 = v3192 << 3u;
+            const unsigned int v3194 = v79 + v3189;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3195 = v3194 < v60;
+            const unsigned int v3196 = v2888 + v3193;
+            const bool v3197 = v3196 < v34;
+            const bool v3198 = v3195 && v3197;
+            const unsigned int v3200 = v3194 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3202 = v3200 + v2888;
+            const unsigned int v3203 = v3202 + v3193;
+            const unsigned int v3204 = v3198 ? v3203 : 0u;
+            const unsigned int v3206 = v3189 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3207 = v2892 + v3206;
+            const unsigned int v3208 = v3207 + v3193;
+            iron_copy_async<16>(shm0 + (v3208 ^ (((v3208 >> 6u) & 7u) << 3u)), x + v3204, v3198);
+            const unsigned int v3211 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3213 = v3211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3216 = v3211 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3217 = v3216 << 3u;
+            const unsigned int v3218 = v79 + v3213;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3219 = v3218 < v60;
+            const unsigned int v3220 = v2888 + v3217;
+            const bool v3221 = v3220 < v34;
+            const bool v3222 = v3219 && v3221;
+            const unsigned int v3224 = v3218 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3226 = v3224 + v2888;
+            const unsigned int v3227 = v3226 + v3217;
+            const unsigned int v3228 = v3222 ? v3227 : 0u;
+            const unsigned int v3230 = v3213 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3231 = v2892 + v3230;
+            const unsigned int v3232 = v3231 + v3217;
+            iron_copy_async<16>(shm0 + (v3232 ^ (((v3232 >> 6u) & 7u) << 3u)), x + v3228, v3222);
+            const unsigned int v3235 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3237 = v3235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3240 = v3235 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3241 = v3240 << 3u;
+            const unsigned int v3242 = v79 + v3237;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3243 = v3242 < v60;
+            const unsigned int v3244 = v2888 + v3241;
+            const bool v3245 = v3244 < v34;
+            const bool v3246 = v3243 && v3245;
+            const unsigned int v3248 = v3242 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3250 = v3248 + v2888;
+            const unsigned int v3251 = v3250 + v3241;
+            const unsigned int v3252 = v3246 ? v3251 : 0u;
+            const unsigned int v3254 = v3237 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3255 = v2892 + v3254;
+            const unsigned int v3256 = v3255 + v3241;
+            iron_copy_async<16>(shm0 + (v3256 ^ (((v3256 >> 6u) & 7u) << 3u)), x + v3252, v3246);
+            const unsigned int v3259 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3261 = v3259 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3264 = v3259 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3265 = v3264 << 3u;
+            const unsigned int v3266 = v79 + v3261;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3267 = v3266 < v60;
+            const unsigned int v3268 = v2888 + v3265;
+            const bool v3269 = v3268 < v34;
+            const bool v3270 = v3267 && v3269;
+            const unsigned int v3272 = v3266 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3274 = v3272 + v2888;
+            const unsigned int v3275 = v3274 + v3265;
+            const unsigned int v3276 = v3270 ? v3275 : 0u;
+            const unsigned int v3278 = v3261 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3279 = v2892 + v3278;
+            const unsigned int v3280 = v3279 + v3265;
+            iron_copy_async<16>(shm0 + (v3280 ^ (((v3280 >> 6u) & 7u) << 3u)), x + v3276, v3270);
+            const unsigned int v3283 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3285 = v3283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3288 = v3283 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3289 = v3288 << 3u;
+            const unsigned int v3290 = v79 + v3285;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3291 = v3290 < v60;
+            const unsigned int v3292 = v2888 + v3289;
+            const bool v3293 = v3292 < v34;
+            const bool v3294 = v3291 && v3293;
+            const unsigned int v3296 = v3290 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3298 = v3296 + v2888;
+            const unsigned int v3299 = v3298 + v3289;
+            const unsigned int v3300 = v3294 ? v3299 : 0u;
+            const unsigned int v3302 = v3285 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3303 = v2892 + v3302;
+            const unsigned int v3304 = v3303 + v3289;
+            iron_copy_async<16>(shm0 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), x + v3300, v3294);
           }
-          const unsigned int v3318 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3319 = v3318 << 3u;
-          const unsigned int v3320 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3321 = v3320 < v15;
-          const unsigned int v3322 = v2892 + v3319;
-          const bool v3323 = v3322 < v34;
-          const bool v3324 = v3321 && v3323;
-          const unsigned int v3326 = v3320 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3327 = v85 + v3326;
-          const unsigned int v3328 = v3327 + v2892;
-          const unsigned int v3329 = v3328 + v3319;
-          const unsigned int v3330 = v3324 ? v3329 : v85;
-          const unsigned int v3332 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3333 = v2896 + v3332;
-          const unsigned int v3334 = v3333 + v3319;
-          iron_copy_async<16>(shm1 + (v3334 ^ (((v3334 >> 6u) & 7u) << 3u)), weight + v3330, v3324);
-          const unsigned int v3337 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3339 = v3337 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3342 = v3337 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3343 = v3342 << 3u;
-          const unsigned int v3344 = v83 + v3339;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3345 = v3344 < v15;
-          const unsigned int v3346 = v2892 + v3343;
-          const bool v3347 = v3346 < v34;
-          const bool v3348 = v3345 && v3347;
-          const unsigned int v3350 = v3344 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3351 = v85 + v3350;
-          const unsigned int v3352 = v3351 + v2892;
-          const unsigned int v3353 = v3352 + v3343;
-          const unsigned int v3354 = v3348 ? v3353 : v85;
-          const unsigned int v3356 = v3339 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3357 = v2896 + v3356;
-          const unsigned int v3358 = v3357 + v3343;
-          iron_copy_async<16>(shm1 + (v3358 ^ (((v3358 >> 6u) & 7u) << 3u)), weight + v3354, v3348);
-          const unsigned int v3361 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3363 = v3361 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3366 = v3361 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3367 = v3366 << 3u;
-          const unsigned int v3368 = v83 + v3363;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3369 = v3368 < v15;
-          const unsigned int v3370 = v2892 + v3367;
-          const bool v3371 = v3370 < v34;
-          const bool v3372 = v3369 && v3371;
-          const unsigned int v3374 = v3368 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3375 = v85 + v3374;
-          const unsigned int v3376 = v3375 + v2892;
-          const unsigned int v3377 = v3376 + v3367;
-          const unsigned int v3378 = v3372 ? v3377 : v85;
-          const unsigned int v3380 = v3363 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3381 = v2896 + v3380;
-          const unsigned int v3382 = v3381 + v3367;
-          iron_copy_async<16>(shm1 + (v3382 ^ (((v3382 >> 6u) & 7u) << 3u)), weight + v3378, v3372);
-          const unsigned int v3385 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3387 = v3385 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3390 = v3385 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3391 = v3390 << 3u;
-          const unsigned int v3392 = v83 + v3387;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3393 = v3392 < v15;
-          const unsigned int v3394 = v2892 + v3391;
-          const bool v3395 = v3394 < v34;
-          const bool v3396 = v3393 && v3395;
-          const unsigned int v3398 = v3392 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3399 = v85 + v3398;
-          const unsigned int v3400 = v3399 + v2892;
-          const unsigned int v3401 = v3400 + v3391;
-          const unsigned int v3402 = v3396 ? v3401 : v85;
-          const unsigned int v3404 = v3387 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3405 = v2896 + v3404;
-          const unsigned int v3406 = v3405 + v3391;
-          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3402, v3396);
-          const unsigned int v3409 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3411 = v3409 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3414 = v3409 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3415 = v3414 << 3u;
-          const unsigned int v3416 = v83 + v3411;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3417 = v3416 < v15;
-          const unsigned int v3418 = v2892 + v3415;
-          const bool v3419 = v3418 < v34;
-          const bool v3420 = v3417 && v3419;
-          const unsigned int v3422 = v3416 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3423 = v85 + v3422;
-          const unsigned int v3424 = v3423 + v2892;
-          const unsigned int v3425 = v3424 + v3415;
-          const unsigned int v3426 = v3420 ? v3425 : v85;
-          const unsigned int v3428 = v3411 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3429 = v2896 + v3428;
-          const unsigned int v3430 = v3429 + v3415;
-          iron_copy_async<16>(shm1 + (v3430 ^ (((v3430 >> 6u) & 7u) << 3u)), weight + v3426, v3420);
-          const unsigned int v3433 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3435 = v3433 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3438 = v3433 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3439 = v3438 << 3u;
-          const unsigned int v3440 = v83 + v3435;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3441 = v3440 < v15;
-          const unsigned int v3442 = v2892 + v3439;
-          const bool v3443 = v3442 < v34;
-          const bool v3444 = v3441 && v3443;
-          const unsigned int v3446 = v3440 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3447 = v85 + v3446;
-          const unsigned int v3448 = v3447 + v2892;
-          const unsigned int v3449 = v3448 + v3439;
-          const unsigned int v3450 = v3444 ? v3449 : v85;
-          const unsigned int v3452 = v3435 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3453 = v2896 + v3452;
-          const unsigned int v3454 = v3453 + v3439;
-          iron_copy_async<16>(shm1 + (v3454 ^ (((v3454 >> 6u) & 7u) << 3u)), weight + v3450, v3444);
-          const unsigned int v3457 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3459 = v3457 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3462 = v3457 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3463 = v3462 << 3u;
-          const unsigned int v3464 = v83 + v3459;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3465 = v3464 < v15;
-          const unsigned int v3466 = v2892 + v3463;
-          const bool v3467 = v3466 < v34;
-          const bool v3468 = v3465 && v3467;
-          const unsigned int v3470 = v3464 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3471 = v85 + v3470;
-          const unsigned int v3472 = v3471 + v2892;
-          const unsigned int v3473 = v3472 + v3463;
-          const unsigned int v3474 = v3468 ? v3473 : v85;
-          const unsigned int v3476 = v3459 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3477 = v2896 + v3476;
-          const unsigned int v3478 = v3477 + v3463;
-          iron_copy_async<16>(shm1 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), weight + v3474, v3468);
-          const unsigned int v3481 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3483 = v3481 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3486 = v3481 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3487 = v3486 << 3u;
-          const unsigned int v3488 = v83 + v3483;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3489 = v3488 < v15;
-          const unsigned int v3490 = v2892 + v3487;
-          const bool v3491 = v3490 < v34;
-          const bool v3492 = v3489 && v3491;
-          const unsigned int v3494 = v3488 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3495 = v85 + v3494;
-          const unsigned int v3496 = v3495 + v2892;
-          const unsigned int v3497 = v3496 + v3487;
-          const unsigned int v3498 = v3492 ? v3497 : v85;
-          const unsigned int v3500 = v3483 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3501 = v2896 + v3500;
-          const unsigned int v3502 = v3501 + v3487;
-          iron_copy_async<16>(shm1 + (v3502 ^ (((v3502 >> 6u) & 7u) << 3u)), weight + v3498, v3492);
+          const unsigned int v3314 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3315 = v3314 << 3u;
+          const unsigned int v3316 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3317 = v3316 < v15;
+          const unsigned int v3318 = v2888 + v3315;
+          const bool v3319 = v3318 < v34;
+          const bool v3320 = v3317 && v3319;
+          const unsigned int v3322 = v3316 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3323 = v85 + v3322;
+          const unsigned int v3324 = v3323 + v2888;
+          const unsigned int v3325 = v3324 + v3315;
+          const unsigned int v3326 = v3320 ? v3325 : v85;
+          const unsigned int v3328 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3329 = v2892 + v3328;
+          const unsigned int v3330 = v3329 + v3315;
+          iron_copy_async<16>(shm1 + (v3330 ^ (((v3330 >> 6u) & 7u) << 3u)), weight + v3326, v3320);
+          const unsigned int v3333 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3335 = v3333 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3338 = v3333 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3339 = v3338 << 3u;
+          const unsigned int v3340 = v83 + v3335;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3341 = v3340 < v15;
+          const unsigned int v3342 = v2888 + v3339;
+          const bool v3343 = v3342 < v34;
+          const bool v3344 = v3341 && v3343;
+          const unsigned int v3346 = v3340 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3347 = v85 + v3346;
+          const unsigned int v3348 = v3347 + v2888;
+          const unsigned int v3349 = v3348 + v3339;
+          const unsigned int v3350 = v3344 ? v3349 : v85;
+          const unsigned int v3352 = v3335 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3353 = v2892 + v3352;
+          const unsigned int v3354 = v3353 + v3339;
+          iron_copy_async<16>(shm1 + (v3354 ^ (((v3354 >> 6u) & 7u) << 3u)), weight + v3350, v3344);
+          const unsigned int v3357 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3359 = v3357 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3362 = v3357 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3363 = v3362 << 3u;
+          const unsigned int v3364 = v83 + v3359;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3365 = v3364 < v15;
+          const unsigned int v3366 = v2888 + v3363;
+          const bool v3367 = v3366 < v34;
+          const bool v3368 = v3365 && v3367;
+          const unsigned int v3370 = v3364 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3371 = v85 + v3370;
+          const unsigned int v3372 = v3371 + v2888;
+          const unsigned int v3373 = v3372 + v3363;
+          const unsigned int v3374 = v3368 ? v3373 : v85;
+          const unsigned int v3376 = v3359 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3377 = v2892 + v3376;
+          const unsigned int v3378 = v3377 + v3363;
+          iron_copy_async<16>(shm1 + (v3378 ^ (((v3378 >> 6u) & 7u) << 3u)), weight + v3374, v3368);
+          const unsigned int v3381 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3383 = v3381 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3386 = v3381 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3387 = v3386 << 3u;
+          const unsigned int v3388 = v83 + v3383;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3389 = v3388 < v15;
+          const unsigned int v3390 = v2888 + v3387;
+          const bool v3391 = v3390 < v34;
+          const bool v3392 = v3389 && v3391;
+          const unsigned int v3394 = v3388 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3395 = v85 + v3394;
+          const unsigned int v3396 = v3395 + v2888;
+          const unsigned int v3397 = v3396 + v3387;
+          const unsigned int v3398 = v3392 ? v3397 : v85;
+          const unsigned int v3400 = v3383 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3401 = v2892 + v3400;
+          const unsigned int v3402 = v3401 + v3387;
+          iron_copy_async<16>(shm1 + (v3402 ^ (((v3402 >> 6u) & 7u) << 3u)), weight + v3398, v3392);
+          const unsigned int v3405 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3407 = v3405 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3410 = v3405 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3411 = v3410 << 3u;
+          const unsigned int v3412 = v83 + v3407;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3413 = v3412 < v15;
+          const unsigned int v3414 = v2888 + v3411;
+          const bool v3415 = v3414 < v34;
+          const bool v3416 = v3413 && v3415;
+          const unsigned int v3418 = v3412 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3419 = v85 + v3418;
+          const unsigned int v3420 = v3419 + v2888;
+          const unsigned int v3421 = v3420 + v3411;
+          const unsigned int v3422 = v3416 ? v3421 : v85;
+          const unsigned int v3424 = v3407 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3425 = v2892 + v3424;
+          const unsigned int v3426 = v3425 + v3411;
+          iron_copy_async<16>(shm1 + (v3426 ^ (((v3426 >> 6u) & 7u) << 3u)), weight + v3422, v3416);
+          const unsigned int v3429 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3431 = v3429 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3434 = v3429 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3435 = v3434 << 3u;
+          const unsigned int v3436 = v83 + v3431;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3437 = v3436 < v15;
+          const unsigned int v3438 = v2888 + v3435;
+          const bool v3439 = v3438 < v34;
+          const bool v3440 = v3437 && v3439;
+          const unsigned int v3442 = v3436 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3443 = v85 + v3442;
+          const unsigned int v3444 = v3443 + v2888;
+          const unsigned int v3445 = v3444 + v3435;
+          const unsigned int v3446 = v3440 ? v3445 : v85;
+          const unsigned int v3448 = v3431 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3449 = v2892 + v3448;
+          const unsigned int v3450 = v3449 + v3435;
+          iron_copy_async<16>(shm1 + (v3450 ^ (((v3450 >> 6u) & 7u) << 3u)), weight + v3446, v3440);
+          const unsigned int v3453 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3455 = v3453 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3458 = v3453 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3459 = v3458 << 3u;
+          const unsigned int v3460 = v83 + v3455;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3461 = v3460 < v15;
+          const unsigned int v3462 = v2888 + v3459;
+          const bool v3463 = v3462 < v34;
+          const bool v3464 = v3461 && v3463;
+          const unsigned int v3466 = v3460 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3467 = v85 + v3466;
+          const unsigned int v3468 = v3467 + v2888;
+          const unsigned int v3469 = v3468 + v3459;
+          const unsigned int v3470 = v3464 ? v3469 : v85;
+          const unsigned int v3472 = v3455 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3473 = v2892 + v3472;
+          const unsigned int v3474 = v3473 + v3459;
+          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3470, v3464);
+          const unsigned int v3477 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3479 = v3477 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3482 = v3477 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3483 = v3482 << 3u;
+          const unsigned int v3484 = v83 + v3479;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3485 = v3484 < v15;
+          const unsigned int v3486 = v2888 + v3483;
+          const bool v3487 = v3486 < v34;
+          const bool v3488 = v3485 && v3487;
+          const unsigned int v3490 = v3484 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3491 = v85 + v3490;
+          const unsigned int v3492 = v3491 + v2888;
+          const unsigned int v3493 = v3492 + v3483;
+          const unsigned int v3494 = v3488 ? v3493 : v85;
+          const unsigned int v3496 = v3479 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3497 = v2892 + v3496;
+          const unsigned int v3498 = v3497 + v3483;
+          iron_copy_async<16>(shm1 + (v3498 ^ (((v3498 >> 6u) & 7u) << 3u)), weight + v3494, v3488);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
-      const unsigned int v3515 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
-      const unsigned int v3520 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
+      const unsigned int v3511 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v3516 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
 
-      for (unsigned int v3503 = 0u; v3503 < v34; v3503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3505 = v3503 >> 6u;
-        const unsigned int v3507 = v3505 % 3u;
+      for (unsigned int v3499 = 0u; v3499 < v34; v3499 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3501 = v3499 >> 6u;
+        const unsigned int v3503 = v3501 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3509 = v3507 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
-        const unsigned int v3516 = v3509 + v3515;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3516, 64u);
-        const unsigned int v3521 = v3509 + v3520;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3521, 64u);
+        const unsigned int v3505 = v3503 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
+        const unsigned int v3512 = v3505 + v3511;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3512, 64u);
+        const unsigned int v3517 = v3505 + v3516;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3517, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3528 = v3516 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3528, 64u);
-        const unsigned int v3533 = v3521 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3533, 64u);
+        const unsigned int v3524 = v3512 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3524, 64u);
+        const unsigned int v3529 = v3517 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3529, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3539 = v3516 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3539, 64u);
-        const unsigned int v3544 = v3521 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3544, 64u);
+        const unsigned int v3535 = v3512 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3535, 64u);
+        const unsigned int v3540 = v3517 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3540, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3550 = v3516 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3550, 64u);
-        const unsigned int v3555 = v3521 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3555, 64u);
+        const unsigned int v3546 = v3512 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3546, 64u);
+        const unsigned int v3551 = v3517 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3551, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3558 = v3503 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3560 = v3505 + 2u;
-        const unsigned int v3561 = v3560 % 3u;
-        const bool v3562 = v3558 < v34;
-        if (v3562) {
-          const unsigned int v3564 = v3561 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3565 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v3565) {
-            const unsigned int v3569 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3570 = v3569 << 3u;
-            const unsigned int v3571 = v3558 + v3570;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3573 = v3571 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3575 = v3573 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3576 = v3571 - v3575;
-            const unsigned int v3577 = v3573 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3578 = v3577 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3579 = v3577 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3580 = v3573 - v3579;
-            const unsigned int v3581 = v3580 * v12;
-            const unsigned int v3582 = v88 + v3576;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3583 = v3571 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3585 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3590 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3591 = v3590 + v3570;
-            const unsigned int v3592 = v147 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3593 = v152 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3594 = v3592 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3595 = v3583 && v3594;
-            const bool v3596 = v3592 < v145;
+        const unsigned int v3554 = v3499 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3556 = v3501 + 2u;
+        const unsigned int v3557 = v3556 % 3u;
+        const bool v3558 = v3554 < v34;
+        if (v3558) {
+          const unsigned int v3560 = v3557 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3561 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v3561) {
+            const unsigned int v3565 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3566 = v3565 << 3u;
+            const unsigned int v3567 = v3554 + v3566;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3569 = v3567 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3571 = v3569 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3572 = v3567 - v3571;
+            const unsigned int v3573 = v3569 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3574 = v3573 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3575 = v3573 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3576 = v3569 - v3575;
+            const unsigned int v3577 = v3576 * v12;
+            const unsigned int v3578 = v88 + v3572;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3579 = v3567 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3581 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3586 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3587 = v3586 + v3566;
+            const unsigned int v3588 = v147 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3589 = v152 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3590 = v3588 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3591 = v3579 && v3590;
+            const bool v3592 = v3588 < v145;
+            const bool v3593 = v3591 && v3592;
+            const bool v3594 = v3589 >= v10;
+            const bool v3595 = v3593 && v3594;
+            const bool v3596 = v3589 < v3581;
             const bool v3597 = v3595 && v3596;
-            const bool v3598 = v3593 >= v10;
-            const bool v3599 = v3597 && v3598;
-            const bool v3600 = v3593 < v3585;
-            const bool v3601 = v3599 && v3600;
-            const unsigned int v3602 = max(v3592, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3603 = v3602 - v9;
-            const unsigned int v3604 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3605 = v3604 - v10;
-            const unsigned int v3606 = v155 + v3603;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3607 = v3606 * v2;
-            const unsigned int v3608 = v3607 + v3605;
-            const unsigned int v3609 = v3608 * v3;
-            const unsigned int v3610 = v3609 + v3582;
-            const unsigned int v3612 = v3601 ? v3610 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3614 = v3564 + v3591;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), x + v3612, v3601);
-            const unsigned int v3616 = v165 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3617 = v170 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3618 = v3616 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3619 = v3583 && v3618;
-            const bool v3620 = v3616 < v145;
+            const unsigned int v3598 = max(v3588, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3599 = v3598 - v9;
+            const unsigned int v3600 = max(v3589, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3601 = v3600 - v10;
+            const unsigned int v3602 = v155 + v3599;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3603 = v3602 * v2;
+            const unsigned int v3604 = v3603 + v3601;
+            const unsigned int v3605 = v3604 * v3;
+            const unsigned int v3606 = v3605 + v3578;
+            const unsigned int v3608 = v3597 ? v3606 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3610 = v3560 + v3587;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), x + v3608, v3597);
+            const unsigned int v3612 = v165 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3613 = v170 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3614 = v3612 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3615 = v3579 && v3614;
+            const bool v3616 = v3612 < v145;
+            const bool v3617 = v3615 && v3616;
+            const bool v3618 = v3613 >= v10;
+            const bool v3619 = v3617 && v3618;
+            const bool v3620 = v3613 < v3581;
             const bool v3621 = v3619 && v3620;
-            const bool v3622 = v3617 >= v10;
-            const bool v3623 = v3621 && v3622;
-            const bool v3624 = v3617 < v3585;
-            const bool v3625 = v3623 && v3624;
-            const unsigned int v3626 = max(v3616, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3627 = v3626 - v9;
-            const unsigned int v3628 = max(v3617, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3629 = v3628 - v10;
-            const unsigned int v3630 = v173 + v3627;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3631 = v3630 * v2;
-            const unsigned int v3632 = v3631 + v3629;
-            const unsigned int v3633 = v3632 * v3;
-            const unsigned int v3634 = v3633 + v3582;
-            const unsigned int v3636 = v3625 ? v3634 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3639 = v3614 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3639 ^ (((v3639 >> 6u) & 7u) << 3u)), x + v3636, v3625);
-            const unsigned int v3640 = v183 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3641 = v188 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3642 = v3640 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3643 = v3583 && v3642;
-            const bool v3644 = v3640 < v145;
+            const unsigned int v3622 = max(v3612, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3623 = v3622 - v9;
+            const unsigned int v3624 = max(v3613, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3625 = v3624 - v10;
+            const unsigned int v3626 = v173 + v3623;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3627 = v3626 * v2;
+            const unsigned int v3628 = v3627 + v3625;
+            const unsigned int v3629 = v3628 * v3;
+            const unsigned int v3630 = v3629 + v3578;
+            const unsigned int v3632 = v3621 ? v3630 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3635 = v3610 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x + v3632, v3621);
+            const unsigned int v3636 = v183 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3637 = v188 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3638 = v3636 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3639 = v3579 && v3638;
+            const bool v3640 = v3636 < v145;
+            const bool v3641 = v3639 && v3640;
+            const bool v3642 = v3637 >= v10;
+            const bool v3643 = v3641 && v3642;
+            const bool v3644 = v3637 < v3581;
             const bool v3645 = v3643 && v3644;
-            const bool v3646 = v3641 >= v10;
-            const bool v3647 = v3645 && v3646;
-            const bool v3648 = v3641 < v3585;
-            const bool v3649 = v3647 && v3648;
-            const unsigned int v3650 = max(v3640, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3651 = v3650 - v9;
-            const unsigned int v3652 = max(v3641, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3653 = v3652 - v10;
-            const unsigned int v3654 = v191 + v3651;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3655 = v3654 * v2;
-            const unsigned int v3656 = v3655 + v3653;
-            const unsigned int v3657 = v3656 * v3;
-            const unsigned int v3658 = v3657 + v3582;
-            const unsigned int v3660 = v3649 ? v3658 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3663 = v3614 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3663 ^ (((v3663 >> 6u) & 7u) << 3u)), x + v3660, v3649);
-            const unsigned int v3664 = v201 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3665 = v206 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3666 = v3664 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3667 = v3583 && v3666;
-            const bool v3668 = v3664 < v145;
+            const unsigned int v3646 = max(v3636, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3647 = v3646 - v9;
+            const unsigned int v3648 = max(v3637, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3649 = v3648 - v10;
+            const unsigned int v3650 = v191 + v3647;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3651 = v3650 * v2;
+            const unsigned int v3652 = v3651 + v3649;
+            const unsigned int v3653 = v3652 * v3;
+            const unsigned int v3654 = v3653 + v3578;
+            const unsigned int v3656 = v3645 ? v3654 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3659 = v3610 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3659 ^ (((v3659 >> 6u) & 7u) << 3u)), x + v3656, v3645);
+            const unsigned int v3660 = v201 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3661 = v206 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3662 = v3660 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3663 = v3579 && v3662;
+            const bool v3664 = v3660 < v145;
+            const bool v3665 = v3663 && v3664;
+            const bool v3666 = v3661 >= v10;
+            const bool v3667 = v3665 && v3666;
+            const bool v3668 = v3661 < v3581;
             const bool v3669 = v3667 && v3668;
-            const bool v3670 = v3665 >= v10;
-            const bool v3671 = v3669 && v3670;
-            const bool v3672 = v3665 < v3585;
-            const bool v3673 = v3671 && v3672;
-            const unsigned int v3674 = max(v3664, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3675 = v3674 - v9;
-            const unsigned int v3676 = max(v3665, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3677 = v3676 - v10;
-            const unsigned int v3678 = v209 + v3675;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3679 = v3678 * v2;
-            const unsigned int v3680 = v3679 + v3677;
-            const unsigned int v3681 = v3680 * v3;
-            const unsigned int v3682 = v3681 + v3582;
-            const unsigned int v3684 = v3673 ? v3682 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3687 = v3614 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3687 ^ (((v3687 >> 6u) & 7u) << 3u)), x + v3684, v3673);
-            const unsigned int v3688 = v219 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3689 = v224 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3690 = v3688 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3691 = v3583 && v3690;
-            const bool v3692 = v3688 < v145;
+            const unsigned int v3670 = max(v3660, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3671 = v3670 - v9;
+            const unsigned int v3672 = max(v3661, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3673 = v3672 - v10;
+            const unsigned int v3674 = v209 + v3671;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3675 = v3674 * v2;
+            const unsigned int v3676 = v3675 + v3673;
+            const unsigned int v3677 = v3676 * v3;
+            const unsigned int v3678 = v3677 + v3578;
+            const unsigned int v3680 = v3669 ? v3678 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3683 = v3610 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3683 ^ (((v3683 >> 6u) & 7u) << 3u)), x + v3680, v3669);
+            const unsigned int v3684 = v219 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3685 = v224 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3686 = v3684 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3687 = v3579 && v3686;
+            const bool v3688 = v3684 < v145;
+            const bool v3689 = v3687 && v3688;
+            const bool v3690 = v3685 >= v10;
+            const bool v3691 = v3689 && v3690;
+            const bool v3692 = v3685 < v3581;
             const bool v3693 = v3691 && v3692;
-            const bool v3694 = v3689 >= v10;
-            const bool v3695 = v3693 && v3694;
-            const bool v3696 = v3689 < v3585;
-            const bool v3697 = v3695 && v3696;
-            const unsigned int v3698 = max(v3688, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3699 = v3698 - v9;
-            const unsigned int v3700 = max(v3689, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3701 = v3700 - v10;
-            const unsigned int v3702 = v227 + v3699;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3703 = v3702 * v2;
-            const unsigned int v3704 = v3703 + v3701;
-            const unsigned int v3705 = v3704 * v3;
-            const unsigned int v3706 = v3705 + v3582;
-            const unsigned int v3708 = v3697 ? v3706 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3711 = v3614 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3711 ^ (((v3711 >> 6u) & 7u) << 3u)), x + v3708, v3697);
-            const unsigned int v3712 = v237 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3713 = v242 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3714 = v3712 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3715 = v3583 && v3714;
-            const bool v3716 = v3712 < v145;
+            const unsigned int v3694 = max(v3684, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3695 = v3694 - v9;
+            const unsigned int v3696 = max(v3685, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3697 = v3696 - v10;
+            const unsigned int v3698 = v227 + v3695;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3699 = v3698 * v2;
+            const unsigned int v3700 = v3699 + v3697;
+            const unsigned int v3701 = v3700 * v3;
+            const unsigned int v3702 = v3701 + v3578;
+            const unsigned int v3704 = v3693 ? v3702 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3707 = v3610 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3707 ^ (((v3707 >> 6u) & 7u) << 3u)), x + v3704, v3693);
+            const unsigned int v3708 = v237 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3709 = v242 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3710 = v3708 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3711 = v3579 && v3710;
+            const bool v3712 = v3708 < v145;
+            const bool v3713 = v3711 && v3712;
+            const bool v3714 = v3709 >= v10;
+            const bool v3715 = v3713 && v3714;
+            const bool v3716 = v3709 < v3581;
             const bool v3717 = v3715 && v3716;
-            const bool v3718 = v3713 >= v10;
-            const bool v3719 = v3717 && v3718;
-            const bool v3720 = v3713 < v3585;
-            const bool v3721 = v3719 && v3720;
-            const unsigned int v3722 = max(v3712, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3723 = v3722 - v9;
-            const unsigned int v3724 = max(v3713, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3725 = v3724 - v10;
-            const unsigned int v3726 = v245 + v3723;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3727 = v3726 * v2;
-            const unsigned int v3728 = v3727 + v3725;
-            const unsigned int v3729 = v3728 * v3;
-            const unsigned int v3730 = v3729 + v3582;
-            const unsigned int v3732 = v3721 ? v3730 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3735 = v3614 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3735 ^ (((v3735 >> 6u) & 7u) << 3u)), x + v3732, v3721);
-            const unsigned int v3736 = v255 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3737 = v260 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3738 = v3736 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3739 = v3583 && v3738;
-            const bool v3740 = v3736 < v145;
+            const unsigned int v3718 = max(v3708, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3719 = v3718 - v9;
+            const unsigned int v3720 = max(v3709, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3721 = v3720 - v10;
+            const unsigned int v3722 = v245 + v3719;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3723 = v3722 * v2;
+            const unsigned int v3724 = v3723 + v3721;
+            const unsigned int v3725 = v3724 * v3;
+            const unsigned int v3726 = v3725 + v3578;
+            const unsigned int v3728 = v3717 ? v3726 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3731 = v3610 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3731 ^ (((v3731 >> 6u) & 7u) << 3u)), x + v3728, v3717);
+            const unsigned int v3732 = v255 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3733 = v260 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3734 = v3732 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3735 = v3579 && v3734;
+            const bool v3736 = v3732 < v145;
+            const bool v3737 = v3735 && v3736;
+            const bool v3738 = v3733 >= v10;
+            const bool v3739 = v3737 && v3738;
+            const bool v3740 = v3733 < v3581;
             const bool v3741 = v3739 && v3740;
-            const bool v3742 = v3737 >= v10;
-            const bool v3743 = v3741 && v3742;
-            const bool v3744 = v3737 < v3585;
-            const bool v3745 = v3743 && v3744;
-            const unsigned int v3746 = max(v3736, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3747 = v3746 - v9;
-            const unsigned int v3748 = max(v3737, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3749 = v3748 - v10;
-            const unsigned int v3750 = v263 + v3747;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3751 = v3750 * v2;
-            const unsigned int v3752 = v3751 + v3749;
-            const unsigned int v3753 = v3752 * v3;
-            const unsigned int v3754 = v3753 + v3582;
-            const unsigned int v3756 = v3745 ? v3754 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3759 = v3614 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3759 ^ (((v3759 >> 6u) & 7u) << 3u)), x + v3756, v3745);
-            const unsigned int v3760 = v273 + v3578;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3761 = v278 + v3581;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3762 = v3760 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3763 = v3583 && v3762;
-            const bool v3764 = v3760 < v145;
+            const unsigned int v3742 = max(v3732, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3743 = v3742 - v9;
+            const unsigned int v3744 = max(v3733, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3745 = v3744 - v10;
+            const unsigned int v3746 = v263 + v3743;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3747 = v3746 * v2;
+            const unsigned int v3748 = v3747 + v3745;
+            const unsigned int v3749 = v3748 * v3;
+            const unsigned int v3750 = v3749 + v3578;
+            const unsigned int v3752 = v3741 ? v3750 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3755 = v3610 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), x + v3752, v3741);
+            const unsigned int v3756 = v273 + v3574;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3757 = v278 + v3577;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3758 = v3756 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3759 = v3579 && v3758;
+            const bool v3760 = v3756 < v145;
+            const bool v3761 = v3759 && v3760;
+            const bool v3762 = v3757 >= v10;
+            const bool v3763 = v3761 && v3762;
+            const bool v3764 = v3757 < v3581;
             const bool v3765 = v3763 && v3764;
-            const bool v3766 = v3761 >= v10;
-            const bool v3767 = v3765 && v3766;
-            const bool v3768 = v3761 < v3585;
-            const bool v3769 = v3767 && v3768;
-            const unsigned int v3770 = max(v3760, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3771 = v3770 - v9;
-            const unsigned int v3772 = max(v3761, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3773 = v3772 - v10;
-            const unsigned int v3774 = v281 + v3771;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3775 = v3774 * v2;
-            const unsigned int v3776 = v3775 + v3773;
-            const unsigned int v3777 = v3776 * v3;
-            const unsigned int v3778 = v3777 + v3582;
-            const unsigned int v3780 = v3769 ? v3778 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3783 = v3614 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), x + v3780, v3769);
+            const unsigned int v3766 = max(v3756, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3767 = v3766 - v9;
+            const unsigned int v3768 = max(v3757, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3769 = v3768 - v10;
+            const unsigned int v3770 = v281 + v3767;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3771 = v3770 * v2;
+            const unsigned int v3772 = v3771 + v3769;
+            const unsigned int v3773 = v3772 * v3;
+            const unsigned int v3774 = v3773 + v3578;
+            const unsigned int v3776 = v3765 ? v3774 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3779 = v3610 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3779 ^ (((v3779 >> 6u) & 7u) << 3u)), x + v3776, v3765);
           } else {
-            const unsigned int v3792 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3793 = v3792 << 3u;
-            const unsigned int v3796 = v3558 + v3793;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3797 = v3796 < v34;
-            const bool v3798 = v144 && v3797;
-            const unsigned int v3800 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3802 = v3800 + v3558;
-            const unsigned int v3803 = v3802 + v3793;
-            const unsigned int v3804 = v3798 ? v3803 : 0u;
-            const unsigned int v3806 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3807 = v3564 + v3806;
-            const unsigned int v3808 = v3807 + v3793;
-            iron_copy_async<16>(shm0 + (v3808 ^ (((v3808 >> 6u) & 7u) << 3u)), x + v3804, v3798);
-            const unsigned int v3811 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3813 = v3811 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3816 = v3811 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3817 = v3816 << 3u;
-            const unsigned int v3818 = v79 + v3813;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3819 = v3818 < v60;
-            const unsigned int v3820 = v3558 + v3817;
-            const bool v3821 = v3820 < v34;
-            const bool v3822 = v3819 && v3821;
-            const unsigned int v3824 = v3818 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3826 = v3824 + v3558;
-            const unsigned int v3827 = v3826 + v3817;
-            const unsigned int v3828 = v3822 ? v3827 : 0u;
-            const unsigned int v3830 = v3813 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3831 = v3564 + v3830;
-            const unsigned int v3832 = v3831 + v3817;
-            iron_copy_async<16>(shm0 + (v3832 ^ (((v3832 >> 6u) & 7u) << 3u)), x + v3828, v3822);
-            const unsigned int v3835 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3837 = v3835 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3840 = v3835 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3841 = v3840 << 3u;
-            const unsigned int v3842 = v79 + v3837;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3843 = v3842 < v60;
-            const unsigned int v3844 = v3558 + v3841;
-            const bool v3845 = v3844 < v34;
-            const bool v3846 = v3843 && v3845;
-            const unsigned int v3848 = v3842 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3850 = v3848 + v3558;
-            const unsigned int v3851 = v3850 + v3841;
-            const unsigned int v3852 = v3846 ? v3851 : 0u;
-            const unsigned int v3854 = v3837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3855 = v3564 + v3854;
-            const unsigned int v3856 = v3855 + v3841;
-            iron_copy_async<16>(shm0 + (v3856 ^ (((v3856 >> 6u) & 7u) << 3u)), x + v3852, v3846);
-            const unsigned int v3859 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3861 = v3859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3864 = v3859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3865 = v3864 << 3u;
-            const unsigned int v3866 = v79 + v3861;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3867 = v3866 < v60;
-            const unsigned int v3868 = v3558 + v3865;
-            const bool v3869 = v3868 < v34;
-            const bool v3870 = v3867 && v3869;
-            const unsigned int v3872 = v3866 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3874 = v3872 + v3558;
-            const unsigned int v3875 = v3874 + v3865;
-            const unsigned int v3876 = v3870 ? v3875 : 0u;
-            const unsigned int v3878 = v3861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3879 = v3564 + v3878;
-            const unsigned int v3880 = v3879 + v3865;
-            iron_copy_async<16>(shm0 + (v3880 ^ (((v3880 >> 6u) & 7u) << 3u)), x + v3876, v3870);
-            const unsigned int v3883 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3885 = v3883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3888 = v3883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3889 = v3888 << 3u;
-            const unsigned int v3890 = v79 + v3885;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3891 = v3890 < v60;
-            const unsigned int v3892 = v3558 + v3889;
-            const bool v3893 = v3892 < v34;
-            const bool v3894 = v3891 && v3893;
-            const unsigned int v3896 = v3890 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3898 = v3896 + v3558;
-            const unsigned int v3899 = v3898 + v3889;
-            const unsigned int v3900 = v3894 ? v3899 : 0u;
-            const unsigned int v3902 = v3885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3903 = v3564 + v3902;
-            const unsigned int v3904 = v3903 + v3889;
-            iron_copy_async<16>(shm0 + (v3904 ^ (((v3904 >> 6u) & 7u) << 3u)), x + v3900, v3894);
-            const unsigned int v3907 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3909 = v3907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3912 = v3907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3913 = v3912 << 3u;
-            const unsigned int v3914 = v79 + v3909;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3915 = v3914 < v60;
-            const unsigned int v3916 = v3558 + v3913;
-            const bool v3917 = v3916 < v34;
-            const bool v3918 = v3915 && v3917;
-            const unsigned int v3920 = v3914 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3922 = v3920 + v3558;
-            const unsigned int v3923 = v3922 + v3913;
-            const unsigned int v3924 = v3918 ? v3923 : 0u;
-            const unsigned int v3926 = v3909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3927 = v3564 + v3926;
-            const unsigned int v3928 = v3927 + v3913;
-            iron_copy_async<16>(shm0 + (v3928 ^ (((v3928 >> 6u) & 7u) << 3u)), x + v3924, v3918);
-            const unsigned int v3931 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3933 = v3931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3936 = v3931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3937 = v3936 << 3u;
-            const unsigned int v3938 = v79 + v3933;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3939 = v3938 < v60;
-            const unsigned int v3940 = v3558 + v3937;
-            const bool v3941 = v3940 < v34;
-            const bool v3942 = v3939 && v3941;
-            const unsigned int v3944 = v3938 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3946 = v3944 + v3558;
-            const unsigned int v3947 = v3946 + v3937;
-            const unsigned int v3948 = v3942 ? v3947 : 0u;
-            const unsigned int v3950 = v3933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3951 = v3564 + v3950;
-            const unsigned int v3952 = v3951 + v3937;
-            iron_copy_async<16>(shm0 + (v3952 ^ (((v3952 >> 6u) & 7u) << 3u)), x + v3948, v3942);
-            const unsigned int v3955 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3957 = v3955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3960 = v3955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3961 = v3960 << 3u;
-            const unsigned int v3962 = v79 + v3957;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3963 = v3962 < v60;
-            const unsigned int v3964 = v3558 + v3961;
-            const bool v3965 = v3964 < v34;
-            const bool v3966 = v3963 && v3965;
-            const unsigned int v3968 = v3962 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3970 = v3968 + v3558;
-            const unsigned int v3971 = v3970 + v3961;
-            const unsigned int v3972 = v3966 ? v3971 : 0u;
-            const unsigned int v3974 = v3957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3975 = v3564 + v3974;
-            const unsigned int v3976 = v3975 + v3961;
-            iron_copy_async<16>(shm0 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), x + v3972, v3966);
+            const unsigned int v3788 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3789 = v3788 << 3u;
+            const unsigned int v3792 = v3554 + v3789;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3793 = v3792 < v34;
+            const bool v3794 = v144 && v3793;
+            const unsigned int v3796 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3798 = v3796 + v3554;
+            const unsigned int v3799 = v3798 + v3789;
+            const unsigned int v3800 = v3794 ? v3799 : 0u;
+            const unsigned int v3802 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3803 = v3560 + v3802;
+            const unsigned int v3804 = v3803 + v3789;
+            iron_copy_async<16>(shm0 + (v3804 ^ (((v3804 >> 6u) & 7u) << 3u)), x + v3800, v3794);
+            const unsigned int v3807 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3809 = v3807 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3812 = v3807 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3813 = v3812 << 3u;
+            const unsigned int v3814 = v79 + v3809;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3815 = v3814 < v60;
+            const unsigned int v3816 = v3554 + v3813;
+            const bool v3817 = v3816 < v34;
+            const bool v3818 = v3815 && v3817;
+            const unsigned int v3820 = v3814 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3822 = v3820 + v3554;
+            const unsigned int v3823 = v3822 + v3813;
+            const unsigned int v3824 = v3818 ? v3823 : 0u;
+            const unsigned int v3826 = v3809 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3827 = v3560 + v3826;
+            const unsigned int v3828 = v3827 + v3813;
+            iron_copy_async<16>(shm0 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), x + v3824, v3818);
+            const unsigned int v3831 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3833 = v3831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3836 = v3831 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3837 = v3836 << 3u;
+            const unsigned int v3838 = v79 + v3833;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3839 = v3838 < v60;
+            const unsigned int v3840 = v3554 + v3837;
+            const bool v3841 = v3840 < v34;
+            const bool v3842 = v3839 && v3841;
+            const unsigned int v3844 = v3838 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3846 = v3844 + v3554;
+            const unsigned int v3847 = v3846 + v3837;
+            const unsigned int v3848 = v3842 ? v3847 : 0u;
+            const unsigned int v3850 = v3833 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3851 = v3560 + v3850;
+            const unsigned int v3852 = v3851 + v3837;
+            iron_copy_async<16>(shm0 + (v3852 ^ (((v3852 >> 6u) & 7u) << 3u)), x + v3848, v3842);
+            const unsigned int v3855 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3857 = v3855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3860 = v3855 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3861 = v3860 << 3u;
+            const unsigned int v3862 = v79 + v3857;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3863 = v3862 < v60;
+            const unsigned int v3864 = v3554 + v3861;
+            const bool v3865 = v3864 < v34;
+            const bool v3866 = v3863 && v3865;
+            const unsigned int v3868 = v3862 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3870 = v3868 + v3554;
+            const unsigned int v3871 = v3870 + v3861;
+            const unsigned int v3872 = v3866 ? v3871 : 0u;
+            const unsigned int v3874 = v3857 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3875 = v3560 + v3874;
+            const unsigned int v3876 = v3875 + v3861;
+            iron_copy_async<16>(shm0 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), x + v3872, v3866);
+            const unsigned int v3879 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3881 = v3879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3884 = v3879 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3885 = v3884 << 3u;
+            const unsigned int v3886 = v79 + v3881;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3887 = v3886 < v60;
+            const unsigned int v3888 = v3554 + v3885;
+            const bool v3889 = v3888 < v34;
+            const bool v3890 = v3887 && v3889;
+            const unsigned int v3892 = v3886 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3894 = v3892 + v3554;
+            const unsigned int v3895 = v3894 + v3885;
+            const unsigned int v3896 = v3890 ? v3895 : 0u;
+            const unsigned int v3898 = v3881 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3899 = v3560 + v3898;
+            const unsigned int v3900 = v3899 + v3885;
+            iron_copy_async<16>(shm0 + (v3900 ^ (((v3900 >> 6u) & 7u) << 3u)), x + v3896, v3890);
+            const unsigned int v3903 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3905 = v3903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3908 = v3903 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3909 = v3908 << 3u;
+            const unsigned int v3910 = v79 + v3905;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3911 = v3910 < v60;
+            const unsigned int v3912 = v3554 + v3909;
+            const bool v3913 = v3912 < v34;
+            const bool v3914 = v3911 && v3913;
+            const unsigned int v3916 = v3910 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3918 = v3916 + v3554;
+            const unsigned int v3919 = v3918 + v3909;
+            const unsigned int v3920 = v3914 ? v3919 : 0u;
+            const unsigned int v3922 = v3905 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3923 = v3560 + v3922;
+            const unsigned int v3924 = v3923 + v3909;
+            iron_copy_async<16>(shm0 + (v3924 ^ (((v3924 >> 6u) & 7u) << 3u)), x + v3920, v3914);
+            const unsigned int v3927 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3929 = v3927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3932 = v3927 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3933 = v3932 << 3u;
+            const unsigned int v3934 = v79 + v3929;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3935 = v3934 < v60;
+            const unsigned int v3936 = v3554 + v3933;
+            const bool v3937 = v3936 < v34;
+            const bool v3938 = v3935 && v3937;
+            const unsigned int v3940 = v3934 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3942 = v3940 + v3554;
+            const unsigned int v3943 = v3942 + v3933;
+            const unsigned int v3944 = v3938 ? v3943 : 0u;
+            const unsigned int v3946 = v3929 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3947 = v3560 + v3946;
+            const unsigned int v3948 = v3947 + v3933;
+            iron_copy_async<16>(shm0 + (v3948 ^ (((v3948 >> 6u) & 7u) << 3u)), x + v3944, v3938);
+            const unsigned int v3951 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3953 = v3951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3956 = v3951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3957 = v3956 << 3u;
+            const unsigned int v3958 = v79 + v3953;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3959 = v3958 < v60;
+            const unsigned int v3960 = v3554 + v3957;
+            const bool v3961 = v3960 < v34;
+            const bool v3962 = v3959 && v3961;
+            const unsigned int v3964 = v3958 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3966 = v3964 + v3554;
+            const unsigned int v3967 = v3966 + v3957;
+            const unsigned int v3968 = v3962 ? v3967 : 0u;
+            const unsigned int v3970 = v3953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3971 = v3560 + v3970;
+            const unsigned int v3972 = v3971 + v3957;
+            iron_copy_async<16>(shm0 + (v3972 ^ (((v3972 >> 6u) & 7u) << 3u)), x + v3968, v3962);
           }
-          const unsigned int v3986 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3987 = v3986 << 3u;
-          const unsigned int v3988 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3989 = v3988 < v15;
-          const unsigned int v3990 = v3558 + v3987;
-          const bool v3991 = v3990 < v34;
-          const bool v3992 = v3989 && v3991;
-          const unsigned int v3994 = v3988 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3995 = v85 + v3994;
-          const unsigned int v3996 = v3995 + v3558;
-          const unsigned int v3997 = v3996 + v3987;
-          const unsigned int v3998 = v3992 ? v3997 : v85;
-          const unsigned int v4000 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4001 = v3564 + v4000;
-          const unsigned int v4002 = v4001 + v3987;
-          iron_copy_async<16>(shm1 + (v4002 ^ (((v4002 >> 6u) & 7u) << 3u)), weight + v3998, v3992);
-          const unsigned int v4005 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4007 = v4005 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4010 = v4005 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4011 = v4010 << 3u;
-          const unsigned int v4012 = v83 + v4007;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4013 = v4012 < v15;
-          const unsigned int v4014 = v3558 + v4011;
-          const bool v4015 = v4014 < v34;
-          const bool v4016 = v4013 && v4015;
-          const unsigned int v4018 = v4012 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4019 = v85 + v4018;
-          const unsigned int v4020 = v4019 + v3558;
-          const unsigned int v4021 = v4020 + v4011;
-          const unsigned int v4022 = v4016 ? v4021 : v85;
-          const unsigned int v4024 = v4007 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4025 = v3564 + v4024;
-          const unsigned int v4026 = v4025 + v4011;
-          iron_copy_async<16>(shm1 + (v4026 ^ (((v4026 >> 6u) & 7u) << 3u)), weight + v4022, v4016);
-          const unsigned int v4029 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4031 = v4029 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4034 = v4029 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4035 = v4034 << 3u;
-          const unsigned int v4036 = v83 + v4031;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4037 = v4036 < v15;
-          const unsigned int v4038 = v3558 + v4035;
-          const bool v4039 = v4038 < v34;
-          const bool v4040 = v4037 && v4039;
-          const unsigned int v4042 = v4036 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4043 = v85 + v4042;
-          const unsigned int v4044 = v4043 + v3558;
-          const unsigned int v4045 = v4044 + v4035;
-          const unsigned int v4046 = v4040 ? v4045 : v85;
-          const unsigned int v4048 = v4031 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4049 = v3564 + v4048;
-          const unsigned int v4050 = v4049 + v4035;
-          iron_copy_async<16>(shm1 + (v4050 ^ (((v4050 >> 6u) & 7u) << 3u)), weight + v4046, v4040);
-          const unsigned int v4053 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4055 = v4053 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4058 = v4053 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4059 = v4058 << 3u;
-          const unsigned int v4060 = v83 + v4055;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4061 = v4060 < v15;
-          const unsigned int v4062 = v3558 + v4059;
-          const bool v4063 = v4062 < v34;
-          const bool v4064 = v4061 && v4063;
-          const unsigned int v4066 = v4060 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4067 = v85 + v4066;
-          const unsigned int v4068 = v4067 + v3558;
-          const unsigned int v4069 = v4068 + v4059;
-          const unsigned int v4070 = v4064 ? v4069 : v85;
-          const unsigned int v4072 = v4055 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4073 = v3564 + v4072;
-          const unsigned int v4074 = v4073 + v4059;
-          iron_copy_async<16>(shm1 + (v4074 ^ (((v4074 >> 6u) & 7u) << 3u)), weight + v4070, v4064);
-          const unsigned int v4077 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4079 = v4077 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4082 = v4077 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4083 = v4082 << 3u;
-          const unsigned int v4084 = v83 + v4079;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4085 = v4084 < v15;
-          const unsigned int v4086 = v3558 + v4083;
-          const bool v4087 = v4086 < v34;
-          const bool v4088 = v4085 && v4087;
-          const unsigned int v4090 = v4084 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4091 = v85 + v4090;
-          const unsigned int v4092 = v4091 + v3558;
-          const unsigned int v4093 = v4092 + v4083;
-          const unsigned int v4094 = v4088 ? v4093 : v85;
-          const unsigned int v4096 = v4079 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4097 = v3564 + v4096;
-          const unsigned int v4098 = v4097 + v4083;
-          iron_copy_async<16>(shm1 + (v4098 ^ (((v4098 >> 6u) & 7u) << 3u)), weight + v4094, v4088);
-          const unsigned int v4101 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4103 = v4101 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4106 = v4101 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4107 = v4106 << 3u;
-          const unsigned int v4108 = v83 + v4103;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4109 = v4108 < v15;
-          const unsigned int v4110 = v3558 + v4107;
-          const bool v4111 = v4110 < v34;
-          const bool v4112 = v4109 && v4111;
-          const unsigned int v4114 = v4108 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4115 = v85 + v4114;
-          const unsigned int v4116 = v4115 + v3558;
-          const unsigned int v4117 = v4116 + v4107;
-          const unsigned int v4118 = v4112 ? v4117 : v85;
-          const unsigned int v4120 = v4103 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4121 = v3564 + v4120;
-          const unsigned int v4122 = v4121 + v4107;
-          iron_copy_async<16>(shm1 + (v4122 ^ (((v4122 >> 6u) & 7u) << 3u)), weight + v4118, v4112);
-          const unsigned int v4125 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4127 = v4125 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4130 = v4125 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4131 = v4130 << 3u;
-          const unsigned int v4132 = v83 + v4127;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4133 = v4132 < v15;
-          const unsigned int v4134 = v3558 + v4131;
-          const bool v4135 = v4134 < v34;
-          const bool v4136 = v4133 && v4135;
-          const unsigned int v4138 = v4132 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4139 = v85 + v4138;
-          const unsigned int v4140 = v4139 + v3558;
-          const unsigned int v4141 = v4140 + v4131;
-          const unsigned int v4142 = v4136 ? v4141 : v85;
-          const unsigned int v4144 = v4127 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4145 = v3564 + v4144;
-          const unsigned int v4146 = v4145 + v4131;
-          iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), weight + v4142, v4136);
-          const unsigned int v4149 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4151 = v4149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4154 = v4149 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4155 = v4154 << 3u;
-          const unsigned int v4156 = v83 + v4151;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4157 = v4156 < v15;
-          const unsigned int v4158 = v3558 + v4155;
-          const bool v4159 = v4158 < v34;
-          const bool v4160 = v4157 && v4159;
-          const unsigned int v4162 = v4156 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4163 = v85 + v4162;
-          const unsigned int v4164 = v4163 + v3558;
-          const unsigned int v4165 = v4164 + v4155;
-          const unsigned int v4166 = v4160 ? v4165 : v85;
-          const unsigned int v4168 = v4151 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4169 = v3564 + v4168;
-          const unsigned int v4170 = v4169 + v4155;
-          iron_copy_async<16>(shm1 + (v4170 ^ (((v4170 >> 6u) & 7u) << 3u)), weight + v4166, v4160);
+          const unsigned int v3982 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3983 = v3982 << 3u;
+          const unsigned int v3984 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3985 = v3984 < v15;
+          const unsigned int v3986 = v3554 + v3983;
+          const bool v3987 = v3986 < v34;
+          const bool v3988 = v3985 && v3987;
+          const unsigned int v3990 = v3984 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3991 = v85 + v3990;
+          const unsigned int v3992 = v3991 + v3554;
+          const unsigned int v3993 = v3992 + v3983;
+          const unsigned int v3994 = v3988 ? v3993 : v85;
+          const unsigned int v3996 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3997 = v3560 + v3996;
+          const unsigned int v3998 = v3997 + v3983;
+          iron_copy_async<16>(shm1 + (v3998 ^ (((v3998 >> 6u) & 7u) << 3u)), weight + v3994, v3988);
+          const unsigned int v4001 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4003 = v4001 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4006 = v4001 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4007 = v4006 << 3u;
+          const unsigned int v4008 = v83 + v4003;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4009 = v4008 < v15;
+          const unsigned int v4010 = v3554 + v4007;
+          const bool v4011 = v4010 < v34;
+          const bool v4012 = v4009 && v4011;
+          const unsigned int v4014 = v4008 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4015 = v85 + v4014;
+          const unsigned int v4016 = v4015 + v3554;
+          const unsigned int v4017 = v4016 + v4007;
+          const unsigned int v4018 = v4012 ? v4017 : v85;
+          const unsigned int v4020 = v4003 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4021 = v3560 + v4020;
+          const unsigned int v4022 = v4021 + v4007;
+          iron_copy_async<16>(shm1 + (v4022 ^ (((v4022 >> 6u) & 7u) << 3u)), weight + v4018, v4012);
+          const unsigned int v4025 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4027 = v4025 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4030 = v4025 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4031 = v4030 << 3u;
+          const unsigned int v4032 = v83 + v4027;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4033 = v4032 < v15;
+          const unsigned int v4034 = v3554 + v4031;
+          const bool v4035 = v4034 < v34;
+          const bool v4036 = v4033 && v4035;
+          const unsigned int v4038 = v4032 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4039 = v85 + v4038;
+          const unsigned int v4040 = v4039 + v3554;
+          const unsigned int v4041 = v4040 + v4031;
+          const unsigned int v4042 = v4036 ? v4041 : v85;
+          const unsigned int v4044 = v4027 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4045 = v3560 + v4044;
+          const unsigned int v4046 = v4045 + v4031;
+          iron_copy_async<16>(shm1 + (v4046 ^ (((v4046 >> 6u) & 7u) << 3u)), weight + v4042, v4036);
+          const unsigned int v4049 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4051 = v4049 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4054 = v4049 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4055 = v4054 << 3u;
+          const unsigned int v4056 = v83 + v4051;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4057 = v4056 < v15;
+          const unsigned int v4058 = v3554 + v4055;
+          const bool v4059 = v4058 < v34;
+          const bool v4060 = v4057 && v4059;
+          const unsigned int v4062 = v4056 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4063 = v85 + v4062;
+          const unsigned int v4064 = v4063 + v3554;
+          const unsigned int v4065 = v4064 + v4055;
+          const unsigned int v4066 = v4060 ? v4065 : v85;
+          const unsigned int v4068 = v4051 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4069 = v3560 + v4068;
+          const unsigned int v4070 = v4069 + v4055;
+          iron_copy_async<16>(shm1 + (v4070 ^ (((v4070 >> 6u) & 7u) << 3u)), weight + v4066, v4060);
+          const unsigned int v4073 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4075 = v4073 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4078 = v4073 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4079 = v4078 << 3u;
+          const unsigned int v4080 = v83 + v4075;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4081 = v4080 < v15;
+          const unsigned int v4082 = v3554 + v4079;
+          const bool v4083 = v4082 < v34;
+          const bool v4084 = v4081 && v4083;
+          const unsigned int v4086 = v4080 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4087 = v85 + v4086;
+          const unsigned int v4088 = v4087 + v3554;
+          const unsigned int v4089 = v4088 + v4079;
+          const unsigned int v4090 = v4084 ? v4089 : v85;
+          const unsigned int v4092 = v4075 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4093 = v3560 + v4092;
+          const unsigned int v4094 = v4093 + v4079;
+          iron_copy_async<16>(shm1 + (v4094 ^ (((v4094 >> 6u) & 7u) << 3u)), weight + v4090, v4084);
+          const unsigned int v4097 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4099 = v4097 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4102 = v4097 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4103 = v4102 << 3u;
+          const unsigned int v4104 = v83 + v4099;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4105 = v4104 < v15;
+          const unsigned int v4106 = v3554 + v4103;
+          const bool v4107 = v4106 < v34;
+          const bool v4108 = v4105 && v4107;
+          const unsigned int v4110 = v4104 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4111 = v85 + v4110;
+          const unsigned int v4112 = v4111 + v3554;
+          const unsigned int v4113 = v4112 + v4103;
+          const unsigned int v4114 = v4108 ? v4113 : v85;
+          const unsigned int v4116 = v4099 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4117 = v3560 + v4116;
+          const unsigned int v4118 = v4117 + v4103;
+          iron_copy_async<16>(shm1 + (v4118 ^ (((v4118 >> 6u) & 7u) << 3u)), weight + v4114, v4108);
+          const unsigned int v4121 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4123 = v4121 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4126 = v4121 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4127 = v4126 << 3u;
+          const unsigned int v4128 = v83 + v4123;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4129 = v4128 < v15;
+          const unsigned int v4130 = v3554 + v4127;
+          const bool v4131 = v4130 < v34;
+          const bool v4132 = v4129 && v4131;
+          const unsigned int v4134 = v4128 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4135 = v85 + v4134;
+          const unsigned int v4136 = v4135 + v3554;
+          const unsigned int v4137 = v4136 + v4127;
+          const unsigned int v4138 = v4132 ? v4137 : v85;
+          const unsigned int v4140 = v4123 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4141 = v3560 + v4140;
+          const unsigned int v4142 = v4141 + v4127;
+          iron_copy_async<16>(shm1 + (v4142 ^ (((v4142 >> 6u) & 7u) << 3u)), weight + v4138, v4132);
+          const unsigned int v4145 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4147 = v4145 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4150 = v4145 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4151 = v4150 << 3u;
+          const unsigned int v4152 = v83 + v4147;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4153 = v4152 < v15;
+          const unsigned int v4154 = v3554 + v4151;
+          const bool v4155 = v4154 < v34;
+          const bool v4156 = v4153 && v4155;
+          const unsigned int v4158 = v4152 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4159 = v85 + v4158;
+          const unsigned int v4160 = v4159 + v3554;
+          const unsigned int v4161 = v4160 + v4151;
+          const unsigned int v4162 = v4156 ? v4161 : v85;
+          const unsigned int v4164 = v4147 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4165 = v3560 + v4164;
+          const unsigned int v4166 = v4165 + v4151;
+          iron_copy_async<16>(shm1 + (v4166 ^ (((v4166 >> 6u) & 7u) << 3u)), weight + v4162, v4156);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
@@ -2689,473 +2689,471 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v2432 = v2431 / v2416;
     const bool v2433 = v2427 < v2432;
     if (v2433) {
-      const unsigned int v2435 = v2414 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2435 = v2414 * v19;  // kernels/convolution/narrow_groups.hpp:89
       const unsigned int v2436 = v2435 >> 2u;
-      const bool v2440 = v2436 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2441 = v2440 ? 16u : 32u;
-      const bool v2444 = v2436 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2445 = v2444 ? 8u : v2441;
-      const bool v2448 = v2436 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2449 = v2448 ? 4u : v2445;
-      const bool v2452 = v2436 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2453 = v2452 ? 2u : v2449;
-      const bool v2456 = v2436 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2457 = v2456 ? 1u : v2453;
-      const unsigned int v2458 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2459 = v2458 % v2457;
-      const bool v2460 = v2459 < v2436;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2462 = v2459 << 2u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2463 = v2462 / v19;
-      const unsigned int v2464 = v2463 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2467 = v2462 - v2464;
-      const unsigned int v2470 = v2428 * v19;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2471 = v2470 + v2462;
-      const unsigned int v2473 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2474 = v2473 << 5u;
-      const unsigned int v2475 = v2474 / v2416;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2477 = v2474 + 16u;  // kernels/convolution/narrow_groups.hpp:103
-      const unsigned int v2478 = v2477 / v2416;
-      iron_frag<float, 2, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2480, 0.0f);
-      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2482, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2484, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2486, iron_f32_to_bf16(0.0f));
-      const unsigned int v2489 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2505 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2507 = v2414 << 4u;
-      const unsigned int v2618 = v2474 * 56u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2622 = v2475 * 896u;  // kernels/convolution/narrow_groups.hpp:166
-      const unsigned int v2628 = v2477 * 56u;  // kernels/convolution/narrow_groups.hpp:168
-      const unsigned int v2632 = v2478 * 896u;  // kernels/convolution/narrow_groups.hpp:169
+      const bool v2440 = v2436 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2441 = v2440 ? 8u : 16u;
+      const bool v2444 = v2436 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
+      const unsigned int v2445 = v2444 ? 4u : v2441;
+      const bool v2448 = v2436 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2449 = v2448 ? 2u : v2445;
+      const bool v2452 = v2436 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
+      const unsigned int v2453 = v2452 ? 1u : v2449;
+      const unsigned int v2454 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2455 = v2454 % v2453;
+      const bool v2456 = v2455 < v2436;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2458 = v2455 << 2u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2459 = v2458 / v19;
+      const unsigned int v2460 = v2459 * v19;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2463 = v2458 - v2460;
+      const unsigned int v2466 = v2428 * v19;  // kernels/convolution/narrow_groups.hpp:98
+      const unsigned int v2467 = v2466 + v2458;
+      const unsigned int v2469 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2470 = v2469 << 5u;
+      const unsigned int v2471 = v2470 / v2416;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2473 = v2470 + 16u;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2474 = v2473 / v2416;
+      iron_frag<float, 2, 16, 16> v2476;  // kernels/convolution/narrow_groups.hpp:103
+      iron_frag_fill(v2476, 0.0f);
+      iron_frag<float, 2, 16, 16> v2478;  // kernels/convolution/narrow_groups.hpp:104
+      iron_frag_fill(v2478, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:105
+      iron_frag_fill(v2480, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:106
+      iron_frag_fill(v2482, iron_f32_to_bf16(0.0f));
+      const unsigned int v2485 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2501 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
+      const unsigned int v2503 = v2414 << 4u;
+      const unsigned int v2614 = v2470 * 56u;  // kernels/convolution/narrow_groups.hpp:164
+      const unsigned int v2618 = v2471 * 896u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2624 = v2473 * 56u;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2628 = v2474 * 896u;  // kernels/convolution/narrow_groups.hpp:168
 
-      for (unsigned int v2491 = 0u; v2491 < v5; v2491 += v2489) {  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2492 = v2491 + v2489;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2493 = min(v2492, v5);
-        const unsigned int v2494 = v2493 - v2491;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2495 = v2494 * v6;
-        const unsigned int v2496 = v2495 * v19;
-        const unsigned int v2500 = v2496 + 15u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2501 = v2500 >> 4u;
-        const unsigned int v2502 = v2501 << 4u;
-        const unsigned int v2504 = v2502 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2508 = v2507 * v2504;  // kernels/convolution/narrow_groups.hpp:118
-        const unsigned int v2521 = v2491 * v6;  // kernels/convolution/narrow_groups.hpp:124
-        const unsigned int v2522 = v2521 * v19;
+      for (unsigned int v2487 = 0u; v2487 < v5; v2487 += v2485) {  // kernels/convolution/narrow_groups.hpp:110
+        const unsigned int v2488 = v2487 + v2485;  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2489 = min(v2488, v5);
+        const unsigned int v2490 = v2489 - v2487;  // kernels/convolution/narrow_groups.hpp:112
+        const unsigned int v2491 = v2490 * v6;
+        const unsigned int v2492 = v2491 * v19;
+        const unsigned int v2496 = v2492 + 15u;  // kernels/convolution/narrow_groups.hpp:113
+        const unsigned int v2497 = v2496 >> 4u;
+        const unsigned int v2498 = v2497 << 4u;
+        const unsigned int v2500 = v2498 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2504 = v2503 * v2500;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2517 = v2487 * v6;  // kernels/convolution/narrow_groups.hpp:123
+        const unsigned int v2518 = v2517 * v19;
 
-        for (unsigned int v2510 = v2458; v2510 < v2508; v2510 += v2505) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2511 = v2510 / v2504;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2513 = v2511 * v2504;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2514 = v2510 - v2513;
-          const unsigned int v2515 = v2514 << 2u;
-          const unsigned int v2517 = v2511 & 15u;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2518 = v2517 < v15;  // kernels/convolution/narrow_groups.hpp:122
-          const bool v2519 = v2515 < v2496;
-          const bool v2520 = v2518 && v2519;
-          const unsigned int v2524 = v2511 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2525 = v2428 + v2524;
-          const unsigned int v2526 = v2525 * v15;
-          const unsigned int v2527 = v2526 + v2517;
-          const unsigned int v2528 = v2527 * v2354;
-          const unsigned int v2529 = v2528 + v2522;
-          const unsigned int v2530 = v2529 + v2515;
-          const unsigned int v2532 = v2520 ? v2530 : 0u;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2534 = v2511 * 56u;
-          const unsigned int v2535 = v2534 + v2515;
-          iron_copy_async<8>(shm4 + v2535, weight + v2532, v2520);
+        for (unsigned int v2506 = v2454; v2506 < v2504; v2506 += v2501) {  // kernels/convolution/narrow_groups.hpp:117
+          const unsigned int v2507 = v2506 / v2500;  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2509 = v2507 * v2500;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2510 = v2506 - v2509;
+          const unsigned int v2511 = v2510 << 2u;
+          const unsigned int v2513 = v2507 & 15u;  // kernels/convolution/narrow_groups.hpp:120
+          const bool v2514 = v2513 < v15;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2515 = v2511 < v2492;
+          const bool v2516 = v2514 && v2515;
+          const unsigned int v2520 = v2507 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
+          const unsigned int v2521 = v2428 + v2520;
+          const unsigned int v2522 = v2521 * v15;
+          const unsigned int v2523 = v2522 + v2513;
+          const unsigned int v2524 = v2523 * v2354;
+          const unsigned int v2525 = v2524 + v2518;
+          const unsigned int v2526 = v2525 + v2511;
+          const unsigned int v2528 = v2516 ? v2526 : 0u;  // kernels/convolution/narrow_groups.hpp:124
+          const unsigned int v2530 = v2507 * 56u;
+          const unsigned int v2531 = v2530 + v2511;
+          iron_copy_async<8>(shm4 + v2531, weight + v2528, v2516);
         }
-        if (v2460) {  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2537 = 128u / v2457;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2539 = v2458 / v2457;
-          const unsigned int v2541 = v2427 * v2416;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2553 = v2463 * v2416;  // kernels/convolution/narrow_groups.hpp:137
-          const unsigned int v2563 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
-          const unsigned int v2580 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
+        if (v2456) {  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2533 = 128u / v2453;  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2535 = v2454 / v2453;
+          const unsigned int v2537 = v2427 * v2416;  // kernels/convolution/narrow_groups.hpp:129
+          const unsigned int v2549 = v2459 * v2416;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2559 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2576 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
 
-          for (unsigned int v2540 = v2539; v2540 < v2416; v2540 += v2537) {  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2542 = v2541 + v2540;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2543 = v2542 / v2379;  // kernels/convolution/narrow_groups.hpp:131
-            const unsigned int v2544 = v2543 * v2379;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2545 = v2542 - v2544;
-            const unsigned int v2546 = v2545 / v2366;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2547 = v2546 * v7;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2548 = v2546 * v2366;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2549 = v2545 - v2548;
-            const unsigned int v2550 = v2549 * v8;
-            const bool v2551 = v2542 < v2380;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2554 = v2553 + v2540;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2555 = v2554 * 56u;
-            const unsigned int v2556 = v2555 + v2467;
-            const unsigned int v2567 = v2543 * v1;  // kernels/convolution/narrow_groups.hpp:141
+          for (unsigned int v2536 = v2535; v2536 < v2416; v2536 += v2533) {  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2538 = v2537 + v2536;  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2539 = v2538 / v2379;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2540 = v2539 * v2379;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2541 = v2538 - v2540;
+            const unsigned int v2542 = v2541 / v2366;  // kernels/convolution/narrow_groups.hpp:132
+            const unsigned int v2543 = v2542 * v7;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2544 = v2542 * v2366;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2545 = v2541 - v2544;
+            const unsigned int v2546 = v2545 * v8;
+            const bool v2547 = v2538 < v2380;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2550 = v2549 + v2536;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2551 = v2550 * 56u;
+            const unsigned int v2552 = v2551 + v2463;
+            const unsigned int v2563 = v2539 * v1;  // kernels/convolution/narrow_groups.hpp:140
 
-            for (unsigned int v2558 = v2491; v2558 < v2493; v2558 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2559 = v2558 * v11;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2560 = v2547 + v2559;
-              const bool v2561 = v2560 >= v9;  // kernels/convolution/narrow_groups.hpp:140
-              const bool v2562 = v2551 && v2561;
-              const bool v2564 = v2560 < v2563;
-              const bool v2565 = v2562 && v2564;
-              const unsigned int v2566 = max(v2560, v9);  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2568 = v2567 + v2566;
-              const unsigned int v2569 = v2568 - v9;
-              const unsigned int v2570 = v2558 - v2491;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2571 = v2570 * v6;
-              const unsigned int v2572 = v2571 * v19;
-              const unsigned int v2584 = v2569 * v2;  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2592 = v2556 + v2572;  // kernels/convolution/narrow_groups.hpp:147
+            for (unsigned int v2554 = v2487; v2554 < v2489; v2554 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2555 = v2554 * v11;  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2556 = v2543 + v2555;
+              const bool v2557 = v2556 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2558 = v2547 && v2557;
+              const bool v2560 = v2556 < v2559;
+              const bool v2561 = v2558 && v2560;
+              const unsigned int v2562 = max(v2556, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2564 = v2563 + v2562;
+              const unsigned int v2565 = v2564 - v9;
+              const unsigned int v2566 = v2554 - v2487;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2567 = v2566 * v6;
+              const unsigned int v2568 = v2567 * v19;
+              const unsigned int v2580 = v2565 * v2;  // kernels/convolution/narrow_groups.hpp:145
+              const unsigned int v2588 = v2552 + v2568;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2575 = 0u; v2575 < v6; v2575 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2576 = v2575 * v12;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2577 = v2550 + v2576;
-                const bool v2578 = v2577 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2579 = v2565 && v2578;
-                const bool v2581 = v2577 < v2580;
-                const bool v2582 = v2579 && v2581;
-                const unsigned int v2583 = max(v2577, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2585 = v2584 + v2583;
-                const unsigned int v2586 = v2585 - v10;
-                const unsigned int v2587 = v2586 * v3;
-                const unsigned int v2588 = v2587 + v2471;
-                const unsigned int v2590 = v2582 ? v2588 : 0u;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2591 = v2575 * v19;
-                const unsigned int v2593 = v2592 + v2591;
-                iron_copy_async<8>(shm3 + v2593, x + v2590, v2582);
+              for (unsigned int v2571 = 0u; v2571 < v6; v2571 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
+                const unsigned int v2572 = v2571 * v12;  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2573 = v2546 + v2572;
+                const bool v2574 = v2573 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2575 = v2561 && v2574;
+                const bool v2577 = v2573 < v2576;
+                const bool v2578 = v2575 && v2577;
+                const unsigned int v2579 = max(v2573, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2581 = v2580 + v2579;
+                const unsigned int v2582 = v2581 - v10;
+                const unsigned int v2583 = v2582 * v3;
+                const unsigned int v2584 = v2583 + v2467;
+                const unsigned int v2586 = v2578 ? v2584 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2587 = v2571 * v19;
+                const unsigned int v2589 = v2588 + v2587;
+                iron_copy_async<8>(shm3 + v2589, x + v2586, v2578);
               }
             }
           }
         }
-        const unsigned int v2595 = v2502 - v2496;  // kernels/convolution/narrow_groups.hpp:153
-        const unsigned int v2596 = v2595 >> 2u;
-        const unsigned int v2599 = v2596 << 7u;  // kernels/convolution/narrow_groups.hpp:154
+        const unsigned int v2591 = v2498 - v2492;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2592 = v2591 >> 2u;
+        const unsigned int v2595 = v2592 << 7u;  // kernels/convolution/narrow_groups.hpp:153
 
-        for (unsigned int v2601 = v2458; v2601 < v2599; v2601 += v2505) {
-          const unsigned int v2602 = v2601 / v2596;  // kernels/convolution/narrow_groups.hpp:155
-          const unsigned int v2606 = v2602 * v2596;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2607 = v2601 - v2606;
-          const unsigned int v2608 = v2607 << 2u;
-          const unsigned int v2610 = v2602 * 56u;
-          const unsigned int v2611 = v2610 + v2496;
-          const unsigned int v2612 = v2611 + v2608;
-          iron_copy_async<8>(shm3 + v2612, x + 0u, false);
+        for (unsigned int v2597 = v2454; v2597 < v2595; v2597 += v2501) {
+          const unsigned int v2598 = v2597 / v2592;  // kernels/convolution/narrow_groups.hpp:154
+          const unsigned int v2602 = v2598 * v2592;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2603 = v2597 - v2602;
+          const unsigned int v2604 = v2603 << 2u;
+          const unsigned int v2606 = v2598 * 56u;
+          const unsigned int v2607 = v2606 + v2492;
+          const unsigned int v2608 = v2607 + v2604;
+          iron_copy_async<8>(shm3 + v2608, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
 
-        for (unsigned int v2615 = 0u; v2615 < v2502; v2615 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
-          const unsigned int v2619 = v2618 + v2615;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<false>(v2484, shm3, v2619, 56u);
-          const unsigned int v2623 = v2622 + v2615;  // kernels/convolution/narrow_groups.hpp:166
-          iron_frag_load_shared<true>(v2486, shm4, v2623, 56u);
-          iron_frag_mma_sync(v2480, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:167
-          const unsigned int v2629 = v2628 + v2615;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<false>(v2484, shm3, v2629, 56u);
-          const unsigned int v2633 = v2632 + v2615;  // kernels/convolution/narrow_groups.hpp:169
-          iron_frag_load_shared<true>(v2486, shm4, v2633, 56u);
-          iron_frag_mma_sync(v2482, v2484, v2486);  // kernels/convolution/narrow_groups.hpp:170
+        for (unsigned int v2611 = 0u; v2611 < v2498; v2611 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
+          const unsigned int v2615 = v2614 + v2611;  // kernels/convolution/narrow_groups.hpp:164
+          iron_frag_load_shared<false>(v2480, shm3, v2615, 56u);
+          const unsigned int v2619 = v2618 + v2611;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<true>(v2482, shm4, v2619, 56u);
+          iron_frag_mma_sync(v2476, v2480, v2482);  // kernels/convolution/narrow_groups.hpp:166
+          const unsigned int v2625 = v2624 + v2611;  // kernels/convolution/narrow_groups.hpp:167
+          iron_frag_load_shared<false>(v2480, shm3, v2625, 56u);
+          const unsigned int v2629 = v2628 + v2611;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<true>(v2482, shm4, v2629, 56u);
+          iron_frag_mma_sync(v2478, v2480, v2482);  // kernels/convolution/narrow_groups.hpp:169
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
       }
-      const unsigned int v2634 = v2475 * v2416;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2635 = v2427 * v2416;
-      const unsigned int v2636 = v2635 + v2474;
-      const unsigned int v2637 = v2636 - v2634;
-      const unsigned int v2638 = v2428 + v2475;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2639 = v2638 * v15;
-      const unsigned int v2640 = static_cast<unsigned int>(v2480.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2641 = v2637 + v2640;
-      const unsigned int v2642 = static_cast<unsigned int>(v2480.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2643 = v2641 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2644 = v2642 < v15;
-      const bool v2645 = v2643 && v2644;
-      if (v2645) {
-        const float v2646 = v2480.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2647 = v2639 + v2642;
-        const iron_bf16 v2648 = bias[v2647];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2649 = iron_to_f32(v2648);
-        const float v2650 = v2646 + v2649;
-        const iron_bf16 v2651 = iron_f32_to_bf16(v2650);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2652 = v2641 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2653 = v2652 + v2639;
-        const unsigned int v2654 = v2653 + v2642;
-        out[v2654] = v2651;
+      const unsigned int v2630 = v2471 * v2416;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2631 = v2427 * v2416;
+      const unsigned int v2632 = v2631 + v2470;
+      const unsigned int v2633 = v2632 - v2630;
+      const unsigned int v2634 = v2428 + v2471;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2635 = v2634 * v15;
+      const unsigned int v2636 = static_cast<unsigned int>(v2476.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2637 = v2633 + v2636;
+      const unsigned int v2638 = static_cast<unsigned int>(v2476.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2639 = v2637 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2640 = v2638 < v15;
+      const bool v2641 = v2639 && v2640;
+      if (v2641) {
+        const float v2642 = v2476.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2643 = v2635 + v2638;
+        const iron_bf16 v2644 = bias[v2643];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2645 = iron_to_f32(v2644);
+        const float v2646 = v2642 + v2645;
+        const iron_bf16 v2647 = iron_f32_to_bf16(v2646);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2648 = v2637 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2649 = v2648 + v2635;
+        const unsigned int v2650 = v2649 + v2638;
+        out[v2650] = v2647;
       }
-      const unsigned int v2655 = static_cast<unsigned int>(v2480.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2656 = v2637 + v2655;
-      const unsigned int v2657 = static_cast<unsigned int>(v2480.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2658 = v2656 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2659 = v2657 < v15;
-      const bool v2660 = v2658 && v2659;
-      if (v2660) {
-        const float v2661 = v2480.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2662 = v2639 + v2657;
-        const iron_bf16 v2663 = bias[v2662];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2664 = iron_to_f32(v2663);
-        const float v2665 = v2661 + v2664;
-        const iron_bf16 v2666 = iron_f32_to_bf16(v2665);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2667 = v2656 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2668 = v2667 + v2639;
-        const unsigned int v2669 = v2668 + v2657;
-        out[v2669] = v2666;
+      const unsigned int v2651 = static_cast<unsigned int>(v2476.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2652 = v2633 + v2651;
+      const unsigned int v2653 = static_cast<unsigned int>(v2476.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2654 = v2652 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2655 = v2653 < v15;
+      const bool v2656 = v2654 && v2655;
+      if (v2656) {
+        const float v2657 = v2476.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2658 = v2635 + v2653;
+        const iron_bf16 v2659 = bias[v2658];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2660 = iron_to_f32(v2659);
+        const float v2661 = v2657 + v2660;
+        const iron_bf16 v2662 = iron_f32_to_bf16(v2661);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2663 = v2652 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2664 = v2663 + v2635;
+        const unsigned int v2665 = v2664 + v2653;
+        out[v2665] = v2662;
       }
-      const unsigned int v2670 = static_cast<unsigned int>(v2480.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2671 = v2637 + v2670;
-      const unsigned int v2672 = static_cast<unsigned int>(v2480.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2673 = v2671 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2674 = v2672 < v15;
-      const bool v2675 = v2673 && v2674;
-      if (v2675) {
-        const float v2676 = v2480.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2677 = v2639 + v2672;
-        const iron_bf16 v2678 = bias[v2677];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2679 = iron_to_f32(v2678);
-        const float v2680 = v2676 + v2679;
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2682 = v2671 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2683 = v2682 + v2639;
-        const unsigned int v2684 = v2683 + v2672;
-        out[v2684] = v2681;
+      const unsigned int v2666 = static_cast<unsigned int>(v2476.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2667 = v2633 + v2666;
+      const unsigned int v2668 = static_cast<unsigned int>(v2476.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2669 = v2667 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2670 = v2668 < v15;
+      const bool v2671 = v2669 && v2670;
+      if (v2671) {
+        const float v2672 = v2476.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2673 = v2635 + v2668;
+        const iron_bf16 v2674 = bias[v2673];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2675 = iron_to_f32(v2674);
+        const float v2676 = v2672 + v2675;
+        const iron_bf16 v2677 = iron_f32_to_bf16(v2676);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2678 = v2667 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2679 = v2678 + v2635;
+        const unsigned int v2680 = v2679 + v2668;
+        out[v2680] = v2677;
       }
-      const unsigned int v2685 = static_cast<unsigned int>(v2480.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2686 = v2637 + v2685;
-      const unsigned int v2687 = static_cast<unsigned int>(v2480.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2688 = v2686 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2689 = v2687 < v15;
-      const bool v2690 = v2688 && v2689;
-      if (v2690) {
-        const float v2691 = v2480.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2692 = v2639 + v2687;
-        const iron_bf16 v2693 = bias[v2692];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2694 = iron_to_f32(v2693);
-        const float v2695 = v2691 + v2694;
-        const iron_bf16 v2696 = iron_f32_to_bf16(v2695);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2697 = v2686 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2698 = v2697 + v2639;
-        const unsigned int v2699 = v2698 + v2687;
-        out[v2699] = v2696;
+      const unsigned int v2681 = static_cast<unsigned int>(v2476.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2682 = v2633 + v2681;
+      const unsigned int v2683 = static_cast<unsigned int>(v2476.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2684 = v2682 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2685 = v2683 < v15;
+      const bool v2686 = v2684 && v2685;
+      if (v2686) {
+        const float v2687 = v2476.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2688 = v2635 + v2683;
+        const iron_bf16 v2689 = bias[v2688];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2690 = iron_to_f32(v2689);
+        const float v2691 = v2687 + v2690;
+        const iron_bf16 v2692 = iron_f32_to_bf16(v2691);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2693 = v2682 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2694 = v2693 + v2635;
+        const unsigned int v2695 = v2694 + v2683;
+        out[v2695] = v2692;
       }
-      const unsigned int v2700 = static_cast<unsigned int>(v2480.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2701 = v2637 + v2700;
-      const unsigned int v2702 = static_cast<unsigned int>(v2480.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2703 = v2701 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2704 = v2702 < v15;
-      const bool v2705 = v2703 && v2704;
-      if (v2705) {
-        const float v2706 = v2480.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2707 = v2639 + v2702;
-        const iron_bf16 v2708 = bias[v2707];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2709 = iron_to_f32(v2708);
-        const float v2710 = v2706 + v2709;
-        const iron_bf16 v2711 = iron_f32_to_bf16(v2710);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2712 = v2701 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2713 = v2712 + v2639;
-        const unsigned int v2714 = v2713 + v2702;
-        out[v2714] = v2711;
+      const unsigned int v2696 = static_cast<unsigned int>(v2476.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2697 = v2633 + v2696;
+      const unsigned int v2698 = static_cast<unsigned int>(v2476.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2699 = v2697 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2700 = v2698 < v15;
+      const bool v2701 = v2699 && v2700;
+      if (v2701) {
+        const float v2702 = v2476.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2703 = v2635 + v2698;
+        const iron_bf16 v2704 = bias[v2703];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2705 = iron_to_f32(v2704);
+        const float v2706 = v2702 + v2705;
+        const iron_bf16 v2707 = iron_f32_to_bf16(v2706);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2708 = v2697 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2709 = v2708 + v2635;
+        const unsigned int v2710 = v2709 + v2698;
+        out[v2710] = v2707;
       }
-      const unsigned int v2715 = static_cast<unsigned int>(v2480.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2716 = v2637 + v2715;
-      const unsigned int v2717 = static_cast<unsigned int>(v2480.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2718 = v2716 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2719 = v2717 < v15;
-      const bool v2720 = v2718 && v2719;
-      if (v2720) {
-        const float v2721 = v2480.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2722 = v2639 + v2717;
-        const iron_bf16 v2723 = bias[v2722];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2724 = iron_to_f32(v2723);
-        const float v2725 = v2721 + v2724;
-        const iron_bf16 v2726 = iron_f32_to_bf16(v2725);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2727 = v2716 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2728 = v2727 + v2639;
-        const unsigned int v2729 = v2728 + v2717;
-        out[v2729] = v2726;
+      const unsigned int v2711 = static_cast<unsigned int>(v2476.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2712 = v2633 + v2711;
+      const unsigned int v2713 = static_cast<unsigned int>(v2476.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2714 = v2712 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2715 = v2713 < v15;
+      const bool v2716 = v2714 && v2715;
+      if (v2716) {
+        const float v2717 = v2476.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2718 = v2635 + v2713;
+        const iron_bf16 v2719 = bias[v2718];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2720 = iron_to_f32(v2719);
+        const float v2721 = v2717 + v2720;
+        const iron_bf16 v2722 = iron_f32_to_bf16(v2721);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2723 = v2712 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2724 = v2723 + v2635;
+        const unsigned int v2725 = v2724 + v2713;
+        out[v2725] = v2722;
       }
-      const unsigned int v2730 = static_cast<unsigned int>(v2480.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2731 = v2637 + v2730;
-      const unsigned int v2732 = static_cast<unsigned int>(v2480.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2733 = v2731 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2734 = v2732 < v15;
-      const bool v2735 = v2733 && v2734;
-      if (v2735) {
-        const float v2736 = v2480.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2737 = v2639 + v2732;
-        const iron_bf16 v2738 = bias[v2737];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2739 = iron_to_f32(v2738);
-        const float v2740 = v2736 + v2739;
-        const iron_bf16 v2741 = iron_f32_to_bf16(v2740);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2742 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2743 = v2742 + v2639;
-        const unsigned int v2744 = v2743 + v2732;
-        out[v2744] = v2741;
+      const unsigned int v2726 = static_cast<unsigned int>(v2476.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2727 = v2633 + v2726;
+      const unsigned int v2728 = static_cast<unsigned int>(v2476.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2729 = v2727 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2730 = v2728 < v15;
+      const bool v2731 = v2729 && v2730;
+      if (v2731) {
+        const float v2732 = v2476.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2733 = v2635 + v2728;
+        const iron_bf16 v2734 = bias[v2733];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2735 = iron_to_f32(v2734);
+        const float v2736 = v2732 + v2735;
+        const iron_bf16 v2737 = iron_f32_to_bf16(v2736);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2738 = v2727 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2739 = v2738 + v2635;
+        const unsigned int v2740 = v2739 + v2728;
+        out[v2740] = v2737;
       }
-      const unsigned int v2745 = static_cast<unsigned int>(v2480.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2746 = v2637 + v2745;
-      const unsigned int v2747 = static_cast<unsigned int>(v2480.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2748 = v2746 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2749 = v2747 < v15;
-      const bool v2750 = v2748 && v2749;
-      if (v2750) {
-        const float v2751 = v2480.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2752 = v2639 + v2747;
-        const iron_bf16 v2753 = bias[v2752];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2754 = iron_to_f32(v2753);
-        const float v2755 = v2751 + v2754;
-        const iron_bf16 v2756 = iron_f32_to_bf16(v2755);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2757 = v2746 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2758 = v2757 + v2639;
-        const unsigned int v2759 = v2758 + v2747;
-        out[v2759] = v2756;
+      const unsigned int v2741 = static_cast<unsigned int>(v2476.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2742 = v2633 + v2741;
+      const unsigned int v2743 = static_cast<unsigned int>(v2476.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2744 = v2742 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2745 = v2743 < v15;
+      const bool v2746 = v2744 && v2745;
+      if (v2746) {
+        const float v2747 = v2476.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2748 = v2635 + v2743;
+        const iron_bf16 v2749 = bias[v2748];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2750 = iron_to_f32(v2749);
+        const float v2751 = v2747 + v2750;
+        const iron_bf16 v2752 = iron_f32_to_bf16(v2751);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2753 = v2742 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2754 = v2753 + v2635;
+        const unsigned int v2755 = v2754 + v2743;
+        out[v2755] = v2752;
       }
-      const unsigned int v2762 = v2478 * v2416;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2764 = v2635 + v2477;
-      const unsigned int v2765 = v2764 - v2762;
-      const unsigned int v2766 = v2428 + v2478;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2767 = v2766 * v15;
-      const unsigned int v2768 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2769 = v2765 + v2768;
-      const unsigned int v2770 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2771 = v2769 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2772 = v2770 < v15;
-      const bool v2773 = v2771 && v2772;
-      if (v2773) {
-        const float v2774 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2775 = v2767 + v2770;
-        const iron_bf16 v2776 = bias[v2775];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2777 = iron_to_f32(v2776);
-        const float v2778 = v2774 + v2777;
-        const iron_bf16 v2779 = iron_f32_to_bf16(v2778);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2780 = v2769 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2781 = v2780 + v2767;
-        const unsigned int v2782 = v2781 + v2770;
-        out[v2782] = v2779;
+      const unsigned int v2758 = v2474 * v2416;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2760 = v2631 + v2473;
+      const unsigned int v2761 = v2760 - v2758;
+      const unsigned int v2762 = v2428 + v2474;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2763 = v2762 * v15;
+      const unsigned int v2764 = static_cast<unsigned int>(v2478.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2765 = v2761 + v2764;
+      const unsigned int v2766 = static_cast<unsigned int>(v2478.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2767 = v2765 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2768 = v2766 < v15;
+      const bool v2769 = v2767 && v2768;
+      if (v2769) {
+        const float v2770 = v2478.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2771 = v2763 + v2766;
+        const iron_bf16 v2772 = bias[v2771];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2773 = iron_to_f32(v2772);
+        const float v2774 = v2770 + v2773;
+        const iron_bf16 v2775 = iron_f32_to_bf16(v2774);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2776 = v2765 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2777 = v2776 + v2763;
+        const unsigned int v2778 = v2777 + v2766;
+        out[v2778] = v2775;
       }
-      const unsigned int v2783 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2784 = v2765 + v2783;
-      const unsigned int v2785 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2786 = v2784 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2787 = v2785 < v15;
-      const bool v2788 = v2786 && v2787;
-      if (v2788) {
-        const float v2789 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2790 = v2767 + v2785;
-        const iron_bf16 v2791 = bias[v2790];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2792 = iron_to_f32(v2791);
-        const float v2793 = v2789 + v2792;
-        const iron_bf16 v2794 = iron_f32_to_bf16(v2793);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2795 = v2784 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2796 = v2795 + v2767;
-        const unsigned int v2797 = v2796 + v2785;
-        out[v2797] = v2794;
+      const unsigned int v2779 = static_cast<unsigned int>(v2478.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2780 = v2761 + v2779;
+      const unsigned int v2781 = static_cast<unsigned int>(v2478.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2782 = v2780 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2783 = v2781 < v15;
+      const bool v2784 = v2782 && v2783;
+      if (v2784) {
+        const float v2785 = v2478.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2786 = v2763 + v2781;
+        const iron_bf16 v2787 = bias[v2786];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2788 = iron_to_f32(v2787);
+        const float v2789 = v2785 + v2788;
+        const iron_bf16 v2790 = iron_f32_to_bf16(v2789);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2791 = v2780 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2792 = v2791 + v2763;
+        const unsigned int v2793 = v2792 + v2781;
+        out[v2793] = v2790;
       }
-      const unsigned int v2798 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2799 = v2765 + v2798;
-      const unsigned int v2800 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2801 = v2799 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2802 = v2800 < v15;
-      const bool v2803 = v2801 && v2802;
-      if (v2803) {
-        const float v2804 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2805 = v2767 + v2800;
-        const iron_bf16 v2806 = bias[v2805];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2807 = iron_to_f32(v2806);
-        const float v2808 = v2804 + v2807;
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2810 = v2799 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2811 = v2810 + v2767;
-        const unsigned int v2812 = v2811 + v2800;
-        out[v2812] = v2809;
+      const unsigned int v2794 = static_cast<unsigned int>(v2478.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2795 = v2761 + v2794;
+      const unsigned int v2796 = static_cast<unsigned int>(v2478.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2797 = v2795 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2798 = v2796 < v15;
+      const bool v2799 = v2797 && v2798;
+      if (v2799) {
+        const float v2800 = v2478.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2801 = v2763 + v2796;
+        const iron_bf16 v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2803 = iron_to_f32(v2802);
+        const float v2804 = v2800 + v2803;
+        const iron_bf16 v2805 = iron_f32_to_bf16(v2804);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2806 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2807 = v2806 + v2763;
+        const unsigned int v2808 = v2807 + v2796;
+        out[v2808] = v2805;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2814 = v2765 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2816 = v2814 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2817 = v2815 < v15;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2820 = v2767 + v2815;
-        const iron_bf16 v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2822 = iron_to_f32(v2821);
-        const float v2823 = v2819 + v2822;
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2825 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2826 = v2825 + v2767;
-        const unsigned int v2827 = v2826 + v2815;
-        out[v2827] = v2824;
+      const unsigned int v2809 = static_cast<unsigned int>(v2478.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2810 = v2761 + v2809;
+      const unsigned int v2811 = static_cast<unsigned int>(v2478.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2812 = v2810 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2813 = v2811 < v15;
+      const bool v2814 = v2812 && v2813;
+      if (v2814) {
+        const float v2815 = v2478.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2816 = v2763 + v2811;
+        const iron_bf16 v2817 = bias[v2816];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2818 = iron_to_f32(v2817);
+        const float v2819 = v2815 + v2818;
+        const iron_bf16 v2820 = iron_f32_to_bf16(v2819);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2821 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2822 = v2821 + v2763;
+        const unsigned int v2823 = v2822 + v2811;
+        out[v2823] = v2820;
       }
-      const unsigned int v2828 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2829 = v2765 + v2828;
-      const unsigned int v2830 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2831 = v2829 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2832 = v2830 < v15;
-      const bool v2833 = v2831 && v2832;
-      if (v2833) {
-        const float v2834 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2835 = v2767 + v2830;
-        const iron_bf16 v2836 = bias[v2835];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2837 = iron_to_f32(v2836);
-        const float v2838 = v2834 + v2837;
-        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2840 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2841 = v2840 + v2767;
-        const unsigned int v2842 = v2841 + v2830;
-        out[v2842] = v2839;
+      const unsigned int v2824 = static_cast<unsigned int>(v2478.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2825 = v2761 + v2824;
+      const unsigned int v2826 = static_cast<unsigned int>(v2478.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2827 = v2825 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2828 = v2826 < v15;
+      const bool v2829 = v2827 && v2828;
+      if (v2829) {
+        const float v2830 = v2478.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2831 = v2763 + v2826;
+        const iron_bf16 v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2833 = iron_to_f32(v2832);
+        const float v2834 = v2830 + v2833;
+        const iron_bf16 v2835 = iron_f32_to_bf16(v2834);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2836 = v2825 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2837 = v2836 + v2763;
+        const unsigned int v2838 = v2837 + v2826;
+        out[v2838] = v2835;
       }
-      const unsigned int v2843 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2844 = v2765 + v2843;
-      const unsigned int v2845 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2846 = v2844 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2847 = v2845 < v15;
-      const bool v2848 = v2846 && v2847;
-      if (v2848) {
-        const float v2849 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2850 = v2767 + v2845;
-        const iron_bf16 v2851 = bias[v2850];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2852 = iron_to_f32(v2851);
-        const float v2853 = v2849 + v2852;
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2853);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2855 = v2844 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2856 = v2855 + v2767;
-        const unsigned int v2857 = v2856 + v2845;
-        out[v2857] = v2854;
+      const unsigned int v2839 = static_cast<unsigned int>(v2478.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2840 = v2761 + v2839;
+      const unsigned int v2841 = static_cast<unsigned int>(v2478.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2842 = v2840 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2843 = v2841 < v15;
+      const bool v2844 = v2842 && v2843;
+      if (v2844) {
+        const float v2845 = v2478.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2846 = v2763 + v2841;
+        const iron_bf16 v2847 = bias[v2846];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2848 = iron_to_f32(v2847);
+        const float v2849 = v2845 + v2848;
+        const iron_bf16 v2850 = iron_f32_to_bf16(v2849);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2851 = v2840 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2852 = v2851 + v2763;
+        const unsigned int v2853 = v2852 + v2841;
+        out[v2853] = v2850;
       }
-      const unsigned int v2858 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2859 = v2765 + v2858;
-      const unsigned int v2860 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2861 = v2859 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2862 = v2860 < v15;
-      const bool v2863 = v2861 && v2862;
-      if (v2863) {
-        const float v2864 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2865 = v2767 + v2860;
-        const iron_bf16 v2866 = bias[v2865];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2867 = iron_to_f32(v2866);
-        const float v2868 = v2864 + v2867;
-        const iron_bf16 v2869 = iron_f32_to_bf16(v2868);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2870 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2871 = v2870 + v2767;
-        const unsigned int v2872 = v2871 + v2860;
-        out[v2872] = v2869;
+      const unsigned int v2854 = static_cast<unsigned int>(v2478.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2855 = v2761 + v2854;
+      const unsigned int v2856 = static_cast<unsigned int>(v2478.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2857 = v2855 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2858 = v2856 < v15;
+      const bool v2859 = v2857 && v2858;
+      if (v2859) {
+        const float v2860 = v2478.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2861 = v2763 + v2856;
+        const iron_bf16 v2862 = bias[v2861];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2863 = iron_to_f32(v2862);
+        const float v2864 = v2860 + v2863;
+        const iron_bf16 v2865 = iron_f32_to_bf16(v2864);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2866 = v2855 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2867 = v2866 + v2763;
+        const unsigned int v2868 = v2867 + v2856;
+        out[v2868] = v2865;
       }
-      const unsigned int v2873 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2874 = v2765 + v2873;
-      const unsigned int v2875 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2876 = v2874 < v2380;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2877 = v2875 < v15;
-      const bool v2878 = v2876 && v2877;
-      if (v2878) {
-        const float v2879 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2880 = v2767 + v2875;
-        const iron_bf16 v2881 = bias[v2880];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2882 = iron_to_f32(v2881);
-        const float v2883 = v2879 + v2882;
-        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2885 = v2874 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2886 = v2885 + v2767;
-        const unsigned int v2887 = v2886 + v2875;
-        out[v2887] = v2884;
+      const unsigned int v2869 = static_cast<unsigned int>(v2478.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2870 = v2761 + v2869;
+      const unsigned int v2871 = static_cast<unsigned int>(v2478.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2872 = v2870 < v2380;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2873 = v2871 < v15;
+      const bool v2874 = v2872 && v2873;
+      if (v2874) {
+        const float v2875 = v2478.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2876 = v2763 + v2871;
+        const iron_bf16 v2877 = bias[v2876];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2878 = iron_to_f32(v2877);
+        const float v2879 = v2875 + v2878;
+        const iron_bf16 v2880 = iron_f32_to_bf16(v2879);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2881 = v2870 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2882 = v2881 + v2763;
+        const unsigned int v2883 = v2882 + v2871;
+        out[v2883] = v2880;
       }
     }
   }

@@ -499,989 +499,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v315 = v310 && v314;
     const bool v316 = v306 && v315;  // kernels/gemm/gemm_tiles.hpp:275
     if (v316) {
-      for (unsigned int v2925 = 0u; v2925 < 2u; v2925 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v2926 = v2925 << 6u;
-        const bool v2928 = v2926 < v34;
-        if (v2928) {
-          const unsigned int v2930 = v2925 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v2931 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v2931) {
-            const unsigned int v2935 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2936 = v2935 << 3u;
-            const unsigned int v2937 = v2926 + v2936;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2939 = v2937 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2941 = v2939 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2942 = v2937 - v2941;
-            const unsigned int v2943 = v2939 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2944 = v2943 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2945 = v2943 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2946 = v2939 - v2945;
-            const unsigned int v2947 = v2946 * v12;
-            const unsigned int v2948 = v88 + v2942;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2949 = v2937 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2951 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2956 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2957 = v2956 + v2936;
-            const unsigned int v2958 = v147 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2959 = v152 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2960 = v2958 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2961 = v2949 && v2960;
-            const bool v2962 = v2958 < v145;
+      for (unsigned int v2921 = 0u; v2921 < 2u; v2921 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v2922 = v2921 << 6u;
+        const bool v2924 = v2922 < v34;
+        if (v2924) {
+          const unsigned int v2926 = v2921 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v2927 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v2927) {
+            const unsigned int v2931 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2932 = v2931 << 3u;
+            const unsigned int v2933 = v2922 + v2932;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2935 = v2933 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2937 = v2935 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2938 = v2933 - v2937;
+            const unsigned int v2939 = v2935 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2940 = v2939 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2941 = v2939 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2942 = v2935 - v2941;
+            const unsigned int v2943 = v2942 * v12;
+            const unsigned int v2944 = v88 + v2938;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2945 = v2933 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2947 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2952 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2953 = v2952 + v2932;
+            const unsigned int v2954 = v147 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2955 = v152 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2956 = v2954 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2957 = v2945 && v2956;
+            const bool v2958 = v2954 < v145;
+            const bool v2959 = v2957 && v2958;
+            const bool v2960 = v2955 >= v10;
+            const bool v2961 = v2959 && v2960;
+            const bool v2962 = v2955 < v2947;
             const bool v2963 = v2961 && v2962;
-            const bool v2964 = v2959 >= v10;
-            const bool v2965 = v2963 && v2964;
-            const bool v2966 = v2959 < v2951;
-            const bool v2967 = v2965 && v2966;
-            const unsigned int v2968 = max(v2958, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2969 = v2968 - v9;
-            const unsigned int v2970 = max(v2959, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2971 = v2970 - v10;
-            const unsigned int v2972 = v155 + v2969;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2973 = v2972 * v2;
-            const unsigned int v2974 = v2973 + v2971;
-            const unsigned int v2975 = v2974 * v3;
-            const unsigned int v2976 = v2975 + v2948;
-            const unsigned int v2978 = v2967 ? v2976 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2980 = v2930 + v2957;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2980 ^ (((v2980 >> 6u) & 7u) << 3u)), x + v2978, v2967);
-            const unsigned int v2982 = v165 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2983 = v170 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2984 = v2982 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2985 = v2949 && v2984;
-            const bool v2986 = v2982 < v145;
+            const unsigned int v2964 = max(v2954, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2965 = v2964 - v9;
+            const unsigned int v2966 = max(v2955, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2967 = v2966 - v10;
+            const unsigned int v2968 = v155 + v2965;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2969 = v2968 * v2;
+            const unsigned int v2970 = v2969 + v2967;
+            const unsigned int v2971 = v2970 * v3;
+            const unsigned int v2972 = v2971 + v2944;
+            const unsigned int v2974 = v2963 ? v2972 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2976 = v2926 + v2953;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2976 ^ (((v2976 >> 6u) & 7u) << 3u)), x + v2974, v2963);
+            const unsigned int v2978 = v165 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2979 = v170 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2980 = v2978 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2981 = v2945 && v2980;
+            const bool v2982 = v2978 < v145;
+            const bool v2983 = v2981 && v2982;
+            const bool v2984 = v2979 >= v10;
+            const bool v2985 = v2983 && v2984;
+            const bool v2986 = v2979 < v2947;
             const bool v2987 = v2985 && v2986;
-            const bool v2988 = v2983 >= v10;
-            const bool v2989 = v2987 && v2988;
-            const bool v2990 = v2983 < v2951;
-            const bool v2991 = v2989 && v2990;
-            const unsigned int v2992 = max(v2982, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2993 = v2992 - v9;
-            const unsigned int v2994 = max(v2983, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2995 = v2994 - v10;
-            const unsigned int v2996 = v173 + v2993;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2997 = v2996 * v2;
-            const unsigned int v2998 = v2997 + v2995;
-            const unsigned int v2999 = v2998 * v3;
-            const unsigned int v3000 = v2999 + v2948;
-            const unsigned int v3002 = v2991 ? v3000 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3005 = v2980 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3005 ^ (((v3005 >> 6u) & 7u) << 3u)), x + v3002, v2991);
-            const unsigned int v3006 = v183 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3007 = v188 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3008 = v3006 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3009 = v2949 && v3008;
-            const bool v3010 = v3006 < v145;
+            const unsigned int v2988 = max(v2978, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2989 = v2988 - v9;
+            const unsigned int v2990 = max(v2979, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2991 = v2990 - v10;
+            const unsigned int v2992 = v173 + v2989;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2993 = v2992 * v2;
+            const unsigned int v2994 = v2993 + v2991;
+            const unsigned int v2995 = v2994 * v3;
+            const unsigned int v2996 = v2995 + v2944;
+            const unsigned int v2998 = v2987 ? v2996 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3001 = v2976 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3001 ^ (((v3001 >> 6u) & 7u) << 3u)), x + v2998, v2987);
+            const unsigned int v3002 = v183 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3003 = v188 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3004 = v3002 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3005 = v2945 && v3004;
+            const bool v3006 = v3002 < v145;
+            const bool v3007 = v3005 && v3006;
+            const bool v3008 = v3003 >= v10;
+            const bool v3009 = v3007 && v3008;
+            const bool v3010 = v3003 < v2947;
             const bool v3011 = v3009 && v3010;
-            const bool v3012 = v3007 >= v10;
-            const bool v3013 = v3011 && v3012;
-            const bool v3014 = v3007 < v2951;
-            const bool v3015 = v3013 && v3014;
-            const unsigned int v3016 = max(v3006, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3017 = v3016 - v9;
-            const unsigned int v3018 = max(v3007, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3019 = v3018 - v10;
-            const unsigned int v3020 = v191 + v3017;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3021 = v3020 * v2;
-            const unsigned int v3022 = v3021 + v3019;
-            const unsigned int v3023 = v3022 * v3;
-            const unsigned int v3024 = v3023 + v2948;
-            const unsigned int v3026 = v3015 ? v3024 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3029 = v2980 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3029 ^ (((v3029 >> 6u) & 7u) << 3u)), x + v3026, v3015);
-            const unsigned int v3030 = v201 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3031 = v206 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3032 = v3030 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3033 = v2949 && v3032;
-            const bool v3034 = v3030 < v145;
+            const unsigned int v3012 = max(v3002, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3013 = v3012 - v9;
+            const unsigned int v3014 = max(v3003, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3015 = v3014 - v10;
+            const unsigned int v3016 = v191 + v3013;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3017 = v3016 * v2;
+            const unsigned int v3018 = v3017 + v3015;
+            const unsigned int v3019 = v3018 * v3;
+            const unsigned int v3020 = v3019 + v2944;
+            const unsigned int v3022 = v3011 ? v3020 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3025 = v2976 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3025 ^ (((v3025 >> 6u) & 7u) << 3u)), x + v3022, v3011);
+            const unsigned int v3026 = v201 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3027 = v206 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3028 = v3026 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3029 = v2945 && v3028;
+            const bool v3030 = v3026 < v145;
+            const bool v3031 = v3029 && v3030;
+            const bool v3032 = v3027 >= v10;
+            const bool v3033 = v3031 && v3032;
+            const bool v3034 = v3027 < v2947;
             const bool v3035 = v3033 && v3034;
-            const bool v3036 = v3031 >= v10;
-            const bool v3037 = v3035 && v3036;
-            const bool v3038 = v3031 < v2951;
-            const bool v3039 = v3037 && v3038;
-            const unsigned int v3040 = max(v3030, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3041 = v3040 - v9;
-            const unsigned int v3042 = max(v3031, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3043 = v3042 - v10;
-            const unsigned int v3044 = v209 + v3041;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3045 = v3044 * v2;
-            const unsigned int v3046 = v3045 + v3043;
-            const unsigned int v3047 = v3046 * v3;
-            const unsigned int v3048 = v3047 + v2948;
-            const unsigned int v3050 = v3039 ? v3048 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3053 = v2980 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3053 ^ (((v3053 >> 6u) & 7u) << 3u)), x + v3050, v3039);
-            const unsigned int v3054 = v219 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3055 = v224 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3056 = v3054 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3057 = v2949 && v3056;
-            const bool v3058 = v3054 < v145;
+            const unsigned int v3036 = max(v3026, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3037 = v3036 - v9;
+            const unsigned int v3038 = max(v3027, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3039 = v3038 - v10;
+            const unsigned int v3040 = v209 + v3037;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3041 = v3040 * v2;
+            const unsigned int v3042 = v3041 + v3039;
+            const unsigned int v3043 = v3042 * v3;
+            const unsigned int v3044 = v3043 + v2944;
+            const unsigned int v3046 = v3035 ? v3044 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3049 = v2976 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3049 ^ (((v3049 >> 6u) & 7u) << 3u)), x + v3046, v3035);
+            const unsigned int v3050 = v219 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3051 = v224 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3052 = v3050 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3053 = v2945 && v3052;
+            const bool v3054 = v3050 < v145;
+            const bool v3055 = v3053 && v3054;
+            const bool v3056 = v3051 >= v10;
+            const bool v3057 = v3055 && v3056;
+            const bool v3058 = v3051 < v2947;
             const bool v3059 = v3057 && v3058;
-            const bool v3060 = v3055 >= v10;
-            const bool v3061 = v3059 && v3060;
-            const bool v3062 = v3055 < v2951;
-            const bool v3063 = v3061 && v3062;
-            const unsigned int v3064 = max(v3054, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3065 = v3064 - v9;
-            const unsigned int v3066 = max(v3055, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3067 = v3066 - v10;
-            const unsigned int v3068 = v227 + v3065;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3069 = v3068 * v2;
-            const unsigned int v3070 = v3069 + v3067;
-            const unsigned int v3071 = v3070 * v3;
-            const unsigned int v3072 = v3071 + v2948;
-            const unsigned int v3074 = v3063 ? v3072 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3077 = v2980 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3077 ^ (((v3077 >> 6u) & 7u) << 3u)), x + v3074, v3063);
-            const unsigned int v3078 = v237 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3079 = v242 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3080 = v3078 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3081 = v2949 && v3080;
-            const bool v3082 = v3078 < v145;
+            const unsigned int v3060 = max(v3050, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3061 = v3060 - v9;
+            const unsigned int v3062 = max(v3051, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3063 = v3062 - v10;
+            const unsigned int v3064 = v227 + v3061;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3065 = v3064 * v2;
+            const unsigned int v3066 = v3065 + v3063;
+            const unsigned int v3067 = v3066 * v3;
+            const unsigned int v3068 = v3067 + v2944;
+            const unsigned int v3070 = v3059 ? v3068 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3073 = v2976 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3073 ^ (((v3073 >> 6u) & 7u) << 3u)), x + v3070, v3059);
+            const unsigned int v3074 = v237 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3075 = v242 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3076 = v3074 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3077 = v2945 && v3076;
+            const bool v3078 = v3074 < v145;
+            const bool v3079 = v3077 && v3078;
+            const bool v3080 = v3075 >= v10;
+            const bool v3081 = v3079 && v3080;
+            const bool v3082 = v3075 < v2947;
             const bool v3083 = v3081 && v3082;
-            const bool v3084 = v3079 >= v10;
-            const bool v3085 = v3083 && v3084;
-            const bool v3086 = v3079 < v2951;
-            const bool v3087 = v3085 && v3086;
-            const unsigned int v3088 = max(v3078, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3089 = v3088 - v9;
-            const unsigned int v3090 = max(v3079, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3091 = v3090 - v10;
-            const unsigned int v3092 = v245 + v3089;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3093 = v3092 * v2;
-            const unsigned int v3094 = v3093 + v3091;
-            const unsigned int v3095 = v3094 * v3;
-            const unsigned int v3096 = v3095 + v2948;
-            const unsigned int v3098 = v3087 ? v3096 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3101 = v2980 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3101 ^ (((v3101 >> 6u) & 7u) << 3u)), x + v3098, v3087);
-            const unsigned int v3102 = v255 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3103 = v260 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3104 = v3102 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3105 = v2949 && v3104;
-            const bool v3106 = v3102 < v145;
+            const unsigned int v3084 = max(v3074, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3085 = v3084 - v9;
+            const unsigned int v3086 = max(v3075, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3087 = v3086 - v10;
+            const unsigned int v3088 = v245 + v3085;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3089 = v3088 * v2;
+            const unsigned int v3090 = v3089 + v3087;
+            const unsigned int v3091 = v3090 * v3;
+            const unsigned int v3092 = v3091 + v2944;
+            const unsigned int v3094 = v3083 ? v3092 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3097 = v2976 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3097 ^ (((v3097 >> 6u) & 7u) << 3u)), x + v3094, v3083);
+            const unsigned int v3098 = v255 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3099 = v260 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3100 = v3098 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3101 = v2945 && v3100;
+            const bool v3102 = v3098 < v145;
+            const bool v3103 = v3101 && v3102;
+            const bool v3104 = v3099 >= v10;
+            const bool v3105 = v3103 && v3104;
+            const bool v3106 = v3099 < v2947;
             const bool v3107 = v3105 && v3106;
-            const bool v3108 = v3103 >= v10;
-            const bool v3109 = v3107 && v3108;
-            const bool v3110 = v3103 < v2951;
-            const bool v3111 = v3109 && v3110;
-            const unsigned int v3112 = max(v3102, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3113 = v3112 - v9;
-            const unsigned int v3114 = max(v3103, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3115 = v3114 - v10;
-            const unsigned int v3116 = v263 + v3113;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3117 = v3116 * v2;
-            const unsigned int v3118 = v3117 + v3115;
-            const unsigned int v3119 = v3118 * v3;
-            const unsigned int v3120 = v3119 + v2948;
-            const unsigned int v3122 = v3111 ? v3120 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3125 = v2980 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3125 ^ (((v3125 >> 6u) & 7u) << 3u)), x + v3122, v3111);
-            const unsigned int v3126 = v273 + v2944;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3127 = v278 + v2947;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3128 = v3126 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3129 = v2949 && v3128;
-            const bool v3130 = v3126 < v145;
+            const unsigned int v3108 = max(v3098, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3109 = v3108 - v9;
+            const unsigned int v3110 = max(v3099, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3111 = v3110 - v10;
+            const unsigned int v3112 = v263 + v3109;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3113 = v3112 * v2;
+            const unsigned int v3114 = v3113 + v3111;
+            const unsigned int v3115 = v3114 * v3;
+            const unsigned int v3116 = v3115 + v2944;
+            const unsigned int v3118 = v3107 ? v3116 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3121 = v2976 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3121 ^ (((v3121 >> 6u) & 7u) << 3u)), x + v3118, v3107);
+            const unsigned int v3122 = v273 + v2940;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3123 = v278 + v2943;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3124 = v3122 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3125 = v2945 && v3124;
+            const bool v3126 = v3122 < v145;
+            const bool v3127 = v3125 && v3126;
+            const bool v3128 = v3123 >= v10;
+            const bool v3129 = v3127 && v3128;
+            const bool v3130 = v3123 < v2947;
             const bool v3131 = v3129 && v3130;
-            const bool v3132 = v3127 >= v10;
-            const bool v3133 = v3131 && v3132;
-            const bool v3134 = v3127 < v2951;
-            const bool v3135 = v3133 && v3134;
-            const unsigned int v3136 = max(v3126, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3137 = v3136 - v9;
-            const unsigned int v3138 = max(v3127, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3139 = v3138 - v10;
-            const unsigned int v3140 = v281 + v3137;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3141 = v3140 * v2;
-            const unsigned int v3142 = v3141 + v3139;
-            const unsigned int v3143 = v3142 * v3;
-            const unsigned int v3144 = v3143 + v2948;
-            const unsigned int v3146 = v3135 ? v3144 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3149 = v2980 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3149 ^ (((v3149 >> 6u) & 7u) << 3u)), x + v3146, v3135);
+            const unsigned int v3132 = max(v3122, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3133 = v3132 - v9;
+            const unsigned int v3134 = max(v3123, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3135 = v3134 - v10;
+            const unsigned int v3136 = v281 + v3133;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3137 = v3136 * v2;
+            const unsigned int v3138 = v3137 + v3135;
+            const unsigned int v3139 = v3138 * v3;
+            const unsigned int v3140 = v3139 + v2944;
+            const unsigned int v3142 = v3131 ? v3140 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3145 = v2976 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3145 ^ (((v3145 >> 6u) & 7u) << 3u)), x + v3142, v3131);
           } else {
-            const unsigned int v3158 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3159 = v3158 << 3u;
-            const unsigned int v3162 = v2926 + v3159;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3163 = v3162 < v34;
-            const bool v3164 = v144 && v3163;
-            const unsigned int v3166 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3168 = v3166 + v2926;
-            const unsigned int v3169 = v3168 + v3159;
-            const unsigned int v3170 = v3164 ? v3169 : 0u;
-            const unsigned int v3172 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3173 = v2930 + v3172;
-            const unsigned int v3174 = v3173 + v3159;
-            iron_copy_async<16>(shm0 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), x + v3170, v3164);
-            const unsigned int v3177 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3179 = v3177 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3182 = v3177 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3183 = v3182 << 3u;
-            const unsigned int v3184 = v79 + v3179;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3185 = v3184 < v60;
-            const unsigned int v3186 = v2926 + v3183;
-            const bool v3187 = v3186 < v34;
-            const bool v3188 = v3185 && v3187;
-            const unsigned int v3190 = v3184 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3192 = v3190 + v2926;
-            const unsigned int v3193 = v3192 + v3183;
-            const unsigned int v3194 = v3188 ? v3193 : 0u;
-            const unsigned int v3196 = v3179 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3197 = v2930 + v3196;
-            const unsigned int v3198 = v3197 + v3183;
-            iron_copy_async<16>(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), x + v3194, v3188);
-            const unsigned int v3201 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3203 = v3201 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3206 = v3201 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3207 = v3206 << 3u;
-            const unsigned int v3208 = v79 + v3203;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3209 = v3208 < v60;
-            const unsigned int v3210 = v2926 + v3207;
-            const bool v3211 = v3210 < v34;
-            const bool v3212 = v3209 && v3211;
-            const unsigned int v3214 = v3208 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3216 = v3214 + v2926;
-            const unsigned int v3217 = v3216 + v3207;
-            const unsigned int v3218 = v3212 ? v3217 : 0u;
-            const unsigned int v3220 = v3203 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3221 = v2930 + v3220;
-            const unsigned int v3222 = v3221 + v3207;
-            iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), x + v3218, v3212);
-            const unsigned int v3225 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3227 = v3225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3230 = v3225 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3231 = v3230 << 3u;
-            const unsigned int v3232 = v79 + v3227;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3233 = v3232 < v60;
-            const unsigned int v3234 = v2926 + v3231;
-            const bool v3235 = v3234 < v34;
-            const bool v3236 = v3233 && v3235;
-            const unsigned int v3238 = v3232 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3240 = v3238 + v2926;
-            const unsigned int v3241 = v3240 + v3231;
-            const unsigned int v3242 = v3236 ? v3241 : 0u;
-            const unsigned int v3244 = v3227 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3245 = v2930 + v3244;
-            const unsigned int v3246 = v3245 + v3231;
-            iron_copy_async<16>(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), x + v3242, v3236);
-            const unsigned int v3249 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3251 = v3249 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3254 = v3249 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3255 = v3254 << 3u;
-            const unsigned int v3256 = v79 + v3251;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3257 = v3256 < v60;
-            const unsigned int v3258 = v2926 + v3255;
-            const bool v3259 = v3258 < v34;
-            const bool v3260 = v3257 && v3259;
-            const unsigned int v3262 = v3256 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3264 = v3262 + v2926;
-            const unsigned int v3265 = v3264 + v3255;
-            const unsigned int v3266 = v3260 ? v3265 : 0u;
-            const unsigned int v3268 = v3251 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3269 = v2930 + v3268;
-            const unsigned int v3270 = v3269 + v3255;
-            iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), x + v3266, v3260);
-            const unsigned int v3273 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3275 = v3273 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3278 = v3273 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3279 = v3278 << 3u;
-            const unsigned int v3280 = v79 + v3275;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3281 = v3280 < v60;
-            const unsigned int v3282 = v2926 + v3279;
-            const bool v3283 = v3282 < v34;
-            const bool v3284 = v3281 && v3283;
-            const unsigned int v3286 = v3280 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3288 = v3286 + v2926;
-            const unsigned int v3289 = v3288 + v3279;
-            const unsigned int v3290 = v3284 ? v3289 : 0u;
-            const unsigned int v3292 = v3275 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3293 = v2930 + v3292;
-            const unsigned int v3294 = v3293 + v3279;
-            iron_copy_async<16>(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), x + v3290, v3284);
-            const unsigned int v3297 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3299 = v3297 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3302 = v3297 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3303 = v3302 << 3u;
-            const unsigned int v3304 = v79 + v3299;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3305 = v3304 < v60;
-            const unsigned int v3306 = v2926 + v3303;
-            const bool v3307 = v3306 < v34;
-            const bool v3308 = v3305 && v3307;
-            const unsigned int v3310 = v3304 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3312 = v3310 + v2926;
-            const unsigned int v3313 = v3312 + v3303;
-            const unsigned int v3314 = v3308 ? v3313 : 0u;
-            const unsigned int v3316 = v3299 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3317 = v2930 + v3316;
-            const unsigned int v3318 = v3317 + v3303;
-            iron_copy_async<16>(shm0 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), x + v3314, v3308);
-            const unsigned int v3321 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3323 = v3321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3326 = v3321 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3327 = v3326 << 3u;
-            const unsigned int v3328 = v79 + v3323;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3329 = v3328 < v60;
-            const unsigned int v3330 = v2926 + v3327;
-            const bool v3331 = v3330 < v34;
-            const bool v3332 = v3329 && v3331;
-            const unsigned int v3334 = v3328 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3336 = v3334 + v2926;
-            const unsigned int v3337 = v3336 + v3327;
-            const unsigned int v3338 = v3332 ? v3337 : 0u;
-            const unsigned int v3340 = v3323 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3341 = v2930 + v3340;
-            const unsigned int v3342 = v3341 + v3327;
-            iron_copy_async<16>(shm0 + (v3342 ^ (((v3342 >> 6u) & 7u) << 3u)), x + v3338, v3332);
+            const unsigned int v3154 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3155 = v3154 << 3u;
+            const unsigned int v3158 = v2922 + v3155;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3159 = v3158 < v34;
+            const bool v3160 = v144 && v3159;
+            const unsigned int v3162 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3164 = v3162 + v2922;
+            const unsigned int v3165 = v3164 + v3155;
+            const unsigned int v3166 = v3160 ? v3165 : 0u;
+            const unsigned int v3168 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3169 = v2926 + v3168;
+            const unsigned int v3170 = v3169 + v3155;
+            iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), x + v3166, v3160);
+            const unsigned int v3173 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3175 = v3173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3178 = v3173 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3179 = v3178 << 3u;
+            const unsigned int v3180 = v79 + v3175;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3181 = v3180 < v60;
+            const unsigned int v3182 = v2922 + v3179;
+            const bool v3183 = v3182 < v34;
+            const bool v3184 = v3181 && v3183;
+            const unsigned int v3186 = v3180 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3188 = v3186 + v2922;
+            const unsigned int v3189 = v3188 + v3179;
+            const unsigned int v3190 = v3184 ? v3189 : 0u;
+            const unsigned int v3192 = v3175 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3193 = v2926 + v3192;
+            const unsigned int v3194 = v3193 + v3179;
+            iron_copy_async<16>(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), x + v3190, v3184);
+            const unsigned int v3197 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3199 = v3197 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3202 = v3197 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3203 = v3202 << 3u;
+            const unsigned int v3204 = v79 + v3199;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3205 = v3204 < v60;
+            const unsigned int v3206 = v2922 + v3203;
+            const bool v3207 = v3206 < v34;
+            const bool v3208 = v3205 && v3207;
+            const unsigned int v3210 = v3204 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3212 = v3210 + v2922;
+            const unsigned int v3213 = v3212 + v3203;
+            const unsigned int v3214 = v3208 ? v3213 : 0u;
+            const unsigned int v3216 = v3199 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3217 = v2926 + v3216;
+            const unsigned int v3218 = v3217 + v3203;
+            iron_copy_async<16>(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), x + v3214, v3208);
+            const unsigned int v3221 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3223 = v3221 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3226 = v3221 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3227 = v3226 << 3u;
+            const unsigned int v3228 = v79 + v3223;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3229 = v3228 < v60;
+            const unsigned int v3230 = v2922 + v3227;
+            const bool v3231 = v3230 < v34;
+            const bool v3232 = v3229 && v3231;
+            const unsigned int v3234 = v3228 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3236 = v3234 + v2922;
+            const unsigned int v3237 = v3236 + v3227;
+            const unsigned int v3238 = v3232 ? v3237 : 0u;
+            const unsigned int v3240 = v3223 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3241 = v2926 + v3240;
+            const unsigned int v3242 = v3241 + v3227;
+            iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), x + v3238, v3232);
+            const unsigned int v3245 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3247 = v3245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3250 = v3245 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3251 = v3250 << 3u;
+            const unsigned int v3252 = v79 + v3247;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3253 = v3252 < v60;
+            const unsigned int v3254 = v2922 + v3251;
+            const bool v3255 = v3254 < v34;
+            const bool v3256 = v3253 && v3255;
+            const unsigned int v3258 = v3252 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3260 = v3258 + v2922;
+            const unsigned int v3261 = v3260 + v3251;
+            const unsigned int v3262 = v3256 ? v3261 : 0u;
+            const unsigned int v3264 = v3247 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3265 = v2926 + v3264;
+            const unsigned int v3266 = v3265 + v3251;
+            iron_copy_async<16>(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), x + v3262, v3256);
+            const unsigned int v3269 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3271 = v3269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3274 = v3269 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3275 = v3274 << 3u;
+            const unsigned int v3276 = v79 + v3271;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3277 = v3276 < v60;
+            const unsigned int v3278 = v2922 + v3275;
+            const bool v3279 = v3278 < v34;
+            const bool v3280 = v3277 && v3279;
+            const unsigned int v3282 = v3276 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3284 = v3282 + v2922;
+            const unsigned int v3285 = v3284 + v3275;
+            const unsigned int v3286 = v3280 ? v3285 : 0u;
+            const unsigned int v3288 = v3271 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3289 = v2926 + v3288;
+            const unsigned int v3290 = v3289 + v3275;
+            iron_copy_async<16>(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), x + v3286, v3280);
+            const unsigned int v3293 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3295 = v3293 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3298 = v3293 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3299 = v3298 << 3u;
+            const unsigned int v3300 = v79 + v3295;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3301 = v3300 < v60;
+            const unsigned int v3302 = v2922 + v3299;
+            const bool v3303 = v3302 < v34;
+            const bool v3304 = v3301 && v3303;
+            const unsigned int v3306 = v3300 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3308 = v3306 + v2922;
+            const unsigned int v3309 = v3308 + v3299;
+            const unsigned int v3310 = v3304 ? v3309 : 0u;
+            const unsigned int v3312 = v3295 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3313 = v2926 + v3312;
+            const unsigned int v3314 = v3313 + v3299;
+            iron_copy_async<16>(shm0 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), x + v3310, v3304);
+            const unsigned int v3317 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3319 = v3317 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3322 = v3317 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3323 = v3322 << 3u;
+            const unsigned int v3324 = v79 + v3319;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3325 = v3324 < v60;
+            const unsigned int v3326 = v2922 + v3323;
+            const bool v3327 = v3326 < v34;
+            const bool v3328 = v3325 && v3327;
+            const unsigned int v3330 = v3324 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3332 = v3330 + v2922;
+            const unsigned int v3333 = v3332 + v3323;
+            const unsigned int v3334 = v3328 ? v3333 : 0u;
+            const unsigned int v3336 = v3319 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3337 = v2926 + v3336;
+            const unsigned int v3338 = v3337 + v3323;
+            iron_copy_async<16>(shm0 + (v3338 ^ (((v3338 >> 6u) & 7u) << 3u)), x + v3334, v3328);
           }
-          const unsigned int v3352 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3353 = v3352 << 3u;
-          const unsigned int v3354 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3355 = v3354 < v15;
-          const unsigned int v3356 = v2926 + v3353;
-          const bool v3357 = v3356 < v34;
-          const bool v3358 = v3355 && v3357;
-          const unsigned int v3360 = v3354 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3361 = v85 + v3360;
-          const unsigned int v3362 = v3361 + v2926;
-          const unsigned int v3363 = v3362 + v3353;
-          const unsigned int v3364 = v3358 ? v3363 : v85;
-          const unsigned int v3366 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3367 = v2930 + v3366;
-          const unsigned int v3368 = v3367 + v3353;
-          iron_copy_async<16>(shm1 + (v3368 ^ (((v3368 >> 6u) & 7u) << 3u)), weight + v3364, v3358);
-          const unsigned int v3371 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3373 = v3371 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3376 = v3371 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3377 = v3376 << 3u;
-          const unsigned int v3378 = v83 + v3373;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3379 = v3378 < v15;
-          const unsigned int v3380 = v2926 + v3377;
-          const bool v3381 = v3380 < v34;
-          const bool v3382 = v3379 && v3381;
-          const unsigned int v3384 = v3378 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3385 = v85 + v3384;
-          const unsigned int v3386 = v3385 + v2926;
-          const unsigned int v3387 = v3386 + v3377;
-          const unsigned int v3388 = v3382 ? v3387 : v85;
-          const unsigned int v3390 = v3373 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3391 = v2930 + v3390;
-          const unsigned int v3392 = v3391 + v3377;
-          iron_copy_async<16>(shm1 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), weight + v3388, v3382);
-          const unsigned int v3395 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3401 = v3400 << 3u;
-          const unsigned int v3402 = v83 + v3397;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3403 = v3402 < v15;
-          const unsigned int v3404 = v2926 + v3401;
-          const bool v3405 = v3404 < v34;
-          const bool v3406 = v3403 && v3405;
-          const unsigned int v3408 = v3402 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3409 = v85 + v3408;
-          const unsigned int v3410 = v3409 + v2926;
-          const unsigned int v3411 = v3410 + v3401;
-          const unsigned int v3412 = v3406 ? v3411 : v85;
-          const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3415 = v2930 + v3414;
-          const unsigned int v3416 = v3415 + v3401;
-          iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), weight + v3412, v3406);
-          const unsigned int v3419 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3425 = v3424 << 3u;
-          const unsigned int v3426 = v83 + v3421;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3427 = v3426 < v15;
-          const unsigned int v3428 = v2926 + v3425;
-          const bool v3429 = v3428 < v34;
-          const bool v3430 = v3427 && v3429;
-          const unsigned int v3432 = v3426 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3433 = v85 + v3432;
-          const unsigned int v3434 = v3433 + v2926;
-          const unsigned int v3435 = v3434 + v3425;
-          const unsigned int v3436 = v3430 ? v3435 : v85;
-          const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3439 = v2930 + v3438;
-          const unsigned int v3440 = v3439 + v3425;
-          iron_copy_async<16>(shm1 + (v3440 ^ (((v3440 >> 6u) & 7u) << 3u)), weight + v3436, v3430);
-          const unsigned int v3443 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3449 = v3448 << 3u;
-          const unsigned int v3450 = v83 + v3445;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3451 = v3450 < v15;
-          const unsigned int v3452 = v2926 + v3449;
-          const bool v3453 = v3452 < v34;
-          const bool v3454 = v3451 && v3453;
-          const unsigned int v3456 = v3450 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3457 = v85 + v3456;
-          const unsigned int v3458 = v3457 + v2926;
-          const unsigned int v3459 = v3458 + v3449;
-          const unsigned int v3460 = v3454 ? v3459 : v85;
-          const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3463 = v2930 + v3462;
-          const unsigned int v3464 = v3463 + v3449;
-          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3460, v3454);
-          const unsigned int v3467 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3473 = v3472 << 3u;
-          const unsigned int v3474 = v83 + v3469;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3475 = v3474 < v15;
-          const unsigned int v3476 = v2926 + v3473;
-          const bool v3477 = v3476 < v34;
-          const bool v3478 = v3475 && v3477;
-          const unsigned int v3480 = v3474 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3481 = v85 + v3480;
-          const unsigned int v3482 = v3481 + v2926;
-          const unsigned int v3483 = v3482 + v3473;
-          const unsigned int v3484 = v3478 ? v3483 : v85;
-          const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3487 = v2930 + v3486;
-          const unsigned int v3488 = v3487 + v3473;
-          iron_copy_async<16>(shm1 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), weight + v3484, v3478);
-          const unsigned int v3491 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3493 = v3491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3496 = v3491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3497 = v3496 << 3u;
-          const unsigned int v3498 = v83 + v3493;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3499 = v3498 < v15;
-          const unsigned int v3500 = v2926 + v3497;
-          const bool v3501 = v3500 < v34;
-          const bool v3502 = v3499 && v3501;
-          const unsigned int v3504 = v3498 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3505 = v85 + v3504;
-          const unsigned int v3506 = v3505 + v2926;
-          const unsigned int v3507 = v3506 + v3497;
-          const unsigned int v3508 = v3502 ? v3507 : v85;
-          const unsigned int v3510 = v3493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3511 = v2930 + v3510;
-          const unsigned int v3512 = v3511 + v3497;
-          iron_copy_async<16>(shm1 + (v3512 ^ (((v3512 >> 6u) & 7u) << 3u)), weight + v3508, v3502);
-          const unsigned int v3515 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3517 = v3515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3520 = v3515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3521 = v3520 << 3u;
-          const unsigned int v3522 = v83 + v3517;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3523 = v3522 < v15;
-          const unsigned int v3524 = v2926 + v3521;
-          const bool v3525 = v3524 < v34;
-          const bool v3526 = v3523 && v3525;
-          const unsigned int v3528 = v3522 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3529 = v85 + v3528;
-          const unsigned int v3530 = v3529 + v2926;
-          const unsigned int v3531 = v3530 + v3521;
-          const unsigned int v3532 = v3526 ? v3531 : v85;
-          const unsigned int v3534 = v3517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3535 = v2930 + v3534;
-          const unsigned int v3536 = v3535 + v3521;
-          iron_copy_async<16>(shm1 + (v3536 ^ (((v3536 >> 6u) & 7u) << 3u)), weight + v3532, v3526);
+          const unsigned int v3348 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3349 = v3348 << 3u;
+          const unsigned int v3350 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3351 = v3350 < v15;
+          const unsigned int v3352 = v2922 + v3349;
+          const bool v3353 = v3352 < v34;
+          const bool v3354 = v3351 && v3353;
+          const unsigned int v3356 = v3350 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3357 = v85 + v3356;
+          const unsigned int v3358 = v3357 + v2922;
+          const unsigned int v3359 = v3358 + v3349;
+          const unsigned int v3360 = v3354 ? v3359 : v85;
+          const unsigned int v3362 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3363 = v2926 + v3362;
+          const unsigned int v3364 = v3363 + v3349;
+          iron_copy_async<16>(shm1 + (v3364 ^ (((v3364 >> 6u) & 7u) << 3u)), weight + v3360, v3354);
+          const unsigned int v3367 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3369 = v3367 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3372 = v3367 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3373 = v3372 << 3u;
+          const unsigned int v3374 = v83 + v3369;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3375 = v3374 < v15;
+          const unsigned int v3376 = v2922 + v3373;
+          const bool v3377 = v3376 < v34;
+          const bool v3378 = v3375 && v3377;
+          const unsigned int v3380 = v3374 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3381 = v85 + v3380;
+          const unsigned int v3382 = v3381 + v2922;
+          const unsigned int v3383 = v3382 + v3373;
+          const unsigned int v3384 = v3378 ? v3383 : v85;
+          const unsigned int v3386 = v3369 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3387 = v2926 + v3386;
+          const unsigned int v3388 = v3387 + v3373;
+          iron_copy_async<16>(shm1 + (v3388 ^ (((v3388 >> 6u) & 7u) << 3u)), weight + v3384, v3378);
+          const unsigned int v3391 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3393 = v3391 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3396 = v3391 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3397 = v3396 << 3u;
+          const unsigned int v3398 = v83 + v3393;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3399 = v3398 < v15;
+          const unsigned int v3400 = v2922 + v3397;
+          const bool v3401 = v3400 < v34;
+          const bool v3402 = v3399 && v3401;
+          const unsigned int v3404 = v3398 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3405 = v85 + v3404;
+          const unsigned int v3406 = v3405 + v2922;
+          const unsigned int v3407 = v3406 + v3397;
+          const unsigned int v3408 = v3402 ? v3407 : v85;
+          const unsigned int v3410 = v3393 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3411 = v2926 + v3410;
+          const unsigned int v3412 = v3411 + v3397;
+          iron_copy_async<16>(shm1 + (v3412 ^ (((v3412 >> 6u) & 7u) << 3u)), weight + v3408, v3402);
+          const unsigned int v3415 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3417 = v3415 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3420 = v3415 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3421 = v3420 << 3u;
+          const unsigned int v3422 = v83 + v3417;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3423 = v3422 < v15;
+          const unsigned int v3424 = v2922 + v3421;
+          const bool v3425 = v3424 < v34;
+          const bool v3426 = v3423 && v3425;
+          const unsigned int v3428 = v3422 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3429 = v85 + v3428;
+          const unsigned int v3430 = v3429 + v2922;
+          const unsigned int v3431 = v3430 + v3421;
+          const unsigned int v3432 = v3426 ? v3431 : v85;
+          const unsigned int v3434 = v3417 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3435 = v2926 + v3434;
+          const unsigned int v3436 = v3435 + v3421;
+          iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 6u) & 7u) << 3u)), weight + v3432, v3426);
+          const unsigned int v3439 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3441 = v3439 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3444 = v3439 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3445 = v3444 << 3u;
+          const unsigned int v3446 = v83 + v3441;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3447 = v3446 < v15;
+          const unsigned int v3448 = v2922 + v3445;
+          const bool v3449 = v3448 < v34;
+          const bool v3450 = v3447 && v3449;
+          const unsigned int v3452 = v3446 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3453 = v85 + v3452;
+          const unsigned int v3454 = v3453 + v2922;
+          const unsigned int v3455 = v3454 + v3445;
+          const unsigned int v3456 = v3450 ? v3455 : v85;
+          const unsigned int v3458 = v3441 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3459 = v2926 + v3458;
+          const unsigned int v3460 = v3459 + v3445;
+          iron_copy_async<16>(shm1 + (v3460 ^ (((v3460 >> 6u) & 7u) << 3u)), weight + v3456, v3450);
+          const unsigned int v3463 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3465 = v3463 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3468 = v3463 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3469 = v3468 << 3u;
+          const unsigned int v3470 = v83 + v3465;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3471 = v3470 < v15;
+          const unsigned int v3472 = v2922 + v3469;
+          const bool v3473 = v3472 < v34;
+          const bool v3474 = v3471 && v3473;
+          const unsigned int v3476 = v3470 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3477 = v85 + v3476;
+          const unsigned int v3478 = v3477 + v2922;
+          const unsigned int v3479 = v3478 + v3469;
+          const unsigned int v3480 = v3474 ? v3479 : v85;
+          const unsigned int v3482 = v3465 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3483 = v2926 + v3482;
+          const unsigned int v3484 = v3483 + v3469;
+          iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), weight + v3480, v3474);
+          const unsigned int v3487 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3489 = v3487 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3492 = v3487 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3493 = v3492 << 3u;
+          const unsigned int v3494 = v83 + v3489;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3495 = v3494 < v15;
+          const unsigned int v3496 = v2922 + v3493;
+          const bool v3497 = v3496 < v34;
+          const bool v3498 = v3495 && v3497;
+          const unsigned int v3500 = v3494 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3501 = v85 + v3500;
+          const unsigned int v3502 = v3501 + v2922;
+          const unsigned int v3503 = v3502 + v3493;
+          const unsigned int v3504 = v3498 ? v3503 : v85;
+          const unsigned int v3506 = v3489 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3507 = v2926 + v3506;
+          const unsigned int v3508 = v3507 + v3493;
+          iron_copy_async<16>(shm1 + (v3508 ^ (((v3508 >> 6u) & 7u) << 3u)), weight + v3504, v3498);
+          const unsigned int v3511 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3513 = v3511 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3516 = v3511 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3517 = v3516 << 3u;
+          const unsigned int v3518 = v83 + v3513;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3519 = v3518 < v15;
+          const unsigned int v3520 = v2922 + v3517;
+          const bool v3521 = v3520 < v34;
+          const bool v3522 = v3519 && v3521;
+          const unsigned int v3524 = v3518 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3525 = v85 + v3524;
+          const unsigned int v3526 = v3525 + v2922;
+          const unsigned int v3527 = v3526 + v3517;
+          const unsigned int v3528 = v3522 ? v3527 : v85;
+          const unsigned int v3530 = v3513 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3531 = v2926 + v3530;
+          const unsigned int v3532 = v3531 + v3517;
+          iron_copy_async<16>(shm1 + (v3532 ^ (((v3532 >> 6u) & 7u) << 3u)), weight + v3528, v3522);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
-      const unsigned int v3549 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
-      const unsigned int v3554 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
+      const unsigned int v3545 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v3550 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
 
-      for (unsigned int v3537 = 0u; v3537 < v34; v3537 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3539 = v3537 >> 6u;
-        const unsigned int v3541 = v3539 % 3u;
+      for (unsigned int v3533 = 0u; v3533 < v34; v3533 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3535 = v3533 >> 6u;
+        const unsigned int v3537 = v3535 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3543 = v3541 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
-        const unsigned int v3550 = v3543 + v3549;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3550, 64u);
-        const unsigned int v3555 = v3543 + v3554;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3555, 64u);
+        const unsigned int v3539 = v3537 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
+        const unsigned int v3546 = v3539 + v3545;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3546, 64u);
+        const unsigned int v3551 = v3539 + v3550;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3551, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3562 = v3550 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3562, 64u);
-        const unsigned int v3567 = v3555 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3567, 64u);
+        const unsigned int v3558 = v3546 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3558, 64u);
+        const unsigned int v3563 = v3551 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3563, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3573 = v3550 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3573, 64u);
-        const unsigned int v3578 = v3555 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3578, 64u);
+        const unsigned int v3569 = v3546 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3569, 64u);
+        const unsigned int v3574 = v3551 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3574, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3584 = v3550 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3584, 64u);
-        const unsigned int v3589 = v3555 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3589, 64u);
+        const unsigned int v3580 = v3546 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3580, 64u);
+        const unsigned int v3585 = v3551 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3585, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3592 = v3537 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3594 = v3539 + 2u;
-        const unsigned int v3595 = v3594 % 3u;
-        const bool v3596 = v3592 < v34;
-        if (v3596) {
-          const unsigned int v3598 = v3595 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3599 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v3599) {
-            const unsigned int v3603 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3604 = v3603 << 3u;
-            const unsigned int v3605 = v3592 + v3604;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3607 = v3605 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3609 = v3607 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3610 = v3605 - v3609;
-            const unsigned int v3611 = v3607 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3612 = v3611 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3613 = v3611 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3614 = v3607 - v3613;
-            const unsigned int v3615 = v3614 * v12;
-            const unsigned int v3616 = v88 + v3610;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3617 = v3605 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3619 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3624 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3625 = v3624 + v3604;
-            const unsigned int v3626 = v147 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3627 = v152 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3628 = v3626 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3629 = v3617 && v3628;
-            const bool v3630 = v3626 < v145;
+        const unsigned int v3588 = v3533 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3590 = v3535 + 2u;
+        const unsigned int v3591 = v3590 % 3u;
+        const bool v3592 = v3588 < v34;
+        if (v3592) {
+          const unsigned int v3594 = v3591 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3595 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v3595) {
+            const unsigned int v3599 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3600 = v3599 << 3u;
+            const unsigned int v3601 = v3588 + v3600;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3603 = v3601 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3605 = v3603 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3606 = v3601 - v3605;
+            const unsigned int v3607 = v3603 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3608 = v3607 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3609 = v3607 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3610 = v3603 - v3609;
+            const unsigned int v3611 = v3610 * v12;
+            const unsigned int v3612 = v88 + v3606;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3613 = v3601 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3615 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3620 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3621 = v3620 + v3600;
+            const unsigned int v3622 = v147 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3623 = v152 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3624 = v3622 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3625 = v3613 && v3624;
+            const bool v3626 = v3622 < v145;
+            const bool v3627 = v3625 && v3626;
+            const bool v3628 = v3623 >= v10;
+            const bool v3629 = v3627 && v3628;
+            const bool v3630 = v3623 < v3615;
             const bool v3631 = v3629 && v3630;
-            const bool v3632 = v3627 >= v10;
-            const bool v3633 = v3631 && v3632;
-            const bool v3634 = v3627 < v3619;
-            const bool v3635 = v3633 && v3634;
-            const unsigned int v3636 = max(v3626, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3637 = v3636 - v9;
-            const unsigned int v3638 = max(v3627, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3639 = v3638 - v10;
-            const unsigned int v3640 = v155 + v3637;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3641 = v3640 * v2;
-            const unsigned int v3642 = v3641 + v3639;
-            const unsigned int v3643 = v3642 * v3;
-            const unsigned int v3644 = v3643 + v3616;
-            const unsigned int v3646 = v3635 ? v3644 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3648 = v3598 + v3625;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3648 ^ (((v3648 >> 6u) & 7u) << 3u)), x + v3646, v3635);
-            const unsigned int v3650 = v165 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3651 = v170 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3652 = v3650 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3653 = v3617 && v3652;
-            const bool v3654 = v3650 < v145;
+            const unsigned int v3632 = max(v3622, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3633 = v3632 - v9;
+            const unsigned int v3634 = max(v3623, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3635 = v3634 - v10;
+            const unsigned int v3636 = v155 + v3633;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3637 = v3636 * v2;
+            const unsigned int v3638 = v3637 + v3635;
+            const unsigned int v3639 = v3638 * v3;
+            const unsigned int v3640 = v3639 + v3612;
+            const unsigned int v3642 = v3631 ? v3640 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3644 = v3594 + v3621;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), x + v3642, v3631);
+            const unsigned int v3646 = v165 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3647 = v170 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3649 = v3613 && v3648;
+            const bool v3650 = v3646 < v145;
+            const bool v3651 = v3649 && v3650;
+            const bool v3652 = v3647 >= v10;
+            const bool v3653 = v3651 && v3652;
+            const bool v3654 = v3647 < v3615;
             const bool v3655 = v3653 && v3654;
-            const bool v3656 = v3651 >= v10;
-            const bool v3657 = v3655 && v3656;
-            const bool v3658 = v3651 < v3619;
-            const bool v3659 = v3657 && v3658;
-            const unsigned int v3660 = max(v3650, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3661 = v3660 - v9;
-            const unsigned int v3662 = max(v3651, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3663 = v3662 - v10;
-            const unsigned int v3664 = v173 + v3661;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3665 = v3664 * v2;
-            const unsigned int v3666 = v3665 + v3663;
-            const unsigned int v3667 = v3666 * v3;
-            const unsigned int v3668 = v3667 + v3616;
-            const unsigned int v3670 = v3659 ? v3668 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3673 = v3648 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3673 ^ (((v3673 >> 6u) & 7u) << 3u)), x + v3670, v3659);
-            const unsigned int v3674 = v183 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3675 = v188 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3676 = v3674 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3677 = v3617 && v3676;
-            const bool v3678 = v3674 < v145;
+            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3657 = v3656 - v9;
+            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3659 = v3658 - v10;
+            const unsigned int v3660 = v173 + v3657;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3661 = v3660 * v2;
+            const unsigned int v3662 = v3661 + v3659;
+            const unsigned int v3663 = v3662 * v3;
+            const unsigned int v3664 = v3663 + v3612;
+            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3669 = v3644 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), x + v3666, v3655);
+            const unsigned int v3670 = v183 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3671 = v188 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3673 = v3613 && v3672;
+            const bool v3674 = v3670 < v145;
+            const bool v3675 = v3673 && v3674;
+            const bool v3676 = v3671 >= v10;
+            const bool v3677 = v3675 && v3676;
+            const bool v3678 = v3671 < v3615;
             const bool v3679 = v3677 && v3678;
-            const bool v3680 = v3675 >= v10;
-            const bool v3681 = v3679 && v3680;
-            const bool v3682 = v3675 < v3619;
-            const bool v3683 = v3681 && v3682;
-            const unsigned int v3684 = max(v3674, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3685 = v3684 - v9;
-            const unsigned int v3686 = max(v3675, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3687 = v3686 - v10;
-            const unsigned int v3688 = v191 + v3685;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3689 = v3688 * v2;
-            const unsigned int v3690 = v3689 + v3687;
-            const unsigned int v3691 = v3690 * v3;
-            const unsigned int v3692 = v3691 + v3616;
-            const unsigned int v3694 = v3683 ? v3692 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3697 = v3648 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), x + v3694, v3683);
-            const unsigned int v3698 = v201 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3699 = v206 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3700 = v3698 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3701 = v3617 && v3700;
-            const bool v3702 = v3698 < v145;
+            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3681 = v3680 - v9;
+            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3683 = v3682 - v10;
+            const unsigned int v3684 = v191 + v3681;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3685 = v3684 * v2;
+            const unsigned int v3686 = v3685 + v3683;
+            const unsigned int v3687 = v3686 * v3;
+            const unsigned int v3688 = v3687 + v3612;
+            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3693 = v3644 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
+            const unsigned int v3694 = v201 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3695 = v206 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3697 = v3613 && v3696;
+            const bool v3698 = v3694 < v145;
+            const bool v3699 = v3697 && v3698;
+            const bool v3700 = v3695 >= v10;
+            const bool v3701 = v3699 && v3700;
+            const bool v3702 = v3695 < v3615;
             const bool v3703 = v3701 && v3702;
-            const bool v3704 = v3699 >= v10;
-            const bool v3705 = v3703 && v3704;
-            const bool v3706 = v3699 < v3619;
-            const bool v3707 = v3705 && v3706;
-            const unsigned int v3708 = max(v3698, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3709 = v3708 - v9;
-            const unsigned int v3710 = max(v3699, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3711 = v3710 - v10;
-            const unsigned int v3712 = v209 + v3709;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3713 = v3712 * v2;
-            const unsigned int v3714 = v3713 + v3711;
-            const unsigned int v3715 = v3714 * v3;
-            const unsigned int v3716 = v3715 + v3616;
-            const unsigned int v3718 = v3707 ? v3716 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3721 = v3648 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), x + v3718, v3707);
-            const unsigned int v3722 = v219 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3723 = v224 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3724 = v3722 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3725 = v3617 && v3724;
-            const bool v3726 = v3722 < v145;
+            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3705 = v3704 - v9;
+            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3707 = v3706 - v10;
+            const unsigned int v3708 = v209 + v3705;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3709 = v3708 * v2;
+            const unsigned int v3710 = v3709 + v3707;
+            const unsigned int v3711 = v3710 * v3;
+            const unsigned int v3712 = v3711 + v3612;
+            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3717 = v3644 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
+            const unsigned int v3718 = v219 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3719 = v224 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3720 = v3718 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3721 = v3613 && v3720;
+            const bool v3722 = v3718 < v145;
+            const bool v3723 = v3721 && v3722;
+            const bool v3724 = v3719 >= v10;
+            const bool v3725 = v3723 && v3724;
+            const bool v3726 = v3719 < v3615;
             const bool v3727 = v3725 && v3726;
-            const bool v3728 = v3723 >= v10;
-            const bool v3729 = v3727 && v3728;
-            const bool v3730 = v3723 < v3619;
-            const bool v3731 = v3729 && v3730;
-            const unsigned int v3732 = max(v3722, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3733 = v3732 - v9;
-            const unsigned int v3734 = max(v3723, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3735 = v3734 - v10;
-            const unsigned int v3736 = v227 + v3733;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3737 = v3736 * v2;
-            const unsigned int v3738 = v3737 + v3735;
-            const unsigned int v3739 = v3738 * v3;
-            const unsigned int v3740 = v3739 + v3616;
-            const unsigned int v3742 = v3731 ? v3740 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3745 = v3648 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3742, v3731);
-            const unsigned int v3746 = v237 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3747 = v242 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3748 = v3746 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3749 = v3617 && v3748;
-            const bool v3750 = v3746 < v145;
+            const unsigned int v3728 = max(v3718, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3729 = v3728 - v9;
+            const unsigned int v3730 = max(v3719, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3731 = v3730 - v10;
+            const unsigned int v3732 = v227 + v3729;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3733 = v3732 * v2;
+            const unsigned int v3734 = v3733 + v3731;
+            const unsigned int v3735 = v3734 * v3;
+            const unsigned int v3736 = v3735 + v3612;
+            const unsigned int v3738 = v3727 ? v3736 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3741 = v3644 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), x + v3738, v3727);
+            const unsigned int v3742 = v237 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3743 = v242 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3744 = v3742 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3745 = v3613 && v3744;
+            const bool v3746 = v3742 < v145;
+            const bool v3747 = v3745 && v3746;
+            const bool v3748 = v3743 >= v10;
+            const bool v3749 = v3747 && v3748;
+            const bool v3750 = v3743 < v3615;
             const bool v3751 = v3749 && v3750;
-            const bool v3752 = v3747 >= v10;
-            const bool v3753 = v3751 && v3752;
-            const bool v3754 = v3747 < v3619;
-            const bool v3755 = v3753 && v3754;
-            const unsigned int v3756 = max(v3746, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3757 = v3756 - v9;
-            const unsigned int v3758 = max(v3747, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3759 = v3758 - v10;
-            const unsigned int v3760 = v245 + v3757;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3761 = v3760 * v2;
-            const unsigned int v3762 = v3761 + v3759;
-            const unsigned int v3763 = v3762 * v3;
-            const unsigned int v3764 = v3763 + v3616;
-            const unsigned int v3766 = v3755 ? v3764 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3769 = v3648 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3769 ^ (((v3769 >> 6u) & 7u) << 3u)), x + v3766, v3755);
-            const unsigned int v3770 = v255 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3771 = v260 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3772 = v3770 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3773 = v3617 && v3772;
-            const bool v3774 = v3770 < v145;
+            const unsigned int v3752 = max(v3742, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3753 = v3752 - v9;
+            const unsigned int v3754 = max(v3743, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3755 = v3754 - v10;
+            const unsigned int v3756 = v245 + v3753;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3757 = v3756 * v2;
+            const unsigned int v3758 = v3757 + v3755;
+            const unsigned int v3759 = v3758 * v3;
+            const unsigned int v3760 = v3759 + v3612;
+            const unsigned int v3762 = v3751 ? v3760 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3765 = v3644 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), x + v3762, v3751);
+            const unsigned int v3766 = v255 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3767 = v260 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3768 = v3766 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3769 = v3613 && v3768;
+            const bool v3770 = v3766 < v145;
+            const bool v3771 = v3769 && v3770;
+            const bool v3772 = v3767 >= v10;
+            const bool v3773 = v3771 && v3772;
+            const bool v3774 = v3767 < v3615;
             const bool v3775 = v3773 && v3774;
-            const bool v3776 = v3771 >= v10;
-            const bool v3777 = v3775 && v3776;
-            const bool v3778 = v3771 < v3619;
-            const bool v3779 = v3777 && v3778;
-            const unsigned int v3780 = max(v3770, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3781 = v3780 - v9;
-            const unsigned int v3782 = max(v3771, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3783 = v3782 - v10;
-            const unsigned int v3784 = v263 + v3781;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3785 = v3784 * v2;
-            const unsigned int v3786 = v3785 + v3783;
-            const unsigned int v3787 = v3786 * v3;
-            const unsigned int v3788 = v3787 + v3616;
-            const unsigned int v3790 = v3779 ? v3788 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3793 = v3648 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3793 ^ (((v3793 >> 6u) & 7u) << 3u)), x + v3790, v3779);
-            const unsigned int v3794 = v273 + v3612;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3795 = v278 + v3615;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3796 = v3794 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3797 = v3617 && v3796;
-            const bool v3798 = v3794 < v145;
+            const unsigned int v3776 = max(v3766, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3777 = v3776 - v9;
+            const unsigned int v3778 = max(v3767, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3779 = v3778 - v10;
+            const unsigned int v3780 = v263 + v3777;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3781 = v3780 * v2;
+            const unsigned int v3782 = v3781 + v3779;
+            const unsigned int v3783 = v3782 * v3;
+            const unsigned int v3784 = v3783 + v3612;
+            const unsigned int v3786 = v3775 ? v3784 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3789 = v3644 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), x + v3786, v3775);
+            const unsigned int v3790 = v273 + v3608;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3791 = v278 + v3611;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3792 = v3790 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3793 = v3613 && v3792;
+            const bool v3794 = v3790 < v145;
+            const bool v3795 = v3793 && v3794;
+            const bool v3796 = v3791 >= v10;
+            const bool v3797 = v3795 && v3796;
+            const bool v3798 = v3791 < v3615;
             const bool v3799 = v3797 && v3798;
-            const bool v3800 = v3795 >= v10;
-            const bool v3801 = v3799 && v3800;
-            const bool v3802 = v3795 < v3619;
-            const bool v3803 = v3801 && v3802;
-            const unsigned int v3804 = max(v3794, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3805 = v3804 - v9;
-            const unsigned int v3806 = max(v3795, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3807 = v3806 - v10;
-            const unsigned int v3808 = v281 + v3805;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3809 = v3808 * v2;
-            const unsigned int v3810 = v3809 + v3807;
-            const unsigned int v3811 = v3810 * v3;
-            const unsigned int v3812 = v3811 + v3616;
-            const unsigned int v3814 = v3803 ? v3812 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3817 = v3648 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3814, v3803);
+            const unsigned int v3800 = max(v3790, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3801 = v3800 - v9;
+            const unsigned int v3802 = max(v3791, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3803 = v3802 - v10;
+            const unsigned int v3804 = v281 + v3801;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3805 = v3804 * v2;
+            const unsigned int v3806 = v3805 + v3803;
+            const unsigned int v3807 = v3806 * v3;
+            const unsigned int v3808 = v3807 + v3612;
+            const unsigned int v3810 = v3799 ? v3808 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3813 = v3644 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), x + v3810, v3799);
           } else {
-            const unsigned int v3826 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3827 = v3826 << 3u;
-            const unsigned int v3830 = v3592 + v3827;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3831 = v3830 < v34;
-            const bool v3832 = v144 && v3831;
-            const unsigned int v3834 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3836 = v3834 + v3592;
-            const unsigned int v3837 = v3836 + v3827;
-            const unsigned int v3838 = v3832 ? v3837 : 0u;
-            const unsigned int v3840 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3841 = v3598 + v3840;
-            const unsigned int v3842 = v3841 + v3827;
-            iron_copy_async<16>(shm0 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), x + v3838, v3832);
-            const unsigned int v3845 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3847 = v3845 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3850 = v3845 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3851 = v3850 << 3u;
-            const unsigned int v3852 = v79 + v3847;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3853 = v3852 < v60;
-            const unsigned int v3854 = v3592 + v3851;
-            const bool v3855 = v3854 < v34;
-            const bool v3856 = v3853 && v3855;
-            const unsigned int v3858 = v3852 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3860 = v3858 + v3592;
-            const unsigned int v3861 = v3860 + v3851;
-            const unsigned int v3862 = v3856 ? v3861 : 0u;
-            const unsigned int v3864 = v3847 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3865 = v3598 + v3864;
-            const unsigned int v3866 = v3865 + v3851;
-            iron_copy_async<16>(shm0 + (v3866 ^ (((v3866 >> 6u) & 7u) << 3u)), x + v3862, v3856);
-            const unsigned int v3869 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3871 = v3869 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3874 = v3869 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3875 = v3874 << 3u;
-            const unsigned int v3876 = v79 + v3871;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3877 = v3876 < v60;
-            const unsigned int v3878 = v3592 + v3875;
-            const bool v3879 = v3878 < v34;
-            const bool v3880 = v3877 && v3879;
-            const unsigned int v3882 = v3876 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3884 = v3882 + v3592;
-            const unsigned int v3885 = v3884 + v3875;
-            const unsigned int v3886 = v3880 ? v3885 : 0u;
-            const unsigned int v3888 = v3871 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3889 = v3598 + v3888;
-            const unsigned int v3890 = v3889 + v3875;
-            iron_copy_async<16>(shm0 + (v3890 ^ (((v3890 >> 6u) & 7u) << 3u)), x + v3886, v3880);
-            const unsigned int v3893 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3895 = v3893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3898 = v3893 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3899 = v3898 << 3u;
-            const unsigned int v3900 = v79 + v3895;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3901 = v3900 < v60;
-            const unsigned int v3902 = v3592 + v3899;
-            const bool v3903 = v3902 < v34;
-            const bool v3904 = v3901 && v3903;
-            const unsigned int v3906 = v3900 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3908 = v3906 + v3592;
-            const unsigned int v3909 = v3908 + v3899;
-            const unsigned int v3910 = v3904 ? v3909 : 0u;
-            const unsigned int v3912 = v3895 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3913 = v3598 + v3912;
-            const unsigned int v3914 = v3913 + v3899;
-            iron_copy_async<16>(shm0 + (v3914 ^ (((v3914 >> 6u) & 7u) << 3u)), x + v3910, v3904);
-            const unsigned int v3917 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3919 = v3917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3922 = v3917 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3923 = v3922 << 3u;
-            const unsigned int v3924 = v79 + v3919;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3925 = v3924 < v60;
-            const unsigned int v3926 = v3592 + v3923;
-            const bool v3927 = v3926 < v34;
-            const bool v3928 = v3925 && v3927;
-            const unsigned int v3930 = v3924 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3932 = v3930 + v3592;
-            const unsigned int v3933 = v3932 + v3923;
-            const unsigned int v3934 = v3928 ? v3933 : 0u;
-            const unsigned int v3936 = v3919 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3937 = v3598 + v3936;
-            const unsigned int v3938 = v3937 + v3923;
-            iron_copy_async<16>(shm0 + (v3938 ^ (((v3938 >> 6u) & 7u) << 3u)), x + v3934, v3928);
-            const unsigned int v3941 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3943 = v3941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3946 = v3941 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3947 = v3946 << 3u;
-            const unsigned int v3948 = v79 + v3943;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3949 = v3948 < v60;
-            const unsigned int v3950 = v3592 + v3947;
-            const bool v3951 = v3950 < v34;
-            const bool v3952 = v3949 && v3951;
-            const unsigned int v3954 = v3948 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3956 = v3954 + v3592;
-            const unsigned int v3957 = v3956 + v3947;
-            const unsigned int v3958 = v3952 ? v3957 : 0u;
-            const unsigned int v3960 = v3943 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3961 = v3598 + v3960;
-            const unsigned int v3962 = v3961 + v3947;
-            iron_copy_async<16>(shm0 + (v3962 ^ (((v3962 >> 6u) & 7u) << 3u)), x + v3958, v3952);
-            const unsigned int v3965 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3967 = v3965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3970 = v3965 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3971 = v3970 << 3u;
-            const unsigned int v3972 = v79 + v3967;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3973 = v3972 < v60;
-            const unsigned int v3974 = v3592 + v3971;
-            const bool v3975 = v3974 < v34;
-            const bool v3976 = v3973 && v3975;
-            const unsigned int v3978 = v3972 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3980 = v3978 + v3592;
-            const unsigned int v3981 = v3980 + v3971;
-            const unsigned int v3982 = v3976 ? v3981 : 0u;
-            const unsigned int v3984 = v3967 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3985 = v3598 + v3984;
-            const unsigned int v3986 = v3985 + v3971;
-            iron_copy_async<16>(shm0 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), x + v3982, v3976);
-            const unsigned int v3989 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3991 = v3989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3994 = v3989 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3995 = v3994 << 3u;
-            const unsigned int v3996 = v79 + v3991;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3997 = v3996 < v60;
-            const unsigned int v3998 = v3592 + v3995;
-            const bool v3999 = v3998 < v34;
-            const bool v4000 = v3997 && v3999;
-            const unsigned int v4002 = v3996 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v4004 = v4002 + v3592;
-            const unsigned int v4005 = v4004 + v3995;
-            const unsigned int v4006 = v4000 ? v4005 : 0u;
-            const unsigned int v4008 = v3991 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4009 = v3598 + v4008;
-            const unsigned int v4010 = v4009 + v3995;
-            iron_copy_async<16>(shm0 + (v4010 ^ (((v4010 >> 6u) & 7u) << 3u)), x + v4006, v4000);
+            const unsigned int v3822 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3823 = v3822 << 3u;
+            const unsigned int v3826 = v3588 + v3823;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3827 = v3826 < v34;
+            const bool v3828 = v144 && v3827;
+            const unsigned int v3830 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3832 = v3830 + v3588;
+            const unsigned int v3833 = v3832 + v3823;
+            const unsigned int v3834 = v3828 ? v3833 : 0u;
+            const unsigned int v3836 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3837 = v3594 + v3836;
+            const unsigned int v3838 = v3837 + v3823;
+            iron_copy_async<16>(shm0 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), x + v3834, v3828);
+            const unsigned int v3841 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3843 = v3841 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3846 = v3841 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3847 = v3846 << 3u;
+            const unsigned int v3848 = v79 + v3843;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3849 = v3848 < v60;
+            const unsigned int v3850 = v3588 + v3847;
+            const bool v3851 = v3850 < v34;
+            const bool v3852 = v3849 && v3851;
+            const unsigned int v3854 = v3848 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3856 = v3854 + v3588;
+            const unsigned int v3857 = v3856 + v3847;
+            const unsigned int v3858 = v3852 ? v3857 : 0u;
+            const unsigned int v3860 = v3843 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3861 = v3594 + v3860;
+            const unsigned int v3862 = v3861 + v3847;
+            iron_copy_async<16>(shm0 + (v3862 ^ (((v3862 >> 6u) & 7u) << 3u)), x + v3858, v3852);
+            const unsigned int v3865 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3867 = v3865 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3870 = v3865 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3871 = v3870 << 3u;
+            const unsigned int v3872 = v79 + v3867;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3873 = v3872 < v60;
+            const unsigned int v3874 = v3588 + v3871;
+            const bool v3875 = v3874 < v34;
+            const bool v3876 = v3873 && v3875;
+            const unsigned int v3878 = v3872 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3880 = v3878 + v3588;
+            const unsigned int v3881 = v3880 + v3871;
+            const unsigned int v3882 = v3876 ? v3881 : 0u;
+            const unsigned int v3884 = v3867 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3885 = v3594 + v3884;
+            const unsigned int v3886 = v3885 + v3871;
+            iron_copy_async<16>(shm0 + (v3886 ^ (((v3886 >> 6u) & 7u) << 3u)), x + v3882, v3876);
+            const unsigned int v3889 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3891 = v3889 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3894 = v3889 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3895 = v3894 << 3u;
+            const unsigned int v3896 = v79 + v3891;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3897 = v3896 < v60;
+            const unsigned int v3898 = v3588 + v3895;
+            const bool v3899 = v3898 < v34;
+            const bool v3900 = v3897 && v3899;
+            const unsigned int v3902 = v3896 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3904 = v3902 + v3588;
+            const unsigned int v3905 = v3904 + v3895;
+            const unsigned int v3906 = v3900 ? v3905 : 0u;
+            const unsigned int v3908 = v3891 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3909 = v3594 + v3908;
+            const unsigned int v3910 = v3909 + v3895;
+            iron_copy_async<16>(shm0 + (v3910 ^ (((v3910 >> 6u) & 7u) << 3u)), x + v3906, v3900);
+            const unsigned int v3913 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3915 = v3913 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3918 = v3913 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3919 = v3918 << 3u;
+            const unsigned int v3920 = v79 + v3915;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3921 = v3920 < v60;
+            const unsigned int v3922 = v3588 + v3919;
+            const bool v3923 = v3922 < v34;
+            const bool v3924 = v3921 && v3923;
+            const unsigned int v3926 = v3920 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3928 = v3926 + v3588;
+            const unsigned int v3929 = v3928 + v3919;
+            const unsigned int v3930 = v3924 ? v3929 : 0u;
+            const unsigned int v3932 = v3915 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3933 = v3594 + v3932;
+            const unsigned int v3934 = v3933 + v3919;
+            iron_copy_async<16>(shm0 + (v3934 ^ (((v3934 >> 6u) & 7u) << 3u)), x + v3930, v3924);
+            const unsigned int v3937 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3939 = v3937 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3942 = v3937 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3943 = v3942 << 3u;
+            const unsigned int v3944 = v79 + v3939;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3945 = v3944 < v60;
+            const unsigned int v3946 = v3588 + v3943;
+            const bool v3947 = v3946 < v34;
+            const bool v3948 = v3945 && v3947;
+            const unsigned int v3950 = v3944 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3952 = v3950 + v3588;
+            const unsigned int v3953 = v3952 + v3943;
+            const unsigned int v3954 = v3948 ? v3953 : 0u;
+            const unsigned int v3956 = v3939 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3957 = v3594 + v3956;
+            const unsigned int v3958 = v3957 + v3943;
+            iron_copy_async<16>(shm0 + (v3958 ^ (((v3958 >> 6u) & 7u) << 3u)), x + v3954, v3948);
+            const unsigned int v3961 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3963 = v3961 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3966 = v3961 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3967 = v3966 << 3u;
+            const unsigned int v3968 = v79 + v3963;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3969 = v3968 < v60;
+            const unsigned int v3970 = v3588 + v3967;
+            const bool v3971 = v3970 < v34;
+            const bool v3972 = v3969 && v3971;
+            const unsigned int v3974 = v3968 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3976 = v3974 + v3588;
+            const unsigned int v3977 = v3976 + v3967;
+            const unsigned int v3978 = v3972 ? v3977 : 0u;
+            const unsigned int v3980 = v3963 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3981 = v3594 + v3980;
+            const unsigned int v3982 = v3981 + v3967;
+            iron_copy_async<16>(shm0 + (v3982 ^ (((v3982 >> 6u) & 7u) << 3u)), x + v3978, v3972);
+            const unsigned int v3985 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3987 = v3985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3990 = v3985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3991 = v3990 << 3u;
+            const unsigned int v3992 = v79 + v3987;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3993 = v3992 < v60;
+            const unsigned int v3994 = v3588 + v3991;
+            const bool v3995 = v3994 < v34;
+            const bool v3996 = v3993 && v3995;
+            const unsigned int v3998 = v3992 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v4000 = v3998 + v3588;
+            const unsigned int v4001 = v4000 + v3991;
+            const unsigned int v4002 = v3996 ? v4001 : 0u;
+            const unsigned int v4004 = v3987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4005 = v3594 + v4004;
+            const unsigned int v4006 = v4005 + v3991;
+            iron_copy_async<16>(shm0 + (v4006 ^ (((v4006 >> 6u) & 7u) << 3u)), x + v4002, v3996);
           }
-          const unsigned int v4020 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4021 = v4020 << 3u;
-          const unsigned int v4022 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4023 = v4022 < v15;
-          const unsigned int v4024 = v3592 + v4021;
-          const bool v4025 = v4024 < v34;
-          const bool v4026 = v4023 && v4025;
-          const unsigned int v4028 = v4022 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4029 = v85 + v4028;
-          const unsigned int v4030 = v4029 + v3592;
-          const unsigned int v4031 = v4030 + v4021;
-          const unsigned int v4032 = v4026 ? v4031 : v85;
-          const unsigned int v4034 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4035 = v3598 + v4034;
-          const unsigned int v4036 = v4035 + v4021;
-          iron_copy_async<16>(shm1 + (v4036 ^ (((v4036 >> 6u) & 7u) << 3u)), weight + v4032, v4026);
-          const unsigned int v4039 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4041 = v4039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4044 = v4039 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4045 = v4044 << 3u;
-          const unsigned int v4046 = v83 + v4041;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4047 = v4046 < v15;
-          const unsigned int v4048 = v3592 + v4045;
-          const bool v4049 = v4048 < v34;
-          const bool v4050 = v4047 && v4049;
-          const unsigned int v4052 = v4046 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4053 = v85 + v4052;
-          const unsigned int v4054 = v4053 + v3592;
-          const unsigned int v4055 = v4054 + v4045;
-          const unsigned int v4056 = v4050 ? v4055 : v85;
-          const unsigned int v4058 = v4041 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4059 = v3598 + v4058;
-          const unsigned int v4060 = v4059 + v4045;
-          iron_copy_async<16>(shm1 + (v4060 ^ (((v4060 >> 6u) & 7u) << 3u)), weight + v4056, v4050);
-          const unsigned int v4063 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4065 = v4063 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4068 = v4063 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4069 = v4068 << 3u;
-          const unsigned int v4070 = v83 + v4065;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4071 = v4070 < v15;
-          const unsigned int v4072 = v3592 + v4069;
-          const bool v4073 = v4072 < v34;
-          const bool v4074 = v4071 && v4073;
-          const unsigned int v4076 = v4070 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4077 = v85 + v4076;
-          const unsigned int v4078 = v4077 + v3592;
-          const unsigned int v4079 = v4078 + v4069;
-          const unsigned int v4080 = v4074 ? v4079 : v85;
-          const unsigned int v4082 = v4065 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4083 = v3598 + v4082;
-          const unsigned int v4084 = v4083 + v4069;
-          iron_copy_async<16>(shm1 + (v4084 ^ (((v4084 >> 6u) & 7u) << 3u)), weight + v4080, v4074);
-          const unsigned int v4087 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4089 = v4087 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4092 = v4087 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4093 = v4092 << 3u;
-          const unsigned int v4094 = v83 + v4089;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4095 = v4094 < v15;
-          const unsigned int v4096 = v3592 + v4093;
-          const bool v4097 = v4096 < v34;
-          const bool v4098 = v4095 && v4097;
-          const unsigned int v4100 = v4094 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4101 = v85 + v4100;
-          const unsigned int v4102 = v4101 + v3592;
-          const unsigned int v4103 = v4102 + v4093;
-          const unsigned int v4104 = v4098 ? v4103 : v85;
-          const unsigned int v4106 = v4089 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4107 = v3598 + v4106;
-          const unsigned int v4108 = v4107 + v4093;
-          iron_copy_async<16>(shm1 + (v4108 ^ (((v4108 >> 6u) & 7u) << 3u)), weight + v4104, v4098);
-          const unsigned int v4111 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4113 = v4111 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4116 = v4111 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4117 = v4116 << 3u;
-          const unsigned int v4118 = v83 + v4113;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4119 = v4118 < v15;
-          const unsigned int v4120 = v3592 + v4117;
-          const bool v4121 = v4120 < v34;
-          const bool v4122 = v4119 && v4121;
-          const unsigned int v4124 = v4118 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4125 = v85 + v4124;
-          const unsigned int v4126 = v4125 + v3592;
-          const unsigned int v4127 = v4126 + v4117;
-          const unsigned int v4128 = v4122 ? v4127 : v85;
-          const unsigned int v4130 = v4113 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4131 = v3598 + v4130;
-          const unsigned int v4132 = v4131 + v4117;
-          iron_copy_async<16>(shm1 + (v4132 ^ (((v4132 >> 6u) & 7u) << 3u)), weight + v4128, v4122);
-          const unsigned int v4135 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4137 = v4135 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4140 = v4135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4141 = v4140 << 3u;
-          const unsigned int v4142 = v83 + v4137;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4143 = v4142 < v15;
-          const unsigned int v4144 = v3592 + v4141;
-          const bool v4145 = v4144 < v34;
-          const bool v4146 = v4143 && v4145;
-          const unsigned int v4148 = v4142 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4149 = v85 + v4148;
-          const unsigned int v4150 = v4149 + v3592;
-          const unsigned int v4151 = v4150 + v4141;
-          const unsigned int v4152 = v4146 ? v4151 : v85;
-          const unsigned int v4154 = v4137 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4155 = v3598 + v4154;
-          const unsigned int v4156 = v4155 + v4141;
-          iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4152, v4146);
-          const unsigned int v4159 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4161 = v4159 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4164 = v4159 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4165 = v4164 << 3u;
-          const unsigned int v4166 = v83 + v4161;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4167 = v4166 < v15;
-          const unsigned int v4168 = v3592 + v4165;
-          const bool v4169 = v4168 < v34;
-          const bool v4170 = v4167 && v4169;
-          const unsigned int v4172 = v4166 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4173 = v85 + v4172;
-          const unsigned int v4174 = v4173 + v3592;
-          const unsigned int v4175 = v4174 + v4165;
-          const unsigned int v4176 = v4170 ? v4175 : v85;
-          const unsigned int v4178 = v4161 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4179 = v3598 + v4178;
-          const unsigned int v4180 = v4179 + v4165;
-          iron_copy_async<16>(shm1 + (v4180 ^ (((v4180 >> 6u) & 7u) << 3u)), weight + v4176, v4170);
-          const unsigned int v4183 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4185 = v4183 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4188 = v4183 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4189 = v4188 << 3u;
-          const unsigned int v4190 = v83 + v4185;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4191 = v4190 < v15;
-          const unsigned int v4192 = v3592 + v4189;
-          const bool v4193 = v4192 < v34;
-          const bool v4194 = v4191 && v4193;
-          const unsigned int v4196 = v4190 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4197 = v85 + v4196;
-          const unsigned int v4198 = v4197 + v3592;
-          const unsigned int v4199 = v4198 + v4189;
-          const unsigned int v4200 = v4194 ? v4199 : v85;
-          const unsigned int v4202 = v4185 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4203 = v3598 + v4202;
-          const unsigned int v4204 = v4203 + v4189;
-          iron_copy_async<16>(shm1 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), weight + v4200, v4194);
+          const unsigned int v4016 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4017 = v4016 << 3u;
+          const unsigned int v4018 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4019 = v4018 < v15;
+          const unsigned int v4020 = v3588 + v4017;
+          const bool v4021 = v4020 < v34;
+          const bool v4022 = v4019 && v4021;
+          const unsigned int v4024 = v4018 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4025 = v85 + v4024;
+          const unsigned int v4026 = v4025 + v3588;
+          const unsigned int v4027 = v4026 + v4017;
+          const unsigned int v4028 = v4022 ? v4027 : v85;
+          const unsigned int v4030 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4031 = v3594 + v4030;
+          const unsigned int v4032 = v4031 + v4017;
+          iron_copy_async<16>(shm1 + (v4032 ^ (((v4032 >> 6u) & 7u) << 3u)), weight + v4028, v4022);
+          const unsigned int v4035 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4037 = v4035 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4040 = v4035 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4041 = v4040 << 3u;
+          const unsigned int v4042 = v83 + v4037;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4043 = v4042 < v15;
+          const unsigned int v4044 = v3588 + v4041;
+          const bool v4045 = v4044 < v34;
+          const bool v4046 = v4043 && v4045;
+          const unsigned int v4048 = v4042 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4049 = v85 + v4048;
+          const unsigned int v4050 = v4049 + v3588;
+          const unsigned int v4051 = v4050 + v4041;
+          const unsigned int v4052 = v4046 ? v4051 : v85;
+          const unsigned int v4054 = v4037 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4055 = v3594 + v4054;
+          const unsigned int v4056 = v4055 + v4041;
+          iron_copy_async<16>(shm1 + (v4056 ^ (((v4056 >> 6u) & 7u) << 3u)), weight + v4052, v4046);
+          const unsigned int v4059 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4061 = v4059 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4064 = v4059 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4065 = v4064 << 3u;
+          const unsigned int v4066 = v83 + v4061;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4067 = v4066 < v15;
+          const unsigned int v4068 = v3588 + v4065;
+          const bool v4069 = v4068 < v34;
+          const bool v4070 = v4067 && v4069;
+          const unsigned int v4072 = v4066 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4073 = v85 + v4072;
+          const unsigned int v4074 = v4073 + v3588;
+          const unsigned int v4075 = v4074 + v4065;
+          const unsigned int v4076 = v4070 ? v4075 : v85;
+          const unsigned int v4078 = v4061 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4079 = v3594 + v4078;
+          const unsigned int v4080 = v4079 + v4065;
+          iron_copy_async<16>(shm1 + (v4080 ^ (((v4080 >> 6u) & 7u) << 3u)), weight + v4076, v4070);
+          const unsigned int v4083 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4085 = v4083 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4088 = v4083 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4089 = v4088 << 3u;
+          const unsigned int v4090 = v83 + v4085;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4091 = v4090 < v15;
+          const unsigned int v4092 = v3588 + v4089;
+          const bool v4093 = v4092 < v34;
+          const bool v4094 = v4091 && v4093;
+          const unsigned int v4096 = v4090 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4097 = v85 + v4096;
+          const unsigned int v4098 = v4097 + v3588;
+          const unsigned int v4099 = v4098 + v4089;
+          const unsigned int v4100 = v4094 ? v4099 : v85;
+          const unsigned int v4102 = v4085 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4103 = v3594 + v4102;
+          const unsigned int v4104 = v4103 + v4089;
+          iron_copy_async<16>(shm1 + (v4104 ^ (((v4104 >> 6u) & 7u) << 3u)), weight + v4100, v4094);
+          const unsigned int v4107 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4109 = v4107 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4112 = v4107 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4113 = v4112 << 3u;
+          const unsigned int v4114 = v83 + v4109;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4115 = v4114 < v15;
+          const unsigned int v4116 = v3588 + v4113;
+          const bool v4117 = v4116 < v34;
+          const bool v4118 = v4115 && v4117;
+          const unsigned int v4120 = v4114 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4121 = v85 + v4120;
+          const unsigned int v4122 = v4121 + v3588;
+          const unsigned int v4123 = v4122 + v4113;
+          const unsigned int v4124 = v4118 ? v4123 : v85;
+          const unsigned int v4126 = v4109 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4127 = v3594 + v4126;
+          const unsigned int v4128 = v4127 + v4113;
+          iron_copy_async<16>(shm1 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), weight + v4124, v4118);
+          const unsigned int v4131 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4133 = v4131 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4136 = v4131 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4137 = v4136 << 3u;
+          const unsigned int v4138 = v83 + v4133;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4139 = v4138 < v15;
+          const unsigned int v4140 = v3588 + v4137;
+          const bool v4141 = v4140 < v34;
+          const bool v4142 = v4139 && v4141;
+          const unsigned int v4144 = v4138 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4145 = v85 + v4144;
+          const unsigned int v4146 = v4145 + v3588;
+          const unsigned int v4147 = v4146 + v4137;
+          const unsigned int v4148 = v4142 ? v4147 : v85;
+          const unsigned int v4150 = v4133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4151 = v3594 + v4150;
+          const unsigned int v4152 = v4151 + v4137;
+          iron_copy_async<16>(shm1 + (v4152 ^ (((v4152 >> 6u) & 7u) << 3u)), weight + v4148, v4142);
+          const unsigned int v4155 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4157 = v4155 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4160 = v4155 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4161 = v4160 << 3u;
+          const unsigned int v4162 = v83 + v4157;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4163 = v4162 < v15;
+          const unsigned int v4164 = v3588 + v4161;
+          const bool v4165 = v4164 < v34;
+          const bool v4166 = v4163 && v4165;
+          const unsigned int v4168 = v4162 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4169 = v85 + v4168;
+          const unsigned int v4170 = v4169 + v3588;
+          const unsigned int v4171 = v4170 + v4161;
+          const unsigned int v4172 = v4166 ? v4171 : v85;
+          const unsigned int v4174 = v4157 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4175 = v3594 + v4174;
+          const unsigned int v4176 = v4175 + v4161;
+          iron_copy_async<16>(shm1 + (v4176 ^ (((v4176 >> 6u) & 7u) << 3u)), weight + v4172, v4166);
+          const unsigned int v4179 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4181 = v4179 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4184 = v4179 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4185 = v4184 << 3u;
+          const unsigned int v4186 = v83 + v4181;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4187 = v4186 < v15;
+          const unsigned int v4188 = v3588 + v4185;
+          const bool v4189 = v4188 < v34;
+          const bool v4190 = v4187 && v4189;
+          const unsigned int v4192 = v4186 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4193 = v85 + v4192;
+          const unsigned int v4194 = v4193 + v3588;
+          const unsigned int v4195 = v4194 + v4185;
+          const unsigned int v4196 = v4190 ? v4195 : v85;
+          const unsigned int v4198 = v4181 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4199 = v3594 + v4198;
+          const unsigned int v4200 = v4199 + v4185;
+          iron_copy_async<16>(shm1 + (v4200 ^ (((v4200 >> 6u) & 7u) << 3u)), weight + v4196, v4190);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
@@ -2690,489 +2690,487 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v2434 = v2433 / v2418;
     const bool v2435 = v2429 < v2434;
     if (v2435) {
-      const unsigned int v2437 = v2416 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2437 = v2416 * v19;  // kernels/convolution/narrow_groups.hpp:89
       const unsigned int v2438 = v2437 >> 2u;
-      const bool v2442 = v2438 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2443 = v2442 ? 16u : 32u;
-      const bool v2446 = v2438 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2447 = v2446 ? 8u : v2443;
-      const bool v2450 = v2438 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2451 = v2450 ? 4u : v2447;
-      const bool v2454 = v2438 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2455 = v2454 ? 2u : v2451;
-      const bool v2458 = v2438 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2459 = v2458 ? 1u : v2455;
-      const unsigned int v2460 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2461 = v2460 % v2459;
-      const bool v2462 = v2461 < v2438;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2464 = v2461 << 2u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2465 = v2464 / v19;
-      const unsigned int v2466 = v2465 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2469 = v2464 - v2466;
-      const unsigned int v2472 = v2430 * v19;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2473 = v2472 + v2464;
-      const unsigned int v2475 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2476 = v2475 << 5u;
-      const unsigned int v2477 = v2476 / v2418;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2479 = v2476 + 16u;  // kernels/convolution/narrow_groups.hpp:103
-      const unsigned int v2480 = v2479 / v2418;
-      iron_frag<float, 2, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2482, 0.0f);
-      iron_frag<float, 2, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2484, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2486;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2486, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2488;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2488, iron_f32_to_bf16(0.0f));
-      const unsigned int v2491 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2507 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2509 = v2416 << 4u;
-      const unsigned int v2620 = v2476 * 56u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2624 = v2477 * 896u;  // kernels/convolution/narrow_groups.hpp:166
-      const unsigned int v2630 = v2479 * 56u;  // kernels/convolution/narrow_groups.hpp:168
-      const unsigned int v2634 = v2480 * 896u;  // kernels/convolution/narrow_groups.hpp:169
+      const bool v2442 = v2438 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2443 = v2442 ? 8u : 16u;
+      const bool v2446 = v2438 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
+      const unsigned int v2447 = v2446 ? 4u : v2443;
+      const bool v2450 = v2438 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2451 = v2450 ? 2u : v2447;
+      const bool v2454 = v2438 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
+      const unsigned int v2455 = v2454 ? 1u : v2451;
+      const unsigned int v2456 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2457 = v2456 % v2455;
+      const bool v2458 = v2457 < v2438;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2460 = v2457 << 2u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2461 = v2460 / v19;
+      const unsigned int v2462 = v2461 * v19;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2465 = v2460 - v2462;
+      const unsigned int v2468 = v2430 * v19;  // kernels/convolution/narrow_groups.hpp:98
+      const unsigned int v2469 = v2468 + v2460;
+      const unsigned int v2471 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2472 = v2471 << 5u;
+      const unsigned int v2473 = v2472 / v2418;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2475 = v2472 + 16u;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2476 = v2475 / v2418;
+      iron_frag<float, 2, 16, 16> v2478;  // kernels/convolution/narrow_groups.hpp:103
+      iron_frag_fill(v2478, 0.0f);
+      iron_frag<float, 2, 16, 16> v2480;  // kernels/convolution/narrow_groups.hpp:104
+      iron_frag_fill(v2480, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2482;  // kernels/convolution/narrow_groups.hpp:105
+      iron_frag_fill(v2482, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2484;  // kernels/convolution/narrow_groups.hpp:106
+      iron_frag_fill(v2484, iron_f32_to_bf16(0.0f));
+      const unsigned int v2487 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2503 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
+      const unsigned int v2505 = v2416 << 4u;
+      const unsigned int v2616 = v2472 * 56u;  // kernels/convolution/narrow_groups.hpp:164
+      const unsigned int v2620 = v2473 * 896u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2626 = v2475 * 56u;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2630 = v2476 * 896u;  // kernels/convolution/narrow_groups.hpp:168
 
-      for (unsigned int v2493 = 0u; v2493 < v5; v2493 += v2491) {  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2494 = v2493 + v2491;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2495 = min(v2494, v5);
-        const unsigned int v2496 = v2495 - v2493;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2497 = v2496 * v6;
-        const unsigned int v2498 = v2497 * v19;
-        const unsigned int v2502 = v2498 + 15u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2503 = v2502 >> 4u;
-        const unsigned int v2504 = v2503 << 4u;
-        const unsigned int v2506 = v2504 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2510 = v2509 * v2506;  // kernels/convolution/narrow_groups.hpp:118
-        const unsigned int v2523 = v2493 * v6;  // kernels/convolution/narrow_groups.hpp:124
-        const unsigned int v2524 = v2523 * v19;
+      for (unsigned int v2489 = 0u; v2489 < v5; v2489 += v2487) {  // kernels/convolution/narrow_groups.hpp:110
+        const unsigned int v2490 = v2489 + v2487;  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2491 = min(v2490, v5);
+        const unsigned int v2492 = v2491 - v2489;  // kernels/convolution/narrow_groups.hpp:112
+        const unsigned int v2493 = v2492 * v6;
+        const unsigned int v2494 = v2493 * v19;
+        const unsigned int v2498 = v2494 + 15u;  // kernels/convolution/narrow_groups.hpp:113
+        const unsigned int v2499 = v2498 >> 4u;
+        const unsigned int v2500 = v2499 << 4u;
+        const unsigned int v2502 = v2500 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2506 = v2505 * v2502;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2519 = v2489 * v6;  // kernels/convolution/narrow_groups.hpp:123
+        const unsigned int v2520 = v2519 * v19;
 
-        for (unsigned int v2512 = v2460; v2512 < v2510; v2512 += v2507) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2513 = v2512 / v2506;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2515 = v2513 * v2506;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2516 = v2512 - v2515;
-          const unsigned int v2517 = v2516 << 2u;
-          const unsigned int v2519 = v2513 & 15u;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2520 = v2519 < v15;  // kernels/convolution/narrow_groups.hpp:122
-          const bool v2521 = v2517 < v2498;
-          const bool v2522 = v2520 && v2521;
-          const unsigned int v2526 = v2513 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2527 = v2430 + v2526;
-          const unsigned int v2528 = v2527 * v15;
-          const unsigned int v2529 = v2528 + v2519;
-          const unsigned int v2530 = v2529 * v2356;
-          const unsigned int v2531 = v2530 + v2524;
-          const unsigned int v2532 = v2531 + v2517;
-          const unsigned int v2534 = v2522 ? v2532 : 0u;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2536 = v2513 * 56u;
-          const unsigned int v2537 = v2536 + v2517;
-          iron_copy_async<8>(shm4 + v2537, weight + v2534, v2522);
+        for (unsigned int v2508 = v2456; v2508 < v2506; v2508 += v2503) {  // kernels/convolution/narrow_groups.hpp:117
+          const unsigned int v2509 = v2508 / v2502;  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2511 = v2509 * v2502;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2512 = v2508 - v2511;
+          const unsigned int v2513 = v2512 << 2u;
+          const unsigned int v2515 = v2509 & 15u;  // kernels/convolution/narrow_groups.hpp:120
+          const bool v2516 = v2515 < v15;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2517 = v2513 < v2494;
+          const bool v2518 = v2516 && v2517;
+          const unsigned int v2522 = v2509 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
+          const unsigned int v2523 = v2430 + v2522;
+          const unsigned int v2524 = v2523 * v15;
+          const unsigned int v2525 = v2524 + v2515;
+          const unsigned int v2526 = v2525 * v2356;
+          const unsigned int v2527 = v2526 + v2520;
+          const unsigned int v2528 = v2527 + v2513;
+          const unsigned int v2530 = v2518 ? v2528 : 0u;  // kernels/convolution/narrow_groups.hpp:124
+          const unsigned int v2532 = v2509 * 56u;
+          const unsigned int v2533 = v2532 + v2513;
+          iron_copy_async<8>(shm4 + v2533, weight + v2530, v2518);
         }
-        if (v2462) {  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2539 = 128u / v2459;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2541 = v2460 / v2459;
-          const unsigned int v2543 = v2429 * v2418;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2555 = v2465 * v2418;  // kernels/convolution/narrow_groups.hpp:137
-          const unsigned int v2565 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
-          const unsigned int v2582 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
+        if (v2458) {  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2535 = 128u / v2455;  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2537 = v2456 / v2455;
+          const unsigned int v2539 = v2429 * v2418;  // kernels/convolution/narrow_groups.hpp:129
+          const unsigned int v2551 = v2461 * v2418;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2561 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2578 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
 
-          for (unsigned int v2542 = v2541; v2542 < v2418; v2542 += v2539) {  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2544 = v2543 + v2542;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2545 = v2544 / v2381;  // kernels/convolution/narrow_groups.hpp:131
-            const unsigned int v2546 = v2545 * v2381;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2547 = v2544 - v2546;
-            const unsigned int v2548 = v2547 / v2368;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2549 = v2548 * v7;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2550 = v2548 * v2368;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2551 = v2547 - v2550;
-            const unsigned int v2552 = v2551 * v8;
-            const bool v2553 = v2544 < v2382;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2556 = v2555 + v2542;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2557 = v2556 * 56u;
-            const unsigned int v2558 = v2557 + v2469;
-            const unsigned int v2569 = v2545 * v1;  // kernels/convolution/narrow_groups.hpp:141
+          for (unsigned int v2538 = v2537; v2538 < v2418; v2538 += v2535) {  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2540 = v2539 + v2538;  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2541 = v2540 / v2381;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2542 = v2541 * v2381;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2543 = v2540 - v2542;
+            const unsigned int v2544 = v2543 / v2368;  // kernels/convolution/narrow_groups.hpp:132
+            const unsigned int v2545 = v2544 * v7;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2546 = v2544 * v2368;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2547 = v2543 - v2546;
+            const unsigned int v2548 = v2547 * v8;
+            const bool v2549 = v2540 < v2382;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2552 = v2551 + v2538;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2553 = v2552 * 56u;
+            const unsigned int v2554 = v2553 + v2465;
+            const unsigned int v2565 = v2541 * v1;  // kernels/convolution/narrow_groups.hpp:140
 
-            for (unsigned int v2560 = v2493; v2560 < v2495; v2560 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2561 = v2560 * v11;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2562 = v2549 + v2561;
-              const bool v2563 = v2562 >= v9;  // kernels/convolution/narrow_groups.hpp:140
-              const bool v2564 = v2553 && v2563;
-              const bool v2566 = v2562 < v2565;
-              const bool v2567 = v2564 && v2566;
-              const unsigned int v2568 = max(v2562, v9);  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2570 = v2569 + v2568;
-              const unsigned int v2571 = v2570 - v9;
-              const unsigned int v2572 = v2560 - v2493;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2573 = v2572 * v6;
-              const unsigned int v2574 = v2573 * v19;
-              const unsigned int v2586 = v2571 * v2;  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2594 = v2558 + v2574;  // kernels/convolution/narrow_groups.hpp:147
+            for (unsigned int v2556 = v2489; v2556 < v2491; v2556 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2557 = v2556 * v11;  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2558 = v2545 + v2557;
+              const bool v2559 = v2558 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2560 = v2549 && v2559;
+              const bool v2562 = v2558 < v2561;
+              const bool v2563 = v2560 && v2562;
+              const unsigned int v2564 = max(v2558, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2566 = v2565 + v2564;
+              const unsigned int v2567 = v2566 - v9;
+              const unsigned int v2568 = v2556 - v2489;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2569 = v2568 * v6;
+              const unsigned int v2570 = v2569 * v19;
+              const unsigned int v2582 = v2567 * v2;  // kernels/convolution/narrow_groups.hpp:145
+              const unsigned int v2590 = v2554 + v2570;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2577 = 0u; v2577 < v6; v2577 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2578 = v2577 * v12;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2579 = v2552 + v2578;
-                const bool v2580 = v2579 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2581 = v2567 && v2580;
-                const bool v2583 = v2579 < v2582;
-                const bool v2584 = v2581 && v2583;
-                const unsigned int v2585 = max(v2579, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2587 = v2586 + v2585;
-                const unsigned int v2588 = v2587 - v10;
-                const unsigned int v2589 = v2588 * v3;
-                const unsigned int v2590 = v2589 + v2473;
-                const unsigned int v2592 = v2584 ? v2590 : 0u;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2593 = v2577 * v19;
-                const unsigned int v2595 = v2594 + v2593;
-                iron_copy_async<8>(shm3 + v2595, x + v2592, v2584);
+              for (unsigned int v2573 = 0u; v2573 < v6; v2573 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
+                const unsigned int v2574 = v2573 * v12;  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2575 = v2548 + v2574;
+                const bool v2576 = v2575 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2577 = v2563 && v2576;
+                const bool v2579 = v2575 < v2578;
+                const bool v2580 = v2577 && v2579;
+                const unsigned int v2581 = max(v2575, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2583 = v2582 + v2581;
+                const unsigned int v2584 = v2583 - v10;
+                const unsigned int v2585 = v2584 * v3;
+                const unsigned int v2586 = v2585 + v2469;
+                const unsigned int v2588 = v2580 ? v2586 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2589 = v2573 * v19;
+                const unsigned int v2591 = v2590 + v2589;
+                iron_copy_async<8>(shm3 + v2591, x + v2588, v2580);
               }
             }
           }
         }
-        const unsigned int v2597 = v2504 - v2498;  // kernels/convolution/narrow_groups.hpp:153
-        const unsigned int v2598 = v2597 >> 2u;
-        const unsigned int v2601 = v2598 << 7u;  // kernels/convolution/narrow_groups.hpp:154
+        const unsigned int v2593 = v2500 - v2494;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2594 = v2593 >> 2u;
+        const unsigned int v2597 = v2594 << 7u;  // kernels/convolution/narrow_groups.hpp:153
 
-        for (unsigned int v2603 = v2460; v2603 < v2601; v2603 += v2507) {
-          const unsigned int v2604 = v2603 / v2598;  // kernels/convolution/narrow_groups.hpp:155
-          const unsigned int v2608 = v2604 * v2598;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2609 = v2603 - v2608;
-          const unsigned int v2610 = v2609 << 2u;
-          const unsigned int v2612 = v2604 * 56u;
-          const unsigned int v2613 = v2612 + v2498;
-          const unsigned int v2614 = v2613 + v2610;
-          iron_copy_async<8>(shm3 + v2614, x + 0u, false);
+        for (unsigned int v2599 = v2456; v2599 < v2597; v2599 += v2503) {
+          const unsigned int v2600 = v2599 / v2594;  // kernels/convolution/narrow_groups.hpp:154
+          const unsigned int v2604 = v2600 * v2594;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2605 = v2599 - v2604;
+          const unsigned int v2606 = v2605 << 2u;
+          const unsigned int v2608 = v2600 * 56u;
+          const unsigned int v2609 = v2608 + v2494;
+          const unsigned int v2610 = v2609 + v2606;
+          iron_copy_async<8>(shm3 + v2610, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
 
-        for (unsigned int v2617 = 0u; v2617 < v2504; v2617 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
-          const unsigned int v2621 = v2620 + v2617;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<false>(v2486, shm3, v2621, 56u);
-          const unsigned int v2625 = v2624 + v2617;  // kernels/convolution/narrow_groups.hpp:166
-          iron_frag_load_shared<true>(v2488, shm4, v2625, 56u);
-          iron_frag_mma_sync(v2482, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:167
-          const unsigned int v2631 = v2630 + v2617;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<false>(v2486, shm3, v2631, 56u);
-          const unsigned int v2635 = v2634 + v2617;  // kernels/convolution/narrow_groups.hpp:169
-          iron_frag_load_shared<true>(v2488, shm4, v2635, 56u);
-          iron_frag_mma_sync(v2484, v2486, v2488);  // kernels/convolution/narrow_groups.hpp:170
+        for (unsigned int v2613 = 0u; v2613 < v2500; v2613 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
+          const unsigned int v2617 = v2616 + v2613;  // kernels/convolution/narrow_groups.hpp:164
+          iron_frag_load_shared<false>(v2482, shm3, v2617, 56u);
+          const unsigned int v2621 = v2620 + v2613;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<true>(v2484, shm4, v2621, 56u);
+          iron_frag_mma_sync(v2478, v2482, v2484);  // kernels/convolution/narrow_groups.hpp:166
+          const unsigned int v2627 = v2626 + v2613;  // kernels/convolution/narrow_groups.hpp:167
+          iron_frag_load_shared<false>(v2482, shm3, v2627, 56u);
+          const unsigned int v2631 = v2630 + v2613;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<true>(v2484, shm4, v2631, 56u);
+          iron_frag_mma_sync(v2480, v2482, v2484);  // kernels/convolution/narrow_groups.hpp:169
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
       }
-      const unsigned int v2636 = v2477 * v2418;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2637 = v2429 * v2418;
-      const unsigned int v2638 = v2637 + v2476;
-      const unsigned int v2639 = v2638 - v2636;
-      const unsigned int v2640 = v2430 + v2477;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2641 = v2640 * v15;
-      const unsigned int v2642 = static_cast<unsigned int>(v2482.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2643 = v2639 + v2642;
-      const unsigned int v2644 = static_cast<unsigned int>(v2482.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2645 = v2643 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2646 = v2644 < v15;
-      const bool v2647 = v2645 && v2646;
-      if (v2647) {
-        const float v2648 = v2482.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2649 = v2641 + v2644;
-        const iron_bf16 v2650 = bias[v2649];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2651 = iron_to_f32(v2650);
-        const float v2652 = v2648 + v2651;
-        const float v2654 = fmaxf(v2652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2656 = v2643 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2657 = v2656 + v2641;
-        const unsigned int v2658 = v2657 + v2644;
-        out[v2658] = v2655;
+      const unsigned int v2632 = v2473 * v2418;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2633 = v2429 * v2418;
+      const unsigned int v2634 = v2633 + v2472;
+      const unsigned int v2635 = v2634 - v2632;
+      const unsigned int v2636 = v2430 + v2473;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2637 = v2636 * v15;
+      const unsigned int v2638 = static_cast<unsigned int>(v2478.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2639 = v2635 + v2638;
+      const unsigned int v2640 = static_cast<unsigned int>(v2478.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2641 = v2639 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2642 = v2640 < v15;
+      const bool v2643 = v2641 && v2642;
+      if (v2643) {
+        const float v2644 = v2478.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2645 = v2637 + v2640;
+        const iron_bf16 v2646 = bias[v2645];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2647 = iron_to_f32(v2646);
+        const float v2648 = v2644 + v2647;
+        const float v2650 = fmaxf(v2648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2651 = iron_f32_to_bf16(v2650);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2652 = v2639 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2653 = v2652 + v2637;
+        const unsigned int v2654 = v2653 + v2640;
+        out[v2654] = v2651;
       }
-      const unsigned int v2659 = static_cast<unsigned int>(v2482.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2660 = v2639 + v2659;
-      const unsigned int v2661 = static_cast<unsigned int>(v2482.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2662 = v2660 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2663 = v2661 < v15;
-      const bool v2664 = v2662 && v2663;
-      if (v2664) {
-        const float v2665 = v2482.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2666 = v2641 + v2661;
-        const iron_bf16 v2667 = bias[v2666];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2668 = iron_to_f32(v2667);
-        const float v2669 = v2665 + v2668;
-        const float v2671 = fmaxf(v2669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2672 = iron_f32_to_bf16(v2671);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2673 = v2660 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2674 = v2673 + v2641;
-        const unsigned int v2675 = v2674 + v2661;
-        out[v2675] = v2672;
+      const unsigned int v2655 = static_cast<unsigned int>(v2478.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2656 = v2635 + v2655;
+      const unsigned int v2657 = static_cast<unsigned int>(v2478.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2658 = v2656 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2659 = v2657 < v15;
+      const bool v2660 = v2658 && v2659;
+      if (v2660) {
+        const float v2661 = v2478.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2662 = v2637 + v2657;
+        const iron_bf16 v2663 = bias[v2662];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2664 = iron_to_f32(v2663);
+        const float v2665 = v2661 + v2664;
+        const float v2667 = fmaxf(v2665, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2668 = iron_f32_to_bf16(v2667);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2669 = v2656 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2670 = v2669 + v2637;
+        const unsigned int v2671 = v2670 + v2657;
+        out[v2671] = v2668;
       }
-      const unsigned int v2676 = static_cast<unsigned int>(v2482.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2677 = v2639 + v2676;
-      const unsigned int v2678 = static_cast<unsigned int>(v2482.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2679 = v2677 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2680 = v2678 < v15;
-      const bool v2681 = v2679 && v2680;
-      if (v2681) {
-        const float v2682 = v2482.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2683 = v2641 + v2678;
-        const iron_bf16 v2684 = bias[v2683];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2685 = iron_to_f32(v2684);
-        const float v2686 = v2682 + v2685;
-        const float v2688 = fmaxf(v2686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2689 = iron_f32_to_bf16(v2688);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2690 = v2677 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2691 = v2690 + v2641;
-        const unsigned int v2692 = v2691 + v2678;
-        out[v2692] = v2689;
+      const unsigned int v2672 = static_cast<unsigned int>(v2478.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2673 = v2635 + v2672;
+      const unsigned int v2674 = static_cast<unsigned int>(v2478.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2675 = v2673 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2676 = v2674 < v15;
+      const bool v2677 = v2675 && v2676;
+      if (v2677) {
+        const float v2678 = v2478.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2679 = v2637 + v2674;
+        const iron_bf16 v2680 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2681 = iron_to_f32(v2680);
+        const float v2682 = v2678 + v2681;
+        const float v2684 = fmaxf(v2682, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2685 = iron_f32_to_bf16(v2684);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2686 = v2673 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2687 = v2686 + v2637;
+        const unsigned int v2688 = v2687 + v2674;
+        out[v2688] = v2685;
       }
-      const unsigned int v2693 = static_cast<unsigned int>(v2482.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2694 = v2639 + v2693;
-      const unsigned int v2695 = static_cast<unsigned int>(v2482.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2696 = v2694 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2697 = v2695 < v15;
-      const bool v2698 = v2696 && v2697;
-      if (v2698) {
-        const float v2699 = v2482.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2700 = v2641 + v2695;
-        const iron_bf16 v2701 = bias[v2700];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2702 = iron_to_f32(v2701);
-        const float v2703 = v2699 + v2702;
-        const float v2705 = fmaxf(v2703, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2706 = iron_f32_to_bf16(v2705);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2707 = v2694 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2708 = v2707 + v2641;
-        const unsigned int v2709 = v2708 + v2695;
-        out[v2709] = v2706;
+      const unsigned int v2689 = static_cast<unsigned int>(v2478.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2690 = v2635 + v2689;
+      const unsigned int v2691 = static_cast<unsigned int>(v2478.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2692 = v2690 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2693 = v2691 < v15;
+      const bool v2694 = v2692 && v2693;
+      if (v2694) {
+        const float v2695 = v2478.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2696 = v2637 + v2691;
+        const iron_bf16 v2697 = bias[v2696];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2698 = iron_to_f32(v2697);
+        const float v2699 = v2695 + v2698;
+        const float v2701 = fmaxf(v2699, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2702 = iron_f32_to_bf16(v2701);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2703 = v2690 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2704 = v2703 + v2637;
+        const unsigned int v2705 = v2704 + v2691;
+        out[v2705] = v2702;
       }
-      const unsigned int v2710 = static_cast<unsigned int>(v2482.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2711 = v2639 + v2710;
-      const unsigned int v2712 = static_cast<unsigned int>(v2482.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2713 = v2711 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2714 = v2712 < v15;
-      const bool v2715 = v2713 && v2714;
-      if (v2715) {
-        const float v2716 = v2482.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2717 = v2641 + v2712;
-        const iron_bf16 v2718 = bias[v2717];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2719 = iron_to_f32(v2718);
-        const float v2720 = v2716 + v2719;
-        const float v2722 = fmaxf(v2720, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2723 = iron_f32_to_bf16(v2722);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2724 = v2711 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2725 = v2724 + v2641;
-        const unsigned int v2726 = v2725 + v2712;
-        out[v2726] = v2723;
+      const unsigned int v2706 = static_cast<unsigned int>(v2478.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2707 = v2635 + v2706;
+      const unsigned int v2708 = static_cast<unsigned int>(v2478.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2709 = v2707 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2710 = v2708 < v15;
+      const bool v2711 = v2709 && v2710;
+      if (v2711) {
+        const float v2712 = v2478.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2713 = v2637 + v2708;
+        const iron_bf16 v2714 = bias[v2713];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2715 = iron_to_f32(v2714);
+        const float v2716 = v2712 + v2715;
+        const float v2718 = fmaxf(v2716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2719 = iron_f32_to_bf16(v2718);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2720 = v2707 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2721 = v2720 + v2637;
+        const unsigned int v2722 = v2721 + v2708;
+        out[v2722] = v2719;
       }
-      const unsigned int v2727 = static_cast<unsigned int>(v2482.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2728 = v2639 + v2727;
-      const unsigned int v2729 = static_cast<unsigned int>(v2482.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2730 = v2728 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2731 = v2729 < v15;
-      const bool v2732 = v2730 && v2731;
-      if (v2732) {
-        const float v2733 = v2482.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2734 = v2641 + v2729;
-        const iron_bf16 v2735 = bias[v2734];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2736 = iron_to_f32(v2735);
-        const float v2737 = v2733 + v2736;
-        const float v2739 = fmaxf(v2737, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2740 = iron_f32_to_bf16(v2739);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2741 = v2728 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2742 = v2741 + v2641;
-        const unsigned int v2743 = v2742 + v2729;
-        out[v2743] = v2740;
+      const unsigned int v2723 = static_cast<unsigned int>(v2478.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2724 = v2635 + v2723;
+      const unsigned int v2725 = static_cast<unsigned int>(v2478.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2726 = v2724 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2727 = v2725 < v15;
+      const bool v2728 = v2726 && v2727;
+      if (v2728) {
+        const float v2729 = v2478.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2730 = v2637 + v2725;
+        const iron_bf16 v2731 = bias[v2730];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2732 = iron_to_f32(v2731);
+        const float v2733 = v2729 + v2732;
+        const float v2735 = fmaxf(v2733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2736 = iron_f32_to_bf16(v2735);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2737 = v2724 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2738 = v2737 + v2637;
+        const unsigned int v2739 = v2738 + v2725;
+        out[v2739] = v2736;
       }
-      const unsigned int v2744 = static_cast<unsigned int>(v2482.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2745 = v2639 + v2744;
-      const unsigned int v2746 = static_cast<unsigned int>(v2482.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2747 = v2745 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2748 = v2746 < v15;
-      const bool v2749 = v2747 && v2748;
-      if (v2749) {
-        const float v2750 = v2482.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2751 = v2641 + v2746;
-        const iron_bf16 v2752 = bias[v2751];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2753 = iron_to_f32(v2752);
-        const float v2754 = v2750 + v2753;
-        const float v2756 = fmaxf(v2754, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2757 = iron_f32_to_bf16(v2756);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2758 = v2745 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2759 = v2758 + v2641;
-        const unsigned int v2760 = v2759 + v2746;
-        out[v2760] = v2757;
+      const unsigned int v2740 = static_cast<unsigned int>(v2478.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2741 = v2635 + v2740;
+      const unsigned int v2742 = static_cast<unsigned int>(v2478.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2743 = v2741 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2744 = v2742 < v15;
+      const bool v2745 = v2743 && v2744;
+      if (v2745) {
+        const float v2746 = v2478.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2747 = v2637 + v2742;
+        const iron_bf16 v2748 = bias[v2747];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2749 = iron_to_f32(v2748);
+        const float v2750 = v2746 + v2749;
+        const float v2752 = fmaxf(v2750, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2753 = iron_f32_to_bf16(v2752);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2754 = v2741 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2755 = v2754 + v2637;
+        const unsigned int v2756 = v2755 + v2742;
+        out[v2756] = v2753;
       }
-      const unsigned int v2761 = static_cast<unsigned int>(v2482.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2762 = v2639 + v2761;
-      const unsigned int v2763 = static_cast<unsigned int>(v2482.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2764 = v2762 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2765 = v2763 < v15;
-      const bool v2766 = v2764 && v2765;
-      if (v2766) {
-        const float v2767 = v2482.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2768 = v2641 + v2763;
-        const iron_bf16 v2769 = bias[v2768];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2770 = iron_to_f32(v2769);
-        const float v2771 = v2767 + v2770;
-        const float v2773 = fmaxf(v2771, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2774 = iron_f32_to_bf16(v2773);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2775 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2776 = v2775 + v2641;
-        const unsigned int v2777 = v2776 + v2763;
-        out[v2777] = v2774;
+      const unsigned int v2757 = static_cast<unsigned int>(v2478.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2758 = v2635 + v2757;
+      const unsigned int v2759 = static_cast<unsigned int>(v2478.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2760 = v2758 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2761 = v2759 < v15;
+      const bool v2762 = v2760 && v2761;
+      if (v2762) {
+        const float v2763 = v2478.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2764 = v2637 + v2759;
+        const iron_bf16 v2765 = bias[v2764];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2766 = iron_to_f32(v2765);
+        const float v2767 = v2763 + v2766;
+        const float v2769 = fmaxf(v2767, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2770 = iron_f32_to_bf16(v2769);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2771 = v2758 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2772 = v2771 + v2637;
+        const unsigned int v2773 = v2772 + v2759;
+        out[v2773] = v2770;
       }
-      const unsigned int v2780 = v2480 * v2418;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2782 = v2637 + v2479;
-      const unsigned int v2783 = v2782 - v2780;
-      const unsigned int v2784 = v2430 + v2480;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2785 = v2784 * v15;
-      const unsigned int v2786 = static_cast<unsigned int>(v2484.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2787 = v2783 + v2786;
-      const unsigned int v2788 = static_cast<unsigned int>(v2484.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2789 = v2787 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2790 = v2788 < v15;
-      const bool v2791 = v2789 && v2790;
-      if (v2791) {
-        const float v2792 = v2484.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2793 = v2785 + v2788;
-        const iron_bf16 v2794 = bias[v2793];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2795 = iron_to_f32(v2794);
-        const float v2796 = v2792 + v2795;
-        const float v2798 = fmaxf(v2796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2799 = iron_f32_to_bf16(v2798);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2800 = v2787 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2801 = v2800 + v2785;
-        const unsigned int v2802 = v2801 + v2788;
-        out[v2802] = v2799;
+      const unsigned int v2776 = v2476 * v2418;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2778 = v2633 + v2475;
+      const unsigned int v2779 = v2778 - v2776;
+      const unsigned int v2780 = v2430 + v2476;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2781 = v2780 * v15;
+      const unsigned int v2782 = static_cast<unsigned int>(v2480.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2783 = v2779 + v2782;
+      const unsigned int v2784 = static_cast<unsigned int>(v2480.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2785 = v2783 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2786 = v2784 < v15;
+      const bool v2787 = v2785 && v2786;
+      if (v2787) {
+        const float v2788 = v2480.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2789 = v2781 + v2784;
+        const iron_bf16 v2790 = bias[v2789];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2791 = iron_to_f32(v2790);
+        const float v2792 = v2788 + v2791;
+        const float v2794 = fmaxf(v2792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2795 = iron_f32_to_bf16(v2794);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2796 = v2783 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2797 = v2796 + v2781;
+        const unsigned int v2798 = v2797 + v2784;
+        out[v2798] = v2795;
       }
-      const unsigned int v2803 = static_cast<unsigned int>(v2484.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2804 = v2783 + v2803;
-      const unsigned int v2805 = static_cast<unsigned int>(v2484.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2806 = v2804 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2807 = v2805 < v15;
-      const bool v2808 = v2806 && v2807;
-      if (v2808) {
-        const float v2809 = v2484.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2810 = v2785 + v2805;
-        const iron_bf16 v2811 = bias[v2810];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2812 = iron_to_f32(v2811);
-        const float v2813 = v2809 + v2812;
-        const float v2815 = fmaxf(v2813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2817 = v2804 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2818 = v2817 + v2785;
-        const unsigned int v2819 = v2818 + v2805;
-        out[v2819] = v2816;
+      const unsigned int v2799 = static_cast<unsigned int>(v2480.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2800 = v2779 + v2799;
+      const unsigned int v2801 = static_cast<unsigned int>(v2480.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2802 = v2800 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2803 = v2801 < v15;
+      const bool v2804 = v2802 && v2803;
+      if (v2804) {
+        const float v2805 = v2480.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2806 = v2781 + v2801;
+        const iron_bf16 v2807 = bias[v2806];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2808 = iron_to_f32(v2807);
+        const float v2809 = v2805 + v2808;
+        const float v2811 = fmaxf(v2809, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2812 = iron_f32_to_bf16(v2811);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2813 = v2800 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2814 = v2813 + v2781;
+        const unsigned int v2815 = v2814 + v2801;
+        out[v2815] = v2812;
       }
-      const unsigned int v2820 = static_cast<unsigned int>(v2484.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2821 = v2783 + v2820;
-      const unsigned int v2822 = static_cast<unsigned int>(v2484.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2823 = v2821 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2824 = v2822 < v15;
-      const bool v2825 = v2823 && v2824;
-      if (v2825) {
-        const float v2826 = v2484.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2827 = v2785 + v2822;
-        const iron_bf16 v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2829 = iron_to_f32(v2828);
-        const float v2830 = v2826 + v2829;
-        const float v2832 = fmaxf(v2830, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2832);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2834 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2835 = v2834 + v2785;
-        const unsigned int v2836 = v2835 + v2822;
-        out[v2836] = v2833;
+      const unsigned int v2816 = static_cast<unsigned int>(v2480.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2817 = v2779 + v2816;
+      const unsigned int v2818 = static_cast<unsigned int>(v2480.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2819 = v2817 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2820 = v2818 < v15;
+      const bool v2821 = v2819 && v2820;
+      if (v2821) {
+        const float v2822 = v2480.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2823 = v2781 + v2818;
+        const iron_bf16 v2824 = bias[v2823];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2825 = iron_to_f32(v2824);
+        const float v2826 = v2822 + v2825;
+        const float v2828 = fmaxf(v2826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2829 = iron_f32_to_bf16(v2828);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2830 = v2817 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2831 = v2830 + v2781;
+        const unsigned int v2832 = v2831 + v2818;
+        out[v2832] = v2829;
       }
-      const unsigned int v2837 = static_cast<unsigned int>(v2484.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2838 = v2783 + v2837;
-      const unsigned int v2839 = static_cast<unsigned int>(v2484.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2840 = v2838 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2841 = v2839 < v15;
-      const bool v2842 = v2840 && v2841;
-      if (v2842) {
-        const float v2843 = v2484.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2844 = v2785 + v2839;
-        const iron_bf16 v2845 = bias[v2844];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2846 = iron_to_f32(v2845);
-        const float v2847 = v2843 + v2846;
-        const float v2849 = fmaxf(v2847, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2850 = iron_f32_to_bf16(v2849);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2851 = v2838 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2852 = v2851 + v2785;
-        const unsigned int v2853 = v2852 + v2839;
-        out[v2853] = v2850;
+      const unsigned int v2833 = static_cast<unsigned int>(v2480.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2834 = v2779 + v2833;
+      const unsigned int v2835 = static_cast<unsigned int>(v2480.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2836 = v2834 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2837 = v2835 < v15;
+      const bool v2838 = v2836 && v2837;
+      if (v2838) {
+        const float v2839 = v2480.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2840 = v2781 + v2835;
+        const iron_bf16 v2841 = bias[v2840];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2842 = iron_to_f32(v2841);
+        const float v2843 = v2839 + v2842;
+        const float v2845 = fmaxf(v2843, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2846 = iron_f32_to_bf16(v2845);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2847 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2848 = v2847 + v2781;
+        const unsigned int v2849 = v2848 + v2835;
+        out[v2849] = v2846;
       }
-      const unsigned int v2854 = static_cast<unsigned int>(v2484.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2855 = v2783 + v2854;
-      const unsigned int v2856 = static_cast<unsigned int>(v2484.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2857 = v2855 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2858 = v2856 < v15;
-      const bool v2859 = v2857 && v2858;
-      if (v2859) {
-        const float v2860 = v2484.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2861 = v2785 + v2856;
-        const iron_bf16 v2862 = bias[v2861];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2863 = iron_to_f32(v2862);
-        const float v2864 = v2860 + v2863;
-        const float v2866 = fmaxf(v2864, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2868 = v2855 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2869 = v2868 + v2785;
-        const unsigned int v2870 = v2869 + v2856;
-        out[v2870] = v2867;
+      const unsigned int v2850 = static_cast<unsigned int>(v2480.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2851 = v2779 + v2850;
+      const unsigned int v2852 = static_cast<unsigned int>(v2480.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2853 = v2851 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2854 = v2852 < v15;
+      const bool v2855 = v2853 && v2854;
+      if (v2855) {
+        const float v2856 = v2480.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2857 = v2781 + v2852;
+        const iron_bf16 v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2859 = iron_to_f32(v2858);
+        const float v2860 = v2856 + v2859;
+        const float v2862 = fmaxf(v2860, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2863 = iron_f32_to_bf16(v2862);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2864 = v2851 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2865 = v2864 + v2781;
+        const unsigned int v2866 = v2865 + v2852;
+        out[v2866] = v2863;
       }
-      const unsigned int v2871 = static_cast<unsigned int>(v2484.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2872 = v2783 + v2871;
-      const unsigned int v2873 = static_cast<unsigned int>(v2484.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2874 = v2872 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2875 = v2873 < v15;
-      const bool v2876 = v2874 && v2875;
-      if (v2876) {
-        const float v2877 = v2484.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2878 = v2785 + v2873;
-        const iron_bf16 v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2880 = iron_to_f32(v2879);
-        const float v2881 = v2877 + v2880;
-        const float v2883 = fmaxf(v2881, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2885 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2886 = v2885 + v2785;
-        const unsigned int v2887 = v2886 + v2873;
-        out[v2887] = v2884;
+      const unsigned int v2867 = static_cast<unsigned int>(v2480.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2868 = v2779 + v2867;
+      const unsigned int v2869 = static_cast<unsigned int>(v2480.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2870 = v2868 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2871 = v2869 < v15;
+      const bool v2872 = v2870 && v2871;
+      if (v2872) {
+        const float v2873 = v2480.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2874 = v2781 + v2869;
+        const iron_bf16 v2875 = bias[v2874];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2876 = iron_to_f32(v2875);
+        const float v2877 = v2873 + v2876;
+        const float v2879 = fmaxf(v2877, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2880 = iron_f32_to_bf16(v2879);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2881 = v2868 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2882 = v2881 + v2781;
+        const unsigned int v2883 = v2882 + v2869;
+        out[v2883] = v2880;
       }
-      const unsigned int v2888 = static_cast<unsigned int>(v2484.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2889 = v2783 + v2888;
-      const unsigned int v2890 = static_cast<unsigned int>(v2484.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2891 = v2889 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2892 = v2890 < v15;
-      const bool v2893 = v2891 && v2892;
-      if (v2893) {
-        const float v2894 = v2484.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2895 = v2785 + v2890;
-        const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2897 = iron_to_f32(v2896);
-        const float v2898 = v2894 + v2897;
-        const float v2900 = fmaxf(v2898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2902 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2903 = v2902 + v2785;
-        const unsigned int v2904 = v2903 + v2890;
-        out[v2904] = v2901;
+      const unsigned int v2884 = static_cast<unsigned int>(v2480.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2885 = v2779 + v2884;
+      const unsigned int v2886 = static_cast<unsigned int>(v2480.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2887 = v2885 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2888 = v2886 < v15;
+      const bool v2889 = v2887 && v2888;
+      if (v2889) {
+        const float v2890 = v2480.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2891 = v2781 + v2886;
+        const iron_bf16 v2892 = bias[v2891];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2893 = iron_to_f32(v2892);
+        const float v2894 = v2890 + v2893;
+        const float v2896 = fmaxf(v2894, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2897 = iron_f32_to_bf16(v2896);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2898 = v2885 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2899 = v2898 + v2781;
+        const unsigned int v2900 = v2899 + v2886;
+        out[v2900] = v2897;
       }
-      const unsigned int v2905 = static_cast<unsigned int>(v2484.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2906 = v2783 + v2905;
-      const unsigned int v2907 = static_cast<unsigned int>(v2484.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2908 = v2906 < v2382;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2909 = v2907 < v15;
-      const bool v2910 = v2908 && v2909;
-      if (v2910) {
-        const float v2911 = v2484.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2912 = v2785 + v2907;
-        const iron_bf16 v2913 = bias[v2912];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2914 = iron_to_f32(v2913);
-        const float v2915 = v2911 + v2914;
-        const float v2917 = fmaxf(v2915, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2917);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2919 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2920 = v2919 + v2785;
-        const unsigned int v2921 = v2920 + v2907;
-        out[v2921] = v2918;
+      const unsigned int v2901 = static_cast<unsigned int>(v2480.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2902 = v2779 + v2901;
+      const unsigned int v2903 = static_cast<unsigned int>(v2480.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2904 = v2902 < v2382;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2905 = v2903 < v15;
+      const bool v2906 = v2904 && v2905;
+      if (v2906) {
+        const float v2907 = v2480.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2908 = v2781 + v2903;
+        const iron_bf16 v2909 = bias[v2908];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2910 = iron_to_f32(v2909);
+        const float v2911 = v2907 + v2910;
+        const float v2913 = fmaxf(v2911, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2914 = iron_f32_to_bf16(v2913);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2915 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2916 = v2915 + v2781;
+        const unsigned int v2917 = v2916 + v2903;
+        out[v2917] = v2914;
       }
     }
   }

@@ -515,989 +515,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const bool v315 = v310 && v314;
     const bool v316 = v306 && v315;  // kernels/gemm/gemm_tiles.hpp:275
     if (v316) {
-      for (unsigned int v3010 = 0u; v3010 < 2u; v3010 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3011 = v3010 << 6u;
-        const bool v3013 = v3011 < v34;
-        if (v3013) {
-          const unsigned int v3015 = v3010 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3016 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v3016) {
-            const unsigned int v3020 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3021 = v3020 << 3u;
-            const unsigned int v3022 = v3011 + v3021;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3024 = v3022 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3026 = v3024 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3027 = v3022 - v3026;
-            const unsigned int v3028 = v3024 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3029 = v3028 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3030 = v3028 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3031 = v3024 - v3030;
-            const unsigned int v3032 = v3031 * v12;
-            const unsigned int v3033 = v88 + v3027;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3034 = v3022 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3036 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3041 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3042 = v3041 + v3021;
-            const unsigned int v3043 = v147 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3044 = v152 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3045 = v3043 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3046 = v3034 && v3045;
-            const bool v3047 = v3043 < v145;
+      for (unsigned int v3006 = 0u; v3006 < 2u; v3006 += 1u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3007 = v3006 << 6u;
+        const bool v3009 = v3007 < v34;
+        if (v3009) {
+          const unsigned int v3011 = v3006 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3012 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v3012) {
+            const unsigned int v3016 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3017 = v3016 << 3u;
+            const unsigned int v3018 = v3007 + v3017;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3020 = v3018 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3022 = v3020 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3023 = v3018 - v3022;
+            const unsigned int v3024 = v3020 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3025 = v3024 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3026 = v3024 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3027 = v3020 - v3026;
+            const unsigned int v3028 = v3027 * v12;
+            const unsigned int v3029 = v88 + v3023;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3030 = v3018 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3032 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3037 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3038 = v3037 + v3017;
+            const unsigned int v3039 = v147 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3040 = v152 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3041 = v3039 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3042 = v3030 && v3041;
+            const bool v3043 = v3039 < v145;
+            const bool v3044 = v3042 && v3043;
+            const bool v3045 = v3040 >= v10;
+            const bool v3046 = v3044 && v3045;
+            const bool v3047 = v3040 < v3032;
             const bool v3048 = v3046 && v3047;
-            const bool v3049 = v3044 >= v10;
-            const bool v3050 = v3048 && v3049;
-            const bool v3051 = v3044 < v3036;
-            const bool v3052 = v3050 && v3051;
-            const unsigned int v3053 = max(v3043, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3054 = v3053 - v9;
-            const unsigned int v3055 = max(v3044, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3056 = v3055 - v10;
-            const unsigned int v3057 = v155 + v3054;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3058 = v3057 * v2;
-            const unsigned int v3059 = v3058 + v3056;
-            const unsigned int v3060 = v3059 * v3;
-            const unsigned int v3061 = v3060 + v3033;
-            const unsigned int v3063 = v3052 ? v3061 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3065 = v3015 + v3042;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), x + v3063, v3052);
-            const unsigned int v3067 = v165 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3068 = v170 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3069 = v3067 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3070 = v3034 && v3069;
-            const bool v3071 = v3067 < v145;
+            const unsigned int v3049 = max(v3039, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3050 = v3049 - v9;
+            const unsigned int v3051 = max(v3040, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3052 = v3051 - v10;
+            const unsigned int v3053 = v155 + v3050;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3054 = v3053 * v2;
+            const unsigned int v3055 = v3054 + v3052;
+            const unsigned int v3056 = v3055 * v3;
+            const unsigned int v3057 = v3056 + v3029;
+            const unsigned int v3059 = v3048 ? v3057 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3061 = v3011 + v3038;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), x + v3059, v3048);
+            const unsigned int v3063 = v165 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3064 = v170 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3065 = v3063 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3066 = v3030 && v3065;
+            const bool v3067 = v3063 < v145;
+            const bool v3068 = v3066 && v3067;
+            const bool v3069 = v3064 >= v10;
+            const bool v3070 = v3068 && v3069;
+            const bool v3071 = v3064 < v3032;
             const bool v3072 = v3070 && v3071;
-            const bool v3073 = v3068 >= v10;
-            const bool v3074 = v3072 && v3073;
-            const bool v3075 = v3068 < v3036;
-            const bool v3076 = v3074 && v3075;
-            const unsigned int v3077 = max(v3067, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3078 = v3077 - v9;
-            const unsigned int v3079 = max(v3068, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3080 = v3079 - v10;
-            const unsigned int v3081 = v173 + v3078;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3082 = v3081 * v2;
-            const unsigned int v3083 = v3082 + v3080;
-            const unsigned int v3084 = v3083 * v3;
-            const unsigned int v3085 = v3084 + v3033;
-            const unsigned int v3087 = v3076 ? v3085 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3090 = v3065 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3090 ^ (((v3090 >> 6u) & 7u) << 3u)), x + v3087, v3076);
-            const unsigned int v3091 = v183 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3092 = v188 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3093 = v3091 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3094 = v3034 && v3093;
-            const bool v3095 = v3091 < v145;
+            const unsigned int v3073 = max(v3063, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3074 = v3073 - v9;
+            const unsigned int v3075 = max(v3064, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3076 = v3075 - v10;
+            const unsigned int v3077 = v173 + v3074;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3078 = v3077 * v2;
+            const unsigned int v3079 = v3078 + v3076;
+            const unsigned int v3080 = v3079 * v3;
+            const unsigned int v3081 = v3080 + v3029;
+            const unsigned int v3083 = v3072 ? v3081 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3086 = v3061 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3086 ^ (((v3086 >> 6u) & 7u) << 3u)), x + v3083, v3072);
+            const unsigned int v3087 = v183 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3088 = v188 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3089 = v3087 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3090 = v3030 && v3089;
+            const bool v3091 = v3087 < v145;
+            const bool v3092 = v3090 && v3091;
+            const bool v3093 = v3088 >= v10;
+            const bool v3094 = v3092 && v3093;
+            const bool v3095 = v3088 < v3032;
             const bool v3096 = v3094 && v3095;
-            const bool v3097 = v3092 >= v10;
-            const bool v3098 = v3096 && v3097;
-            const bool v3099 = v3092 < v3036;
-            const bool v3100 = v3098 && v3099;
-            const unsigned int v3101 = max(v3091, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3102 = v3101 - v9;
-            const unsigned int v3103 = max(v3092, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3104 = v3103 - v10;
-            const unsigned int v3105 = v191 + v3102;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3106 = v3105 * v2;
-            const unsigned int v3107 = v3106 + v3104;
-            const unsigned int v3108 = v3107 * v3;
-            const unsigned int v3109 = v3108 + v3033;
-            const unsigned int v3111 = v3100 ? v3109 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3114 = v3065 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3114 ^ (((v3114 >> 6u) & 7u) << 3u)), x + v3111, v3100);
-            const unsigned int v3115 = v201 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3116 = v206 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3117 = v3115 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3118 = v3034 && v3117;
-            const bool v3119 = v3115 < v145;
+            const unsigned int v3097 = max(v3087, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3098 = v3097 - v9;
+            const unsigned int v3099 = max(v3088, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3100 = v3099 - v10;
+            const unsigned int v3101 = v191 + v3098;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3102 = v3101 * v2;
+            const unsigned int v3103 = v3102 + v3100;
+            const unsigned int v3104 = v3103 * v3;
+            const unsigned int v3105 = v3104 + v3029;
+            const unsigned int v3107 = v3096 ? v3105 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3110 = v3061 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3110 ^ (((v3110 >> 6u) & 7u) << 3u)), x + v3107, v3096);
+            const unsigned int v3111 = v201 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3112 = v206 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3113 = v3111 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3114 = v3030 && v3113;
+            const bool v3115 = v3111 < v145;
+            const bool v3116 = v3114 && v3115;
+            const bool v3117 = v3112 >= v10;
+            const bool v3118 = v3116 && v3117;
+            const bool v3119 = v3112 < v3032;
             const bool v3120 = v3118 && v3119;
-            const bool v3121 = v3116 >= v10;
-            const bool v3122 = v3120 && v3121;
-            const bool v3123 = v3116 < v3036;
-            const bool v3124 = v3122 && v3123;
-            const unsigned int v3125 = max(v3115, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3126 = v3125 - v9;
-            const unsigned int v3127 = max(v3116, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3128 = v3127 - v10;
-            const unsigned int v3129 = v209 + v3126;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3130 = v3129 * v2;
-            const unsigned int v3131 = v3130 + v3128;
-            const unsigned int v3132 = v3131 * v3;
-            const unsigned int v3133 = v3132 + v3033;
-            const unsigned int v3135 = v3124 ? v3133 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3138 = v3065 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3138 ^ (((v3138 >> 6u) & 7u) << 3u)), x + v3135, v3124);
-            const unsigned int v3139 = v219 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3140 = v224 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3141 = v3139 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3142 = v3034 && v3141;
-            const bool v3143 = v3139 < v145;
+            const unsigned int v3121 = max(v3111, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3122 = v3121 - v9;
+            const unsigned int v3123 = max(v3112, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3124 = v3123 - v10;
+            const unsigned int v3125 = v209 + v3122;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3126 = v3125 * v2;
+            const unsigned int v3127 = v3126 + v3124;
+            const unsigned int v3128 = v3127 * v3;
+            const unsigned int v3129 = v3128 + v3029;
+            const unsigned int v3131 = v3120 ? v3129 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3134 = v3061 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3131, v3120);
+            const unsigned int v3135 = v219 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3136 = v224 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3137 = v3135 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3138 = v3030 && v3137;
+            const bool v3139 = v3135 < v145;
+            const bool v3140 = v3138 && v3139;
+            const bool v3141 = v3136 >= v10;
+            const bool v3142 = v3140 && v3141;
+            const bool v3143 = v3136 < v3032;
             const bool v3144 = v3142 && v3143;
-            const bool v3145 = v3140 >= v10;
-            const bool v3146 = v3144 && v3145;
-            const bool v3147 = v3140 < v3036;
-            const bool v3148 = v3146 && v3147;
-            const unsigned int v3149 = max(v3139, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3150 = v3149 - v9;
-            const unsigned int v3151 = max(v3140, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3152 = v3151 - v10;
-            const unsigned int v3153 = v227 + v3150;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3154 = v3153 * v2;
-            const unsigned int v3155 = v3154 + v3152;
-            const unsigned int v3156 = v3155 * v3;
-            const unsigned int v3157 = v3156 + v3033;
-            const unsigned int v3159 = v3148 ? v3157 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3162 = v3065 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3162 ^ (((v3162 >> 6u) & 7u) << 3u)), x + v3159, v3148);
-            const unsigned int v3163 = v237 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3164 = v242 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3165 = v3163 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3166 = v3034 && v3165;
-            const bool v3167 = v3163 < v145;
+            const unsigned int v3145 = max(v3135, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3146 = v3145 - v9;
+            const unsigned int v3147 = max(v3136, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3148 = v3147 - v10;
+            const unsigned int v3149 = v227 + v3146;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3150 = v3149 * v2;
+            const unsigned int v3151 = v3150 + v3148;
+            const unsigned int v3152 = v3151 * v3;
+            const unsigned int v3153 = v3152 + v3029;
+            const unsigned int v3155 = v3144 ? v3153 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3158 = v3061 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3158 ^ (((v3158 >> 6u) & 7u) << 3u)), x + v3155, v3144);
+            const unsigned int v3159 = v237 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3160 = v242 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3161 = v3159 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3162 = v3030 && v3161;
+            const bool v3163 = v3159 < v145;
+            const bool v3164 = v3162 && v3163;
+            const bool v3165 = v3160 >= v10;
+            const bool v3166 = v3164 && v3165;
+            const bool v3167 = v3160 < v3032;
             const bool v3168 = v3166 && v3167;
-            const bool v3169 = v3164 >= v10;
-            const bool v3170 = v3168 && v3169;
-            const bool v3171 = v3164 < v3036;
-            const bool v3172 = v3170 && v3171;
-            const unsigned int v3173 = max(v3163, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3174 = v3173 - v9;
-            const unsigned int v3175 = max(v3164, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3176 = v3175 - v10;
-            const unsigned int v3177 = v245 + v3174;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3178 = v3177 * v2;
-            const unsigned int v3179 = v3178 + v3176;
-            const unsigned int v3180 = v3179 * v3;
-            const unsigned int v3181 = v3180 + v3033;
-            const unsigned int v3183 = v3172 ? v3181 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3186 = v3065 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3186 ^ (((v3186 >> 6u) & 7u) << 3u)), x + v3183, v3172);
-            const unsigned int v3187 = v255 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3188 = v260 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3189 = v3187 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3190 = v3034 && v3189;
-            const bool v3191 = v3187 < v145;
+            const unsigned int v3169 = max(v3159, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3170 = v3169 - v9;
+            const unsigned int v3171 = max(v3160, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3172 = v3171 - v10;
+            const unsigned int v3173 = v245 + v3170;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3174 = v3173 * v2;
+            const unsigned int v3175 = v3174 + v3172;
+            const unsigned int v3176 = v3175 * v3;
+            const unsigned int v3177 = v3176 + v3029;
+            const unsigned int v3179 = v3168 ? v3177 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3182 = v3061 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3182 ^ (((v3182 >> 6u) & 7u) << 3u)), x + v3179, v3168);
+            const unsigned int v3183 = v255 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3184 = v260 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3185 = v3183 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3186 = v3030 && v3185;
+            const bool v3187 = v3183 < v145;
+            const bool v3188 = v3186 && v3187;
+            const bool v3189 = v3184 >= v10;
+            const bool v3190 = v3188 && v3189;
+            const bool v3191 = v3184 < v3032;
             const bool v3192 = v3190 && v3191;
-            const bool v3193 = v3188 >= v10;
-            const bool v3194 = v3192 && v3193;
-            const bool v3195 = v3188 < v3036;
-            const bool v3196 = v3194 && v3195;
-            const unsigned int v3197 = max(v3187, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3198 = v3197 - v9;
-            const unsigned int v3199 = max(v3188, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3200 = v3199 - v10;
-            const unsigned int v3201 = v263 + v3198;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3202 = v3201 * v2;
-            const unsigned int v3203 = v3202 + v3200;
-            const unsigned int v3204 = v3203 * v3;
-            const unsigned int v3205 = v3204 + v3033;
-            const unsigned int v3207 = v3196 ? v3205 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3210 = v3065 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3210 ^ (((v3210 >> 6u) & 7u) << 3u)), x + v3207, v3196);
-            const unsigned int v3211 = v273 + v3029;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3212 = v278 + v3032;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3213 = v3211 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3214 = v3034 && v3213;
-            const bool v3215 = v3211 < v145;
+            const unsigned int v3193 = max(v3183, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3194 = v3193 - v9;
+            const unsigned int v3195 = max(v3184, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3196 = v3195 - v10;
+            const unsigned int v3197 = v263 + v3194;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3198 = v3197 * v2;
+            const unsigned int v3199 = v3198 + v3196;
+            const unsigned int v3200 = v3199 * v3;
+            const unsigned int v3201 = v3200 + v3029;
+            const unsigned int v3203 = v3192 ? v3201 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3206 = v3061 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3206 ^ (((v3206 >> 6u) & 7u) << 3u)), x + v3203, v3192);
+            const unsigned int v3207 = v273 + v3025;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3208 = v278 + v3028;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3209 = v3207 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3210 = v3030 && v3209;
+            const bool v3211 = v3207 < v145;
+            const bool v3212 = v3210 && v3211;
+            const bool v3213 = v3208 >= v10;
+            const bool v3214 = v3212 && v3213;
+            const bool v3215 = v3208 < v3032;
             const bool v3216 = v3214 && v3215;
-            const bool v3217 = v3212 >= v10;
-            const bool v3218 = v3216 && v3217;
-            const bool v3219 = v3212 < v3036;
-            const bool v3220 = v3218 && v3219;
-            const unsigned int v3221 = max(v3211, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3222 = v3221 - v9;
-            const unsigned int v3223 = max(v3212, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3224 = v3223 - v10;
-            const unsigned int v3225 = v281 + v3222;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3226 = v3225 * v2;
-            const unsigned int v3227 = v3226 + v3224;
-            const unsigned int v3228 = v3227 * v3;
-            const unsigned int v3229 = v3228 + v3033;
-            const unsigned int v3231 = v3220 ? v3229 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3234 = v3065 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3234 ^ (((v3234 >> 6u) & 7u) << 3u)), x + v3231, v3220);
+            const unsigned int v3217 = max(v3207, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3218 = v3217 - v9;
+            const unsigned int v3219 = max(v3208, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3220 = v3219 - v10;
+            const unsigned int v3221 = v281 + v3218;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3222 = v3221 * v2;
+            const unsigned int v3223 = v3222 + v3220;
+            const unsigned int v3224 = v3223 * v3;
+            const unsigned int v3225 = v3224 + v3029;
+            const unsigned int v3227 = v3216 ? v3225 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3230 = v3061 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3227, v3216);
           } else {
-            const unsigned int v3243 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3244 = v3243 << 3u;
-            const unsigned int v3247 = v3011 + v3244;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3248 = v3247 < v34;
-            const bool v3249 = v144 && v3248;
-            const unsigned int v3251 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3253 = v3251 + v3011;
-            const unsigned int v3254 = v3253 + v3244;
-            const unsigned int v3255 = v3249 ? v3254 : 0u;
-            const unsigned int v3257 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3258 = v3015 + v3257;
-            const unsigned int v3259 = v3258 + v3244;
-            iron_copy_async<16>(shm0 + (v3259 ^ (((v3259 >> 6u) & 7u) << 3u)), x + v3255, v3249);
-            const unsigned int v3262 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3264 = v3262 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3267 = v3262 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3268 = v3267 << 3u;
-            const unsigned int v3269 = v79 + v3264;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3270 = v3269 < v60;
-            const unsigned int v3271 = v3011 + v3268;
-            const bool v3272 = v3271 < v34;
-            const bool v3273 = v3270 && v3272;
-            const unsigned int v3275 = v3269 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3277 = v3275 + v3011;
-            const unsigned int v3278 = v3277 + v3268;
-            const unsigned int v3279 = v3273 ? v3278 : 0u;
-            const unsigned int v3281 = v3264 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3282 = v3015 + v3281;
-            const unsigned int v3283 = v3282 + v3268;
-            iron_copy_async<16>(shm0 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), x + v3279, v3273);
-            const unsigned int v3286 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3288 = v3286 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3291 = v3286 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3292 = v3291 << 3u;
-            const unsigned int v3293 = v79 + v3288;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3294 = v3293 < v60;
-            const unsigned int v3295 = v3011 + v3292;
-            const bool v3296 = v3295 < v34;
-            const bool v3297 = v3294 && v3296;
-            const unsigned int v3299 = v3293 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3301 = v3299 + v3011;
-            const unsigned int v3302 = v3301 + v3292;
-            const unsigned int v3303 = v3297 ? v3302 : 0u;
-            const unsigned int v3305 = v3288 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3306 = v3015 + v3305;
-            const unsigned int v3307 = v3306 + v3292;
-            iron_copy_async<16>(shm0 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), x + v3303, v3297);
-            const unsigned int v3310 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3312 = v3310 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3315 = v3310 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3316 = v3315 << 3u;
-            const unsigned int v3317 = v79 + v3312;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3318 = v3317 < v60;
-            const unsigned int v3319 = v3011 + v3316;
-            const bool v3320 = v3319 < v34;
-            const bool v3321 = v3318 && v3320;
-            const unsigned int v3323 = v3317 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3325 = v3323 + v3011;
-            const unsigned int v3326 = v3325 + v3316;
-            const unsigned int v3327 = v3321 ? v3326 : 0u;
-            const unsigned int v3329 = v3312 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3330 = v3015 + v3329;
-            const unsigned int v3331 = v3330 + v3316;
-            iron_copy_async<16>(shm0 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), x + v3327, v3321);
-            const unsigned int v3334 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3336 = v3334 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3339 = v3334 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3340 = v3339 << 3u;
-            const unsigned int v3341 = v79 + v3336;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3342 = v3341 < v60;
-            const unsigned int v3343 = v3011 + v3340;
-            const bool v3344 = v3343 < v34;
-            const bool v3345 = v3342 && v3344;
-            const unsigned int v3347 = v3341 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3349 = v3347 + v3011;
-            const unsigned int v3350 = v3349 + v3340;
-            const unsigned int v3351 = v3345 ? v3350 : 0u;
-            const unsigned int v3353 = v3336 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3354 = v3015 + v3353;
-            const unsigned int v3355 = v3354 + v3340;
-            iron_copy_async<16>(shm0 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), x + v3351, v3345);
-            const unsigned int v3358 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3360 = v3358 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3363 = v3358 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3364 = v3363 << 3u;
-            const unsigned int v3365 = v79 + v3360;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3366 = v3365 < v60;
-            const unsigned int v3367 = v3011 + v3364;
-            const bool v3368 = v3367 < v34;
-            const bool v3369 = v3366 && v3368;
-            const unsigned int v3371 = v3365 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3373 = v3371 + v3011;
-            const unsigned int v3374 = v3373 + v3364;
-            const unsigned int v3375 = v3369 ? v3374 : 0u;
-            const unsigned int v3377 = v3360 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3378 = v3015 + v3377;
-            const unsigned int v3379 = v3378 + v3364;
-            iron_copy_async<16>(shm0 + (v3379 ^ (((v3379 >> 6u) & 7u) << 3u)), x + v3375, v3369);
-            const unsigned int v3382 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3384 = v3382 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3387 = v3382 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3388 = v3387 << 3u;
-            const unsigned int v3389 = v79 + v3384;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3390 = v3389 < v60;
-            const unsigned int v3391 = v3011 + v3388;
-            const bool v3392 = v3391 < v34;
-            const bool v3393 = v3390 && v3392;
-            const unsigned int v3395 = v3389 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3397 = v3395 + v3011;
-            const unsigned int v3398 = v3397 + v3388;
-            const unsigned int v3399 = v3393 ? v3398 : 0u;
-            const unsigned int v3401 = v3384 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3402 = v3015 + v3401;
-            const unsigned int v3403 = v3402 + v3388;
-            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3399, v3393);
-            const unsigned int v3406 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3408 = v3406 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3411 = v3406 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3412 = v3411 << 3u;
-            const unsigned int v3413 = v79 + v3408;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3414 = v3413 < v60;
-            const unsigned int v3415 = v3011 + v3412;
-            const bool v3416 = v3415 < v34;
-            const bool v3417 = v3414 && v3416;
-            const unsigned int v3419 = v3413 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3421 = v3419 + v3011;
-            const unsigned int v3422 = v3421 + v3412;
-            const unsigned int v3423 = v3417 ? v3422 : 0u;
-            const unsigned int v3425 = v3408 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3426 = v3015 + v3425;
-            const unsigned int v3427 = v3426 + v3412;
-            iron_copy_async<16>(shm0 + (v3427 ^ (((v3427 >> 6u) & 7u) << 3u)), x + v3423, v3417);
+            const unsigned int v3239 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3240 = v3239 << 3u;
+            const unsigned int v3243 = v3007 + v3240;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3244 = v3243 < v34;
+            const bool v3245 = v144 && v3244;
+            const unsigned int v3247 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3249 = v3247 + v3007;
+            const unsigned int v3250 = v3249 + v3240;
+            const unsigned int v3251 = v3245 ? v3250 : 0u;
+            const unsigned int v3253 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3254 = v3011 + v3253;
+            const unsigned int v3255 = v3254 + v3240;
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3251, v3245);
+            const unsigned int v3258 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3260 = v3258 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3263 = v3258 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3264 = v3263 << 3u;
+            const unsigned int v3265 = v79 + v3260;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3266 = v3265 < v60;
+            const unsigned int v3267 = v3007 + v3264;
+            const bool v3268 = v3267 < v34;
+            const bool v3269 = v3266 && v3268;
+            const unsigned int v3271 = v3265 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3273 = v3271 + v3007;
+            const unsigned int v3274 = v3273 + v3264;
+            const unsigned int v3275 = v3269 ? v3274 : 0u;
+            const unsigned int v3277 = v3260 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3278 = v3011 + v3277;
+            const unsigned int v3279 = v3278 + v3264;
+            iron_copy_async<16>(shm0 + (v3279 ^ (((v3279 >> 6u) & 7u) << 3u)), x + v3275, v3269);
+            const unsigned int v3282 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3284 = v3282 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3287 = v3282 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3288 = v3287 << 3u;
+            const unsigned int v3289 = v79 + v3284;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3290 = v3289 < v60;
+            const unsigned int v3291 = v3007 + v3288;
+            const bool v3292 = v3291 < v34;
+            const bool v3293 = v3290 && v3292;
+            const unsigned int v3295 = v3289 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3297 = v3295 + v3007;
+            const unsigned int v3298 = v3297 + v3288;
+            const unsigned int v3299 = v3293 ? v3298 : 0u;
+            const unsigned int v3301 = v3284 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3302 = v3011 + v3301;
+            const unsigned int v3303 = v3302 + v3288;
+            iron_copy_async<16>(shm0 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), x + v3299, v3293);
+            const unsigned int v3306 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3308 = v3306 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3311 = v3306 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3312 = v3311 << 3u;
+            const unsigned int v3313 = v79 + v3308;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3314 = v3313 < v60;
+            const unsigned int v3315 = v3007 + v3312;
+            const bool v3316 = v3315 < v34;
+            const bool v3317 = v3314 && v3316;
+            const unsigned int v3319 = v3313 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3321 = v3319 + v3007;
+            const unsigned int v3322 = v3321 + v3312;
+            const unsigned int v3323 = v3317 ? v3322 : 0u;
+            const unsigned int v3325 = v3308 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3326 = v3011 + v3325;
+            const unsigned int v3327 = v3326 + v3312;
+            iron_copy_async<16>(shm0 + (v3327 ^ (((v3327 >> 6u) & 7u) << 3u)), x + v3323, v3317);
+            const unsigned int v3330 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3332 = v3330 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3335 = v3330 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3336 = v3335 << 3u;
+            const unsigned int v3337 = v79 + v3332;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3338 = v3337 < v60;
+            const unsigned int v3339 = v3007 + v3336;
+            const bool v3340 = v3339 < v34;
+            const bool v3341 = v3338 && v3340;
+            const unsigned int v3343 = v3337 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3345 = v3343 + v3007;
+            const unsigned int v3346 = v3345 + v3336;
+            const unsigned int v3347 = v3341 ? v3346 : 0u;
+            const unsigned int v3349 = v3332 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3350 = v3011 + v3349;
+            const unsigned int v3351 = v3350 + v3336;
+            iron_copy_async<16>(shm0 + (v3351 ^ (((v3351 >> 6u) & 7u) << 3u)), x + v3347, v3341);
+            const unsigned int v3354 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3356 = v3354 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3359 = v3354 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3360 = v3359 << 3u;
+            const unsigned int v3361 = v79 + v3356;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3362 = v3361 < v60;
+            const unsigned int v3363 = v3007 + v3360;
+            const bool v3364 = v3363 < v34;
+            const bool v3365 = v3362 && v3364;
+            const unsigned int v3367 = v3361 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3369 = v3367 + v3007;
+            const unsigned int v3370 = v3369 + v3360;
+            const unsigned int v3371 = v3365 ? v3370 : 0u;
+            const unsigned int v3373 = v3356 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3374 = v3011 + v3373;
+            const unsigned int v3375 = v3374 + v3360;
+            iron_copy_async<16>(shm0 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), x + v3371, v3365);
+            const unsigned int v3378 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3380 = v3378 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3383 = v3378 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3384 = v3383 << 3u;
+            const unsigned int v3385 = v79 + v3380;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3386 = v3385 < v60;
+            const unsigned int v3387 = v3007 + v3384;
+            const bool v3388 = v3387 < v34;
+            const bool v3389 = v3386 && v3388;
+            const unsigned int v3391 = v3385 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3393 = v3391 + v3007;
+            const unsigned int v3394 = v3393 + v3384;
+            const unsigned int v3395 = v3389 ? v3394 : 0u;
+            const unsigned int v3397 = v3380 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3398 = v3011 + v3397;
+            const unsigned int v3399 = v3398 + v3384;
+            iron_copy_async<16>(shm0 + (v3399 ^ (((v3399 >> 6u) & 7u) << 3u)), x + v3395, v3389);
+            const unsigned int v3402 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3404 = v3402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3407 = v3402 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3408 = v3407 << 3u;
+            const unsigned int v3409 = v79 + v3404;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3410 = v3409 < v60;
+            const unsigned int v3411 = v3007 + v3408;
+            const bool v3412 = v3411 < v34;
+            const bool v3413 = v3410 && v3412;
+            const unsigned int v3415 = v3409 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3417 = v3415 + v3007;
+            const unsigned int v3418 = v3417 + v3408;
+            const unsigned int v3419 = v3413 ? v3418 : 0u;
+            const unsigned int v3421 = v3404 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3422 = v3011 + v3421;
+            const unsigned int v3423 = v3422 + v3408;
+            iron_copy_async<16>(shm0 + (v3423 ^ (((v3423 >> 6u) & 7u) << 3u)), x + v3419, v3413);
           }
-          const unsigned int v3437 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3438 = v3437 << 3u;
-          const unsigned int v3439 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3440 = v3439 < v15;
-          const unsigned int v3441 = v3011 + v3438;
-          const bool v3442 = v3441 < v34;
-          const bool v3443 = v3440 && v3442;
-          const unsigned int v3445 = v3439 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3446 = v85 + v3445;
-          const unsigned int v3447 = v3446 + v3011;
-          const unsigned int v3448 = v3447 + v3438;
-          const unsigned int v3449 = v3443 ? v3448 : v85;
-          const unsigned int v3451 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3452 = v3015 + v3451;
-          const unsigned int v3453 = v3452 + v3438;
-          iron_copy_async<16>(shm1 + (v3453 ^ (((v3453 >> 6u) & 7u) << 3u)), weight + v3449, v3443);
-          const unsigned int v3456 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3458 = v3456 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3461 = v3456 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3462 = v3461 << 3u;
-          const unsigned int v3463 = v83 + v3458;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3464 = v3463 < v15;
-          const unsigned int v3465 = v3011 + v3462;
-          const bool v3466 = v3465 < v34;
-          const bool v3467 = v3464 && v3466;
-          const unsigned int v3469 = v3463 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3470 = v85 + v3469;
-          const unsigned int v3471 = v3470 + v3011;
-          const unsigned int v3472 = v3471 + v3462;
-          const unsigned int v3473 = v3467 ? v3472 : v85;
-          const unsigned int v3475 = v3458 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3476 = v3015 + v3475;
-          const unsigned int v3477 = v3476 + v3462;
-          iron_copy_async<16>(shm1 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), weight + v3473, v3467);
-          const unsigned int v3480 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3482 = v3480 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3485 = v3480 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3486 = v3485 << 3u;
-          const unsigned int v3487 = v83 + v3482;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3488 = v3487 < v15;
-          const unsigned int v3489 = v3011 + v3486;
-          const bool v3490 = v3489 < v34;
-          const bool v3491 = v3488 && v3490;
-          const unsigned int v3493 = v3487 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3494 = v85 + v3493;
-          const unsigned int v3495 = v3494 + v3011;
-          const unsigned int v3496 = v3495 + v3486;
-          const unsigned int v3497 = v3491 ? v3496 : v85;
-          const unsigned int v3499 = v3482 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3500 = v3015 + v3499;
-          const unsigned int v3501 = v3500 + v3486;
-          iron_copy_async<16>(shm1 + (v3501 ^ (((v3501 >> 6u) & 7u) << 3u)), weight + v3497, v3491);
-          const unsigned int v3504 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3506 = v3504 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3509 = v3504 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3510 = v3509 << 3u;
-          const unsigned int v3511 = v83 + v3506;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3512 = v3511 < v15;
-          const unsigned int v3513 = v3011 + v3510;
-          const bool v3514 = v3513 < v34;
-          const bool v3515 = v3512 && v3514;
-          const unsigned int v3517 = v3511 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3518 = v85 + v3517;
-          const unsigned int v3519 = v3518 + v3011;
-          const unsigned int v3520 = v3519 + v3510;
-          const unsigned int v3521 = v3515 ? v3520 : v85;
-          const unsigned int v3523 = v3506 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3524 = v3015 + v3523;
-          const unsigned int v3525 = v3524 + v3510;
-          iron_copy_async<16>(shm1 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), weight + v3521, v3515);
-          const unsigned int v3528 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3530 = v3528 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3533 = v3528 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3534 = v3533 << 3u;
-          const unsigned int v3535 = v83 + v3530;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3536 = v3535 < v15;
-          const unsigned int v3537 = v3011 + v3534;
-          const bool v3538 = v3537 < v34;
-          const bool v3539 = v3536 && v3538;
-          const unsigned int v3541 = v3535 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3542 = v85 + v3541;
-          const unsigned int v3543 = v3542 + v3011;
-          const unsigned int v3544 = v3543 + v3534;
-          const unsigned int v3545 = v3539 ? v3544 : v85;
-          const unsigned int v3547 = v3530 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3548 = v3015 + v3547;
-          const unsigned int v3549 = v3548 + v3534;
-          iron_copy_async<16>(shm1 + (v3549 ^ (((v3549 >> 6u) & 7u) << 3u)), weight + v3545, v3539);
-          const unsigned int v3552 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3554 = v3552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3557 = v3552 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3558 = v3557 << 3u;
-          const unsigned int v3559 = v83 + v3554;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3560 = v3559 < v15;
-          const unsigned int v3561 = v3011 + v3558;
-          const bool v3562 = v3561 < v34;
-          const bool v3563 = v3560 && v3562;
-          const unsigned int v3565 = v3559 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3566 = v85 + v3565;
-          const unsigned int v3567 = v3566 + v3011;
-          const unsigned int v3568 = v3567 + v3558;
-          const unsigned int v3569 = v3563 ? v3568 : v85;
-          const unsigned int v3571 = v3554 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3572 = v3015 + v3571;
-          const unsigned int v3573 = v3572 + v3558;
-          iron_copy_async<16>(shm1 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), weight + v3569, v3563);
-          const unsigned int v3576 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3578 = v3576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3581 = v3576 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3582 = v3581 << 3u;
-          const unsigned int v3583 = v83 + v3578;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3584 = v3583 < v15;
-          const unsigned int v3585 = v3011 + v3582;
-          const bool v3586 = v3585 < v34;
-          const bool v3587 = v3584 && v3586;
-          const unsigned int v3589 = v3583 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3590 = v85 + v3589;
-          const unsigned int v3591 = v3590 + v3011;
-          const unsigned int v3592 = v3591 + v3582;
-          const unsigned int v3593 = v3587 ? v3592 : v85;
-          const unsigned int v3595 = v3578 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3596 = v3015 + v3595;
-          const unsigned int v3597 = v3596 + v3582;
-          iron_copy_async<16>(shm1 + (v3597 ^ (((v3597 >> 6u) & 7u) << 3u)), weight + v3593, v3587);
-          const unsigned int v3600 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3602 = v3600 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3605 = v3600 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3606 = v3605 << 3u;
-          const unsigned int v3607 = v83 + v3602;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v3608 = v3607 < v15;
-          const unsigned int v3609 = v3011 + v3606;
-          const bool v3610 = v3609 < v34;
-          const bool v3611 = v3608 && v3610;
-          const unsigned int v3613 = v3607 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3614 = v85 + v3613;
-          const unsigned int v3615 = v3614 + v3011;
-          const unsigned int v3616 = v3615 + v3606;
-          const unsigned int v3617 = v3611 ? v3616 : v85;
-          const unsigned int v3619 = v3602 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3620 = v3015 + v3619;
-          const unsigned int v3621 = v3620 + v3606;
-          iron_copy_async<16>(shm1 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), weight + v3617, v3611);
+          const unsigned int v3433 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3434 = v3433 << 3u;
+          const unsigned int v3435 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3436 = v3435 < v15;
+          const unsigned int v3437 = v3007 + v3434;
+          const bool v3438 = v3437 < v34;
+          const bool v3439 = v3436 && v3438;
+          const unsigned int v3441 = v3435 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3442 = v85 + v3441;
+          const unsigned int v3443 = v3442 + v3007;
+          const unsigned int v3444 = v3443 + v3434;
+          const unsigned int v3445 = v3439 ? v3444 : v85;
+          const unsigned int v3447 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3448 = v3011 + v3447;
+          const unsigned int v3449 = v3448 + v3434;
+          iron_copy_async<16>(shm1 + (v3449 ^ (((v3449 >> 6u) & 7u) << 3u)), weight + v3445, v3439);
+          const unsigned int v3452 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3454 = v3452 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3457 = v3452 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3458 = v3457 << 3u;
+          const unsigned int v3459 = v83 + v3454;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3460 = v3459 < v15;
+          const unsigned int v3461 = v3007 + v3458;
+          const bool v3462 = v3461 < v34;
+          const bool v3463 = v3460 && v3462;
+          const unsigned int v3465 = v3459 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3466 = v85 + v3465;
+          const unsigned int v3467 = v3466 + v3007;
+          const unsigned int v3468 = v3467 + v3458;
+          const unsigned int v3469 = v3463 ? v3468 : v85;
+          const unsigned int v3471 = v3454 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3472 = v3011 + v3471;
+          const unsigned int v3473 = v3472 + v3458;
+          iron_copy_async<16>(shm1 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), weight + v3469, v3463);
+          const unsigned int v3476 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3478 = v3476 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3481 = v3476 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3482 = v3481 << 3u;
+          const unsigned int v3483 = v83 + v3478;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3484 = v3483 < v15;
+          const unsigned int v3485 = v3007 + v3482;
+          const bool v3486 = v3485 < v34;
+          const bool v3487 = v3484 && v3486;
+          const unsigned int v3489 = v3483 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3490 = v85 + v3489;
+          const unsigned int v3491 = v3490 + v3007;
+          const unsigned int v3492 = v3491 + v3482;
+          const unsigned int v3493 = v3487 ? v3492 : v85;
+          const unsigned int v3495 = v3478 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3496 = v3011 + v3495;
+          const unsigned int v3497 = v3496 + v3482;
+          iron_copy_async<16>(shm1 + (v3497 ^ (((v3497 >> 6u) & 7u) << 3u)), weight + v3493, v3487);
+          const unsigned int v3500 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3502 = v3500 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3505 = v3500 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3506 = v3505 << 3u;
+          const unsigned int v3507 = v83 + v3502;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3508 = v3507 < v15;
+          const unsigned int v3509 = v3007 + v3506;
+          const bool v3510 = v3509 < v34;
+          const bool v3511 = v3508 && v3510;
+          const unsigned int v3513 = v3507 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3514 = v85 + v3513;
+          const unsigned int v3515 = v3514 + v3007;
+          const unsigned int v3516 = v3515 + v3506;
+          const unsigned int v3517 = v3511 ? v3516 : v85;
+          const unsigned int v3519 = v3502 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3520 = v3011 + v3519;
+          const unsigned int v3521 = v3520 + v3506;
+          iron_copy_async<16>(shm1 + (v3521 ^ (((v3521 >> 6u) & 7u) << 3u)), weight + v3517, v3511);
+          const unsigned int v3524 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3526 = v3524 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3529 = v3524 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3530 = v3529 << 3u;
+          const unsigned int v3531 = v83 + v3526;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3532 = v3531 < v15;
+          const unsigned int v3533 = v3007 + v3530;
+          const bool v3534 = v3533 < v34;
+          const bool v3535 = v3532 && v3534;
+          const unsigned int v3537 = v3531 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3538 = v85 + v3537;
+          const unsigned int v3539 = v3538 + v3007;
+          const unsigned int v3540 = v3539 + v3530;
+          const unsigned int v3541 = v3535 ? v3540 : v85;
+          const unsigned int v3543 = v3526 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3544 = v3011 + v3543;
+          const unsigned int v3545 = v3544 + v3530;
+          iron_copy_async<16>(shm1 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), weight + v3541, v3535);
+          const unsigned int v3548 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3550 = v3548 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3553 = v3548 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3554 = v3553 << 3u;
+          const unsigned int v3555 = v83 + v3550;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3556 = v3555 < v15;
+          const unsigned int v3557 = v3007 + v3554;
+          const bool v3558 = v3557 < v34;
+          const bool v3559 = v3556 && v3558;
+          const unsigned int v3561 = v3555 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3562 = v85 + v3561;
+          const unsigned int v3563 = v3562 + v3007;
+          const unsigned int v3564 = v3563 + v3554;
+          const unsigned int v3565 = v3559 ? v3564 : v85;
+          const unsigned int v3567 = v3550 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3568 = v3011 + v3567;
+          const unsigned int v3569 = v3568 + v3554;
+          iron_copy_async<16>(shm1 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), weight + v3565, v3559);
+          const unsigned int v3572 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3574 = v3572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3577 = v3572 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3578 = v3577 << 3u;
+          const unsigned int v3579 = v83 + v3574;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3580 = v3579 < v15;
+          const unsigned int v3581 = v3007 + v3578;
+          const bool v3582 = v3581 < v34;
+          const bool v3583 = v3580 && v3582;
+          const unsigned int v3585 = v3579 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3586 = v85 + v3585;
+          const unsigned int v3587 = v3586 + v3007;
+          const unsigned int v3588 = v3587 + v3578;
+          const unsigned int v3589 = v3583 ? v3588 : v85;
+          const unsigned int v3591 = v3574 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3592 = v3011 + v3591;
+          const unsigned int v3593 = v3592 + v3578;
+          iron_copy_async<16>(shm1 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), weight + v3589, v3583);
+          const unsigned int v3596 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3598 = v3596 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3601 = v3596 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3602 = v3601 << 3u;
+          const unsigned int v3603 = v83 + v3598;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v3604 = v3603 < v15;
+          const unsigned int v3605 = v3007 + v3602;
+          const bool v3606 = v3605 < v34;
+          const bool v3607 = v3604 && v3606;
+          const unsigned int v3609 = v3603 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3610 = v85 + v3609;
+          const unsigned int v3611 = v3610 + v3007;
+          const unsigned int v3612 = v3611 + v3602;
+          const unsigned int v3613 = v3607 ? v3612 : v85;
+          const unsigned int v3615 = v3598 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3616 = v3011 + v3615;
+          const unsigned int v3617 = v3616 + v3602;
+          iron_copy_async<16>(shm1 + (v3617 ^ (((v3617 >> 6u) & 7u) << 3u)), weight + v3613, v3607);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
-      const unsigned int v3634 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
-      const unsigned int v3639 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
+      const unsigned int v3630 = v286 << 6u;  // kernels/gemm/gemm_tiles.hpp:260
+      const unsigned int v3635 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:264
 
-      for (unsigned int v3622 = 0u; v3622 < v34; v3622 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3624 = v3622 >> 6u;
-        const unsigned int v3626 = v3624 % 3u;
+      for (unsigned int v3618 = 0u; v3618 < v34; v3618 += 64u) {  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3620 = v3618 >> 6u;
+        const unsigned int v3622 = v3620 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3628 = v3626 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
-        const unsigned int v3635 = v3628 + v3634;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3635, 64u);
-        const unsigned int v3640 = v3628 + v3639;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3640, 64u);
+        const unsigned int v3624 = v3622 << 13u;  // kernels/gemm/gemm_tiles.hpp:284
+        const unsigned int v3631 = v3624 + v3630;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3631, 64u);
+        const unsigned int v3636 = v3624 + v3635;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3636, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3647 = v3635 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3647, 64u);
-        const unsigned int v3652 = v3640 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3652, 64u);
+        const unsigned int v3643 = v3631 + 16u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3643, 64u);
+        const unsigned int v3648 = v3636 + 16u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3648, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3658 = v3635 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3658, 64u);
-        const unsigned int v3663 = v3640 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3663, 64u);
+        const unsigned int v3654 = v3631 + 32u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3654, 64u);
+        const unsigned int v3659 = v3636 + 32u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3659, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3669 = v3635 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
-        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3669, 64u);
-        const unsigned int v3674 = v3640 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
-        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3674, 64u);
+        const unsigned int v3665 = v3631 + 48u;  // kernels/gemm/gemm_tiles.hpp:260
+        iron_frag_load_shared<false, 6, 3>(v294, shm0, v3665, 64u);
+        const unsigned int v3670 = v3636 + 48u;  // kernels/gemm/gemm_tiles.hpp:264
+        iron_frag_load_shared<true, 6, 3>(v296, shm1, v3670, 64u);
         iron_frag_mma_sync(v292, v294, v296);  // kernels/gemm/gemm_tiles.hpp:266
-        const unsigned int v3677 = v3622 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
-        const unsigned int v3679 = v3624 + 2u;
-        const unsigned int v3680 = v3679 % 3u;
-        const bool v3681 = v3677 < v34;
-        if (v3681) {
-          const unsigned int v3683 = v3680 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
-          const bool v3684 = !v108;  // kernels/convolution/im2col_a.hpp:90
-          if (v3684) {
-            const unsigned int v3688 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3689 = v3688 << 3u;
-            const unsigned int v3690 = v3677 + v3689;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3692 = v3690 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3694 = v3692 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3695 = v3690 - v3694;
-            const unsigned int v3696 = v3692 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3697 = v3696 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3698 = v3696 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3699 = v3692 - v3698;
-            const unsigned int v3700 = v3699 * v12;
-            const unsigned int v3701 = v88 + v3695;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3702 = v3690 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3704 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3709 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3710 = v3709 + v3689;
-            const unsigned int v3711 = v147 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3712 = v152 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3713 = v3711 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3714 = v3702 && v3713;
-            const bool v3715 = v3711 < v145;
+        const unsigned int v3673 = v3618 + 128u;  // kernels/gemm/gemm_tiles.hpp:282
+        const unsigned int v3675 = v3620 + 2u;
+        const unsigned int v3676 = v3675 % 3u;
+        const bool v3677 = v3673 < v34;
+        if (v3677) {
+          const unsigned int v3679 = v3676 << 13u;  // kernels/gemm/gemm_tiles.hpp:279
+          const bool v3680 = !v108;  // kernels/convolution/im2col_a.hpp:90
+          if (v3680) {
+            const unsigned int v3684 = v135 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3685 = v3684 << 3u;
+            const unsigned int v3686 = v3673 + v3685;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3688 = v3686 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3690 = v3688 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3691 = v3686 - v3690;
+            const unsigned int v3692 = v3688 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3693 = v3692 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3694 = v3692 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3695 = v3688 - v3694;
+            const unsigned int v3696 = v3695 * v12;
+            const unsigned int v3697 = v88 + v3691;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3698 = v3686 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3700 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3705 = v136 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3706 = v3705 + v3685;
+            const unsigned int v3707 = v147 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3708 = v152 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3709 = v3707 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3710 = v3698 && v3709;
+            const bool v3711 = v3707 < v145;
+            const bool v3712 = v3710 && v3711;
+            const bool v3713 = v3708 >= v10;
+            const bool v3714 = v3712 && v3713;
+            const bool v3715 = v3708 < v3700;
             const bool v3716 = v3714 && v3715;
-            const bool v3717 = v3712 >= v10;
-            const bool v3718 = v3716 && v3717;
-            const bool v3719 = v3712 < v3704;
-            const bool v3720 = v3718 && v3719;
-            const unsigned int v3721 = max(v3711, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3722 = v3721 - v9;
-            const unsigned int v3723 = max(v3712, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3724 = v3723 - v10;
-            const unsigned int v3725 = v155 + v3722;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3726 = v3725 * v2;
-            const unsigned int v3727 = v3726 + v3724;
-            const unsigned int v3728 = v3727 * v3;
-            const unsigned int v3729 = v3728 + v3701;
-            const unsigned int v3731 = v3720 ? v3729 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3733 = v3683 + v3710;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3733 ^ (((v3733 >> 6u) & 7u) << 3u)), x + v3731, v3720);
-            const unsigned int v3735 = v165 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3736 = v170 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3737 = v3735 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3738 = v3702 && v3737;
-            const bool v3739 = v3735 < v145;
+            const unsigned int v3717 = max(v3707, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3718 = v3717 - v9;
+            const unsigned int v3719 = max(v3708, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3720 = v3719 - v10;
+            const unsigned int v3721 = v155 + v3718;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3722 = v3721 * v2;
+            const unsigned int v3723 = v3722 + v3720;
+            const unsigned int v3724 = v3723 * v3;
+            const unsigned int v3725 = v3724 + v3697;
+            const unsigned int v3727 = v3716 ? v3725 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3729 = v3679 + v3706;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), x + v3727, v3716);
+            const unsigned int v3731 = v165 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3732 = v170 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3733 = v3731 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3734 = v3698 && v3733;
+            const bool v3735 = v3731 < v145;
+            const bool v3736 = v3734 && v3735;
+            const bool v3737 = v3732 >= v10;
+            const bool v3738 = v3736 && v3737;
+            const bool v3739 = v3732 < v3700;
             const bool v3740 = v3738 && v3739;
-            const bool v3741 = v3736 >= v10;
-            const bool v3742 = v3740 && v3741;
-            const bool v3743 = v3736 < v3704;
-            const bool v3744 = v3742 && v3743;
-            const unsigned int v3745 = max(v3735, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3746 = v3745 - v9;
-            const unsigned int v3747 = max(v3736, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3748 = v3747 - v10;
-            const unsigned int v3749 = v173 + v3746;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3750 = v3749 * v2;
-            const unsigned int v3751 = v3750 + v3748;
-            const unsigned int v3752 = v3751 * v3;
-            const unsigned int v3753 = v3752 + v3701;
-            const unsigned int v3755 = v3744 ? v3753 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3758 = v3733 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), x + v3755, v3744);
-            const unsigned int v3759 = v183 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3760 = v188 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3761 = v3759 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3762 = v3702 && v3761;
-            const bool v3763 = v3759 < v145;
+            const unsigned int v3741 = max(v3731, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3742 = v3741 - v9;
+            const unsigned int v3743 = max(v3732, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3744 = v3743 - v10;
+            const unsigned int v3745 = v173 + v3742;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3746 = v3745 * v2;
+            const unsigned int v3747 = v3746 + v3744;
+            const unsigned int v3748 = v3747 * v3;
+            const unsigned int v3749 = v3748 + v3697;
+            const unsigned int v3751 = v3740 ? v3749 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3754 = v3729 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), x + v3751, v3740);
+            const unsigned int v3755 = v183 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3756 = v188 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3757 = v3755 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3758 = v3698 && v3757;
+            const bool v3759 = v3755 < v145;
+            const bool v3760 = v3758 && v3759;
+            const bool v3761 = v3756 >= v10;
+            const bool v3762 = v3760 && v3761;
+            const bool v3763 = v3756 < v3700;
             const bool v3764 = v3762 && v3763;
-            const bool v3765 = v3760 >= v10;
-            const bool v3766 = v3764 && v3765;
-            const bool v3767 = v3760 < v3704;
-            const bool v3768 = v3766 && v3767;
-            const unsigned int v3769 = max(v3759, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3770 = v3769 - v9;
-            const unsigned int v3771 = max(v3760, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3772 = v3771 - v10;
-            const unsigned int v3773 = v191 + v3770;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3774 = v3773 * v2;
-            const unsigned int v3775 = v3774 + v3772;
-            const unsigned int v3776 = v3775 * v3;
-            const unsigned int v3777 = v3776 + v3701;
-            const unsigned int v3779 = v3768 ? v3777 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3782 = v3733 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), x + v3779, v3768);
-            const unsigned int v3783 = v201 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3784 = v206 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3785 = v3783 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3786 = v3702 && v3785;
-            const bool v3787 = v3783 < v145;
+            const unsigned int v3765 = max(v3755, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3766 = v3765 - v9;
+            const unsigned int v3767 = max(v3756, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3768 = v3767 - v10;
+            const unsigned int v3769 = v191 + v3766;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3770 = v3769 * v2;
+            const unsigned int v3771 = v3770 + v3768;
+            const unsigned int v3772 = v3771 * v3;
+            const unsigned int v3773 = v3772 + v3697;
+            const unsigned int v3775 = v3764 ? v3773 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3778 = v3729 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3778 ^ (((v3778 >> 6u) & 7u) << 3u)), x + v3775, v3764);
+            const unsigned int v3779 = v201 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3780 = v206 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3781 = v3779 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3782 = v3698 && v3781;
+            const bool v3783 = v3779 < v145;
+            const bool v3784 = v3782 && v3783;
+            const bool v3785 = v3780 >= v10;
+            const bool v3786 = v3784 && v3785;
+            const bool v3787 = v3780 < v3700;
             const bool v3788 = v3786 && v3787;
-            const bool v3789 = v3784 >= v10;
-            const bool v3790 = v3788 && v3789;
-            const bool v3791 = v3784 < v3704;
-            const bool v3792 = v3790 && v3791;
-            const unsigned int v3793 = max(v3783, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3794 = v3793 - v9;
-            const unsigned int v3795 = max(v3784, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3796 = v3795 - v10;
-            const unsigned int v3797 = v209 + v3794;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3798 = v3797 * v2;
-            const unsigned int v3799 = v3798 + v3796;
-            const unsigned int v3800 = v3799 * v3;
-            const unsigned int v3801 = v3800 + v3701;
-            const unsigned int v3803 = v3792 ? v3801 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3806 = v3733 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), x + v3803, v3792);
-            const unsigned int v3807 = v219 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3808 = v224 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3809 = v3807 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3810 = v3702 && v3809;
-            const bool v3811 = v3807 < v145;
+            const unsigned int v3789 = max(v3779, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3790 = v3789 - v9;
+            const unsigned int v3791 = max(v3780, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3792 = v3791 - v10;
+            const unsigned int v3793 = v209 + v3790;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3794 = v3793 * v2;
+            const unsigned int v3795 = v3794 + v3792;
+            const unsigned int v3796 = v3795 * v3;
+            const unsigned int v3797 = v3796 + v3697;
+            const unsigned int v3799 = v3788 ? v3797 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3802 = v3729 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3802 ^ (((v3802 >> 6u) & 7u) << 3u)), x + v3799, v3788);
+            const unsigned int v3803 = v219 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3804 = v224 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3805 = v3803 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3806 = v3698 && v3805;
+            const bool v3807 = v3803 < v145;
+            const bool v3808 = v3806 && v3807;
+            const bool v3809 = v3804 >= v10;
+            const bool v3810 = v3808 && v3809;
+            const bool v3811 = v3804 < v3700;
             const bool v3812 = v3810 && v3811;
-            const bool v3813 = v3808 >= v10;
-            const bool v3814 = v3812 && v3813;
-            const bool v3815 = v3808 < v3704;
-            const bool v3816 = v3814 && v3815;
-            const unsigned int v3817 = max(v3807, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3818 = v3817 - v9;
-            const unsigned int v3819 = max(v3808, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3820 = v3819 - v10;
-            const unsigned int v3821 = v227 + v3818;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3822 = v3821 * v2;
-            const unsigned int v3823 = v3822 + v3820;
-            const unsigned int v3824 = v3823 * v3;
-            const unsigned int v3825 = v3824 + v3701;
-            const unsigned int v3827 = v3816 ? v3825 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3830 = v3733 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3830 ^ (((v3830 >> 6u) & 7u) << 3u)), x + v3827, v3816);
-            const unsigned int v3831 = v237 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3832 = v242 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3833 = v3831 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3834 = v3702 && v3833;
-            const bool v3835 = v3831 < v145;
+            const unsigned int v3813 = max(v3803, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3814 = v3813 - v9;
+            const unsigned int v3815 = max(v3804, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3816 = v3815 - v10;
+            const unsigned int v3817 = v227 + v3814;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3818 = v3817 * v2;
+            const unsigned int v3819 = v3818 + v3816;
+            const unsigned int v3820 = v3819 * v3;
+            const unsigned int v3821 = v3820 + v3697;
+            const unsigned int v3823 = v3812 ? v3821 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3826 = v3729 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), x + v3823, v3812);
+            const unsigned int v3827 = v237 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3828 = v242 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3829 = v3827 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3830 = v3698 && v3829;
+            const bool v3831 = v3827 < v145;
+            const bool v3832 = v3830 && v3831;
+            const bool v3833 = v3828 >= v10;
+            const bool v3834 = v3832 && v3833;
+            const bool v3835 = v3828 < v3700;
             const bool v3836 = v3834 && v3835;
-            const bool v3837 = v3832 >= v10;
-            const bool v3838 = v3836 && v3837;
-            const bool v3839 = v3832 < v3704;
-            const bool v3840 = v3838 && v3839;
-            const unsigned int v3841 = max(v3831, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3842 = v3841 - v9;
-            const unsigned int v3843 = max(v3832, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3844 = v3843 - v10;
-            const unsigned int v3845 = v245 + v3842;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3846 = v3845 * v2;
-            const unsigned int v3847 = v3846 + v3844;
-            const unsigned int v3848 = v3847 * v3;
-            const unsigned int v3849 = v3848 + v3701;
-            const unsigned int v3851 = v3840 ? v3849 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3854 = v3733 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3854 ^ (((v3854 >> 6u) & 7u) << 3u)), x + v3851, v3840);
-            const unsigned int v3855 = v255 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3856 = v260 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3857 = v3855 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3858 = v3702 && v3857;
-            const bool v3859 = v3855 < v145;
+            const unsigned int v3837 = max(v3827, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3838 = v3837 - v9;
+            const unsigned int v3839 = max(v3828, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3840 = v3839 - v10;
+            const unsigned int v3841 = v245 + v3838;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3842 = v3841 * v2;
+            const unsigned int v3843 = v3842 + v3840;
+            const unsigned int v3844 = v3843 * v3;
+            const unsigned int v3845 = v3844 + v3697;
+            const unsigned int v3847 = v3836 ? v3845 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3850 = v3729 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3850 ^ (((v3850 >> 6u) & 7u) << 3u)), x + v3847, v3836);
+            const unsigned int v3851 = v255 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3852 = v260 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3853 = v3851 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3854 = v3698 && v3853;
+            const bool v3855 = v3851 < v145;
+            const bool v3856 = v3854 && v3855;
+            const bool v3857 = v3852 >= v10;
+            const bool v3858 = v3856 && v3857;
+            const bool v3859 = v3852 < v3700;
             const bool v3860 = v3858 && v3859;
-            const bool v3861 = v3856 >= v10;
-            const bool v3862 = v3860 && v3861;
-            const bool v3863 = v3856 < v3704;
-            const bool v3864 = v3862 && v3863;
-            const unsigned int v3865 = max(v3855, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3866 = v3865 - v9;
-            const unsigned int v3867 = max(v3856, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3868 = v3867 - v10;
-            const unsigned int v3869 = v263 + v3866;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3870 = v3869 * v2;
-            const unsigned int v3871 = v3870 + v3868;
-            const unsigned int v3872 = v3871 * v3;
-            const unsigned int v3873 = v3872 + v3701;
-            const unsigned int v3875 = v3864 ? v3873 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3878 = v3733 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3878 ^ (((v3878 >> 6u) & 7u) << 3u)), x + v3875, v3864);
-            const unsigned int v3879 = v273 + v3697;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3880 = v278 + v3700;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3881 = v3879 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3882 = v3702 && v3881;
-            const bool v3883 = v3879 < v145;
+            const unsigned int v3861 = max(v3851, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3862 = v3861 - v9;
+            const unsigned int v3863 = max(v3852, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3864 = v3863 - v10;
+            const unsigned int v3865 = v263 + v3862;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3866 = v3865 * v2;
+            const unsigned int v3867 = v3866 + v3864;
+            const unsigned int v3868 = v3867 * v3;
+            const unsigned int v3869 = v3868 + v3697;
+            const unsigned int v3871 = v3860 ? v3869 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3874 = v3729 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3874 ^ (((v3874 >> 6u) & 7u) << 3u)), x + v3871, v3860);
+            const unsigned int v3875 = v273 + v3693;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3876 = v278 + v3696;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3877 = v3875 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3878 = v3698 && v3877;
+            const bool v3879 = v3875 < v145;
+            const bool v3880 = v3878 && v3879;
+            const bool v3881 = v3876 >= v10;
+            const bool v3882 = v3880 && v3881;
+            const bool v3883 = v3876 < v3700;
             const bool v3884 = v3882 && v3883;
-            const bool v3885 = v3880 >= v10;
-            const bool v3886 = v3884 && v3885;
-            const bool v3887 = v3880 < v3704;
-            const bool v3888 = v3886 && v3887;
-            const unsigned int v3889 = max(v3879, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3890 = v3889 - v9;
-            const unsigned int v3891 = max(v3880, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3892 = v3891 - v10;
-            const unsigned int v3893 = v281 + v3890;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3894 = v3893 * v2;
-            const unsigned int v3895 = v3894 + v3892;
-            const unsigned int v3896 = v3895 * v3;
-            const unsigned int v3897 = v3896 + v3701;
-            const unsigned int v3899 = v3888 ? v3897 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3902 = v3733 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3902 ^ (((v3902 >> 6u) & 7u) << 3u)), x + v3899, v3888);
+            const unsigned int v3885 = max(v3875, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3886 = v3885 - v9;
+            const unsigned int v3887 = max(v3876, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3888 = v3887 - v10;
+            const unsigned int v3889 = v281 + v3886;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3890 = v3889 * v2;
+            const unsigned int v3891 = v3890 + v3888;
+            const unsigned int v3892 = v3891 * v3;
+            const unsigned int v3893 = v3892 + v3697;
+            const unsigned int v3895 = v3884 ? v3893 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3898 = v3729 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3898 ^ (((v3898 >> 6u) & 7u) << 3u)), x + v3895, v3884);
           } else {
-            const unsigned int v3911 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3912 = v3911 << 3u;
-            const unsigned int v3915 = v3677 + v3912;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3916 = v3915 < v34;
-            const bool v3917 = v144 && v3916;
-            const unsigned int v3919 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3921 = v3919 + v3677;
-            const unsigned int v3922 = v3921 + v3912;
-            const unsigned int v3923 = v3917 ? v3922 : 0u;
-            const unsigned int v3925 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3926 = v3683 + v3925;
-            const unsigned int v3927 = v3926 + v3912;
-            iron_copy_async<16>(shm0 + (v3927 ^ (((v3927 >> 6u) & 7u) << 3u)), x + v3923, v3917);
-            const unsigned int v3930 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3932 = v3930 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3935 = v3930 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3936 = v3935 << 3u;
-            const unsigned int v3937 = v79 + v3932;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3938 = v3937 < v60;
-            const unsigned int v3939 = v3677 + v3936;
-            const bool v3940 = v3939 < v34;
-            const bool v3941 = v3938 && v3940;
-            const unsigned int v3943 = v3937 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3945 = v3943 + v3677;
-            const unsigned int v3946 = v3945 + v3936;
-            const unsigned int v3947 = v3941 ? v3946 : 0u;
-            const unsigned int v3949 = v3932 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3950 = v3683 + v3949;
-            const unsigned int v3951 = v3950 + v3936;
-            iron_copy_async<16>(shm0 + (v3951 ^ (((v3951 >> 6u) & 7u) << 3u)), x + v3947, v3941);
-            const unsigned int v3954 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3956 = v3954 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3959 = v3954 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3960 = v3959 << 3u;
-            const unsigned int v3961 = v79 + v3956;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3962 = v3961 < v60;
-            const unsigned int v3963 = v3677 + v3960;
-            const bool v3964 = v3963 < v34;
-            const bool v3965 = v3962 && v3964;
-            const unsigned int v3967 = v3961 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3969 = v3967 + v3677;
-            const unsigned int v3970 = v3969 + v3960;
-            const unsigned int v3971 = v3965 ? v3970 : 0u;
-            const unsigned int v3973 = v3956 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3974 = v3683 + v3973;
-            const unsigned int v3975 = v3974 + v3960;
-            iron_copy_async<16>(shm0 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), x + v3971, v3965);
-            const unsigned int v3978 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v3980 = v3978 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3983 = v3978 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3984 = v3983 << 3u;
-            const unsigned int v3985 = v79 + v3980;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v3986 = v3985 < v60;
-            const unsigned int v3987 = v3677 + v3984;
-            const bool v3988 = v3987 < v34;
-            const bool v3989 = v3986 && v3988;
-            const unsigned int v3991 = v3985 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v3993 = v3991 + v3677;
-            const unsigned int v3994 = v3993 + v3984;
-            const unsigned int v3995 = v3989 ? v3994 : 0u;
-            const unsigned int v3997 = v3980 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3998 = v3683 + v3997;
-            const unsigned int v3999 = v3998 + v3984;
-            iron_copy_async<16>(shm0 + (v3999 ^ (((v3999 >> 6u) & 7u) << 3u)), x + v3995, v3989);
-            const unsigned int v4002 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v4004 = v4002 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4007 = v4002 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4008 = v4007 << 3u;
-            const unsigned int v4009 = v79 + v4004;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v4010 = v4009 < v60;
-            const unsigned int v4011 = v3677 + v4008;
-            const bool v4012 = v4011 < v34;
-            const bool v4013 = v4010 && v4012;
-            const unsigned int v4015 = v4009 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v4017 = v4015 + v3677;
-            const unsigned int v4018 = v4017 + v4008;
-            const unsigned int v4019 = v4013 ? v4018 : 0u;
-            const unsigned int v4021 = v4004 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4022 = v3683 + v4021;
-            const unsigned int v4023 = v4022 + v4008;
-            iron_copy_async<16>(shm0 + (v4023 ^ (((v4023 >> 6u) & 7u) << 3u)), x + v4019, v4013);
-            const unsigned int v4026 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v4028 = v4026 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4031 = v4026 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4032 = v4031 << 3u;
-            const unsigned int v4033 = v79 + v4028;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v4034 = v4033 < v60;
-            const unsigned int v4035 = v3677 + v4032;
-            const bool v4036 = v4035 < v34;
-            const bool v4037 = v4034 && v4036;
-            const unsigned int v4039 = v4033 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v4041 = v4039 + v3677;
-            const unsigned int v4042 = v4041 + v4032;
-            const unsigned int v4043 = v4037 ? v4042 : 0u;
-            const unsigned int v4045 = v4028 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4046 = v3683 + v4045;
-            const unsigned int v4047 = v4046 + v4032;
-            iron_copy_async<16>(shm0 + (v4047 ^ (((v4047 >> 6u) & 7u) << 3u)), x + v4043, v4037);
-            const unsigned int v4050 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v4052 = v4050 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4055 = v4050 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4056 = v4055 << 3u;
-            const unsigned int v4057 = v79 + v4052;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v4058 = v4057 < v60;
-            const unsigned int v4059 = v3677 + v4056;
-            const bool v4060 = v4059 < v34;
-            const bool v4061 = v4058 && v4060;
-            const unsigned int v4063 = v4057 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v4065 = v4063 + v3677;
-            const unsigned int v4066 = v4065 + v4056;
-            const unsigned int v4067 = v4061 ? v4066 : 0u;
-            const unsigned int v4069 = v4052 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4070 = v3683 + v4069;
-            const unsigned int v4071 = v4070 + v4056;
-            iron_copy_async<16>(shm0 + (v4071 ^ (((v4071 >> 6u) & 7u) << 3u)), x + v4067, v4061);
-            const unsigned int v4074 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-            const unsigned int v4076 = v4074 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4079 = v4074 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4080 = v4079 << 3u;
-            const unsigned int v4081 = v79 + v4076;  // kernels/gemm/gemm_tiles.hpp:81
-            const bool v4082 = v4081 < v60;
-            const unsigned int v4083 = v3677 + v4080;
-            const bool v4084 = v4083 < v34;
-            const bool v4085 = v4082 && v4084;
-            const unsigned int v4087 = v4081 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-            const unsigned int v4089 = v4087 + v3677;
-            const unsigned int v4090 = v4089 + v4080;
-            const unsigned int v4091 = v4085 ? v4090 : 0u;
-            const unsigned int v4093 = v4076 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4094 = v3683 + v4093;
-            const unsigned int v4095 = v4094 + v4080;
-            iron_copy_async<16>(shm0 + (v4095 ^ (((v4095 >> 6u) & 7u) << 3u)), x + v4091, v4085);
+            const unsigned int v3907 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3908 = v3907 << 3u;
+            const unsigned int v3911 = v3673 + v3908;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3912 = v3911 < v34;
+            const bool v3913 = v144 && v3912;
+            const unsigned int v3915 = v137 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3917 = v3915 + v3673;
+            const unsigned int v3918 = v3917 + v3908;
+            const unsigned int v3919 = v3913 ? v3918 : 0u;
+            const unsigned int v3921 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3922 = v3679 + v3921;
+            const unsigned int v3923 = v3922 + v3908;
+            iron_copy_async<16>(shm0 + (v3923 ^ (((v3923 >> 6u) & 7u) << 3u)), x + v3919, v3913);
+            const unsigned int v3926 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3928 = v3926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3931 = v3926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3932 = v3931 << 3u;
+            const unsigned int v3933 = v79 + v3928;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3934 = v3933 < v60;
+            const unsigned int v3935 = v3673 + v3932;
+            const bool v3936 = v3935 < v34;
+            const bool v3937 = v3934 && v3936;
+            const unsigned int v3939 = v3933 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3941 = v3939 + v3673;
+            const unsigned int v3942 = v3941 + v3932;
+            const unsigned int v3943 = v3937 ? v3942 : 0u;
+            const unsigned int v3945 = v3928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3946 = v3679 + v3945;
+            const unsigned int v3947 = v3946 + v3932;
+            iron_copy_async<16>(shm0 + (v3947 ^ (((v3947 >> 6u) & 7u) << 3u)), x + v3943, v3937);
+            const unsigned int v3950 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3952 = v3950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3955 = v3950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3956 = v3955 << 3u;
+            const unsigned int v3957 = v79 + v3952;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3958 = v3957 < v60;
+            const unsigned int v3959 = v3673 + v3956;
+            const bool v3960 = v3959 < v34;
+            const bool v3961 = v3958 && v3960;
+            const unsigned int v3963 = v3957 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3965 = v3963 + v3673;
+            const unsigned int v3966 = v3965 + v3956;
+            const unsigned int v3967 = v3961 ? v3966 : 0u;
+            const unsigned int v3969 = v3952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3970 = v3679 + v3969;
+            const unsigned int v3971 = v3970 + v3956;
+            iron_copy_async<16>(shm0 + (v3971 ^ (((v3971 >> 6u) & 7u) << 3u)), x + v3967, v3961);
+            const unsigned int v3974 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v3976 = v3974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3979 = v3974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3980 = v3979 << 3u;
+            const unsigned int v3981 = v79 + v3976;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v3982 = v3981 < v60;
+            const unsigned int v3983 = v3673 + v3980;
+            const bool v3984 = v3983 < v34;
+            const bool v3985 = v3982 && v3984;
+            const unsigned int v3987 = v3981 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v3989 = v3987 + v3673;
+            const unsigned int v3990 = v3989 + v3980;
+            const unsigned int v3991 = v3985 ? v3990 : 0u;
+            const unsigned int v3993 = v3976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3994 = v3679 + v3993;
+            const unsigned int v3995 = v3994 + v3980;
+            iron_copy_async<16>(shm0 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), x + v3991, v3985);
+            const unsigned int v3998 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v4000 = v3998 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4003 = v3998 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4004 = v4003 << 3u;
+            const unsigned int v4005 = v79 + v4000;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v4006 = v4005 < v60;
+            const unsigned int v4007 = v3673 + v4004;
+            const bool v4008 = v4007 < v34;
+            const bool v4009 = v4006 && v4008;
+            const unsigned int v4011 = v4005 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v4013 = v4011 + v3673;
+            const unsigned int v4014 = v4013 + v4004;
+            const unsigned int v4015 = v4009 ? v4014 : 0u;
+            const unsigned int v4017 = v4000 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4018 = v3679 + v4017;
+            const unsigned int v4019 = v4018 + v4004;
+            iron_copy_async<16>(shm0 + (v4019 ^ (((v4019 >> 6u) & 7u) << 3u)), x + v4015, v4009);
+            const unsigned int v4022 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v4024 = v4022 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4027 = v4022 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4028 = v4027 << 3u;
+            const unsigned int v4029 = v79 + v4024;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v4030 = v4029 < v60;
+            const unsigned int v4031 = v3673 + v4028;
+            const bool v4032 = v4031 < v34;
+            const bool v4033 = v4030 && v4032;
+            const unsigned int v4035 = v4029 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v4037 = v4035 + v3673;
+            const unsigned int v4038 = v4037 + v4028;
+            const unsigned int v4039 = v4033 ? v4038 : 0u;
+            const unsigned int v4041 = v4024 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4042 = v3679 + v4041;
+            const unsigned int v4043 = v4042 + v4028;
+            iron_copy_async<16>(shm0 + (v4043 ^ (((v4043 >> 6u) & 7u) << 3u)), x + v4039, v4033);
+            const unsigned int v4046 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v4048 = v4046 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4051 = v4046 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4052 = v4051 << 3u;
+            const unsigned int v4053 = v79 + v4048;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v4054 = v4053 < v60;
+            const unsigned int v4055 = v3673 + v4052;
+            const bool v4056 = v4055 < v34;
+            const bool v4057 = v4054 && v4056;
+            const unsigned int v4059 = v4053 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v4061 = v4059 + v3673;
+            const unsigned int v4062 = v4061 + v4052;
+            const unsigned int v4063 = v4057 ? v4062 : 0u;
+            const unsigned int v4065 = v4048 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4066 = v3679 + v4065;
+            const unsigned int v4067 = v4066 + v4052;
+            iron_copy_async<16>(shm0 + (v4067 ^ (((v4067 >> 6u) & 7u) << 3u)), x + v4063, v4057);
+            const unsigned int v4070 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+            const unsigned int v4072 = v4070 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4075 = v4070 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4076 = v4075 << 3u;
+            const unsigned int v4077 = v79 + v4072;  // kernels/gemm/gemm_tiles.hpp:81
+            const bool v4078 = v4077 < v60;
+            const unsigned int v4079 = v3673 + v4076;
+            const bool v4080 = v4079 < v34;
+            const bool v4081 = v4078 && v4080;
+            const unsigned int v4083 = v4077 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+            const unsigned int v4085 = v4083 + v3673;
+            const unsigned int v4086 = v4085 + v4076;
+            const unsigned int v4087 = v4081 ? v4086 : 0u;
+            const unsigned int v4089 = v4072 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4090 = v3679 + v4089;
+            const unsigned int v4091 = v4090 + v4076;
+            iron_copy_async<16>(shm0 + (v4091 ^ (((v4091 >> 6u) & 7u) << 3u)), x + v4087, v4081);
           }
-          const unsigned int v4105 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4106 = v4105 << 3u;
-          const unsigned int v4107 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4108 = v4107 < v15;
-          const unsigned int v4109 = v3677 + v4106;
-          const bool v4110 = v4109 < v34;
-          const bool v4111 = v4108 && v4110;
-          const unsigned int v4113 = v4107 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4114 = v85 + v4113;
-          const unsigned int v4115 = v4114 + v3677;
-          const unsigned int v4116 = v4115 + v4106;
-          const unsigned int v4117 = v4111 ? v4116 : v85;
-          const unsigned int v4119 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4120 = v3683 + v4119;
-          const unsigned int v4121 = v4120 + v4106;
-          iron_copy_async<16>(shm1 + (v4121 ^ (((v4121 >> 6u) & 7u) << 3u)), weight + v4117, v4111);
-          const unsigned int v4124 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4126 = v4124 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4129 = v4124 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4130 = v4129 << 3u;
-          const unsigned int v4131 = v83 + v4126;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4132 = v4131 < v15;
-          const unsigned int v4133 = v3677 + v4130;
-          const bool v4134 = v4133 < v34;
-          const bool v4135 = v4132 && v4134;
-          const unsigned int v4137 = v4131 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4138 = v85 + v4137;
-          const unsigned int v4139 = v4138 + v3677;
-          const unsigned int v4140 = v4139 + v4130;
-          const unsigned int v4141 = v4135 ? v4140 : v85;
-          const unsigned int v4143 = v4126 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4144 = v3683 + v4143;
-          const unsigned int v4145 = v4144 + v4130;
-          iron_copy_async<16>(shm1 + (v4145 ^ (((v4145 >> 6u) & 7u) << 3u)), weight + v4141, v4135);
-          const unsigned int v4148 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4150 = v4148 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4153 = v4148 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4154 = v4153 << 3u;
-          const unsigned int v4155 = v83 + v4150;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4156 = v4155 < v15;
-          const unsigned int v4157 = v3677 + v4154;
-          const bool v4158 = v4157 < v34;
-          const bool v4159 = v4156 && v4158;
-          const unsigned int v4161 = v4155 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4162 = v85 + v4161;
-          const unsigned int v4163 = v4162 + v3677;
-          const unsigned int v4164 = v4163 + v4154;
-          const unsigned int v4165 = v4159 ? v4164 : v85;
-          const unsigned int v4167 = v4150 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4168 = v3683 + v4167;
-          const unsigned int v4169 = v4168 + v4154;
-          iron_copy_async<16>(shm1 + (v4169 ^ (((v4169 >> 6u) & 7u) << 3u)), weight + v4165, v4159);
-          const unsigned int v4172 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4174 = v4172 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4177 = v4172 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4178 = v4177 << 3u;
-          const unsigned int v4179 = v83 + v4174;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4180 = v4179 < v15;
-          const unsigned int v4181 = v3677 + v4178;
-          const bool v4182 = v4181 < v34;
-          const bool v4183 = v4180 && v4182;
-          const unsigned int v4185 = v4179 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4186 = v85 + v4185;
-          const unsigned int v4187 = v4186 + v3677;
-          const unsigned int v4188 = v4187 + v4178;
-          const unsigned int v4189 = v4183 ? v4188 : v85;
-          const unsigned int v4191 = v4174 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4192 = v3683 + v4191;
-          const unsigned int v4193 = v4192 + v4178;
-          iron_copy_async<16>(shm1 + (v4193 ^ (((v4193 >> 6u) & 7u) << 3u)), weight + v4189, v4183);
-          const unsigned int v4196 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4198 = v4196 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4201 = v4196 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4202 = v4201 << 3u;
-          const unsigned int v4203 = v83 + v4198;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4204 = v4203 < v15;
-          const unsigned int v4205 = v3677 + v4202;
-          const bool v4206 = v4205 < v34;
-          const bool v4207 = v4204 && v4206;
-          const unsigned int v4209 = v4203 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4210 = v85 + v4209;
-          const unsigned int v4211 = v4210 + v3677;
-          const unsigned int v4212 = v4211 + v4202;
-          const unsigned int v4213 = v4207 ? v4212 : v85;
-          const unsigned int v4215 = v4198 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4216 = v3683 + v4215;
-          const unsigned int v4217 = v4216 + v4202;
-          iron_copy_async<16>(shm1 + (v4217 ^ (((v4217 >> 6u) & 7u) << 3u)), weight + v4213, v4207);
-          const unsigned int v4220 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4222 = v4220 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4225 = v4220 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4226 = v4225 << 3u;
-          const unsigned int v4227 = v83 + v4222;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4228 = v4227 < v15;
-          const unsigned int v4229 = v3677 + v4226;
-          const bool v4230 = v4229 < v34;
-          const bool v4231 = v4228 && v4230;
-          const unsigned int v4233 = v4227 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4234 = v85 + v4233;
-          const unsigned int v4235 = v4234 + v3677;
-          const unsigned int v4236 = v4235 + v4226;
-          const unsigned int v4237 = v4231 ? v4236 : v85;
-          const unsigned int v4239 = v4222 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4240 = v3683 + v4239;
-          const unsigned int v4241 = v4240 + v4226;
-          iron_copy_async<16>(shm1 + (v4241 ^ (((v4241 >> 6u) & 7u) << 3u)), weight + v4237, v4231);
-          const unsigned int v4244 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4246 = v4244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4249 = v4244 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4250 = v4249 << 3u;
-          const unsigned int v4251 = v83 + v4246;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4252 = v4251 < v15;
-          const unsigned int v4253 = v3677 + v4250;
-          const bool v4254 = v4253 < v34;
-          const bool v4255 = v4252 && v4254;
-          const unsigned int v4257 = v4251 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4258 = v85 + v4257;
-          const unsigned int v4259 = v4258 + v3677;
-          const unsigned int v4260 = v4259 + v4250;
-          const unsigned int v4261 = v4255 ? v4260 : v85;
-          const unsigned int v4263 = v4246 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4264 = v3683 + v4263;
-          const unsigned int v4265 = v4264 + v4250;
-          iron_copy_async<16>(shm1 + (v4265 ^ (((v4265 >> 6u) & 7u) << 3u)), weight + v4261, v4255);
-          const unsigned int v4268 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4270 = v4268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4273 = v4268 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4274 = v4273 << 3u;
-          const unsigned int v4275 = v83 + v4270;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v4276 = v4275 < v15;
-          const unsigned int v4277 = v3677 + v4274;
-          const bool v4278 = v4277 < v34;
-          const bool v4279 = v4276 && v4278;
-          const unsigned int v4281 = v4275 * v34;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4282 = v85 + v4281;
-          const unsigned int v4283 = v4282 + v3677;
-          const unsigned int v4284 = v4283 + v4274;
-          const unsigned int v4285 = v4279 ? v4284 : v85;
-          const unsigned int v4287 = v4270 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4288 = v3683 + v4287;
-          const unsigned int v4289 = v4288 + v4274;
-          iron_copy_async<16>(shm1 + (v4289 ^ (((v4289 >> 6u) & 7u) << 3u)), weight + v4285, v4279);
+          const unsigned int v4101 = v135 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4102 = v4101 << 3u;
+          const unsigned int v4103 = v83 + v136;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4104 = v4103 < v15;
+          const unsigned int v4105 = v3673 + v4102;
+          const bool v4106 = v4105 < v34;
+          const bool v4107 = v4104 && v4106;
+          const unsigned int v4109 = v4103 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4110 = v85 + v4109;
+          const unsigned int v4111 = v4110 + v3673;
+          const unsigned int v4112 = v4111 + v4102;
+          const unsigned int v4113 = v4107 ? v4112 : v85;
+          const unsigned int v4115 = v136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4116 = v3679 + v4115;
+          const unsigned int v4117 = v4116 + v4102;
+          iron_copy_async<16>(shm1 + (v4117 ^ (((v4117 >> 6u) & 7u) << 3u)), weight + v4113, v4107);
+          const unsigned int v4120 = v135 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4122 = v4120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4125 = v4120 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4126 = v4125 << 3u;
+          const unsigned int v4127 = v83 + v4122;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4128 = v4127 < v15;
+          const unsigned int v4129 = v3673 + v4126;
+          const bool v4130 = v4129 < v34;
+          const bool v4131 = v4128 && v4130;
+          const unsigned int v4133 = v4127 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4134 = v85 + v4133;
+          const unsigned int v4135 = v4134 + v3673;
+          const unsigned int v4136 = v4135 + v4126;
+          const unsigned int v4137 = v4131 ? v4136 : v85;
+          const unsigned int v4139 = v4122 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4140 = v3679 + v4139;
+          const unsigned int v4141 = v4140 + v4126;
+          iron_copy_async<16>(shm1 + (v4141 ^ (((v4141 >> 6u) & 7u) << 3u)), weight + v4137, v4131);
+          const unsigned int v4144 = v135 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4146 = v4144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4149 = v4144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4150 = v4149 << 3u;
+          const unsigned int v4151 = v83 + v4146;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4152 = v4151 < v15;
+          const unsigned int v4153 = v3673 + v4150;
+          const bool v4154 = v4153 < v34;
+          const bool v4155 = v4152 && v4154;
+          const unsigned int v4157 = v4151 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4158 = v85 + v4157;
+          const unsigned int v4159 = v4158 + v3673;
+          const unsigned int v4160 = v4159 + v4150;
+          const unsigned int v4161 = v4155 ? v4160 : v85;
+          const unsigned int v4163 = v4146 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4164 = v3679 + v4163;
+          const unsigned int v4165 = v4164 + v4150;
+          iron_copy_async<16>(shm1 + (v4165 ^ (((v4165 >> 6u) & 7u) << 3u)), weight + v4161, v4155);
+          const unsigned int v4168 = v135 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4170 = v4168 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4173 = v4168 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4174 = v4173 << 3u;
+          const unsigned int v4175 = v83 + v4170;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4176 = v4175 < v15;
+          const unsigned int v4177 = v3673 + v4174;
+          const bool v4178 = v4177 < v34;
+          const bool v4179 = v4176 && v4178;
+          const unsigned int v4181 = v4175 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4182 = v85 + v4181;
+          const unsigned int v4183 = v4182 + v3673;
+          const unsigned int v4184 = v4183 + v4174;
+          const unsigned int v4185 = v4179 ? v4184 : v85;
+          const unsigned int v4187 = v4170 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4188 = v3679 + v4187;
+          const unsigned int v4189 = v4188 + v4174;
+          iron_copy_async<16>(shm1 + (v4189 ^ (((v4189 >> 6u) & 7u) << 3u)), weight + v4185, v4179);
+          const unsigned int v4192 = v135 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4194 = v4192 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4197 = v4192 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4198 = v4197 << 3u;
+          const unsigned int v4199 = v83 + v4194;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4200 = v4199 < v15;
+          const unsigned int v4201 = v3673 + v4198;
+          const bool v4202 = v4201 < v34;
+          const bool v4203 = v4200 && v4202;
+          const unsigned int v4205 = v4199 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4206 = v85 + v4205;
+          const unsigned int v4207 = v4206 + v3673;
+          const unsigned int v4208 = v4207 + v4198;
+          const unsigned int v4209 = v4203 ? v4208 : v85;
+          const unsigned int v4211 = v4194 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4212 = v3679 + v4211;
+          const unsigned int v4213 = v4212 + v4198;
+          iron_copy_async<16>(shm1 + (v4213 ^ (((v4213 >> 6u) & 7u) << 3u)), weight + v4209, v4203);
+          const unsigned int v4216 = v135 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4218 = v4216 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4221 = v4216 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4222 = v4221 << 3u;
+          const unsigned int v4223 = v83 + v4218;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4224 = v4223 < v15;
+          const unsigned int v4225 = v3673 + v4222;
+          const bool v4226 = v4225 < v34;
+          const bool v4227 = v4224 && v4226;
+          const unsigned int v4229 = v4223 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4230 = v85 + v4229;
+          const unsigned int v4231 = v4230 + v3673;
+          const unsigned int v4232 = v4231 + v4222;
+          const unsigned int v4233 = v4227 ? v4232 : v85;
+          const unsigned int v4235 = v4218 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4236 = v3679 + v4235;
+          const unsigned int v4237 = v4236 + v4222;
+          iron_copy_async<16>(shm1 + (v4237 ^ (((v4237 >> 6u) & 7u) << 3u)), weight + v4233, v4227);
+          const unsigned int v4240 = v135 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4242 = v4240 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4245 = v4240 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4246 = v4245 << 3u;
+          const unsigned int v4247 = v83 + v4242;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4248 = v4247 < v15;
+          const unsigned int v4249 = v3673 + v4246;
+          const bool v4250 = v4249 < v34;
+          const bool v4251 = v4248 && v4250;
+          const unsigned int v4253 = v4247 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4254 = v85 + v4253;
+          const unsigned int v4255 = v4254 + v3673;
+          const unsigned int v4256 = v4255 + v4246;
+          const unsigned int v4257 = v4251 ? v4256 : v85;
+          const unsigned int v4259 = v4242 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4260 = v3679 + v4259;
+          const unsigned int v4261 = v4260 + v4246;
+          iron_copy_async<16>(shm1 + (v4261 ^ (((v4261 >> 6u) & 7u) << 3u)), weight + v4257, v4251);
+          const unsigned int v4264 = v135 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4266 = v4264 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4269 = v4264 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4270 = v4269 << 3u;
+          const unsigned int v4271 = v83 + v4266;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v4272 = v4271 < v15;
+          const unsigned int v4273 = v3673 + v4270;
+          const bool v4274 = v4273 < v34;
+          const bool v4275 = v4272 && v4274;
+          const unsigned int v4277 = v4271 * v34;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4278 = v85 + v4277;
+          const unsigned int v4279 = v4278 + v3673;
+          const unsigned int v4280 = v4279 + v4270;
+          const unsigned int v4281 = v4275 ? v4280 : v85;
+          const unsigned int v4283 = v4266 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4284 = v3679 + v4283;
+          const unsigned int v4285 = v4284 + v4270;
+          iron_copy_async<16>(shm1 + (v4285 ^ (((v4285 >> 6u) & 7u) << 3u)), weight + v4281, v4275);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:282
       }
@@ -2710,553 +2710,551 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v2439 = v2438 / v2423;
     const bool v2440 = v2434 < v2439;
     if (v2440) {
-      const unsigned int v2442 = v2421 * v19;  // kernels/convolution/narrow_groups.hpp:88
+      const unsigned int v2442 = v2421 * v19;  // kernels/convolution/narrow_groups.hpp:89
       const unsigned int v2443 = v2442 >> 2u;
-      const bool v2447 = v2443 <= 16u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2448 = v2447 ? 16u : 32u;
-      const bool v2451 = v2443 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2452 = v2451 ? 8u : v2448;
-      const bool v2455 = v2443 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2456 = v2455 ? 4u : v2452;
-      const bool v2459 = v2443 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2460 = v2459 ? 2u : v2456;
-      const bool v2463 = v2443 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2464 = v2463 ? 1u : v2460;
-      const unsigned int v2465 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2466 = v2465 % v2464;
-      const bool v2467 = v2466 < v2443;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2469 = v2466 << 2u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2470 = v2469 / v19;
-      const unsigned int v2471 = v2470 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2474 = v2469 - v2471;
-      const unsigned int v2477 = v2435 * v19;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2478 = v2477 + v2469;
-      const unsigned int v2480 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2481 = v2480 << 5u;
-      const unsigned int v2482 = v2481 / v2423;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2484 = v2481 + 16u;  // kernels/convolution/narrow_groups.hpp:103
-      const unsigned int v2485 = v2484 / v2423;
-      iron_frag<float, 2, 16, 16> v2487;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2487, 0.0f);
-      iron_frag<float, 2, 16, 16> v2489;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2489, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2491;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2491, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2493;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2493, iron_f32_to_bf16(0.0f));
-      const unsigned int v2496 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2512 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2514 = v2421 << 4u;
-      const unsigned int v2625 = v2481 * 56u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2629 = v2482 * 896u;  // kernels/convolution/narrow_groups.hpp:166
-      const unsigned int v2635 = v2484 * 56u;  // kernels/convolution/narrow_groups.hpp:168
-      const unsigned int v2639 = v2485 * 896u;  // kernels/convolution/narrow_groups.hpp:169
+      const bool v2447 = v2443 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2448 = v2447 ? 8u : 16u;
+      const bool v2451 = v2443 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
+      const unsigned int v2452 = v2451 ? 4u : v2448;
+      const bool v2455 = v2443 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
+      const unsigned int v2456 = v2455 ? 2u : v2452;
+      const bool v2459 = v2443 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
+      const unsigned int v2460 = v2459 ? 1u : v2456;
+      const unsigned int v2461 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2462 = v2461 % v2460;
+      const bool v2463 = v2462 < v2443;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2465 = v2462 << 2u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2466 = v2465 / v19;
+      const unsigned int v2467 = v2466 * v19;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2470 = v2465 - v2467;
+      const unsigned int v2473 = v2435 * v19;  // kernels/convolution/narrow_groups.hpp:98
+      const unsigned int v2474 = v2473 + v2465;
+      const unsigned int v2476 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2477 = v2476 << 5u;
+      const unsigned int v2478 = v2477 / v2423;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2480 = v2477 + 16u;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2481 = v2480 / v2423;
+      iron_frag<float, 2, 16, 16> v2483;  // kernels/convolution/narrow_groups.hpp:103
+      iron_frag_fill(v2483, 0.0f);
+      iron_frag<float, 2, 16, 16> v2485;  // kernels/convolution/narrow_groups.hpp:104
+      iron_frag_fill(v2485, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2487;  // kernels/convolution/narrow_groups.hpp:105
+      iron_frag_fill(v2487, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2489;  // kernels/convolution/narrow_groups.hpp:106
+      iron_frag_fill(v2489, iron_f32_to_bf16(0.0f));
+      const unsigned int v2492 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2508 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
+      const unsigned int v2510 = v2421 << 4u;
+      const unsigned int v2621 = v2477 * 56u;  // kernels/convolution/narrow_groups.hpp:164
+      const unsigned int v2625 = v2478 * 896u;  // kernels/convolution/narrow_groups.hpp:165
+      const unsigned int v2631 = v2480 * 56u;  // kernels/convolution/narrow_groups.hpp:167
+      const unsigned int v2635 = v2481 * 896u;  // kernels/convolution/narrow_groups.hpp:168
 
-      for (unsigned int v2498 = 0u; v2498 < v5; v2498 += v2496) {  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2499 = v2498 + v2496;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2500 = min(v2499, v5);
-        const unsigned int v2501 = v2500 - v2498;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2502 = v2501 * v6;
-        const unsigned int v2503 = v2502 * v19;
-        const unsigned int v2507 = v2503 + 15u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2508 = v2507 >> 4u;
-        const unsigned int v2509 = v2508 << 4u;
-        const unsigned int v2511 = v2509 >> 2u;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2515 = v2514 * v2511;  // kernels/convolution/narrow_groups.hpp:118
-        const unsigned int v2528 = v2498 * v6;  // kernels/convolution/narrow_groups.hpp:124
-        const unsigned int v2529 = v2528 * v19;
+      for (unsigned int v2494 = 0u; v2494 < v5; v2494 += v2492) {  // kernels/convolution/narrow_groups.hpp:110
+        const unsigned int v2495 = v2494 + v2492;  // kernels/convolution/narrow_groups.hpp:111
+        const unsigned int v2496 = min(v2495, v5);
+        const unsigned int v2497 = v2496 - v2494;  // kernels/convolution/narrow_groups.hpp:112
+        const unsigned int v2498 = v2497 * v6;
+        const unsigned int v2499 = v2498 * v19;
+        const unsigned int v2503 = v2499 + 15u;  // kernels/convolution/narrow_groups.hpp:113
+        const unsigned int v2504 = v2503 >> 4u;
+        const unsigned int v2505 = v2504 << 4u;
+        const unsigned int v2507 = v2505 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2511 = v2510 * v2507;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2524 = v2494 * v6;  // kernels/convolution/narrow_groups.hpp:123
+        const unsigned int v2525 = v2524 * v19;
 
-        for (unsigned int v2517 = v2465; v2517 < v2515; v2517 += v2512) {  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2518 = v2517 / v2511;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2520 = v2518 * v2511;  // kernels/convolution/narrow_groups.hpp:120
-          const unsigned int v2521 = v2517 - v2520;
-          const unsigned int v2522 = v2521 << 2u;
-          const unsigned int v2524 = v2518 & 15u;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2525 = v2524 < v15;  // kernels/convolution/narrow_groups.hpp:122
-          const bool v2526 = v2522 < v2503;
-          const bool v2527 = v2525 && v2526;
-          const unsigned int v2531 = v2518 >> 4u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2532 = v2435 + v2531;
-          const unsigned int v2533 = v2532 * v15;
-          const unsigned int v2534 = v2533 + v2524;
-          const unsigned int v2535 = v2534 * v2361;
-          const unsigned int v2536 = v2535 + v2529;
-          const unsigned int v2537 = v2536 + v2522;
-          const unsigned int v2539 = v2527 ? v2537 : 0u;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2541 = v2518 * 56u;
-          const unsigned int v2542 = v2541 + v2522;
-          iron_copy_async<8>(shm4 + v2542, weight + v2539, v2527);
+        for (unsigned int v2513 = v2461; v2513 < v2511; v2513 += v2508) {  // kernels/convolution/narrow_groups.hpp:117
+          const unsigned int v2514 = v2513 / v2507;  // kernels/convolution/narrow_groups.hpp:118
+          const unsigned int v2516 = v2514 * v2507;  // kernels/convolution/narrow_groups.hpp:119
+          const unsigned int v2517 = v2513 - v2516;
+          const unsigned int v2518 = v2517 << 2u;
+          const unsigned int v2520 = v2514 & 15u;  // kernels/convolution/narrow_groups.hpp:120
+          const bool v2521 = v2520 < v15;  // kernels/convolution/narrow_groups.hpp:121
+          const bool v2522 = v2518 < v2499;
+          const bool v2523 = v2521 && v2522;
+          const unsigned int v2527 = v2514 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
+          const unsigned int v2528 = v2435 + v2527;
+          const unsigned int v2529 = v2528 * v15;
+          const unsigned int v2530 = v2529 + v2520;
+          const unsigned int v2531 = v2530 * v2361;
+          const unsigned int v2532 = v2531 + v2525;
+          const unsigned int v2533 = v2532 + v2518;
+          const unsigned int v2535 = v2523 ? v2533 : 0u;  // kernels/convolution/narrow_groups.hpp:124
+          const unsigned int v2537 = v2514 * 56u;
+          const unsigned int v2538 = v2537 + v2518;
+          iron_copy_async<8>(shm4 + v2538, weight + v2535, v2523);
         }
-        if (v2467) {  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2544 = 128u / v2464;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2546 = v2465 / v2464;
-          const unsigned int v2548 = v2434 * v2423;  // kernels/convolution/narrow_groups.hpp:130
-          const unsigned int v2560 = v2470 * v2423;  // kernels/convolution/narrow_groups.hpp:137
-          const unsigned int v2570 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:140
-          const unsigned int v2587 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:145
+        if (v2463) {  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2540 = 128u / v2460;  // kernels/convolution/narrow_groups.hpp:128
+          const unsigned int v2542 = v2461 / v2460;
+          const unsigned int v2544 = v2434 * v2423;  // kernels/convolution/narrow_groups.hpp:129
+          const unsigned int v2556 = v2466 * v2423;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2566 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2583 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
 
-          for (unsigned int v2547 = v2546; v2547 < v2423; v2547 += v2544) {  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2549 = v2548 + v2547;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2550 = v2549 / v2386;  // kernels/convolution/narrow_groups.hpp:131
-            const unsigned int v2551 = v2550 * v2386;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2552 = v2549 - v2551;
-            const unsigned int v2553 = v2552 / v2373;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2554 = v2553 * v7;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2555 = v2553 * v2373;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2556 = v2552 - v2555;
-            const unsigned int v2557 = v2556 * v8;
-            const bool v2558 = v2549 < v2387;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2561 = v2560 + v2547;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2562 = v2561 * 56u;
-            const unsigned int v2563 = v2562 + v2474;
-            const unsigned int v2574 = v2550 * v1;  // kernels/convolution/narrow_groups.hpp:141
+          for (unsigned int v2543 = v2542; v2543 < v2423; v2543 += v2540) {  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2545 = v2544 + v2543;  // kernels/convolution/narrow_groups.hpp:129
+            const unsigned int v2546 = v2545 / v2386;  // kernels/convolution/narrow_groups.hpp:130
+            const unsigned int v2547 = v2546 * v2386;  // kernels/convolution/narrow_groups.hpp:131
+            const unsigned int v2548 = v2545 - v2547;
+            const unsigned int v2549 = v2548 / v2373;  // kernels/convolution/narrow_groups.hpp:132
+            const unsigned int v2550 = v2549 * v7;  // kernels/convolution/narrow_groups.hpp:133
+            const unsigned int v2551 = v2549 * v2373;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2552 = v2548 - v2551;
+            const unsigned int v2553 = v2552 * v8;
+            const bool v2554 = v2545 < v2387;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2557 = v2556 + v2543;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2558 = v2557 * 56u;
+            const unsigned int v2559 = v2558 + v2470;
+            const unsigned int v2570 = v2546 * v1;  // kernels/convolution/narrow_groups.hpp:140
 
-            for (unsigned int v2565 = v2498; v2565 < v2500; v2565 += 1u) {  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2566 = v2565 * v11;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2567 = v2554 + v2566;
-              const bool v2568 = v2567 >= v9;  // kernels/convolution/narrow_groups.hpp:140
-              const bool v2569 = v2558 && v2568;
-              const bool v2571 = v2567 < v2570;
-              const bool v2572 = v2569 && v2571;
-              const unsigned int v2573 = max(v2567, v9);  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2575 = v2574 + v2573;
-              const unsigned int v2576 = v2575 - v9;
-              const unsigned int v2577 = v2565 - v2498;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2578 = v2577 * v6;
-              const unsigned int v2579 = v2578 * v19;
-              const unsigned int v2591 = v2576 * v2;  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2599 = v2563 + v2579;  // kernels/convolution/narrow_groups.hpp:147
+            for (unsigned int v2561 = v2494; v2561 < v2496; v2561 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
+              const unsigned int v2562 = v2561 * v11;  // kernels/convolution/narrow_groups.hpp:138
+              const unsigned int v2563 = v2550 + v2562;
+              const bool v2564 = v2563 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2565 = v2554 && v2564;
+              const bool v2567 = v2563 < v2566;
+              const bool v2568 = v2565 && v2567;
+              const unsigned int v2569 = max(v2563, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2571 = v2570 + v2569;
+              const unsigned int v2572 = v2571 - v9;
+              const unsigned int v2573 = v2561 - v2494;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2574 = v2573 * v6;
+              const unsigned int v2575 = v2574 * v19;
+              const unsigned int v2587 = v2572 * v2;  // kernels/convolution/narrow_groups.hpp:145
+              const unsigned int v2595 = v2559 + v2575;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2582 = 0u; v2582 < v6; v2582 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2583 = v2582 * v12;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2584 = v2557 + v2583;
-                const bool v2585 = v2584 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2586 = v2572 && v2585;
-                const bool v2588 = v2584 < v2587;
-                const bool v2589 = v2586 && v2588;
-                const unsigned int v2590 = max(v2584, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2592 = v2591 + v2590;
-                const unsigned int v2593 = v2592 - v10;
-                const unsigned int v2594 = v2593 * v3;
-                const unsigned int v2595 = v2594 + v2478;
-                const unsigned int v2597 = v2589 ? v2595 : 0u;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2598 = v2582 * v19;
-                const unsigned int v2600 = v2599 + v2598;
-                iron_copy_async<8>(shm3 + v2600, x + v2597, v2589);
+              for (unsigned int v2578 = 0u; v2578 < v6; v2578 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
+                const unsigned int v2579 = v2578 * v12;  // kernels/convolution/narrow_groups.hpp:143
+                const unsigned int v2580 = v2553 + v2579;
+                const bool v2581 = v2580 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2582 = v2568 && v2581;
+                const bool v2584 = v2580 < v2583;
+                const bool v2585 = v2582 && v2584;
+                const unsigned int v2586 = max(v2580, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2588 = v2587 + v2586;
+                const unsigned int v2589 = v2588 - v10;
+                const unsigned int v2590 = v2589 * v3;
+                const unsigned int v2591 = v2590 + v2474;
+                const unsigned int v2593 = v2585 ? v2591 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2594 = v2578 * v19;
+                const unsigned int v2596 = v2595 + v2594;
+                iron_copy_async<8>(shm3 + v2596, x + v2593, v2585);
               }
             }
           }
         }
-        const unsigned int v2602 = v2509 - v2503;  // kernels/convolution/narrow_groups.hpp:153
-        const unsigned int v2603 = v2602 >> 2u;
-        const unsigned int v2606 = v2603 << 7u;  // kernels/convolution/narrow_groups.hpp:154
+        const unsigned int v2598 = v2505 - v2499;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2599 = v2598 >> 2u;
+        const unsigned int v2602 = v2599 << 7u;  // kernels/convolution/narrow_groups.hpp:153
 
-        for (unsigned int v2608 = v2465; v2608 < v2606; v2608 += v2512) {
-          const unsigned int v2609 = v2608 / v2603;  // kernels/convolution/narrow_groups.hpp:155
-          const unsigned int v2613 = v2609 * v2603;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2614 = v2608 - v2613;
-          const unsigned int v2615 = v2614 << 2u;
-          const unsigned int v2617 = v2609 * 56u;
-          const unsigned int v2618 = v2617 + v2503;
-          const unsigned int v2619 = v2618 + v2615;
-          iron_copy_async<8>(shm3 + v2619, x + 0u, false);
+        for (unsigned int v2604 = v2461; v2604 < v2602; v2604 += v2508) {
+          const unsigned int v2605 = v2604 / v2599;  // kernels/convolution/narrow_groups.hpp:154
+          const unsigned int v2609 = v2605 * v2599;  // kernels/convolution/narrow_groups.hpp:155
+          const unsigned int v2610 = v2604 - v2609;
+          const unsigned int v2611 = v2610 << 2u;
+          const unsigned int v2613 = v2605 * 56u;
+          const unsigned int v2614 = v2613 + v2499;
+          const unsigned int v2615 = v2614 + v2611;
+          iron_copy_async<8>(shm3 + v2615, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:160
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:161
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
 
-        for (unsigned int v2622 = 0u; v2622 < v2509; v2622 += 16u) {  // kernels/convolution/narrow_groups.hpp:164
-          const unsigned int v2626 = v2625 + v2622;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<false>(v2491, shm3, v2626, 56u);
-          const unsigned int v2630 = v2629 + v2622;  // kernels/convolution/narrow_groups.hpp:166
-          iron_frag_load_shared<true>(v2493, shm4, v2630, 56u);
-          iron_frag_mma_sync(v2487, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:167
-          const unsigned int v2636 = v2635 + v2622;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<false>(v2491, shm3, v2636, 56u);
-          const unsigned int v2640 = v2639 + v2622;  // kernels/convolution/narrow_groups.hpp:169
-          iron_frag_load_shared<true>(v2493, shm4, v2640, 56u);
-          iron_frag_mma_sync(v2489, v2491, v2493);  // kernels/convolution/narrow_groups.hpp:170
+        for (unsigned int v2618 = 0u; v2618 < v2505; v2618 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
+          const unsigned int v2622 = v2621 + v2618;  // kernels/convolution/narrow_groups.hpp:164
+          iron_frag_load_shared<false>(v2487, shm3, v2622, 56u);
+          const unsigned int v2626 = v2625 + v2618;  // kernels/convolution/narrow_groups.hpp:165
+          iron_frag_load_shared<true>(v2489, shm4, v2626, 56u);
+          iron_frag_mma_sync(v2483, v2487, v2489);  // kernels/convolution/narrow_groups.hpp:166
+          const unsigned int v2632 = v2631 + v2618;  // kernels/convolution/narrow_groups.hpp:167
+          iron_frag_load_shared<false>(v2487, shm3, v2632, 56u);
+          const unsigned int v2636 = v2635 + v2618;  // kernels/convolution/narrow_groups.hpp:168
+          iron_frag_load_shared<true>(v2489, shm4, v2636, 56u);
+          iron_frag_mma_sync(v2485, v2487, v2489);  // kernels/convolution/narrow_groups.hpp:169
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:172
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
       }
-      const unsigned int v2641 = v2482 * v2423;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2642 = v2434 * v2423;
-      const unsigned int v2643 = v2642 + v2481;
-      const unsigned int v2644 = v2643 - v2641;
-      const unsigned int v2645 = v2435 + v2482;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2646 = v2645 * v15;
-      const unsigned int v2647 = static_cast<unsigned int>(v2487.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2648 = v2644 + v2647;
-      const unsigned int v2649 = static_cast<unsigned int>(v2487.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2650 = v2648 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2651 = v2649 < v15;
-      const bool v2652 = v2650 && v2651;
-      if (v2652) {
-        const float v2653 = v2487.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2654 = v2646 + v2649;
-        const iron_bf16 v2655 = bias[v2654];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2656 = iron_to_f32(v2655);
-        const float v2657 = v2653 + v2656;
-        const float v2659 = v2657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2660 = iron_exp2_approx(v2659);
-        const float v2662 = 1.0f + v2660;
-        const float v2663 = iron_recip_approx(v2662);
-        const float v2664 = v2657 * v2663;
-        const iron_bf16 v2665 = iron_f32_to_bf16(v2664);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2666 = v2648 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2667 = v2666 + v2646;
-        const unsigned int v2668 = v2667 + v2649;
-        out[v2668] = v2665;
+      const unsigned int v2637 = v2478 * v2423;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2638 = v2434 * v2423;
+      const unsigned int v2639 = v2638 + v2477;
+      const unsigned int v2640 = v2639 - v2637;
+      const unsigned int v2641 = v2435 + v2478;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2642 = v2641 * v15;
+      const unsigned int v2643 = static_cast<unsigned int>(v2483.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2644 = v2640 + v2643;
+      const unsigned int v2645 = static_cast<unsigned int>(v2483.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2646 = v2644 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2647 = v2645 < v15;
+      const bool v2648 = v2646 && v2647;
+      if (v2648) {
+        const float v2649 = v2483.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2650 = v2642 + v2645;
+        const iron_bf16 v2651 = bias[v2650];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2652 = iron_to_f32(v2651);
+        const float v2653 = v2649 + v2652;
+        const float v2655 = v2653 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2656 = iron_exp2_approx(v2655);
+        const float v2658 = 1.0f + v2656;
+        const float v2659 = iron_recip_approx(v2658);
+        const float v2660 = v2653 * v2659;
+        const iron_bf16 v2661 = iron_f32_to_bf16(v2660);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2662 = v2644 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2663 = v2662 + v2642;
+        const unsigned int v2664 = v2663 + v2645;
+        out[v2664] = v2661;
       }
-      const unsigned int v2669 = static_cast<unsigned int>(v2487.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2670 = v2644 + v2669;
-      const unsigned int v2671 = static_cast<unsigned int>(v2487.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2672 = v2670 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2673 = v2671 < v15;
-      const bool v2674 = v2672 && v2673;
-      if (v2674) {
-        const float v2675 = v2487.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2676 = v2646 + v2671;
-        const iron_bf16 v2677 = bias[v2676];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2678 = iron_to_f32(v2677);
-        const float v2679 = v2675 + v2678;
-        const float v2681 = v2679 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2682 = iron_exp2_approx(v2681);
-        const float v2684 = 1.0f + v2682;
-        const float v2685 = iron_recip_approx(v2684);
-        const float v2686 = v2679 * v2685;
-        const iron_bf16 v2687 = iron_f32_to_bf16(v2686);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2688 = v2670 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2689 = v2688 + v2646;
-        const unsigned int v2690 = v2689 + v2671;
-        out[v2690] = v2687;
+      const unsigned int v2665 = static_cast<unsigned int>(v2483.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2666 = v2640 + v2665;
+      const unsigned int v2667 = static_cast<unsigned int>(v2483.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2668 = v2666 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2669 = v2667 < v15;
+      const bool v2670 = v2668 && v2669;
+      if (v2670) {
+        const float v2671 = v2483.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2672 = v2642 + v2667;
+        const iron_bf16 v2673 = bias[v2672];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2674 = iron_to_f32(v2673);
+        const float v2675 = v2671 + v2674;
+        const float v2677 = v2675 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2678 = iron_exp2_approx(v2677);
+        const float v2680 = 1.0f + v2678;
+        const float v2681 = iron_recip_approx(v2680);
+        const float v2682 = v2675 * v2681;
+        const iron_bf16 v2683 = iron_f32_to_bf16(v2682);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2684 = v2666 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2685 = v2684 + v2642;
+        const unsigned int v2686 = v2685 + v2667;
+        out[v2686] = v2683;
       }
-      const unsigned int v2691 = static_cast<unsigned int>(v2487.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2692 = v2644 + v2691;
-      const unsigned int v2693 = static_cast<unsigned int>(v2487.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2694 = v2692 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2695 = v2693 < v15;
-      const bool v2696 = v2694 && v2695;
-      if (v2696) {
-        const float v2697 = v2487.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2698 = v2646 + v2693;
-        const iron_bf16 v2699 = bias[v2698];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2700 = iron_to_f32(v2699);
-        const float v2701 = v2697 + v2700;
-        const float v2703 = v2701 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2704 = iron_exp2_approx(v2703);
-        const float v2706 = 1.0f + v2704;
-        const float v2707 = iron_recip_approx(v2706);
-        const float v2708 = v2701 * v2707;
-        const iron_bf16 v2709 = iron_f32_to_bf16(v2708);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2710 = v2692 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2711 = v2710 + v2646;
-        const unsigned int v2712 = v2711 + v2693;
-        out[v2712] = v2709;
+      const unsigned int v2687 = static_cast<unsigned int>(v2483.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2688 = v2640 + v2687;
+      const unsigned int v2689 = static_cast<unsigned int>(v2483.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2690 = v2688 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2691 = v2689 < v15;
+      const bool v2692 = v2690 && v2691;
+      if (v2692) {
+        const float v2693 = v2483.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2694 = v2642 + v2689;
+        const iron_bf16 v2695 = bias[v2694];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2696 = iron_to_f32(v2695);
+        const float v2697 = v2693 + v2696;
+        const float v2699 = v2697 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2700 = iron_exp2_approx(v2699);
+        const float v2702 = 1.0f + v2700;
+        const float v2703 = iron_recip_approx(v2702);
+        const float v2704 = v2697 * v2703;
+        const iron_bf16 v2705 = iron_f32_to_bf16(v2704);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2706 = v2688 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2707 = v2706 + v2642;
+        const unsigned int v2708 = v2707 + v2689;
+        out[v2708] = v2705;
       }
-      const unsigned int v2713 = static_cast<unsigned int>(v2487.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2714 = v2644 + v2713;
-      const unsigned int v2715 = static_cast<unsigned int>(v2487.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2716 = v2714 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2717 = v2715 < v15;
-      const bool v2718 = v2716 && v2717;
-      if (v2718) {
-        const float v2719 = v2487.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2720 = v2646 + v2715;
-        const iron_bf16 v2721 = bias[v2720];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2722 = iron_to_f32(v2721);
-        const float v2723 = v2719 + v2722;
-        const float v2725 = v2723 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2726 = iron_exp2_approx(v2725);
-        const float v2728 = 1.0f + v2726;
-        const float v2729 = iron_recip_approx(v2728);
-        const float v2730 = v2723 * v2729;
-        const iron_bf16 v2731 = iron_f32_to_bf16(v2730);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2732 = v2714 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2733 = v2732 + v2646;
-        const unsigned int v2734 = v2733 + v2715;
-        out[v2734] = v2731;
+      const unsigned int v2709 = static_cast<unsigned int>(v2483.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2710 = v2640 + v2709;
+      const unsigned int v2711 = static_cast<unsigned int>(v2483.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2712 = v2710 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2713 = v2711 < v15;
+      const bool v2714 = v2712 && v2713;
+      if (v2714) {
+        const float v2715 = v2483.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2716 = v2642 + v2711;
+        const iron_bf16 v2717 = bias[v2716];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2718 = iron_to_f32(v2717);
+        const float v2719 = v2715 + v2718;
+        const float v2721 = v2719 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2722 = iron_exp2_approx(v2721);
+        const float v2724 = 1.0f + v2722;
+        const float v2725 = iron_recip_approx(v2724);
+        const float v2726 = v2719 * v2725;
+        const iron_bf16 v2727 = iron_f32_to_bf16(v2726);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2728 = v2710 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2729 = v2728 + v2642;
+        const unsigned int v2730 = v2729 + v2711;
+        out[v2730] = v2727;
       }
-      const unsigned int v2735 = static_cast<unsigned int>(v2487.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2736 = v2644 + v2735;
-      const unsigned int v2737 = static_cast<unsigned int>(v2487.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2738 = v2736 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2739 = v2737 < v15;
-      const bool v2740 = v2738 && v2739;
-      if (v2740) {
-        const float v2741 = v2487.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2742 = v2646 + v2737;
-        const iron_bf16 v2743 = bias[v2742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2744 = iron_to_f32(v2743);
-        const float v2745 = v2741 + v2744;
-        const float v2747 = v2745 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2748 = iron_exp2_approx(v2747);
-        const float v2750 = 1.0f + v2748;
-        const float v2751 = iron_recip_approx(v2750);
-        const float v2752 = v2745 * v2751;
-        const iron_bf16 v2753 = iron_f32_to_bf16(v2752);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2754 = v2736 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2755 = v2754 + v2646;
-        const unsigned int v2756 = v2755 + v2737;
-        out[v2756] = v2753;
+      const unsigned int v2731 = static_cast<unsigned int>(v2483.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2732 = v2640 + v2731;
+      const unsigned int v2733 = static_cast<unsigned int>(v2483.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2734 = v2732 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2735 = v2733 < v15;
+      const bool v2736 = v2734 && v2735;
+      if (v2736) {
+        const float v2737 = v2483.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2738 = v2642 + v2733;
+        const iron_bf16 v2739 = bias[v2738];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2740 = iron_to_f32(v2739);
+        const float v2741 = v2737 + v2740;
+        const float v2743 = v2741 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2744 = iron_exp2_approx(v2743);
+        const float v2746 = 1.0f + v2744;
+        const float v2747 = iron_recip_approx(v2746);
+        const float v2748 = v2741 * v2747;
+        const iron_bf16 v2749 = iron_f32_to_bf16(v2748);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2750 = v2732 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2751 = v2750 + v2642;
+        const unsigned int v2752 = v2751 + v2733;
+        out[v2752] = v2749;
       }
-      const unsigned int v2757 = static_cast<unsigned int>(v2487.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2758 = v2644 + v2757;
-      const unsigned int v2759 = static_cast<unsigned int>(v2487.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2760 = v2758 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2761 = v2759 < v15;
-      const bool v2762 = v2760 && v2761;
-      if (v2762) {
-        const float v2763 = v2487.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2764 = v2646 + v2759;
-        const iron_bf16 v2765 = bias[v2764];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2766 = iron_to_f32(v2765);
-        const float v2767 = v2763 + v2766;
-        const float v2769 = v2767 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2770 = iron_exp2_approx(v2769);
-        const float v2772 = 1.0f + v2770;
-        const float v2773 = iron_recip_approx(v2772);
-        const float v2774 = v2767 * v2773;
-        const iron_bf16 v2775 = iron_f32_to_bf16(v2774);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2776 = v2758 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2777 = v2776 + v2646;
-        const unsigned int v2778 = v2777 + v2759;
-        out[v2778] = v2775;
+      const unsigned int v2753 = static_cast<unsigned int>(v2483.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2754 = v2640 + v2753;
+      const unsigned int v2755 = static_cast<unsigned int>(v2483.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2756 = v2754 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2757 = v2755 < v15;
+      const bool v2758 = v2756 && v2757;
+      if (v2758) {
+        const float v2759 = v2483.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2760 = v2642 + v2755;
+        const iron_bf16 v2761 = bias[v2760];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2762 = iron_to_f32(v2761);
+        const float v2763 = v2759 + v2762;
+        const float v2765 = v2763 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2766 = iron_exp2_approx(v2765);
+        const float v2768 = 1.0f + v2766;
+        const float v2769 = iron_recip_approx(v2768);
+        const float v2770 = v2763 * v2769;
+        const iron_bf16 v2771 = iron_f32_to_bf16(v2770);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2772 = v2754 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2773 = v2772 + v2642;
+        const unsigned int v2774 = v2773 + v2755;
+        out[v2774] = v2771;
       }
-      const unsigned int v2779 = static_cast<unsigned int>(v2487.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2780 = v2644 + v2779;
-      const unsigned int v2781 = static_cast<unsigned int>(v2487.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2782 = v2780 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2783 = v2781 < v15;
-      const bool v2784 = v2782 && v2783;
-      if (v2784) {
-        const float v2785 = v2487.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2786 = v2646 + v2781;
-        const iron_bf16 v2787 = bias[v2786];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2788 = iron_to_f32(v2787);
-        const float v2789 = v2785 + v2788;
-        const float v2791 = v2789 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2792 = iron_exp2_approx(v2791);
-        const float v2794 = 1.0f + v2792;
-        const float v2795 = iron_recip_approx(v2794);
-        const float v2796 = v2789 * v2795;
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2796);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2798 = v2780 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2799 = v2798 + v2646;
-        const unsigned int v2800 = v2799 + v2781;
-        out[v2800] = v2797;
+      const unsigned int v2775 = static_cast<unsigned int>(v2483.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2776 = v2640 + v2775;
+      const unsigned int v2777 = static_cast<unsigned int>(v2483.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2778 = v2776 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2779 = v2777 < v15;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2483.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2782 = v2642 + v2777;
+        const iron_bf16 v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2784 = iron_to_f32(v2783);
+        const float v2785 = v2781 + v2784;
+        const float v2787 = v2785 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2788 = iron_exp2_approx(v2787);
+        const float v2790 = 1.0f + v2788;
+        const float v2791 = iron_recip_approx(v2790);
+        const float v2792 = v2785 * v2791;
+        const iron_bf16 v2793 = iron_f32_to_bf16(v2792);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2794 = v2776 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2795 = v2794 + v2642;
+        const unsigned int v2796 = v2795 + v2777;
+        out[v2796] = v2793;
       }
-      const unsigned int v2801 = static_cast<unsigned int>(v2487.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2802 = v2644 + v2801;
-      const unsigned int v2803 = static_cast<unsigned int>(v2487.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2804 = v2802 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2805 = v2803 < v15;
-      const bool v2806 = v2804 && v2805;
-      if (v2806) {
-        const float v2807 = v2487.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2808 = v2646 + v2803;
-        const iron_bf16 v2809 = bias[v2808];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2810 = iron_to_f32(v2809);
-        const float v2811 = v2807 + v2810;
-        const float v2813 = v2811 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2814 = iron_exp2_approx(v2813);
-        const float v2816 = 1.0f + v2814;
-        const float v2817 = iron_recip_approx(v2816);
-        const float v2818 = v2811 * v2817;
-        const iron_bf16 v2819 = iron_f32_to_bf16(v2818);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2820 = v2802 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2821 = v2820 + v2646;
-        const unsigned int v2822 = v2821 + v2803;
-        out[v2822] = v2819;
+      const unsigned int v2797 = static_cast<unsigned int>(v2483.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2798 = v2640 + v2797;
+      const unsigned int v2799 = static_cast<unsigned int>(v2483.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2800 = v2798 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2801 = v2799 < v15;
+      const bool v2802 = v2800 && v2801;
+      if (v2802) {
+        const float v2803 = v2483.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2804 = v2642 + v2799;
+        const iron_bf16 v2805 = bias[v2804];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2806 = iron_to_f32(v2805);
+        const float v2807 = v2803 + v2806;
+        const float v2809 = v2807 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2810 = iron_exp2_approx(v2809);
+        const float v2812 = 1.0f + v2810;
+        const float v2813 = iron_recip_approx(v2812);
+        const float v2814 = v2807 * v2813;
+        const iron_bf16 v2815 = iron_f32_to_bf16(v2814);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2816 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2817 = v2816 + v2642;
+        const unsigned int v2818 = v2817 + v2799;
+        out[v2818] = v2815;
       }
-      const unsigned int v2825 = v2485 * v2423;  // kernels/convolution/narrow_groups.hpp:177
-      const unsigned int v2827 = v2642 + v2484;
-      const unsigned int v2828 = v2827 - v2825;
-      const unsigned int v2829 = v2435 + v2485;  // kernels/convolution/narrow_groups.hpp:178
-      const unsigned int v2830 = v2829 * v15;
-      const unsigned int v2831 = static_cast<unsigned int>(v2489.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2832 = v2828 + v2831;
-      const unsigned int v2833 = static_cast<unsigned int>(v2489.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2834 = v2832 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2835 = v2833 < v15;
-      const bool v2836 = v2834 && v2835;
-      if (v2836) {
-        const float v2837 = v2489.x[0];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2838 = v2830 + v2833;
-        const iron_bf16 v2839 = bias[v2838];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2840 = iron_to_f32(v2839);
-        const float v2841 = v2837 + v2840;
-        const float v2843 = v2841 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2844 = iron_exp2_approx(v2843);
-        const float v2846 = 1.0f + v2844;
-        const float v2847 = iron_recip_approx(v2846);
-        const float v2848 = v2841 * v2847;
-        const iron_bf16 v2849 = iron_f32_to_bf16(v2848);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2850 = v2832 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2851 = v2850 + v2830;
-        const unsigned int v2852 = v2851 + v2833;
-        out[v2852] = v2849;
+      const unsigned int v2821 = v2481 * v2423;  // kernels/convolution/narrow_groups.hpp:176
+      const unsigned int v2823 = v2638 + v2480;
+      const unsigned int v2824 = v2823 - v2821;
+      const unsigned int v2825 = v2435 + v2481;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2826 = v2825 * v15;
+      const unsigned int v2827 = static_cast<unsigned int>(v2485.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2828 = v2824 + v2827;
+      const unsigned int v2829 = static_cast<unsigned int>(v2485.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2830 = v2828 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2831 = v2829 < v15;
+      const bool v2832 = v2830 && v2831;
+      if (v2832) {
+        const float v2833 = v2485.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2834 = v2826 + v2829;
+        const iron_bf16 v2835 = bias[v2834];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2836 = iron_to_f32(v2835);
+        const float v2837 = v2833 + v2836;
+        const float v2839 = v2837 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2840 = iron_exp2_approx(v2839);
+        const float v2842 = 1.0f + v2840;
+        const float v2843 = iron_recip_approx(v2842);
+        const float v2844 = v2837 * v2843;
+        const iron_bf16 v2845 = iron_f32_to_bf16(v2844);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2846 = v2828 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2847 = v2846 + v2826;
+        const unsigned int v2848 = v2847 + v2829;
+        out[v2848] = v2845;
       }
-      const unsigned int v2853 = static_cast<unsigned int>(v2489.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2854 = v2828 + v2853;
-      const unsigned int v2855 = static_cast<unsigned int>(v2489.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2856 = v2854 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2857 = v2855 < v15;
-      const bool v2858 = v2856 && v2857;
-      if (v2858) {
-        const float v2859 = v2489.x[1];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2860 = v2830 + v2855;
-        const iron_bf16 v2861 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2862 = iron_to_f32(v2861);
-        const float v2863 = v2859 + v2862;
-        const float v2865 = v2863 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2866 = iron_exp2_approx(v2865);
-        const float v2868 = 1.0f + v2866;
-        const float v2869 = iron_recip_approx(v2868);
-        const float v2870 = v2863 * v2869;
-        const iron_bf16 v2871 = iron_f32_to_bf16(v2870);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2872 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2873 = v2872 + v2830;
-        const unsigned int v2874 = v2873 + v2855;
-        out[v2874] = v2871;
+      const unsigned int v2849 = static_cast<unsigned int>(v2485.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2850 = v2824 + v2849;
+      const unsigned int v2851 = static_cast<unsigned int>(v2485.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2852 = v2850 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2853 = v2851 < v15;
+      const bool v2854 = v2852 && v2853;
+      if (v2854) {
+        const float v2855 = v2485.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2856 = v2826 + v2851;
+        const iron_bf16 v2857 = bias[v2856];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2858 = iron_to_f32(v2857);
+        const float v2859 = v2855 + v2858;
+        const float v2861 = v2859 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2862 = iron_exp2_approx(v2861);
+        const float v2864 = 1.0f + v2862;
+        const float v2865 = iron_recip_approx(v2864);
+        const float v2866 = v2859 * v2865;
+        const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2868 = v2850 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2869 = v2868 + v2826;
+        const unsigned int v2870 = v2869 + v2851;
+        out[v2870] = v2867;
       }
-      const unsigned int v2875 = static_cast<unsigned int>(v2489.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2876 = v2828 + v2875;
-      const unsigned int v2877 = static_cast<unsigned int>(v2489.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2878 = v2876 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2879 = v2877 < v15;
-      const bool v2880 = v2878 && v2879;
-      if (v2880) {
-        const float v2881 = v2489.x[2];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2882 = v2830 + v2877;
-        const iron_bf16 v2883 = bias[v2882];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2884 = iron_to_f32(v2883);
-        const float v2885 = v2881 + v2884;
-        const float v2887 = v2885 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2888 = iron_exp2_approx(v2887);
-        const float v2890 = 1.0f + v2888;
-        const float v2891 = iron_recip_approx(v2890);
-        const float v2892 = v2885 * v2891;
-        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2894 = v2876 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2895 = v2894 + v2830;
-        const unsigned int v2896 = v2895 + v2877;
-        out[v2896] = v2893;
+      const unsigned int v2871 = static_cast<unsigned int>(v2485.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2872 = v2824 + v2871;
+      const unsigned int v2873 = static_cast<unsigned int>(v2485.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2874 = v2872 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2875 = v2873 < v15;
+      const bool v2876 = v2874 && v2875;
+      if (v2876) {
+        const float v2877 = v2485.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2878 = v2826 + v2873;
+        const iron_bf16 v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2880 = iron_to_f32(v2879);
+        const float v2881 = v2877 + v2880;
+        const float v2883 = v2881 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2884 = iron_exp2_approx(v2883);
+        const float v2886 = 1.0f + v2884;
+        const float v2887 = iron_recip_approx(v2886);
+        const float v2888 = v2881 * v2887;
+        const iron_bf16 v2889 = iron_f32_to_bf16(v2888);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2890 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2891 = v2890 + v2826;
+        const unsigned int v2892 = v2891 + v2873;
+        out[v2892] = v2889;
       }
-      const unsigned int v2897 = static_cast<unsigned int>(v2489.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2898 = v2828 + v2897;
-      const unsigned int v2899 = static_cast<unsigned int>(v2489.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2900 = v2898 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2901 = v2899 < v15;
-      const bool v2902 = v2900 && v2901;
-      if (v2902) {
-        const float v2903 = v2489.x[3];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2904 = v2830 + v2899;
-        const iron_bf16 v2905 = bias[v2904];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2906 = iron_to_f32(v2905);
-        const float v2907 = v2903 + v2906;
-        const float v2909 = v2907 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2910 = iron_exp2_approx(v2909);
-        const float v2912 = 1.0f + v2910;
-        const float v2913 = iron_recip_approx(v2912);
-        const float v2914 = v2907 * v2913;
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2916 = v2898 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2917 = v2916 + v2830;
-        const unsigned int v2918 = v2917 + v2899;
-        out[v2918] = v2915;
+      const unsigned int v2893 = static_cast<unsigned int>(v2485.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2894 = v2824 + v2893;
+      const unsigned int v2895 = static_cast<unsigned int>(v2485.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2896 = v2894 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2897 = v2895 < v15;
+      const bool v2898 = v2896 && v2897;
+      if (v2898) {
+        const float v2899 = v2485.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2900 = v2826 + v2895;
+        const iron_bf16 v2901 = bias[v2900];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2902 = iron_to_f32(v2901);
+        const float v2903 = v2899 + v2902;
+        const float v2905 = v2903 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2906 = iron_exp2_approx(v2905);
+        const float v2908 = 1.0f + v2906;
+        const float v2909 = iron_recip_approx(v2908);
+        const float v2910 = v2903 * v2909;
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2912 = v2894 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2913 = v2912 + v2826;
+        const unsigned int v2914 = v2913 + v2895;
+        out[v2914] = v2911;
       }
-      const unsigned int v2919 = static_cast<unsigned int>(v2489.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2920 = v2828 + v2919;
-      const unsigned int v2921 = static_cast<unsigned int>(v2489.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2922 = v2920 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2923 = v2921 < v15;
-      const bool v2924 = v2922 && v2923;
-      if (v2924) {
-        const float v2925 = v2489.x[4];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2926 = v2830 + v2921;
-        const iron_bf16 v2927 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2928 = iron_to_f32(v2927);
-        const float v2929 = v2925 + v2928;
-        const float v2931 = v2929 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2932 = iron_exp2_approx(v2931);
-        const float v2934 = 1.0f + v2932;
-        const float v2935 = iron_recip_approx(v2934);
-        const float v2936 = v2929 * v2935;
-        const iron_bf16 v2937 = iron_f32_to_bf16(v2936);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2938 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2939 = v2938 + v2830;
-        const unsigned int v2940 = v2939 + v2921;
-        out[v2940] = v2937;
+      const unsigned int v2915 = static_cast<unsigned int>(v2485.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2916 = v2824 + v2915;
+      const unsigned int v2917 = static_cast<unsigned int>(v2485.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2918 = v2916 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2919 = v2917 < v15;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v2485.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2922 = v2826 + v2917;
+        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2924 = iron_to_f32(v2923);
+        const float v2925 = v2921 + v2924;
+        const float v2927 = v2925 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2928 = iron_exp2_approx(v2927);
+        const float v2930 = 1.0f + v2928;
+        const float v2931 = iron_recip_approx(v2930);
+        const float v2932 = v2925 * v2931;
+        const iron_bf16 v2933 = iron_f32_to_bf16(v2932);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2934 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2935 = v2934 + v2826;
+        const unsigned int v2936 = v2935 + v2917;
+        out[v2936] = v2933;
       }
-      const unsigned int v2941 = static_cast<unsigned int>(v2489.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2942 = v2828 + v2941;
-      const unsigned int v2943 = static_cast<unsigned int>(v2489.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2944 = v2942 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2945 = v2943 < v15;
-      const bool v2946 = v2944 && v2945;
-      if (v2946) {
-        const float v2947 = v2489.x[5];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2948 = v2830 + v2943;
-        const iron_bf16 v2949 = bias[v2948];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2950 = iron_to_f32(v2949);
-        const float v2951 = v2947 + v2950;
-        const float v2953 = v2951 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2954 = iron_exp2_approx(v2953);
-        const float v2956 = 1.0f + v2954;
-        const float v2957 = iron_recip_approx(v2956);
-        const float v2958 = v2951 * v2957;
-        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2960 = v2942 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2961 = v2960 + v2830;
-        const unsigned int v2962 = v2961 + v2943;
-        out[v2962] = v2959;
+      const unsigned int v2937 = static_cast<unsigned int>(v2485.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2938 = v2824 + v2937;
+      const unsigned int v2939 = static_cast<unsigned int>(v2485.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2940 = v2938 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2941 = v2939 < v15;
+      const bool v2942 = v2940 && v2941;
+      if (v2942) {
+        const float v2943 = v2485.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2944 = v2826 + v2939;
+        const iron_bf16 v2945 = bias[v2944];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2946 = iron_to_f32(v2945);
+        const float v2947 = v2943 + v2946;
+        const float v2949 = v2947 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2950 = iron_exp2_approx(v2949);
+        const float v2952 = 1.0f + v2950;
+        const float v2953 = iron_recip_approx(v2952);
+        const float v2954 = v2947 * v2953;
+        const iron_bf16 v2955 = iron_f32_to_bf16(v2954);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2956 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2957 = v2956 + v2826;
+        const unsigned int v2958 = v2957 + v2939;
+        out[v2958] = v2955;
       }
-      const unsigned int v2963 = static_cast<unsigned int>(v2489.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2964 = v2828 + v2963;
-      const unsigned int v2965 = static_cast<unsigned int>(v2489.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2966 = v2964 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2967 = v2965 < v15;
-      const bool v2968 = v2966 && v2967;
-      if (v2968) {
-        const float v2969 = v2489.x[6];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2970 = v2830 + v2965;
-        const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2972 = iron_to_f32(v2971);
-        const float v2973 = v2969 + v2972;
-        const float v2975 = v2973 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2976 = iron_exp2_approx(v2975);
-        const float v2978 = 1.0f + v2976;
-        const float v2979 = iron_recip_approx(v2978);
-        const float v2980 = v2973 * v2979;
-        const iron_bf16 v2981 = iron_f32_to_bf16(v2980);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2982 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2983 = v2982 + v2830;
-        const unsigned int v2984 = v2983 + v2965;
-        out[v2984] = v2981;
+      const unsigned int v2959 = static_cast<unsigned int>(v2485.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2960 = v2824 + v2959;
+      const unsigned int v2961 = static_cast<unsigned int>(v2485.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2962 = v2960 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2963 = v2961 < v15;
+      const bool v2964 = v2962 && v2963;
+      if (v2964) {
+        const float v2965 = v2485.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2966 = v2826 + v2961;
+        const iron_bf16 v2967 = bias[v2966];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2968 = iron_to_f32(v2967);
+        const float v2969 = v2965 + v2968;
+        const float v2971 = v2969 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2972 = iron_exp2_approx(v2971);
+        const float v2974 = 1.0f + v2972;
+        const float v2975 = iron_recip_approx(v2974);
+        const float v2976 = v2969 * v2975;
+        const iron_bf16 v2977 = iron_f32_to_bf16(v2976);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2978 = v2960 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2979 = v2978 + v2826;
+        const unsigned int v2980 = v2979 + v2961;
+        out[v2980] = v2977;
       }
-      const unsigned int v2985 = static_cast<unsigned int>(v2489.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const unsigned int v2986 = v2828 + v2985;
-      const unsigned int v2987 = static_cast<unsigned int>(v2489.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:181
-      const bool v2988 = v2986 < v2387;  // kernels/convolution/narrow_groups.hpp:182
-      const bool v2989 = v2987 < v15;
-      const bool v2990 = v2988 && v2989;
-      if (v2990) {
-        const float v2991 = v2489.x[7];  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v2992 = v2830 + v2987;
-        const iron_bf16 v2993 = bias[v2992];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2994 = iron_to_f32(v2993);
-        const float v2995 = v2991 + v2994;
-        const float v2997 = v2995 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2998 = iron_exp2_approx(v2997);
-        const float v3000 = 1.0f + v2998;
-        const float v3001 = iron_recip_approx(v3000);
-        const float v3002 = v2995 * v3001;
-        const iron_bf16 v3003 = iron_f32_to_bf16(v3002);  // kernels/convolution/narrow_groups.hpp:184
-        const unsigned int v3004 = v2986 * v4;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3005 = v3004 + v2830;
-        const unsigned int v3006 = v3005 + v2987;
-        out[v3006] = v3003;
+      const unsigned int v2981 = static_cast<unsigned int>(v2485.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2982 = v2824 + v2981;
+      const unsigned int v2983 = static_cast<unsigned int>(v2485.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
+      const bool v2984 = v2982 < v2387;  // kernels/convolution/narrow_groups.hpp:181
+      const bool v2985 = v2983 < v15;
+      const bool v2986 = v2984 && v2985;
+      if (v2986) {
+        const float v2987 = v2485.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v2988 = v2826 + v2983;
+        const iron_bf16 v2989 = bias[v2988];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2990 = iron_to_f32(v2989);
+        const float v2991 = v2987 + v2990;
+        const float v2993 = v2991 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2994 = iron_exp2_approx(v2993);
+        const float v2996 = 1.0f + v2994;
+        const float v2997 = iron_recip_approx(v2996);
+        const float v2998 = v2991 * v2997;
+        const iron_bf16 v2999 = iron_f32_to_bf16(v2998);  // kernels/convolution/narrow_groups.hpp:183
+        const unsigned int v3000 = v2982 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v3001 = v3000 + v2826;
+        const unsigned int v3002 = v3001 + v2983;
+        out[v3002] = v2999;
       }
     }
   }
