@@ -397,6 +397,46 @@ TEST(EmitMsl, AnOverlayIsAViewOfItsBasesBytes) {
       << msl(text);
 }
 
+// Two 16 KB allocations on the two sides of a branch on a constexpr: apart they pass Metal's
+// 32 KB, so they share one block's bytes and each is a view at its offset.
+constexpr std::string_view kSharedSides = R"(kernel sides dtype=f32 mode=reduction
+  param out y: f32
+  param constexpr n: u32
+  shared a: f32[4096]
+  shared b: f32[4096]
+  shared c: f32[4]
+  rule exactly 32
+  values 8
+{
+  %0 = constexpr n : u32
+  %1 = builtin thread_id.x : u32
+  %2 = const 0 : u32
+  %3 = eq %0, %2 : bool
+  %7 = const 1 : f32
+  if %3 {
+    shared.store @a[%1], %7 : f32
+    %4 = shared.load @a[%1] : f32
+    shared.store @c[%1], %4 : f32
+  } else {
+    shared.store @b[%1], %7 : f32
+    %5 = shared.load @b[%1] : f32
+    shared.store @c[%1], %5 : f32
+  }
+  %6 = shared.load @c[%1] : f32
+  store y[%1], %6 : f32
+}
+)";
+
+TEST(EmitMsl, SidesThatShareBytesAreViewsOfOneBlock) {
+  EXPECT_NE(body_of(msl(kSharedSides)).find(R"(  alignas(16) threadgroup uchar iron_shared[16400];
+  threadgroup float* a = reinterpret_cast<threadgroup float*>(iron_shared + 0);
+  threadgroup float* b = reinterpret_cast<threadgroup float*>(iron_shared + 0);
+  threadgroup float* c = reinterpret_cast<threadgroup float*>(iron_shared + 16384);
+)"),
+            std::string::npos)
+      << msl(kSharedSides);
+}
+
 TEST(EmitMsl, SharedMemoryAndBarrier) {
   EXPECT_EQ(body_of(msl(kShared)), R"(  threadgroup float tile[64];
   threadgroup uchar flags[64];

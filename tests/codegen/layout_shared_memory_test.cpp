@@ -230,11 +230,33 @@ TEST(PassLayoutSharedMemory, SidesOfAPerThreadBranchKeepTheirOwnBytes) {
   EXPECT_EQ(k.shared_bytes, 122896u);
 }
 
-TEST(PassLayoutSharedMemory, MetalKeepsEveryAllocationApart) {
+TEST(PassLayoutSharedMemory, MetalKeepsEveryAllocationApartWhereTheyFit) {
   codegen::TargetProfile metal = metal31_target();
   metal.max_shared_bytes = std::uint64_t{227} * 1024;
   const ir::Kernel k = apply(layout_shared_memory, sides_on("%0"), metal);
   EXPECT_EQ(k.shared[1].offset, 61440u);  // one threadgroup array an allocation
+}
+
+/// The sides of a branch on `condition`, 16 KB each: 32 KB and 16 bytes apart, past Metal's 32 KB.
+std::string sixteen_kb_sides_on(std::string_view condition) {
+  std::string text = sides_on(condition);
+  for (std::size_t at = text.find("[15360]"); at != std::string::npos; at = text.find("[15360]")) {
+    text.replace(at, 7, "[4096]");
+  }
+  return text;
+}
+
+TEST(PassLayoutSharedMemory, MetalSharesTheSidesOfALaunchConstantBranchPastItsLimit) {
+  const ir::Kernel k = apply(layout_shared_memory, sixteen_kb_sides_on("%0"), metal31_target());
+  EXPECT_EQ(k.shared[1].offset, 0u);  // b reuses a's bytes, a view of one block
+  EXPECT_EQ(k.shared[2].offset, 16384u);
+  EXPECT_EQ(k.shared_bytes, 16400u);
+  EXPECT_TRUE(codegen::allocations_share_bytes(k));
+}
+
+TEST(PassLayoutSharedMemory, MetalRefusesPerThreadSidesPastItsLimit) {
+  EXPECT_THROW(apply(layout_shared_memory, sixteen_kb_sides_on("%1"), metal31_target()),
+               TargetLimitError);
 }
 
 TEST(PassLayoutSharedMemory, StaticMemoryKeepsEveryAllocationApart) {

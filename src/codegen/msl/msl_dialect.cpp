@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "../c_like/kernel_abi.hpp"
+#include "iron/codegen/passes/layout_shared_memory.hpp"
 #include "iron/core/error.hpp"
 
 namespace iron::codegen::msl {
@@ -187,6 +188,17 @@ std::string MslDialect::barrier() const {
 std::vector<std::string> MslDialect::shared_declaration(const ir::Kernel& kernel, std::size_t index,
                                                         bool vector_access) const {
   const ir::SharedAlloc& s = kernel.shared[index];
+  if (allocations_share_bytes(kernel)) {  // views at layout_shared_memory's offsets into a block
+    std::vector<std::string> lines;
+    if (index == 0) {
+      lines.push_back(
+          fmt::format("alignas(16) threadgroup uchar iron_shared[{}];", kernel.shared_bytes));
+    }
+    lines.push_back(
+        fmt::format("threadgroup {}* {} = reinterpret_cast<threadgroup {}*>(iron_shared + {});",
+                    type(s.dtype), s.name, type(s.dtype), s.offset));
+    return lines;
+  }
   if (s.overlays >= 0) {  // a view of its base's bytes, which are 16-byte aligned
     return {fmt::format("threadgroup {}* {} = reinterpret_cast<threadgroup {}*>({});",
                         type(s.dtype), s.name, type(s.dtype), kernel.shared[s.overlays].name)};

@@ -154,18 +154,36 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
 /// The placement on `target`. Allocations sharing bytes are views at offsets into one block,
 /// which CUDA declares for dynamic shared memory only (static memory is one array an
 /// allocation): past the static limit, the two sides of launch-constant branches share bytes,
-/// and the total stays past it.
+/// and the total stays past it. Metal keeps an array an allocation unless they would not fit its
+/// threadgroup memory; then the sides share bytes of one block (the MSL emitter declares views).
 Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target, bool check_overlays) {
   Placement placed = place(kernel, target, nullptr, check_overlays);
   if (target.kind == TargetKind::Cuda && uses_dynamic_shared(placed.total)) {
     const BranchSides sides(kernel);
     placed = place(kernel, target, &sides, check_overlays);
     placed.total = std::max(placed.total, align_up(kCudaStaticSharedBytes + 1));
+  } else if (target.kind == TargetKind::Msl && placed.total > target.max_shared_bytes) {
+    const BranchSides sides(kernel);
+    placed = place(kernel, target, &sides, check_overlays);
   }
   return placed;
 }
 
 }  // namespace
+
+bool allocations_share_bytes(const ir::Kernel& kernel) {
+  for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
+    const ir::SharedAlloc& a = kernel.shared[i];
+    for (std::size_t j = i + 1; j < kernel.shared.size(); ++j) {
+      const ir::SharedAlloc& b = kernel.shared[j];
+      if (a.overlays >= 0 || b.overlays >= 0) continue;
+      if (a.offset < b.offset + alloc_bytes(b) && b.offset < a.offset + alloc_bytes(a)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
 
 std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel) {
   return layout_for(kernel, TargetProfile::cuda(90), false).total;

@@ -14,4 +14,9 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target);
 /// bytes where the memory is dynamic: the dispatch guard's measure of what a launch needs.
 std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel);
 
+/// Whether two allocations of a laid-out kernel (overlays aside) share bytes: the sides of a
+/// launch-constant branch placed together, which a target of one array an allocation must
+/// declare as views of one block instead.
+bool allocations_share_bytes(const ir::Kernel& kernel);
+
 }  // namespace iron::codegen
