@@ -22,8 +22,8 @@
 /// the stage in the image once per tile and its columns' tap once per step, so no copy divides;
 /// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
 /// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, kw ·
-/// cin_g ≤ 48, 16 in f32) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets of groups
-/// staged together, only each group's products.
+/// cin_g ≤ 48, 16 in f32) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets
+/// of groups staged together, only each group's products.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c_in]` T; `weight [c_out, kh, kw, c_in / group_count]` T
