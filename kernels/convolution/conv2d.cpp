@@ -66,7 +66,7 @@ IRON_KERNEL(iron_conv2d,
              Constexpr<u32> group_count)) {
   const std::string oh = convolution::kOutHeight;
   const std::string ow = convolution::kOutWidth;
-  convolution::declare_tiles("batch * " + oh + " * " + ow, "c_out / group_count", "group_count");
+  convolution::declare_dense_conv2d<T>(kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
   layout(x, "[batch, h, w, c_in]");
   layout(weight, "[c_out, kh, kw, c_in / group_count]");
   layout(out, "[batch, " + oh + ", " + ow + ", c_out]");
@@ -80,7 +80,11 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
                           Constexpr<u32> kernel_size, Constexpr<u32> stride, Constexpr<u32> padding,
                           Constexpr<u32> dilation, Constexpr<u32> group_count)) {
   const std::string ol = convolution::kOutLength;
-  convolution::declare_tiles("batch * " + ol, "c_out / group_count", "group_count");
+  if (convolution::pointwise<T>()) {
+    convolution::declare_pointwise("batch * length", {kernel_size, stride, group_count}, {padding});
+  } else {
+    convolution::declare_tiles("batch * " + ol, "c_out / group_count", "group_count");
+  }
   layout(x, "[batch, length, c_in]");
   layout(weight, "[c_out, kernel_size, c_in / group_count]");
   layout(out, "[batch, " + ol + ", c_out]");
@@ -91,8 +95,14 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
               dilation, group_count});
 }
 
-IRON_GEOMETRY(iron_conv2d) { return convolution::conv2d_geometry(q); }
+IRON_GEOMETRY(iron_conv2d) { return convolution::dense_conv2d_geometry(q); }
 IRON_GEOMETRY(iron_conv1d) { return convolution::conv1d_geometry(q); }
+IRON_TUNING(iron_conv2d) {
+  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+}
+IRON_TUNING(iron_conv1d) {
+  return convolution::pointwise_tuning(&convolution::prefer_pointwise_1d);
+}
 
 }  // namespace iron::kernels
 
@@ -113,12 +123,13 @@ using convolution::line;
 using convolution::Sizes;
 using convolution::square;
 
-testing::TestSetup conv_setup(const Sizes& s, bool one_d, DType dt, testing::Rng& rng) {
+testing::TestSetup conv_setup(const Sizes& s, bool one_d, DType dt, testing::Rng& rng,
+                              const dsl::TuningConfig& config = {}) {
   namespace tol = testing::tolerance;
   const auto x = testing::round_through(rng.uniform(s.input(), -1.0f, 1.0f), dt);
   const auto weight = testing::round_through(rng.uniform(s.weights(), -1.0f, 1.0f), dt);
   const ProductExpected want = convolution::conv_oracle(x, weight, s);
-  testing::TestSetup setup(one_d ? "iron_conv1d" : "iron_conv2d", dt);
+  testing::TestSetup setup(one_d ? "iron_conv1d" : "iron_conv2d", dt, config);
   setup.input("x", x).input("weight", weight).output("out", s.output());
   convolution::set_constants(setup, s, one_d);
   setup.expect("out", want.out)
@@ -166,6 +177,20 @@ IRON_TEST(iron_conv2d, pointwise_odd_channels_9x9x12_to_20, F32, F16, BF16) {
 }
 IRON_TEST(iron_conv2d, pointwise_s2_9x9x16_to_24, F32, F16, BF16) {
   return conv_setup(square(1, 9, 16, 24, 1, 2, 0), false, dt, rng);
+}
+// The pointwise path (knob `pointwise`: the warpgroup product, kernels/convolution/
+// pointwise.hpp): 162 pixels past a 128-row tile and 300 channels past a 256-column one over
+// five 64-channel steps (the ring wraps); 12 channels (a row not of whole 16-byte pieces: the
+// step-by-step path); one pixel. f32 keeps the tiles under the knob.
+IRON_TEST(iron_conv2d, tuned_pointwise_2x9x9x320_to_300, F32, F16, BF16) {
+  return conv_setup(square(2, 9, 320, 300, 1, 1, 0), false, dt, rng, {{"pointwise", 1}});
+}
+IRON_TEST(iron_conv2d, tuned_pointwise_odd_channels_1x5x7x12_to_20, F16, BF16) {
+  return conv_setup({1, 5, 7, 12, 20, 1, 1, 1, 1, 0, 0, 1, 1, 1}, false, dt, rng,
+                    {{"pointwise", 1}});
+}
+IRON_TEST(iron_conv2d, tuned_pointwise_one_pixel_1x1x16_to_8, F16, BF16) {
+  return conv_setup(square(1, 1, 16, 8, 1, 1, 0), false, dt, rng, {{"pointwise", 1}});
 }
 // Five steps of k (the ring wraps, each thread's taps move across kernel rows) over 200 pixels.
 IRON_TEST(iron_conv2d, resnet_3x3_steps_2x10x10x32_to_24, F32, F16, BF16) {
@@ -228,6 +253,10 @@ IRON_TEST(iron_conv1d, narrow_groups4_1x130x32_to_16, F32, F16, BF16) {
 // A kernel of one tap: the dense path, over 150 positions.
 IRON_TEST(iron_conv1d, pointwise_2x75x16_to_24, F32, F16, BF16) {
   return conv_setup(line(2, 75, 16, 24, 1, 1, 0), true, dt, rng);
+}
+
+IRON_TEST(iron_conv1d, tuned_pointwise_2x75x16_to_24, F16, BF16) {
+  return conv_setup(line(2, 75, 16, 24, 1, 1, 0), true, dt, rng, {{"pointwise", 1}});
 }
 
 // ResNet-50's 3×3 layers of each stage and a 1×1 expansion, batch 32.

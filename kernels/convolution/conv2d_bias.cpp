@@ -54,7 +54,7 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_fused, (convolution::Activation ACT),
                       Constexpr<u32> group_count)) {
   const std::string oh = convolution::kOutHeight;
   const std::string ow = convolution::kOutWidth;
-  convolution::declare_tiles("batch * " + oh + " * " + ow, "c_out / group_count", "group_count");
+  convolution::declare_dense_conv2d<T>(kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
   layout(x, "[batch, h, w, c_in]");
   layout(weight, "[c_out, kh, kw, c_in / group_count]");
   layout(bias, "[c_out]");
@@ -69,9 +69,18 @@ IRON_KERNEL_VARIANT(iron_conv2d_fused, bias, convolution::Activation::Identity);
 IRON_KERNEL_VARIANT(iron_conv2d_fused, bias_relu, convolution::Activation::Relu);
 IRON_KERNEL_VARIANT(iron_conv2d_fused, bias_silu, convolution::Activation::Silu);
 
-IRON_GEOMETRY(iron_conv2d_fused_bias) { return convolution::conv2d_geometry(q); }
-IRON_GEOMETRY(iron_conv2d_fused_bias_relu) { return convolution::conv2d_geometry(q); }
-IRON_GEOMETRY(iron_conv2d_fused_bias_silu) { return convolution::conv2d_geometry(q); }
+IRON_GEOMETRY(iron_conv2d_fused_bias) { return convolution::dense_conv2d_geometry(q); }
+IRON_GEOMETRY(iron_conv2d_fused_bias_relu) { return convolution::dense_conv2d_geometry(q); }
+IRON_GEOMETRY(iron_conv2d_fused_bias_silu) { return convolution::dense_conv2d_geometry(q); }
+IRON_TUNING(iron_conv2d_fused_bias) {
+  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+}
+IRON_TUNING(iron_conv2d_fused_bias_relu) {
+  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+}
+IRON_TUNING(iron_conv2d_fused_bias_silu) {
+  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+}
 
 }  // namespace iron::kernels
 
@@ -96,8 +105,8 @@ using convolution::square;
 
 /// act(conv + bias) in double; the bound: the sum's γ_k · S, the bias add's rounding of
 /// |sum| + |bias|, silu's few f32 roundings, each through a slope of at most 1.1.
-testing::TestSetup fused_setup(const std::string& act, const Sizes& s, DType dt,
-                               testing::Rng& rng) {
+testing::TestSetup fused_setup(const std::string& act, const Sizes& s, DType dt, testing::Rng& rng,
+                               const dsl::TuningConfig& config = {}) {
   namespace tol = testing::tolerance;
   const auto x = testing::round_through(rng.uniform(s.input(), -1.0f, 1.0f), dt);
   const auto weight = testing::round_through(rng.uniform(s.weights(), -1.0f, 1.0f), dt);
@@ -117,7 +126,7 @@ testing::TestSetup fused_setup(const std::string& act, const Sizes& s, DType dt,
                               tol::gamma(8) * largest);
   const std::string kernel =
       act.empty() ? "iron_conv2d_fused_bias" : "iron_conv2d_fused_bias_" + act;
-  testing::TestSetup setup(kernel, dt);
+  testing::TestSetup setup(kernel, dt, config);
   setup.input("x", x).input("weight", weight).input("bias", bias).output("out", s.output());
   convolution::set_constants(setup, s, false);
   setup.expect("out", want).tolerance(tol::stored(dt, bound, tol::gamma(1)));
@@ -166,6 +175,14 @@ IRON_TEST(iron_conv2d_fused_bias_silu, resnet_3x3_1x5x5x16_to_24, F32, F16, BF16
 }
 IRON_TEST(iron_conv2d_fused_bias_silu, pointwise_2x4x4x8_to_130, F32, F16, BF16) {
   return fused_setup("silu", square(2, 4, 8, 130, 1, 1, 0), dt, rng);
+}
+// The same on the warpgroup product (knob `pointwise`): past a 256-column tile, with ReLU and
+// SiLU after the bias; f32 keeps the tiles.
+IRON_TEST(iron_conv2d_fused_bias_relu, tuned_pointwise_2x4x4x8_to_260, F32, F16, BF16) {
+  return fused_setup("relu", square(2, 4, 8, 260, 1, 1, 0), dt, rng, {{"pointwise", 1}});
+}
+IRON_TEST(iron_conv2d_fused_bias_silu, tuned_pointwise_1x12x12x24_to_40, F16, BF16) {
+  return fused_setup("silu", square(1, 12, 24, 40, 1, 1, 0), dt, rng, {{"pointwise", 1}});
 }
 
 // ResNet-50's 28×28×128 3×3 with its ReLU, EfficientNet's 1×1 expansion with SiLU, batch 32.

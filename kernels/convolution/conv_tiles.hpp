@@ -12,6 +12,7 @@
 #include "conv_shape.hpp"
 #include "im2col_a.hpp"
 #include "narrow_groups.hpp"
+#include "pointwise.hpp"
 
 namespace iron::kernels::convolution {
 
@@ -24,6 +25,23 @@ inline void declare_tiles(const std::string& pixels, const std::string& channels
   dispatch(tiled, {exactly(gemm::kThreads)});
   grid("[ceil_div(" + channels + ", " + std::to_string(gemm::kBN) + "), ceil_div(" + pixels + ", " +
        std::to_string(gemm::kBM) + "), " + groups + "]");
+}
+
+/// Declares a dense conv2d form's dispatch and grid over its constexprs: the pointwise path's
+/// (requiring a plain 1×1 of every launch) where this trace takes it, else declare_tiles'.
+template <class T>
+void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& kh, const dsl::Constexpr<dsl::u32>& kw,
+                          const dsl::Constexpr<dsl::u32>& stride_h,
+                          const dsl::Constexpr<dsl::u32>& stride_w,
+                          const dsl::Constexpr<dsl::u32>& pad_h,
+                          const dsl::Constexpr<dsl::u32>& pad_w,
+                          const dsl::Constexpr<dsl::u32>& group_count) {
+  if (pointwise<T>()) {
+    declare_pointwise("batch * h * w", {kh, kw, stride_h, stride_w, group_count}, {pad_h, pad_w});
+  } else {
+    declare_tiles("batch * " + std::string(kOutHeight) + " * " + kOutWidth, "c_out / group_count",
+                  "group_count");
+  }
 }
 
 /// The launch: a group per tile of m pixels × n channels of each of `groups`.
@@ -52,8 +70,19 @@ inline dsl::Geometry conv2d_geometry(const dsl::GeometryQuery& q, bool grouped =
   return tile_geometry(q.constant("batch") * oh * ow, q.constant("c_out") / groups, groups);
 }
 
-/// The launch of iron_conv1d: a sequence is an image one row high.
+/// The launch of a dense conv2d form: the pointwise path's where the knob is on, else
+/// conv2d_geometry's.
+inline dsl::Geometry dense_conv2d_geometry(const dsl::GeometryQuery& q) {
+  const auto pixels = q.constant("batch") * q.constant("h") * q.constant("w");
+  return pointwise_geometry(q, pixels).value_or(conv2d_geometry(q));
+}
+
+/// The launch of iron_conv1d: a sequence is an image one row high; the pointwise path's where
+/// the knob is on.
 inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
+  if (auto pointwise = pointwise_geometry(q, q.constant("batch") * q.constant("length"))) {
+    return *pointwise;
+  }
   const auto ol = out_span(q.constant("length"), q.constant("padding"), q.constant("dilation"),
                            q.constant("kernel_size"), q.constant("stride"));
   const auto groups = q.constant("group_count");
@@ -84,11 +113,16 @@ void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& 
 }
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]
-/// DenseB; narrow groups (narrow_groups.hpp) on their own body, a launch's module holding one.
+/// DenseB; narrow groups (narrow_groups.hpp) on their own body, a launch's module holding one;
+/// a trace for the pointwise path (pointwise.hpp) the warpgroup product.
 template <class T, class Value>
 void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const dsl::Out<T>& out,
                    const Shape& s, Value&& value) {
   using namespace iron::dsl;
+  if (pointwise<T>()) {
+    pointwise_product(x, weight, out, s.batch * s.h * s.w, s, value);
+    return;
+  }
   // The tiled body is the usual side (specializations bind true as usual).
   IRON_IF(specialized(!narrow_groups<T>(s))) {
     conv_product(

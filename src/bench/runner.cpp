@@ -114,7 +114,9 @@ class BenchRun {
   BenchRun(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat,
            const dsl::TuningTable* tuning)
       : setup_(bench.make(dtype)), device_(device), repeat_(repeat) {
-    if (tuning != nullptr) apply(*tuning);
+    // Without a table a kernel's own rule still chooses (TuningSpace::prefer), as at launches
+    // through the host entry points.
+    apply(tuning != nullptr ? *tuning : dsl::TuningTable{});
     result_.name = bench.name;
     result_.kernel = bench.kernel;
     result_.dtype = dtype;
@@ -145,7 +147,8 @@ class BenchRun {
   }
 
  private:
-  /// Traces the kernel under `table`'s configuration for this shape on this device, if any.
+  /// Traces the kernel under `table`'s configuration for this shape on this device, or its rule's
+  /// where the table has no entry, if any.
   void apply(const dsl::TuningTable& table) {
     std::map<std::string, double, std::less<>> constants;
     for (const auto& [name, value] : setup_.constants()) constants.emplace(name, value.as_double());

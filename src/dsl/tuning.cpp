@@ -62,6 +62,19 @@ TuningSpace& TuningSpace::knob(std::string name, std::vector<std::uint32_t> valu
   return *this;
 }
 
+TuningSpace& TuningSpace::prefer(TuningRule rule) {
+  rule_ = rule;
+  return *this;
+}
+
+TuningConfig TuningSpace::preferred(std::string_view kernel, DType dtype,
+                                    const LaunchConstants& constants) const {
+  if (rule_ == nullptr) return {};
+  const TuningConfig config = rule_(dtype, constants);
+  complete(kernel, config);  // a rule's configuration is checked like a file's
+  return config;
+}
+
 TuningConfig TuningSpace::defaults() const {
   TuningConfig config;
   for (const TuningKnob& k : knobs_) config[k.name] = k.values.front();

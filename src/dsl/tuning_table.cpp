@@ -217,21 +217,22 @@ const TuningEntry* TuningTable::find(std::string_view kernel, DType dtype,
 TuningConfig TuningTable::config_for(const ir::Kernel& kernel,
                                      const std::map<std::string, double, std::less<>>& constants,
                                      std::string_view device, std::string_view driver) const {
-  // Most launches are of kernels without an entry: say so before making the bucket and space.
+  const std::optional<TuningSpace> space = tuning_space(kernel.name);
+  if (!space) return {};
+  // Most launches are of kernels without an entry: say so before making the bucket.
   const bool listed = std::any_of(entries_.begin(), entries_.end(), [&](const TuningEntry& e) {
     return e.kernel == kernel.name && e.dtype == kernel.dtype;
   });
-  if (!listed) return {};
-  const std::optional<TuningSpace> space = tuning_space(kernel.name);
-  if (!space) return {};
   const TuningEntry* entry =
-      find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver);
-  if (entry == nullptr) return {};
+      listed ? find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver)
+             : nullptr;
+  const TuningConfig chosen =
+      entry != nullptr ? entry->config : space->preferred(kernel.name, kernel.dtype, constants);
   // A knob at its default is left out, so that the defaults have one spelling (the empty
   // configuration) and a launcher keeps one traced kernel for them.
   const TuningConfig defaults = space->defaults();
   TuningConfig config;
-  for (const auto& [name, value] : entry->config) {
+  for (const auto& [name, value] : chosen) {
     const auto d = defaults.find(name);
     if (d == defaults.end() || d->second != value) config.emplace(name, value);
   }

@@ -17,11 +17,12 @@ struct GuardLaunch {
   std::map<std::string, std::int64_t> integers;  ///< every integer constexpr, by name
   std::map<std::string, double> floats;          ///< float constexprs (1.0 where left out)
   std::uint32_t threads = 128;
+  dsl::TuningConfig config;  ///< the knobs the kernel is traced under (its defaults where empty)
 };
 
 /// The refusal's message, or "not refused".
 inline std::string guard_refusal(const std::string& kernel, const GuardLaunch& launch) {
-  const ir::Kernel k = dsl::kernel_ir_for(kernel, DType::BF16);
+  const ir::Kernel k = dsl::kernel_ir_for(kernel, DType::BF16, launch.config);
   std::vector<runtime::GuardArg> args;
   for (const ir::Param& p : k.params) {
     if (p.kind != ir::ParamKind::Constexpr) {

@@ -24,6 +24,14 @@ namespace iron::dsl {
 /// A value for some of a kernel's knobs, by knob name.
 using TuningConfig = std::map<std::string, std::uint32_t, std::less<>>;
 
+/// The integer and float constexprs of a launch, by name.
+using LaunchConstants = std::map<std::string, double, std::less<>>;
+
+/// A kernel's own choice of configuration for a launch that no tuning file has an entry for,
+/// from the dtype and the constexprs: the path the shape calls for (a pointwise convolution on
+/// a plain GEMM's tiles), where one default does not serve every shape.
+using TuningRule = TuningConfig (*)(DType dtype, const LaunchConstants& constants);
+
 /// One knob and the values the kernel accepts for it; the first is its default.
 struct TuningKnob {
   std::string name;
@@ -35,6 +43,8 @@ class TuningSpace {
  public:
   /// Adds knob `name` with `values` (non-empty, no value twice; the first is the default).
   TuningSpace& knob(std::string name, std::vector<std::uint32_t> values);
+  /// Sets the kernel's rule for launches the tuning file has no entry for (TuningRule).
+  TuningSpace& prefer(TuningRule rule);
 
   const std::vector<TuningKnob>& knobs() const { return knobs_; }
   /// Every knob at its default.
@@ -44,9 +54,14 @@ class TuningSpace {
   /// `config` with every knob it leaves out at its default; Error naming `kernel` for a knob the
   /// space lacks or a value the knob does not accept.
   TuningConfig complete(std::string_view kernel, const TuningConfig& config) const;
+  /// The rule's configuration for a launch (checked like a tuning file's, Error naming `kernel`
+  /// when the rule names a knob or value the space lacks); the empty one without a rule.
+  TuningConfig preferred(std::string_view kernel, DType dtype,
+                         const LaunchConstants& constants) const;
 
  private:
   std::vector<TuningKnob> knobs_;
+  TuningRule rule_ = nullptr;
 };
 
 /// A registered space: the kernel it belongs to, where it is declared, the function giving it.

@@ -52,9 +52,10 @@ class TuningTable {
   const TuningEntry* find(std::string_view kernel, DType dtype, const ShapeBucket& bucket,
                           std::string_view device, std::string_view driver) const;
   /// The configuration of the entry for a launch of `kernel` with these constexprs on the device
-  /// named `device` under CUDA driver `driver` ("13.0"), less the knobs it sets to their
-  /// defaults; the empty configuration (the kernel's defaults) when the kernel has no knobs or
-  /// the table no entry.
+  /// named `device` under CUDA driver `driver` ("13.0"), or, where the table has none, the
+  /// kernel's own rule's (TuningSpace::prefer), less the knobs it sets to their defaults; the
+  /// empty configuration (the kernel's defaults) when the kernel has no knobs, or neither an
+  /// entry nor a rule.
   TuningConfig config_for(const ir::Kernel& kernel,
                           const std::map<std::string, double, std::less<>>& constants,
                           std::string_view device, std::string_view driver) const;

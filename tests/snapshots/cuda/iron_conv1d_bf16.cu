@@ -277,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v6 = padding;
   const unsigned int v7 = dilation;
   const unsigned int v8 = group_count;
-  unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:88
+  unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:92
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
@@ -287,9 +287,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:49
   const bool v23 = v22 <= 48u;
   const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:48
-  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:93
+  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:127
   if (v25) {
-    const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
+    const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
     const unsigned int v35 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v36 = v7 * v35;
     const unsigned int v38 = v6 << 1u;
@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v41 = v40 - 1u;
     const unsigned int v42 = v41 / v5;
     const unsigned int v43 = v42 + 1u;
-    const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:74
+    const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:103
     const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
     const unsigned int v59 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
     const unsigned int v60 = blockIdx.y;
@@ -316,10 +316,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v76 = v75 << 7u;
     const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:138
     const unsigned int v80 = v79 << 7u;
-    const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:97
+    const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:131
     const unsigned int v82 = v81 * v22;
     const unsigned int v83 = v12 * v22;
-    const unsigned int v85 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v85 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:109
     const bool v89 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v95 = v5 == 1u;
     const bool v96 = v89 && v95;
@@ -2548,7 +2548,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v2337 = v2318 * 132u;
           const unsigned int v2338 = v2337 + v2327;
           const float v2339 = shm2[v2338];
-          const iron_bf16 v2341 = iron_f32_to_bf16(v2339);  // kernels/convolution/conv_tiles.hpp:82
+          const iron_bf16 v2341 = iron_f32_to_bf16(v2339);  // kernels/convolution/conv_tiles.hpp:111
           const unsigned int v2342 = v2325 * v3;
           const unsigned int v2343 = v2342 + v81;
           const unsigned int v2344 = v2343 + v2328;

@@ -296,8 +296,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:74
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:103
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -334,8 +334,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:79
-  const unsigned int v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:80
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:108
+  const unsigned int v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:109
   const bool v71 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v73 = v6 == 1u;
   const bool v74 = v71 && v73;
@@ -2986,7 +2986,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
         const unsigned int v3124 = v3105 * 132u;
         const unsigned int v3125 = v3124 + v3114;
         const float v3126 = shm2[v3125];
-        const iron_bf16 v3128 = iron_f32_to_bf16(v3126);  // kernels/convolution/conv_tiles.hpp:82
+        const iron_bf16 v3128 = iron_f32_to_bf16(v3126);  // kernels/convolution/conv_tiles.hpp:111
         const unsigned int v3129 = v3112 * v4;
         const unsigned int v3130 = v3129 + v68;
         const unsigned int v3131 = v3130 + v3115;

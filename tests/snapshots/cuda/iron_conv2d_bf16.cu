@@ -301,10 +301,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:127
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -322,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:74
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:103
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
     const unsigned int v62 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -341,10 +341,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:138
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:97
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:131
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:109
     const bool v90 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v92 = v6 == 1u;
     const bool v93 = v90 && v92;
@@ -2619,7 +2619,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v2340 = v2321 * 132u;
           const unsigned int v2341 = v2340 + v2330;
           const float v2342 = shm2[v2341];
-          const iron_bf16 v2344 = iron_f32_to_bf16(v2342);  // kernels/convolution/conv_tiles.hpp:82
+          const iron_bf16 v2344 = iron_f32_to_bf16(v2342);  // kernels/convolution/conv_tiles.hpp:111
           const unsigned int v2345 = v2328 * v4;
           const unsigned int v2346 = v2345 + v84;
           const unsigned int v2347 = v2346 + v2331;

@@ -303,10 +303,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:127
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -324,7 +324,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:74
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:103
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
     const unsigned int v62 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -343,10 +343,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:138
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:97
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:131
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:109
     const bool v90 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v92 = v6 == 1u;
     const bool v93 = v90 && v92;
@@ -2621,12 +2621,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v2340 = v2321 * 132u;
           const unsigned int v2341 = v2340 + v2330;
           const float v2342 = shm2[v2341];
-          const unsigned int v2343 = v84 + v2331;  // kernels/convolution/conv_tiles.hpp:82
+          const unsigned int v2343 = v84 + v2331;  // kernels/convolution/conv_tiles.hpp:111
           const iron_bf16 v2344 = bias[v2343];  // kernels/convolution/conv2d_bias.cpp:65
           const float v2345 = iron_to_f32(v2344);
           const float v2346 = v2342 + v2345;
           const float v2348 = fmaxf(v2346, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2349 = iron_f32_to_bf16(v2348);  // kernels/convolution/conv_tiles.hpp:82
+          const iron_bf16 v2349 = iron_f32_to_bf16(v2348);  // kernels/convolution/conv_tiles.hpp:111
           const unsigned int v2350 = v2328 * v4;
           const unsigned int v2351 = v2350 + v84;
           const unsigned int v2352 = v2351 + v2331;

@@ -294,8 +294,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:70
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -313,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:74
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:103
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -332,8 +332,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:79
-  const unsigned int v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:80
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:108
+  const unsigned int v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:109
   const bool v71 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v73 = v6 == 1u;
   const bool v74 = v71 && v73;
@@ -3608,7 +3608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v3692 = v3673 * 132u;
         const unsigned int v3693 = v3692 + v3682;
         const float v3694 = shm2[v3693];
-        const iron_bf16 v3696 = iron_f32_to_bf16(v3694);  // kernels/convolution/conv_tiles.hpp:82
+        const iron_bf16 v3696 = iron_f32_to_bf16(v3694);  // kernels/convolution/conv_tiles.hpp:111
         const unsigned int v3697 = v3680 * v4;
         const unsigned int v3698 = v3697 + v68;
         const unsigned int v3699 = v3698 + v3683;

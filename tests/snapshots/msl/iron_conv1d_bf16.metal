@@ -103,7 +103,7 @@ kernel void iron_conv1d_bf16(
   const uint v6 = padding;
   const uint v7 = dilation;
   const uint v8 = group_count;
-  uint v10 = 0u;  // kernels/convolution/conv2d.cpp:88
+  uint v10 = 0u;  // kernels/convolution/conv2d.cpp:92
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
   const uint v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
@@ -113,9 +113,9 @@ kernel void iron_conv1d_bf16(
   const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:49
   const bool v23 = v22 <= 48u;
   const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:48
-  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:93
+  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:127
   if (v25) {
-    const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:70
+    const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
     const uint v35 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v36 = v7 * v35;
     const uint v38 = v6 << 1u;
@@ -124,7 +124,7 @@ kernel void iron_conv1d_bf16(
     const uint v41 = v40 - 1u;
     const uint v42 = v41 / v5;
     const uint v43 = v42 + 1u;
-    const uint v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:74
+    const uint v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:103
     const uint v58 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
     const uint v59 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
     const uint v60 = iron_gid.y;
@@ -142,10 +142,10 @@ kernel void iron_conv1d_bf16(
     const uint v76 = v75 << 7u;
     const uint v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:138
     const uint v80 = v79 << 7u;
-    const uint v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:97
+    const uint v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:131
     const uint v82 = v81 * v22;
     const uint v83 = v12 * v22;
-    const uint v85 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:80
+    const uint v85 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:109
     const bool v89 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v95 = v5 == 1u;
     const bool v96 = v89 && v95;
@@ -1906,7 +1906,7 @@ kernel void iron_conv1d_bf16(
           const uint v2337 = v2318 * 132u;
           const uint v2338 = v2337 + v2327;
           const float v2339 = shm2[v2338];
-          const bfloat v2341 = bfloat(v2339);  // kernels/convolution/conv_tiles.hpp:82
+          const bfloat v2341 = bfloat(v2339);  // kernels/convolution/conv_tiles.hpp:111
           const uint v2342 = v2325 * v3;
           const uint v2343 = v2342 + v81;
           const uint v2344 = v2343 + v2328;

@@ -121,8 +121,8 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:70
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -140,7 +140,7 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:74
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:103
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -159,8 +159,8 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:79
-  const uint v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:80
+  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:108
+  const uint v69 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:109
   const bool v71 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v73 = v6 == 1u;
   const bool v74 = v71 && v73;
@@ -2258,7 +2258,7 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
         const uint v3124 = v3105 * 132u;
         const uint v3125 = v3124 + v3114;
         const float v3126 = shm2[v3125];
-        const bfloat v3128 = bfloat(v3126);  // kernels/convolution/conv_tiles.hpp:82
+        const bfloat v3128 = bfloat(v3126);  // kernels/convolution/conv_tiles.hpp:111
         const uint v3129 = v3112 * v4;
         const uint v3130 = v3129 + v68;
         const uint v3131 = v3130 + v3115;

@@ -127,10 +127,10 @@ kernel void iron_conv2d_bf16(
   const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:93
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:127
   if (v28) {
-    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:70
-    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:73
+    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
+    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:102
     const uint v34 = v33 * v19;
     const uint v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v39 = v12 * v38;
@@ -148,7 +148,7 @@ kernel void iron_conv2d_bf16(
     const uint v56 = v55 - 1u;
     const uint v57 = v56 / v7;
     const uint v58 = v57 + 1u;
-    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:74
+    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:103
     const uint v60 = v59 * v46;
     const uint v61 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
     const uint v62 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -167,10 +167,10 @@ kernel void iron_conv2d_bf16(
     const uint v79 = v78 << 7u;
     const uint v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:138
     const uint v83 = v82 << 7u;
-    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:97
+    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:131
     const uint v85 = v84 * v34;
     const uint v86 = v15 * v34;
-    const uint v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:80
+    const uint v88 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:109
     const bool v90 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v92 = v6 == 1u;
     const bool v93 = v90 && v92;
@@ -1968,7 +1968,7 @@ kernel void iron_conv2d_bf16(
           const uint v2340 = v2321 * 132u;
           const uint v2341 = v2340 + v2330;
           const float v2342 = shm2[v2341];
-          const bfloat v2344 = bfloat(v2342);  // kernels/convolution/conv_tiles.hpp:82
+          const bfloat v2344 = bfloat(v2342);  // kernels/convolution/conv_tiles.hpp:111
           const uint v2345 = v2328 * v4;
           const uint v2346 = v2345 + v84;
           const uint v2347 = v2346 + v2331;

@@ -1,0 +1,112 @@
+/// Pointwise convolutions on the warpgroup GEMM: a plain 1×1 (stride 1, no padding, one group)
+/// is out [pixels, c_out] = x [pixels, c_in] · weightᵀ with weight [c_out, c_in], a linear
+/// layer's [n, k], so it takes gemm::warpgroup's 128×256 product (wgmma and TMA on sm_90a) in
+/// place of the implicit GEMM's 128×128 fragment tiles. The dense forms' knob `pointwise`
+/// selects it at trace time (it changes the group's threads, so it cannot be a launch-constant
+/// branch); their tuning rule sets it for every 16-bit launch of that shape, and the contract
+/// traced under it refuses any other shape (docs/tuning.md, "Rules").
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iron/iron.hpp>
+#include <optional>
+#include <string>
+
+#include "../gemm/gemm_warpgroup.hpp"
+#include "conv_shape.hpp"
+
+namespace iron::kernels::convolution {
+
+inline constexpr const char* kPointwiseKnob = "pointwise";
+
+/// Whether this trace takes the pointwise path: the knob on and T 16-bit (f32 has no warpgroup
+/// product and keeps the tiles under either value).
+template <class T>
+bool pointwise() {
+  return dsl::lane_bytes<T>() == 2 && dsl::tuned(kPointwiseKnob) == 1;
+}
+
+/// Whether the launch's constexprs in `ones` are all 1 and those in `zeros` all 0.
+inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<const char*> ones,
+                          std::initializer_list<const char*> zeros) {
+  const auto is = [&](const char* name, double want) {
+    const auto found = c.find(name);
+    return found != c.end() && found->second == want;
+  };
+  for (const char* name : ones) {
+    if (!is(name, 1.0)) return false;
+  }
+  for (const char* name : zeros) {
+    if (!is(name, 0.0)) return false;
+  }
+  return true;
+}
+
+/// The pointwise configuration for a 16-bit launch whose `c_in` is whole 16-byte rows (the
+/// product's pipelined path) when `plain`, else the defaults.
+inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain) {
+  const auto c_in = c.find("c_in");
+  const bool rows = c_in != c.end() && static_cast<std::uint64_t>(c_in->second) % 8 == 0;
+  const bool half = dtype == DType::F16 || dtype == DType::BF16;
+  return plain && rows && half ? dsl::TuningConfig{{kPointwiseKnob, 1}} : dsl::TuningConfig{};
+}
+
+/// The rule of iron_conv2d's dense forms.
+inline dsl::TuningConfig prefer_pointwise_2d(DType dtype, const dsl::LaunchConstants& c) {
+  return pointwise_when(
+      dtype, c,
+      constants_are(c, {"kh", "kw", "stride_h", "stride_w", "group_count"}, {"pad_h", "pad_w"}));
+}
+/// The rule of iron_conv1d.
+inline dsl::TuningConfig prefer_pointwise_1d(DType dtype, const dsl::LaunchConstants& c) {
+  return pointwise_when(dtype, c,
+                        constants_are(c, {"kernel_size", "stride", "group_count"}, {"padding"}));
+}
+
+/// The knob, off by default, with a form's rule.
+inline dsl::TuningSpace pointwise_tuning(dsl::TuningRule rule) {
+  return dsl::TuningSpace{}.knob(kPointwiseKnob, {0, 1}).prefer(rule);
+}
+
+/// Declares the pointwise path's dispatch and grid, a group of warpgroup::threads_of(kBM) per
+/// 128 × 256 tile of out [pixels, c_out] (the contract's expressions), and requires of every
+/// launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
+inline void declare_pointwise(const std::string& pixels,
+                              std::initializer_list<dsl::Constexpr<dsl::u32>> ones,
+                              std::initializer_list<dsl::Constexpr<dsl::u32>> zeros) {
+  using namespace iron::dsl;
+  using gemm::warpgroup::kBM;
+  using gemm::warpgroup::kBN;
+  dispatch(tiled, {exactly(gemm::warpgroup::threads_of(kBM))});
+  grid("[ceil_div(c_out, " + std::to_string(kBN) + "), ceil_div(" + pixels + ", " +
+       std::to_string(kBM) + "), 1]");
+  for (const auto& c : ones) require_at_most(c, "1");
+  for (const auto& c : zeros) require_at_most(c, "0");
+}
+
+/// The pointwise launch over `pixels` output pixels, when the knob is on for this dtype.
+inline std::optional<dsl::Geometry> pointwise_geometry(const dsl::GeometryQuery& q,
+                                                       std::uint64_t pixels) {
+  const bool half = q.dtype == DType::F16 || q.dtype == DType::BF16;
+  if (!half || dsl::tuned(kPointwiseKnob) != 1) return std::nullopt;
+  using gemm::warpgroup::kBM;
+  using gemm::warpgroup::kBN;
+  return dsl::Geometry{{dsl::tile_count(q.constant("c_out"), kBN), dsl::tile_count(pixels, kBM), 1},
+                       {gemm::warpgroup::threads_of(kBM), 1, 1}};
+}
+
+/// out [pixels, c_out] ← value(channel, Σ_ci x[pixel, ci] · weight[channel, ci]) rounded to T,
+/// this group's 128 × 256 tile of it.
+template <class T, class Value>
+void pointwise_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
+                       const dsl::Out<T>& out, const dsl::Expr<dsl::u32>& pixels, const Shape& s,
+                       Value&& value) {
+  using namespace iron::dsl;
+  gemm::warpgroup::tile_product(x, weight, pixels, s.c_out, s.c_in,
+                                [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+                                  store(out[r * s.c_out + c], cast<T>(value(c, sum)));
+                                });
+}
+
+}  // namespace iron::kernels::convolution

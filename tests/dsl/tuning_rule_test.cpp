@@ -1,0 +1,116 @@
+/// A kernel's tuning rule (TuningSpace::prefer): the configuration a launch takes where no tuning
+/// file has an entry, checked like a file's, overridden by an entry; the library's pointwise
+/// convolutions, whose rule puts a plain 16-bit 1×1 on the warpgroup product and whose contract
+/// under that knob refuses every other shape.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "guard_refusal.hpp"
+#include "iron/core/error.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "iron/dsl/tuning_table.hpp"
+#include "iron/iron.hpp"
+
+namespace {
+using namespace iron::dsl;
+using iron::DType;
+
+const TuningConfig kPointwise{{"pointwise", 1}};
+
+/// ResNet's 1×1 expansion (56² × 256 → 1024), with `changed` values over it.
+LaunchConstants conv2d_1x1(const LaunchConstants& changed = {}) {
+  LaunchConstants c{{"batch", 2}, {"h", 56},    {"w", 56},       {"c_in", 256},     {"c_out", 1024},
+                    {"kh", 1},    {"kw", 1},    {"stride_h", 1}, {"stride_w", 1},   {"pad_h", 0},
+                    {"pad_w", 0}, {"dil_h", 1}, {"dil_w", 1},    {"group_count", 1}};
+  for (const auto& [name, value] : changed) c[name] = value;
+  return c;
+}
+
+TuningConfig chosen(const std::string& kernel, DType dtype, const LaunchConstants& c,
+                    const TuningTable& table = {}) {
+  return table.config_for(kernel_ir_for(kernel, dtype), c, "NVIDIA H200", "13.0");
+}
+
+TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
+  for (const char* kernel : {"iron_conv2d", "iron_conv2d_fused_bias", "iron_conv2d_fused_bias_relu",
+                             "iron_conv2d_fused_bias_silu"}) {
+    EXPECT_EQ(chosen(kernel, DType::BF16, conv2d_1x1()), kPointwise) << kernel;
+    EXPECT_EQ(chosen(kernel, DType::F16, conv2d_1x1()), kPointwise) << kernel;
+  }
+  const LaunchConstants conv1d{{"batch", 2},   {"length", 75},     {"c_in", 16},
+                               {"c_out", 24},  {"kernel_size", 1}, {"stride", 1},
+                               {"padding", 0}, {"dilation", 1},    {"group_count", 1}};
+  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d), kPointwise);
+}
+
+TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
+  const std::map<std::string, LaunchConstants> others{
+      {"3x3", {{"kh", 3}, {"kw", 3}, {"pad_h", 1}, {"pad_w", 1}}},
+      {"1x3", {{"kw", 3}}},
+      {"stride 2", {{"stride_h", 2}, {"stride_w", 2}}},
+      {"padded", {{"pad_w", 1}}},
+      {"grouped", {{"group_count", 2}}},
+      {"c_in 12 (rows not whole 16-byte pieces)", {{"c_in", 12}}}};
+  for (const auto& [what, changed] : others) {
+    EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(changed)), TuningConfig{}) << what;
+  }
+  EXPECT_EQ(chosen("iron_conv2d", DType::F32, conv2d_1x1()), TuningConfig{});  // no wgmma in f32
+}
+
+TEST(TuningRule, ATuningFileEntryWinsOverTheRule) {
+  const iron::ir::Kernel conv = kernel_ir_for("iron_conv2d", DType::BF16);
+  TuningTable table;
+  TuningEntry tiles{"iron_conv2d", DType::BF16, shape_bucket(conv, conv2d_1x1()),
+                    "NVIDIA H200", "13.0",      {{"pointwise", 0}},
+                    "timed"};
+  table.put(tiles);
+  EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(), table), TuningConfig{});
+  // Another device's entry leaves the rule in force.
+  EXPECT_EQ(table.config_for(conv, conv2d_1x1(), "NVIDIA H100", "13.0"), kPointwise);
+}
+
+// A rule's configuration is checked against the space like a file's.
+TuningConfig bad_rule(DType, const LaunchConstants&) { return {{"tile", 3}}; }
+
+TEST(TuningRule, ARuleNamingAKnobTheSpaceLacksIsAnError) {
+  const TuningSpace space = TuningSpace{}.knob("bn", {256, 128}).prefer(&bad_rule);
+  try {
+    space.preferred("some_kernel", DType::BF16, {});
+    FAIL() << "no error";
+  } catch (const iron::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel some_kernel has no tuning knob 'tile'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(TuningSpace{}.knob("bn", {256}).preferred("k", DType::BF16, {}), TuningConfig{});
+}
+
+// Under the knob the group is three warpgroups and every launch must be a plain 1×1 (one tile
+// of 64 pixels and 256 channels: the guard's launch is one group).
+TEST(TuningRule, ThePointwiseContractRefusesEveryOtherShape) {
+  std::map<std::string, std::int64_t> plain;
+  const LaunchConstants one_tile = conv2d_1x1({{"batch", 1}, {"h", 8}, {"w", 8}, {"c_out", 256}});
+  for (const auto& [name, value] : one_tile) plain[name] = static_cast<std::int64_t>(value);
+  const auto refusal = [&](const std::map<std::string, std::int64_t>& changed,
+                           std::uint32_t threads = 384) {
+    auto values = plain;
+    for (const auto& [name, value] : changed) values[name] = value;
+    return iron::test_support::guard_refusal("iron_conv2d", {values, {}, threads, kPointwise});
+  };
+  // The plain 1×1 passes every rule on constexprs and threads; the empty tensors come next.
+  EXPECT_NE(refusal({}).find("x holds 0 elements"), std::string::npos) << refusal({});
+  EXPECT_NE(refusal({}, 128).find("384"), std::string::npos) << refusal({}, 128);
+  EXPECT_NE(refusal({{"kh", 3}}).find("constexpr kh (3) must be at most 1"), std::string::npos)
+      << refusal({{"kh", 3}});
+  EXPECT_NE(refusal({{"stride_w", 2}}).find("constexpr stride_w (2) must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"pad_h", 1}}).find("constexpr pad_h (1) must be at most 0"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"group_count", 4}}).find("constexpr group_count (4) must be at most 1"),
+            std::string::npos);
+}
+
+}  // namespace
