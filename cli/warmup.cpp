@@ -17,6 +17,8 @@
 #include "iron/core/error.hpp"
 #include "iron/core/ir.hpp"
 #include "iron/core/specialization.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "iron/dsl/tuning_table.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "kernel_selection.hpp"
 #include "shape_option.hpp"
@@ -59,8 +61,19 @@ struct Forms {
   std::vector<std::string> shapes;
 };
 
-/// What to compile: each traced kernel with its usual specialization or, with shapes, with the
-/// specialization each shape's launch binds (once per distinct one). UsageError for a shape that
+/// The tuning configuration a launch of `k` with `constants` takes: its entry in the tuning files
+/// (IRON_TUNING_FILE and the built-in ones) for the first CUDA device, else the kernel's rule.
+dsl::TuningConfig launch_config(const ir::Kernel& k,
+                                const std::map<std::string, double, std::less<>>& constants) {
+  const runtime::CudaReport& cuda = runtime::cuda_report();
+  const std::string device = cuda.devices.empty() ? "" : cuda.devices.front().name;
+  return dsl::environment_tuning_for(k, constants, device,
+                                     runtime::cuda_version_text(cuda.driver_version));
+}
+
+/// What to compile: each traced kernel with its usual specialization or, with shapes, traced
+/// under the configuration each shape's launch takes (launch_config) with the specialization it
+/// binds (once per distinct pair). UsageError for a shape that
 /// lacks a constexpr of a selected kernel or names one that no selected kernel has.
 Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
                     const std::vector<std::string>& shapes) {
@@ -89,17 +102,21 @@ Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
     }
   }
   for (const ir::Kernel& k : kernels) {
-    std::vector<std::vector<bool>> seen;
+    std::vector<std::pair<std::string, std::vector<bool>>> seen;
     for (std::size_t s = 0; s < shapes.size(); ++s) {
       std::vector<bool> values;
+      dsl::TuningConfig config;
       try {
-        values = ir::specialization_for(k, parsed[s]);
+        config = launch_config(k, parsed[s]);
+        const ir::Kernel traced = config.empty() ? k : dsl::kernel_ir_for(k.name, k.dtype, config);
+        values = ir::specialization_for(traced, parsed[s]);
+        const std::pair<std::string, std::vector<bool>> key{dsl::format_config(config), values};
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        out.forms.push_back({traced, std::move(values)});
       } catch (const Error& e) {
         throw UsageError(fmt::format("--shape '{}': {}", shapes[s], e.what()));
       }
-      if (std::find(seen.begin(), seen.end(), values) != seen.end()) continue;
-      seen.push_back(values);
-      out.forms.push_back({k, std::move(values)});
       out.shapes.push_back(shapes[s]);
     }
   }

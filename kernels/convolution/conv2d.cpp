@@ -23,7 +23,10 @@
 /// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
 /// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, kw ·
 /// cin_g ≤ 48, 16 in f32) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets
-/// of groups staged together, only each group's products.
+/// of groups staged together, only each group's products. Under the tuning knob `pointwise`,
+/// which the kernels' rule sets for a 16-bit plain 1×1 with c_in a multiple of 8
+/// (docs/tuning.md, "Rules"), the product is iron_gemm_warpgroup_nk's instead
+/// (kernels/convolution/pointwise.hpp).
 ///
 /// ## Layout
 /// - `x [batch, h, w, c_in]` T; `weight [c_out, kh, kw, c_in / group_count]` T
@@ -36,7 +39,8 @@
 ///
 /// ## Dispatch
 /// Tiled: a grid of ceil(cout_g / 128) × ceil(batch·oh·ow / 128) × group_count groups of exactly
-/// 128 threads.
+/// 128 threads; under `pointwise`, ceil(c_out / 256) × ceil(batch·h·w / 128) × 1 groups of
+/// exactly 384, every launch a plain 1×1 (kh, kw, strides and group_count at most 1, paddings 0).
 #include <iron/iron.hpp>
 #include <string>
 

@@ -14,8 +14,7 @@
 /// iron_conv2d's, and `bias [c_out]` T.
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(cout_g / 128) × ceil(batch·oh·ow / 128) × group_count groups of exactly
-/// 128 threads.
+/// iron_conv2d's, under its knob `pointwise` too.
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
