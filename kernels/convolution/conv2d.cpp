@@ -196,6 +196,10 @@ IRON_TEST(iron_conv2d, tuned_pointwise_odd_channels_1x5x7x12_to_20, F16, BF16) {
 IRON_TEST(iron_conv2d, tuned_pointwise_one_pixel_1x1x16_to_8, F16, BF16) {
   return conv_setup(square(1, 1, 16, 8, 1, 1, 0), false, dt, rng, {{"pointwise", 1}});
 }
+// Narrower tiles (knob `bn`): 300 channels over five 64-column tiles, the last partial.
+IRON_TEST(iron_conv2d, tuned_pointwise_bn64_1x9x9x64_to_300, F16, BF16) {
+  return conv_setup(square(1, 9, 64, 300, 1, 1, 0), false, dt, rng, {{"pointwise", 1}, {"bn", 64}});
+}
 // Five steps of k (the ring wraps, each thread's taps move across kernel rows) over 200 pixels.
 IRON_TEST(iron_conv2d, resnet_3x3_steps_2x10x10x32_to_24, F32, F16, BF16) {
   return conv_setup(square(2, 10, 32, 24, 3, 1, 1), false, dt, rng);

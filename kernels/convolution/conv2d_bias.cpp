@@ -181,7 +181,8 @@ IRON_TEST(iron_conv2d_fused_bias_relu, tuned_pointwise_2x4x4x8_to_260, F32, F16,
   return fused_setup("relu", square(2, 4, 8, 260, 1, 1, 0), dt, rng, {{"pointwise", 1}});
 }
 IRON_TEST(iron_conv2d_fused_bias_silu, tuned_pointwise_1x12x12x24_to_40, F16, BF16) {
-  return fused_setup("silu", square(1, 12, 24, 40, 1, 1, 0), dt, rng, {{"pointwise", 1}});
+  return fused_setup("silu", square(1, 12, 24, 40, 1, 1, 0), dt, rng,
+                     {{"pointwise", 1}, {"bn", 128}});
 }
 
 // ResNet-50's 28×28×128 3×3 with its ReLU, EfficientNet's 1×1 expansion with SiLU, batch 32.

@@ -19,6 +19,7 @@
 namespace iron::kernels::convolution {
 
 inline constexpr const char* kPointwiseKnob = "pointwise";
+inline constexpr const char* kWidthKnob = "bn";  ///< the pointwise tile's columns
 
 /// Whether this trace takes the pointwise path: the knob on and T 16-bit (f32 has no warpgroup
 /// product and keeps the tiles under either value).
@@ -43,13 +44,34 @@ inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<c
   return true;
 }
 
+/// The tile width for `c_out` channels: the one of 256, 128 and 64 that pads c_out least, the
+/// widest among equals (ResNet's 1024 channels take 256; EfficientNet's 144 take 64, 12% faster
+/// than 256 on an H100, bench/NOTES.md §55).
+inline std::uint32_t pointwise_width(std::uint64_t c_out) {
+  using gemm::warpgroup::kBN;
+  std::uint32_t best = kBN;
+  std::uint64_t least = std::uint64_t{dsl::tile_count(c_out, kBN)} * kBN;
+  for (const std::uint32_t bn : {kBN / 2, kBN / 4}) {
+    const std::uint64_t padded = std::uint64_t{dsl::tile_count(c_out, bn)} * bn;
+    if (padded < least) {
+      least = padded;
+      best = bn;
+    }
+  }
+  return best;
+}
+
 /// The pointwise configuration for a 16-bit launch whose `c_in` is whole 16-byte rows (the
-/// product's pipelined path) when `plain`, else the defaults.
+/// product's pipelined path) when `plain`, its tile as wide as pointwise_width says; else the
+/// defaults.
 inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain) {
   const auto c_in = c.find("c_in");
+  const auto c_out = c.find("c_out");
   const bool rows = c_in != c.end() && static_cast<std::uint64_t>(c_in->second) % 8 == 0;
   const bool half = dtype == DType::F16 || dtype == DType::BF16;
-  return plain && rows && half ? dsl::TuningConfig{{kPointwiseKnob, 1}} : dsl::TuningConfig{};
+  if (!plain || !rows || !half || c_out == c.end()) return {};
+  return {{kPointwiseKnob, 1},
+          {kWidthKnob, pointwise_width(static_cast<std::uint64_t>(c_out->second))}};
 }
 
 /// The rule of iron_conv2d's dense forms.
@@ -64,23 +86,34 @@ inline dsl::TuningConfig prefer_pointwise_1d(DType dtype, const dsl::LaunchConst
                         constants_are(c, {"kernel_size", "stride", "group_count"}, {"padding"}));
 }
 
-/// The knob, off by default, with a form's rule.
+/// The knobs, the path off by default, with a form's rule: `pointwise`, and the width of its
+/// tile (iron_gemm_warpgroup_nk's `bn`; nothing changes under the tiles).
 inline dsl::TuningSpace pointwise_tuning(dsl::TuningRule rule) {
-  return dsl::TuningSpace{}.knob(kPointwiseKnob, {0, 1}).prefer(rule);
+  using gemm::warpgroup::kBN;
+  return dsl::TuningSpace{}
+      .knob(kPointwiseKnob, {0, 1})
+      .knob(kWidthKnob, {kBN, kBN / 2, kBN / 4})
+      .prefer(rule);
 }
 
-/// Declares the pointwise path's dispatch and grid, a group of warpgroup::threads_of(kBM) per
-/// 128 × 256 tile of out [pixels, c_out] (the contract's expressions), and requires of every
-/// launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
+/// The pointwise product's shape: 128 rows, the width knob's columns, the rest gemm's defaults.
+inline gemm::warpgroup::Shape pointwise_shape() {
+  gemm::warpgroup::Shape shape;
+  shape.bn = dsl::tuned(kWidthKnob);
+  return shape;
+}
+
+/// Declares the pointwise path's dispatch and grid, a group of warpgroup::threads_of(bm) per
+/// tile of out [pixels, c_out] (pointwise_shape; the contract's expressions), and requires of
+/// every launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
 inline void declare_pointwise(const std::string& pixels,
                               std::initializer_list<dsl::Constexpr<dsl::u32>> ones,
                               std::initializer_list<dsl::Constexpr<dsl::u32>> zeros) {
   using namespace iron::dsl;
-  using gemm::warpgroup::kBM;
-  using gemm::warpgroup::kBN;
-  dispatch(tiled, {exactly(gemm::warpgroup::threads_of(kBM))});
-  grid("[ceil_div(c_out, " + std::to_string(kBN) + "), ceil_div(" + pixels + ", " +
-       std::to_string(kBM) + "), 1]");
+  const gemm::warpgroup::Shape shape = pointwise_shape();
+  dispatch(tiled, {exactly(gemm::warpgroup::threads_of(shape.bm))});
+  grid("[ceil_div(c_out, " + std::to_string(shape.bn) + "), ceil_div(" + pixels + ", " +
+       std::to_string(shape.bm) + "), 1]");
   for (const auto& c : ones) require_at_most(c, "1");
   for (const auto& c : zeros) require_at_most(c, "0");
 }
@@ -90,23 +123,25 @@ inline std::optional<dsl::Geometry> pointwise_geometry(const dsl::GeometryQuery&
                                                        std::uint64_t pixels) {
   const bool half = q.dtype == DType::F16 || q.dtype == DType::BF16;
   if (!half || dsl::tuned(kPointwiseKnob) != 1) return std::nullopt;
-  using gemm::warpgroup::kBM;
-  using gemm::warpgroup::kBN;
-  return dsl::Geometry{{dsl::tile_count(q.constant("c_out"), kBN), dsl::tile_count(pixels, kBM), 1},
-                       {gemm::warpgroup::threads_of(kBM), 1, 1}};
+  const gemm::warpgroup::Shape shape = pointwise_shape();
+  return dsl::Geometry{
+      {dsl::tile_count(q.constant("c_out"), shape.bn), dsl::tile_count(pixels, shape.bm), 1},
+      {gemm::warpgroup::threads_of(shape.bm), 1, 1}};
 }
 
 /// out [pixels, c_out] ← value(channel, Σ_ci x[pixel, ci] · weight[channel, ci]) rounded to T,
-/// this group's 128 × 256 tile of it.
+/// this group's tile of it (pointwise_shape).
 template <class T, class Value>
 void pointwise_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
                        const dsl::Out<T>& out, const dsl::Expr<dsl::u32>& pixels, const Shape& s,
                        Value&& value) {
   using namespace iron::dsl;
-  gemm::warpgroup::tile_product(x, weight, pixels, s.c_out, s.c_in,
-                                [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-                                  store(out[r * s.c_out + c], cast<T>(value(c, sum)));
-                                });
+  gemm::warpgroup::tile_product(
+      x, weight, pixels, s.c_out, s.c_in,
+      [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+        store(out[r * s.c_out + c], cast<T>(value(c, sum)));
+      },
+      pointwise_shape());
 }
 
 }  // namespace iron::kernels::convolution

@@ -43,7 +43,24 @@ TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
   const LaunchConstants conv1d{{"batch", 2},   {"length", 75},     {"c_in", 16},
                                {"c_out", 24},  {"kernel_size", 1}, {"stride", 1},
                                {"padding", 0}, {"dilation", 1},    {"group_count", 1}};
-  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d), kPointwise);
+  // 24 channels: the 64-column tile pads them least.
+  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d),
+            (TuningConfig{{"bn", 64}, {"pointwise", 1}}));
+}
+
+// The tile's width: the one of 256, 128 and 64 columns that pads c_out least, the widest of equals.
+TEST(TuningRule, ThePointwiseTileIsAsWideAsPadsTheChannelsLeast) {
+  const auto width = [](double c_out) {
+    const TuningConfig c = chosen("iron_conv2d", DType::BF16, conv2d_1x1({{"c_out", c_out}}));
+    const auto bn = c.find("bn");
+    return bn == c.end() ? 256u : bn->second;  // the default is left out
+  };
+  EXPECT_EQ(width(1024), 256u);
+  EXPECT_EQ(width(144), 64u);   // 192 columns, against 256
+  EXPECT_EQ(width(200), 256u);  // 256 columns every way
+  EXPECT_EQ(width(300), 64u);   // 320, against 384 and 512
+  EXPECT_EQ(width(384), 128u);  // 384 both ways, the wider
+  EXPECT_EQ(width(8), 64u);
 }
 
 TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
