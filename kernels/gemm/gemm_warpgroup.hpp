@@ -111,11 +111,13 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
+  constexpr std::uint32_t kRun = 8;  // columns a thread hands over together: 16 bytes of bf16
   constexpr std::uint32_t kPitch = BN + 4;
   auto staged = shared<f32>(kStagedRows * kPitch);
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
-  auto whole = row0 + BM <= m && col0 + BN <= n;  // no element of the tile outside out
+  // No element of the tile outside out, and rows of whole 16-byte runs of 16-bit elements.
+  auto whole = row0 + BM <= m && col0 + BN <= n && n % kRun == 0u;
   // A traced loop, not a C++ one: the code holds one accumulator store and one copy-out, not
   // one a round (NVRTC spent ~80 ms on the three more; bench/NOTES.md §39).
   for (auto round : range(0u, BM / kStagedRows)) {
@@ -136,8 +138,20 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
           }
         }
       };
+      // A whole tile: each thread a run of kRun consecutive columns, handed over in
+      // straight-line order, so that an epilogue's stores of them merge into one 16-byte store
+      // (docs/compiler.md, "vectorize"): a warp writes 512 bytes of a row a time.
+      const auto copy_out_runs = [&] {
+        for (auto u : range(thread_id<0>(), kStagedRows * BN / kRun, kConsumerThreads)) {
+          auto v = u * kRun;
+          auto r = row0 + round * kStagedRows + v / BN;
+          auto c = col0 + v % BN;
+          auto at = v / BN * kPitch + v % BN;
+          for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
+        }
+      };
       if constexpr (WHOLE_TILES) {
-        IRON_IF(whole) { copy_out(false); }
+        IRON_IF(whole) { copy_out_runs(); }
         IRON_ELSE { copy_out(true); }
       } else {
         copy_out(true);

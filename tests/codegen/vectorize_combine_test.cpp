@@ -280,6 +280,61 @@ TEST(PassVectorizeCombine, StoresInAnyOrderMerge) {
                     10);
 }
 
+// An epilogue's row r and columns c0 + e: indices x + y, then x + (y + e), x and y each a
+// multiple of 4 (the second, y + (x + 3), with the other order at both adds): one 16-byte store
+// at x + y, made where the last store was.
+constexpr std::string_view kPairStores = R"(
+  %0 = builtin group_id.x : u32
+  %1 = const 2 : u32
+  %2 = shl %0, %1 : u32
+  %3 = builtin thread_id.x : u32
+  %4 = shl %3, %1 : u32
+  %5 = const 1.5 : f32
+  %6 = add %2, %4 : u32
+  store out[%6], %5 : f32
+  %7 = const 1 : u32
+  %8 = add %4, %7 : u32
+  %9 = add %2, %8 : u32
+  store out[%9], %5 : f32
+  %10 = add %4, %1 : u32
+  %11 = add %2, %10 : u32
+  store out[%11], %5 : f32
+  %12 = const 3 : u32
+  %13 = add %12, %2 : u32
+  %14 = add %4, %13 : u32
+  store out[%14], %5 : f32
+)";
+
+TEST(PassVectorizeCombine, AnIndexThatIsASumOfTwoAlignedValuesMerges) {
+  expect_vectorized(kPairStores, 15, R"(
+  %0 = builtin group_id.x : u32
+  %1 = const 2 : u32
+  %2 = shl %0, %1 : u32
+  %3 = builtin thread_id.x : u32
+  %4 = shl %3, %1 : u32
+  %5 = const 1.5 : f32
+  %6 = add %2, %4 : u32
+  %7 = const 1 : u32
+  %8 = add %4, %7 : u32
+  %9 = add %2, %8 : u32
+  %10 = add %4, %1 : u32
+  %11 = add %2, %10 : u32
+  %12 = const 3 : u32
+  %13 = add %12, %2 : u32
+  %14 = add %4, %13 : u32
+  %15 = add %2, %4 : u32
+  store out[%15], %5, %5, %5, %5 : f32x4
+)",
+                    16);
+}
+
+// The same with one of the two values not known to be a multiple of 4: left alone.
+TEST(PassVectorizeCombine, ASumWithAnUnalignedTermStaysScalar) {
+  std::string body(kPairStores);
+  body.replace(body.find("%4 = shl %3, %1 : u32"), 21, "%4 = add %3, %1 : u32");
+  expect_unchanged(body, 15);
+}
+
 // What could observe the move, or an alignment that is not known, leaves the accesses alone.
 TEST(PassVectorizeCombine, LeavesAccessesThatCannotMoveAlone) {
   const struct {

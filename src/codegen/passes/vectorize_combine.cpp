@@ -5,7 +5,9 @@
 /// present, with c a multiple of L and b a multiple of L (vectorize_alignment.hpp: literals,
 /// `require` rules, enclosing branch conditions), become one access of L lanes: L elements of
 /// the widest of 16 and 8 bytes that fits. Loads move up to the first of them (their results
-/// become `extract`s of the vector), stores down to the last.
+/// become `extract`s of the vector), stores down to the last. Among the accesses left, a base
+/// may also be the sum of two values x and y, the index written `x + (y + c)`, `(x + y) + c` or
+/// `x + y` (an epilogue's `out[r * n + (c0 + e)]`), both multiples of L.
 ///
 /// Why it is exact. The thread reads (writes) the same elements with the same values; only the
 /// order of its own accesses changes. Between the first and the last access of a group there is
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -37,15 +40,25 @@ using ir::ValueId;
 
 constexpr std::int64_t kVectorBytes[] = {16, 8};
 
-/// The accesses that may merge: same direction, tensor, element type and base.
+/// The accesses that may merge: same direction, tensor, element type and base: one value, or
+/// the sum of two (`base2` set) for indices written `x + (y + c)`.
 struct GroupKey {
   bool store = false;
   int param = -1;
   DType type = DType::F32;
   ValueId base = ir::kNoValue;
+  ValueId base2 = ir::kNoValue;
   bool operator<(const GroupKey& o) const {
-    return std::tie(store, param, type, base) < std::tie(o.store, o.param, o.type, o.base);
+    return std::tie(store, param, type, base, base2) <
+           std::tie(o.store, o.param, o.type, o.base, o.base2);
   }
+};
+
+/// An index as a base (one value, or the sum of two) and a literal offset.
+struct SplitIndex {
+  ValueId base = ir::kNoValue;
+  ValueId base2 = ir::kNoValue;
+  std::int64_t offset = 0;
 };
 
 /// One merge: the accesses at offsets offset .. offset + lanes - 1, by position in the block.
@@ -66,41 +79,91 @@ class BlockPlanner {
                const TargetProfile& target)
       : ops_(ops), alignment_(alignment), defs_(defs), target_(target) {}
 
+  /// Two rounds: indices as one base and an offset; then, among the accesses left, indices as
+  /// the sum of two values and an offset (`x + (y + e)`, what an epilogue handed columns c + e
+  /// of row r makes of `out[r * n + c + e]`), so that the first round's merges stay as they were.
   std::vector<Merge> run() {
-    std::map<GroupKey, std::map<std::int64_t, std::size_t>> groups;  // offset -> position
-    for (std::size_t i = 0; i < ops_.size(); ++i) {
-      const Op& op = ops_[i];
-      if (!is_tensor_access(op) || op.lanes != 1 || !has_vectors_of(op.type, target_)) continue;
-      const auto [base, offset] = split_index(ir::AccessOp(op).index());
-      if (offset < 0) continue;
-      const GroupKey key{op.kind == OpKind::Store, op.param, op.type, base};
-      groups[key].try_emplace(offset, i);  // a second access at one offset stays scalar
-    }
     std::vector<Merge> merges;
-    for (const auto& [key, offsets] : groups) plan_group(key, offsets, merges);
+    std::unordered_set<std::size_t> merged;
+    for (const bool pairs : {false, true}) {
+      std::map<GroupKey, std::map<std::int64_t, std::size_t>> groups;  // offset -> position
+      for (std::size_t i = 0; i < ops_.size(); ++i) {
+        const Op& op = ops_[i];
+        if (!is_tensor_access(op) || op.lanes != 1 || !has_vectors_of(op.type, target_)) continue;
+        if (merged.contains(i)) continue;
+        const ValueId index = ir::AccessOp(op).index();
+        const std::optional<SplitIndex> split = pairs ? split_pair(index) : split_index(index);
+        if (!split || split->offset < 0) continue;
+        const GroupKey key{op.kind == OpKind::Store, op.param, op.type, split->base, split->base2};
+        groups[key].try_emplace(split->offset, i);  // a second access at one offset stays scalar
+      }
+      const std::size_t before = merges.size();
+      for (const auto& [key, offsets] : groups) plan_group(key, offsets, merges);
+      for (std::size_t m = before; m < merges.size(); ++m) {
+        merged.insert(merges[m].members.begin(), merges[m].members.end());
+      }
+    }
     return merges;
   }
 
  private:
+  const Op* definition(ValueId v) const {
+    const auto it = defs_.find(v);
+    return it == defs_.end() ? nullptr : it->second;
+  }
+
+  /// The value of integer literal `v`, if it is one.
+  std::optional<std::int64_t> literal(ValueId v) const {
+    const Op* d = definition(v);
+    if (d == nullptr || d->kind != OpKind::Const || !is_integer(d->type)) return std::nullopt;
+    return ir::ConstOp(*d).as_int();
+  }
+
   /// `add b, c` (either order, c a literal) as (b, c); any other index as (index, 0).
-  std::pair<ValueId, std::int64_t> split_index(ValueId index) const {
-    const auto it = defs_.find(index);
-    const Op* d = it == defs_.end() ? nullptr : it->second;
-    if (d == nullptr || d->kind != OpKind::Add) return {index, 0};
+  std::optional<SplitIndex> split_index(ValueId index) const {
+    const Op* d = definition(index);
+    if (d == nullptr || d->kind != OpKind::Add) return SplitIndex{index, ir::kNoValue, 0};
     const ir::BinaryOp add(*d);
     for (const auto& [b, c] : {std::pair{add.lhs(), add.rhs()}, {add.rhs(), add.lhs()}}) {
-      const auto cd = defs_.find(c);
-      if (cd != defs_.end() && cd->second->kind == OpKind::Const && is_integer(cd->second->type)) {
-        return {b, ir::ConstOp(*cd->second).as_int()};
+      if (const auto value = literal(c)) return SplitIndex{b, ir::kNoValue, *value};
+    }
+    return SplitIndex{index, ir::kNoValue, 0};
+  }
+
+  /// `add x, (add y, c)`, `add (add x, y), c` (either order at each add, c a literal) and
+  /// `add x, y` as the pair {x, y} (in value order) and c (0 for the last); nullopt otherwise.
+  std::optional<SplitIndex> split_pair(ValueId index) const {
+    const auto pair = [](ValueId x, ValueId y, std::int64_t c) {
+      return SplitIndex{std::min(x, y), std::max(x, y), c};
+    };
+    const Op* d = definition(index);
+    if (d == nullptr || d->kind != OpKind::Add) return std::nullopt;
+    const ir::BinaryOp add(*d);
+    for (const auto& [x, rest] : {std::pair{add.lhs(), add.rhs()}, {add.rhs(), add.lhs()}}) {
+      if (const auto c = literal(rest)) {  // (x + y) + c
+        const Op* inner = definition(x);
+        if (inner == nullptr || inner->kind != OpKind::Add) return std::nullopt;
+        const ir::BinaryOp sum(*inner);
+        if (literal(sum.lhs()) || literal(sum.rhs())) return std::nullopt;
+        return pair(sum.lhs(), sum.rhs(), *c);
+      }
+      const Op* inner = definition(rest);
+      if (inner == nullptr || inner->kind != OpKind::Add) continue;
+      const ir::BinaryOp sum(*inner);
+      for (const auto& [y, c] : {std::pair{sum.lhs(), sum.rhs()}, {sum.rhs(), sum.lhs()}}) {
+        if (const auto value = literal(c); value && !literal(y)) return pair(x, y, *value);
       }
     }
-    return {index, 0};
+    if (literal(add.lhs()) || literal(add.rhs())) return std::nullopt;
+    return pair(add.lhs(), add.rhs(), 0);
   }
 
   void plan_group(const GroupKey& key, const std::map<std::int64_t, std::size_t>& offsets,
                   std::vector<Merge>& merges) {
     const auto element = static_cast<std::int64_t>(dtype_size(key.type));
-    const int base_log2 = alignment_.log2_multiple(key.base);
+    const int base_log2 = key.base2 == ir::kNoValue ? alignment_.log2_multiple(key.base)
+                                                    : std::min(alignment_.log2_multiple(key.base),
+                                                               alignment_.log2_multiple(key.base2));
     std::unordered_set<std::int64_t> used;
     for (const auto& [offset, position] : offsets) {
       if (used.contains(offset)) continue;
@@ -211,11 +274,16 @@ class Combiner {
     }
   }
 
-  /// b + offset (b itself at offset 0), made at the merge's first lane's location.
+  /// base + offset (the base itself at offset 0; a pair's sum made first), at the merge's first
+  /// lane's location.
   static ValueId index(ir::Builder& b, const Merge& m) {
-    if (m.offset == 0) return m.key.base;
+    ValueId base = m.key.base;
+    if (m.key.base2 != ir::kNoValue) {
+      base = b.make(OpKind::Add, DType::U32, {m.key.base, m.key.base2}).result;
+    }
+    if (m.offset == 0) return base;
     const ValueId offset = b.constant(DType::U32, static_cast<double>(m.offset));
-    return b.make(OpKind::Add, DType::U32, {m.key.base, offset}).result;
+    return b.make(OpKind::Add, DType::U32, {base, offset}).result;
   }
 
   void vector_load(std::vector<Op>& ops, const std::vector<Op>& old, const Merge& m) {

@@ -352,1626 +352,1626 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v25 = v24 << 6u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v1247 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const unsigned int v1248 = v1247 >> 2u;
-  const bool v1251 = v1247 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 2, 16, 128> v1255;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1255, 0.0f);
-  iron_frag<float, 2, 16, 128> v1257;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1257, 0.0f);
-  const unsigned int v1261 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const unsigned int v1262 = threadIdx.x;
+  const unsigned int v1314 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const unsigned int v1315 = v1314 >> 2u;
+  const bool v1318 = v1314 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 2, 16, 128> v1322;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1322, 0.0f);
+  iron_frag<float, 2, 16, 128> v1324;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1324, 0.0f);
+  const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v1329 = threadIdx.x;
 
-  for (unsigned int v1260 = 0u; v1260 < v2; v1260 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (unsigned int v1264 = v1262; v1264 < 4096u; v1264 += v1261) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1266 = v1264 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1268 = v1264 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1269 = v25 + v1266;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1270 = v1269 < v0;
-      const unsigned int v1271 = v1260 + v1268;
-      const bool v1272 = v1271 < v2;
-      const bool v1273 = v1270 && v1272;
-      if (v1273) {
-        const unsigned int v1275 = v1269 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1277 = v1275 + v1260;
-        const unsigned int v1278 = v1277 + v1268;
-        const iron_f8e4m3 v1279 = a[v1278];
-        const iron_f16 v1280 = iron_f32_to_f16(iron_to_f32(v1279));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1282 = v1266 << 6u;
-        const unsigned int v1283 = v1282 + v1268;
-        shm3[(v1283 ^ (((v1283 >> 6u) & 7u) << 3u))] = v1280;
+  for (unsigned int v1327 = 0u; v1327 < v2; v1327 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (unsigned int v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1337 = v1336 < v0;
+      const unsigned int v1338 = v1327 + v1335;
+      const bool v1339 = v1338 < v2;
+      const bool v1340 = v1337 && v1339;
+      if (v1340) {
+        const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1344 = v1342 + v1327;
+        const unsigned int v1345 = v1344 + v1335;
+        const iron_f8e4m3 v1346 = a[v1345];
+        const iron_f16 v1347 = iron_f32_to_f16(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1349 = v1333 << 6u;
+        const unsigned int v1350 = v1349 + v1335;
+        shm3[(v1350 ^ (((v1350 >> 6u) & 7u) << 3u))] = v1347;
       } else {
-        const unsigned int v1285 = v1266 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1286 = v1285 + v1268;
-        shm3[(v1286 ^ (((v1286 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1353 = v1352 + v1335;
+        shm3[(v1353 ^ (((v1353 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1291 = v1262; v1291 < 8192u; v1291 += v1261) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1293 = v1291 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1295 = v1291 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1296 = v29 + v1293;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1297 = v1296 < v1;
-      const unsigned int v1298 = v1260 + v1295;
-      const bool v1299 = v1298 < v2;
-      const bool v1300 = v1297 && v1299;
-      if (v1300) {
-        const unsigned int v1302 = v1296 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1304 = v1302 + v1260;
-        const unsigned int v1305 = v1304 + v1295;
-        const iron_f8e4m3 v1306 = b[v1305];
-        const iron_f16 v1307 = iron_f32_to_f16(iron_to_f32(v1306));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1309 = v1293 << 6u;
-        const unsigned int v1310 = v1309 + v1295;
-        shm4[(v1310 ^ (((v1310 >> 6u) & 7u) << 3u))] = v1307;
+    for (unsigned int v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1364 = v1363 < v1;
+      const unsigned int v1365 = v1327 + v1362;
+      const bool v1366 = v1365 < v2;
+      const bool v1367 = v1364 && v1366;
+      if (v1367) {
+        const unsigned int v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1371 = v1369 + v1327;
+        const unsigned int v1372 = v1371 + v1362;
+        const iron_f8e4m3 v1373 = b[v1372];
+        const iron_f16 v1374 = iron_f32_to_f16(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1376 = v1360 << 6u;
+        const unsigned int v1377 = v1376 + v1362;
+        shm4[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = v1374;
       } else {
-        const unsigned int v1312 = v1293 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1313 = v1312 + v1295;
-        shm4[(v1313 ^ (((v1313 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1380 = v1379 + v1362;
+        shm4[(v1380 ^ (((v1380 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v1251) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v1321 = v1248 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const unsigned int v1322 = v1321 << 6u;
-      const unsigned int v2619 = v1247 & 3u;
-      const unsigned int v2621 = v2619 << 4u;
-      const unsigned int v2623 = v2621 << 6u;
-      const unsigned int v2625 = v1322 + v2623;
-      iron_frag<iron_f16, 0, 16, 16> v2632;
-      iron_frag_fill(v2632, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2632, shm3, v2625, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2634;
-      iron_frag_fill(v2634, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2634, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1257, v2632, v2634);
-      const unsigned int v2636 = v2625 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2641;
-      iron_frag_fill(v2641, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2641, shm3, v2636, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2643;
-      iron_frag_fill(v2643, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2643, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1257, v2641, v2643);
-      const unsigned int v2645 = v2625 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2650;
-      iron_frag_fill(v2650, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2650, shm3, v2645, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2652;
-      iron_frag_fill(v2652, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2652, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1257, v2650, v2652);
-      const unsigned int v2654 = v2625 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2659;
-      iron_frag_fill(v2659, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2659, shm3, v2654, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2661;
-      iron_frag_fill(v2661, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2661, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1257, v2659, v2661);
-      const unsigned int v1327 = v1260 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:216
-      const unsigned int v1328 = v1327 & 127u;
-      const bool v1329 = v1328 == 0u;
-      const bool v1332 = v1327 >= v2;
-      const bool v1333 = v1329 || v1332;
-      if (v1333) {
-        const unsigned int v1335 = v1260 >> 7u;
-        const unsigned int v1343 = v25 + v1321;  // kernels/gemm/gemm_warpgroup.hpp:196
-        const unsigned int v1344 = v1343 + v2621;
-        iron_frag<float, 2, 16, 8> v1346;  // kernels/gemm/gemm_warpgroup.hpp:197
-        iron_frag_fill(v1346, 0.0f);
-        const unsigned int v1348 = static_cast<unsigned int>(v1346.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:198
-        const unsigned int v1351 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:199
-        const unsigned int v1352 = v1344 + v1348;
-        const unsigned int v1353 = min(v1352, v1351);
-        const unsigned int v1354 = v1353 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1355 = v1354 + v1335;
-        const float v1356 = scale_a[v1355];
-        v1346.x[0] = v1356;  // kernels/gemm/gemm_warpgroup.hpp:198
-        const unsigned int v1358 = static_cast<unsigned int>(v1346.row(1, iron_linear_thread() & 31u));
-        const unsigned int v1362 = v1344 + v1358;  // kernels/gemm/gemm_warpgroup.hpp:199
-        const unsigned int v1363 = min(v1362, v1351);
-        const unsigned int v1364 = v1363 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1365 = v1364 + v1335;
-        const float v1366 = scale_a[v1365];
-        v1346.x[1] = v1366;  // kernels/gemm/gemm_warpgroup.hpp:198
-        const unsigned int v1368 = static_cast<unsigned int>(v1346.row(2, iron_linear_thread() & 31u));
-        const unsigned int v1372 = v1344 + v1368;  // kernels/gemm/gemm_warpgroup.hpp:199
-        const unsigned int v1373 = min(v1372, v1351);
-        const unsigned int v1374 = v1373 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1375 = v1374 + v1335;
-        const float v1376 = scale_a[v1375];
-        v1346.x[2] = v1376;  // kernels/gemm/gemm_warpgroup.hpp:198
-        const unsigned int v1378 = static_cast<unsigned int>(v1346.row(3, iron_linear_thread() & 31u));
-        const unsigned int v1382 = v1344 + v1378;  // kernels/gemm/gemm_warpgroup.hpp:199
-        const unsigned int v1383 = min(v1382, v1351);
-        const unsigned int v1384 = v1383 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1385 = v1384 + v1335;
-        const float v1386 = scale_a[v1385];
-        v1346.x[3] = v1386;  // kernels/gemm/gemm_warpgroup.hpp:198
-        const unsigned int v1388 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const unsigned int v1389 = v1388 * v6;
-        const unsigned int v1390 = v1389 + v1335;
-        const float v1391 = scale_b[v1390];
-        const float v1392 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1393 = v1392 * v1391;
-        const float v1394 = v1257.x[0];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1395 = v1394 * v1393;
-        const float v1396 = v1255.x[0];
-        const float v1397 = v1396 + v1395;
-        v1255.x[0] = v1397;
-        v1257.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1399 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1400 = v1399 * v1391;
-        const float v1401 = v1257.x[1];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1402 = v1401 * v1400;
-        const float v1403 = v1255.x[1];
-        const float v1404 = v1403 + v1402;
-        v1255.x[1] = v1404;
-        v1257.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1406 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1407 = v1406 * v1391;
-        const float v1408 = v1257.x[2];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1409 = v1408 * v1407;
-        const float v1410 = v1255.x[2];
-        const float v1411 = v1410 + v1409;
-        v1255.x[2] = v1411;
-        v1257.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1413 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1414 = v1413 * v1391;
-        const float v1415 = v1257.x[3];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1416 = v1415 * v1414;
-        const float v1417 = v1255.x[3];
-        const float v1418 = v1417 + v1416;
-        v1255.x[3] = v1418;
-        v1257.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1420 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1421 = v1420 * v1391;
-        const float v1422 = v1257.x[4];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1423 = v1422 * v1421;
-        const float v1424 = v1255.x[4];
-        const float v1425 = v1424 + v1423;
-        v1255.x[4] = v1425;
-        v1257.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1427 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1428 = v1427 * v1391;
-        const float v1429 = v1257.x[5];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1430 = v1429 * v1428;
-        const float v1431 = v1255.x[5];
-        const float v1432 = v1431 + v1430;
-        v1255.x[5] = v1432;
-        v1257.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1434 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1435 = v1434 * v1391;
-        const float v1436 = v1257.x[6];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1437 = v1436 * v1435;
-        const float v1438 = v1255.x[6];
-        const float v1439 = v1438 + v1437;
-        v1255.x[6] = v1439;
-        v1257.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1441 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1442 = v1441 * v1391;
-        const float v1443 = v1257.x[7];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1444 = v1443 * v1442;
-        const float v1445 = v1255.x[7];
-        const float v1446 = v1445 + v1444;
-        v1255.x[7] = v1446;
-        v1257.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1448 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1449 = v1448 * v1391;
-        const float v1450 = v1257.x[8];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1451 = v1450 * v1449;
-        const float v1452 = v1255.x[8];
-        const float v1453 = v1452 + v1451;
-        v1255.x[8] = v1453;
-        v1257.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1455 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1456 = v1455 * v1391;
-        const float v1457 = v1257.x[9];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1458 = v1457 * v1456;
-        const float v1459 = v1255.x[9];
-        const float v1460 = v1459 + v1458;
-        v1255.x[9] = v1460;
-        v1257.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1462 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1463 = v1462 * v1391;
-        const float v1464 = v1257.x[10];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1465 = v1464 * v1463;
-        const float v1466 = v1255.x[10];
-        const float v1467 = v1466 + v1465;
-        v1255.x[10] = v1467;
-        v1257.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1469 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1470 = v1469 * v1391;
-        const float v1471 = v1257.x[11];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1472 = v1471 * v1470;
-        const float v1473 = v1255.x[11];
-        const float v1474 = v1473 + v1472;
-        v1255.x[11] = v1474;
-        v1257.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1476 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1477 = v1476 * v1391;
-        const float v1478 = v1257.x[12];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1479 = v1478 * v1477;
-        const float v1480 = v1255.x[12];
-        const float v1481 = v1480 + v1479;
-        v1255.x[12] = v1481;
-        v1257.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1483 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1484 = v1483 * v1391;
-        const float v1485 = v1257.x[13];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1486 = v1485 * v1484;
-        const float v1487 = v1255.x[13];
-        const float v1488 = v1487 + v1486;
-        v1255.x[13] = v1488;
-        v1257.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1490 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1491 = v1490 * v1391;
-        const float v1492 = v1257.x[14];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1493 = v1492 * v1491;
-        const float v1494 = v1255.x[14];
-        const float v1495 = v1494 + v1493;
-        v1255.x[14] = v1495;
-        v1257.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1497 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1498 = v1497 * v1391;
-        const float v1499 = v1257.x[15];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1500 = v1499 * v1498;
-        const float v1501 = v1255.x[15];
-        const float v1502 = v1501 + v1500;
-        v1255.x[15] = v1502;
-        v1257.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1504 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1505 = v1504 * v1391;
-        const float v1506 = v1257.x[16];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1507 = v1506 * v1505;
-        const float v1508 = v1255.x[16];
-        const float v1509 = v1508 + v1507;
-        v1255.x[16] = v1509;
-        v1257.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1511 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1512 = v1511 * v1391;
-        const float v1513 = v1257.x[17];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1514 = v1513 * v1512;
-        const float v1515 = v1255.x[17];
-        const float v1516 = v1515 + v1514;
-        v1255.x[17] = v1516;
-        v1257.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1518 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1519 = v1518 * v1391;
-        const float v1520 = v1257.x[18];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1521 = v1520 * v1519;
-        const float v1522 = v1255.x[18];
-        const float v1523 = v1522 + v1521;
-        v1255.x[18] = v1523;
-        v1257.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1525 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1526 = v1525 * v1391;
-        const float v1527 = v1257.x[19];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1528 = v1527 * v1526;
-        const float v1529 = v1255.x[19];
-        const float v1530 = v1529 + v1528;
-        v1255.x[19] = v1530;
-        v1257.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1532 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1533 = v1532 * v1391;
-        const float v1534 = v1257.x[20];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1535 = v1534 * v1533;
-        const float v1536 = v1255.x[20];
-        const float v1537 = v1536 + v1535;
-        v1255.x[20] = v1537;
-        v1257.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1539 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1540 = v1539 * v1391;
-        const float v1541 = v1257.x[21];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1542 = v1541 * v1540;
-        const float v1543 = v1255.x[21];
-        const float v1544 = v1543 + v1542;
-        v1255.x[21] = v1544;
-        v1257.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1546 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1547 = v1546 * v1391;
-        const float v1548 = v1257.x[22];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1549 = v1548 * v1547;
-        const float v1550 = v1255.x[22];
-        const float v1551 = v1550 + v1549;
-        v1255.x[22] = v1551;
-        v1257.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1553 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1554 = v1553 * v1391;
-        const float v1555 = v1257.x[23];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1556 = v1555 * v1554;
-        const float v1557 = v1255.x[23];
-        const float v1558 = v1557 + v1556;
-        v1255.x[23] = v1558;
-        v1257.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1560 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1561 = v1560 * v1391;
-        const float v1562 = v1257.x[24];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1563 = v1562 * v1561;
-        const float v1564 = v1255.x[24];
-        const float v1565 = v1564 + v1563;
-        v1255.x[24] = v1565;
-        v1257.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1567 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1568 = v1567 * v1391;
-        const float v1569 = v1257.x[25];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1570 = v1569 * v1568;
-        const float v1571 = v1255.x[25];
-        const float v1572 = v1571 + v1570;
-        v1255.x[25] = v1572;
-        v1257.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1574 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1575 = v1574 * v1391;
-        const float v1576 = v1257.x[26];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1577 = v1576 * v1575;
-        const float v1578 = v1255.x[26];
-        const float v1579 = v1578 + v1577;
-        v1255.x[26] = v1579;
-        v1257.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1581 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1582 = v1581 * v1391;
-        const float v1583 = v1257.x[27];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1584 = v1583 * v1582;
-        const float v1585 = v1255.x[27];
-        const float v1586 = v1585 + v1584;
-        v1255.x[27] = v1586;
-        v1257.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1588 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1589 = v1588 * v1391;
-        const float v1590 = v1257.x[28];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1591 = v1590 * v1589;
-        const float v1592 = v1255.x[28];
-        const float v1593 = v1592 + v1591;
-        v1255.x[28] = v1593;
-        v1257.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1595 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1596 = v1595 * v1391;
-        const float v1597 = v1257.x[29];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1598 = v1597 * v1596;
-        const float v1599 = v1255.x[29];
-        const float v1600 = v1599 + v1598;
-        v1255.x[29] = v1600;
-        v1257.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1602 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1603 = v1602 * v1391;
-        const float v1604 = v1257.x[30];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1605 = v1604 * v1603;
-        const float v1606 = v1255.x[30];
-        const float v1607 = v1606 + v1605;
-        v1255.x[30] = v1607;
-        v1257.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1609 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1610 = v1609 * v1391;
-        const float v1611 = v1257.x[31];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1612 = v1611 * v1610;
-        const float v1613 = v1255.x[31];
-        const float v1614 = v1613 + v1612;
-        v1255.x[31] = v1614;
-        v1257.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1616 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1617 = v1616 * v1391;
-        const float v1618 = v1257.x[32];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1619 = v1618 * v1617;
-        const float v1620 = v1255.x[32];
-        const float v1621 = v1620 + v1619;
-        v1255.x[32] = v1621;
-        v1257.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1623 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1624 = v1623 * v1391;
-        const float v1625 = v1257.x[33];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1626 = v1625 * v1624;
-        const float v1627 = v1255.x[33];
-        const float v1628 = v1627 + v1626;
-        v1255.x[33] = v1628;
-        v1257.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1630 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1631 = v1630 * v1391;
-        const float v1632 = v1257.x[34];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1633 = v1632 * v1631;
-        const float v1634 = v1255.x[34];
-        const float v1635 = v1634 + v1633;
-        v1255.x[34] = v1635;
-        v1257.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1637 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1638 = v1637 * v1391;
-        const float v1639 = v1257.x[35];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1640 = v1639 * v1638;
-        const float v1641 = v1255.x[35];
-        const float v1642 = v1641 + v1640;
-        v1255.x[35] = v1642;
-        v1257.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1644 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1645 = v1644 * v1391;
-        const float v1646 = v1257.x[36];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1647 = v1646 * v1645;
-        const float v1648 = v1255.x[36];
-        const float v1649 = v1648 + v1647;
-        v1255.x[36] = v1649;
-        v1257.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1651 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1652 = v1651 * v1391;
-        const float v1653 = v1257.x[37];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1654 = v1653 * v1652;
-        const float v1655 = v1255.x[37];
-        const float v1656 = v1655 + v1654;
-        v1255.x[37] = v1656;
-        v1257.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1658 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1659 = v1658 * v1391;
-        const float v1660 = v1257.x[38];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1661 = v1660 * v1659;
-        const float v1662 = v1255.x[38];
-        const float v1663 = v1662 + v1661;
-        v1255.x[38] = v1663;
-        v1257.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1665 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1666 = v1665 * v1391;
-        const float v1667 = v1257.x[39];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1668 = v1667 * v1666;
-        const float v1669 = v1255.x[39];
-        const float v1670 = v1669 + v1668;
-        v1255.x[39] = v1670;
-        v1257.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1672 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1673 = v1672 * v1391;
-        const float v1674 = v1257.x[40];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1675 = v1674 * v1673;
-        const float v1676 = v1255.x[40];
-        const float v1677 = v1676 + v1675;
-        v1255.x[40] = v1677;
-        v1257.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1679 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1680 = v1679 * v1391;
-        const float v1681 = v1257.x[41];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1682 = v1681 * v1680;
-        const float v1683 = v1255.x[41];
-        const float v1684 = v1683 + v1682;
-        v1255.x[41] = v1684;
-        v1257.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1686 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1687 = v1686 * v1391;
-        const float v1688 = v1257.x[42];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1689 = v1688 * v1687;
-        const float v1690 = v1255.x[42];
-        const float v1691 = v1690 + v1689;
-        v1255.x[42] = v1691;
-        v1257.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1693 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1694 = v1693 * v1391;
-        const float v1695 = v1257.x[43];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1696 = v1695 * v1694;
-        const float v1697 = v1255.x[43];
-        const float v1698 = v1697 + v1696;
-        v1255.x[43] = v1698;
-        v1257.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1700 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1701 = v1700 * v1391;
-        const float v1702 = v1257.x[44];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1703 = v1702 * v1701;
-        const float v1704 = v1255.x[44];
-        const float v1705 = v1704 + v1703;
-        v1255.x[44] = v1705;
-        v1257.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1707 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1708 = v1707 * v1391;
-        const float v1709 = v1257.x[45];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1710 = v1709 * v1708;
-        const float v1711 = v1255.x[45];
-        const float v1712 = v1711 + v1710;
-        v1255.x[45] = v1712;
-        v1257.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1714 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1715 = v1714 * v1391;
-        const float v1716 = v1257.x[46];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1717 = v1716 * v1715;
-        const float v1718 = v1255.x[46];
-        const float v1719 = v1718 + v1717;
-        v1255.x[46] = v1719;
-        v1257.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1721 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1722 = v1721 * v1391;
-        const float v1723 = v1257.x[47];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1724 = v1723 * v1722;
-        const float v1725 = v1255.x[47];
-        const float v1726 = v1725 + v1724;
-        v1255.x[47] = v1726;
-        v1257.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1728 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1729 = v1728 * v1391;
-        const float v1730 = v1257.x[48];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1731 = v1730 * v1729;
-        const float v1732 = v1255.x[48];
-        const float v1733 = v1732 + v1731;
-        v1255.x[48] = v1733;
-        v1257.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1735 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1736 = v1735 * v1391;
-        const float v1737 = v1257.x[49];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1738 = v1737 * v1736;
-        const float v1739 = v1255.x[49];
-        const float v1740 = v1739 + v1738;
-        v1255.x[49] = v1740;
-        v1257.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1742 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1743 = v1742 * v1391;
-        const float v1744 = v1257.x[50];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1745 = v1744 * v1743;
-        const float v1746 = v1255.x[50];
-        const float v1747 = v1746 + v1745;
-        v1255.x[50] = v1747;
-        v1257.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1749 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1750 = v1749 * v1391;
-        const float v1751 = v1257.x[51];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1752 = v1751 * v1750;
-        const float v1753 = v1255.x[51];
-        const float v1754 = v1753 + v1752;
-        v1255.x[51] = v1754;
-        v1257.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1756 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1757 = v1756 * v1391;
-        const float v1758 = v1257.x[52];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1759 = v1758 * v1757;
-        const float v1760 = v1255.x[52];
-        const float v1761 = v1760 + v1759;
-        v1255.x[52] = v1761;
-        v1257.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1763 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1764 = v1763 * v1391;
-        const float v1765 = v1257.x[53];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1766 = v1765 * v1764;
-        const float v1767 = v1255.x[53];
-        const float v1768 = v1767 + v1766;
-        v1255.x[53] = v1768;
-        v1257.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1770 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1771 = v1770 * v1391;
-        const float v1772 = v1257.x[54];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1773 = v1772 * v1771;
-        const float v1774 = v1255.x[54];
-        const float v1775 = v1774 + v1773;
-        v1255.x[54] = v1775;
-        v1257.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1777 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1778 = v1777 * v1391;
-        const float v1779 = v1257.x[55];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1780 = v1779 * v1778;
-        const float v1781 = v1255.x[55];
-        const float v1782 = v1781 + v1780;
-        v1255.x[55] = v1782;
-        v1257.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1784 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1785 = v1784 * v1391;
-        const float v1786 = v1257.x[56];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1787 = v1786 * v1785;
-        const float v1788 = v1255.x[56];
-        const float v1789 = v1788 + v1787;
-        v1255.x[56] = v1789;
-        v1257.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1791 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1792 = v1791 * v1391;
-        const float v1793 = v1257.x[57];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1794 = v1793 * v1792;
-        const float v1795 = v1255.x[57];
-        const float v1796 = v1795 + v1794;
-        v1255.x[57] = v1796;
-        v1257.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1798 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1799 = v1798 * v1391;
-        const float v1800 = v1257.x[58];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1801 = v1800 * v1799;
-        const float v1802 = v1255.x[58];
-        const float v1803 = v1802 + v1801;
-        v1255.x[58] = v1803;
-        v1257.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1805 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1806 = v1805 * v1391;
-        const float v1807 = v1257.x[59];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1808 = v1807 * v1806;
-        const float v1809 = v1255.x[59];
-        const float v1810 = v1809 + v1808;
-        v1255.x[59] = v1810;
-        v1257.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1812 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1813 = v1812 * v1391;
-        const float v1814 = v1257.x[60];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1815 = v1814 * v1813;
-        const float v1816 = v1255.x[60];
-        const float v1817 = v1816 + v1815;
-        v1255.x[60] = v1817;
-        v1257.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1819 = v1346.x[0];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1820 = v1819 * v1391;
-        const float v1821 = v1257.x[61];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1822 = v1821 * v1820;
-        const float v1823 = v1255.x[61];
-        const float v1824 = v1823 + v1822;
-        v1255.x[61] = v1824;
-        v1257.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1826 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1827 = v1826 * v1391;
-        const float v1828 = v1257.x[62];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1829 = v1828 * v1827;
-        const float v1830 = v1255.x[62];
-        const float v1831 = v1830 + v1829;
-        v1255.x[62] = v1831;
-        v1257.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
-        const float v1833 = v1346.x[2];  // kernels/gemm/gemm_warpgroup.hpp:203
-        const float v1834 = v1833 * v1391;
-        const float v1835 = v1257.x[63];  // kernels/gemm/gemm_warpgroup.hpp:204
-        const float v1836 = v1835 * v1834;
-        const float v1837 = v1255.x[63];
-        const float v1838 = v1837 + v1836;
-        v1255.x[63] = v1838;
-        v1257.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:205
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v1318) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const unsigned int v1388 = v1315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v1389 = v1388 << 6u;
+      const unsigned int v2686 = v1314 & 3u;
+      const unsigned int v2688 = v2686 << 4u;
+      const unsigned int v2690 = v2688 << 6u;
+      const unsigned int v2692 = v1389 + v2690;
+      iron_frag<iron_f16, 0, 16, 16> v2699;
+      iron_frag_fill(v2699, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2699, shm3, v2692, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2701;
+      iron_frag_fill(v2701, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2701, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1324, v2699, v2701);
+      const unsigned int v2703 = v2692 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2708;
+      iron_frag_fill(v2708, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2708, shm3, v2703, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2710;
+      iron_frag_fill(v2710, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2710, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1324, v2708, v2710);
+      const unsigned int v2712 = v2692 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2717;
+      iron_frag_fill(v2717, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2717, shm3, v2712, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2719;
+      iron_frag_fill(v2719, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2719, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1324, v2717, v2719);
+      const unsigned int v2721 = v2692 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2726;
+      iron_frag_fill(v2726, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2726, shm3, v2721, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2728;
+      iron_frag_fill(v2728, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2728, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1324, v2726, v2728);
+      const unsigned int v1394 = v1327 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v1395 = v1394 & 127u;
+      const bool v1396 = v1395 == 0u;
+      const bool v1399 = v1394 >= v2;
+      const bool v1400 = v1396 || v1399;
+      if (v1400) {
+        const unsigned int v1402 = v1327 >> 7u;
+        const unsigned int v1410 = v25 + v1388;  // kernels/gemm/gemm_warpgroup.hpp:210
+        const unsigned int v1411 = v1410 + v2688;
+        iron_frag<float, 2, 16, 8> v1413;  // kernels/gemm/gemm_warpgroup.hpp:211
+        iron_frag_fill(v1413, 0.0f);
+        const unsigned int v1415 = static_cast<unsigned int>(v1413.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:212
+        const unsigned int v1418 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:213
+        const unsigned int v1419 = v1411 + v1415;
+        const unsigned int v1420 = min(v1419, v1418);
+        const unsigned int v1421 = v1420 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1422 = v1421 + v1402;
+        const float v1423 = scale_a[v1422];
+        v1413.x[0] = v1423;  // kernels/gemm/gemm_warpgroup.hpp:212
+        const unsigned int v1425 = static_cast<unsigned int>(v1413.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1429 = v1411 + v1425;  // kernels/gemm/gemm_warpgroup.hpp:213
+        const unsigned int v1430 = min(v1429, v1418);
+        const unsigned int v1431 = v1430 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1432 = v1431 + v1402;
+        const float v1433 = scale_a[v1432];
+        v1413.x[1] = v1433;  // kernels/gemm/gemm_warpgroup.hpp:212
+        const unsigned int v1435 = static_cast<unsigned int>(v1413.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1439 = v1411 + v1435;  // kernels/gemm/gemm_warpgroup.hpp:213
+        const unsigned int v1440 = min(v1439, v1418);
+        const unsigned int v1441 = v1440 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1442 = v1441 + v1402;
+        const float v1443 = scale_a[v1442];
+        v1413.x[2] = v1443;  // kernels/gemm/gemm_warpgroup.hpp:212
+        const unsigned int v1445 = static_cast<unsigned int>(v1413.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1449 = v1411 + v1445;  // kernels/gemm/gemm_warpgroup.hpp:213
+        const unsigned int v1450 = min(v1449, v1418);
+        const unsigned int v1451 = v1450 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1452 = v1451 + v1402;
+        const float v1453 = scale_a[v1452];
+        v1413.x[3] = v1453;  // kernels/gemm/gemm_warpgroup.hpp:212
+        const unsigned int v1455 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const unsigned int v1456 = v1455 * v6;
+        const unsigned int v1457 = v1456 + v1402;
+        const float v1458 = scale_b[v1457];
+        const float v1459 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1460 = v1459 * v1458;
+        const float v1461 = v1324.x[0];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1462 = v1461 * v1460;
+        const float v1463 = v1322.x[0];
+        const float v1464 = v1463 + v1462;
+        v1322.x[0] = v1464;
+        v1324.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1466 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1467 = v1466 * v1458;
+        const float v1468 = v1324.x[1];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1469 = v1468 * v1467;
+        const float v1470 = v1322.x[1];
+        const float v1471 = v1470 + v1469;
+        v1322.x[1] = v1471;
+        v1324.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1473 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1474 = v1473 * v1458;
+        const float v1475 = v1324.x[2];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1476 = v1475 * v1474;
+        const float v1477 = v1322.x[2];
+        const float v1478 = v1477 + v1476;
+        v1322.x[2] = v1478;
+        v1324.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1480 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1481 = v1480 * v1458;
+        const float v1482 = v1324.x[3];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1483 = v1482 * v1481;
+        const float v1484 = v1322.x[3];
+        const float v1485 = v1484 + v1483;
+        v1322.x[3] = v1485;
+        v1324.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1487 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1488 = v1487 * v1458;
+        const float v1489 = v1324.x[4];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1490 = v1489 * v1488;
+        const float v1491 = v1322.x[4];
+        const float v1492 = v1491 + v1490;
+        v1322.x[4] = v1492;
+        v1324.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1494 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1495 = v1494 * v1458;
+        const float v1496 = v1324.x[5];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1497 = v1496 * v1495;
+        const float v1498 = v1322.x[5];
+        const float v1499 = v1498 + v1497;
+        v1322.x[5] = v1499;
+        v1324.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1501 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1502 = v1501 * v1458;
+        const float v1503 = v1324.x[6];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1504 = v1503 * v1502;
+        const float v1505 = v1322.x[6];
+        const float v1506 = v1505 + v1504;
+        v1322.x[6] = v1506;
+        v1324.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1508 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1509 = v1508 * v1458;
+        const float v1510 = v1324.x[7];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1511 = v1510 * v1509;
+        const float v1512 = v1322.x[7];
+        const float v1513 = v1512 + v1511;
+        v1322.x[7] = v1513;
+        v1324.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1515 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1516 = v1515 * v1458;
+        const float v1517 = v1324.x[8];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1518 = v1517 * v1516;
+        const float v1519 = v1322.x[8];
+        const float v1520 = v1519 + v1518;
+        v1322.x[8] = v1520;
+        v1324.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1522 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1523 = v1522 * v1458;
+        const float v1524 = v1324.x[9];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1525 = v1524 * v1523;
+        const float v1526 = v1322.x[9];
+        const float v1527 = v1526 + v1525;
+        v1322.x[9] = v1527;
+        v1324.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1529 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1530 = v1529 * v1458;
+        const float v1531 = v1324.x[10];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1532 = v1531 * v1530;
+        const float v1533 = v1322.x[10];
+        const float v1534 = v1533 + v1532;
+        v1322.x[10] = v1534;
+        v1324.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1536 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1537 = v1536 * v1458;
+        const float v1538 = v1324.x[11];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1539 = v1538 * v1537;
+        const float v1540 = v1322.x[11];
+        const float v1541 = v1540 + v1539;
+        v1322.x[11] = v1541;
+        v1324.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1543 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1544 = v1543 * v1458;
+        const float v1545 = v1324.x[12];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1546 = v1545 * v1544;
+        const float v1547 = v1322.x[12];
+        const float v1548 = v1547 + v1546;
+        v1322.x[12] = v1548;
+        v1324.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1550 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1551 = v1550 * v1458;
+        const float v1552 = v1324.x[13];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1553 = v1552 * v1551;
+        const float v1554 = v1322.x[13];
+        const float v1555 = v1554 + v1553;
+        v1322.x[13] = v1555;
+        v1324.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1557 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1558 = v1557 * v1458;
+        const float v1559 = v1324.x[14];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1560 = v1559 * v1558;
+        const float v1561 = v1322.x[14];
+        const float v1562 = v1561 + v1560;
+        v1322.x[14] = v1562;
+        v1324.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1564 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1565 = v1564 * v1458;
+        const float v1566 = v1324.x[15];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1567 = v1566 * v1565;
+        const float v1568 = v1322.x[15];
+        const float v1569 = v1568 + v1567;
+        v1322.x[15] = v1569;
+        v1324.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1571 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1572 = v1571 * v1458;
+        const float v1573 = v1324.x[16];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1574 = v1573 * v1572;
+        const float v1575 = v1322.x[16];
+        const float v1576 = v1575 + v1574;
+        v1322.x[16] = v1576;
+        v1324.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1578 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1579 = v1578 * v1458;
+        const float v1580 = v1324.x[17];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1581 = v1580 * v1579;
+        const float v1582 = v1322.x[17];
+        const float v1583 = v1582 + v1581;
+        v1322.x[17] = v1583;
+        v1324.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1585 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1586 = v1585 * v1458;
+        const float v1587 = v1324.x[18];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1588 = v1587 * v1586;
+        const float v1589 = v1322.x[18];
+        const float v1590 = v1589 + v1588;
+        v1322.x[18] = v1590;
+        v1324.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1592 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1593 = v1592 * v1458;
+        const float v1594 = v1324.x[19];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1595 = v1594 * v1593;
+        const float v1596 = v1322.x[19];
+        const float v1597 = v1596 + v1595;
+        v1322.x[19] = v1597;
+        v1324.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1599 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1600 = v1599 * v1458;
+        const float v1601 = v1324.x[20];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1602 = v1601 * v1600;
+        const float v1603 = v1322.x[20];
+        const float v1604 = v1603 + v1602;
+        v1322.x[20] = v1604;
+        v1324.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1606 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1607 = v1606 * v1458;
+        const float v1608 = v1324.x[21];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1609 = v1608 * v1607;
+        const float v1610 = v1322.x[21];
+        const float v1611 = v1610 + v1609;
+        v1322.x[21] = v1611;
+        v1324.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1613 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1614 = v1613 * v1458;
+        const float v1615 = v1324.x[22];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1616 = v1615 * v1614;
+        const float v1617 = v1322.x[22];
+        const float v1618 = v1617 + v1616;
+        v1322.x[22] = v1618;
+        v1324.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1620 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1621 = v1620 * v1458;
+        const float v1622 = v1324.x[23];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1623 = v1622 * v1621;
+        const float v1624 = v1322.x[23];
+        const float v1625 = v1624 + v1623;
+        v1322.x[23] = v1625;
+        v1324.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1627 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1628 = v1627 * v1458;
+        const float v1629 = v1324.x[24];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1630 = v1629 * v1628;
+        const float v1631 = v1322.x[24];
+        const float v1632 = v1631 + v1630;
+        v1322.x[24] = v1632;
+        v1324.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1634 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1635 = v1634 * v1458;
+        const float v1636 = v1324.x[25];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1637 = v1636 * v1635;
+        const float v1638 = v1322.x[25];
+        const float v1639 = v1638 + v1637;
+        v1322.x[25] = v1639;
+        v1324.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1641 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1642 = v1641 * v1458;
+        const float v1643 = v1324.x[26];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1644 = v1643 * v1642;
+        const float v1645 = v1322.x[26];
+        const float v1646 = v1645 + v1644;
+        v1322.x[26] = v1646;
+        v1324.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1648 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1649 = v1648 * v1458;
+        const float v1650 = v1324.x[27];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1651 = v1650 * v1649;
+        const float v1652 = v1322.x[27];
+        const float v1653 = v1652 + v1651;
+        v1322.x[27] = v1653;
+        v1324.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1655 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1656 = v1655 * v1458;
+        const float v1657 = v1324.x[28];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1658 = v1657 * v1656;
+        const float v1659 = v1322.x[28];
+        const float v1660 = v1659 + v1658;
+        v1322.x[28] = v1660;
+        v1324.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1662 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1663 = v1662 * v1458;
+        const float v1664 = v1324.x[29];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1665 = v1664 * v1663;
+        const float v1666 = v1322.x[29];
+        const float v1667 = v1666 + v1665;
+        v1322.x[29] = v1667;
+        v1324.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1669 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1670 = v1669 * v1458;
+        const float v1671 = v1324.x[30];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1672 = v1671 * v1670;
+        const float v1673 = v1322.x[30];
+        const float v1674 = v1673 + v1672;
+        v1322.x[30] = v1674;
+        v1324.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1676 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1677 = v1676 * v1458;
+        const float v1678 = v1324.x[31];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1679 = v1678 * v1677;
+        const float v1680 = v1322.x[31];
+        const float v1681 = v1680 + v1679;
+        v1322.x[31] = v1681;
+        v1324.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1683 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1684 = v1683 * v1458;
+        const float v1685 = v1324.x[32];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1686 = v1685 * v1684;
+        const float v1687 = v1322.x[32];
+        const float v1688 = v1687 + v1686;
+        v1322.x[32] = v1688;
+        v1324.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1690 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1691 = v1690 * v1458;
+        const float v1692 = v1324.x[33];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1693 = v1692 * v1691;
+        const float v1694 = v1322.x[33];
+        const float v1695 = v1694 + v1693;
+        v1322.x[33] = v1695;
+        v1324.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1697 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1698 = v1697 * v1458;
+        const float v1699 = v1324.x[34];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1700 = v1699 * v1698;
+        const float v1701 = v1322.x[34];
+        const float v1702 = v1701 + v1700;
+        v1322.x[34] = v1702;
+        v1324.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1704 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1705 = v1704 * v1458;
+        const float v1706 = v1324.x[35];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1707 = v1706 * v1705;
+        const float v1708 = v1322.x[35];
+        const float v1709 = v1708 + v1707;
+        v1322.x[35] = v1709;
+        v1324.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1711 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1712 = v1711 * v1458;
+        const float v1713 = v1324.x[36];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1714 = v1713 * v1712;
+        const float v1715 = v1322.x[36];
+        const float v1716 = v1715 + v1714;
+        v1322.x[36] = v1716;
+        v1324.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1718 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1719 = v1718 * v1458;
+        const float v1720 = v1324.x[37];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1721 = v1720 * v1719;
+        const float v1722 = v1322.x[37];
+        const float v1723 = v1722 + v1721;
+        v1322.x[37] = v1723;
+        v1324.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1725 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1726 = v1725 * v1458;
+        const float v1727 = v1324.x[38];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1728 = v1727 * v1726;
+        const float v1729 = v1322.x[38];
+        const float v1730 = v1729 + v1728;
+        v1322.x[38] = v1730;
+        v1324.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1732 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1733 = v1732 * v1458;
+        const float v1734 = v1324.x[39];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1735 = v1734 * v1733;
+        const float v1736 = v1322.x[39];
+        const float v1737 = v1736 + v1735;
+        v1322.x[39] = v1737;
+        v1324.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1739 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1740 = v1739 * v1458;
+        const float v1741 = v1324.x[40];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1742 = v1741 * v1740;
+        const float v1743 = v1322.x[40];
+        const float v1744 = v1743 + v1742;
+        v1322.x[40] = v1744;
+        v1324.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1746 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1747 = v1746 * v1458;
+        const float v1748 = v1324.x[41];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1749 = v1748 * v1747;
+        const float v1750 = v1322.x[41];
+        const float v1751 = v1750 + v1749;
+        v1322.x[41] = v1751;
+        v1324.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1753 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1754 = v1753 * v1458;
+        const float v1755 = v1324.x[42];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1756 = v1755 * v1754;
+        const float v1757 = v1322.x[42];
+        const float v1758 = v1757 + v1756;
+        v1322.x[42] = v1758;
+        v1324.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1760 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1761 = v1760 * v1458;
+        const float v1762 = v1324.x[43];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1763 = v1762 * v1761;
+        const float v1764 = v1322.x[43];
+        const float v1765 = v1764 + v1763;
+        v1322.x[43] = v1765;
+        v1324.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1767 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1768 = v1767 * v1458;
+        const float v1769 = v1324.x[44];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1770 = v1769 * v1768;
+        const float v1771 = v1322.x[44];
+        const float v1772 = v1771 + v1770;
+        v1322.x[44] = v1772;
+        v1324.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1774 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1775 = v1774 * v1458;
+        const float v1776 = v1324.x[45];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1777 = v1776 * v1775;
+        const float v1778 = v1322.x[45];
+        const float v1779 = v1778 + v1777;
+        v1322.x[45] = v1779;
+        v1324.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1781 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1782 = v1781 * v1458;
+        const float v1783 = v1324.x[46];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1784 = v1783 * v1782;
+        const float v1785 = v1322.x[46];
+        const float v1786 = v1785 + v1784;
+        v1322.x[46] = v1786;
+        v1324.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1788 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1789 = v1788 * v1458;
+        const float v1790 = v1324.x[47];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1791 = v1790 * v1789;
+        const float v1792 = v1322.x[47];
+        const float v1793 = v1792 + v1791;
+        v1322.x[47] = v1793;
+        v1324.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1795 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1796 = v1795 * v1458;
+        const float v1797 = v1324.x[48];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1798 = v1797 * v1796;
+        const float v1799 = v1322.x[48];
+        const float v1800 = v1799 + v1798;
+        v1322.x[48] = v1800;
+        v1324.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1802 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1803 = v1802 * v1458;
+        const float v1804 = v1324.x[49];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1805 = v1804 * v1803;
+        const float v1806 = v1322.x[49];
+        const float v1807 = v1806 + v1805;
+        v1322.x[49] = v1807;
+        v1324.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1809 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1810 = v1809 * v1458;
+        const float v1811 = v1324.x[50];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1812 = v1811 * v1810;
+        const float v1813 = v1322.x[50];
+        const float v1814 = v1813 + v1812;
+        v1322.x[50] = v1814;
+        v1324.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1816 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1817 = v1816 * v1458;
+        const float v1818 = v1324.x[51];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1819 = v1818 * v1817;
+        const float v1820 = v1322.x[51];
+        const float v1821 = v1820 + v1819;
+        v1322.x[51] = v1821;
+        v1324.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1823 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1824 = v1823 * v1458;
+        const float v1825 = v1324.x[52];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1826 = v1825 * v1824;
+        const float v1827 = v1322.x[52];
+        const float v1828 = v1827 + v1826;
+        v1322.x[52] = v1828;
+        v1324.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1830 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1831 = v1830 * v1458;
+        const float v1832 = v1324.x[53];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1833 = v1832 * v1831;
+        const float v1834 = v1322.x[53];
+        const float v1835 = v1834 + v1833;
+        v1322.x[53] = v1835;
+        v1324.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1837 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1838 = v1837 * v1458;
+        const float v1839 = v1324.x[54];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1840 = v1839 * v1838;
+        const float v1841 = v1322.x[54];
+        const float v1842 = v1841 + v1840;
+        v1322.x[54] = v1842;
+        v1324.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1844 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1845 = v1844 * v1458;
+        const float v1846 = v1324.x[55];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1847 = v1846 * v1845;
+        const float v1848 = v1322.x[55];
+        const float v1849 = v1848 + v1847;
+        v1322.x[55] = v1849;
+        v1324.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1851 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1852 = v1851 * v1458;
+        const float v1853 = v1324.x[56];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1854 = v1853 * v1852;
+        const float v1855 = v1322.x[56];
+        const float v1856 = v1855 + v1854;
+        v1322.x[56] = v1856;
+        v1324.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1858 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1859 = v1858 * v1458;
+        const float v1860 = v1324.x[57];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1861 = v1860 * v1859;
+        const float v1862 = v1322.x[57];
+        const float v1863 = v1862 + v1861;
+        v1322.x[57] = v1863;
+        v1324.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1865 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1866 = v1865 * v1458;
+        const float v1867 = v1324.x[58];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1868 = v1867 * v1866;
+        const float v1869 = v1322.x[58];
+        const float v1870 = v1869 + v1868;
+        v1322.x[58] = v1870;
+        v1324.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1872 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1873 = v1872 * v1458;
+        const float v1874 = v1324.x[59];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1875 = v1874 * v1873;
+        const float v1876 = v1322.x[59];
+        const float v1877 = v1876 + v1875;
+        v1322.x[59] = v1877;
+        v1324.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1879 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1880 = v1879 * v1458;
+        const float v1881 = v1324.x[60];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1882 = v1881 * v1880;
+        const float v1883 = v1322.x[60];
+        const float v1884 = v1883 + v1882;
+        v1322.x[60] = v1884;
+        v1324.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1886 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1887 = v1886 * v1458;
+        const float v1888 = v1324.x[61];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1889 = v1888 * v1887;
+        const float v1890 = v1322.x[61];
+        const float v1891 = v1890 + v1889;
+        v1322.x[61] = v1891;
+        v1324.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1893 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1894 = v1893 * v1458;
+        const float v1895 = v1324.x[62];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1896 = v1895 * v1894;
+        const float v1897 = v1322.x[62];
+        const float v1898 = v1897 + v1896;
+        v1322.x[62] = v1898;
+        v1324.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+        const float v1900 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
+        const float v1901 = v1900 * v1458;
+        const float v1902 = v1324.x[63];  // kernels/gemm/gemm_warpgroup.hpp:218
+        const float v1903 = v1902 * v1901;
+        const float v1904 = v1322.x[63];
+        const float v1905 = v1904 + v1903;
+        v1322.x[63] = v1905;
+        v1324.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const unsigned int v1843 = v1247 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const unsigned int v1844 = v1843 << 4u;
-  const unsigned int v1846 = v1248 << 6u;
-  const unsigned int v1847 = v25 + v1846;
-  const unsigned int v1848 = v1847 + v1844;
-  const unsigned int v1849 = static_cast<unsigned int>(v1255.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1850 = v1848 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1255.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1852 = v29 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1854 = v1251 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1255.x[0];
-    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1859 = v1850 * v1;
-    const unsigned int v1860 = v1859 + v1852;
-    out[v1860] = v1858;
-  }
-  const unsigned int v1861 = static_cast<unsigned int>(v1255.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1862 = v1848 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v1255.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1864 = v29 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1866 = v1251 && v1865;
-  const bool v1867 = v1864 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v1255.x[1];
-    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1871 = v1862 * v1;
-    const unsigned int v1872 = v1871 + v1864;
-    out[v1872] = v1870;
-  }
-  const unsigned int v1873 = static_cast<unsigned int>(v1255.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1874 = v1848 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v1255.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1876 = v29 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1878 = v1251 && v1877;
-  const bool v1879 = v1876 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v1255.x[2];
-    const iron_bf16 v1882 = iron_f32_to_bf16(v1881);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1883 = v1874 * v1;
-    const unsigned int v1884 = v1883 + v1876;
-    out[v1884] = v1882;
-  }
-  const unsigned int v1885 = static_cast<unsigned int>(v1255.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1886 = v1848 + v1885;
-  const unsigned int v1887 = static_cast<unsigned int>(v1255.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1888 = v29 + v1887;
-  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1890 = v1251 && v1889;
-  const bool v1891 = v1888 < v1;
-  const bool v1892 = v1890 && v1891;
-  if (v1892) {
-    const float v1893 = v1255.x[3];
-    const iron_bf16 v1894 = iron_f32_to_bf16(v1893);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1895 = v1886 * v1;
-    const unsigned int v1896 = v1895 + v1888;
-    out[v1896] = v1894;
-  }
-  const unsigned int v1897 = static_cast<unsigned int>(v1255.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1898 = v1848 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v1255.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1900 = v29 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1902 = v1251 && v1901;
-  const bool v1903 = v1900 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v1255.x[4];
-    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1907 = v1898 * v1;
-    const unsigned int v1908 = v1907 + v1900;
-    out[v1908] = v1906;
-  }
-  const unsigned int v1909 = static_cast<unsigned int>(v1255.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1910 = v1848 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v1255.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1912 = v29 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1914 = v1251 && v1913;
-  const bool v1915 = v1912 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v1255.x[5];
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1919 = v1910 * v1;
-    const unsigned int v1920 = v1919 + v1912;
-    out[v1920] = v1918;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v1255.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1922 = v1848 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v1255.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1924 = v29 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1926 = v1251 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1255.x[6];
-    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1931 = v1922 * v1;
-    const unsigned int v1932 = v1931 + v1924;
-    out[v1932] = v1930;
-  }
-  const unsigned int v1933 = static_cast<unsigned int>(v1255.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1934 = v1848 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v1255.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1936 = v29 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1938 = v1251 && v1937;
-  const bool v1939 = v1936 < v1;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v1255.x[7];
-    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1943 = v1934 * v1;
-    const unsigned int v1944 = v1943 + v1936;
-    out[v1944] = v1942;
-  }
-  const unsigned int v1945 = static_cast<unsigned int>(v1255.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1946 = v1848 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v1255.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1948 = v29 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1950 = v1251 && v1949;
-  const bool v1951 = v1948 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v1255.x[8];
-    const iron_bf16 v1954 = iron_f32_to_bf16(v1953);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1955 = v1946 * v1;
-    const unsigned int v1956 = v1955 + v1948;
-    out[v1956] = v1954;
-  }
-  const unsigned int v1957 = static_cast<unsigned int>(v1255.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1958 = v1848 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v1255.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1960 = v29 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1962 = v1251 && v1961;
-  const bool v1963 = v1960 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v1255.x[9];
-    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1967 = v1958 * v1;
-    const unsigned int v1968 = v1967 + v1960;
-    out[v1968] = v1966;
-  }
-  const unsigned int v1969 = static_cast<unsigned int>(v1255.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1970 = v1848 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v1255.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1972 = v29 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1974 = v1251 && v1973;
-  const bool v1975 = v1972 < v1;
-  const bool v1976 = v1974 && v1975;
-  if (v1976) {
-    const float v1977 = v1255.x[10];
-    const iron_bf16 v1978 = iron_f32_to_bf16(v1977);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1979 = v1970 * v1;
-    const unsigned int v1980 = v1979 + v1972;
-    out[v1980] = v1978;
-  }
-  const unsigned int v1981 = static_cast<unsigned int>(v1255.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1982 = v1848 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v1255.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1984 = v29 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1986 = v1251 && v1985;
-  const bool v1987 = v1984 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v1255.x[11];
-    const iron_bf16 v1990 = iron_f32_to_bf16(v1989);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1991 = v1982 * v1;
-    const unsigned int v1992 = v1991 + v1984;
-    out[v1992] = v1990;
-  }
-  const unsigned int v1993 = static_cast<unsigned int>(v1255.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1994 = v1848 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v1255.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1996 = v29 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1998 = v1251 && v1997;
-  const bool v1999 = v1996 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v1255.x[12];
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2003 = v1994 * v1;
-    const unsigned int v2004 = v2003 + v1996;
-    out[v2004] = v2002;
-  }
-  const unsigned int v2005 = static_cast<unsigned int>(v1255.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2006 = v1848 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1255.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2008 = v29 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2010 = v1251 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1255.x[13];
-    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2015 = v2006 * v1;
-    const unsigned int v2016 = v2015 + v2008;
-    out[v2016] = v2014;
-  }
-  const unsigned int v2017 = static_cast<unsigned int>(v1255.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2018 = v1848 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v1255.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2020 = v29 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2022 = v1251 && v2021;
-  const bool v2023 = v2020 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v1255.x[14];
-    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2027 = v2018 * v1;
-    const unsigned int v2028 = v2027 + v2020;
-    out[v2028] = v2026;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v1255.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2030 = v1848 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v1255.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2032 = v29 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2034 = v1251 && v2033;
-  const bool v2035 = v2032 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v1255.x[15];
-    const iron_bf16 v2038 = iron_f32_to_bf16(v2037);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2039 = v2030 * v1;
-    const unsigned int v2040 = v2039 + v2032;
-    out[v2040] = v2038;
-  }
-  const unsigned int v2041 = static_cast<unsigned int>(v1255.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2042 = v1848 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v1255.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2044 = v29 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2046 = v1251 && v2045;
-  const bool v2047 = v2044 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v1255.x[16];
-    const iron_bf16 v2050 = iron_f32_to_bf16(v2049);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2051 = v2042 * v1;
-    const unsigned int v2052 = v2051 + v2044;
-    out[v2052] = v2050;
-  }
-  const unsigned int v2053 = static_cast<unsigned int>(v1255.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2054 = v1848 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v1255.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2056 = v29 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2058 = v1251 && v2057;
-  const bool v2059 = v2056 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v1255.x[17];
-    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2063 = v2054 * v1;
-    const unsigned int v2064 = v2063 + v2056;
-    out[v2064] = v2062;
-  }
-  const unsigned int v2065 = static_cast<unsigned int>(v1255.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2066 = v1848 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v1255.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2068 = v29 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2070 = v1251 && v2069;
-  const bool v2071 = v2068 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v1255.x[18];
-    const iron_bf16 v2074 = iron_f32_to_bf16(v2073);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2075 = v2066 * v1;
-    const unsigned int v2076 = v2075 + v2068;
-    out[v2076] = v2074;
-  }
-  const unsigned int v2077 = static_cast<unsigned int>(v1255.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2078 = v1848 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v1255.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2080 = v29 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2082 = v1251 && v2081;
-  const bool v2083 = v2080 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v1255.x[19];
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2087 = v2078 * v1;
-    const unsigned int v2088 = v2087 + v2080;
-    out[v2088] = v2086;
-  }
-  const unsigned int v2089 = static_cast<unsigned int>(v1255.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2090 = v1848 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v1255.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2092 = v29 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2094 = v1251 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1255.x[20];
-    const iron_bf16 v2098 = iron_f32_to_bf16(v2097);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2099 = v2090 * v1;
-    const unsigned int v2100 = v2099 + v2092;
-    out[v2100] = v2098;
-  }
-  const unsigned int v2101 = static_cast<unsigned int>(v1255.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2102 = v1848 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v1255.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2104 = v29 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2106 = v1251 && v2105;
-  const bool v2107 = v2104 < v1;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v1255.x[21];
-    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2111 = v2102 * v1;
-    const unsigned int v2112 = v2111 + v2104;
-    out[v2112] = v2110;
-  }
-  const unsigned int v2113 = static_cast<unsigned int>(v1255.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2114 = v1848 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v1255.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2116 = v29 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2118 = v1251 && v2117;
-  const bool v2119 = v2116 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v1255.x[22];
-    const iron_bf16 v2122 = iron_f32_to_bf16(v2121);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2123 = v2114 * v1;
-    const unsigned int v2124 = v2123 + v2116;
-    out[v2124] = v2122;
-  }
-  const unsigned int v2125 = static_cast<unsigned int>(v1255.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2126 = v1848 + v2125;
-  const unsigned int v2127 = static_cast<unsigned int>(v1255.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2128 = v29 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2130 = v1251 && v2129;
-  const bool v2131 = v2128 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v1255.x[23];
-    const iron_bf16 v2134 = iron_f32_to_bf16(v2133);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2135 = v2126 * v1;
-    const unsigned int v2136 = v2135 + v2128;
-    out[v2136] = v2134;
-  }
-  const unsigned int v2137 = static_cast<unsigned int>(v1255.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2138 = v1848 + v2137;
-  const unsigned int v2139 = static_cast<unsigned int>(v1255.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2140 = v29 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2142 = v1251 && v2141;
-  const bool v2143 = v2140 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v1255.x[24];
-    const iron_bf16 v2146 = iron_f32_to_bf16(v2145);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2147 = v2138 * v1;
-    const unsigned int v2148 = v2147 + v2140;
-    out[v2148] = v2146;
-  }
-  const unsigned int v2149 = static_cast<unsigned int>(v1255.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2150 = v1848 + v2149;
-  const unsigned int v2151 = static_cast<unsigned int>(v1255.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2152 = v29 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2154 = v1251 && v2153;
-  const bool v2155 = v2152 < v1;
-  const bool v2156 = v2154 && v2155;
-  if (v2156) {
-    const float v2157 = v1255.x[25];
-    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2159 = v2150 * v1;
-    const unsigned int v2160 = v2159 + v2152;
-    out[v2160] = v2158;
-  }
-  const unsigned int v2161 = static_cast<unsigned int>(v1255.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2162 = v1848 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v1255.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2164 = v29 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2166 = v1251 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1255.x[26];
-    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2171 = v2162 * v1;
-    const unsigned int v2172 = v2171 + v2164;
-    out[v2172] = v2170;
-  }
-  const unsigned int v2173 = static_cast<unsigned int>(v1255.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2174 = v1848 + v2173;
-  const unsigned int v2175 = static_cast<unsigned int>(v1255.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2176 = v29 + v2175;
-  const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2178 = v1251 && v2177;
-  const bool v2179 = v2176 < v1;
-  const bool v2180 = v2178 && v2179;
-  if (v2180) {
-    const float v2181 = v1255.x[27];
-    const iron_bf16 v2182 = iron_f32_to_bf16(v2181);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2183 = v2174 * v1;
-    const unsigned int v2184 = v2183 + v2176;
-    out[v2184] = v2182;
-  }
-  const unsigned int v2185 = static_cast<unsigned int>(v1255.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2186 = v1848 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v1255.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2188 = v29 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2190 = v1251 && v2189;
-  const bool v2191 = v2188 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v1255.x[28];
-    const iron_bf16 v2194 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2195 = v2186 * v1;
-    const unsigned int v2196 = v2195 + v2188;
-    out[v2196] = v2194;
-  }
-  const unsigned int v2197 = static_cast<unsigned int>(v1255.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2198 = v1848 + v2197;
-  const unsigned int v2199 = static_cast<unsigned int>(v1255.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2200 = v29 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2202 = v1251 && v2201;
-  const bool v2203 = v2200 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v1255.x[29];
-    const iron_bf16 v2206 = iron_f32_to_bf16(v2205);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2207 = v2198 * v1;
-    const unsigned int v2208 = v2207 + v2200;
-    out[v2208] = v2206;
-  }
-  const unsigned int v2209 = static_cast<unsigned int>(v1255.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2210 = v1848 + v2209;
-  const unsigned int v2211 = static_cast<unsigned int>(v1255.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2212 = v29 + v2211;
-  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2214 = v1251 && v2213;
-  const bool v2215 = v2212 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v1255.x[30];
-    const iron_bf16 v2218 = iron_f32_to_bf16(v2217);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2219 = v2210 * v1;
-    const unsigned int v2220 = v2219 + v2212;
-    out[v2220] = v2218;
-  }
-  const unsigned int v2221 = static_cast<unsigned int>(v1255.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2222 = v1848 + v2221;
-  const unsigned int v2223 = static_cast<unsigned int>(v1255.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2224 = v29 + v2223;
-  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2226 = v1251 && v2225;
-  const bool v2227 = v2224 < v1;
-  const bool v2228 = v2226 && v2227;
-  if (v2228) {
-    const float v2229 = v1255.x[31];
-    const iron_bf16 v2230 = iron_f32_to_bf16(v2229);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2231 = v2222 * v1;
-    const unsigned int v2232 = v2231 + v2224;
-    out[v2232] = v2230;
-  }
-  const unsigned int v2233 = static_cast<unsigned int>(v1255.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2234 = v1848 + v2233;
-  const unsigned int v2235 = static_cast<unsigned int>(v1255.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2236 = v29 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2238 = v1251 && v2237;
-  const bool v2239 = v2236 < v1;
-  const bool v2240 = v2238 && v2239;
-  if (v2240) {
-    const float v2241 = v1255.x[32];
-    const iron_bf16 v2242 = iron_f32_to_bf16(v2241);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2243 = v2234 * v1;
-    const unsigned int v2244 = v2243 + v2236;
-    out[v2244] = v2242;
-  }
-  const unsigned int v2245 = static_cast<unsigned int>(v1255.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2246 = v1848 + v2245;
-  const unsigned int v2247 = static_cast<unsigned int>(v1255.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2248 = v29 + v2247;
-  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2250 = v1251 && v2249;
-  const bool v2251 = v2248 < v1;
-  const bool v2252 = v2250 && v2251;
-  if (v2252) {
-    const float v2253 = v1255.x[33];
-    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2255 = v2246 * v1;
-    const unsigned int v2256 = v2255 + v2248;
-    out[v2256] = v2254;
-  }
-  const unsigned int v2257 = static_cast<unsigned int>(v1255.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2258 = v1848 + v2257;
-  const unsigned int v2259 = static_cast<unsigned int>(v1255.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2260 = v29 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2262 = v1251 && v2261;
-  const bool v2263 = v2260 < v1;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v1255.x[34];
-    const iron_bf16 v2266 = iron_f32_to_bf16(v2265);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2267 = v2258 * v1;
-    const unsigned int v2268 = v2267 + v2260;
-    out[v2268] = v2266;
-  }
-  const unsigned int v2269 = static_cast<unsigned int>(v1255.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2270 = v1848 + v2269;
-  const unsigned int v2271 = static_cast<unsigned int>(v1255.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2272 = v29 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2274 = v1251 && v2273;
-  const bool v2275 = v2272 < v1;
-  const bool v2276 = v2274 && v2275;
-  if (v2276) {
-    const float v2277 = v1255.x[35];
-    const iron_bf16 v2278 = iron_f32_to_bf16(v2277);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2279 = v2270 * v1;
-    const unsigned int v2280 = v2279 + v2272;
-    out[v2280] = v2278;
-  }
-  const unsigned int v2281 = static_cast<unsigned int>(v1255.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2282 = v1848 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v1255.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2284 = v29 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2286 = v1251 && v2285;
-  const bool v2287 = v2284 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v1255.x[36];
-    const iron_bf16 v2290 = iron_f32_to_bf16(v2289);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2291 = v2282 * v1;
-    const unsigned int v2292 = v2291 + v2284;
-    out[v2292] = v2290;
-  }
-  const unsigned int v2293 = static_cast<unsigned int>(v1255.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2294 = v1848 + v2293;
-  const unsigned int v2295 = static_cast<unsigned int>(v1255.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2296 = v29 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2298 = v1251 && v2297;
-  const bool v2299 = v2296 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v1255.x[37];
-    const iron_bf16 v2302 = iron_f32_to_bf16(v2301);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2303 = v2294 * v1;
-    const unsigned int v2304 = v2303 + v2296;
-    out[v2304] = v2302;
-  }
-  const unsigned int v2305 = static_cast<unsigned int>(v1255.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2306 = v1848 + v2305;
-  const unsigned int v2307 = static_cast<unsigned int>(v1255.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2308 = v29 + v2307;
-  const bool v2309 = v2306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2310 = v1251 && v2309;
-  const bool v2311 = v2308 < v1;
-  const bool v2312 = v2310 && v2311;
-  if (v2312) {
-    const float v2313 = v1255.x[38];
-    const iron_bf16 v2314 = iron_f32_to_bf16(v2313);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2315 = v2306 * v1;
-    const unsigned int v2316 = v2315 + v2308;
-    out[v2316] = v2314;
-  }
-  const unsigned int v2317 = static_cast<unsigned int>(v1255.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2318 = v1848 + v2317;
-  const unsigned int v2319 = static_cast<unsigned int>(v1255.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2320 = v29 + v2319;
-  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2322 = v1251 && v2321;
-  const bool v2323 = v2320 < v1;
-  const bool v2324 = v2322 && v2323;
-  if (v2324) {
-    const float v2325 = v1255.x[39];
-    const iron_bf16 v2326 = iron_f32_to_bf16(v2325);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2327 = v2318 * v1;
-    const unsigned int v2328 = v2327 + v2320;
-    out[v2328] = v2326;
-  }
-  const unsigned int v2329 = static_cast<unsigned int>(v1255.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2330 = v1848 + v2329;
-  const unsigned int v2331 = static_cast<unsigned int>(v1255.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2332 = v29 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2334 = v1251 && v2333;
-  const bool v2335 = v2332 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v1255.x[40];
-    const iron_bf16 v2338 = iron_f32_to_bf16(v2337);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2339 = v2330 * v1;
-    const unsigned int v2340 = v2339 + v2332;
-    out[v2340] = v2338;
-  }
-  const unsigned int v2341 = static_cast<unsigned int>(v1255.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2342 = v1848 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v1255.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2344 = v29 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2346 = v1251 && v2345;
-  const bool v2347 = v2344 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v1255.x[41];
-    const iron_bf16 v2350 = iron_f32_to_bf16(v2349);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2351 = v2342 * v1;
-    const unsigned int v2352 = v2351 + v2344;
-    out[v2352] = v2350;
-  }
-  const unsigned int v2353 = static_cast<unsigned int>(v1255.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2354 = v1848 + v2353;
-  const unsigned int v2355 = static_cast<unsigned int>(v1255.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2356 = v29 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2358 = v1251 && v2357;
-  const bool v2359 = v2356 < v1;
-  const bool v2360 = v2358 && v2359;
-  if (v2360) {
-    const float v2361 = v1255.x[42];
-    const iron_bf16 v2362 = iron_f32_to_bf16(v2361);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2363 = v2354 * v1;
-    const unsigned int v2364 = v2363 + v2356;
-    out[v2364] = v2362;
-  }
-  const unsigned int v2365 = static_cast<unsigned int>(v1255.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2366 = v1848 + v2365;
-  const unsigned int v2367 = static_cast<unsigned int>(v1255.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2368 = v29 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2370 = v1251 && v2369;
-  const bool v2371 = v2368 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v1255.x[43];
-    const iron_bf16 v2374 = iron_f32_to_bf16(v2373);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2375 = v2366 * v1;
-    const unsigned int v2376 = v2375 + v2368;
-    out[v2376] = v2374;
-  }
-  const unsigned int v2377 = static_cast<unsigned int>(v1255.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2378 = v1848 + v2377;
-  const unsigned int v2379 = static_cast<unsigned int>(v1255.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2380 = v29 + v2379;
-  const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2382 = v1251 && v2381;
-  const bool v2383 = v2380 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v1255.x[44];
-    const iron_bf16 v2386 = iron_f32_to_bf16(v2385);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2387 = v2378 * v1;
-    const unsigned int v2388 = v2387 + v2380;
-    out[v2388] = v2386;
-  }
-  const unsigned int v2389 = static_cast<unsigned int>(v1255.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2390 = v1848 + v2389;
-  const unsigned int v2391 = static_cast<unsigned int>(v1255.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2392 = v29 + v2391;
-  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2394 = v1251 && v2393;
-  const bool v2395 = v2392 < v1;
-  const bool v2396 = v2394 && v2395;
-  if (v2396) {
-    const float v2397 = v1255.x[45];
-    const iron_bf16 v2398 = iron_f32_to_bf16(v2397);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2399 = v2390 * v1;
-    const unsigned int v2400 = v2399 + v2392;
-    out[v2400] = v2398;
-  }
-  const unsigned int v2401 = static_cast<unsigned int>(v1255.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2402 = v1848 + v2401;
-  const unsigned int v2403 = static_cast<unsigned int>(v1255.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2404 = v29 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2406 = v1251 && v2405;
-  const bool v2407 = v2404 < v1;
-  const bool v2408 = v2406 && v2407;
-  if (v2408) {
-    const float v2409 = v1255.x[46];
-    const iron_bf16 v2410 = iron_f32_to_bf16(v2409);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2411 = v2402 * v1;
-    const unsigned int v2412 = v2411 + v2404;
-    out[v2412] = v2410;
-  }
-  const unsigned int v2413 = static_cast<unsigned int>(v1255.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2414 = v1848 + v2413;
-  const unsigned int v2415 = static_cast<unsigned int>(v1255.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2416 = v29 + v2415;
-  const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2418 = v1251 && v2417;
-  const bool v2419 = v2416 < v1;
-  const bool v2420 = v2418 && v2419;
-  if (v2420) {
-    const float v2421 = v1255.x[47];
-    const iron_bf16 v2422 = iron_f32_to_bf16(v2421);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2423 = v2414 * v1;
-    const unsigned int v2424 = v2423 + v2416;
-    out[v2424] = v2422;
-  }
-  const unsigned int v2425 = static_cast<unsigned int>(v1255.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2426 = v1848 + v2425;
-  const unsigned int v2427 = static_cast<unsigned int>(v1255.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2428 = v29 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2430 = v1251 && v2429;
-  const bool v2431 = v2428 < v1;
-  const bool v2432 = v2430 && v2431;
-  if (v2432) {
-    const float v2433 = v1255.x[48];
-    const iron_bf16 v2434 = iron_f32_to_bf16(v2433);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2435 = v2426 * v1;
-    const unsigned int v2436 = v2435 + v2428;
-    out[v2436] = v2434;
-  }
-  const unsigned int v2437 = static_cast<unsigned int>(v1255.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2438 = v1848 + v2437;
-  const unsigned int v2439 = static_cast<unsigned int>(v1255.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2440 = v29 + v2439;
-  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2442 = v1251 && v2441;
-  const bool v2443 = v2440 < v1;
-  const bool v2444 = v2442 && v2443;
-  if (v2444) {
-    const float v2445 = v1255.x[49];
-    const iron_bf16 v2446 = iron_f32_to_bf16(v2445);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2447 = v2438 * v1;
-    const unsigned int v2448 = v2447 + v2440;
-    out[v2448] = v2446;
-  }
-  const unsigned int v2449 = static_cast<unsigned int>(v1255.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2450 = v1848 + v2449;
-  const unsigned int v2451 = static_cast<unsigned int>(v1255.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2452 = v29 + v2451;
-  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2454 = v1251 && v2453;
-  const bool v2455 = v2452 < v1;
-  const bool v2456 = v2454 && v2455;
-  if (v2456) {
-    const float v2457 = v1255.x[50];
-    const iron_bf16 v2458 = iron_f32_to_bf16(v2457);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2459 = v2450 * v1;
-    const unsigned int v2460 = v2459 + v2452;
-    out[v2460] = v2458;
-  }
-  const unsigned int v2461 = static_cast<unsigned int>(v1255.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2462 = v1848 + v2461;
-  const unsigned int v2463 = static_cast<unsigned int>(v1255.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2464 = v29 + v2463;
-  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2466 = v1251 && v2465;
-  const bool v2467 = v2464 < v1;
-  const bool v2468 = v2466 && v2467;
-  if (v2468) {
-    const float v2469 = v1255.x[51];
-    const iron_bf16 v2470 = iron_f32_to_bf16(v2469);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2471 = v2462 * v1;
-    const unsigned int v2472 = v2471 + v2464;
-    out[v2472] = v2470;
-  }
-  const unsigned int v2473 = static_cast<unsigned int>(v1255.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2474 = v1848 + v2473;
-  const unsigned int v2475 = static_cast<unsigned int>(v1255.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2476 = v29 + v2475;
-  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2478 = v1251 && v2477;
-  const bool v2479 = v2476 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v1255.x[52];
-    const iron_bf16 v2482 = iron_f32_to_bf16(v2481);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2483 = v2474 * v1;
-    const unsigned int v2484 = v2483 + v2476;
-    out[v2484] = v2482;
-  }
-  const unsigned int v2485 = static_cast<unsigned int>(v1255.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2486 = v1848 + v2485;
-  const unsigned int v2487 = static_cast<unsigned int>(v1255.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2488 = v29 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2490 = v1251 && v2489;
-  const bool v2491 = v2488 < v1;
-  const bool v2492 = v2490 && v2491;
-  if (v2492) {
-    const float v2493 = v1255.x[53];
-    const iron_bf16 v2494 = iron_f32_to_bf16(v2493);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2495 = v2486 * v1;
-    const unsigned int v2496 = v2495 + v2488;
-    out[v2496] = v2494;
-  }
-  const unsigned int v2497 = static_cast<unsigned int>(v1255.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2498 = v1848 + v2497;
-  const unsigned int v2499 = static_cast<unsigned int>(v1255.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2500 = v29 + v2499;
-  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2502 = v1251 && v2501;
-  const bool v2503 = v2500 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v1255.x[54];
-    const iron_bf16 v2506 = iron_f32_to_bf16(v2505);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2507 = v2498 * v1;
-    const unsigned int v2508 = v2507 + v2500;
-    out[v2508] = v2506;
-  }
-  const unsigned int v2509 = static_cast<unsigned int>(v1255.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2510 = v1848 + v2509;
-  const unsigned int v2511 = static_cast<unsigned int>(v1255.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2512 = v29 + v2511;
-  const bool v2513 = v2510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2514 = v1251 && v2513;
-  const bool v2515 = v2512 < v1;
-  const bool v2516 = v2514 && v2515;
-  if (v2516) {
-    const float v2517 = v1255.x[55];
-    const iron_bf16 v2518 = iron_f32_to_bf16(v2517);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2519 = v2510 * v1;
-    const unsigned int v2520 = v2519 + v2512;
-    out[v2520] = v2518;
-  }
-  const unsigned int v2521 = static_cast<unsigned int>(v1255.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2522 = v1848 + v2521;
-  const unsigned int v2523 = static_cast<unsigned int>(v1255.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2524 = v29 + v2523;
-  const bool v2525 = v2522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2526 = v1251 && v2525;
-  const bool v2527 = v2524 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v1255.x[56];
-    const iron_bf16 v2530 = iron_f32_to_bf16(v2529);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2531 = v2522 * v1;
-    const unsigned int v2532 = v2531 + v2524;
-    out[v2532] = v2530;
-  }
-  const unsigned int v2533 = static_cast<unsigned int>(v1255.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2534 = v1848 + v2533;
-  const unsigned int v2535 = static_cast<unsigned int>(v1255.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2536 = v29 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2538 = v1251 && v2537;
-  const bool v2539 = v2536 < v1;
-  const bool v2540 = v2538 && v2539;
-  if (v2540) {
-    const float v2541 = v1255.x[57];
-    const iron_bf16 v2542 = iron_f32_to_bf16(v2541);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2543 = v2534 * v1;
-    const unsigned int v2544 = v2543 + v2536;
-    out[v2544] = v2542;
-  }
-  const unsigned int v2545 = static_cast<unsigned int>(v1255.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2546 = v1848 + v2545;
-  const unsigned int v2547 = static_cast<unsigned int>(v1255.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2548 = v29 + v2547;
-  const bool v2549 = v2546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2550 = v1251 && v2549;
-  const bool v2551 = v2548 < v1;
-  const bool v2552 = v2550 && v2551;
-  if (v2552) {
-    const float v2553 = v1255.x[58];
-    const iron_bf16 v2554 = iron_f32_to_bf16(v2553);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2555 = v2546 * v1;
-    const unsigned int v2556 = v2555 + v2548;
-    out[v2556] = v2554;
-  }
-  const unsigned int v2557 = static_cast<unsigned int>(v1255.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2558 = v1848 + v2557;
-  const unsigned int v2559 = static_cast<unsigned int>(v1255.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2560 = v29 + v2559;
-  const bool v2561 = v2558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2562 = v1251 && v2561;
-  const bool v2563 = v2560 < v1;
-  const bool v2564 = v2562 && v2563;
-  if (v2564) {
-    const float v2565 = v1255.x[59];
-    const iron_bf16 v2566 = iron_f32_to_bf16(v2565);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2567 = v2558 * v1;
-    const unsigned int v2568 = v2567 + v2560;
-    out[v2568] = v2566;
-  }
-  const unsigned int v2569 = static_cast<unsigned int>(v1255.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2570 = v1848 + v2569;
-  const unsigned int v2571 = static_cast<unsigned int>(v1255.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2572 = v29 + v2571;
-  const bool v2573 = v2570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2574 = v1251 && v2573;
-  const bool v2575 = v2572 < v1;
-  const bool v2576 = v2574 && v2575;
-  if (v2576) {
-    const float v2577 = v1255.x[60];
-    const iron_bf16 v2578 = iron_f32_to_bf16(v2577);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2579 = v2570 * v1;
-    const unsigned int v2580 = v2579 + v2572;
-    out[v2580] = v2578;
-  }
-  const unsigned int v2581 = static_cast<unsigned int>(v1255.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2582 = v1848 + v2581;
-  const unsigned int v2583 = static_cast<unsigned int>(v1255.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2584 = v29 + v2583;
-  const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2586 = v1251 && v2585;
-  const bool v2587 = v2584 < v1;
-  const bool v2588 = v2586 && v2587;
-  if (v2588) {
-    const float v2589 = v1255.x[61];
-    const iron_bf16 v2590 = iron_f32_to_bf16(v2589);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2591 = v2582 * v1;
-    const unsigned int v2592 = v2591 + v2584;
-    out[v2592] = v2590;
-  }
-  const unsigned int v2593 = static_cast<unsigned int>(v1255.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2594 = v1848 + v2593;
-  const unsigned int v2595 = static_cast<unsigned int>(v1255.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2596 = v29 + v2595;
-  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2598 = v1251 && v2597;
-  const bool v2599 = v2596 < v1;
-  const bool v2600 = v2598 && v2599;
-  if (v2600) {
-    const float v2601 = v1255.x[62];
-    const iron_bf16 v2602 = iron_f32_to_bf16(v2601);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2603 = v2594 * v1;
-    const unsigned int v2604 = v2603 + v2596;
-    out[v2604] = v2602;
-  }
-  const unsigned int v2605 = static_cast<unsigned int>(v1255.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2606 = v1848 + v2605;
-  const unsigned int v2607 = static_cast<unsigned int>(v1255.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2608 = v29 + v2607;
-  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2610 = v1251 && v2609;
-  const bool v2611 = v2608 < v1;
-  const bool v2612 = v2610 && v2611;
-  if (v2612) {
-    const float v2613 = v1255.x[63];
-    const iron_bf16 v2614 = iron_f32_to_bf16(v2613);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2615 = v2606 * v1;
-    const unsigned int v2616 = v2615 + v2608;
-    out[v2616] = v2614;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const unsigned int v1910 = v1314 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const unsigned int v1911 = v1910 << 4u;
+  const unsigned int v1913 = v1315 << 6u;
+  const unsigned int v1914 = v25 + v1913;
+  const unsigned int v1915 = v1914 + v1911;
+  const unsigned int v1916 = static_cast<unsigned int>(v1322.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1917 = v1915 + v1916;
+  const unsigned int v1918 = static_cast<unsigned int>(v1322.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1919 = v29 + v1918;
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1921 = v1318 && v1920;
+  const bool v1922 = v1919 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v1322.x[0];
+    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1926 = v1917 * v1;
+    const unsigned int v1927 = v1926 + v1919;
+    out[v1927] = v1925;
+  }
+  const unsigned int v1928 = static_cast<unsigned int>(v1322.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1929 = v1915 + v1928;
+  const unsigned int v1930 = static_cast<unsigned int>(v1322.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1931 = v29 + v1930;
+  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1933 = v1318 && v1932;
+  const bool v1934 = v1931 < v1;
+  const bool v1935 = v1933 && v1934;
+  if (v1935) {
+    const float v1936 = v1322.x[1];
+    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1938 = v1929 * v1;
+    const unsigned int v1939 = v1938 + v1931;
+    out[v1939] = v1937;
+  }
+  const unsigned int v1940 = static_cast<unsigned int>(v1322.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1941 = v1915 + v1940;
+  const unsigned int v1942 = static_cast<unsigned int>(v1322.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1943 = v29 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1945 = v1318 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1322.x[2];
+    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1950 = v1941 * v1;
+    const unsigned int v1951 = v1950 + v1943;
+    out[v1951] = v1949;
+  }
+  const unsigned int v1952 = static_cast<unsigned int>(v1322.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1953 = v1915 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v1322.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1955 = v29 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1957 = v1318 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1322.x[3];
+    const iron_bf16 v1961 = iron_f32_to_bf16(v1960);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1962 = v1953 * v1;
+    const unsigned int v1963 = v1962 + v1955;
+    out[v1963] = v1961;
+  }
+  const unsigned int v1964 = static_cast<unsigned int>(v1322.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1965 = v1915 + v1964;
+  const unsigned int v1966 = static_cast<unsigned int>(v1322.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1967 = v29 + v1966;
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1969 = v1318 && v1968;
+  const bool v1970 = v1967 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v1322.x[4];
+    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1974 = v1965 * v1;
+    const unsigned int v1975 = v1974 + v1967;
+    out[v1975] = v1973;
+  }
+  const unsigned int v1976 = static_cast<unsigned int>(v1322.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1977 = v1915 + v1976;
+  const unsigned int v1978 = static_cast<unsigned int>(v1322.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1979 = v29 + v1978;
+  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1981 = v1318 && v1980;
+  const bool v1982 = v1979 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v1322.x[5];
+    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1986 = v1977 * v1;
+    const unsigned int v1987 = v1986 + v1979;
+    out[v1987] = v1985;
+  }
+  const unsigned int v1988 = static_cast<unsigned int>(v1322.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1989 = v1915 + v1988;
+  const unsigned int v1990 = static_cast<unsigned int>(v1322.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1991 = v29 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1993 = v1318 && v1992;
+  const bool v1994 = v1991 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v1322.x[6];
+    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1998 = v1989 * v1;
+    const unsigned int v1999 = v1998 + v1991;
+    out[v1999] = v1997;
+  }
+  const unsigned int v2000 = static_cast<unsigned int>(v1322.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2001 = v1915 + v2000;
+  const unsigned int v2002 = static_cast<unsigned int>(v1322.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2003 = v29 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2005 = v1318 && v2004;
+  const bool v2006 = v2003 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v1322.x[7];
+    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2010 = v2001 * v1;
+    const unsigned int v2011 = v2010 + v2003;
+    out[v2011] = v2009;
+  }
+  const unsigned int v2012 = static_cast<unsigned int>(v1322.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2013 = v1915 + v2012;
+  const unsigned int v2014 = static_cast<unsigned int>(v1322.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2015 = v29 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2017 = v1318 && v2016;
+  const bool v2018 = v2015 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v1322.x[8];
+    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2022 = v2013 * v1;
+    const unsigned int v2023 = v2022 + v2015;
+    out[v2023] = v2021;
+  }
+  const unsigned int v2024 = static_cast<unsigned int>(v1322.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2025 = v1915 + v2024;
+  const unsigned int v2026 = static_cast<unsigned int>(v1322.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2027 = v29 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2029 = v1318 && v2028;
+  const bool v2030 = v2027 < v1;
+  const bool v2031 = v2029 && v2030;
+  if (v2031) {
+    const float v2032 = v1322.x[9];
+    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2034 = v2025 * v1;
+    const unsigned int v2035 = v2034 + v2027;
+    out[v2035] = v2033;
+  }
+  const unsigned int v2036 = static_cast<unsigned int>(v1322.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2037 = v1915 + v2036;
+  const unsigned int v2038 = static_cast<unsigned int>(v1322.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2039 = v29 + v2038;
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2041 = v1318 && v2040;
+  const bool v2042 = v2039 < v1;
+  const bool v2043 = v2041 && v2042;
+  if (v2043) {
+    const float v2044 = v1322.x[10];
+    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2046 = v2037 * v1;
+    const unsigned int v2047 = v2046 + v2039;
+    out[v2047] = v2045;
+  }
+  const unsigned int v2048 = static_cast<unsigned int>(v1322.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2049 = v1915 + v2048;
+  const unsigned int v2050 = static_cast<unsigned int>(v1322.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2051 = v29 + v2050;
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2053 = v1318 && v2052;
+  const bool v2054 = v2051 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v1322.x[11];
+    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2058 = v2049 * v1;
+    const unsigned int v2059 = v2058 + v2051;
+    out[v2059] = v2057;
+  }
+  const unsigned int v2060 = static_cast<unsigned int>(v1322.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2061 = v1915 + v2060;
+  const unsigned int v2062 = static_cast<unsigned int>(v1322.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2063 = v29 + v2062;
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2065 = v1318 && v2064;
+  const bool v2066 = v2063 < v1;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v1322.x[12];
+    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2070 = v2061 * v1;
+    const unsigned int v2071 = v2070 + v2063;
+    out[v2071] = v2069;
+  }
+  const unsigned int v2072 = static_cast<unsigned int>(v1322.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2073 = v1915 + v2072;
+  const unsigned int v2074 = static_cast<unsigned int>(v1322.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2075 = v29 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2077 = v1318 && v2076;
+  const bool v2078 = v2075 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v1322.x[13];
+    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2082 = v2073 * v1;
+    const unsigned int v2083 = v2082 + v2075;
+    out[v2083] = v2081;
+  }
+  const unsigned int v2084 = static_cast<unsigned int>(v1322.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2085 = v1915 + v2084;
+  const unsigned int v2086 = static_cast<unsigned int>(v1322.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2087 = v29 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2089 = v1318 && v2088;
+  const bool v2090 = v2087 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v1322.x[14];
+    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2094 = v2085 * v1;
+    const unsigned int v2095 = v2094 + v2087;
+    out[v2095] = v2093;
+  }
+  const unsigned int v2096 = static_cast<unsigned int>(v1322.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2097 = v1915 + v2096;
+  const unsigned int v2098 = static_cast<unsigned int>(v1322.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2099 = v29 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2101 = v1318 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1322.x[15];
+    const iron_bf16 v2105 = iron_f32_to_bf16(v2104);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2106 = v2097 * v1;
+    const unsigned int v2107 = v2106 + v2099;
+    out[v2107] = v2105;
+  }
+  const unsigned int v2108 = static_cast<unsigned int>(v1322.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2109 = v1915 + v2108;
+  const unsigned int v2110 = static_cast<unsigned int>(v1322.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2111 = v29 + v2110;
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2113 = v1318 && v2112;
+  const bool v2114 = v2111 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v1322.x[16];
+    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2118 = v2109 * v1;
+    const unsigned int v2119 = v2118 + v2111;
+    out[v2119] = v2117;
+  }
+  const unsigned int v2120 = static_cast<unsigned int>(v1322.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2121 = v1915 + v2120;
+  const unsigned int v2122 = static_cast<unsigned int>(v1322.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2123 = v29 + v2122;
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2125 = v1318 && v2124;
+  const bool v2126 = v2123 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v1322.x[17];
+    const iron_bf16 v2129 = iron_f32_to_bf16(v2128);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2130 = v2121 * v1;
+    const unsigned int v2131 = v2130 + v2123;
+    out[v2131] = v2129;
+  }
+  const unsigned int v2132 = static_cast<unsigned int>(v1322.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2133 = v1915 + v2132;
+  const unsigned int v2134 = static_cast<unsigned int>(v1322.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2135 = v29 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2137 = v1318 && v2136;
+  const bool v2138 = v2135 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v1322.x[18];
+    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2142 = v2133 * v1;
+    const unsigned int v2143 = v2142 + v2135;
+    out[v2143] = v2141;
+  }
+  const unsigned int v2144 = static_cast<unsigned int>(v1322.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2145 = v1915 + v2144;
+  const unsigned int v2146 = static_cast<unsigned int>(v1322.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2147 = v29 + v2146;
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2149 = v1318 && v2148;
+  const bool v2150 = v2147 < v1;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v1322.x[19];
+    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2154 = v2145 * v1;
+    const unsigned int v2155 = v2154 + v2147;
+    out[v2155] = v2153;
+  }
+  const unsigned int v2156 = static_cast<unsigned int>(v1322.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2157 = v1915 + v2156;
+  const unsigned int v2158 = static_cast<unsigned int>(v1322.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2159 = v29 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2161 = v1318 && v2160;
+  const bool v2162 = v2159 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v1322.x[20];
+    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2166 = v2157 * v1;
+    const unsigned int v2167 = v2166 + v2159;
+    out[v2167] = v2165;
+  }
+  const unsigned int v2168 = static_cast<unsigned int>(v1322.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2169 = v1915 + v2168;
+  const unsigned int v2170 = static_cast<unsigned int>(v1322.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2171 = v29 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2173 = v1318 && v2172;
+  const bool v2174 = v2171 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v1322.x[21];
+    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2178 = v2169 * v1;
+    const unsigned int v2179 = v2178 + v2171;
+    out[v2179] = v2177;
+  }
+  const unsigned int v2180 = static_cast<unsigned int>(v1322.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2181 = v1915 + v2180;
+  const unsigned int v2182 = static_cast<unsigned int>(v1322.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2183 = v29 + v2182;
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2185 = v1318 && v2184;
+  const bool v2186 = v2183 < v1;
+  const bool v2187 = v2185 && v2186;
+  if (v2187) {
+    const float v2188 = v1322.x[22];
+    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2190 = v2181 * v1;
+    const unsigned int v2191 = v2190 + v2183;
+    out[v2191] = v2189;
+  }
+  const unsigned int v2192 = static_cast<unsigned int>(v1322.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2193 = v1915 + v2192;
+  const unsigned int v2194 = static_cast<unsigned int>(v1322.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2195 = v29 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2197 = v1318 && v2196;
+  const bool v2198 = v2195 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v1322.x[23];
+    const iron_bf16 v2201 = iron_f32_to_bf16(v2200);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2202 = v2193 * v1;
+    const unsigned int v2203 = v2202 + v2195;
+    out[v2203] = v2201;
+  }
+  const unsigned int v2204 = static_cast<unsigned int>(v1322.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2205 = v1915 + v2204;
+  const unsigned int v2206 = static_cast<unsigned int>(v1322.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2207 = v29 + v2206;
+  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2209 = v1318 && v2208;
+  const bool v2210 = v2207 < v1;
+  const bool v2211 = v2209 && v2210;
+  if (v2211) {
+    const float v2212 = v1322.x[24];
+    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2214 = v2205 * v1;
+    const unsigned int v2215 = v2214 + v2207;
+    out[v2215] = v2213;
+  }
+  const unsigned int v2216 = static_cast<unsigned int>(v1322.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2217 = v1915 + v2216;
+  const unsigned int v2218 = static_cast<unsigned int>(v1322.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2219 = v29 + v2218;
+  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2221 = v1318 && v2220;
+  const bool v2222 = v2219 < v1;
+  const bool v2223 = v2221 && v2222;
+  if (v2223) {
+    const float v2224 = v1322.x[25];
+    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2226 = v2217 * v1;
+    const unsigned int v2227 = v2226 + v2219;
+    out[v2227] = v2225;
+  }
+  const unsigned int v2228 = static_cast<unsigned int>(v1322.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2229 = v1915 + v2228;
+  const unsigned int v2230 = static_cast<unsigned int>(v1322.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2231 = v29 + v2230;
+  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2233 = v1318 && v2232;
+  const bool v2234 = v2231 < v1;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v1322.x[26];
+    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2238 = v2229 * v1;
+    const unsigned int v2239 = v2238 + v2231;
+    out[v2239] = v2237;
+  }
+  const unsigned int v2240 = static_cast<unsigned int>(v1322.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2241 = v1915 + v2240;
+  const unsigned int v2242 = static_cast<unsigned int>(v1322.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2243 = v29 + v2242;
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2245 = v1318 && v2244;
+  const bool v2246 = v2243 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v1322.x[27];
+    const iron_bf16 v2249 = iron_f32_to_bf16(v2248);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2250 = v2241 * v1;
+    const unsigned int v2251 = v2250 + v2243;
+    out[v2251] = v2249;
+  }
+  const unsigned int v2252 = static_cast<unsigned int>(v1322.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2253 = v1915 + v2252;
+  const unsigned int v2254 = static_cast<unsigned int>(v1322.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2255 = v29 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2257 = v1318 && v2256;
+  const bool v2258 = v2255 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v1322.x[28];
+    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2262 = v2253 * v1;
+    const unsigned int v2263 = v2262 + v2255;
+    out[v2263] = v2261;
+  }
+  const unsigned int v2264 = static_cast<unsigned int>(v1322.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2265 = v1915 + v2264;
+  const unsigned int v2266 = static_cast<unsigned int>(v1322.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2267 = v29 + v2266;
+  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2269 = v1318 && v2268;
+  const bool v2270 = v2267 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v1322.x[29];
+    const iron_bf16 v2273 = iron_f32_to_bf16(v2272);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2274 = v2265 * v1;
+    const unsigned int v2275 = v2274 + v2267;
+    out[v2275] = v2273;
+  }
+  const unsigned int v2276 = static_cast<unsigned int>(v1322.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2277 = v1915 + v2276;
+  const unsigned int v2278 = static_cast<unsigned int>(v1322.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2279 = v29 + v2278;
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2281 = v1318 && v2280;
+  const bool v2282 = v2279 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v1322.x[30];
+    const iron_bf16 v2285 = iron_f32_to_bf16(v2284);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2286 = v2277 * v1;
+    const unsigned int v2287 = v2286 + v2279;
+    out[v2287] = v2285;
+  }
+  const unsigned int v2288 = static_cast<unsigned int>(v1322.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2289 = v1915 + v2288;
+  const unsigned int v2290 = static_cast<unsigned int>(v1322.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2291 = v29 + v2290;
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2293 = v1318 && v2292;
+  const bool v2294 = v2291 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v1322.x[31];
+    const iron_bf16 v2297 = iron_f32_to_bf16(v2296);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2298 = v2289 * v1;
+    const unsigned int v2299 = v2298 + v2291;
+    out[v2299] = v2297;
+  }
+  const unsigned int v2300 = static_cast<unsigned int>(v1322.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2301 = v1915 + v2300;
+  const unsigned int v2302 = static_cast<unsigned int>(v1322.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2303 = v29 + v2302;
+  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2305 = v1318 && v2304;
+  const bool v2306 = v2303 < v1;
+  const bool v2307 = v2305 && v2306;
+  if (v2307) {
+    const float v2308 = v1322.x[32];
+    const iron_bf16 v2309 = iron_f32_to_bf16(v2308);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2310 = v2301 * v1;
+    const unsigned int v2311 = v2310 + v2303;
+    out[v2311] = v2309;
+  }
+  const unsigned int v2312 = static_cast<unsigned int>(v1322.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2313 = v1915 + v2312;
+  const unsigned int v2314 = static_cast<unsigned int>(v1322.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2315 = v29 + v2314;
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2317 = v1318 && v2316;
+  const bool v2318 = v2315 < v1;
+  const bool v2319 = v2317 && v2318;
+  if (v2319) {
+    const float v2320 = v1322.x[33];
+    const iron_bf16 v2321 = iron_f32_to_bf16(v2320);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2322 = v2313 * v1;
+    const unsigned int v2323 = v2322 + v2315;
+    out[v2323] = v2321;
+  }
+  const unsigned int v2324 = static_cast<unsigned int>(v1322.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2325 = v1915 + v2324;
+  const unsigned int v2326 = static_cast<unsigned int>(v1322.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2327 = v29 + v2326;
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2329 = v1318 && v2328;
+  const bool v2330 = v2327 < v1;
+  const bool v2331 = v2329 && v2330;
+  if (v2331) {
+    const float v2332 = v1322.x[34];
+    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2334 = v2325 * v1;
+    const unsigned int v2335 = v2334 + v2327;
+    out[v2335] = v2333;
+  }
+  const unsigned int v2336 = static_cast<unsigned int>(v1322.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2337 = v1915 + v2336;
+  const unsigned int v2338 = static_cast<unsigned int>(v1322.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2339 = v29 + v2338;
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2341 = v1318 && v2340;
+  const bool v2342 = v2339 < v1;
+  const bool v2343 = v2341 && v2342;
+  if (v2343) {
+    const float v2344 = v1322.x[35];
+    const iron_bf16 v2345 = iron_f32_to_bf16(v2344);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2346 = v2337 * v1;
+    const unsigned int v2347 = v2346 + v2339;
+    out[v2347] = v2345;
+  }
+  const unsigned int v2348 = static_cast<unsigned int>(v1322.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2349 = v1915 + v2348;
+  const unsigned int v2350 = static_cast<unsigned int>(v1322.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2351 = v29 + v2350;
+  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2353 = v1318 && v2352;
+  const bool v2354 = v2351 < v1;
+  const bool v2355 = v2353 && v2354;
+  if (v2355) {
+    const float v2356 = v1322.x[36];
+    const iron_bf16 v2357 = iron_f32_to_bf16(v2356);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2358 = v2349 * v1;
+    const unsigned int v2359 = v2358 + v2351;
+    out[v2359] = v2357;
+  }
+  const unsigned int v2360 = static_cast<unsigned int>(v1322.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2361 = v1915 + v2360;
+  const unsigned int v2362 = static_cast<unsigned int>(v1322.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2363 = v29 + v2362;
+  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2365 = v1318 && v2364;
+  const bool v2366 = v2363 < v1;
+  const bool v2367 = v2365 && v2366;
+  if (v2367) {
+    const float v2368 = v1322.x[37];
+    const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2370 = v2361 * v1;
+    const unsigned int v2371 = v2370 + v2363;
+    out[v2371] = v2369;
+  }
+  const unsigned int v2372 = static_cast<unsigned int>(v1322.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2373 = v1915 + v2372;
+  const unsigned int v2374 = static_cast<unsigned int>(v1322.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2375 = v29 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2377 = v1318 && v2376;
+  const bool v2378 = v2375 < v1;
+  const bool v2379 = v2377 && v2378;
+  if (v2379) {
+    const float v2380 = v1322.x[38];
+    const iron_bf16 v2381 = iron_f32_to_bf16(v2380);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2382 = v2373 * v1;
+    const unsigned int v2383 = v2382 + v2375;
+    out[v2383] = v2381;
+  }
+  const unsigned int v2384 = static_cast<unsigned int>(v1322.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2385 = v1915 + v2384;
+  const unsigned int v2386 = static_cast<unsigned int>(v1322.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2387 = v29 + v2386;
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2389 = v1318 && v2388;
+  const bool v2390 = v2387 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v1322.x[39];
+    const iron_bf16 v2393 = iron_f32_to_bf16(v2392);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2394 = v2385 * v1;
+    const unsigned int v2395 = v2394 + v2387;
+    out[v2395] = v2393;
+  }
+  const unsigned int v2396 = static_cast<unsigned int>(v1322.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2397 = v1915 + v2396;
+  const unsigned int v2398 = static_cast<unsigned int>(v1322.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2399 = v29 + v2398;
+  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2401 = v1318 && v2400;
+  const bool v2402 = v2399 < v1;
+  const bool v2403 = v2401 && v2402;
+  if (v2403) {
+    const float v2404 = v1322.x[40];
+    const iron_bf16 v2405 = iron_f32_to_bf16(v2404);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2406 = v2397 * v1;
+    const unsigned int v2407 = v2406 + v2399;
+    out[v2407] = v2405;
+  }
+  const unsigned int v2408 = static_cast<unsigned int>(v1322.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2409 = v1915 + v2408;
+  const unsigned int v2410 = static_cast<unsigned int>(v1322.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2411 = v29 + v2410;
+  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2413 = v1318 && v2412;
+  const bool v2414 = v2411 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v1322.x[41];
+    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2418 = v2409 * v1;
+    const unsigned int v2419 = v2418 + v2411;
+    out[v2419] = v2417;
+  }
+  const unsigned int v2420 = static_cast<unsigned int>(v1322.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2421 = v1915 + v2420;
+  const unsigned int v2422 = static_cast<unsigned int>(v1322.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2423 = v29 + v2422;
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2425 = v1318 && v2424;
+  const bool v2426 = v2423 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v1322.x[42];
+    const iron_bf16 v2429 = iron_f32_to_bf16(v2428);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2430 = v2421 * v1;
+    const unsigned int v2431 = v2430 + v2423;
+    out[v2431] = v2429;
+  }
+  const unsigned int v2432 = static_cast<unsigned int>(v1322.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2433 = v1915 + v2432;
+  const unsigned int v2434 = static_cast<unsigned int>(v1322.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2435 = v29 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2437 = v1318 && v2436;
+  const bool v2438 = v2435 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v1322.x[43];
+    const iron_bf16 v2441 = iron_f32_to_bf16(v2440);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2442 = v2433 * v1;
+    const unsigned int v2443 = v2442 + v2435;
+    out[v2443] = v2441;
+  }
+  const unsigned int v2444 = static_cast<unsigned int>(v1322.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2445 = v1915 + v2444;
+  const unsigned int v2446 = static_cast<unsigned int>(v1322.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2447 = v29 + v2446;
+  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2449 = v1318 && v2448;
+  const bool v2450 = v2447 < v1;
+  const bool v2451 = v2449 && v2450;
+  if (v2451) {
+    const float v2452 = v1322.x[44];
+    const iron_bf16 v2453 = iron_f32_to_bf16(v2452);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2454 = v2445 * v1;
+    const unsigned int v2455 = v2454 + v2447;
+    out[v2455] = v2453;
+  }
+  const unsigned int v2456 = static_cast<unsigned int>(v1322.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2457 = v1915 + v2456;
+  const unsigned int v2458 = static_cast<unsigned int>(v1322.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2459 = v29 + v2458;
+  const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2461 = v1318 && v2460;
+  const bool v2462 = v2459 < v1;
+  const bool v2463 = v2461 && v2462;
+  if (v2463) {
+    const float v2464 = v1322.x[45];
+    const iron_bf16 v2465 = iron_f32_to_bf16(v2464);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2466 = v2457 * v1;
+    const unsigned int v2467 = v2466 + v2459;
+    out[v2467] = v2465;
+  }
+  const unsigned int v2468 = static_cast<unsigned int>(v1322.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2469 = v1915 + v2468;
+  const unsigned int v2470 = static_cast<unsigned int>(v1322.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2471 = v29 + v2470;
+  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2473 = v1318 && v2472;
+  const bool v2474 = v2471 < v1;
+  const bool v2475 = v2473 && v2474;
+  if (v2475) {
+    const float v2476 = v1322.x[46];
+    const iron_bf16 v2477 = iron_f32_to_bf16(v2476);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2478 = v2469 * v1;
+    const unsigned int v2479 = v2478 + v2471;
+    out[v2479] = v2477;
+  }
+  const unsigned int v2480 = static_cast<unsigned int>(v1322.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2481 = v1915 + v2480;
+  const unsigned int v2482 = static_cast<unsigned int>(v1322.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2483 = v29 + v2482;
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2485 = v1318 && v2484;
+  const bool v2486 = v2483 < v1;
+  const bool v2487 = v2485 && v2486;
+  if (v2487) {
+    const float v2488 = v1322.x[47];
+    const iron_bf16 v2489 = iron_f32_to_bf16(v2488);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2490 = v2481 * v1;
+    const unsigned int v2491 = v2490 + v2483;
+    out[v2491] = v2489;
+  }
+  const unsigned int v2492 = static_cast<unsigned int>(v1322.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2493 = v1915 + v2492;
+  const unsigned int v2494 = static_cast<unsigned int>(v1322.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2495 = v29 + v2494;
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2497 = v1318 && v2496;
+  const bool v2498 = v2495 < v1;
+  const bool v2499 = v2497 && v2498;
+  if (v2499) {
+    const float v2500 = v1322.x[48];
+    const iron_bf16 v2501 = iron_f32_to_bf16(v2500);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2502 = v2493 * v1;
+    const unsigned int v2503 = v2502 + v2495;
+    out[v2503] = v2501;
+  }
+  const unsigned int v2504 = static_cast<unsigned int>(v1322.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2505 = v1915 + v2504;
+  const unsigned int v2506 = static_cast<unsigned int>(v1322.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2507 = v29 + v2506;
+  const bool v2508 = v2505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2509 = v1318 && v2508;
+  const bool v2510 = v2507 < v1;
+  const bool v2511 = v2509 && v2510;
+  if (v2511) {
+    const float v2512 = v1322.x[49];
+    const iron_bf16 v2513 = iron_f32_to_bf16(v2512);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2514 = v2505 * v1;
+    const unsigned int v2515 = v2514 + v2507;
+    out[v2515] = v2513;
+  }
+  const unsigned int v2516 = static_cast<unsigned int>(v1322.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2517 = v1915 + v2516;
+  const unsigned int v2518 = static_cast<unsigned int>(v1322.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2519 = v29 + v2518;
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2521 = v1318 && v2520;
+  const bool v2522 = v2519 < v1;
+  const bool v2523 = v2521 && v2522;
+  if (v2523) {
+    const float v2524 = v1322.x[50];
+    const iron_bf16 v2525 = iron_f32_to_bf16(v2524);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2526 = v2517 * v1;
+    const unsigned int v2527 = v2526 + v2519;
+    out[v2527] = v2525;
+  }
+  const unsigned int v2528 = static_cast<unsigned int>(v1322.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2529 = v1915 + v2528;
+  const unsigned int v2530 = static_cast<unsigned int>(v1322.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2531 = v29 + v2530;
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2533 = v1318 && v2532;
+  const bool v2534 = v2531 < v1;
+  const bool v2535 = v2533 && v2534;
+  if (v2535) {
+    const float v2536 = v1322.x[51];
+    const iron_bf16 v2537 = iron_f32_to_bf16(v2536);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2538 = v2529 * v1;
+    const unsigned int v2539 = v2538 + v2531;
+    out[v2539] = v2537;
+  }
+  const unsigned int v2540 = static_cast<unsigned int>(v1322.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2541 = v1915 + v2540;
+  const unsigned int v2542 = static_cast<unsigned int>(v1322.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2543 = v29 + v2542;
+  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2545 = v1318 && v2544;
+  const bool v2546 = v2543 < v1;
+  const bool v2547 = v2545 && v2546;
+  if (v2547) {
+    const float v2548 = v1322.x[52];
+    const iron_bf16 v2549 = iron_f32_to_bf16(v2548);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2550 = v2541 * v1;
+    const unsigned int v2551 = v2550 + v2543;
+    out[v2551] = v2549;
+  }
+  const unsigned int v2552 = static_cast<unsigned int>(v1322.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2553 = v1915 + v2552;
+  const unsigned int v2554 = static_cast<unsigned int>(v1322.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2555 = v29 + v2554;
+  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2557 = v1318 && v2556;
+  const bool v2558 = v2555 < v1;
+  const bool v2559 = v2557 && v2558;
+  if (v2559) {
+    const float v2560 = v1322.x[53];
+    const iron_bf16 v2561 = iron_f32_to_bf16(v2560);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2562 = v2553 * v1;
+    const unsigned int v2563 = v2562 + v2555;
+    out[v2563] = v2561;
+  }
+  const unsigned int v2564 = static_cast<unsigned int>(v1322.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2565 = v1915 + v2564;
+  const unsigned int v2566 = static_cast<unsigned int>(v1322.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2567 = v29 + v2566;
+  const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2569 = v1318 && v2568;
+  const bool v2570 = v2567 < v1;
+  const bool v2571 = v2569 && v2570;
+  if (v2571) {
+    const float v2572 = v1322.x[54];
+    const iron_bf16 v2573 = iron_f32_to_bf16(v2572);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2574 = v2565 * v1;
+    const unsigned int v2575 = v2574 + v2567;
+    out[v2575] = v2573;
+  }
+  const unsigned int v2576 = static_cast<unsigned int>(v1322.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2577 = v1915 + v2576;
+  const unsigned int v2578 = static_cast<unsigned int>(v1322.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2579 = v29 + v2578;
+  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2581 = v1318 && v2580;
+  const bool v2582 = v2579 < v1;
+  const bool v2583 = v2581 && v2582;
+  if (v2583) {
+    const float v2584 = v1322.x[55];
+    const iron_bf16 v2585 = iron_f32_to_bf16(v2584);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2586 = v2577 * v1;
+    const unsigned int v2587 = v2586 + v2579;
+    out[v2587] = v2585;
+  }
+  const unsigned int v2588 = static_cast<unsigned int>(v1322.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2589 = v1915 + v2588;
+  const unsigned int v2590 = static_cast<unsigned int>(v1322.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2591 = v29 + v2590;
+  const bool v2592 = v2589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2593 = v1318 && v2592;
+  const bool v2594 = v2591 < v1;
+  const bool v2595 = v2593 && v2594;
+  if (v2595) {
+    const float v2596 = v1322.x[56];
+    const iron_bf16 v2597 = iron_f32_to_bf16(v2596);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2598 = v2589 * v1;
+    const unsigned int v2599 = v2598 + v2591;
+    out[v2599] = v2597;
+  }
+  const unsigned int v2600 = static_cast<unsigned int>(v1322.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2601 = v1915 + v2600;
+  const unsigned int v2602 = static_cast<unsigned int>(v1322.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2603 = v29 + v2602;
+  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2605 = v1318 && v2604;
+  const bool v2606 = v2603 < v1;
+  const bool v2607 = v2605 && v2606;
+  if (v2607) {
+    const float v2608 = v1322.x[57];
+    const iron_bf16 v2609 = iron_f32_to_bf16(v2608);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2610 = v2601 * v1;
+    const unsigned int v2611 = v2610 + v2603;
+    out[v2611] = v2609;
+  }
+  const unsigned int v2612 = static_cast<unsigned int>(v1322.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2613 = v1915 + v2612;
+  const unsigned int v2614 = static_cast<unsigned int>(v1322.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2615 = v29 + v2614;
+  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2617 = v1318 && v2616;
+  const bool v2618 = v2615 < v1;
+  const bool v2619 = v2617 && v2618;
+  if (v2619) {
+    const float v2620 = v1322.x[58];
+    const iron_bf16 v2621 = iron_f32_to_bf16(v2620);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2622 = v2613 * v1;
+    const unsigned int v2623 = v2622 + v2615;
+    out[v2623] = v2621;
+  }
+  const unsigned int v2624 = static_cast<unsigned int>(v1322.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2625 = v1915 + v2624;
+  const unsigned int v2626 = static_cast<unsigned int>(v1322.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2627 = v29 + v2626;
+  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2629 = v1318 && v2628;
+  const bool v2630 = v2627 < v1;
+  const bool v2631 = v2629 && v2630;
+  if (v2631) {
+    const float v2632 = v1322.x[59];
+    const iron_bf16 v2633 = iron_f32_to_bf16(v2632);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2634 = v2625 * v1;
+    const unsigned int v2635 = v2634 + v2627;
+    out[v2635] = v2633;
+  }
+  const unsigned int v2636 = static_cast<unsigned int>(v1322.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2637 = v1915 + v2636;
+  const unsigned int v2638 = static_cast<unsigned int>(v1322.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2639 = v29 + v2638;
+  const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2641 = v1318 && v2640;
+  const bool v2642 = v2639 < v1;
+  const bool v2643 = v2641 && v2642;
+  if (v2643) {
+    const float v2644 = v1322.x[60];
+    const iron_bf16 v2645 = iron_f32_to_bf16(v2644);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2646 = v2637 * v1;
+    const unsigned int v2647 = v2646 + v2639;
+    out[v2647] = v2645;
+  }
+  const unsigned int v2648 = static_cast<unsigned int>(v1322.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2649 = v1915 + v2648;
+  const unsigned int v2650 = static_cast<unsigned int>(v1322.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2651 = v29 + v2650;
+  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2653 = v1318 && v2652;
+  const bool v2654 = v2651 < v1;
+  const bool v2655 = v2653 && v2654;
+  if (v2655) {
+    const float v2656 = v1322.x[61];
+    const iron_bf16 v2657 = iron_f32_to_bf16(v2656);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2658 = v2649 * v1;
+    const unsigned int v2659 = v2658 + v2651;
+    out[v2659] = v2657;
+  }
+  const unsigned int v2660 = static_cast<unsigned int>(v1322.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2661 = v1915 + v2660;
+  const unsigned int v2662 = static_cast<unsigned int>(v1322.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2663 = v29 + v2662;
+  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2665 = v1318 && v2664;
+  const bool v2666 = v2663 < v1;
+  const bool v2667 = v2665 && v2666;
+  if (v2667) {
+    const float v2668 = v1322.x[62];
+    const iron_bf16 v2669 = iron_f32_to_bf16(v2668);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2670 = v2661 * v1;
+    const unsigned int v2671 = v2670 + v2663;
+    out[v2671] = v2669;
+  }
+  const unsigned int v2672 = static_cast<unsigned int>(v1322.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2673 = v1915 + v2672;
+  const unsigned int v2674 = static_cast<unsigned int>(v1322.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2675 = v29 + v2674;
+  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2677 = v1318 && v2676;
+  const bool v2678 = v2675 < v1;
+  const bool v2679 = v2677 && v2678;
+  if (v2679) {
+    const float v2680 = v1322.x[63];
+    const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2682 = v2673 * v1;
+    const unsigned int v2683 = v2682 + v2675;
+    out[v2683] = v2681;
   }
 }

@@ -353,2246 +353,2246 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v216 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const unsigned int v217 = v216 >> 2u;
-  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 2, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v224, 0.0f);
-  const unsigned int v228 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const unsigned int v229 = threadIdx.x;
+  const unsigned int v290 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const unsigned int v291 = v290 >> 2u;
+  const bool v294 = v290 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 2, 16, 128> v298;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v298, 0.0f);
+  const unsigned int v302 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v303 = threadIdx.x;
 
-  for (unsigned int v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (unsigned int v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v236 = v26 + v233;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v237 = v236 < v0;
-      const unsigned int v238 = v227 + v235;
-      const bool v239 = v238 < v2;
-      const bool v240 = v237 && v239;
-      if (v240) {
-        const unsigned int v242 = v236 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v244 = v242 + v227;
-        const unsigned int v245 = v244 + v235;
-        const iron_f8e4m3 v246 = a[v245];
-        const iron_f16 v247 = iron_f32_to_f16(iron_to_f32(v246));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v249 = v233 << 6u;
-        const unsigned int v250 = v249 + v235;
-        shm3[(v250 ^ (((v250 >> 6u) & 7u) << 3u))] = v247;
+  for (unsigned int v301 = 0u; v301 < v2; v301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (unsigned int v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v311 = v310 < v0;
+      const unsigned int v312 = v301 + v309;
+      const bool v313 = v312 < v2;
+      const bool v314 = v311 && v313;
+      if (v314) {
+        const unsigned int v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v318 = v316 + v301;
+        const unsigned int v319 = v318 + v309;
+        const iron_f8e4m3 v320 = a[v319];
+        const iron_f16 v321 = iron_f32_to_f16(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v323 = v307 << 6u;
+        const unsigned int v324 = v323 + v309;
+        shm3[(v324 ^ (((v324 >> 6u) & 7u) << 3u))] = v321;
       } else {
-        const unsigned int v252 = v233 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v253 = v252 + v235;
-        shm3[(v253 ^ (((v253 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v327 = v326 + v309;
+        shm3[(v327 ^ (((v327 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v258 = v229; v258 < 8192u; v258 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v260 = v258 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v262 = v258 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v263 = v30 + v260;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v264 = v263 < v1;
-      const unsigned int v265 = v227 + v262;
-      const bool v266 = v265 < v2;
-      const bool v267 = v264 && v266;
-      if (v267) {
-        const unsigned int v269 = v263 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v271 = v269 + v227;
-        const unsigned int v272 = v271 + v262;
-        const iron_f8e4m3 v273 = b[v272];
-        const iron_f16 v274 = iron_f32_to_f16(iron_to_f32(v273));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v276 = v260 << 6u;
-        const unsigned int v277 = v276 + v262;
-        shm4[(v277 ^ (((v277 >> 6u) & 7u) << 3u))] = v274;
+    for (unsigned int v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v338 = v337 < v1;
+      const unsigned int v339 = v301 + v336;
+      const bool v340 = v339 < v2;
+      const bool v341 = v338 && v340;
+      if (v341) {
+        const unsigned int v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v345 = v343 + v301;
+        const unsigned int v346 = v345 + v336;
+        const iron_f8e4m3 v347 = b[v346];
+        const iron_f16 v348 = iron_f32_to_f16(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v350 = v334 << 6u;
+        const unsigned int v351 = v350 + v336;
+        shm4[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = v348;
       } else {
-        const unsigned int v279 = v260 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v280 = v279 + v262;
-        shm4[(v280 ^ (((v280 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v354 = v353 + v336;
+        shm4[(v354 ^ (((v354 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const unsigned int v289 = v288 << 6u;
-      const unsigned int v2053 = v216 & 3u;
-      const unsigned int v2055 = v2053 << 4u;
-      const unsigned int v2057 = v2055 << 6u;
-      const unsigned int v2059 = v289 + v2057;
-      iron_frag<iron_f16, 0, 16, 16> v2066;
-      iron_frag_fill(v2066, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2066, shm3, v2059, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2068;
-      iron_frag_fill(v2068, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2068, shm4, 0u, 64u);
-      iron_frag_mma_sync(v224, v2066, v2068);
-      const unsigned int v2070 = v2059 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2075;
-      iron_frag_fill(v2075, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2075, shm3, v2070, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2077;
-      iron_frag_fill(v2077, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2077, shm4, 16u, 64u);
-      iron_frag_mma_sync(v224, v2075, v2077);
-      const unsigned int v2079 = v2059 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2084;
-      iron_frag_fill(v2084, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2084, shm3, v2079, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2086;
-      iron_frag_fill(v2086, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2086, shm4, 32u, 64u);
-      iron_frag_mma_sync(v224, v2084, v2086);
-      const unsigned int v2088 = v2059 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2093;
-      iron_frag_fill(v2093, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2093, shm3, v2088, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2095;
-      iron_frag_fill(v2095, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2095, shm4, 48u, 64u);
-      iron_frag_mma_sync(v224, v2093, v2095);
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const unsigned int v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const unsigned int v295 = v294 << 4u;
-  const unsigned int v297 = v217 << 6u;
-  const unsigned int v298 = v26 + v297;
-  const unsigned int v299 = v298 + v295;
-  const unsigned int v300 = static_cast<unsigned int>(v224.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v301 = v299 + v300;
-  const unsigned int v302 = static_cast<unsigned int>(v224.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v303 = v30 + v302;
-  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v305 = v220 && v304;
-  const bool v306 = v303 < v1;
-  const bool v307 = v305 && v306;
-  if (v307) {
-    const float v308 = v224.x[0];
-    const float v309 = v308 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v310 = iron_f32_to_bf16(v309);
-    const unsigned int v311 = v301 * v1;
-    const unsigned int v312 = v311 + v303;
-    out[v312] = v310;
-  }
-  const unsigned int v313 = static_cast<unsigned int>(v224.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v314 = v299 + v313;
-  const unsigned int v315 = static_cast<unsigned int>(v224.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v316 = v30 + v315;
-  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v318 = v220 && v317;
-  const bool v319 = v316 < v1;
-  const bool v320 = v318 && v319;
-  if (v320) {
-    const float v321 = v224.x[1];
-    const float v322 = v321 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v323 = iron_f32_to_bf16(v322);
-    const unsigned int v324 = v314 * v1;
-    const unsigned int v325 = v324 + v316;
-    out[v325] = v323;
-  }
-  const unsigned int v326 = static_cast<unsigned int>(v224.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v327 = v299 + v326;
-  const unsigned int v328 = static_cast<unsigned int>(v224.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v329 = v30 + v328;
-  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v331 = v220 && v330;
-  const bool v332 = v329 < v1;
-  const bool v333 = v331 && v332;
-  if (v333) {
-    const float v334 = v224.x[2];
-    const float v335 = v334 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v336 = iron_f32_to_bf16(v335);
-    const unsigned int v337 = v327 * v1;
-    const unsigned int v338 = v337 + v329;
-    out[v338] = v336;
-  }
-  const unsigned int v339 = static_cast<unsigned int>(v224.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v340 = v299 + v339;
-  const unsigned int v341 = static_cast<unsigned int>(v224.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v342 = v30 + v341;
-  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v344 = v220 && v343;
-  const bool v345 = v342 < v1;
-  const bool v346 = v344 && v345;
-  if (v346) {
-    const float v347 = v224.x[3];
-    const float v348 = v347 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v349 = iron_f32_to_bf16(v348);
-    const unsigned int v350 = v340 * v1;
-    const unsigned int v351 = v350 + v342;
-    out[v351] = v349;
-  }
-  const unsigned int v352 = static_cast<unsigned int>(v224.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v353 = v299 + v352;
-  const unsigned int v354 = static_cast<unsigned int>(v224.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v355 = v30 + v354;
-  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v357 = v220 && v356;
-  const bool v358 = v355 < v1;
-  const bool v359 = v357 && v358;
-  if (v359) {
-    const float v360 = v224.x[4];
-    const float v361 = v360 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v362 = iron_f32_to_bf16(v361);
-    const unsigned int v363 = v353 * v1;
-    const unsigned int v364 = v363 + v355;
-    out[v364] = v362;
-  }
-  const unsigned int v365 = static_cast<unsigned int>(v224.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v366 = v299 + v365;
-  const unsigned int v367 = static_cast<unsigned int>(v224.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v368 = v30 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v370 = v220 && v369;
-  const bool v371 = v368 < v1;
-  const bool v372 = v370 && v371;
-  if (v372) {
-    const float v373 = v224.x[5];
-    const float v374 = v373 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v375 = iron_f32_to_bf16(v374);
-    const unsigned int v376 = v366 * v1;
-    const unsigned int v377 = v376 + v368;
-    out[v377] = v375;
-  }
-  const unsigned int v378 = static_cast<unsigned int>(v224.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v379 = v299 + v378;
-  const unsigned int v380 = static_cast<unsigned int>(v224.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v381 = v30 + v380;
-  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v383 = v220 && v382;
-  const bool v384 = v381 < v1;
-  const bool v385 = v383 && v384;
-  if (v385) {
-    const float v386 = v224.x[6];
-    const float v387 = v386 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v388 = iron_f32_to_bf16(v387);
-    const unsigned int v389 = v379 * v1;
-    const unsigned int v390 = v389 + v381;
-    out[v390] = v388;
-  }
-  const unsigned int v391 = static_cast<unsigned int>(v224.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v392 = v299 + v391;
-  const unsigned int v393 = static_cast<unsigned int>(v224.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v394 = v30 + v393;
-  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v396 = v220 && v395;
-  const bool v397 = v394 < v1;
-  const bool v398 = v396 && v397;
-  if (v398) {
-    const float v399 = v224.x[7];
-    const float v400 = v399 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v401 = iron_f32_to_bf16(v400);
-    const unsigned int v402 = v392 * v1;
-    const unsigned int v403 = v402 + v394;
-    out[v403] = v401;
-  }
-  const unsigned int v404 = static_cast<unsigned int>(v224.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v405 = v299 + v404;
-  const unsigned int v406 = static_cast<unsigned int>(v224.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v407 = v30 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v409 = v220 && v408;
-  const bool v410 = v407 < v1;
-  const bool v411 = v409 && v410;
-  if (v411) {
-    const float v412 = v224.x[8];
-    const float v413 = v412 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v414 = iron_f32_to_bf16(v413);
-    const unsigned int v415 = v405 * v1;
-    const unsigned int v416 = v415 + v407;
-    out[v416] = v414;
-  }
-  const unsigned int v417 = static_cast<unsigned int>(v224.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v418 = v299 + v417;
-  const unsigned int v419 = static_cast<unsigned int>(v224.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v420 = v30 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v422 = v220 && v421;
-  const bool v423 = v420 < v1;
-  const bool v424 = v422 && v423;
-  if (v424) {
-    const float v425 = v224.x[9];
-    const float v426 = v425 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v427 = iron_f32_to_bf16(v426);
-    const unsigned int v428 = v418 * v1;
-    const unsigned int v429 = v428 + v420;
-    out[v429] = v427;
-  }
-  const unsigned int v430 = static_cast<unsigned int>(v224.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v431 = v299 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v224.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v433 = v30 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v435 = v220 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v224.x[10];
-    const float v439 = v438 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v440 = iron_f32_to_bf16(v439);
-    const unsigned int v441 = v431 * v1;
-    const unsigned int v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const unsigned int v443 = static_cast<unsigned int>(v224.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v444 = v299 + v443;
-  const unsigned int v445 = static_cast<unsigned int>(v224.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v446 = v30 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v448 = v220 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v224.x[11];
-    const float v452 = v451 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v453 = iron_f32_to_bf16(v452);
-    const unsigned int v454 = v444 * v1;
-    const unsigned int v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const unsigned int v456 = static_cast<unsigned int>(v224.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v457 = v299 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v224.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v459 = v30 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v461 = v220 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v224.x[12];
-    const float v465 = v464 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v466 = iron_f32_to_bf16(v465);
-    const unsigned int v467 = v457 * v1;
-    const unsigned int v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const unsigned int v469 = static_cast<unsigned int>(v224.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v470 = v299 + v469;
-  const unsigned int v471 = static_cast<unsigned int>(v224.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v472 = v30 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v474 = v220 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v224.x[13];
-    const float v478 = v477 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v479 = iron_f32_to_bf16(v478);
-    const unsigned int v480 = v470 * v1;
-    const unsigned int v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const unsigned int v482 = static_cast<unsigned int>(v224.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v483 = v299 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v224.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v485 = v30 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v487 = v220 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v224.x[14];
-    const float v491 = v490 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v492 = iron_f32_to_bf16(v491);
-    const unsigned int v493 = v483 * v1;
-    const unsigned int v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const unsigned int v495 = static_cast<unsigned int>(v224.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v496 = v299 + v495;
-  const unsigned int v497 = static_cast<unsigned int>(v224.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v498 = v30 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v500 = v220 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v224.x[15];
-    const float v504 = v503 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v505 = iron_f32_to_bf16(v504);
-    const unsigned int v506 = v496 * v1;
-    const unsigned int v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const unsigned int v508 = static_cast<unsigned int>(v224.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v509 = v299 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v224.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v511 = v30 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v513 = v220 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v224.x[16];
-    const float v517 = v516 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v518 = iron_f32_to_bf16(v517);
-    const unsigned int v519 = v509 * v1;
-    const unsigned int v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const unsigned int v521 = static_cast<unsigned int>(v224.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v522 = v299 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v224.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v524 = v30 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v526 = v220 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v224.x[17];
-    const float v530 = v529 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v531 = iron_f32_to_bf16(v530);
-    const unsigned int v532 = v522 * v1;
-    const unsigned int v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const unsigned int v534 = static_cast<unsigned int>(v224.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v535 = v299 + v534;
-  const unsigned int v536 = static_cast<unsigned int>(v224.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v537 = v30 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v539 = v220 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v224.x[18];
-    const float v543 = v542 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v544 = iron_f32_to_bf16(v543);
-    const unsigned int v545 = v535 * v1;
-    const unsigned int v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const unsigned int v547 = static_cast<unsigned int>(v224.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v548 = v299 + v547;
-  const unsigned int v549 = static_cast<unsigned int>(v224.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v550 = v30 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v552 = v220 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v224.x[19];
-    const float v556 = v555 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v557 = iron_f32_to_bf16(v556);
-    const unsigned int v558 = v548 * v1;
-    const unsigned int v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const unsigned int v560 = static_cast<unsigned int>(v224.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v561 = v299 + v560;
-  const unsigned int v562 = static_cast<unsigned int>(v224.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v563 = v30 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v565 = v220 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v224.x[20];
-    const float v569 = v568 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v570 = iron_f32_to_bf16(v569);
-    const unsigned int v571 = v561 * v1;
-    const unsigned int v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v224.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v574 = v299 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v224.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v576 = v30 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v578 = v220 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v224.x[21];
-    const float v582 = v581 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v583 = iron_f32_to_bf16(v582);
-    const unsigned int v584 = v574 * v1;
-    const unsigned int v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const unsigned int v586 = static_cast<unsigned int>(v224.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v587 = v299 + v586;
-  const unsigned int v588 = static_cast<unsigned int>(v224.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v589 = v30 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v591 = v220 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v224.x[22];
-    const float v595 = v594 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v596 = iron_f32_to_bf16(v595);
-    const unsigned int v597 = v587 * v1;
-    const unsigned int v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const unsigned int v599 = static_cast<unsigned int>(v224.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v600 = v299 + v599;
-  const unsigned int v601 = static_cast<unsigned int>(v224.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v602 = v30 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v604 = v220 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v224.x[23];
-    const float v608 = v607 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v609 = iron_f32_to_bf16(v608);
-    const unsigned int v610 = v600 * v1;
-    const unsigned int v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const unsigned int v612 = static_cast<unsigned int>(v224.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v613 = v299 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v224.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v615 = v30 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v617 = v220 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v224.x[24];
-    const float v621 = v620 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v622 = iron_f32_to_bf16(v621);
-    const unsigned int v623 = v613 * v1;
-    const unsigned int v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const unsigned int v625 = static_cast<unsigned int>(v224.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v626 = v299 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v224.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v628 = v30 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v630 = v220 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v224.x[25];
-    const float v634 = v633 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v635 = iron_f32_to_bf16(v634);
-    const unsigned int v636 = v626 * v1;
-    const unsigned int v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const unsigned int v638 = static_cast<unsigned int>(v224.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v639 = v299 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v224.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v641 = v30 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v643 = v220 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v224.x[26];
-    const float v647 = v646 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v648 = iron_f32_to_bf16(v647);
-    const unsigned int v649 = v639 * v1;
-    const unsigned int v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const unsigned int v651 = static_cast<unsigned int>(v224.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v652 = v299 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v224.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v654 = v30 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v656 = v220 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v224.x[27];
-    const float v660 = v659 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v661 = iron_f32_to_bf16(v660);
-    const unsigned int v662 = v652 * v1;
-    const unsigned int v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const unsigned int v664 = static_cast<unsigned int>(v224.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v665 = v299 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v224.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v667 = v30 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v669 = v220 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v224.x[28];
-    const float v673 = v672 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v674 = iron_f32_to_bf16(v673);
-    const unsigned int v675 = v665 * v1;
-    const unsigned int v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v224.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v678 = v299 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v224.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v680 = v30 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v682 = v220 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v224.x[29];
-    const float v686 = v685 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v687 = iron_f32_to_bf16(v686);
-    const unsigned int v688 = v678 * v1;
-    const unsigned int v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v224.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v691 = v299 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v224.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v693 = v30 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v695 = v220 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v224.x[30];
-    const float v699 = v698 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v700 = iron_f32_to_bf16(v699);
-    const unsigned int v701 = v691 * v1;
-    const unsigned int v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const unsigned int v703 = static_cast<unsigned int>(v224.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v704 = v299 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v224.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v706 = v30 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v708 = v220 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v224.x[31];
-    const float v712 = v711 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    const unsigned int v714 = v704 * v1;
-    const unsigned int v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const unsigned int v716 = static_cast<unsigned int>(v224.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v717 = v299 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v224.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v719 = v30 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v721 = v220 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v224.x[32];
-    const float v725 = v724 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v726 = iron_f32_to_bf16(v725);
-    const unsigned int v727 = v717 * v1;
-    const unsigned int v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v224.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v730 = v299 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v224.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v732 = v30 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v734 = v220 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v224.x[33];
-    const float v738 = v737 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v739 = iron_f32_to_bf16(v738);
-    const unsigned int v740 = v730 * v1;
-    const unsigned int v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const unsigned int v742 = static_cast<unsigned int>(v224.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v743 = v299 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v224.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v745 = v30 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v747 = v220 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v224.x[34];
-    const float v751 = v750 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v752 = iron_f32_to_bf16(v751);
-    const unsigned int v753 = v743 * v1;
-    const unsigned int v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const unsigned int v755 = static_cast<unsigned int>(v224.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v756 = v299 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v224.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v758 = v30 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v760 = v220 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v224.x[35];
-    const float v764 = v763 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);
-    const unsigned int v766 = v756 * v1;
-    const unsigned int v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const unsigned int v768 = static_cast<unsigned int>(v224.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v769 = v299 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v224.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v771 = v30 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v773 = v220 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v224.x[36];
-    const float v777 = v776 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v778 = iron_f32_to_bf16(v777);
-    const unsigned int v779 = v769 * v1;
-    const unsigned int v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v224.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v782 = v299 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v224.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v784 = v30 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v786 = v220 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v224.x[37];
-    const float v790 = v789 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v791 = iron_f32_to_bf16(v790);
-    const unsigned int v792 = v782 * v1;
-    const unsigned int v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const unsigned int v794 = static_cast<unsigned int>(v224.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v795 = v299 + v794;
-  const unsigned int v796 = static_cast<unsigned int>(v224.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v797 = v30 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v799 = v220 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v224.x[38];
-    const float v803 = v802 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v804 = iron_f32_to_bf16(v803);
-    const unsigned int v805 = v795 * v1;
-    const unsigned int v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const unsigned int v807 = static_cast<unsigned int>(v224.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v808 = v299 + v807;
-  const unsigned int v809 = static_cast<unsigned int>(v224.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v810 = v30 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v812 = v220 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v224.x[39];
-    const float v816 = v815 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v817 = iron_f32_to_bf16(v816);
-    const unsigned int v818 = v808 * v1;
-    const unsigned int v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const unsigned int v820 = static_cast<unsigned int>(v224.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v821 = v299 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v224.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v823 = v30 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v825 = v220 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v224.x[40];
-    const float v829 = v828 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v830 = iron_f32_to_bf16(v829);
-    const unsigned int v831 = v821 * v1;
-    const unsigned int v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const unsigned int v833 = static_cast<unsigned int>(v224.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v834 = v299 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v224.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v836 = v30 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v838 = v220 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v224.x[41];
-    const float v842 = v841 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v843 = iron_f32_to_bf16(v842);
-    const unsigned int v844 = v834 * v1;
-    const unsigned int v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const unsigned int v846 = static_cast<unsigned int>(v224.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v847 = v299 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v224.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v849 = v30 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v851 = v220 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v224.x[42];
-    const float v855 = v854 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v856 = iron_f32_to_bf16(v855);
-    const unsigned int v857 = v847 * v1;
-    const unsigned int v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const unsigned int v859 = static_cast<unsigned int>(v224.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v860 = v299 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v224.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v862 = v30 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v864 = v220 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v224.x[43];
-    const float v868 = v867 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v869 = iron_f32_to_bf16(v868);
-    const unsigned int v870 = v860 * v1;
-    const unsigned int v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const unsigned int v872 = static_cast<unsigned int>(v224.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v873 = v299 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v224.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v875 = v30 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v877 = v220 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v224.x[44];
-    const float v881 = v880 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v882 = iron_f32_to_bf16(v881);
-    const unsigned int v883 = v873 * v1;
-    const unsigned int v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const unsigned int v885 = static_cast<unsigned int>(v224.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v886 = v299 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v224.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v888 = v30 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v890 = v220 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v224.x[45];
-    const float v894 = v893 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    const unsigned int v896 = v886 * v1;
-    const unsigned int v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const unsigned int v898 = static_cast<unsigned int>(v224.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v899 = v299 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v224.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v901 = v30 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v903 = v220 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v224.x[46];
-    const float v907 = v906 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v908 = iron_f32_to_bf16(v907);
-    const unsigned int v909 = v899 * v1;
-    const unsigned int v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const unsigned int v911 = static_cast<unsigned int>(v224.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v912 = v299 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v224.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v914 = v30 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v916 = v220 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v224.x[47];
-    const float v920 = v919 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v921 = iron_f32_to_bf16(v920);
-    const unsigned int v922 = v912 * v1;
-    const unsigned int v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const unsigned int v924 = static_cast<unsigned int>(v224.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v925 = v299 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v224.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v927 = v30 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v929 = v220 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v224.x[48];
-    const float v933 = v932 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v934 = iron_f32_to_bf16(v933);
-    const unsigned int v935 = v925 * v1;
-    const unsigned int v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v224.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v938 = v299 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v224.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v940 = v30 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v942 = v220 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v224.x[49];
-    const float v946 = v945 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);
-    const unsigned int v948 = v938 * v1;
-    const unsigned int v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const unsigned int v950 = static_cast<unsigned int>(v224.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v951 = v299 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v224.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v953 = v30 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v955 = v220 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v224.x[50];
-    const float v959 = v958 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v960 = iron_f32_to_bf16(v959);
-    const unsigned int v961 = v951 * v1;
-    const unsigned int v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const unsigned int v963 = static_cast<unsigned int>(v224.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v964 = v299 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v224.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v966 = v30 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v968 = v220 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v224.x[51];
-    const float v972 = v971 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v973 = iron_f32_to_bf16(v972);
-    const unsigned int v974 = v964 * v1;
-    const unsigned int v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const unsigned int v976 = static_cast<unsigned int>(v224.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v977 = v299 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v224.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v979 = v30 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v981 = v220 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v224.x[52];
-    const float v985 = v984 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v986 = iron_f32_to_bf16(v985);
-    const unsigned int v987 = v977 * v1;
-    const unsigned int v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v224.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v990 = v299 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v224.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v992 = v30 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v994 = v220 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v224.x[53];
-    const float v998 = v997 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v999 = iron_f32_to_bf16(v998);
-    const unsigned int v1000 = v990 * v1;
-    const unsigned int v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const unsigned int v1002 = static_cast<unsigned int>(v224.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1003 = v299 + v1002;
-  const unsigned int v1004 = static_cast<unsigned int>(v224.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1005 = v30 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1007 = v220 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v224.x[54];
-    const float v1011 = v1010 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
-    const unsigned int v1013 = v1003 * v1;
-    const unsigned int v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const unsigned int v1015 = static_cast<unsigned int>(v224.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1016 = v299 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v224.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1018 = v30 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1020 = v220 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v224.x[55];
-    const float v1024 = v1023 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
-    const unsigned int v1026 = v1016 * v1;
-    const unsigned int v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const unsigned int v1028 = static_cast<unsigned int>(v224.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1029 = v299 + v1028;
-  const unsigned int v1030 = static_cast<unsigned int>(v224.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1031 = v30 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1033 = v220 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v224.x[56];
-    const float v1037 = v1036 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
-    const unsigned int v1039 = v1029 * v1;
-    const unsigned int v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const unsigned int v1041 = static_cast<unsigned int>(v224.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1042 = v299 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v224.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1044 = v30 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1046 = v220 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v224.x[57];
-    const float v1050 = v1049 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
-    const unsigned int v1052 = v1042 * v1;
-    const unsigned int v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const unsigned int v1054 = static_cast<unsigned int>(v224.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1055 = v299 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v224.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1057 = v30 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1059 = v220 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v224.x[58];
-    const float v1063 = v1062 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
-    const unsigned int v1065 = v1055 * v1;
-    const unsigned int v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const unsigned int v1067 = static_cast<unsigned int>(v224.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1068 = v299 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v224.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1070 = v30 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1072 = v220 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v224.x[59];
-    const float v1076 = v1075 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
-    const unsigned int v1078 = v1068 * v1;
-    const unsigned int v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const unsigned int v1080 = static_cast<unsigned int>(v224.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1081 = v299 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v224.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1083 = v30 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1085 = v220 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v224.x[60];
-    const float v1089 = v1088 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
-    const unsigned int v1091 = v1081 * v1;
-    const unsigned int v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v224.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1094 = v299 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v224.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1096 = v30 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1098 = v220 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v224.x[61];
-    const float v1102 = v1101 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
-    const unsigned int v1104 = v1094 * v1;
-    const unsigned int v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v224.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1107 = v299 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v224.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1109 = v30 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1111 = v220 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v224.x[62];
-    const float v1115 = v1114 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
-    const unsigned int v1117 = v1107 * v1;
-    const unsigned int v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const unsigned int v1119 = static_cast<unsigned int>(v224.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1120 = v299 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v224.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1122 = v30 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1124 = v220 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v224.x[63];
-    const float v1128 = v1127 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1120 * v1;
-    const unsigned int v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 2, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1143, 0.0f);
-
-  for (unsigned int v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (unsigned int v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1155 = v26 + v1152;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1156 = v1155 < v0;
-      const unsigned int v1157 = v1146 + v1154;
-      const bool v1158 = v1157 < v2;
-      const bool v1159 = v1156 && v1158;
-      if (v1159) {
-        const unsigned int v1161 = v1155 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1163 = v1161 + v1146;
-        const unsigned int v1164 = v1163 + v1154;
-        const iron_f8e4m3 v1165 = a[v1164];
-        const iron_f16 v1166 = iron_f32_to_f16(iron_to_f32(v1165));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1168 = v1152 << 6u;
-        const unsigned int v1169 = v1168 + v1154;
-        shm3[(v1169 ^ (((v1169 >> 6u) & 7u) << 3u))] = v1166;
-      } else {
-        const unsigned int v1171 = v1152 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1172 = v1171 + v1154;
-        shm3[(v1172 ^ (((v1172 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
-    }
-
-    for (unsigned int v1177 = v229; v1177 < 8192u; v1177 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1179 = v1177 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1181 = v1177 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1182 = v1133 + v1179;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1183 = v1182 < v1;
-      const unsigned int v1184 = v1146 + v1181;
-      const bool v1185 = v1184 < v2;
-      const bool v1186 = v1183 && v1185;
-      if (v1186) {
-        const unsigned int v1188 = v1182 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1190 = v1188 + v1146;
-        const unsigned int v1191 = v1190 + v1181;
-        const iron_f8e4m3 v1192 = b[v1191];
-        const iron_f16 v1193 = iron_f32_to_f16(iron_to_f32(v1192));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1195 = v1179 << 6u;
-        const unsigned int v1196 = v1195 + v1181;
-        shm4[(v1196 ^ (((v1196 >> 6u) & 7u) << 3u))] = v1193;
-      } else {
-        const unsigned int v1198 = v1179 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1199 = v1198 + v1181;
-        shm4[(v1199 ^ (((v1199 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const unsigned int v2102 = v295 << 6u;
-      const unsigned int v2104 = v1208 + v2102;
-      iron_frag<iron_f16, 0, 16, 16> v2111;
-      iron_frag_fill(v2111, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2111, shm3, v2104, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2113;
-      iron_frag_fill(v2113, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2113, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1143, v2111, v2113);
-      const unsigned int v2115 = v2104 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2120;
-      iron_frag_fill(v2120, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2120, shm3, v2115, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2122;
-      iron_frag_fill(v2122, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2122, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1143, v2120, v2122);
-      const unsigned int v2124 = v2104 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2129;
-      iron_frag_fill(v2129, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2129, shm3, v2124, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2131;
-      iron_frag_fill(v2131, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2131, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1143, v2129, v2131);
-      const unsigned int v2133 = v2104 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2138;
-      iron_frag_fill(v2138, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2138, shm3, v2133, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2140;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const unsigned int v362 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v363 = v362 << 6u;
+      const unsigned int v2127 = v290 & 3u;
+      const unsigned int v2129 = v2127 << 4u;
+      const unsigned int v2131 = v2129 << 6u;
+      const unsigned int v2133 = v363 + v2131;
+      iron_frag<iron_f16, 0, 16, 16> v2140;
       iron_frag_fill(v2140, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2140, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1143, v2138, v2140);
+      iron_frag_load_shared<false, 6, 3>(v2140, shm3, v2133, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2142;
+      iron_frag_fill(v2142, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2142, shm4, 0u, 64u);
+      iron_frag_mma_sync(v298, v2140, v2142);
+      const unsigned int v2144 = v2133 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2149;
+      iron_frag_fill(v2149, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2149, shm3, v2144, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2151;
+      iron_frag_fill(v2151, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2151, shm4, 16u, 64u);
+      iron_frag_mma_sync(v298, v2149, v2151);
+      const unsigned int v2153 = v2133 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2158;
+      iron_frag_fill(v2158, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2158, shm3, v2153, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2160;
+      iron_frag_fill(v2160, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2160, shm4, 32u, 64u);
+      iron_frag_mma_sync(v298, v2158, v2160);
+      const unsigned int v2162 = v2133 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2167;
+      iron_frag_fill(v2167, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2167, shm3, v2162, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2169;
+      iron_frag_fill(v2169, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2169, shm4, 48u, 64u);
+      iron_frag_mma_sync(v298, v2167, v2169);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const unsigned int v1219 = static_cast<unsigned int>(v1143.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1220 = v299 + v1219;
-  const unsigned int v1221 = static_cast<unsigned int>(v1143.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1222 = v1133 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1224 = v220 && v1223;
-  const bool v1225 = v1222 < v1;
-  const bool v1226 = v1224 && v1225;
-  if (v1226) {
-    const float v1227 = v1143.x[0];
-    const float v1228 = v1227 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
-    const unsigned int v1230 = v1220 * v1;
-    const unsigned int v1231 = v1230 + v1222;
-    out[v1231] = v1229;
-  }
-  const unsigned int v1232 = static_cast<unsigned int>(v1143.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1233 = v299 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v1143.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1235 = v1133 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1237 = v220 && v1236;
-  const bool v1238 = v1235 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v1143.x[1];
-    const float v1241 = v1240 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1242 = iron_f32_to_bf16(v1241);
-    const unsigned int v1243 = v1233 * v1;
-    const unsigned int v1244 = v1243 + v1235;
-    out[v1244] = v1242;
-  }
-  const unsigned int v1245 = static_cast<unsigned int>(v1143.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1246 = v299 + v1245;
-  const unsigned int v1247 = static_cast<unsigned int>(v1143.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1248 = v1133 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1250 = v220 && v1249;
-  const bool v1251 = v1248 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v1143.x[2];
-    const float v1254 = v1253 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);
-    const unsigned int v1256 = v1246 * v1;
-    const unsigned int v1257 = v1256 + v1248;
-    out[v1257] = v1255;
-  }
-  const unsigned int v1258 = static_cast<unsigned int>(v1143.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1259 = v299 + v1258;
-  const unsigned int v1260 = static_cast<unsigned int>(v1143.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1261 = v1133 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1263 = v220 && v1262;
-  const bool v1264 = v1261 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v1143.x[3];
-    const float v1267 = v1266 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1268 = iron_f32_to_bf16(v1267);
-    const unsigned int v1269 = v1259 * v1;
-    const unsigned int v1270 = v1269 + v1261;
-    out[v1270] = v1268;
-  }
-  const unsigned int v1271 = static_cast<unsigned int>(v1143.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1272 = v299 + v1271;
-  const unsigned int v1273 = static_cast<unsigned int>(v1143.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1274 = v1133 + v1273;
-  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1276 = v220 && v1275;
-  const bool v1277 = v1274 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v1143.x[4];
-    const float v1280 = v1279 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1281 = iron_f32_to_bf16(v1280);
-    const unsigned int v1282 = v1272 * v1;
-    const unsigned int v1283 = v1282 + v1274;
-    out[v1283] = v1281;
-  }
-  const unsigned int v1284 = static_cast<unsigned int>(v1143.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1285 = v299 + v1284;
-  const unsigned int v1286 = static_cast<unsigned int>(v1143.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1287 = v1133 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1289 = v220 && v1288;
-  const bool v1290 = v1287 < v1;
-  const bool v1291 = v1289 && v1290;
-  if (v1291) {
-    const float v1292 = v1143.x[5];
-    const float v1293 = v1292 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1294 = iron_f32_to_bf16(v1293);
-    const unsigned int v1295 = v1285 * v1;
-    const unsigned int v1296 = v1295 + v1287;
-    out[v1296] = v1294;
-  }
-  const unsigned int v1297 = static_cast<unsigned int>(v1143.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1298 = v299 + v1297;
-  const unsigned int v1299 = static_cast<unsigned int>(v1143.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1300 = v1133 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1302 = v220 && v1301;
-  const bool v1303 = v1300 < v1;
-  const bool v1304 = v1302 && v1303;
-  if (v1304) {
-    const float v1305 = v1143.x[6];
-    const float v1306 = v1305 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1307 = iron_f32_to_bf16(v1306);
-    const unsigned int v1308 = v1298 * v1;
-    const unsigned int v1309 = v1308 + v1300;
-    out[v1309] = v1307;
-  }
-  const unsigned int v1310 = static_cast<unsigned int>(v1143.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1311 = v299 + v1310;
-  const unsigned int v1312 = static_cast<unsigned int>(v1143.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1313 = v1133 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1315 = v220 && v1314;
-  const bool v1316 = v1313 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v1143.x[7];
-    const float v1319 = v1318 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1320 = iron_f32_to_bf16(v1319);
-    const unsigned int v1321 = v1311 * v1;
-    const unsigned int v1322 = v1321 + v1313;
-    out[v1322] = v1320;
-  }
-  const unsigned int v1323 = static_cast<unsigned int>(v1143.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1324 = v299 + v1323;
-  const unsigned int v1325 = static_cast<unsigned int>(v1143.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1326 = v1133 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1328 = v220 && v1327;
-  const bool v1329 = v1326 < v1;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v1143.x[8];
-    const float v1332 = v1331 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
-    const unsigned int v1334 = v1324 * v1;
-    const unsigned int v1335 = v1334 + v1326;
-    out[v1335] = v1333;
-  }
-  const unsigned int v1336 = static_cast<unsigned int>(v1143.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1337 = v299 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v1143.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1339 = v1133 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1341 = v220 && v1340;
-  const bool v1342 = v1339 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v1143.x[9];
-    const float v1345 = v1344 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
-    const unsigned int v1347 = v1337 * v1;
-    const unsigned int v1348 = v1347 + v1339;
-    out[v1348] = v1346;
-  }
-  const unsigned int v1349 = static_cast<unsigned int>(v1143.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1350 = v299 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v1143.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1352 = v1133 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1354 = v220 && v1353;
-  const bool v1355 = v1352 < v1;
-  const bool v1356 = v1354 && v1355;
-  if (v1356) {
-    const float v1357 = v1143.x[10];
-    const float v1358 = v1357 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1359 = iron_f32_to_bf16(v1358);
-    const unsigned int v1360 = v1350 * v1;
-    const unsigned int v1361 = v1360 + v1352;
-    out[v1361] = v1359;
-  }
-  const unsigned int v1362 = static_cast<unsigned int>(v1143.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1363 = v299 + v1362;
-  const unsigned int v1364 = static_cast<unsigned int>(v1143.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1365 = v1133 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1367 = v220 && v1366;
-  const bool v1368 = v1365 < v1;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v1143.x[11];
-    const float v1371 = v1370 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
-    const unsigned int v1373 = v1363 * v1;
-    const unsigned int v1374 = v1373 + v1365;
-    out[v1374] = v1372;
-  }
-  const unsigned int v1375 = static_cast<unsigned int>(v1143.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1376 = v299 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v1143.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1378 = v1133 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1380 = v220 && v1379;
-  const bool v1381 = v1378 < v1;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v1143.x[12];
-    const float v1384 = v1383 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
-    const unsigned int v1386 = v1376 * v1;
-    const unsigned int v1387 = v1386 + v1378;
-    out[v1387] = v1385;
-  }
-  const unsigned int v1388 = static_cast<unsigned int>(v1143.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1389 = v299 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v1143.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1391 = v1133 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1393 = v220 && v1392;
-  const bool v1394 = v1391 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v1143.x[13];
-    const float v1397 = v1396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
-    const unsigned int v1399 = v1389 * v1;
-    const unsigned int v1400 = v1399 + v1391;
-    out[v1400] = v1398;
-  }
-  const unsigned int v1401 = static_cast<unsigned int>(v1143.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1402 = v299 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v1143.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1404 = v1133 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1406 = v220 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v1143.x[14];
-    const float v1410 = v1409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
-    const unsigned int v1412 = v1402 * v1;
-    const unsigned int v1413 = v1412 + v1404;
-    out[v1413] = v1411;
-  }
-  const unsigned int v1414 = static_cast<unsigned int>(v1143.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1415 = v299 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v1143.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1417 = v1133 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1419 = v220 && v1418;
-  const bool v1420 = v1417 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v1143.x[15];
-    const float v1423 = v1422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
-    const unsigned int v1425 = v1415 * v1;
-    const unsigned int v1426 = v1425 + v1417;
-    out[v1426] = v1424;
-  }
-  const unsigned int v1427 = static_cast<unsigned int>(v1143.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1428 = v299 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v1143.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1430 = v1133 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1432 = v220 && v1431;
-  const bool v1433 = v1430 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v1143.x[16];
-    const float v1436 = v1435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-    const unsigned int v1438 = v1428 * v1;
-    const unsigned int v1439 = v1438 + v1430;
-    out[v1439] = v1437;
-  }
-  const unsigned int v1440 = static_cast<unsigned int>(v1143.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1441 = v299 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v1143.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1443 = v1133 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1445 = v220 && v1444;
-  const bool v1446 = v1443 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v1143.x[17];
-    const float v1449 = v1448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
-    const unsigned int v1451 = v1441 * v1;
-    const unsigned int v1452 = v1451 + v1443;
-    out[v1452] = v1450;
-  }
-  const unsigned int v1453 = static_cast<unsigned int>(v1143.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1454 = v299 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v1143.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1456 = v1133 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1458 = v220 && v1457;
-  const bool v1459 = v1456 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v1143.x[18];
-    const float v1462 = v1461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
-    const unsigned int v1464 = v1454 * v1;
-    const unsigned int v1465 = v1464 + v1456;
-    out[v1465] = v1463;
-  }
-  const unsigned int v1466 = static_cast<unsigned int>(v1143.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1467 = v299 + v1466;
-  const unsigned int v1468 = static_cast<unsigned int>(v1143.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1469 = v1133 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1471 = v220 && v1470;
-  const bool v1472 = v1469 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v1143.x[19];
-    const float v1475 = v1474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1476 = iron_f32_to_bf16(v1475);
-    const unsigned int v1477 = v1467 * v1;
-    const unsigned int v1478 = v1477 + v1469;
-    out[v1478] = v1476;
-  }
-  const unsigned int v1479 = static_cast<unsigned int>(v1143.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1480 = v299 + v1479;
-  const unsigned int v1481 = static_cast<unsigned int>(v1143.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1482 = v1133 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1484 = v220 && v1483;
-  const bool v1485 = v1482 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v1143.x[20];
-    const float v1488 = v1487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
-    const unsigned int v1490 = v1480 * v1;
-    const unsigned int v1491 = v1490 + v1482;
-    out[v1491] = v1489;
-  }
-  const unsigned int v1492 = static_cast<unsigned int>(v1143.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1493 = v299 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1143.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1495 = v1133 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1497 = v220 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1143.x[21];
-    const float v1501 = v1500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
-    const unsigned int v1503 = v1493 * v1;
-    const unsigned int v1504 = v1503 + v1495;
-    out[v1504] = v1502;
-  }
-  const unsigned int v1505 = static_cast<unsigned int>(v1143.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1506 = v299 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v1143.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1508 = v1133 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1510 = v220 && v1509;
-  const bool v1511 = v1508 < v1;
-  const bool v1512 = v1510 && v1511;
-  if (v1512) {
-    const float v1513 = v1143.x[22];
-    const float v1514 = v1513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
-    const unsigned int v1516 = v1506 * v1;
-    const unsigned int v1517 = v1516 + v1508;
-    out[v1517] = v1515;
-  }
-  const unsigned int v1518 = static_cast<unsigned int>(v1143.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1519 = v299 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v1143.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1521 = v1133 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1523 = v220 && v1522;
-  const bool v1524 = v1521 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v1143.x[23];
-    const float v1527 = v1526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1528 = iron_f32_to_bf16(v1527);
-    const unsigned int v1529 = v1519 * v1;
-    const unsigned int v1530 = v1529 + v1521;
-    out[v1530] = v1528;
-  }
-  const unsigned int v1531 = static_cast<unsigned int>(v1143.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1532 = v299 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v1143.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1534 = v1133 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1536 = v220 && v1535;
-  const bool v1537 = v1534 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v1143.x[24];
-    const float v1540 = v1539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
-    const unsigned int v1542 = v1532 * v1;
-    const unsigned int v1543 = v1542 + v1534;
-    out[v1543] = v1541;
-  }
-  const unsigned int v1544 = static_cast<unsigned int>(v1143.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1545 = v299 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v1143.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1547 = v1133 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1549 = v220 && v1548;
-  const bool v1550 = v1547 < v1;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v1143.x[25];
-    const float v1553 = v1552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
-    const unsigned int v1555 = v1545 * v1;
-    const unsigned int v1556 = v1555 + v1547;
-    out[v1556] = v1554;
-  }
-  const unsigned int v1557 = static_cast<unsigned int>(v1143.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1558 = v299 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v1143.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1560 = v1133 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1562 = v220 && v1561;
-  const bool v1563 = v1560 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v1143.x[26];
-    const float v1566 = v1565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
-    const unsigned int v1568 = v1558 * v1;
-    const unsigned int v1569 = v1568 + v1560;
-    out[v1569] = v1567;
-  }
-  const unsigned int v1570 = static_cast<unsigned int>(v1143.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1571 = v299 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v1143.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1573 = v1133 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1575 = v220 && v1574;
-  const bool v1576 = v1573 < v1;
-  const bool v1577 = v1575 && v1576;
-  if (v1577) {
-    const float v1578 = v1143.x[27];
-    const float v1579 = v1578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
-    const unsigned int v1581 = v1571 * v1;
-    const unsigned int v1582 = v1581 + v1573;
-    out[v1582] = v1580;
-  }
-  const unsigned int v1583 = static_cast<unsigned int>(v1143.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1584 = v299 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v1143.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1586 = v1133 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1588 = v220 && v1587;
-  const bool v1589 = v1586 < v1;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v1143.x[28];
-    const float v1592 = v1591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
-    const unsigned int v1594 = v1584 * v1;
-    const unsigned int v1595 = v1594 + v1586;
-    out[v1595] = v1593;
-  }
-  const unsigned int v1596 = static_cast<unsigned int>(v1143.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1597 = v299 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v1143.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1599 = v1133 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1601 = v220 && v1600;
-  const bool v1602 = v1599 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v1143.x[29];
-    const float v1605 = v1604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
-    const unsigned int v1607 = v1597 * v1;
-    const unsigned int v1608 = v1607 + v1599;
-    out[v1608] = v1606;
-  }
-  const unsigned int v1609 = static_cast<unsigned int>(v1143.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1610 = v299 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v1143.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1612 = v1133 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1614 = v220 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1143.x[30];
-    const float v1618 = v1617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);
-    const unsigned int v1620 = v1610 * v1;
-    const unsigned int v1621 = v1620 + v1612;
-    out[v1621] = v1619;
-  }
-  const unsigned int v1622 = static_cast<unsigned int>(v1143.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1623 = v299 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v1143.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1625 = v1133 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1627 = v220 && v1626;
-  const bool v1628 = v1625 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v1143.x[31];
-    const float v1631 = v1630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
-    const unsigned int v1633 = v1623 * v1;
-    const unsigned int v1634 = v1633 + v1625;
-    out[v1634] = v1632;
-  }
-  const unsigned int v1635 = static_cast<unsigned int>(v1143.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1636 = v299 + v1635;
-  const unsigned int v1637 = static_cast<unsigned int>(v1143.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1638 = v1133 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1640 = v220 && v1639;
-  const bool v1641 = v1638 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v1143.x[32];
-    const float v1644 = v1643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-    const unsigned int v1646 = v1636 * v1;
-    const unsigned int v1647 = v1646 + v1638;
-    out[v1647] = v1645;
-  }
-  const unsigned int v1648 = static_cast<unsigned int>(v1143.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1649 = v299 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1143.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1651 = v1133 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1653 = v220 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1143.x[33];
-    const float v1657 = v1656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
-    const unsigned int v1659 = v1649 * v1;
-    const unsigned int v1660 = v1659 + v1651;
-    out[v1660] = v1658;
-  }
-  const unsigned int v1661 = static_cast<unsigned int>(v1143.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1662 = v299 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v1143.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1664 = v1133 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1666 = v220 && v1665;
-  const bool v1667 = v1664 < v1;
-  const bool v1668 = v1666 && v1667;
-  if (v1668) {
-    const float v1669 = v1143.x[34];
-    const float v1670 = v1669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1671 = iron_f32_to_bf16(v1670);
-    const unsigned int v1672 = v1662 * v1;
-    const unsigned int v1673 = v1672 + v1664;
-    out[v1673] = v1671;
-  }
-  const unsigned int v1674 = static_cast<unsigned int>(v1143.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1675 = v299 + v1674;
-  const unsigned int v1676 = static_cast<unsigned int>(v1143.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1677 = v1133 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1679 = v220 && v1678;
-  const bool v1680 = v1677 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v1143.x[35];
-    const float v1683 = v1682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
-    const unsigned int v1685 = v1675 * v1;
-    const unsigned int v1686 = v1685 + v1677;
-    out[v1686] = v1684;
-  }
-  const unsigned int v1687 = static_cast<unsigned int>(v1143.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1688 = v299 + v1687;
-  const unsigned int v1689 = static_cast<unsigned int>(v1143.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1690 = v1133 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1692 = v220 && v1691;
-  const bool v1693 = v1690 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v1143.x[36];
-    const float v1696 = v1695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
-    const unsigned int v1698 = v1688 * v1;
-    const unsigned int v1699 = v1698 + v1690;
-    out[v1699] = v1697;
-  }
-  const unsigned int v1700 = static_cast<unsigned int>(v1143.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1701 = v299 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1143.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1703 = v1133 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1705 = v220 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1143.x[37];
-    const float v1709 = v1708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
-    const unsigned int v1711 = v1701 * v1;
-    const unsigned int v1712 = v1711 + v1703;
-    out[v1712] = v1710;
-  }
-  const unsigned int v1713 = static_cast<unsigned int>(v1143.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1714 = v299 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v1143.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1716 = v1133 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1718 = v220 && v1717;
-  const bool v1719 = v1716 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v1143.x[38];
-    const float v1722 = v1721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
-    const unsigned int v1724 = v1714 * v1;
-    const unsigned int v1725 = v1724 + v1716;
-    out[v1725] = v1723;
-  }
-  const unsigned int v1726 = static_cast<unsigned int>(v1143.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1727 = v299 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v1143.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1729 = v1133 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1731 = v220 && v1730;
-  const bool v1732 = v1729 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v1143.x[39];
-    const float v1735 = v1734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
-    const unsigned int v1737 = v1727 * v1;
-    const unsigned int v1738 = v1737 + v1729;
-    out[v1738] = v1736;
-  }
-  const unsigned int v1739 = static_cast<unsigned int>(v1143.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1740 = v299 + v1739;
-  const unsigned int v1741 = static_cast<unsigned int>(v1143.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1742 = v1133 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1744 = v220 && v1743;
-  const bool v1745 = v1742 < v1;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v1143.x[40];
-    const float v1748 = v1747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
-    const unsigned int v1750 = v1740 * v1;
-    const unsigned int v1751 = v1750 + v1742;
-    out[v1751] = v1749;
-  }
-  const unsigned int v1752 = static_cast<unsigned int>(v1143.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1753 = v299 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v1143.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1755 = v1133 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1757 = v220 && v1756;
-  const bool v1758 = v1755 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v1143.x[41];
-    const float v1761 = v1760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
-    const unsigned int v1763 = v1753 * v1;
-    const unsigned int v1764 = v1763 + v1755;
-    out[v1764] = v1762;
-  }
-  const unsigned int v1765 = static_cast<unsigned int>(v1143.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1766 = v299 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v1143.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1768 = v1133 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1770 = v220 && v1769;
-  const bool v1771 = v1768 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v1143.x[42];
-    const float v1774 = v1773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
-    const unsigned int v1776 = v1766 * v1;
-    const unsigned int v1777 = v1776 + v1768;
-    out[v1777] = v1775;
-  }
-  const unsigned int v1778 = static_cast<unsigned int>(v1143.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1779 = v299 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v1143.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1781 = v1133 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1783 = v220 && v1782;
-  const bool v1784 = v1781 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v1143.x[43];
-    const float v1787 = v1786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
-    const unsigned int v1789 = v1779 * v1;
-    const unsigned int v1790 = v1789 + v1781;
-    out[v1790] = v1788;
-  }
-  const unsigned int v1791 = static_cast<unsigned int>(v1143.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1792 = v299 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v1143.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1794 = v1133 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1796 = v220 && v1795;
-  const bool v1797 = v1794 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v1143.x[44];
-    const float v1800 = v1799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
-    const unsigned int v1802 = v1792 * v1;
-    const unsigned int v1803 = v1802 + v1794;
-    out[v1803] = v1801;
-  }
-  const unsigned int v1804 = static_cast<unsigned int>(v1143.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1805 = v299 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v1143.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1807 = v1133 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1809 = v220 && v1808;
-  const bool v1810 = v1807 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v1143.x[45];
-    const float v1813 = v1812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
-    const unsigned int v1815 = v1805 * v1;
-    const unsigned int v1816 = v1815 + v1807;
-    out[v1816] = v1814;
-  }
-  const unsigned int v1817 = static_cast<unsigned int>(v1143.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1818 = v299 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v1143.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1820 = v1133 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1822 = v220 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1143.x[46];
-    const float v1826 = v1825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
-    const unsigned int v1828 = v1818 * v1;
-    const unsigned int v1829 = v1828 + v1820;
-    out[v1829] = v1827;
-  }
-  const unsigned int v1830 = static_cast<unsigned int>(v1143.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1831 = v299 + v1830;
-  const unsigned int v1832 = static_cast<unsigned int>(v1143.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1833 = v1133 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1835 = v220 && v1834;
-  const bool v1836 = v1833 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v1143.x[47];
-    const float v1839 = v1838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
-    const unsigned int v1841 = v1831 * v1;
-    const unsigned int v1842 = v1841 + v1833;
-    out[v1842] = v1840;
-  }
-  const unsigned int v1843 = static_cast<unsigned int>(v1143.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1844 = v299 + v1843;
-  const unsigned int v1845 = static_cast<unsigned int>(v1143.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1846 = v1133 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1848 = v220 && v1847;
-  const bool v1849 = v1846 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v1143.x[48];
-    const float v1852 = v1851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
-    const unsigned int v1854 = v1844 * v1;
-    const unsigned int v1855 = v1854 + v1846;
-    out[v1855] = v1853;
-  }
-  const unsigned int v1856 = static_cast<unsigned int>(v1143.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1857 = v299 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1143.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1859 = v1133 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1861 = v220 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1143.x[49];
-    const float v1865 = v1864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1866 = iron_f32_to_bf16(v1865);
-    const unsigned int v1867 = v1857 * v1;
-    const unsigned int v1868 = v1867 + v1859;
-    out[v1868] = v1866;
-  }
-  const unsigned int v1869 = static_cast<unsigned int>(v1143.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1870 = v299 + v1869;
-  const unsigned int v1871 = static_cast<unsigned int>(v1143.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1872 = v1133 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1874 = v220 && v1873;
-  const bool v1875 = v1872 < v1;
-  const bool v1876 = v1874 && v1875;
-  if (v1876) {
-    const float v1877 = v1143.x[50];
-    const float v1878 = v1877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1879 = iron_f32_to_bf16(v1878);
-    const unsigned int v1880 = v1870 * v1;
-    const unsigned int v1881 = v1880 + v1872;
-    out[v1881] = v1879;
-  }
-  const unsigned int v1882 = static_cast<unsigned int>(v1143.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1883 = v299 + v1882;
-  const unsigned int v1884 = static_cast<unsigned int>(v1143.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1885 = v1133 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1887 = v220 && v1886;
-  const bool v1888 = v1885 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v1143.x[51];
-    const float v1891 = v1890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
-    const unsigned int v1893 = v1883 * v1;
-    const unsigned int v1894 = v1893 + v1885;
-    out[v1894] = v1892;
-  }
-  const unsigned int v1895 = static_cast<unsigned int>(v1143.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1896 = v299 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v1143.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1898 = v1133 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1900 = v220 && v1899;
-  const bool v1901 = v1898 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v1143.x[52];
-    const float v1904 = v1903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
-    const unsigned int v1906 = v1896 * v1;
-    const unsigned int v1907 = v1906 + v1898;
-    out[v1907] = v1905;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v1143.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1909 = v299 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1143.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1911 = v1133 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1913 = v220 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1143.x[53];
-    const float v1917 = v1916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-    const unsigned int v1919 = v1909 * v1;
-    const unsigned int v1920 = v1919 + v1911;
-    out[v1920] = v1918;
-  }
-  const unsigned int v1921 = static_cast<unsigned int>(v1143.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1922 = v299 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v1143.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1924 = v1133 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1926 = v220 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1143.x[54];
-    const float v1930 = v1929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
-    const unsigned int v1932 = v1922 * v1;
-    const unsigned int v1933 = v1932 + v1924;
-    out[v1933] = v1931;
-  }
-  const unsigned int v1934 = static_cast<unsigned int>(v1143.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1935 = v299 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v1143.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1937 = v1133 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1939 = v220 && v1938;
-  const bool v1940 = v1937 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v1143.x[55];
-    const float v1943 = v1942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
-    const unsigned int v1945 = v1935 * v1;
-    const unsigned int v1946 = v1945 + v1937;
-    out[v1946] = v1944;
-  }
-  const unsigned int v1947 = static_cast<unsigned int>(v1143.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1948 = v299 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v1143.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1950 = v1133 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1952 = v220 && v1951;
-  const bool v1953 = v1950 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v1143.x[56];
-    const float v1956 = v1955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    const unsigned int v1958 = v1948 * v1;
-    const unsigned int v1959 = v1958 + v1950;
-    out[v1959] = v1957;
-  }
-  const unsigned int v1960 = static_cast<unsigned int>(v1143.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1961 = v299 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v1143.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1963 = v1133 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1965 = v220 && v1964;
-  const bool v1966 = v1963 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v1143.x[57];
-    const float v1969 = v1968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
-    const unsigned int v1971 = v1961 * v1;
-    const unsigned int v1972 = v1971 + v1963;
-    out[v1972] = v1970;
-  }
-  const unsigned int v1973 = static_cast<unsigned int>(v1143.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1974 = v299 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v1143.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1976 = v1133 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1978 = v220 && v1977;
-  const bool v1979 = v1976 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v1143.x[58];
-    const float v1982 = v1981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);
-    const unsigned int v1984 = v1974 * v1;
-    const unsigned int v1985 = v1984 + v1976;
-    out[v1985] = v1983;
-  }
-  const unsigned int v1986 = static_cast<unsigned int>(v1143.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1987 = v299 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v1143.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1989 = v1133 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1991 = v220 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1143.x[59];
-    const float v1995 = v1994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
-    const unsigned int v1997 = v1987 * v1;
-    const unsigned int v1998 = v1997 + v1989;
-    out[v1998] = v1996;
-  }
-  const unsigned int v1999 = static_cast<unsigned int>(v1143.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2000 = v299 + v1999;
-  const unsigned int v2001 = static_cast<unsigned int>(v1143.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2002 = v1133 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2004 = v220 && v2003;
-  const bool v2005 = v2002 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v1143.x[60];
-    const float v2008 = v2007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
-    const unsigned int v2010 = v2000 * v1;
-    const unsigned int v2011 = v2010 + v2002;
-    out[v2011] = v2009;
-  }
-  const unsigned int v2012 = static_cast<unsigned int>(v1143.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2013 = v299 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v1143.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2015 = v1133 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2017 = v220 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1143.x[61];
-    const float v2021 = v2020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2022 = iron_f32_to_bf16(v2021);
-    const unsigned int v2023 = v2013 * v1;
-    const unsigned int v2024 = v2023 + v2015;
-    out[v2024] = v2022;
-  }
-  const unsigned int v2025 = static_cast<unsigned int>(v1143.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2026 = v299 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v1143.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2028 = v1133 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2030 = v220 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1143.x[62];
-    const float v2034 = v2033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);
-    const unsigned int v2036 = v2026 * v1;
-    const unsigned int v2037 = v2036 + v2028;
-    out[v2037] = v2035;
-  }
-  const unsigned int v2038 = static_cast<unsigned int>(v1143.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2039 = v299 + v2038;
-  const unsigned int v2040 = static_cast<unsigned int>(v1143.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2041 = v1133 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2043 = v220 && v2042;
-  const bool v2044 = v2041 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v1143.x[63];
-    const float v2047 = v2046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
-    const unsigned int v2049 = v2039 * v1;
-    const unsigned int v2050 = v2049 + v2041;
-    out[v2050] = v2048;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const unsigned int v368 = v290 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const unsigned int v369 = v368 << 4u;
+  const unsigned int v371 = v291 << 6u;
+  const unsigned int v372 = v26 + v371;
+  const unsigned int v373 = v372 + v369;
+  const unsigned int v374 = static_cast<unsigned int>(v298.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v375 = v373 + v374;
+  const unsigned int v376 = static_cast<unsigned int>(v298.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v377 = v30 + v376;
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v379 = v294 && v378;
+  const bool v380 = v377 < v1;
+  const bool v381 = v379 && v380;
+  if (v381) {
+    const float v382 = v298.x[0];
+    const float v383 = v382 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v384 = iron_f32_to_bf16(v383);
+    const unsigned int v385 = v375 * v1;
+    const unsigned int v386 = v385 + v377;
+    out[v386] = v384;
+  }
+  const unsigned int v387 = static_cast<unsigned int>(v298.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v388 = v373 + v387;
+  const unsigned int v389 = static_cast<unsigned int>(v298.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v390 = v30 + v389;
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v392 = v294 && v391;
+  const bool v393 = v390 < v1;
+  const bool v394 = v392 && v393;
+  if (v394) {
+    const float v395 = v298.x[1];
+    const float v396 = v395 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v397 = iron_f32_to_bf16(v396);
+    const unsigned int v398 = v388 * v1;
+    const unsigned int v399 = v398 + v390;
+    out[v399] = v397;
+  }
+  const unsigned int v400 = static_cast<unsigned int>(v298.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v401 = v373 + v400;
+  const unsigned int v402 = static_cast<unsigned int>(v298.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v403 = v30 + v402;
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v405 = v294 && v404;
+  const bool v406 = v403 < v1;
+  const bool v407 = v405 && v406;
+  if (v407) {
+    const float v408 = v298.x[2];
+    const float v409 = v408 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v410 = iron_f32_to_bf16(v409);
+    const unsigned int v411 = v401 * v1;
+    const unsigned int v412 = v411 + v403;
+    out[v412] = v410;
+  }
+  const unsigned int v413 = static_cast<unsigned int>(v298.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v414 = v373 + v413;
+  const unsigned int v415 = static_cast<unsigned int>(v298.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v416 = v30 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v418 = v294 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v298.x[3];
+    const float v422 = v421 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v423 = iron_f32_to_bf16(v422);
+    const unsigned int v424 = v414 * v1;
+    const unsigned int v425 = v424 + v416;
+    out[v425] = v423;
+  }
+  const unsigned int v426 = static_cast<unsigned int>(v298.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v427 = v373 + v426;
+  const unsigned int v428 = static_cast<unsigned int>(v298.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v429 = v30 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v431 = v294 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v298.x[4];
+    const float v435 = v434 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v436 = iron_f32_to_bf16(v435);
+    const unsigned int v437 = v427 * v1;
+    const unsigned int v438 = v437 + v429;
+    out[v438] = v436;
+  }
+  const unsigned int v439 = static_cast<unsigned int>(v298.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v440 = v373 + v439;
+  const unsigned int v441 = static_cast<unsigned int>(v298.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v442 = v30 + v441;
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v444 = v294 && v443;
+  const bool v445 = v442 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v298.x[5];
+    const float v448 = v447 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v449 = iron_f32_to_bf16(v448);
+    const unsigned int v450 = v440 * v1;
+    const unsigned int v451 = v450 + v442;
+    out[v451] = v449;
+  }
+  const unsigned int v452 = static_cast<unsigned int>(v298.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v453 = v373 + v452;
+  const unsigned int v454 = static_cast<unsigned int>(v298.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v455 = v30 + v454;
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v457 = v294 && v456;
+  const bool v458 = v455 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v298.x[6];
+    const float v461 = v460 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v462 = iron_f32_to_bf16(v461);
+    const unsigned int v463 = v453 * v1;
+    const unsigned int v464 = v463 + v455;
+    out[v464] = v462;
+  }
+  const unsigned int v465 = static_cast<unsigned int>(v298.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v466 = v373 + v465;
+  const unsigned int v467 = static_cast<unsigned int>(v298.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v468 = v30 + v467;
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v470 = v294 && v469;
+  const bool v471 = v468 < v1;
+  const bool v472 = v470 && v471;
+  if (v472) {
+    const float v473 = v298.x[7];
+    const float v474 = v473 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v475 = iron_f32_to_bf16(v474);
+    const unsigned int v476 = v466 * v1;
+    const unsigned int v477 = v476 + v468;
+    out[v477] = v475;
+  }
+  const unsigned int v478 = static_cast<unsigned int>(v298.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v479 = v373 + v478;
+  const unsigned int v480 = static_cast<unsigned int>(v298.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v481 = v30 + v480;
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v483 = v294 && v482;
+  const bool v484 = v481 < v1;
+  const bool v485 = v483 && v484;
+  if (v485) {
+    const float v486 = v298.x[8];
+    const float v487 = v486 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v488 = iron_f32_to_bf16(v487);
+    const unsigned int v489 = v479 * v1;
+    const unsigned int v490 = v489 + v481;
+    out[v490] = v488;
+  }
+  const unsigned int v491 = static_cast<unsigned int>(v298.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v492 = v373 + v491;
+  const unsigned int v493 = static_cast<unsigned int>(v298.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v494 = v30 + v493;
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v496 = v294 && v495;
+  const bool v497 = v494 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v298.x[9];
+    const float v500 = v499 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v501 = iron_f32_to_bf16(v500);
+    const unsigned int v502 = v492 * v1;
+    const unsigned int v503 = v502 + v494;
+    out[v503] = v501;
+  }
+  const unsigned int v504 = static_cast<unsigned int>(v298.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v505 = v373 + v504;
+  const unsigned int v506 = static_cast<unsigned int>(v298.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v507 = v30 + v506;
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v509 = v294 && v508;
+  const bool v510 = v507 < v1;
+  const bool v511 = v509 && v510;
+  if (v511) {
+    const float v512 = v298.x[10];
+    const float v513 = v512 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v514 = iron_f32_to_bf16(v513);
+    const unsigned int v515 = v505 * v1;
+    const unsigned int v516 = v515 + v507;
+    out[v516] = v514;
+  }
+  const unsigned int v517 = static_cast<unsigned int>(v298.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v518 = v373 + v517;
+  const unsigned int v519 = static_cast<unsigned int>(v298.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v520 = v30 + v519;
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v522 = v294 && v521;
+  const bool v523 = v520 < v1;
+  const bool v524 = v522 && v523;
+  if (v524) {
+    const float v525 = v298.x[11];
+    const float v526 = v525 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v527 = iron_f32_to_bf16(v526);
+    const unsigned int v528 = v518 * v1;
+    const unsigned int v529 = v528 + v520;
+    out[v529] = v527;
+  }
+  const unsigned int v530 = static_cast<unsigned int>(v298.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v531 = v373 + v530;
+  const unsigned int v532 = static_cast<unsigned int>(v298.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v533 = v30 + v532;
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v535 = v294 && v534;
+  const bool v536 = v533 < v1;
+  const bool v537 = v535 && v536;
+  if (v537) {
+    const float v538 = v298.x[12];
+    const float v539 = v538 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v540 = iron_f32_to_bf16(v539);
+    const unsigned int v541 = v531 * v1;
+    const unsigned int v542 = v541 + v533;
+    out[v542] = v540;
+  }
+  const unsigned int v543 = static_cast<unsigned int>(v298.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v544 = v373 + v543;
+  const unsigned int v545 = static_cast<unsigned int>(v298.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v546 = v30 + v545;
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v548 = v294 && v547;
+  const bool v549 = v546 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v298.x[13];
+    const float v552 = v551 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v553 = iron_f32_to_bf16(v552);
+    const unsigned int v554 = v544 * v1;
+    const unsigned int v555 = v554 + v546;
+    out[v555] = v553;
+  }
+  const unsigned int v556 = static_cast<unsigned int>(v298.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v557 = v373 + v556;
+  const unsigned int v558 = static_cast<unsigned int>(v298.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v559 = v30 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v561 = v294 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v298.x[14];
+    const float v565 = v564 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v566 = iron_f32_to_bf16(v565);
+    const unsigned int v567 = v557 * v1;
+    const unsigned int v568 = v567 + v559;
+    out[v568] = v566;
+  }
+  const unsigned int v569 = static_cast<unsigned int>(v298.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v570 = v373 + v569;
+  const unsigned int v571 = static_cast<unsigned int>(v298.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v572 = v30 + v571;
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v574 = v294 && v573;
+  const bool v575 = v572 < v1;
+  const bool v576 = v574 && v575;
+  if (v576) {
+    const float v577 = v298.x[15];
+    const float v578 = v577 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v579 = iron_f32_to_bf16(v578);
+    const unsigned int v580 = v570 * v1;
+    const unsigned int v581 = v580 + v572;
+    out[v581] = v579;
+  }
+  const unsigned int v582 = static_cast<unsigned int>(v298.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v583 = v373 + v582;
+  const unsigned int v584 = static_cast<unsigned int>(v298.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v585 = v30 + v584;
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v587 = v294 && v586;
+  const bool v588 = v585 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v298.x[16];
+    const float v591 = v590 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v592 = iron_f32_to_bf16(v591);
+    const unsigned int v593 = v583 * v1;
+    const unsigned int v594 = v593 + v585;
+    out[v594] = v592;
+  }
+  const unsigned int v595 = static_cast<unsigned int>(v298.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v596 = v373 + v595;
+  const unsigned int v597 = static_cast<unsigned int>(v298.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v598 = v30 + v597;
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v600 = v294 && v599;
+  const bool v601 = v598 < v1;
+  const bool v602 = v600 && v601;
+  if (v602) {
+    const float v603 = v298.x[17];
+    const float v604 = v603 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v605 = iron_f32_to_bf16(v604);
+    const unsigned int v606 = v596 * v1;
+    const unsigned int v607 = v606 + v598;
+    out[v607] = v605;
+  }
+  const unsigned int v608 = static_cast<unsigned int>(v298.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v609 = v373 + v608;
+  const unsigned int v610 = static_cast<unsigned int>(v298.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v611 = v30 + v610;
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v613 = v294 && v612;
+  const bool v614 = v611 < v1;
+  const bool v615 = v613 && v614;
+  if (v615) {
+    const float v616 = v298.x[18];
+    const float v617 = v616 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v618 = iron_f32_to_bf16(v617);
+    const unsigned int v619 = v609 * v1;
+    const unsigned int v620 = v619 + v611;
+    out[v620] = v618;
+  }
+  const unsigned int v621 = static_cast<unsigned int>(v298.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v622 = v373 + v621;
+  const unsigned int v623 = static_cast<unsigned int>(v298.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v624 = v30 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v626 = v294 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v298.x[19];
+    const float v630 = v629 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v631 = iron_f32_to_bf16(v630);
+    const unsigned int v632 = v622 * v1;
+    const unsigned int v633 = v632 + v624;
+    out[v633] = v631;
+  }
+  const unsigned int v634 = static_cast<unsigned int>(v298.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v635 = v373 + v634;
+  const unsigned int v636 = static_cast<unsigned int>(v298.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v637 = v30 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v639 = v294 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v298.x[20];
+    const float v643 = v642 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v644 = iron_f32_to_bf16(v643);
+    const unsigned int v645 = v635 * v1;
+    const unsigned int v646 = v645 + v637;
+    out[v646] = v644;
+  }
+  const unsigned int v647 = static_cast<unsigned int>(v298.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v648 = v373 + v647;
+  const unsigned int v649 = static_cast<unsigned int>(v298.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v650 = v30 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v652 = v294 && v651;
+  const bool v653 = v650 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v298.x[21];
+    const float v656 = v655 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v657 = iron_f32_to_bf16(v656);
+    const unsigned int v658 = v648 * v1;
+    const unsigned int v659 = v658 + v650;
+    out[v659] = v657;
+  }
+  const unsigned int v660 = static_cast<unsigned int>(v298.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v661 = v373 + v660;
+  const unsigned int v662 = static_cast<unsigned int>(v298.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v663 = v30 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v665 = v294 && v664;
+  const bool v666 = v663 < v1;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v298.x[22];
+    const float v669 = v668 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v670 = iron_f32_to_bf16(v669);
+    const unsigned int v671 = v661 * v1;
+    const unsigned int v672 = v671 + v663;
+    out[v672] = v670;
+  }
+  const unsigned int v673 = static_cast<unsigned int>(v298.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v674 = v373 + v673;
+  const unsigned int v675 = static_cast<unsigned int>(v298.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v676 = v30 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v678 = v294 && v677;
+  const bool v679 = v676 < v1;
+  const bool v680 = v678 && v679;
+  if (v680) {
+    const float v681 = v298.x[23];
+    const float v682 = v681 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v683 = iron_f32_to_bf16(v682);
+    const unsigned int v684 = v674 * v1;
+    const unsigned int v685 = v684 + v676;
+    out[v685] = v683;
+  }
+  const unsigned int v686 = static_cast<unsigned int>(v298.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v687 = v373 + v686;
+  const unsigned int v688 = static_cast<unsigned int>(v298.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v689 = v30 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v691 = v294 && v690;
+  const bool v692 = v689 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v298.x[24];
+    const float v695 = v694 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v696 = iron_f32_to_bf16(v695);
+    const unsigned int v697 = v687 * v1;
+    const unsigned int v698 = v697 + v689;
+    out[v698] = v696;
+  }
+  const unsigned int v699 = static_cast<unsigned int>(v298.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v700 = v373 + v699;
+  const unsigned int v701 = static_cast<unsigned int>(v298.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v702 = v30 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v704 = v294 && v703;
+  const bool v705 = v702 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v298.x[25];
+    const float v708 = v707 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v709 = iron_f32_to_bf16(v708);
+    const unsigned int v710 = v700 * v1;
+    const unsigned int v711 = v710 + v702;
+    out[v711] = v709;
+  }
+  const unsigned int v712 = static_cast<unsigned int>(v298.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v713 = v373 + v712;
+  const unsigned int v714 = static_cast<unsigned int>(v298.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v715 = v30 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v717 = v294 && v716;
+  const bool v718 = v715 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v298.x[26];
+    const float v721 = v720 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v722 = iron_f32_to_bf16(v721);
+    const unsigned int v723 = v713 * v1;
+    const unsigned int v724 = v723 + v715;
+    out[v724] = v722;
+  }
+  const unsigned int v725 = static_cast<unsigned int>(v298.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v726 = v373 + v725;
+  const unsigned int v727 = static_cast<unsigned int>(v298.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v728 = v30 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v730 = v294 && v729;
+  const bool v731 = v728 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v298.x[27];
+    const float v734 = v733 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v735 = iron_f32_to_bf16(v734);
+    const unsigned int v736 = v726 * v1;
+    const unsigned int v737 = v736 + v728;
+    out[v737] = v735;
+  }
+  const unsigned int v738 = static_cast<unsigned int>(v298.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v739 = v373 + v738;
+  const unsigned int v740 = static_cast<unsigned int>(v298.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v741 = v30 + v740;
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v743 = v294 && v742;
+  const bool v744 = v741 < v1;
+  const bool v745 = v743 && v744;
+  if (v745) {
+    const float v746 = v298.x[28];
+    const float v747 = v746 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v748 = iron_f32_to_bf16(v747);
+    const unsigned int v749 = v739 * v1;
+    const unsigned int v750 = v749 + v741;
+    out[v750] = v748;
+  }
+  const unsigned int v751 = static_cast<unsigned int>(v298.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v752 = v373 + v751;
+  const unsigned int v753 = static_cast<unsigned int>(v298.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v754 = v30 + v753;
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v756 = v294 && v755;
+  const bool v757 = v754 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v298.x[29];
+    const float v760 = v759 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v761 = iron_f32_to_bf16(v760);
+    const unsigned int v762 = v752 * v1;
+    const unsigned int v763 = v762 + v754;
+    out[v763] = v761;
+  }
+  const unsigned int v764 = static_cast<unsigned int>(v298.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v765 = v373 + v764;
+  const unsigned int v766 = static_cast<unsigned int>(v298.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v767 = v30 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v769 = v294 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v298.x[30];
+    const float v773 = v772 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v774 = iron_f32_to_bf16(v773);
+    const unsigned int v775 = v765 * v1;
+    const unsigned int v776 = v775 + v767;
+    out[v776] = v774;
+  }
+  const unsigned int v777 = static_cast<unsigned int>(v298.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v778 = v373 + v777;
+  const unsigned int v779 = static_cast<unsigned int>(v298.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v780 = v30 + v779;
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v782 = v294 && v781;
+  const bool v783 = v780 < v1;
+  const bool v784 = v782 && v783;
+  if (v784) {
+    const float v785 = v298.x[31];
+    const float v786 = v785 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v787 = iron_f32_to_bf16(v786);
+    const unsigned int v788 = v778 * v1;
+    const unsigned int v789 = v788 + v780;
+    out[v789] = v787;
+  }
+  const unsigned int v790 = static_cast<unsigned int>(v298.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v791 = v373 + v790;
+  const unsigned int v792 = static_cast<unsigned int>(v298.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v793 = v30 + v792;
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v795 = v294 && v794;
+  const bool v796 = v793 < v1;
+  const bool v797 = v795 && v796;
+  if (v797) {
+    const float v798 = v298.x[32];
+    const float v799 = v798 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v800 = iron_f32_to_bf16(v799);
+    const unsigned int v801 = v791 * v1;
+    const unsigned int v802 = v801 + v793;
+    out[v802] = v800;
+  }
+  const unsigned int v803 = static_cast<unsigned int>(v298.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v804 = v373 + v803;
+  const unsigned int v805 = static_cast<unsigned int>(v298.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v806 = v30 + v805;
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v808 = v294 && v807;
+  const bool v809 = v806 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v298.x[33];
+    const float v812 = v811 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v813 = iron_f32_to_bf16(v812);
+    const unsigned int v814 = v804 * v1;
+    const unsigned int v815 = v814 + v806;
+    out[v815] = v813;
+  }
+  const unsigned int v816 = static_cast<unsigned int>(v298.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v817 = v373 + v816;
+  const unsigned int v818 = static_cast<unsigned int>(v298.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v819 = v30 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v821 = v294 && v820;
+  const bool v822 = v819 < v1;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v298.x[34];
+    const float v825 = v824 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    const unsigned int v827 = v817 * v1;
+    const unsigned int v828 = v827 + v819;
+    out[v828] = v826;
+  }
+  const unsigned int v829 = static_cast<unsigned int>(v298.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v830 = v373 + v829;
+  const unsigned int v831 = static_cast<unsigned int>(v298.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v832 = v30 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v834 = v294 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v298.x[35];
+    const float v838 = v837 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v839 = iron_f32_to_bf16(v838);
+    const unsigned int v840 = v830 * v1;
+    const unsigned int v841 = v840 + v832;
+    out[v841] = v839;
+  }
+  const unsigned int v842 = static_cast<unsigned int>(v298.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v843 = v373 + v842;
+  const unsigned int v844 = static_cast<unsigned int>(v298.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v845 = v30 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v847 = v294 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v298.x[36];
+    const float v851 = v850 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v852 = iron_f32_to_bf16(v851);
+    const unsigned int v853 = v843 * v1;
+    const unsigned int v854 = v853 + v845;
+    out[v854] = v852;
+  }
+  const unsigned int v855 = static_cast<unsigned int>(v298.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v856 = v373 + v855;
+  const unsigned int v857 = static_cast<unsigned int>(v298.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v858 = v30 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v860 = v294 && v859;
+  const bool v861 = v858 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v298.x[37];
+    const float v864 = v863 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v865 = iron_f32_to_bf16(v864);
+    const unsigned int v866 = v856 * v1;
+    const unsigned int v867 = v866 + v858;
+    out[v867] = v865;
+  }
+  const unsigned int v868 = static_cast<unsigned int>(v298.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v869 = v373 + v868;
+  const unsigned int v870 = static_cast<unsigned int>(v298.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v871 = v30 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v873 = v294 && v872;
+  const bool v874 = v871 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v298.x[38];
+    const float v877 = v876 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v878 = iron_f32_to_bf16(v877);
+    const unsigned int v879 = v869 * v1;
+    const unsigned int v880 = v879 + v871;
+    out[v880] = v878;
+  }
+  const unsigned int v881 = static_cast<unsigned int>(v298.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v882 = v373 + v881;
+  const unsigned int v883 = static_cast<unsigned int>(v298.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v884 = v30 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v886 = v294 && v885;
+  const bool v887 = v884 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v298.x[39];
+    const float v890 = v889 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v891 = iron_f32_to_bf16(v890);
+    const unsigned int v892 = v882 * v1;
+    const unsigned int v893 = v892 + v884;
+    out[v893] = v891;
+  }
+  const unsigned int v894 = static_cast<unsigned int>(v298.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v895 = v373 + v894;
+  const unsigned int v896 = static_cast<unsigned int>(v298.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v897 = v30 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v899 = v294 && v898;
+  const bool v900 = v897 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v298.x[40];
+    const float v903 = v902 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v904 = iron_f32_to_bf16(v903);
+    const unsigned int v905 = v895 * v1;
+    const unsigned int v906 = v905 + v897;
+    out[v906] = v904;
+  }
+  const unsigned int v907 = static_cast<unsigned int>(v298.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v908 = v373 + v907;
+  const unsigned int v909 = static_cast<unsigned int>(v298.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v910 = v30 + v909;
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v912 = v294 && v911;
+  const bool v913 = v910 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v298.x[41];
+    const float v916 = v915 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v917 = iron_f32_to_bf16(v916);
+    const unsigned int v918 = v908 * v1;
+    const unsigned int v919 = v918 + v910;
+    out[v919] = v917;
+  }
+  const unsigned int v920 = static_cast<unsigned int>(v298.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v921 = v373 + v920;
+  const unsigned int v922 = static_cast<unsigned int>(v298.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v923 = v30 + v922;
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v925 = v294 && v924;
+  const bool v926 = v923 < v1;
+  const bool v927 = v925 && v926;
+  if (v927) {
+    const float v928 = v298.x[42];
+    const float v929 = v928 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v930 = iron_f32_to_bf16(v929);
+    const unsigned int v931 = v921 * v1;
+    const unsigned int v932 = v931 + v923;
+    out[v932] = v930;
+  }
+  const unsigned int v933 = static_cast<unsigned int>(v298.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v934 = v373 + v933;
+  const unsigned int v935 = static_cast<unsigned int>(v298.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v936 = v30 + v935;
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v938 = v294 && v937;
+  const bool v939 = v936 < v1;
+  const bool v940 = v938 && v939;
+  if (v940) {
+    const float v941 = v298.x[43];
+    const float v942 = v941 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v943 = iron_f32_to_bf16(v942);
+    const unsigned int v944 = v934 * v1;
+    const unsigned int v945 = v944 + v936;
+    out[v945] = v943;
+  }
+  const unsigned int v946 = static_cast<unsigned int>(v298.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v947 = v373 + v946;
+  const unsigned int v948 = static_cast<unsigned int>(v298.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v949 = v30 + v948;
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v951 = v294 && v950;
+  const bool v952 = v949 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v298.x[44];
+    const float v955 = v954 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v956 = iron_f32_to_bf16(v955);
+    const unsigned int v957 = v947 * v1;
+    const unsigned int v958 = v957 + v949;
+    out[v958] = v956;
+  }
+  const unsigned int v959 = static_cast<unsigned int>(v298.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v960 = v373 + v959;
+  const unsigned int v961 = static_cast<unsigned int>(v298.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v962 = v30 + v961;
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v964 = v294 && v963;
+  const bool v965 = v962 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v298.x[45];
+    const float v968 = v967 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v969 = iron_f32_to_bf16(v968);
+    const unsigned int v970 = v960 * v1;
+    const unsigned int v971 = v970 + v962;
+    out[v971] = v969;
+  }
+  const unsigned int v972 = static_cast<unsigned int>(v298.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v973 = v373 + v972;
+  const unsigned int v974 = static_cast<unsigned int>(v298.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v975 = v30 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v977 = v294 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v298.x[46];
+    const float v981 = v980 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v982 = iron_f32_to_bf16(v981);
+    const unsigned int v983 = v973 * v1;
+    const unsigned int v984 = v983 + v975;
+    out[v984] = v982;
+  }
+  const unsigned int v985 = static_cast<unsigned int>(v298.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v986 = v373 + v985;
+  const unsigned int v987 = static_cast<unsigned int>(v298.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v988 = v30 + v987;
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v990 = v294 && v989;
+  const bool v991 = v988 < v1;
+  const bool v992 = v990 && v991;
+  if (v992) {
+    const float v993 = v298.x[47];
+    const float v994 = v993 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v995 = iron_f32_to_bf16(v994);
+    const unsigned int v996 = v986 * v1;
+    const unsigned int v997 = v996 + v988;
+    out[v997] = v995;
+  }
+  const unsigned int v998 = static_cast<unsigned int>(v298.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v999 = v373 + v998;
+  const unsigned int v1000 = static_cast<unsigned int>(v298.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1001 = v30 + v1000;
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1003 = v294 && v1002;
+  const bool v1004 = v1001 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v298.x[48];
+    const float v1007 = v1006 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
+    const unsigned int v1009 = v999 * v1;
+    const unsigned int v1010 = v1009 + v1001;
+    out[v1010] = v1008;
+  }
+  const unsigned int v1011 = static_cast<unsigned int>(v298.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1012 = v373 + v1011;
+  const unsigned int v1013 = static_cast<unsigned int>(v298.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1014 = v30 + v1013;
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1016 = v294 && v1015;
+  const bool v1017 = v1014 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v298.x[49];
+    const float v1020 = v1019 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    const unsigned int v1022 = v1012 * v1;
+    const unsigned int v1023 = v1022 + v1014;
+    out[v1023] = v1021;
+  }
+  const unsigned int v1024 = static_cast<unsigned int>(v298.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1025 = v373 + v1024;
+  const unsigned int v1026 = static_cast<unsigned int>(v298.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1027 = v30 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1029 = v294 && v1028;
+  const bool v1030 = v1027 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v298.x[50];
+    const float v1033 = v1032 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
+    const unsigned int v1035 = v1025 * v1;
+    const unsigned int v1036 = v1035 + v1027;
+    out[v1036] = v1034;
+  }
+  const unsigned int v1037 = static_cast<unsigned int>(v298.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1038 = v373 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v298.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1040 = v30 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1042 = v294 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v298.x[51];
+    const float v1046 = v1045 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
+    const unsigned int v1048 = v1038 * v1;
+    const unsigned int v1049 = v1048 + v1040;
+    out[v1049] = v1047;
+  }
+  const unsigned int v1050 = static_cast<unsigned int>(v298.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1051 = v373 + v1050;
+  const unsigned int v1052 = static_cast<unsigned int>(v298.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1053 = v30 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1055 = v294 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v298.x[52];
+    const float v1059 = v1058 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1060 = iron_f32_to_bf16(v1059);
+    const unsigned int v1061 = v1051 * v1;
+    const unsigned int v1062 = v1061 + v1053;
+    out[v1062] = v1060;
+  }
+  const unsigned int v1063 = static_cast<unsigned int>(v298.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1064 = v373 + v1063;
+  const unsigned int v1065 = static_cast<unsigned int>(v298.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1066 = v30 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1068 = v294 && v1067;
+  const bool v1069 = v1066 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v298.x[53];
+    const float v1072 = v1071 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
+    const unsigned int v1074 = v1064 * v1;
+    const unsigned int v1075 = v1074 + v1066;
+    out[v1075] = v1073;
+  }
+  const unsigned int v1076 = static_cast<unsigned int>(v298.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1077 = v373 + v1076;
+  const unsigned int v1078 = static_cast<unsigned int>(v298.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1079 = v30 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1081 = v294 && v1080;
+  const bool v1082 = v1079 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v298.x[54];
+    const float v1085 = v1084 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1086 = iron_f32_to_bf16(v1085);
+    const unsigned int v1087 = v1077 * v1;
+    const unsigned int v1088 = v1087 + v1079;
+    out[v1088] = v1086;
+  }
+  const unsigned int v1089 = static_cast<unsigned int>(v298.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1090 = v373 + v1089;
+  const unsigned int v1091 = static_cast<unsigned int>(v298.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1092 = v30 + v1091;
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1094 = v294 && v1093;
+  const bool v1095 = v1092 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v298.x[55];
+    const float v1098 = v1097 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1099 = iron_f32_to_bf16(v1098);
+    const unsigned int v1100 = v1090 * v1;
+    const unsigned int v1101 = v1100 + v1092;
+    out[v1101] = v1099;
+  }
+  const unsigned int v1102 = static_cast<unsigned int>(v298.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1103 = v373 + v1102;
+  const unsigned int v1104 = static_cast<unsigned int>(v298.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1105 = v30 + v1104;
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1107 = v294 && v1106;
+  const bool v1108 = v1105 < v1;
+  const bool v1109 = v1107 && v1108;
+  if (v1109) {
+    const float v1110 = v298.x[56];
+    const float v1111 = v1110 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1112 = iron_f32_to_bf16(v1111);
+    const unsigned int v1113 = v1103 * v1;
+    const unsigned int v1114 = v1113 + v1105;
+    out[v1114] = v1112;
+  }
+  const unsigned int v1115 = static_cast<unsigned int>(v298.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1116 = v373 + v1115;
+  const unsigned int v1117 = static_cast<unsigned int>(v298.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1118 = v30 + v1117;
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1120 = v294 && v1119;
+  const bool v1121 = v1118 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v298.x[57];
+    const float v1124 = v1123 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
+    const unsigned int v1126 = v1116 * v1;
+    const unsigned int v1127 = v1126 + v1118;
+    out[v1127] = v1125;
+  }
+  const unsigned int v1128 = static_cast<unsigned int>(v298.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1129 = v373 + v1128;
+  const unsigned int v1130 = static_cast<unsigned int>(v298.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1131 = v30 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1133 = v294 && v1132;
+  const bool v1134 = v1131 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v298.x[58];
+    const float v1137 = v1136 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1138 = iron_f32_to_bf16(v1137);
+    const unsigned int v1139 = v1129 * v1;
+    const unsigned int v1140 = v1139 + v1131;
+    out[v1140] = v1138;
+  }
+  const unsigned int v1141 = static_cast<unsigned int>(v298.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1142 = v373 + v1141;
+  const unsigned int v1143 = static_cast<unsigned int>(v298.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1144 = v30 + v1143;
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1146 = v294 && v1145;
+  const bool v1147 = v1144 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v298.x[59];
+    const float v1150 = v1149 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1151 = iron_f32_to_bf16(v1150);
+    const unsigned int v1152 = v1142 * v1;
+    const unsigned int v1153 = v1152 + v1144;
+    out[v1153] = v1151;
+  }
+  const unsigned int v1154 = static_cast<unsigned int>(v298.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1155 = v373 + v1154;
+  const unsigned int v1156 = static_cast<unsigned int>(v298.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1157 = v30 + v1156;
+  const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1159 = v294 && v1158;
+  const bool v1160 = v1157 < v1;
+  const bool v1161 = v1159 && v1160;
+  if (v1161) {
+    const float v1162 = v298.x[60];
+    const float v1163 = v1162 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1164 = iron_f32_to_bf16(v1163);
+    const unsigned int v1165 = v1155 * v1;
+    const unsigned int v1166 = v1165 + v1157;
+    out[v1166] = v1164;
+  }
+  const unsigned int v1167 = static_cast<unsigned int>(v298.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1168 = v373 + v1167;
+  const unsigned int v1169 = static_cast<unsigned int>(v298.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1170 = v30 + v1169;
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1172 = v294 && v1171;
+  const bool v1173 = v1170 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v298.x[61];
+    const float v1176 = v1175 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1177 = iron_f32_to_bf16(v1176);
+    const unsigned int v1178 = v1168 * v1;
+    const unsigned int v1179 = v1178 + v1170;
+    out[v1179] = v1177;
+  }
+  const unsigned int v1180 = static_cast<unsigned int>(v298.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1181 = v373 + v1180;
+  const unsigned int v1182 = static_cast<unsigned int>(v298.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1183 = v30 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1185 = v294 && v1184;
+  const bool v1186 = v1183 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v298.x[62];
+    const float v1189 = v1188 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
+    const unsigned int v1191 = v1181 * v1;
+    const unsigned int v1192 = v1191 + v1183;
+    out[v1192] = v1190;
+  }
+  const unsigned int v1193 = static_cast<unsigned int>(v298.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1194 = v373 + v1193;
+  const unsigned int v1195 = static_cast<unsigned int>(v298.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1196 = v30 + v1195;
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1198 = v294 && v1197;
+  const bool v1199 = v1196 < v1;
+  const bool v1200 = v1198 && v1199;
+  if (v1200) {
+    const float v1201 = v298.x[63];
+    const float v1202 = v1201 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1203 = iron_f32_to_bf16(v1202);
+    const unsigned int v1204 = v1194 * v1;
+    const unsigned int v1205 = v1204 + v1196;
+    out[v1205] = v1203;
+  }
+  const unsigned int v1207 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 2, 16, 128> v1217;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1217, 0.0f);
+
+  for (unsigned int v1220 = 0u; v1220 < v2; v1220 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (unsigned int v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1230 = v1229 < v0;
+      const unsigned int v1231 = v1220 + v1228;
+      const bool v1232 = v1231 < v2;
+      const bool v1233 = v1230 && v1232;
+      if (v1233) {
+        const unsigned int v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1237 = v1235 + v1220;
+        const unsigned int v1238 = v1237 + v1228;
+        const iron_f8e4m3 v1239 = a[v1238];
+        const iron_f16 v1240 = iron_f32_to_f16(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1242 = v1226 << 6u;
+        const unsigned int v1243 = v1242 + v1228;
+        shm3[(v1243 ^ (((v1243 >> 6u) & 7u) << 3u))] = v1240;
+      } else {
+        const unsigned int v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1246 = v1245 + v1228;
+        shm3[(v1246 ^ (((v1246 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+
+    for (unsigned int v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1257 = v1256 < v1;
+      const unsigned int v1258 = v1220 + v1255;
+      const bool v1259 = v1258 < v2;
+      const bool v1260 = v1257 && v1259;
+      if (v1260) {
+        const unsigned int v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1264 = v1262 + v1220;
+        const unsigned int v1265 = v1264 + v1255;
+        const iron_f8e4m3 v1266 = b[v1265];
+        const iron_f16 v1267 = iron_f32_to_f16(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1269 = v1253 << 6u;
+        const unsigned int v1270 = v1269 + v1255;
+        shm4[(v1270 ^ (((v1270 >> 6u) & 7u) << 3u))] = v1267;
+      } else {
+        const unsigned int v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1273 = v1272 + v1255;
+        shm4[(v1273 ^ (((v1273 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const unsigned int v1282 = v371 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v2176 = v369 << 6u;
+      const unsigned int v2178 = v1282 + v2176;
+      iron_frag<iron_f16, 0, 16, 16> v2185;
+      iron_frag_fill(v2185, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2185, shm3, v2178, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2187;
+      iron_frag_fill(v2187, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2187, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1217, v2185, v2187);
+      const unsigned int v2189 = v2178 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2194;
+      iron_frag_fill(v2194, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2194, shm3, v2189, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2196;
+      iron_frag_fill(v2196, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2196, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1217, v2194, v2196);
+      const unsigned int v2198 = v2178 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2203;
+      iron_frag_fill(v2203, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2203, shm3, v2198, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2205;
+      iron_frag_fill(v2205, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2205, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1217, v2203, v2205);
+      const unsigned int v2207 = v2178 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2212;
+      iron_frag_fill(v2212, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2212, shm3, v2207, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2214;
+      iron_frag_fill(v2214, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2214, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1217, v2212, v2214);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const unsigned int v1293 = static_cast<unsigned int>(v1217.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1294 = v373 + v1293;
+  const unsigned int v1295 = static_cast<unsigned int>(v1217.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1296 = v1207 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1298 = v294 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v1217.x[0];
+    const float v1302 = v1301 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1303 = iron_f32_to_bf16(v1302);
+    const unsigned int v1304 = v1294 * v1;
+    const unsigned int v1305 = v1304 + v1296;
+    out[v1305] = v1303;
+  }
+  const unsigned int v1306 = static_cast<unsigned int>(v1217.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1307 = v373 + v1306;
+  const unsigned int v1308 = static_cast<unsigned int>(v1217.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1309 = v1207 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1311 = v294 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v1217.x[1];
+    const float v1315 = v1314 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
+    const unsigned int v1317 = v1307 * v1;
+    const unsigned int v1318 = v1317 + v1309;
+    out[v1318] = v1316;
+  }
+  const unsigned int v1319 = static_cast<unsigned int>(v1217.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1320 = v373 + v1319;
+  const unsigned int v1321 = static_cast<unsigned int>(v1217.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1322 = v1207 + v1321;
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1324 = v294 && v1323;
+  const bool v1325 = v1322 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v1217.x[2];
+    const float v1328 = v1327 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
+    const unsigned int v1330 = v1320 * v1;
+    const unsigned int v1331 = v1330 + v1322;
+    out[v1331] = v1329;
+  }
+  const unsigned int v1332 = static_cast<unsigned int>(v1217.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1333 = v373 + v1332;
+  const unsigned int v1334 = static_cast<unsigned int>(v1217.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1335 = v1207 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1337 = v294 && v1336;
+  const bool v1338 = v1335 < v1;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v1217.x[3];
+    const float v1341 = v1340 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1342 = iron_f32_to_bf16(v1341);
+    const unsigned int v1343 = v1333 * v1;
+    const unsigned int v1344 = v1343 + v1335;
+    out[v1344] = v1342;
+  }
+  const unsigned int v1345 = static_cast<unsigned int>(v1217.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1346 = v373 + v1345;
+  const unsigned int v1347 = static_cast<unsigned int>(v1217.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1348 = v1207 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1350 = v294 && v1349;
+  const bool v1351 = v1348 < v1;
+  const bool v1352 = v1350 && v1351;
+  if (v1352) {
+    const float v1353 = v1217.x[4];
+    const float v1354 = v1353 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1355 = iron_f32_to_bf16(v1354);
+    const unsigned int v1356 = v1346 * v1;
+    const unsigned int v1357 = v1356 + v1348;
+    out[v1357] = v1355;
+  }
+  const unsigned int v1358 = static_cast<unsigned int>(v1217.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1359 = v373 + v1358;
+  const unsigned int v1360 = static_cast<unsigned int>(v1217.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1361 = v1207 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1363 = v294 && v1362;
+  const bool v1364 = v1361 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v1217.x[5];
+    const float v1367 = v1366 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1368 = iron_f32_to_bf16(v1367);
+    const unsigned int v1369 = v1359 * v1;
+    const unsigned int v1370 = v1369 + v1361;
+    out[v1370] = v1368;
+  }
+  const unsigned int v1371 = static_cast<unsigned int>(v1217.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1372 = v373 + v1371;
+  const unsigned int v1373 = static_cast<unsigned int>(v1217.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1374 = v1207 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1376 = v294 && v1375;
+  const bool v1377 = v1374 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v1217.x[6];
+    const float v1380 = v1379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
+    const unsigned int v1382 = v1372 * v1;
+    const unsigned int v1383 = v1382 + v1374;
+    out[v1383] = v1381;
+  }
+  const unsigned int v1384 = static_cast<unsigned int>(v1217.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1385 = v373 + v1384;
+  const unsigned int v1386 = static_cast<unsigned int>(v1217.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1387 = v1207 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1389 = v294 && v1388;
+  const bool v1390 = v1387 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v1217.x[7];
+    const float v1393 = v1392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
+    const unsigned int v1395 = v1385 * v1;
+    const unsigned int v1396 = v1395 + v1387;
+    out[v1396] = v1394;
+  }
+  const unsigned int v1397 = static_cast<unsigned int>(v1217.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1398 = v373 + v1397;
+  const unsigned int v1399 = static_cast<unsigned int>(v1217.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1400 = v1207 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1402 = v294 && v1401;
+  const bool v1403 = v1400 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v1217.x[8];
+    const float v1406 = v1405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
+    const unsigned int v1408 = v1398 * v1;
+    const unsigned int v1409 = v1408 + v1400;
+    out[v1409] = v1407;
+  }
+  const unsigned int v1410 = static_cast<unsigned int>(v1217.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1411 = v373 + v1410;
+  const unsigned int v1412 = static_cast<unsigned int>(v1217.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1413 = v1207 + v1412;
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1415 = v294 && v1414;
+  const bool v1416 = v1413 < v1;
+  const bool v1417 = v1415 && v1416;
+  if (v1417) {
+    const float v1418 = v1217.x[9];
+    const float v1419 = v1418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1420 = iron_f32_to_bf16(v1419);
+    const unsigned int v1421 = v1411 * v1;
+    const unsigned int v1422 = v1421 + v1413;
+    out[v1422] = v1420;
+  }
+  const unsigned int v1423 = static_cast<unsigned int>(v1217.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1424 = v373 + v1423;
+  const unsigned int v1425 = static_cast<unsigned int>(v1217.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1426 = v1207 + v1425;
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1428 = v294 && v1427;
+  const bool v1429 = v1426 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v1217.x[10];
+    const float v1432 = v1431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1433 = iron_f32_to_bf16(v1432);
+    const unsigned int v1434 = v1424 * v1;
+    const unsigned int v1435 = v1434 + v1426;
+    out[v1435] = v1433;
+  }
+  const unsigned int v1436 = static_cast<unsigned int>(v1217.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1437 = v373 + v1436;
+  const unsigned int v1438 = static_cast<unsigned int>(v1217.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1439 = v1207 + v1438;
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1441 = v294 && v1440;
+  const bool v1442 = v1439 < v1;
+  const bool v1443 = v1441 && v1442;
+  if (v1443) {
+    const float v1444 = v1217.x[11];
+    const float v1445 = v1444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
+    const unsigned int v1447 = v1437 * v1;
+    const unsigned int v1448 = v1447 + v1439;
+    out[v1448] = v1446;
+  }
+  const unsigned int v1449 = static_cast<unsigned int>(v1217.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1450 = v373 + v1449;
+  const unsigned int v1451 = static_cast<unsigned int>(v1217.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1452 = v1207 + v1451;
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1454 = v294 && v1453;
+  const bool v1455 = v1452 < v1;
+  const bool v1456 = v1454 && v1455;
+  if (v1456) {
+    const float v1457 = v1217.x[12];
+    const float v1458 = v1457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1459 = iron_f32_to_bf16(v1458);
+    const unsigned int v1460 = v1450 * v1;
+    const unsigned int v1461 = v1460 + v1452;
+    out[v1461] = v1459;
+  }
+  const unsigned int v1462 = static_cast<unsigned int>(v1217.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1463 = v373 + v1462;
+  const unsigned int v1464 = static_cast<unsigned int>(v1217.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1465 = v1207 + v1464;
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1467 = v294 && v1466;
+  const bool v1468 = v1465 < v1;
+  const bool v1469 = v1467 && v1468;
+  if (v1469) {
+    const float v1470 = v1217.x[13];
+    const float v1471 = v1470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
+    const unsigned int v1473 = v1463 * v1;
+    const unsigned int v1474 = v1473 + v1465;
+    out[v1474] = v1472;
+  }
+  const unsigned int v1475 = static_cast<unsigned int>(v1217.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1476 = v373 + v1475;
+  const unsigned int v1477 = static_cast<unsigned int>(v1217.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1478 = v1207 + v1477;
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1480 = v294 && v1479;
+  const bool v1481 = v1478 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v1217.x[14];
+    const float v1484 = v1483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
+    const unsigned int v1486 = v1476 * v1;
+    const unsigned int v1487 = v1486 + v1478;
+    out[v1487] = v1485;
+  }
+  const unsigned int v1488 = static_cast<unsigned int>(v1217.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1489 = v373 + v1488;
+  const unsigned int v1490 = static_cast<unsigned int>(v1217.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1491 = v1207 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1493 = v294 && v1492;
+  const bool v1494 = v1491 < v1;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v1217.x[15];
+    const float v1497 = v1496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
+    const unsigned int v1499 = v1489 * v1;
+    const unsigned int v1500 = v1499 + v1491;
+    out[v1500] = v1498;
+  }
+  const unsigned int v1501 = static_cast<unsigned int>(v1217.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1502 = v373 + v1501;
+  const unsigned int v1503 = static_cast<unsigned int>(v1217.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1504 = v1207 + v1503;
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1506 = v294 && v1505;
+  const bool v1507 = v1504 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v1217.x[16];
+    const float v1510 = v1509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
+    const unsigned int v1512 = v1502 * v1;
+    const unsigned int v1513 = v1512 + v1504;
+    out[v1513] = v1511;
+  }
+  const unsigned int v1514 = static_cast<unsigned int>(v1217.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1515 = v373 + v1514;
+  const unsigned int v1516 = static_cast<unsigned int>(v1217.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1517 = v1207 + v1516;
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1519 = v294 && v1518;
+  const bool v1520 = v1517 < v1;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v1217.x[17];
+    const float v1523 = v1522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1524 = iron_f32_to_bf16(v1523);
+    const unsigned int v1525 = v1515 * v1;
+    const unsigned int v1526 = v1525 + v1517;
+    out[v1526] = v1524;
+  }
+  const unsigned int v1527 = static_cast<unsigned int>(v1217.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1528 = v373 + v1527;
+  const unsigned int v1529 = static_cast<unsigned int>(v1217.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1530 = v1207 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1532 = v294 && v1531;
+  const bool v1533 = v1530 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v1217.x[18];
+    const float v1536 = v1535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
+    const unsigned int v1538 = v1528 * v1;
+    const unsigned int v1539 = v1538 + v1530;
+    out[v1539] = v1537;
+  }
+  const unsigned int v1540 = static_cast<unsigned int>(v1217.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1541 = v373 + v1540;
+  const unsigned int v1542 = static_cast<unsigned int>(v1217.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1543 = v1207 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1545 = v294 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1217.x[19];
+    const float v1549 = v1548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
+    const unsigned int v1551 = v1541 * v1;
+    const unsigned int v1552 = v1551 + v1543;
+    out[v1552] = v1550;
+  }
+  const unsigned int v1553 = static_cast<unsigned int>(v1217.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1554 = v373 + v1553;
+  const unsigned int v1555 = static_cast<unsigned int>(v1217.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1556 = v1207 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1558 = v294 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1217.x[20];
+    const float v1562 = v1561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);
+    const unsigned int v1564 = v1554 * v1;
+    const unsigned int v1565 = v1564 + v1556;
+    out[v1565] = v1563;
+  }
+  const unsigned int v1566 = static_cast<unsigned int>(v1217.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1567 = v373 + v1566;
+  const unsigned int v1568 = static_cast<unsigned int>(v1217.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1569 = v1207 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1571 = v294 && v1570;
+  const bool v1572 = v1569 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v1217.x[21];
+    const float v1575 = v1574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
+    const unsigned int v1577 = v1567 * v1;
+    const unsigned int v1578 = v1577 + v1569;
+    out[v1578] = v1576;
+  }
+  const unsigned int v1579 = static_cast<unsigned int>(v1217.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1580 = v373 + v1579;
+  const unsigned int v1581 = static_cast<unsigned int>(v1217.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1582 = v1207 + v1581;
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1584 = v294 && v1583;
+  const bool v1585 = v1582 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v1217.x[22];
+    const float v1588 = v1587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
+    const unsigned int v1590 = v1580 * v1;
+    const unsigned int v1591 = v1590 + v1582;
+    out[v1591] = v1589;
+  }
+  const unsigned int v1592 = static_cast<unsigned int>(v1217.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1593 = v373 + v1592;
+  const unsigned int v1594 = static_cast<unsigned int>(v1217.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1595 = v1207 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1597 = v294 && v1596;
+  const bool v1598 = v1595 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v1217.x[23];
+    const float v1601 = v1600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
+    const unsigned int v1603 = v1593 * v1;
+    const unsigned int v1604 = v1603 + v1595;
+    out[v1604] = v1602;
+  }
+  const unsigned int v1605 = static_cast<unsigned int>(v1217.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1606 = v373 + v1605;
+  const unsigned int v1607 = static_cast<unsigned int>(v1217.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1608 = v1207 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1610 = v294 && v1609;
+  const bool v1611 = v1608 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v1217.x[24];
+    const float v1614 = v1613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1615 = iron_f32_to_bf16(v1614);
+    const unsigned int v1616 = v1606 * v1;
+    const unsigned int v1617 = v1616 + v1608;
+    out[v1617] = v1615;
+  }
+  const unsigned int v1618 = static_cast<unsigned int>(v1217.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1619 = v373 + v1618;
+  const unsigned int v1620 = static_cast<unsigned int>(v1217.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1621 = v1207 + v1620;
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1623 = v294 && v1622;
+  const bool v1624 = v1621 < v1;
+  const bool v1625 = v1623 && v1624;
+  if (v1625) {
+    const float v1626 = v1217.x[25];
+    const float v1627 = v1626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1628 = iron_f32_to_bf16(v1627);
+    const unsigned int v1629 = v1619 * v1;
+    const unsigned int v1630 = v1629 + v1621;
+    out[v1630] = v1628;
+  }
+  const unsigned int v1631 = static_cast<unsigned int>(v1217.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1632 = v373 + v1631;
+  const unsigned int v1633 = static_cast<unsigned int>(v1217.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1634 = v1207 + v1633;
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1636 = v294 && v1635;
+  const bool v1637 = v1634 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v1217.x[26];
+    const float v1640 = v1639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1641 = iron_f32_to_bf16(v1640);
+    const unsigned int v1642 = v1632 * v1;
+    const unsigned int v1643 = v1642 + v1634;
+    out[v1643] = v1641;
+  }
+  const unsigned int v1644 = static_cast<unsigned int>(v1217.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1645 = v373 + v1644;
+  const unsigned int v1646 = static_cast<unsigned int>(v1217.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1647 = v1207 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1649 = v294 && v1648;
+  const bool v1650 = v1647 < v1;
+  const bool v1651 = v1649 && v1650;
+  if (v1651) {
+    const float v1652 = v1217.x[27];
+    const float v1653 = v1652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);
+    const unsigned int v1655 = v1645 * v1;
+    const unsigned int v1656 = v1655 + v1647;
+    out[v1656] = v1654;
+  }
+  const unsigned int v1657 = static_cast<unsigned int>(v1217.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1658 = v373 + v1657;
+  const unsigned int v1659 = static_cast<unsigned int>(v1217.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1660 = v1207 + v1659;
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1662 = v294 && v1661;
+  const bool v1663 = v1660 < v1;
+  const bool v1664 = v1662 && v1663;
+  if (v1664) {
+    const float v1665 = v1217.x[28];
+    const float v1666 = v1665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);
+    const unsigned int v1668 = v1658 * v1;
+    const unsigned int v1669 = v1668 + v1660;
+    out[v1669] = v1667;
+  }
+  const unsigned int v1670 = static_cast<unsigned int>(v1217.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1671 = v373 + v1670;
+  const unsigned int v1672 = static_cast<unsigned int>(v1217.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1673 = v1207 + v1672;
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1675 = v294 && v1674;
+  const bool v1676 = v1673 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v1217.x[29];
+    const float v1679 = v1678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+    const unsigned int v1681 = v1671 * v1;
+    const unsigned int v1682 = v1681 + v1673;
+    out[v1682] = v1680;
+  }
+  const unsigned int v1683 = static_cast<unsigned int>(v1217.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1684 = v373 + v1683;
+  const unsigned int v1685 = static_cast<unsigned int>(v1217.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1686 = v1207 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1688 = v294 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1217.x[30];
+    const float v1692 = v1691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+    const unsigned int v1694 = v1684 * v1;
+    const unsigned int v1695 = v1694 + v1686;
+    out[v1695] = v1693;
+  }
+  const unsigned int v1696 = static_cast<unsigned int>(v1217.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1697 = v373 + v1696;
+  const unsigned int v1698 = static_cast<unsigned int>(v1217.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1699 = v1207 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1701 = v294 && v1700;
+  const bool v1702 = v1699 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v1217.x[31];
+    const float v1705 = v1704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
+    const unsigned int v1707 = v1697 * v1;
+    const unsigned int v1708 = v1707 + v1699;
+    out[v1708] = v1706;
+  }
+  const unsigned int v1709 = static_cast<unsigned int>(v1217.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1710 = v373 + v1709;
+  const unsigned int v1711 = static_cast<unsigned int>(v1217.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1712 = v1207 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1714 = v294 && v1713;
+  const bool v1715 = v1712 < v1;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v1217.x[32];
+    const float v1718 = v1717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
+    const unsigned int v1720 = v1710 * v1;
+    const unsigned int v1721 = v1720 + v1712;
+    out[v1721] = v1719;
+  }
+  const unsigned int v1722 = static_cast<unsigned int>(v1217.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1723 = v373 + v1722;
+  const unsigned int v1724 = static_cast<unsigned int>(v1217.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1725 = v1207 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1727 = v294 && v1726;
+  const bool v1728 = v1725 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v1217.x[33];
+    const float v1731 = v1730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1732 = iron_f32_to_bf16(v1731);
+    const unsigned int v1733 = v1723 * v1;
+    const unsigned int v1734 = v1733 + v1725;
+    out[v1734] = v1732;
+  }
+  const unsigned int v1735 = static_cast<unsigned int>(v1217.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1736 = v373 + v1735;
+  const unsigned int v1737 = static_cast<unsigned int>(v1217.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1738 = v1207 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1740 = v294 && v1739;
+  const bool v1741 = v1738 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v1217.x[34];
+    const float v1744 = v1743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
+    const unsigned int v1746 = v1736 * v1;
+    const unsigned int v1747 = v1746 + v1738;
+    out[v1747] = v1745;
+  }
+  const unsigned int v1748 = static_cast<unsigned int>(v1217.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1749 = v373 + v1748;
+  const unsigned int v1750 = static_cast<unsigned int>(v1217.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1751 = v1207 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1753 = v294 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1217.x[35];
+    const float v1757 = v1756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1758 = iron_f32_to_bf16(v1757);
+    const unsigned int v1759 = v1749 * v1;
+    const unsigned int v1760 = v1759 + v1751;
+    out[v1760] = v1758;
+  }
+  const unsigned int v1761 = static_cast<unsigned int>(v1217.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1762 = v373 + v1761;
+  const unsigned int v1763 = static_cast<unsigned int>(v1217.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1764 = v1207 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1766 = v294 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1217.x[36];
+    const float v1770 = v1769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
+    const unsigned int v1772 = v1762 * v1;
+    const unsigned int v1773 = v1772 + v1764;
+    out[v1773] = v1771;
+  }
+  const unsigned int v1774 = static_cast<unsigned int>(v1217.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1775 = v373 + v1774;
+  const unsigned int v1776 = static_cast<unsigned int>(v1217.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1777 = v1207 + v1776;
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1779 = v294 && v1778;
+  const bool v1780 = v1777 < v1;
+  const bool v1781 = v1779 && v1780;
+  if (v1781) {
+    const float v1782 = v1217.x[37];
+    const float v1783 = v1782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1784 = iron_f32_to_bf16(v1783);
+    const unsigned int v1785 = v1775 * v1;
+    const unsigned int v1786 = v1785 + v1777;
+    out[v1786] = v1784;
+  }
+  const unsigned int v1787 = static_cast<unsigned int>(v1217.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1788 = v373 + v1787;
+  const unsigned int v1789 = static_cast<unsigned int>(v1217.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1790 = v1207 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1792 = v294 && v1791;
+  const bool v1793 = v1790 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v1217.x[38];
+    const float v1796 = v1795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
+    const unsigned int v1798 = v1788 * v1;
+    const unsigned int v1799 = v1798 + v1790;
+    out[v1799] = v1797;
+  }
+  const unsigned int v1800 = static_cast<unsigned int>(v1217.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1801 = v373 + v1800;
+  const unsigned int v1802 = static_cast<unsigned int>(v1217.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1803 = v1207 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1805 = v294 && v1804;
+  const bool v1806 = v1803 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v1217.x[39];
+    const float v1809 = v1808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1810 = iron_f32_to_bf16(v1809);
+    const unsigned int v1811 = v1801 * v1;
+    const unsigned int v1812 = v1811 + v1803;
+    out[v1812] = v1810;
+  }
+  const unsigned int v1813 = static_cast<unsigned int>(v1217.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1814 = v373 + v1813;
+  const unsigned int v1815 = static_cast<unsigned int>(v1217.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1816 = v1207 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1818 = v294 && v1817;
+  const bool v1819 = v1816 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v1217.x[40];
+    const float v1822 = v1821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1823 = iron_f32_to_bf16(v1822);
+    const unsigned int v1824 = v1814 * v1;
+    const unsigned int v1825 = v1824 + v1816;
+    out[v1825] = v1823;
+  }
+  const unsigned int v1826 = static_cast<unsigned int>(v1217.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1827 = v373 + v1826;
+  const unsigned int v1828 = static_cast<unsigned int>(v1217.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1829 = v1207 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1831 = v294 && v1830;
+  const bool v1832 = v1829 < v1;
+  const bool v1833 = v1831 && v1832;
+  if (v1833) {
+    const float v1834 = v1217.x[41];
+    const float v1835 = v1834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1836 = iron_f32_to_bf16(v1835);
+    const unsigned int v1837 = v1827 * v1;
+    const unsigned int v1838 = v1837 + v1829;
+    out[v1838] = v1836;
+  }
+  const unsigned int v1839 = static_cast<unsigned int>(v1217.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1840 = v373 + v1839;
+  const unsigned int v1841 = static_cast<unsigned int>(v1217.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1842 = v1207 + v1841;
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1844 = v294 && v1843;
+  const bool v1845 = v1842 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1217.x[42];
+    const float v1848 = v1847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);
+    const unsigned int v1850 = v1840 * v1;
+    const unsigned int v1851 = v1850 + v1842;
+    out[v1851] = v1849;
+  }
+  const unsigned int v1852 = static_cast<unsigned int>(v1217.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1853 = v373 + v1852;
+  const unsigned int v1854 = static_cast<unsigned int>(v1217.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1855 = v1207 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1857 = v294 && v1856;
+  const bool v1858 = v1855 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v1217.x[43];
+    const float v1861 = v1860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
+    const unsigned int v1863 = v1853 * v1;
+    const unsigned int v1864 = v1863 + v1855;
+    out[v1864] = v1862;
+  }
+  const unsigned int v1865 = static_cast<unsigned int>(v1217.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1866 = v373 + v1865;
+  const unsigned int v1867 = static_cast<unsigned int>(v1217.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1868 = v1207 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1870 = v294 && v1869;
+  const bool v1871 = v1868 < v1;
+  const bool v1872 = v1870 && v1871;
+  if (v1872) {
+    const float v1873 = v1217.x[44];
+    const float v1874 = v1873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
+    const unsigned int v1876 = v1866 * v1;
+    const unsigned int v1877 = v1876 + v1868;
+    out[v1877] = v1875;
+  }
+  const unsigned int v1878 = static_cast<unsigned int>(v1217.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1879 = v373 + v1878;
+  const unsigned int v1880 = static_cast<unsigned int>(v1217.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1881 = v1207 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1883 = v294 && v1882;
+  const bool v1884 = v1881 < v1;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v1217.x[45];
+    const float v1887 = v1886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
+    const unsigned int v1889 = v1879 * v1;
+    const unsigned int v1890 = v1889 + v1881;
+    out[v1890] = v1888;
+  }
+  const unsigned int v1891 = static_cast<unsigned int>(v1217.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1892 = v373 + v1891;
+  const unsigned int v1893 = static_cast<unsigned int>(v1217.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1894 = v1207 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1896 = v294 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1217.x[46];
+    const float v1900 = v1899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
+    const unsigned int v1902 = v1892 * v1;
+    const unsigned int v1903 = v1902 + v1894;
+    out[v1903] = v1901;
+  }
+  const unsigned int v1904 = static_cast<unsigned int>(v1217.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1905 = v373 + v1904;
+  const unsigned int v1906 = static_cast<unsigned int>(v1217.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1907 = v1207 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1909 = v294 && v1908;
+  const bool v1910 = v1907 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v1217.x[47];
+    const float v1913 = v1912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1914 = iron_f32_to_bf16(v1913);
+    const unsigned int v1915 = v1905 * v1;
+    const unsigned int v1916 = v1915 + v1907;
+    out[v1916] = v1914;
+  }
+  const unsigned int v1917 = static_cast<unsigned int>(v1217.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1918 = v373 + v1917;
+  const unsigned int v1919 = static_cast<unsigned int>(v1217.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1920 = v1207 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1922 = v294 && v1921;
+  const bool v1923 = v1920 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v1217.x[48];
+    const float v1926 = v1925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);
+    const unsigned int v1928 = v1918 * v1;
+    const unsigned int v1929 = v1928 + v1920;
+    out[v1929] = v1927;
+  }
+  const unsigned int v1930 = static_cast<unsigned int>(v1217.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1931 = v373 + v1930;
+  const unsigned int v1932 = static_cast<unsigned int>(v1217.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1933 = v1207 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1935 = v294 && v1934;
+  const bool v1936 = v1933 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v1217.x[49];
+    const float v1939 = v1938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1940 = iron_f32_to_bf16(v1939);
+    const unsigned int v1941 = v1931 * v1;
+    const unsigned int v1942 = v1941 + v1933;
+    out[v1942] = v1940;
+  }
+  const unsigned int v1943 = static_cast<unsigned int>(v1217.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1944 = v373 + v1943;
+  const unsigned int v1945 = static_cast<unsigned int>(v1217.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1946 = v1207 + v1945;
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1948 = v294 && v1947;
+  const bool v1949 = v1946 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v1217.x[50];
+    const float v1952 = v1951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
+    const unsigned int v1954 = v1944 * v1;
+    const unsigned int v1955 = v1954 + v1946;
+    out[v1955] = v1953;
+  }
+  const unsigned int v1956 = static_cast<unsigned int>(v1217.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1957 = v373 + v1956;
+  const unsigned int v1958 = static_cast<unsigned int>(v1217.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1959 = v1207 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1961 = v294 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1217.x[51];
+    const float v1965 = v1964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+    const unsigned int v1967 = v1957 * v1;
+    const unsigned int v1968 = v1967 + v1959;
+    out[v1968] = v1966;
+  }
+  const unsigned int v1969 = static_cast<unsigned int>(v1217.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1970 = v373 + v1969;
+  const unsigned int v1971 = static_cast<unsigned int>(v1217.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1972 = v1207 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1974 = v294 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1217.x[52];
+    const float v1978 = v1977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1979 = iron_f32_to_bf16(v1978);
+    const unsigned int v1980 = v1970 * v1;
+    const unsigned int v1981 = v1980 + v1972;
+    out[v1981] = v1979;
+  }
+  const unsigned int v1982 = static_cast<unsigned int>(v1217.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1983 = v373 + v1982;
+  const unsigned int v1984 = static_cast<unsigned int>(v1217.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1985 = v1207 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1987 = v294 && v1986;
+  const bool v1988 = v1985 < v1;
+  const bool v1989 = v1987 && v1988;
+  if (v1989) {
+    const float v1990 = v1217.x[53];
+    const float v1991 = v1990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1992 = iron_f32_to_bf16(v1991);
+    const unsigned int v1993 = v1983 * v1;
+    const unsigned int v1994 = v1993 + v1985;
+    out[v1994] = v1992;
+  }
+  const unsigned int v1995 = static_cast<unsigned int>(v1217.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1996 = v373 + v1995;
+  const unsigned int v1997 = static_cast<unsigned int>(v1217.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1998 = v1207 + v1997;
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2000 = v294 && v1999;
+  const bool v2001 = v1998 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1217.x[54];
+    const float v2004 = v2003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
+    const unsigned int v2006 = v1996 * v1;
+    const unsigned int v2007 = v2006 + v1998;
+    out[v2007] = v2005;
+  }
+  const unsigned int v2008 = static_cast<unsigned int>(v1217.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2009 = v373 + v2008;
+  const unsigned int v2010 = static_cast<unsigned int>(v1217.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2011 = v1207 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2013 = v294 && v2012;
+  const bool v2014 = v2011 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v1217.x[55];
+    const float v2017 = v2016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);
+    const unsigned int v2019 = v2009 * v1;
+    const unsigned int v2020 = v2019 + v2011;
+    out[v2020] = v2018;
+  }
+  const unsigned int v2021 = static_cast<unsigned int>(v1217.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2022 = v373 + v2021;
+  const unsigned int v2023 = static_cast<unsigned int>(v1217.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2024 = v1207 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2026 = v294 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1217.x[56];
+    const float v2030 = v2029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);
+    const unsigned int v2032 = v2022 * v1;
+    const unsigned int v2033 = v2032 + v2024;
+    out[v2033] = v2031;
+  }
+  const unsigned int v2034 = static_cast<unsigned int>(v1217.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2035 = v373 + v2034;
+  const unsigned int v2036 = static_cast<unsigned int>(v1217.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2037 = v1207 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2039 = v294 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1217.x[57];
+    const float v2043 = v2042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
+    const unsigned int v2045 = v2035 * v1;
+    const unsigned int v2046 = v2045 + v2037;
+    out[v2046] = v2044;
+  }
+  const unsigned int v2047 = static_cast<unsigned int>(v1217.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2048 = v373 + v2047;
+  const unsigned int v2049 = static_cast<unsigned int>(v1217.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2050 = v1207 + v2049;
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2052 = v294 && v2051;
+  const bool v2053 = v2050 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v1217.x[58];
+    const float v2056 = v2055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
+    const unsigned int v2058 = v2048 * v1;
+    const unsigned int v2059 = v2058 + v2050;
+    out[v2059] = v2057;
+  }
+  const unsigned int v2060 = static_cast<unsigned int>(v1217.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2061 = v373 + v2060;
+  const unsigned int v2062 = static_cast<unsigned int>(v1217.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2063 = v1207 + v2062;
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2065 = v294 && v2064;
+  const bool v2066 = v2063 < v1;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v1217.x[59];
+    const float v2069 = v2068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
+    const unsigned int v2071 = v2061 * v1;
+    const unsigned int v2072 = v2071 + v2063;
+    out[v2072] = v2070;
+  }
+  const unsigned int v2073 = static_cast<unsigned int>(v1217.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2074 = v373 + v2073;
+  const unsigned int v2075 = static_cast<unsigned int>(v1217.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2076 = v1207 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2078 = v294 && v2077;
+  const bool v2079 = v2076 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v1217.x[60];
+    const float v2082 = v2081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);
+    const unsigned int v2084 = v2074 * v1;
+    const unsigned int v2085 = v2084 + v2076;
+    out[v2085] = v2083;
+  }
+  const unsigned int v2086 = static_cast<unsigned int>(v1217.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2087 = v373 + v2086;
+  const unsigned int v2088 = static_cast<unsigned int>(v1217.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2089 = v1207 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2091 = v294 && v2090;
+  const bool v2092 = v2089 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v1217.x[61];
+    const float v2095 = v2094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
+    const unsigned int v2097 = v2087 * v1;
+    const unsigned int v2098 = v2097 + v2089;
+    out[v2098] = v2096;
+  }
+  const unsigned int v2099 = static_cast<unsigned int>(v1217.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2100 = v373 + v2099;
+  const unsigned int v2101 = static_cast<unsigned int>(v1217.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2102 = v1207 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2104 = v294 && v2103;
+  const bool v2105 = v2102 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v1217.x[62];
+    const float v2108 = v2107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
+    const unsigned int v2110 = v2100 * v1;
+    const unsigned int v2111 = v2110 + v2102;
+    out[v2111] = v2109;
+  }
+  const unsigned int v2112 = static_cast<unsigned int>(v1217.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2113 = v373 + v2112;
+  const unsigned int v2114 = static_cast<unsigned int>(v1217.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2115 = v1207 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2117 = v294 && v2116;
+  const bool v2118 = v2115 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v1217.x[63];
+    const float v2121 = v2120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2122 = iron_f32_to_bf16(v2121);
+    const unsigned int v2123 = v2113 * v1;
+    const unsigned int v2124 = v2123 + v2115;
+    out[v2124] = v2122;
   }
 }

@@ -350,2630 +350,2630 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v217 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const unsigned int v218 = v217 >> 2u;
-  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 2, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v225, 0.0f);
-  const unsigned int v229 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const unsigned int v230 = threadIdx.x;
+  const unsigned int v312 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const unsigned int v313 = v312 >> 2u;
+  const bool v316 = v312 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 2, 16, 128> v320;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v320, 0.0f);
+  const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v325 = threadIdx.x;
 
-  for (unsigned int v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (unsigned int v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v237 = v21 + v234;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v238 = v237 < v0;
-      const unsigned int v239 = v228 + v236;
-      const bool v240 = v239 < v2;
-      const bool v241 = v238 && v240;
-      if (v241) {
-        const unsigned int v243 = v237 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v245 = v243 + v228;
-        const unsigned int v246 = v245 + v236;
-        const iron_f8e4m3 v247 = a[v246];
-        const iron_f16 v248 = iron_f32_to_f16(iron_to_f32(v247));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v250 = v234 << 6u;
-        const unsigned int v251 = v250 + v236;
-        shm3[(v251 ^ (((v251 >> 6u) & 7u) << 3u))] = v248;
+  for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v333 = v332 < v0;
+      const unsigned int v334 = v323 + v331;
+      const bool v335 = v334 < v2;
+      const bool v336 = v333 && v335;
+      if (v336) {
+        const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v340 = v338 + v323;
+        const unsigned int v341 = v340 + v331;
+        const iron_f8e4m3 v342 = a[v341];
+        const iron_f16 v343 = iron_f32_to_f16(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v345 = v329 << 6u;
+        const unsigned int v346 = v345 + v331;
+        shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = v343;
       } else {
-        const unsigned int v253 = v234 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v254 = v253 + v236;
-        shm3[(v254 ^ (((v254 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v349 = v348 + v331;
+        shm3[(v349 ^ (((v349 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v259 = v230; v259 < 8192u; v259 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v261 = v259 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v263 = v259 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v264 = v25 + v261;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v265 = v264 < v1;
-      const unsigned int v266 = v228 + v263;
-      const bool v267 = v266 < v2;
-      const bool v268 = v265 && v267;
-      if (v268) {
-        const unsigned int v270 = v264 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v272 = v270 + v228;
-        const unsigned int v273 = v272 + v263;
-        const iron_f8e4m3 v274 = b[v273];
-        const iron_f16 v275 = iron_f32_to_f16(iron_to_f32(v274));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v277 = v261 << 6u;
-        const unsigned int v278 = v277 + v263;
-        shm4[(v278 ^ (((v278 >> 6u) & 7u) << 3u))] = v275;
+    for (unsigned int v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v360 = v359 < v1;
+      const unsigned int v361 = v323 + v358;
+      const bool v362 = v361 < v2;
+      const bool v363 = v360 && v362;
+      if (v363) {
+        const unsigned int v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v367 = v365 + v323;
+        const unsigned int v368 = v367 + v358;
+        const iron_f8e4m3 v369 = b[v368];
+        const iron_f16 v370 = iron_f32_to_f16(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v372 = v356 << 6u;
+        const unsigned int v373 = v372 + v358;
+        shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
       } else {
-        const unsigned int v280 = v261 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v281 = v280 + v263;
-        shm4[(v281 ^ (((v281 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v376 = v375 + v358;
+        shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const unsigned int v290 = v289 << 6u;
-      const unsigned int v2438 = v217 & 3u;
-      const unsigned int v2440 = v2438 << 4u;
-      const unsigned int v2442 = v2440 << 6u;
-      const unsigned int v2444 = v290 + v2442;
-      iron_frag<iron_f16, 0, 16, 16> v2451;
-      iron_frag_fill(v2451, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2451, shm3, v2444, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2453;
-      iron_frag_fill(v2453, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2453, shm4, 0u, 64u);
-      iron_frag_mma_sync(v225, v2451, v2453);
-      const unsigned int v2455 = v2444 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2460;
-      iron_frag_fill(v2460, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2460, shm3, v2455, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2462;
-      iron_frag_fill(v2462, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2462, shm4, 16u, 64u);
-      iron_frag_mma_sync(v225, v2460, v2462);
-      const unsigned int v2464 = v2444 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2469;
-      iron_frag_fill(v2469, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2469, shm3, v2464, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2471;
-      iron_frag_fill(v2471, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2471, shm4, 32u, 64u);
-      iron_frag_mma_sync(v225, v2469, v2471);
-      const unsigned int v2473 = v2444 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2478;
-      iron_frag_fill(v2478, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2478, shm3, v2473, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2480;
-      iron_frag_fill(v2480, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2480, shm4, 48u, 64u);
-      iron_frag_mma_sync(v225, v2478, v2480);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const unsigned int v384 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v385 = v384 << 6u;
+      const unsigned int v2533 = v312 & 3u;
+      const unsigned int v2535 = v2533 << 4u;
+      const unsigned int v2537 = v2535 << 6u;
+      const unsigned int v2539 = v385 + v2537;
+      iron_frag<iron_f16, 0, 16, 16> v2546;
+      iron_frag_fill(v2546, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2546, shm3, v2539, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2548;
+      iron_frag_fill(v2548, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2548, shm4, 0u, 64u);
+      iron_frag_mma_sync(v320, v2546, v2548);
+      const unsigned int v2550 = v2539 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2555;
+      iron_frag_fill(v2555, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2555, shm3, v2550, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2557;
+      iron_frag_fill(v2557, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2557, shm4, 16u, 64u);
+      iron_frag_mma_sync(v320, v2555, v2557);
+      const unsigned int v2559 = v2539 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2564;
+      iron_frag_fill(v2564, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2564, shm3, v2559, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2566;
+      iron_frag_fill(v2566, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2566, shm4, 32u, 64u);
+      iron_frag_mma_sync(v320, v2564, v2566);
+      const unsigned int v2568 = v2539 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2573;
+      iron_frag_fill(v2573, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2573, shm3, v2568, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2575;
+      iron_frag_fill(v2575, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2575, shm4, 48u, 64u);
+      iron_frag_mma_sync(v320, v2573, v2575);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const unsigned int v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const unsigned int v296 = v295 << 4u;
-  const unsigned int v298 = v218 << 6u;
-  const unsigned int v299 = v21 + v298;
-  const unsigned int v300 = v299 + v296;
-  const unsigned int v301 = static_cast<unsigned int>(v225.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v302 = v300 + v301;
-  const unsigned int v303 = static_cast<unsigned int>(v225.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v304 = v25 + v303;
-  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v306 = v221 && v305;
-  const bool v307 = v304 < v1;
-  const bool v308 = v306 && v307;
-  if (v308) {
-    const float v309 = v225.x[0];
-    const float v310 = scale_b[v304];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v311 = scale_a[v302];
-    const float v312 = v309 * v311;
-    const float v313 = v312 * v310;
-    const iron_bf16 v314 = iron_f32_to_bf16(v313);
-    const unsigned int v315 = v302 * v1;
-    const unsigned int v316 = v315 + v304;
-    out[v316] = v314;
-  }
-  const unsigned int v317 = static_cast<unsigned int>(v225.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v318 = v300 + v317;
-  const unsigned int v319 = static_cast<unsigned int>(v225.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v320 = v25 + v319;
-  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v322 = v221 && v321;
-  const bool v323 = v320 < v1;
-  const bool v324 = v322 && v323;
-  if (v324) {
-    const float v325 = v225.x[1];
-    const float v326 = scale_b[v320];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v327 = scale_a[v318];
-    const float v328 = v325 * v327;
-    const float v329 = v328 * v326;
-    const iron_bf16 v330 = iron_f32_to_bf16(v329);
-    const unsigned int v331 = v318 * v1;
-    const unsigned int v332 = v331 + v320;
-    out[v332] = v330;
-  }
-  const unsigned int v333 = static_cast<unsigned int>(v225.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v334 = v300 + v333;
-  const unsigned int v335 = static_cast<unsigned int>(v225.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v336 = v25 + v335;
-  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v338 = v221 && v337;
-  const bool v339 = v336 < v1;
-  const bool v340 = v338 && v339;
-  if (v340) {
-    const float v341 = v225.x[2];
-    const float v342 = scale_b[v336];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v343 = scale_a[v334];
-    const float v344 = v341 * v343;
-    const float v345 = v344 * v342;
-    const iron_bf16 v346 = iron_f32_to_bf16(v345);
-    const unsigned int v347 = v334 * v1;
-    const unsigned int v348 = v347 + v336;
-    out[v348] = v346;
-  }
-  const unsigned int v349 = static_cast<unsigned int>(v225.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v350 = v300 + v349;
-  const unsigned int v351 = static_cast<unsigned int>(v225.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v352 = v25 + v351;
-  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v354 = v221 && v353;
-  const bool v355 = v352 < v1;
-  const bool v356 = v354 && v355;
-  if (v356) {
-    const float v357 = v225.x[3];
-    const float v358 = scale_b[v352];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v359 = scale_a[v350];
-    const float v360 = v357 * v359;
-    const float v361 = v360 * v358;
-    const iron_bf16 v362 = iron_f32_to_bf16(v361);
-    const unsigned int v363 = v350 * v1;
-    const unsigned int v364 = v363 + v352;
-    out[v364] = v362;
-  }
-  const unsigned int v365 = static_cast<unsigned int>(v225.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v366 = v300 + v365;
-  const unsigned int v367 = static_cast<unsigned int>(v225.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v368 = v25 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v370 = v221 && v369;
-  const bool v371 = v368 < v1;
-  const bool v372 = v370 && v371;
-  if (v372) {
-    const float v373 = v225.x[4];
-    const float v374 = scale_b[v368];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v375 = scale_a[v366];
-    const float v376 = v373 * v375;
-    const float v377 = v376 * v374;
-    const iron_bf16 v378 = iron_f32_to_bf16(v377);
-    const unsigned int v379 = v366 * v1;
-    const unsigned int v380 = v379 + v368;
-    out[v380] = v378;
-  }
-  const unsigned int v381 = static_cast<unsigned int>(v225.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v382 = v300 + v381;
-  const unsigned int v383 = static_cast<unsigned int>(v225.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v384 = v25 + v383;
-  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v386 = v221 && v385;
-  const bool v387 = v384 < v1;
-  const bool v388 = v386 && v387;
-  if (v388) {
-    const float v389 = v225.x[5];
-    const float v390 = scale_b[v384];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v391 = scale_a[v382];
-    const float v392 = v389 * v391;
-    const float v393 = v392 * v390;
-    const iron_bf16 v394 = iron_f32_to_bf16(v393);
-    const unsigned int v395 = v382 * v1;
-    const unsigned int v396 = v395 + v384;
-    out[v396] = v394;
-  }
-  const unsigned int v397 = static_cast<unsigned int>(v225.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v398 = v300 + v397;
-  const unsigned int v399 = static_cast<unsigned int>(v225.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v400 = v25 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v402 = v221 && v401;
-  const bool v403 = v400 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v225.x[6];
-    const float v406 = scale_b[v400];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v407 = scale_a[v398];
-    const float v408 = v405 * v407;
-    const float v409 = v408 * v406;
-    const iron_bf16 v410 = iron_f32_to_bf16(v409);
-    const unsigned int v411 = v398 * v1;
-    const unsigned int v412 = v411 + v400;
-    out[v412] = v410;
-  }
-  const unsigned int v413 = static_cast<unsigned int>(v225.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v414 = v300 + v413;
-  const unsigned int v415 = static_cast<unsigned int>(v225.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v416 = v25 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v418 = v221 && v417;
-  const bool v419 = v416 < v1;
-  const bool v420 = v418 && v419;
-  if (v420) {
-    const float v421 = v225.x[7];
-    const float v422 = scale_b[v416];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v423 = scale_a[v414];
-    const float v424 = v421 * v423;
-    const float v425 = v424 * v422;
-    const iron_bf16 v426 = iron_f32_to_bf16(v425);
-    const unsigned int v427 = v414 * v1;
-    const unsigned int v428 = v427 + v416;
-    out[v428] = v426;
-  }
-  const unsigned int v429 = static_cast<unsigned int>(v225.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v430 = v300 + v429;
-  const unsigned int v431 = static_cast<unsigned int>(v225.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v432 = v25 + v431;
-  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v434 = v221 && v433;
-  const bool v435 = v432 < v1;
-  const bool v436 = v434 && v435;
-  if (v436) {
-    const float v437 = v225.x[8];
-    const float v438 = scale_b[v432];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v439 = scale_a[v430];
-    const float v440 = v437 * v439;
-    const float v441 = v440 * v438;
-    const iron_bf16 v442 = iron_f32_to_bf16(v441);
-    const unsigned int v443 = v430 * v1;
-    const unsigned int v444 = v443 + v432;
-    out[v444] = v442;
-  }
-  const unsigned int v445 = static_cast<unsigned int>(v225.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v446 = v300 + v445;
-  const unsigned int v447 = static_cast<unsigned int>(v225.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v448 = v25 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v450 = v221 && v449;
-  const bool v451 = v448 < v1;
-  const bool v452 = v450 && v451;
-  if (v452) {
-    const float v453 = v225.x[9];
-    const float v454 = scale_b[v448];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v455 = scale_a[v446];
-    const float v456 = v453 * v455;
-    const float v457 = v456 * v454;
-    const iron_bf16 v458 = iron_f32_to_bf16(v457);
-    const unsigned int v459 = v446 * v1;
-    const unsigned int v460 = v459 + v448;
-    out[v460] = v458;
-  }
-  const unsigned int v461 = static_cast<unsigned int>(v225.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v462 = v300 + v461;
-  const unsigned int v463 = static_cast<unsigned int>(v225.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v464 = v25 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v466 = v221 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v225.x[10];
-    const float v470 = scale_b[v464];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v471 = scale_a[v462];
-    const float v472 = v469 * v471;
-    const float v473 = v472 * v470;
-    const iron_bf16 v474 = iron_f32_to_bf16(v473);
-    const unsigned int v475 = v462 * v1;
-    const unsigned int v476 = v475 + v464;
-    out[v476] = v474;
-  }
-  const unsigned int v477 = static_cast<unsigned int>(v225.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v478 = v300 + v477;
-  const unsigned int v479 = static_cast<unsigned int>(v225.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v480 = v25 + v479;
-  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v482 = v221 && v481;
-  const bool v483 = v480 < v1;
-  const bool v484 = v482 && v483;
-  if (v484) {
-    const float v485 = v225.x[11];
-    const float v486 = scale_b[v480];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v487 = scale_a[v478];
-    const float v488 = v485 * v487;
-    const float v489 = v488 * v486;
-    const iron_bf16 v490 = iron_f32_to_bf16(v489);
-    const unsigned int v491 = v478 * v1;
-    const unsigned int v492 = v491 + v480;
-    out[v492] = v490;
-  }
-  const unsigned int v493 = static_cast<unsigned int>(v225.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v494 = v300 + v493;
-  const unsigned int v495 = static_cast<unsigned int>(v225.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v496 = v25 + v495;
-  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v498 = v221 && v497;
-  const bool v499 = v496 < v1;
-  const bool v500 = v498 && v499;
-  if (v500) {
-    const float v501 = v225.x[12];
-    const float v502 = scale_b[v496];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v503 = scale_a[v494];
-    const float v504 = v501 * v503;
-    const float v505 = v504 * v502;
-    const iron_bf16 v506 = iron_f32_to_bf16(v505);
-    const unsigned int v507 = v494 * v1;
-    const unsigned int v508 = v507 + v496;
-    out[v508] = v506;
-  }
-  const unsigned int v509 = static_cast<unsigned int>(v225.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v510 = v300 + v509;
-  const unsigned int v511 = static_cast<unsigned int>(v225.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v512 = v25 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v514 = v221 && v513;
-  const bool v515 = v512 < v1;
-  const bool v516 = v514 && v515;
-  if (v516) {
-    const float v517 = v225.x[13];
-    const float v518 = scale_b[v512];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v519 = scale_a[v510];
-    const float v520 = v517 * v519;
-    const float v521 = v520 * v518;
-    const iron_bf16 v522 = iron_f32_to_bf16(v521);
-    const unsigned int v523 = v510 * v1;
-    const unsigned int v524 = v523 + v512;
-    out[v524] = v522;
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v225.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v526 = v300 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v225.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v528 = v25 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v530 = v221 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v225.x[14];
-    const float v534 = scale_b[v528];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v535 = scale_a[v526];
-    const float v536 = v533 * v535;
-    const float v537 = v536 * v534;
-    const iron_bf16 v538 = iron_f32_to_bf16(v537);
-    const unsigned int v539 = v526 * v1;
-    const unsigned int v540 = v539 + v528;
-    out[v540] = v538;
-  }
-  const unsigned int v541 = static_cast<unsigned int>(v225.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v542 = v300 + v541;
-  const unsigned int v543 = static_cast<unsigned int>(v225.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v544 = v25 + v543;
-  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v546 = v221 && v545;
-  const bool v547 = v544 < v1;
-  const bool v548 = v546 && v547;
-  if (v548) {
-    const float v549 = v225.x[15];
-    const float v550 = scale_b[v544];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v551 = scale_a[v542];
-    const float v552 = v549 * v551;
-    const float v553 = v552 * v550;
-    const iron_bf16 v554 = iron_f32_to_bf16(v553);
-    const unsigned int v555 = v542 * v1;
-    const unsigned int v556 = v555 + v544;
-    out[v556] = v554;
-  }
-  const unsigned int v557 = static_cast<unsigned int>(v225.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v558 = v300 + v557;
-  const unsigned int v559 = static_cast<unsigned int>(v225.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v560 = v25 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v562 = v221 && v561;
-  const bool v563 = v560 < v1;
-  const bool v564 = v562 && v563;
-  if (v564) {
-    const float v565 = v225.x[16];
-    const float v566 = scale_b[v560];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v567 = scale_a[v558];
-    const float v568 = v565 * v567;
-    const float v569 = v568 * v566;
-    const iron_bf16 v570 = iron_f32_to_bf16(v569);
-    const unsigned int v571 = v558 * v1;
-    const unsigned int v572 = v571 + v560;
-    out[v572] = v570;
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v225.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v574 = v300 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v225.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v576 = v25 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v578 = v221 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v225.x[17];
-    const float v582 = scale_b[v576];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v583 = scale_a[v574];
-    const float v584 = v581 * v583;
-    const float v585 = v584 * v582;
-    const iron_bf16 v586 = iron_f32_to_bf16(v585);
-    const unsigned int v587 = v574 * v1;
-    const unsigned int v588 = v587 + v576;
-    out[v588] = v586;
-  }
-  const unsigned int v589 = static_cast<unsigned int>(v225.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v590 = v300 + v589;
-  const unsigned int v591 = static_cast<unsigned int>(v225.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v592 = v25 + v591;
-  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v594 = v221 && v593;
-  const bool v595 = v592 < v1;
-  const bool v596 = v594 && v595;
-  if (v596) {
-    const float v597 = v225.x[18];
-    const float v598 = scale_b[v592];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v599 = scale_a[v590];
-    const float v600 = v597 * v599;
-    const float v601 = v600 * v598;
-    const iron_bf16 v602 = iron_f32_to_bf16(v601);
-    const unsigned int v603 = v590 * v1;
-    const unsigned int v604 = v603 + v592;
-    out[v604] = v602;
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v225.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v606 = v300 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v225.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v608 = v25 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v610 = v221 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v225.x[19];
-    const float v614 = scale_b[v608];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v615 = scale_a[v606];
-    const float v616 = v613 * v615;
-    const float v617 = v616 * v614;
-    const iron_bf16 v618 = iron_f32_to_bf16(v617);
-    const unsigned int v619 = v606 * v1;
-    const unsigned int v620 = v619 + v608;
-    out[v620] = v618;
-  }
-  const unsigned int v621 = static_cast<unsigned int>(v225.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v622 = v300 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v225.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v624 = v25 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v626 = v221 && v625;
-  const bool v627 = v624 < v1;
-  const bool v628 = v626 && v627;
-  if (v628) {
-    const float v629 = v225.x[20];
-    const float v630 = scale_b[v624];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v631 = scale_a[v622];
-    const float v632 = v629 * v631;
-    const float v633 = v632 * v630;
-    const iron_bf16 v634 = iron_f32_to_bf16(v633);
-    const unsigned int v635 = v622 * v1;
-    const unsigned int v636 = v635 + v624;
-    out[v636] = v634;
-  }
-  const unsigned int v637 = static_cast<unsigned int>(v225.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v638 = v300 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v225.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v640 = v25 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v642 = v221 && v641;
-  const bool v643 = v640 < v1;
-  const bool v644 = v642 && v643;
-  if (v644) {
-    const float v645 = v225.x[21];
-    const float v646 = scale_b[v640];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v647 = scale_a[v638];
-    const float v648 = v645 * v647;
-    const float v649 = v648 * v646;
-    const iron_bf16 v650 = iron_f32_to_bf16(v649);
-    const unsigned int v651 = v638 * v1;
-    const unsigned int v652 = v651 + v640;
-    out[v652] = v650;
-  }
-  const unsigned int v653 = static_cast<unsigned int>(v225.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v654 = v300 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v225.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v656 = v25 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v658 = v221 && v657;
-  const bool v659 = v656 < v1;
-  const bool v660 = v658 && v659;
-  if (v660) {
-    const float v661 = v225.x[22];
-    const float v662 = scale_b[v656];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v663 = scale_a[v654];
-    const float v664 = v661 * v663;
-    const float v665 = v664 * v662;
-    const iron_bf16 v666 = iron_f32_to_bf16(v665);
-    const unsigned int v667 = v654 * v1;
-    const unsigned int v668 = v667 + v656;
-    out[v668] = v666;
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v225.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v670 = v300 + v669;
-  const unsigned int v671 = static_cast<unsigned int>(v225.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v672 = v25 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v674 = v221 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v225.x[23];
-    const float v678 = scale_b[v672];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v679 = scale_a[v670];
-    const float v680 = v677 * v679;
-    const float v681 = v680 * v678;
-    const iron_bf16 v682 = iron_f32_to_bf16(v681);
-    const unsigned int v683 = v670 * v1;
-    const unsigned int v684 = v683 + v672;
-    out[v684] = v682;
-  }
-  const unsigned int v685 = static_cast<unsigned int>(v225.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v686 = v300 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v225.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v688 = v25 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v690 = v221 && v689;
-  const bool v691 = v688 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v225.x[24];
-    const float v694 = scale_b[v688];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v695 = scale_a[v686];
-    const float v696 = v693 * v695;
-    const float v697 = v696 * v694;
-    const iron_bf16 v698 = iron_f32_to_bf16(v697);
-    const unsigned int v699 = v686 * v1;
-    const unsigned int v700 = v699 + v688;
-    out[v700] = v698;
-  }
-  const unsigned int v701 = static_cast<unsigned int>(v225.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v702 = v300 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v225.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v704 = v25 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v706 = v221 && v705;
-  const bool v707 = v704 < v1;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v225.x[25];
-    const float v710 = scale_b[v704];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v711 = scale_a[v702];
-    const float v712 = v709 * v711;
-    const float v713 = v712 * v710;
-    const iron_bf16 v714 = iron_f32_to_bf16(v713);
-    const unsigned int v715 = v702 * v1;
-    const unsigned int v716 = v715 + v704;
-    out[v716] = v714;
-  }
-  const unsigned int v717 = static_cast<unsigned int>(v225.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v718 = v300 + v717;
-  const unsigned int v719 = static_cast<unsigned int>(v225.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v720 = v25 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v722 = v221 && v721;
-  const bool v723 = v720 < v1;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v225.x[26];
-    const float v726 = scale_b[v720];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v727 = scale_a[v718];
-    const float v728 = v725 * v727;
-    const float v729 = v728 * v726;
-    const iron_bf16 v730 = iron_f32_to_bf16(v729);
-    const unsigned int v731 = v718 * v1;
-    const unsigned int v732 = v731 + v720;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v225.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v734 = v300 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v225.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v736 = v25 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v738 = v221 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v225.x[27];
-    const float v742 = scale_b[v736];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v743 = scale_a[v734];
-    const float v744 = v741 * v743;
-    const float v745 = v744 * v742;
-    const iron_bf16 v746 = iron_f32_to_bf16(v745);
-    const unsigned int v747 = v734 * v1;
-    const unsigned int v748 = v747 + v736;
-    out[v748] = v746;
-  }
-  const unsigned int v749 = static_cast<unsigned int>(v225.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v750 = v300 + v749;
-  const unsigned int v751 = static_cast<unsigned int>(v225.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v752 = v25 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v754 = v221 && v753;
-  const bool v755 = v752 < v1;
-  const bool v756 = v754 && v755;
-  if (v756) {
-    const float v757 = v225.x[28];
-    const float v758 = scale_b[v752];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v759 = scale_a[v750];
-    const float v760 = v757 * v759;
-    const float v761 = v760 * v758;
-    const iron_bf16 v762 = iron_f32_to_bf16(v761);
-    const unsigned int v763 = v750 * v1;
-    const unsigned int v764 = v763 + v752;
-    out[v764] = v762;
-  }
-  const unsigned int v765 = static_cast<unsigned int>(v225.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v766 = v300 + v765;
-  const unsigned int v767 = static_cast<unsigned int>(v225.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v768 = v25 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v770 = v221 && v769;
-  const bool v771 = v768 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v225.x[29];
-    const float v774 = scale_b[v768];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v775 = scale_a[v766];
-    const float v776 = v773 * v775;
-    const float v777 = v776 * v774;
-    const iron_bf16 v778 = iron_f32_to_bf16(v777);
-    const unsigned int v779 = v766 * v1;
-    const unsigned int v780 = v779 + v768;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v225.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v782 = v300 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v225.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v784 = v25 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v786 = v221 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v225.x[30];
-    const float v790 = scale_b[v784];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v791 = scale_a[v782];
-    const float v792 = v789 * v791;
-    const float v793 = v792 * v790;
-    const iron_bf16 v794 = iron_f32_to_bf16(v793);
-    const unsigned int v795 = v782 * v1;
-    const unsigned int v796 = v795 + v784;
-    out[v796] = v794;
-  }
-  const unsigned int v797 = static_cast<unsigned int>(v225.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v798 = v300 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v225.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v800 = v25 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v802 = v221 && v801;
-  const bool v803 = v800 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v225.x[31];
-    const float v806 = scale_b[v800];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v807 = scale_a[v798];
-    const float v808 = v805 * v807;
-    const float v809 = v808 * v806;
-    const iron_bf16 v810 = iron_f32_to_bf16(v809);
-    const unsigned int v811 = v798 * v1;
-    const unsigned int v812 = v811 + v800;
-    out[v812] = v810;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v225.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v814 = v300 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v225.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v816 = v25 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v818 = v221 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v225.x[32];
-    const float v822 = scale_b[v816];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v823 = scale_a[v814];
-    const float v824 = v821 * v823;
-    const float v825 = v824 * v822;
-    const iron_bf16 v826 = iron_f32_to_bf16(v825);
-    const unsigned int v827 = v814 * v1;
-    const unsigned int v828 = v827 + v816;
-    out[v828] = v826;
-  }
-  const unsigned int v829 = static_cast<unsigned int>(v225.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v830 = v300 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v225.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v832 = v25 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v834 = v221 && v833;
-  const bool v835 = v832 < v1;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v225.x[33];
-    const float v838 = scale_b[v832];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v839 = scale_a[v830];
-    const float v840 = v837 * v839;
-    const float v841 = v840 * v838;
-    const iron_bf16 v842 = iron_f32_to_bf16(v841);
-    const unsigned int v843 = v830 * v1;
-    const unsigned int v844 = v843 + v832;
-    out[v844] = v842;
-  }
-  const unsigned int v845 = static_cast<unsigned int>(v225.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v846 = v300 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v225.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v848 = v25 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v850 = v221 && v849;
-  const bool v851 = v848 < v1;
-  const bool v852 = v850 && v851;
-  if (v852) {
-    const float v853 = v225.x[34];
-    const float v854 = scale_b[v848];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v855 = scale_a[v846];
-    const float v856 = v853 * v855;
-    const float v857 = v856 * v854;
-    const iron_bf16 v858 = iron_f32_to_bf16(v857);
-    const unsigned int v859 = v846 * v1;
-    const unsigned int v860 = v859 + v848;
-    out[v860] = v858;
-  }
-  const unsigned int v861 = static_cast<unsigned int>(v225.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v862 = v300 + v861;
-  const unsigned int v863 = static_cast<unsigned int>(v225.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v864 = v25 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v866 = v221 && v865;
-  const bool v867 = v864 < v1;
-  const bool v868 = v866 && v867;
-  if (v868) {
-    const float v869 = v225.x[35];
-    const float v870 = scale_b[v864];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v871 = scale_a[v862];
-    const float v872 = v869 * v871;
-    const float v873 = v872 * v870;
-    const iron_bf16 v874 = iron_f32_to_bf16(v873);
-    const unsigned int v875 = v862 * v1;
-    const unsigned int v876 = v875 + v864;
-    out[v876] = v874;
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v225.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v878 = v300 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v225.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v880 = v25 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v882 = v221 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v225.x[36];
-    const float v886 = scale_b[v880];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v887 = scale_a[v878];
-    const float v888 = v885 * v887;
-    const float v889 = v888 * v886;
-    const iron_bf16 v890 = iron_f32_to_bf16(v889);
-    const unsigned int v891 = v878 * v1;
-    const unsigned int v892 = v891 + v880;
-    out[v892] = v890;
-  }
-  const unsigned int v893 = static_cast<unsigned int>(v225.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v894 = v300 + v893;
-  const unsigned int v895 = static_cast<unsigned int>(v225.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v896 = v25 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v898 = v221 && v897;
-  const bool v899 = v896 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v225.x[37];
-    const float v902 = scale_b[v896];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v903 = scale_a[v894];
-    const float v904 = v901 * v903;
-    const float v905 = v904 * v902;
-    const iron_bf16 v906 = iron_f32_to_bf16(v905);
-    const unsigned int v907 = v894 * v1;
-    const unsigned int v908 = v907 + v896;
-    out[v908] = v906;
-  }
-  const unsigned int v909 = static_cast<unsigned int>(v225.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v910 = v300 + v909;
-  const unsigned int v911 = static_cast<unsigned int>(v225.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v912 = v25 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v914 = v221 && v913;
-  const bool v915 = v912 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v225.x[38];
-    const float v918 = scale_b[v912];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v919 = scale_a[v910];
-    const float v920 = v917 * v919;
-    const float v921 = v920 * v918;
-    const iron_bf16 v922 = iron_f32_to_bf16(v921);
-    const unsigned int v923 = v910 * v1;
-    const unsigned int v924 = v923 + v912;
-    out[v924] = v922;
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v225.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v926 = v300 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v225.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v928 = v25 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v930 = v221 && v929;
-  const bool v931 = v928 < v1;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v225.x[39];
-    const float v934 = scale_b[v928];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v935 = scale_a[v926];
-    const float v936 = v933 * v935;
-    const float v937 = v936 * v934;
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v926 * v1;
-    const unsigned int v940 = v939 + v928;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v225.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v942 = v300 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v225.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v944 = v25 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v946 = v221 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v225.x[40];
-    const float v950 = scale_b[v944];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v951 = scale_a[v942];
-    const float v952 = v949 * v951;
-    const float v953 = v952 * v950;
-    const iron_bf16 v954 = iron_f32_to_bf16(v953);
-    const unsigned int v955 = v942 * v1;
-    const unsigned int v956 = v955 + v944;
-    out[v956] = v954;
-  }
-  const unsigned int v957 = static_cast<unsigned int>(v225.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v958 = v300 + v957;
-  const unsigned int v959 = static_cast<unsigned int>(v225.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v960 = v25 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v962 = v221 && v961;
-  const bool v963 = v960 < v1;
-  const bool v964 = v962 && v963;
-  if (v964) {
-    const float v965 = v225.x[41];
-    const float v966 = scale_b[v960];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v967 = scale_a[v958];
-    const float v968 = v965 * v967;
-    const float v969 = v968 * v966;
-    const iron_bf16 v970 = iron_f32_to_bf16(v969);
-    const unsigned int v971 = v958 * v1;
-    const unsigned int v972 = v971 + v960;
-    out[v972] = v970;
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v225.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v974 = v300 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v225.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v976 = v25 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v978 = v221 && v977;
-  const bool v979 = v976 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v225.x[42];
-    const float v982 = scale_b[v976];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v983 = scale_a[v974];
-    const float v984 = v981 * v983;
-    const float v985 = v984 * v982;
-    const iron_bf16 v986 = iron_f32_to_bf16(v985);
-    const unsigned int v987 = v974 * v1;
-    const unsigned int v988 = v987 + v976;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v225.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v990 = v300 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v225.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v992 = v25 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v994 = v221 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v225.x[43];
-    const float v998 = scale_b[v992];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v999 = scale_a[v990];
-    const float v1000 = v997 * v999;
-    const float v1001 = v1000 * v998;
-    const iron_bf16 v1002 = iron_f32_to_bf16(v1001);
-    const unsigned int v1003 = v990 * v1;
-    const unsigned int v1004 = v1003 + v992;
-    out[v1004] = v1002;
-  }
-  const unsigned int v1005 = static_cast<unsigned int>(v225.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1006 = v300 + v1005;
-  const unsigned int v1007 = static_cast<unsigned int>(v225.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1008 = v25 + v1007;
-  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1010 = v221 && v1009;
-  const bool v1011 = v1008 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v225.x[44];
-    const float v1014 = scale_b[v1008];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1015 = scale_a[v1006];
-    const float v1016 = v1013 * v1015;
-    const float v1017 = v1016 * v1014;
-    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
-    const unsigned int v1019 = v1006 * v1;
-    const unsigned int v1020 = v1019 + v1008;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v225.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1022 = v300 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v225.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1024 = v25 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1026 = v221 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v225.x[45];
-    const float v1030 = scale_b[v1024];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1031 = scale_a[v1022];
-    const float v1032 = v1029 * v1031;
-    const float v1033 = v1032 * v1030;
-    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
-    const unsigned int v1035 = v1022 * v1;
-    const unsigned int v1036 = v1035 + v1024;
-    out[v1036] = v1034;
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v225.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1038 = v300 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v225.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1040 = v25 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1042 = v221 && v1041;
-  const bool v1043 = v1040 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v225.x[46];
-    const float v1046 = scale_b[v1040];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1047 = scale_a[v1038];
-    const float v1048 = v1045 * v1047;
-    const float v1049 = v1048 * v1046;
-    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
-    const unsigned int v1051 = v1038 * v1;
-    const unsigned int v1052 = v1051 + v1040;
-    out[v1052] = v1050;
-  }
-  const unsigned int v1053 = static_cast<unsigned int>(v225.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1054 = v300 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v225.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1056 = v25 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1058 = v221 && v1057;
-  const bool v1059 = v1056 < v1;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v225.x[47];
-    const float v1062 = scale_b[v1056];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1063 = scale_a[v1054];
-    const float v1064 = v1061 * v1063;
-    const float v1065 = v1064 * v1062;
-    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
-    const unsigned int v1067 = v1054 * v1;
-    const unsigned int v1068 = v1067 + v1056;
-    out[v1068] = v1066;
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v225.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1070 = v300 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v225.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1072 = v25 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1074 = v221 && v1073;
-  const bool v1075 = v1072 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v225.x[48];
-    const float v1078 = scale_b[v1072];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1079 = scale_a[v1070];
-    const float v1080 = v1077 * v1079;
-    const float v1081 = v1080 * v1078;
-    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-    const unsigned int v1083 = v1070 * v1;
-    const unsigned int v1084 = v1083 + v1072;
-    out[v1084] = v1082;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v225.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1086 = v300 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v225.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1088 = v25 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1090 = v221 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v225.x[49];
-    const float v1094 = scale_b[v1088];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1095 = scale_a[v1086];
-    const float v1096 = v1093 * v1095;
-    const float v1097 = v1096 * v1094;
-    const iron_bf16 v1098 = iron_f32_to_bf16(v1097);
-    const unsigned int v1099 = v1086 * v1;
-    const unsigned int v1100 = v1099 + v1088;
-    out[v1100] = v1098;
-  }
-  const unsigned int v1101 = static_cast<unsigned int>(v225.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1102 = v300 + v1101;
-  const unsigned int v1103 = static_cast<unsigned int>(v225.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1104 = v25 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1106 = v221 && v1105;
-  const bool v1107 = v1104 < v1;
-  const bool v1108 = v1106 && v1107;
-  if (v1108) {
-    const float v1109 = v225.x[50];
-    const float v1110 = scale_b[v1104];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1111 = scale_a[v1102];
-    const float v1112 = v1109 * v1111;
-    const float v1113 = v1112 * v1110;
-    const iron_bf16 v1114 = iron_f32_to_bf16(v1113);
-    const unsigned int v1115 = v1102 * v1;
-    const unsigned int v1116 = v1115 + v1104;
-    out[v1116] = v1114;
-  }
-  const unsigned int v1117 = static_cast<unsigned int>(v225.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1118 = v300 + v1117;
-  const unsigned int v1119 = static_cast<unsigned int>(v225.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1120 = v25 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1122 = v221 && v1121;
-  const bool v1123 = v1120 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v225.x[51];
-    const float v1126 = scale_b[v1120];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1127 = scale_a[v1118];
-    const float v1128 = v1125 * v1127;
-    const float v1129 = v1128 * v1126;
-    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
-    const unsigned int v1131 = v1118 * v1;
-    const unsigned int v1132 = v1131 + v1120;
-    out[v1132] = v1130;
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v225.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1134 = v300 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v225.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1136 = v25 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1138 = v221 && v1137;
-  const bool v1139 = v1136 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v225.x[52];
-    const float v1142 = scale_b[v1136];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1143 = scale_a[v1134];
-    const float v1144 = v1141 * v1143;
-    const float v1145 = v1144 * v1142;
-    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
-    const unsigned int v1147 = v1134 * v1;
-    const unsigned int v1148 = v1147 + v1136;
-    out[v1148] = v1146;
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v225.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1150 = v300 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v225.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1152 = v25 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1154 = v221 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v225.x[53];
-    const float v1158 = scale_b[v1152];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1159 = scale_a[v1150];
-    const float v1160 = v1157 * v1159;
-    const float v1161 = v1160 * v1158;
-    const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
-    const unsigned int v1163 = v1150 * v1;
-    const unsigned int v1164 = v1163 + v1152;
-    out[v1164] = v1162;
-  }
-  const unsigned int v1165 = static_cast<unsigned int>(v225.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1166 = v300 + v1165;
-  const unsigned int v1167 = static_cast<unsigned int>(v225.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1168 = v25 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1170 = v221 && v1169;
-  const bool v1171 = v1168 < v1;
-  const bool v1172 = v1170 && v1171;
-  if (v1172) {
-    const float v1173 = v225.x[54];
-    const float v1174 = scale_b[v1168];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1175 = scale_a[v1166];
-    const float v1176 = v1173 * v1175;
-    const float v1177 = v1176 * v1174;
-    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
-    const unsigned int v1179 = v1166 * v1;
-    const unsigned int v1180 = v1179 + v1168;
-    out[v1180] = v1178;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v225.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1182 = v300 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v225.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1184 = v25 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1186 = v221 && v1185;
-  const bool v1187 = v1184 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v225.x[55];
-    const float v1190 = scale_b[v1184];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1191 = scale_a[v1182];
-    const float v1192 = v1189 * v1191;
-    const float v1193 = v1192 * v1190;
-    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
-    const unsigned int v1195 = v1182 * v1;
-    const unsigned int v1196 = v1195 + v1184;
-    out[v1196] = v1194;
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v225.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1198 = v300 + v1197;
-  const unsigned int v1199 = static_cast<unsigned int>(v225.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1200 = v25 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1202 = v221 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v225.x[56];
-    const float v1206 = scale_b[v1200];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1207 = scale_a[v1198];
-    const float v1208 = v1205 * v1207;
-    const float v1209 = v1208 * v1206;
-    const iron_bf16 v1210 = iron_f32_to_bf16(v1209);
-    const unsigned int v1211 = v1198 * v1;
-    const unsigned int v1212 = v1211 + v1200;
-    out[v1212] = v1210;
-  }
-  const unsigned int v1213 = static_cast<unsigned int>(v225.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1214 = v300 + v1213;
-  const unsigned int v1215 = static_cast<unsigned int>(v225.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1216 = v25 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1218 = v221 && v1217;
-  const bool v1219 = v1216 < v1;
-  const bool v1220 = v1218 && v1219;
-  if (v1220) {
-    const float v1221 = v225.x[57];
-    const float v1222 = scale_b[v1216];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1223 = scale_a[v1214];
-    const float v1224 = v1221 * v1223;
-    const float v1225 = v1224 * v1222;
-    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
-    const unsigned int v1227 = v1214 * v1;
-    const unsigned int v1228 = v1227 + v1216;
-    out[v1228] = v1226;
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v225.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1230 = v300 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v225.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1232 = v25 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1234 = v221 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v225.x[58];
-    const float v1238 = scale_b[v1232];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1239 = scale_a[v1230];
-    const float v1240 = v1237 * v1239;
-    const float v1241 = v1240 * v1238;
-    const iron_bf16 v1242 = iron_f32_to_bf16(v1241);
-    const unsigned int v1243 = v1230 * v1;
-    const unsigned int v1244 = v1243 + v1232;
-    out[v1244] = v1242;
-  }
-  const unsigned int v1245 = static_cast<unsigned int>(v225.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1246 = v300 + v1245;
-  const unsigned int v1247 = static_cast<unsigned int>(v225.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1248 = v25 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1250 = v221 && v1249;
-  const bool v1251 = v1248 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v225.x[59];
-    const float v1254 = scale_b[v1248];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1255 = scale_a[v1246];
-    const float v1256 = v1253 * v1255;
-    const float v1257 = v1256 * v1254;
-    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
-    const unsigned int v1259 = v1246 * v1;
-    const unsigned int v1260 = v1259 + v1248;
-    out[v1260] = v1258;
-  }
-  const unsigned int v1261 = static_cast<unsigned int>(v225.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1262 = v300 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v225.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1264 = v25 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1266 = v221 && v1265;
-  const bool v1267 = v1264 < v1;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v225.x[60];
-    const float v1270 = scale_b[v1264];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1271 = scale_a[v1262];
-    const float v1272 = v1269 * v1271;
-    const float v1273 = v1272 * v1270;
-    const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
-    const unsigned int v1275 = v1262 * v1;
-    const unsigned int v1276 = v1275 + v1264;
-    out[v1276] = v1274;
-  }
-  const unsigned int v1277 = static_cast<unsigned int>(v225.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1278 = v300 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v225.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1280 = v25 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1282 = v221 && v1281;
-  const bool v1283 = v1280 < v1;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v225.x[61];
-    const float v1286 = scale_b[v1280];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1287 = scale_a[v1278];
-    const float v1288 = v1285 * v1287;
-    const float v1289 = v1288 * v1286;
-    const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
-    const unsigned int v1291 = v1278 * v1;
-    const unsigned int v1292 = v1291 + v1280;
-    out[v1292] = v1290;
-  }
-  const unsigned int v1293 = static_cast<unsigned int>(v225.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1294 = v300 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v225.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1296 = v25 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1298 = v221 && v1297;
-  const bool v1299 = v1296 < v1;
-  const bool v1300 = v1298 && v1299;
-  if (v1300) {
-    const float v1301 = v225.x[62];
-    const float v1302 = scale_b[v1296];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1303 = scale_a[v1294];
-    const float v1304 = v1301 * v1303;
-    const float v1305 = v1304 * v1302;
-    const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
-    const unsigned int v1307 = v1294 * v1;
-    const unsigned int v1308 = v1307 + v1296;
-    out[v1308] = v1306;
-  }
-  const unsigned int v1309 = static_cast<unsigned int>(v225.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1310 = v300 + v1309;
-  const unsigned int v1311 = static_cast<unsigned int>(v225.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1312 = v25 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1314 = v221 && v1313;
-  const bool v1315 = v1312 < v1;
-  const bool v1316 = v1314 && v1315;
-  if (v1316) {
-    const float v1317 = v225.x[63];
-    const float v1318 = scale_b[v1312];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1319 = scale_a[v1310];
-    const float v1320 = v1317 * v1319;
-    const float v1321 = v1320 * v1318;
-    const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
-    const unsigned int v1323 = v1310 * v1;
-    const unsigned int v1324 = v1323 + v1312;
-    out[v1324] = v1322;
-  }
-  const unsigned int v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 2, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1336, 0.0f);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const unsigned int v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const unsigned int v391 = v390 << 4u;
+  const unsigned int v393 = v313 << 6u;
+  const unsigned int v394 = v21 + v393;
+  const unsigned int v395 = v394 + v391;
+  const unsigned int v396 = static_cast<unsigned int>(v320.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v397 = v395 + v396;
+  const unsigned int v398 = static_cast<unsigned int>(v320.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v399 = v25 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v401 = v316 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v320.x[0];
+    const float v405 = scale_b[v399];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v406 = scale_a[v397];
+    const float v407 = v404 * v406;
+    const float v408 = v407 * v405;
+    const iron_bf16 v409 = iron_f32_to_bf16(v408);
+    const unsigned int v410 = v397 * v1;
+    const unsigned int v411 = v410 + v399;
+    out[v411] = v409;
+  }
+  const unsigned int v412 = static_cast<unsigned int>(v320.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v413 = v395 + v412;
+  const unsigned int v414 = static_cast<unsigned int>(v320.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v415 = v25 + v414;
+  const bool v416 = v413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v417 = v316 && v416;
+  const bool v418 = v415 < v1;
+  const bool v419 = v417 && v418;
+  if (v419) {
+    const float v420 = v320.x[1];
+    const float v421 = scale_b[v415];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v422 = scale_a[v413];
+    const float v423 = v420 * v422;
+    const float v424 = v423 * v421;
+    const iron_bf16 v425 = iron_f32_to_bf16(v424);
+    const unsigned int v426 = v413 * v1;
+    const unsigned int v427 = v426 + v415;
+    out[v427] = v425;
+  }
+  const unsigned int v428 = static_cast<unsigned int>(v320.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v429 = v395 + v428;
+  const unsigned int v430 = static_cast<unsigned int>(v320.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v431 = v25 + v430;
+  const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v433 = v316 && v432;
+  const bool v434 = v431 < v1;
+  const bool v435 = v433 && v434;
+  if (v435) {
+    const float v436 = v320.x[2];
+    const float v437 = scale_b[v431];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v438 = scale_a[v429];
+    const float v439 = v436 * v438;
+    const float v440 = v439 * v437;
+    const iron_bf16 v441 = iron_f32_to_bf16(v440);
+    const unsigned int v442 = v429 * v1;
+    const unsigned int v443 = v442 + v431;
+    out[v443] = v441;
+  }
+  const unsigned int v444 = static_cast<unsigned int>(v320.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v445 = v395 + v444;
+  const unsigned int v446 = static_cast<unsigned int>(v320.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v447 = v25 + v446;
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v449 = v316 && v448;
+  const bool v450 = v447 < v1;
+  const bool v451 = v449 && v450;
+  if (v451) {
+    const float v452 = v320.x[3];
+    const float v453 = scale_b[v447];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v454 = scale_a[v445];
+    const float v455 = v452 * v454;
+    const float v456 = v455 * v453;
+    const iron_bf16 v457 = iron_f32_to_bf16(v456);
+    const unsigned int v458 = v445 * v1;
+    const unsigned int v459 = v458 + v447;
+    out[v459] = v457;
+  }
+  const unsigned int v460 = static_cast<unsigned int>(v320.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v461 = v395 + v460;
+  const unsigned int v462 = static_cast<unsigned int>(v320.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v463 = v25 + v462;
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v465 = v316 && v464;
+  const bool v466 = v463 < v1;
+  const bool v467 = v465 && v466;
+  if (v467) {
+    const float v468 = v320.x[4];
+    const float v469 = scale_b[v463];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v470 = scale_a[v461];
+    const float v471 = v468 * v470;
+    const float v472 = v471 * v469;
+    const iron_bf16 v473 = iron_f32_to_bf16(v472);
+    const unsigned int v474 = v461 * v1;
+    const unsigned int v475 = v474 + v463;
+    out[v475] = v473;
+  }
+  const unsigned int v476 = static_cast<unsigned int>(v320.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v477 = v395 + v476;
+  const unsigned int v478 = static_cast<unsigned int>(v320.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v479 = v25 + v478;
+  const bool v480 = v477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v481 = v316 && v480;
+  const bool v482 = v479 < v1;
+  const bool v483 = v481 && v482;
+  if (v483) {
+    const float v484 = v320.x[5];
+    const float v485 = scale_b[v479];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v486 = scale_a[v477];
+    const float v487 = v484 * v486;
+    const float v488 = v487 * v485;
+    const iron_bf16 v489 = iron_f32_to_bf16(v488);
+    const unsigned int v490 = v477 * v1;
+    const unsigned int v491 = v490 + v479;
+    out[v491] = v489;
+  }
+  const unsigned int v492 = static_cast<unsigned int>(v320.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v493 = v395 + v492;
+  const unsigned int v494 = static_cast<unsigned int>(v320.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v495 = v25 + v494;
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v497 = v316 && v496;
+  const bool v498 = v495 < v1;
+  const bool v499 = v497 && v498;
+  if (v499) {
+    const float v500 = v320.x[6];
+    const float v501 = scale_b[v495];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v502 = scale_a[v493];
+    const float v503 = v500 * v502;
+    const float v504 = v503 * v501;
+    const iron_bf16 v505 = iron_f32_to_bf16(v504);
+    const unsigned int v506 = v493 * v1;
+    const unsigned int v507 = v506 + v495;
+    out[v507] = v505;
+  }
+  const unsigned int v508 = static_cast<unsigned int>(v320.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v509 = v395 + v508;
+  const unsigned int v510 = static_cast<unsigned int>(v320.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v511 = v25 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v513 = v316 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v320.x[7];
+    const float v517 = scale_b[v511];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v518 = scale_a[v509];
+    const float v519 = v516 * v518;
+    const float v520 = v519 * v517;
+    const iron_bf16 v521 = iron_f32_to_bf16(v520);
+    const unsigned int v522 = v509 * v1;
+    const unsigned int v523 = v522 + v511;
+    out[v523] = v521;
+  }
+  const unsigned int v524 = static_cast<unsigned int>(v320.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v525 = v395 + v524;
+  const unsigned int v526 = static_cast<unsigned int>(v320.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v527 = v25 + v526;
+  const bool v528 = v525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v529 = v316 && v528;
+  const bool v530 = v527 < v1;
+  const bool v531 = v529 && v530;
+  if (v531) {
+    const float v532 = v320.x[8];
+    const float v533 = scale_b[v527];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v534 = scale_a[v525];
+    const float v535 = v532 * v534;
+    const float v536 = v535 * v533;
+    const iron_bf16 v537 = iron_f32_to_bf16(v536);
+    const unsigned int v538 = v525 * v1;
+    const unsigned int v539 = v538 + v527;
+    out[v539] = v537;
+  }
+  const unsigned int v540 = static_cast<unsigned int>(v320.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v541 = v395 + v540;
+  const unsigned int v542 = static_cast<unsigned int>(v320.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v543 = v25 + v542;
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v545 = v316 && v544;
+  const bool v546 = v543 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v320.x[9];
+    const float v549 = scale_b[v543];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v550 = scale_a[v541];
+    const float v551 = v548 * v550;
+    const float v552 = v551 * v549;
+    const iron_bf16 v553 = iron_f32_to_bf16(v552);
+    const unsigned int v554 = v541 * v1;
+    const unsigned int v555 = v554 + v543;
+    out[v555] = v553;
+  }
+  const unsigned int v556 = static_cast<unsigned int>(v320.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v557 = v395 + v556;
+  const unsigned int v558 = static_cast<unsigned int>(v320.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v559 = v25 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v561 = v316 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v320.x[10];
+    const float v565 = scale_b[v559];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v566 = scale_a[v557];
+    const float v567 = v564 * v566;
+    const float v568 = v567 * v565;
+    const iron_bf16 v569 = iron_f32_to_bf16(v568);
+    const unsigned int v570 = v557 * v1;
+    const unsigned int v571 = v570 + v559;
+    out[v571] = v569;
+  }
+  const unsigned int v572 = static_cast<unsigned int>(v320.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v573 = v395 + v572;
+  const unsigned int v574 = static_cast<unsigned int>(v320.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v575 = v25 + v574;
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v577 = v316 && v576;
+  const bool v578 = v575 < v1;
+  const bool v579 = v577 && v578;
+  if (v579) {
+    const float v580 = v320.x[11];
+    const float v581 = scale_b[v575];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v582 = scale_a[v573];
+    const float v583 = v580 * v582;
+    const float v584 = v583 * v581;
+    const iron_bf16 v585 = iron_f32_to_bf16(v584);
+    const unsigned int v586 = v573 * v1;
+    const unsigned int v587 = v586 + v575;
+    out[v587] = v585;
+  }
+  const unsigned int v588 = static_cast<unsigned int>(v320.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v589 = v395 + v588;
+  const unsigned int v590 = static_cast<unsigned int>(v320.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v591 = v25 + v590;
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v593 = v316 && v592;
+  const bool v594 = v591 < v1;
+  const bool v595 = v593 && v594;
+  if (v595) {
+    const float v596 = v320.x[12];
+    const float v597 = scale_b[v591];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v598 = scale_a[v589];
+    const float v599 = v596 * v598;
+    const float v600 = v599 * v597;
+    const iron_bf16 v601 = iron_f32_to_bf16(v600);
+    const unsigned int v602 = v589 * v1;
+    const unsigned int v603 = v602 + v591;
+    out[v603] = v601;
+  }
+  const unsigned int v604 = static_cast<unsigned int>(v320.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v605 = v395 + v604;
+  const unsigned int v606 = static_cast<unsigned int>(v320.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v607 = v25 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v609 = v316 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v320.x[13];
+    const float v613 = scale_b[v607];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v614 = scale_a[v605];
+    const float v615 = v612 * v614;
+    const float v616 = v615 * v613;
+    const iron_bf16 v617 = iron_f32_to_bf16(v616);
+    const unsigned int v618 = v605 * v1;
+    const unsigned int v619 = v618 + v607;
+    out[v619] = v617;
+  }
+  const unsigned int v620 = static_cast<unsigned int>(v320.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v621 = v395 + v620;
+  const unsigned int v622 = static_cast<unsigned int>(v320.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v623 = v25 + v622;
+  const bool v624 = v621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v625 = v316 && v624;
+  const bool v626 = v623 < v1;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v320.x[14];
+    const float v629 = scale_b[v623];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v630 = scale_a[v621];
+    const float v631 = v628 * v630;
+    const float v632 = v631 * v629;
+    const iron_bf16 v633 = iron_f32_to_bf16(v632);
+    const unsigned int v634 = v621 * v1;
+    const unsigned int v635 = v634 + v623;
+    out[v635] = v633;
+  }
+  const unsigned int v636 = static_cast<unsigned int>(v320.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v637 = v395 + v636;
+  const unsigned int v638 = static_cast<unsigned int>(v320.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v639 = v25 + v638;
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v641 = v316 && v640;
+  const bool v642 = v639 < v1;
+  const bool v643 = v641 && v642;
+  if (v643) {
+    const float v644 = v320.x[15];
+    const float v645 = scale_b[v639];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v646 = scale_a[v637];
+    const float v647 = v644 * v646;
+    const float v648 = v647 * v645;
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
+    const unsigned int v650 = v637 * v1;
+    const unsigned int v651 = v650 + v639;
+    out[v651] = v649;
+  }
+  const unsigned int v652 = static_cast<unsigned int>(v320.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v653 = v395 + v652;
+  const unsigned int v654 = static_cast<unsigned int>(v320.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v655 = v25 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v657 = v316 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v320.x[16];
+    const float v661 = scale_b[v655];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v662 = scale_a[v653];
+    const float v663 = v660 * v662;
+    const float v664 = v663 * v661;
+    const iron_bf16 v665 = iron_f32_to_bf16(v664);
+    const unsigned int v666 = v653 * v1;
+    const unsigned int v667 = v666 + v655;
+    out[v667] = v665;
+  }
+  const unsigned int v668 = static_cast<unsigned int>(v320.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v669 = v395 + v668;
+  const unsigned int v670 = static_cast<unsigned int>(v320.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v671 = v25 + v670;
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v673 = v316 && v672;
+  const bool v674 = v671 < v1;
+  const bool v675 = v673 && v674;
+  if (v675) {
+    const float v676 = v320.x[17];
+    const float v677 = scale_b[v671];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v678 = scale_a[v669];
+    const float v679 = v676 * v678;
+    const float v680 = v679 * v677;
+    const iron_bf16 v681 = iron_f32_to_bf16(v680);
+    const unsigned int v682 = v669 * v1;
+    const unsigned int v683 = v682 + v671;
+    out[v683] = v681;
+  }
+  const unsigned int v684 = static_cast<unsigned int>(v320.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v685 = v395 + v684;
+  const unsigned int v686 = static_cast<unsigned int>(v320.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v687 = v25 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v689 = v316 && v688;
+  const bool v690 = v687 < v1;
+  const bool v691 = v689 && v690;
+  if (v691) {
+    const float v692 = v320.x[18];
+    const float v693 = scale_b[v687];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v694 = scale_a[v685];
+    const float v695 = v692 * v694;
+    const float v696 = v695 * v693;
+    const iron_bf16 v697 = iron_f32_to_bf16(v696);
+    const unsigned int v698 = v685 * v1;
+    const unsigned int v699 = v698 + v687;
+    out[v699] = v697;
+  }
+  const unsigned int v700 = static_cast<unsigned int>(v320.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v701 = v395 + v700;
+  const unsigned int v702 = static_cast<unsigned int>(v320.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v703 = v25 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v705 = v316 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v320.x[19];
+    const float v709 = scale_b[v703];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v710 = scale_a[v701];
+    const float v711 = v708 * v710;
+    const float v712 = v711 * v709;
+    const iron_bf16 v713 = iron_f32_to_bf16(v712);
+    const unsigned int v714 = v701 * v1;
+    const unsigned int v715 = v714 + v703;
+    out[v715] = v713;
+  }
+  const unsigned int v716 = static_cast<unsigned int>(v320.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v717 = v395 + v716;
+  const unsigned int v718 = static_cast<unsigned int>(v320.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v719 = v25 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v721 = v316 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v320.x[20];
+    const float v725 = scale_b[v719];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v726 = scale_a[v717];
+    const float v727 = v724 * v726;
+    const float v728 = v727 * v725;
+    const iron_bf16 v729 = iron_f32_to_bf16(v728);
+    const unsigned int v730 = v717 * v1;
+    const unsigned int v731 = v730 + v719;
+    out[v731] = v729;
+  }
+  const unsigned int v732 = static_cast<unsigned int>(v320.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v733 = v395 + v732;
+  const unsigned int v734 = static_cast<unsigned int>(v320.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v735 = v25 + v734;
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v737 = v316 && v736;
+  const bool v738 = v735 < v1;
+  const bool v739 = v737 && v738;
+  if (v739) {
+    const float v740 = v320.x[21];
+    const float v741 = scale_b[v735];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v742 = scale_a[v733];
+    const float v743 = v740 * v742;
+    const float v744 = v743 * v741;
+    const iron_bf16 v745 = iron_f32_to_bf16(v744);
+    const unsigned int v746 = v733 * v1;
+    const unsigned int v747 = v746 + v735;
+    out[v747] = v745;
+  }
+  const unsigned int v748 = static_cast<unsigned int>(v320.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v749 = v395 + v748;
+  const unsigned int v750 = static_cast<unsigned int>(v320.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v751 = v25 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v753 = v316 && v752;
+  const bool v754 = v751 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v320.x[22];
+    const float v757 = scale_b[v751];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v758 = scale_a[v749];
+    const float v759 = v756 * v758;
+    const float v760 = v759 * v757;
+    const iron_bf16 v761 = iron_f32_to_bf16(v760);
+    const unsigned int v762 = v749 * v1;
+    const unsigned int v763 = v762 + v751;
+    out[v763] = v761;
+  }
+  const unsigned int v764 = static_cast<unsigned int>(v320.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v765 = v395 + v764;
+  const unsigned int v766 = static_cast<unsigned int>(v320.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v767 = v25 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v769 = v316 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v320.x[23];
+    const float v773 = scale_b[v767];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v774 = scale_a[v765];
+    const float v775 = v772 * v774;
+    const float v776 = v775 * v773;
+    const iron_bf16 v777 = iron_f32_to_bf16(v776);
+    const unsigned int v778 = v765 * v1;
+    const unsigned int v779 = v778 + v767;
+    out[v779] = v777;
+  }
+  const unsigned int v780 = static_cast<unsigned int>(v320.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v781 = v395 + v780;
+  const unsigned int v782 = static_cast<unsigned int>(v320.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v783 = v25 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v785 = v316 && v784;
+  const bool v786 = v783 < v1;
+  const bool v787 = v785 && v786;
+  if (v787) {
+    const float v788 = v320.x[24];
+    const float v789 = scale_b[v783];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v790 = scale_a[v781];
+    const float v791 = v788 * v790;
+    const float v792 = v791 * v789;
+    const iron_bf16 v793 = iron_f32_to_bf16(v792);
+    const unsigned int v794 = v781 * v1;
+    const unsigned int v795 = v794 + v783;
+    out[v795] = v793;
+  }
+  const unsigned int v796 = static_cast<unsigned int>(v320.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v797 = v395 + v796;
+  const unsigned int v798 = static_cast<unsigned int>(v320.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v799 = v25 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v801 = v316 && v800;
+  const bool v802 = v799 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v320.x[25];
+    const float v805 = scale_b[v799];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v806 = scale_a[v797];
+    const float v807 = v804 * v806;
+    const float v808 = v807 * v805;
+    const iron_bf16 v809 = iron_f32_to_bf16(v808);
+    const unsigned int v810 = v797 * v1;
+    const unsigned int v811 = v810 + v799;
+    out[v811] = v809;
+  }
+  const unsigned int v812 = static_cast<unsigned int>(v320.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v813 = v395 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v320.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v815 = v25 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v817 = v316 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v320.x[26];
+    const float v821 = scale_b[v815];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v822 = scale_a[v813];
+    const float v823 = v820 * v822;
+    const float v824 = v823 * v821;
+    const iron_bf16 v825 = iron_f32_to_bf16(v824);
+    const unsigned int v826 = v813 * v1;
+    const unsigned int v827 = v826 + v815;
+    out[v827] = v825;
+  }
+  const unsigned int v828 = static_cast<unsigned int>(v320.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v829 = v395 + v828;
+  const unsigned int v830 = static_cast<unsigned int>(v320.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v831 = v25 + v830;
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v833 = v316 && v832;
+  const bool v834 = v831 < v1;
+  const bool v835 = v833 && v834;
+  if (v835) {
+    const float v836 = v320.x[27];
+    const float v837 = scale_b[v831];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v838 = scale_a[v829];
+    const float v839 = v836 * v838;
+    const float v840 = v839 * v837;
+    const iron_bf16 v841 = iron_f32_to_bf16(v840);
+    const unsigned int v842 = v829 * v1;
+    const unsigned int v843 = v842 + v831;
+    out[v843] = v841;
+  }
+  const unsigned int v844 = static_cast<unsigned int>(v320.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v845 = v395 + v844;
+  const unsigned int v846 = static_cast<unsigned int>(v320.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v847 = v25 + v846;
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v849 = v316 && v848;
+  const bool v850 = v847 < v1;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v320.x[28];
+    const float v853 = scale_b[v847];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v854 = scale_a[v845];
+    const float v855 = v852 * v854;
+    const float v856 = v855 * v853;
+    const iron_bf16 v857 = iron_f32_to_bf16(v856);
+    const unsigned int v858 = v845 * v1;
+    const unsigned int v859 = v858 + v847;
+    out[v859] = v857;
+  }
+  const unsigned int v860 = static_cast<unsigned int>(v320.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v861 = v395 + v860;
+  const unsigned int v862 = static_cast<unsigned int>(v320.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v863 = v25 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v865 = v316 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v320.x[29];
+    const float v869 = scale_b[v863];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v870 = scale_a[v861];
+    const float v871 = v868 * v870;
+    const float v872 = v871 * v869;
+    const iron_bf16 v873 = iron_f32_to_bf16(v872);
+    const unsigned int v874 = v861 * v1;
+    const unsigned int v875 = v874 + v863;
+    out[v875] = v873;
+  }
+  const unsigned int v876 = static_cast<unsigned int>(v320.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v877 = v395 + v876;
+  const unsigned int v878 = static_cast<unsigned int>(v320.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v879 = v25 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v881 = v316 && v880;
+  const bool v882 = v879 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v320.x[30];
+    const float v885 = scale_b[v879];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v886 = scale_a[v877];
+    const float v887 = v884 * v886;
+    const float v888 = v887 * v885;
+    const iron_bf16 v889 = iron_f32_to_bf16(v888);
+    const unsigned int v890 = v877 * v1;
+    const unsigned int v891 = v890 + v879;
+    out[v891] = v889;
+  }
+  const unsigned int v892 = static_cast<unsigned int>(v320.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v893 = v395 + v892;
+  const unsigned int v894 = static_cast<unsigned int>(v320.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v895 = v25 + v894;
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v897 = v316 && v896;
+  const bool v898 = v895 < v1;
+  const bool v899 = v897 && v898;
+  if (v899) {
+    const float v900 = v320.x[31];
+    const float v901 = scale_b[v895];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v902 = scale_a[v893];
+    const float v903 = v900 * v902;
+    const float v904 = v903 * v901;
+    const iron_bf16 v905 = iron_f32_to_bf16(v904);
+    const unsigned int v906 = v893 * v1;
+    const unsigned int v907 = v906 + v895;
+    out[v907] = v905;
+  }
+  const unsigned int v908 = static_cast<unsigned int>(v320.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v909 = v395 + v908;
+  const unsigned int v910 = static_cast<unsigned int>(v320.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v911 = v25 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v913 = v316 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v320.x[32];
+    const float v917 = scale_b[v911];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v918 = scale_a[v909];
+    const float v919 = v916 * v918;
+    const float v920 = v919 * v917;
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
+    const unsigned int v922 = v909 * v1;
+    const unsigned int v923 = v922 + v911;
+    out[v923] = v921;
+  }
+  const unsigned int v924 = static_cast<unsigned int>(v320.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v925 = v395 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v320.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v927 = v25 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v929 = v316 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v320.x[33];
+    const float v933 = scale_b[v927];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v934 = scale_a[v925];
+    const float v935 = v932 * v934;
+    const float v936 = v935 * v933;
+    const iron_bf16 v937 = iron_f32_to_bf16(v936);
+    const unsigned int v938 = v925 * v1;
+    const unsigned int v939 = v938 + v927;
+    out[v939] = v937;
+  }
+  const unsigned int v940 = static_cast<unsigned int>(v320.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v941 = v395 + v940;
+  const unsigned int v942 = static_cast<unsigned int>(v320.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v943 = v25 + v942;
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v945 = v316 && v944;
+  const bool v946 = v943 < v1;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v320.x[34];
+    const float v949 = scale_b[v943];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v950 = scale_a[v941];
+    const float v951 = v948 * v950;
+    const float v952 = v951 * v949;
+    const iron_bf16 v953 = iron_f32_to_bf16(v952);
+    const unsigned int v954 = v941 * v1;
+    const unsigned int v955 = v954 + v943;
+    out[v955] = v953;
+  }
+  const unsigned int v956 = static_cast<unsigned int>(v320.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v957 = v395 + v956;
+  const unsigned int v958 = static_cast<unsigned int>(v320.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v959 = v25 + v958;
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v961 = v316 && v960;
+  const bool v962 = v959 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v320.x[35];
+    const float v965 = scale_b[v959];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v966 = scale_a[v957];
+    const float v967 = v964 * v966;
+    const float v968 = v967 * v965;
+    const iron_bf16 v969 = iron_f32_to_bf16(v968);
+    const unsigned int v970 = v957 * v1;
+    const unsigned int v971 = v970 + v959;
+    out[v971] = v969;
+  }
+  const unsigned int v972 = static_cast<unsigned int>(v320.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v973 = v395 + v972;
+  const unsigned int v974 = static_cast<unsigned int>(v320.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v975 = v25 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v977 = v316 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v320.x[36];
+    const float v981 = scale_b[v975];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v982 = scale_a[v973];
+    const float v983 = v980 * v982;
+    const float v984 = v983 * v981;
+    const iron_bf16 v985 = iron_f32_to_bf16(v984);
+    const unsigned int v986 = v973 * v1;
+    const unsigned int v987 = v986 + v975;
+    out[v987] = v985;
+  }
+  const unsigned int v988 = static_cast<unsigned int>(v320.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v989 = v395 + v988;
+  const unsigned int v990 = static_cast<unsigned int>(v320.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v991 = v25 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v993 = v316 && v992;
+  const bool v994 = v991 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v320.x[37];
+    const float v997 = scale_b[v991];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v998 = scale_a[v989];
+    const float v999 = v996 * v998;
+    const float v1000 = v999 * v997;
+    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
+    const unsigned int v1002 = v989 * v1;
+    const unsigned int v1003 = v1002 + v991;
+    out[v1003] = v1001;
+  }
+  const unsigned int v1004 = static_cast<unsigned int>(v320.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1005 = v395 + v1004;
+  const unsigned int v1006 = static_cast<unsigned int>(v320.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1007 = v25 + v1006;
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1009 = v316 && v1008;
+  const bool v1010 = v1007 < v1;
+  const bool v1011 = v1009 && v1010;
+  if (v1011) {
+    const float v1012 = v320.x[38];
+    const float v1013 = scale_b[v1007];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1014 = scale_a[v1005];
+    const float v1015 = v1012 * v1014;
+    const float v1016 = v1015 * v1013;
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
+    const unsigned int v1018 = v1005 * v1;
+    const unsigned int v1019 = v1018 + v1007;
+    out[v1019] = v1017;
+  }
+  const unsigned int v1020 = static_cast<unsigned int>(v320.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1021 = v395 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v320.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1023 = v25 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1025 = v316 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v320.x[39];
+    const float v1029 = scale_b[v1023];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1030 = scale_a[v1021];
+    const float v1031 = v1028 * v1030;
+    const float v1032 = v1031 * v1029;
+    const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
+    const unsigned int v1034 = v1021 * v1;
+    const unsigned int v1035 = v1034 + v1023;
+    out[v1035] = v1033;
+  }
+  const unsigned int v1036 = static_cast<unsigned int>(v320.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1037 = v395 + v1036;
+  const unsigned int v1038 = static_cast<unsigned int>(v320.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1039 = v25 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1041 = v316 && v1040;
+  const bool v1042 = v1039 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v320.x[40];
+    const float v1045 = scale_b[v1039];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1046 = scale_a[v1037];
+    const float v1047 = v1044 * v1046;
+    const float v1048 = v1047 * v1045;
+    const iron_bf16 v1049 = iron_f32_to_bf16(v1048);
+    const unsigned int v1050 = v1037 * v1;
+    const unsigned int v1051 = v1050 + v1039;
+    out[v1051] = v1049;
+  }
+  const unsigned int v1052 = static_cast<unsigned int>(v320.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1053 = v395 + v1052;
+  const unsigned int v1054 = static_cast<unsigned int>(v320.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1055 = v25 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1057 = v316 && v1056;
+  const bool v1058 = v1055 < v1;
+  const bool v1059 = v1057 && v1058;
+  if (v1059) {
+    const float v1060 = v320.x[41];
+    const float v1061 = scale_b[v1055];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1062 = scale_a[v1053];
+    const float v1063 = v1060 * v1062;
+    const float v1064 = v1063 * v1061;
+    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
+    const unsigned int v1066 = v1053 * v1;
+    const unsigned int v1067 = v1066 + v1055;
+    out[v1067] = v1065;
+  }
+  const unsigned int v1068 = static_cast<unsigned int>(v320.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1069 = v395 + v1068;
+  const unsigned int v1070 = static_cast<unsigned int>(v320.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1071 = v25 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1073 = v316 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v320.x[42];
+    const float v1077 = scale_b[v1071];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1078 = scale_a[v1069];
+    const float v1079 = v1076 * v1078;
+    const float v1080 = v1079 * v1077;
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    const unsigned int v1082 = v1069 * v1;
+    const unsigned int v1083 = v1082 + v1071;
+    out[v1083] = v1081;
+  }
+  const unsigned int v1084 = static_cast<unsigned int>(v320.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1085 = v395 + v1084;
+  const unsigned int v1086 = static_cast<unsigned int>(v320.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1087 = v25 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1089 = v316 && v1088;
+  const bool v1090 = v1087 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v320.x[43];
+    const float v1093 = scale_b[v1087];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1094 = scale_a[v1085];
+    const float v1095 = v1092 * v1094;
+    const float v1096 = v1095 * v1093;
+    const iron_bf16 v1097 = iron_f32_to_bf16(v1096);
+    const unsigned int v1098 = v1085 * v1;
+    const unsigned int v1099 = v1098 + v1087;
+    out[v1099] = v1097;
+  }
+  const unsigned int v1100 = static_cast<unsigned int>(v320.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1101 = v395 + v1100;
+  const unsigned int v1102 = static_cast<unsigned int>(v320.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1103 = v25 + v1102;
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1105 = v316 && v1104;
+  const bool v1106 = v1103 < v1;
+  const bool v1107 = v1105 && v1106;
+  if (v1107) {
+    const float v1108 = v320.x[44];
+    const float v1109 = scale_b[v1103];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1110 = scale_a[v1101];
+    const float v1111 = v1108 * v1110;
+    const float v1112 = v1111 * v1109;
+    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
+    const unsigned int v1114 = v1101 * v1;
+    const unsigned int v1115 = v1114 + v1103;
+    out[v1115] = v1113;
+  }
+  const unsigned int v1116 = static_cast<unsigned int>(v320.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1117 = v395 + v1116;
+  const unsigned int v1118 = static_cast<unsigned int>(v320.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1119 = v25 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1121 = v316 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v320.x[45];
+    const float v1125 = scale_b[v1119];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1126 = scale_a[v1117];
+    const float v1127 = v1124 * v1126;
+    const float v1128 = v1127 * v1125;
+    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
+    const unsigned int v1130 = v1117 * v1;
+    const unsigned int v1131 = v1130 + v1119;
+    out[v1131] = v1129;
+  }
+  const unsigned int v1132 = static_cast<unsigned int>(v320.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1133 = v395 + v1132;
+  const unsigned int v1134 = static_cast<unsigned int>(v320.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1135 = v25 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1137 = v316 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v320.x[46];
+    const float v1141 = scale_b[v1135];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1142 = scale_a[v1133];
+    const float v1143 = v1140 * v1142;
+    const float v1144 = v1143 * v1141;
+    const iron_bf16 v1145 = iron_f32_to_bf16(v1144);
+    const unsigned int v1146 = v1133 * v1;
+    const unsigned int v1147 = v1146 + v1135;
+    out[v1147] = v1145;
+  }
+  const unsigned int v1148 = static_cast<unsigned int>(v320.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1149 = v395 + v1148;
+  const unsigned int v1150 = static_cast<unsigned int>(v320.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1151 = v25 + v1150;
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1153 = v316 && v1152;
+  const bool v1154 = v1151 < v1;
+  const bool v1155 = v1153 && v1154;
+  if (v1155) {
+    const float v1156 = v320.x[47];
+    const float v1157 = scale_b[v1151];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1158 = scale_a[v1149];
+    const float v1159 = v1156 * v1158;
+    const float v1160 = v1159 * v1157;
+    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
+    const unsigned int v1162 = v1149 * v1;
+    const unsigned int v1163 = v1162 + v1151;
+    out[v1163] = v1161;
+  }
+  const unsigned int v1164 = static_cast<unsigned int>(v320.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1165 = v395 + v1164;
+  const unsigned int v1166 = static_cast<unsigned int>(v320.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1167 = v25 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1169 = v316 && v1168;
+  const bool v1170 = v1167 < v1;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v320.x[48];
+    const float v1173 = scale_b[v1167];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1174 = scale_a[v1165];
+    const float v1175 = v1172 * v1174;
+    const float v1176 = v1175 * v1173;
+    const iron_bf16 v1177 = iron_f32_to_bf16(v1176);
+    const unsigned int v1178 = v1165 * v1;
+    const unsigned int v1179 = v1178 + v1167;
+    out[v1179] = v1177;
+  }
+  const unsigned int v1180 = static_cast<unsigned int>(v320.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1181 = v395 + v1180;
+  const unsigned int v1182 = static_cast<unsigned int>(v320.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1183 = v25 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1185 = v316 && v1184;
+  const bool v1186 = v1183 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v320.x[49];
+    const float v1189 = scale_b[v1183];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1190 = scale_a[v1181];
+    const float v1191 = v1188 * v1190;
+    const float v1192 = v1191 * v1189;
+    const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
+    const unsigned int v1194 = v1181 * v1;
+    const unsigned int v1195 = v1194 + v1183;
+    out[v1195] = v1193;
+  }
+  const unsigned int v1196 = static_cast<unsigned int>(v320.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1197 = v395 + v1196;
+  const unsigned int v1198 = static_cast<unsigned int>(v320.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1199 = v25 + v1198;
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1201 = v316 && v1200;
+  const bool v1202 = v1199 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v320.x[50];
+    const float v1205 = scale_b[v1199];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1206 = scale_a[v1197];
+    const float v1207 = v1204 * v1206;
+    const float v1208 = v1207 * v1205;
+    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
+    const unsigned int v1210 = v1197 * v1;
+    const unsigned int v1211 = v1210 + v1199;
+    out[v1211] = v1209;
+  }
+  const unsigned int v1212 = static_cast<unsigned int>(v320.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1213 = v395 + v1212;
+  const unsigned int v1214 = static_cast<unsigned int>(v320.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1215 = v25 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1217 = v316 && v1216;
+  const bool v1218 = v1215 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v320.x[51];
+    const float v1221 = scale_b[v1215];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1222 = scale_a[v1213];
+    const float v1223 = v1220 * v1222;
+    const float v1224 = v1223 * v1221;
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
+    const unsigned int v1226 = v1213 * v1;
+    const unsigned int v1227 = v1226 + v1215;
+    out[v1227] = v1225;
+  }
+  const unsigned int v1228 = static_cast<unsigned int>(v320.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1229 = v395 + v1228;
+  const unsigned int v1230 = static_cast<unsigned int>(v320.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1231 = v25 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1233 = v316 && v1232;
+  const bool v1234 = v1231 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v320.x[52];
+    const float v1237 = scale_b[v1231];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1238 = scale_a[v1229];
+    const float v1239 = v1236 * v1238;
+    const float v1240 = v1239 * v1237;
+    const iron_bf16 v1241 = iron_f32_to_bf16(v1240);
+    const unsigned int v1242 = v1229 * v1;
+    const unsigned int v1243 = v1242 + v1231;
+    out[v1243] = v1241;
+  }
+  const unsigned int v1244 = static_cast<unsigned int>(v320.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1245 = v395 + v1244;
+  const unsigned int v1246 = static_cast<unsigned int>(v320.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1247 = v25 + v1246;
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1249 = v316 && v1248;
+  const bool v1250 = v1247 < v1;
+  const bool v1251 = v1249 && v1250;
+  if (v1251) {
+    const float v1252 = v320.x[53];
+    const float v1253 = scale_b[v1247];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1254 = scale_a[v1245];
+    const float v1255 = v1252 * v1254;
+    const float v1256 = v1255 * v1253;
+    const iron_bf16 v1257 = iron_f32_to_bf16(v1256);
+    const unsigned int v1258 = v1245 * v1;
+    const unsigned int v1259 = v1258 + v1247;
+    out[v1259] = v1257;
+  }
+  const unsigned int v1260 = static_cast<unsigned int>(v320.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1261 = v395 + v1260;
+  const unsigned int v1262 = static_cast<unsigned int>(v320.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1263 = v25 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1265 = v316 && v1264;
+  const bool v1266 = v1263 < v1;
+  const bool v1267 = v1265 && v1266;
+  if (v1267) {
+    const float v1268 = v320.x[54];
+    const float v1269 = scale_b[v1263];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1270 = scale_a[v1261];
+    const float v1271 = v1268 * v1270;
+    const float v1272 = v1271 * v1269;
+    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+    const unsigned int v1274 = v1261 * v1;
+    const unsigned int v1275 = v1274 + v1263;
+    out[v1275] = v1273;
+  }
+  const unsigned int v1276 = static_cast<unsigned int>(v320.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1277 = v395 + v1276;
+  const unsigned int v1278 = static_cast<unsigned int>(v320.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1279 = v25 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1281 = v316 && v1280;
+  const bool v1282 = v1279 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v320.x[55];
+    const float v1285 = scale_b[v1279];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1286 = scale_a[v1277];
+    const float v1287 = v1284 * v1286;
+    const float v1288 = v1287 * v1285;
+    const iron_bf16 v1289 = iron_f32_to_bf16(v1288);
+    const unsigned int v1290 = v1277 * v1;
+    const unsigned int v1291 = v1290 + v1279;
+    out[v1291] = v1289;
+  }
+  const unsigned int v1292 = static_cast<unsigned int>(v320.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1293 = v395 + v1292;
+  const unsigned int v1294 = static_cast<unsigned int>(v320.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1295 = v25 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1297 = v316 && v1296;
+  const bool v1298 = v1295 < v1;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v320.x[56];
+    const float v1301 = scale_b[v1295];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1302 = scale_a[v1293];
+    const float v1303 = v1300 * v1302;
+    const float v1304 = v1303 * v1301;
+    const iron_bf16 v1305 = iron_f32_to_bf16(v1304);
+    const unsigned int v1306 = v1293 * v1;
+    const unsigned int v1307 = v1306 + v1295;
+    out[v1307] = v1305;
+  }
+  const unsigned int v1308 = static_cast<unsigned int>(v320.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1309 = v395 + v1308;
+  const unsigned int v1310 = static_cast<unsigned int>(v320.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1311 = v25 + v1310;
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1313 = v316 && v1312;
+  const bool v1314 = v1311 < v1;
+  const bool v1315 = v1313 && v1314;
+  if (v1315) {
+    const float v1316 = v320.x[57];
+    const float v1317 = scale_b[v1311];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1318 = scale_a[v1309];
+    const float v1319 = v1316 * v1318;
+    const float v1320 = v1319 * v1317;
+    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
+    const unsigned int v1322 = v1309 * v1;
+    const unsigned int v1323 = v1322 + v1311;
+    out[v1323] = v1321;
+  }
+  const unsigned int v1324 = static_cast<unsigned int>(v320.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1325 = v395 + v1324;
+  const unsigned int v1326 = static_cast<unsigned int>(v320.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1327 = v25 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1329 = v316 && v1328;
+  const bool v1330 = v1327 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v320.x[58];
+    const float v1333 = scale_b[v1327];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1334 = scale_a[v1325];
+    const float v1335 = v1332 * v1334;
+    const float v1336 = v1335 * v1333;
+    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
+    const unsigned int v1338 = v1325 * v1;
+    const unsigned int v1339 = v1338 + v1327;
+    out[v1339] = v1337;
+  }
+  const unsigned int v1340 = static_cast<unsigned int>(v320.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1341 = v395 + v1340;
+  const unsigned int v1342 = static_cast<unsigned int>(v320.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1343 = v25 + v1342;
+  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1345 = v316 && v1344;
+  const bool v1346 = v1343 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v320.x[59];
+    const float v1349 = scale_b[v1343];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1350 = scale_a[v1341];
+    const float v1351 = v1348 * v1350;
+    const float v1352 = v1351 * v1349;
+    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);
+    const unsigned int v1354 = v1341 * v1;
+    const unsigned int v1355 = v1354 + v1343;
+    out[v1355] = v1353;
+  }
+  const unsigned int v1356 = static_cast<unsigned int>(v320.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1357 = v395 + v1356;
+  const unsigned int v1358 = static_cast<unsigned int>(v320.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1359 = v25 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1361 = v316 && v1360;
+  const bool v1362 = v1359 < v1;
+  const bool v1363 = v1361 && v1362;
+  if (v1363) {
+    const float v1364 = v320.x[60];
+    const float v1365 = scale_b[v1359];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1366 = scale_a[v1357];
+    const float v1367 = v1364 * v1366;
+    const float v1368 = v1367 * v1365;
+    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
+    const unsigned int v1370 = v1357 * v1;
+    const unsigned int v1371 = v1370 + v1359;
+    out[v1371] = v1369;
+  }
+  const unsigned int v1372 = static_cast<unsigned int>(v320.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1373 = v395 + v1372;
+  const unsigned int v1374 = static_cast<unsigned int>(v320.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1375 = v25 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1377 = v316 && v1376;
+  const bool v1378 = v1375 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v320.x[61];
+    const float v1381 = scale_b[v1375];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1382 = scale_a[v1373];
+    const float v1383 = v1380 * v1382;
+    const float v1384 = v1383 * v1381;
+    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+    const unsigned int v1386 = v1373 * v1;
+    const unsigned int v1387 = v1386 + v1375;
+    out[v1387] = v1385;
+  }
+  const unsigned int v1388 = static_cast<unsigned int>(v320.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1389 = v395 + v1388;
+  const unsigned int v1390 = static_cast<unsigned int>(v320.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1391 = v25 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1393 = v316 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v320.x[62];
+    const float v1397 = scale_b[v1391];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1398 = scale_a[v1389];
+    const float v1399 = v1396 * v1398;
+    const float v1400 = v1399 * v1397;
+    const iron_bf16 v1401 = iron_f32_to_bf16(v1400);
+    const unsigned int v1402 = v1389 * v1;
+    const unsigned int v1403 = v1402 + v1391;
+    out[v1403] = v1401;
+  }
+  const unsigned int v1404 = static_cast<unsigned int>(v320.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1405 = v395 + v1404;
+  const unsigned int v1406 = static_cast<unsigned int>(v320.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1407 = v25 + v1406;
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1409 = v316 && v1408;
+  const bool v1410 = v1407 < v1;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v320.x[63];
+    const float v1413 = scale_b[v1407];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1414 = scale_a[v1405];
+    const float v1415 = v1412 * v1414;
+    const float v1416 = v1415 * v1413;
+    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
+    const unsigned int v1418 = v1405 * v1;
+    const unsigned int v1419 = v1418 + v1407;
+    out[v1419] = v1417;
+  }
+  const unsigned int v1421 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 2, 16, 128> v1431;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1431, 0.0f);
 
-  for (unsigned int v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (unsigned int v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1348 = v21 + v1345;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1349 = v1348 < v0;
-      const unsigned int v1350 = v1339 + v1347;
-      const bool v1351 = v1350 < v2;
-      const bool v1352 = v1349 && v1351;
-      if (v1352) {
-        const unsigned int v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1356 = v1354 + v1339;
-        const unsigned int v1357 = v1356 + v1347;
-        const iron_f8e4m3 v1358 = a[v1357];
-        const iron_f16 v1359 = iron_f32_to_f16(iron_to_f32(v1358));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1361 = v1345 << 6u;
-        const unsigned int v1362 = v1361 + v1347;
-        shm3[(v1362 ^ (((v1362 >> 6u) & 7u) << 3u))] = v1359;
+  for (unsigned int v1434 = 0u; v1434 < v2; v1434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (unsigned int v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1444 = v1443 < v0;
+      const unsigned int v1445 = v1434 + v1442;
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1444 && v1446;
+      if (v1447) {
+        const unsigned int v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1451 = v1449 + v1434;
+        const unsigned int v1452 = v1451 + v1442;
+        const iron_f8e4m3 v1453 = a[v1452];
+        const iron_f16 v1454 = iron_f32_to_f16(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1456 = v1440 << 6u;
+        const unsigned int v1457 = v1456 + v1442;
+        shm3[(v1457 ^ (((v1457 >> 6u) & 7u) << 3u))] = v1454;
       } else {
-        const unsigned int v1364 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1365 = v1364 + v1347;
-        shm3[(v1365 ^ (((v1365 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1460 = v1459 + v1442;
+        shm3[(v1460 ^ (((v1460 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1370 = v230; v1370 < 8192u; v1370 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1372 = v1370 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1374 = v1370 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1375 = v1326 + v1372;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1376 = v1375 < v1;
-      const unsigned int v1377 = v1339 + v1374;
-      const bool v1378 = v1377 < v2;
-      const bool v1379 = v1376 && v1378;
-      if (v1379) {
-        const unsigned int v1381 = v1375 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const unsigned int v1383 = v1381 + v1339;
-        const unsigned int v1384 = v1383 + v1374;
-        const iron_f8e4m3 v1385 = b[v1384];
-        const iron_f16 v1386 = iron_f32_to_f16(iron_to_f32(v1385));  // kernels/gemm/gemm_tiles.hpp:103
-        const unsigned int v1388 = v1372 << 6u;
-        const unsigned int v1389 = v1388 + v1374;
-        shm4[(v1389 ^ (((v1389 >> 6u) & 7u) << 3u))] = v1386;
+    for (unsigned int v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1471 = v1470 < v1;
+      const unsigned int v1472 = v1434 + v1469;
+      const bool v1473 = v1472 < v2;
+      const bool v1474 = v1471 && v1473;
+      if (v1474) {
+        const unsigned int v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1478 = v1476 + v1434;
+        const unsigned int v1479 = v1478 + v1469;
+        const iron_f8e4m3 v1480 = b[v1479];
+        const iron_f16 v1481 = iron_f32_to_f16(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:103
+        const unsigned int v1483 = v1467 << 6u;
+        const unsigned int v1484 = v1483 + v1469;
+        shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = v1481;
       } else {
-        const unsigned int v1391 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1392 = v1391 + v1374;
-        shm4[(v1392 ^ (((v1392 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1487 = v1486 + v1469;
+        shm4[(v1487 ^ (((v1487 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const unsigned int v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const unsigned int v2487 = v296 << 6u;
-      const unsigned int v2489 = v1401 + v2487;
-      iron_frag<iron_f16, 0, 16, 16> v2496;
-      iron_frag_fill(v2496, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2496, shm3, v2489, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2498;
-      iron_frag_fill(v2498, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2498, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1336, v2496, v2498);
-      const unsigned int v2500 = v2489 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2505;
-      iron_frag_fill(v2505, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2505, shm3, v2500, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2507;
-      iron_frag_fill(v2507, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2507, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1336, v2505, v2507);
-      const unsigned int v2509 = v2489 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2514;
-      iron_frag_fill(v2514, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2514, shm3, v2509, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2516;
-      iron_frag_fill(v2516, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2516, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1336, v2514, v2516);
-      const unsigned int v2518 = v2489 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2523;
-      iron_frag_fill(v2523, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2523, shm3, v2518, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2525;
-      iron_frag_fill(v2525, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2525, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1336, v2523, v2525);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const unsigned int v1496 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const unsigned int v2582 = v391 << 6u;
+      const unsigned int v2584 = v1496 + v2582;
+      iron_frag<iron_f16, 0, 16, 16> v2591;
+      iron_frag_fill(v2591, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2591, shm3, v2584, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2593;
+      iron_frag_fill(v2593, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2593, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1431, v2591, v2593);
+      const unsigned int v2595 = v2584 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2600;
+      iron_frag_fill(v2600, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2600, shm3, v2595, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2602;
+      iron_frag_fill(v2602, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2602, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1431, v2600, v2602);
+      const unsigned int v2604 = v2584 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2609;
+      iron_frag_fill(v2609, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2609, shm3, v2604, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2611;
+      iron_frag_fill(v2611, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2611, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1431, v2609, v2611);
+      const unsigned int v2613 = v2584 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2618;
+      iron_frag_fill(v2618, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2618, shm3, v2613, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2620;
+      iron_frag_fill(v2620, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2620, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1431, v2618, v2620);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const unsigned int v1412 = static_cast<unsigned int>(v1336.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1413 = v300 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v1336.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1415 = v1326 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1417 = v221 && v1416;
-  const bool v1418 = v1415 < v1;
-  const bool v1419 = v1417 && v1418;
-  if (v1419) {
-    const float v1420 = v1336.x[0];
-    const float v1421 = scale_b[v1415];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1422 = scale_a[v1413];
-    const float v1423 = v1420 * v1422;
-    const float v1424 = v1423 * v1421;
-    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
-    const unsigned int v1426 = v1413 * v1;
-    const unsigned int v1427 = v1426 + v1415;
-    out[v1427] = v1425;
-  }
-  const unsigned int v1428 = static_cast<unsigned int>(v1336.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1429 = v300 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v1336.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1431 = v1326 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1433 = v221 && v1432;
-  const bool v1434 = v1431 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v1336.x[1];
-    const float v1437 = scale_b[v1431];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1438 = scale_a[v1429];
-    const float v1439 = v1436 * v1438;
-    const float v1440 = v1439 * v1437;
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    const unsigned int v1442 = v1429 * v1;
-    const unsigned int v1443 = v1442 + v1431;
-    out[v1443] = v1441;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v1336.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1445 = v300 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1336.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1447 = v1326 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1449 = v221 && v1448;
-  const bool v1450 = v1447 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v1336.x[2];
-    const float v1453 = scale_b[v1447];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1454 = scale_a[v1445];
-    const float v1455 = v1452 * v1454;
-    const float v1456 = v1455 * v1453;
-    const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
-    const unsigned int v1458 = v1445 * v1;
-    const unsigned int v1459 = v1458 + v1447;
-    out[v1459] = v1457;
-  }
-  const unsigned int v1460 = static_cast<unsigned int>(v1336.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1461 = v300 + v1460;
-  const unsigned int v1462 = static_cast<unsigned int>(v1336.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1463 = v1326 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1465 = v221 && v1464;
-  const bool v1466 = v1463 < v1;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v1336.x[3];
-    const float v1469 = scale_b[v1463];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1470 = scale_a[v1461];
-    const float v1471 = v1468 * v1470;
-    const float v1472 = v1471 * v1469;
-    const iron_bf16 v1473 = iron_f32_to_bf16(v1472);
-    const unsigned int v1474 = v1461 * v1;
-    const unsigned int v1475 = v1474 + v1463;
-    out[v1475] = v1473;
-  }
-  const unsigned int v1476 = static_cast<unsigned int>(v1336.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1477 = v300 + v1476;
-  const unsigned int v1478 = static_cast<unsigned int>(v1336.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1479 = v1326 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1481 = v221 && v1480;
-  const bool v1482 = v1479 < v1;
-  const bool v1483 = v1481 && v1482;
-  if (v1483) {
-    const float v1484 = v1336.x[4];
-    const float v1485 = scale_b[v1479];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1486 = scale_a[v1477];
-    const float v1487 = v1484 * v1486;
-    const float v1488 = v1487 * v1485;
-    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
-    const unsigned int v1490 = v1477 * v1;
-    const unsigned int v1491 = v1490 + v1479;
-    out[v1491] = v1489;
-  }
-  const unsigned int v1492 = static_cast<unsigned int>(v1336.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1493 = v300 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1336.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1495 = v1326 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1497 = v221 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1336.x[5];
-    const float v1501 = scale_b[v1495];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1502 = scale_a[v1493];
-    const float v1503 = v1500 * v1502;
-    const float v1504 = v1503 * v1501;
-    const iron_bf16 v1505 = iron_f32_to_bf16(v1504);
-    const unsigned int v1506 = v1493 * v1;
-    const unsigned int v1507 = v1506 + v1495;
-    out[v1507] = v1505;
-  }
-  const unsigned int v1508 = static_cast<unsigned int>(v1336.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1509 = v300 + v1508;
-  const unsigned int v1510 = static_cast<unsigned int>(v1336.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1511 = v1326 + v1510;
-  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1513 = v221 && v1512;
-  const bool v1514 = v1511 < v1;
-  const bool v1515 = v1513 && v1514;
-  if (v1515) {
-    const float v1516 = v1336.x[6];
-    const float v1517 = scale_b[v1511];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1518 = scale_a[v1509];
-    const float v1519 = v1516 * v1518;
-    const float v1520 = v1519 * v1517;
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
-    const unsigned int v1522 = v1509 * v1;
-    const unsigned int v1523 = v1522 + v1511;
-    out[v1523] = v1521;
-  }
-  const unsigned int v1524 = static_cast<unsigned int>(v1336.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1525 = v300 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1336.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1527 = v1326 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1529 = v221 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1336.x[7];
-    const float v1533 = scale_b[v1527];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1534 = scale_a[v1525];
-    const float v1535 = v1532 * v1534;
-    const float v1536 = v1535 * v1533;
-    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
-    const unsigned int v1538 = v1525 * v1;
-    const unsigned int v1539 = v1538 + v1527;
-    out[v1539] = v1537;
-  }
-  const unsigned int v1540 = static_cast<unsigned int>(v1336.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1541 = v300 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v1336.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1543 = v1326 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1545 = v221 && v1544;
-  const bool v1546 = v1543 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v1336.x[8];
-    const float v1549 = scale_b[v1543];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1550 = scale_a[v1541];
-    const float v1551 = v1548 * v1550;
-    const float v1552 = v1551 * v1549;
-    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-    const unsigned int v1554 = v1541 * v1;
-    const unsigned int v1555 = v1554 + v1543;
-    out[v1555] = v1553;
-  }
-  const unsigned int v1556 = static_cast<unsigned int>(v1336.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1557 = v300 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v1336.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1559 = v1326 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1561 = v221 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1336.x[9];
-    const float v1565 = scale_b[v1559];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1566 = scale_a[v1557];
-    const float v1567 = v1564 * v1566;
-    const float v1568 = v1567 * v1565;
-    const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
-    const unsigned int v1570 = v1557 * v1;
-    const unsigned int v1571 = v1570 + v1559;
-    out[v1571] = v1569;
-  }
-  const unsigned int v1572 = static_cast<unsigned int>(v1336.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1573 = v300 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v1336.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1575 = v1326 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1577 = v221 && v1576;
-  const bool v1578 = v1575 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v1336.x[10];
-    const float v1581 = scale_b[v1575];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1582 = scale_a[v1573];
-    const float v1583 = v1580 * v1582;
-    const float v1584 = v1583 * v1581;
-    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
-    const unsigned int v1586 = v1573 * v1;
-    const unsigned int v1587 = v1586 + v1575;
-    out[v1587] = v1585;
-  }
-  const unsigned int v1588 = static_cast<unsigned int>(v1336.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1589 = v300 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v1336.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1591 = v1326 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1593 = v221 && v1592;
-  const bool v1594 = v1591 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v1336.x[11];
-    const float v1597 = scale_b[v1591];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1598 = scale_a[v1589];
-    const float v1599 = v1596 * v1598;
-    const float v1600 = v1599 * v1597;
-    const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
-    const unsigned int v1602 = v1589 * v1;
-    const unsigned int v1603 = v1602 + v1591;
-    out[v1603] = v1601;
-  }
-  const unsigned int v1604 = static_cast<unsigned int>(v1336.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1605 = v300 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v1336.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1607 = v1326 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1609 = v221 && v1608;
-  const bool v1610 = v1607 < v1;
-  const bool v1611 = v1609 && v1610;
-  if (v1611) {
-    const float v1612 = v1336.x[12];
-    const float v1613 = scale_b[v1607];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1614 = scale_a[v1605];
-    const float v1615 = v1612 * v1614;
-    const float v1616 = v1615 * v1613;
-    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
-    const unsigned int v1618 = v1605 * v1;
-    const unsigned int v1619 = v1618 + v1607;
-    out[v1619] = v1617;
-  }
-  const unsigned int v1620 = static_cast<unsigned int>(v1336.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1621 = v300 + v1620;
-  const unsigned int v1622 = static_cast<unsigned int>(v1336.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1623 = v1326 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1625 = v221 && v1624;
-  const bool v1626 = v1623 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v1336.x[13];
-    const float v1629 = scale_b[v1623];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1630 = scale_a[v1621];
-    const float v1631 = v1628 * v1630;
-    const float v1632 = v1631 * v1629;
-    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
-    const unsigned int v1634 = v1621 * v1;
-    const unsigned int v1635 = v1634 + v1623;
-    out[v1635] = v1633;
-  }
-  const unsigned int v1636 = static_cast<unsigned int>(v1336.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1637 = v300 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v1336.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1639 = v1326 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1641 = v221 && v1640;
-  const bool v1642 = v1639 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v1336.x[14];
-    const float v1645 = scale_b[v1639];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1646 = scale_a[v1637];
-    const float v1647 = v1644 * v1646;
-    const float v1648 = v1647 * v1645;
-    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
-    const unsigned int v1650 = v1637 * v1;
-    const unsigned int v1651 = v1650 + v1639;
-    out[v1651] = v1649;
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v1336.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1653 = v300 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1336.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1655 = v1326 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1657 = v221 && v1656;
-  const bool v1658 = v1655 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v1336.x[15];
-    const float v1661 = scale_b[v1655];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1662 = scale_a[v1653];
-    const float v1663 = v1660 * v1662;
-    const float v1664 = v1663 * v1661;
-    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
-    const unsigned int v1666 = v1653 * v1;
-    const unsigned int v1667 = v1666 + v1655;
-    out[v1667] = v1665;
-  }
-  const unsigned int v1668 = static_cast<unsigned int>(v1336.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1669 = v300 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v1336.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1671 = v1326 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1673 = v221 && v1672;
-  const bool v1674 = v1671 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v1336.x[16];
-    const float v1677 = scale_b[v1671];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1678 = scale_a[v1669];
-    const float v1679 = v1676 * v1678;
-    const float v1680 = v1679 * v1677;
-    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
-    const unsigned int v1682 = v1669 * v1;
-    const unsigned int v1683 = v1682 + v1671;
-    out[v1683] = v1681;
-  }
-  const unsigned int v1684 = static_cast<unsigned int>(v1336.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1685 = v300 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v1336.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1687 = v1326 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1689 = v221 && v1688;
-  const bool v1690 = v1687 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v1336.x[17];
-    const float v1693 = scale_b[v1687];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1694 = scale_a[v1685];
-    const float v1695 = v1692 * v1694;
-    const float v1696 = v1695 * v1693;
-    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
-    const unsigned int v1698 = v1685 * v1;
-    const unsigned int v1699 = v1698 + v1687;
-    out[v1699] = v1697;
-  }
-  const unsigned int v1700 = static_cast<unsigned int>(v1336.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1701 = v300 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1336.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1703 = v1326 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1705 = v221 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1336.x[18];
-    const float v1709 = scale_b[v1703];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1710 = scale_a[v1701];
-    const float v1711 = v1708 * v1710;
-    const float v1712 = v1711 * v1709;
-    const iron_bf16 v1713 = iron_f32_to_bf16(v1712);
-    const unsigned int v1714 = v1701 * v1;
-    const unsigned int v1715 = v1714 + v1703;
-    out[v1715] = v1713;
-  }
-  const unsigned int v1716 = static_cast<unsigned int>(v1336.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1717 = v300 + v1716;
-  const unsigned int v1718 = static_cast<unsigned int>(v1336.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1719 = v1326 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1721 = v221 && v1720;
-  const bool v1722 = v1719 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v1336.x[19];
-    const float v1725 = scale_b[v1719];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1726 = scale_a[v1717];
-    const float v1727 = v1724 * v1726;
-    const float v1728 = v1727 * v1725;
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1717 * v1;
-    const unsigned int v1731 = v1730 + v1719;
-    out[v1731] = v1729;
-  }
-  const unsigned int v1732 = static_cast<unsigned int>(v1336.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1733 = v300 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1336.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1735 = v1326 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1737 = v221 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1336.x[20];
-    const float v1741 = scale_b[v1735];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1742 = scale_a[v1733];
-    const float v1743 = v1740 * v1742;
-    const float v1744 = v1743 * v1741;
-    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
-    const unsigned int v1746 = v1733 * v1;
-    const unsigned int v1747 = v1746 + v1735;
-    out[v1747] = v1745;
-  }
-  const unsigned int v1748 = static_cast<unsigned int>(v1336.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1749 = v300 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v1336.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1751 = v1326 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1753 = v221 && v1752;
-  const bool v1754 = v1751 < v1;
-  const bool v1755 = v1753 && v1754;
-  if (v1755) {
-    const float v1756 = v1336.x[21];
-    const float v1757 = scale_b[v1751];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1758 = scale_a[v1749];
-    const float v1759 = v1756 * v1758;
-    const float v1760 = v1759 * v1757;
-    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
-    const unsigned int v1762 = v1749 * v1;
-    const unsigned int v1763 = v1762 + v1751;
-    out[v1763] = v1761;
-  }
-  const unsigned int v1764 = static_cast<unsigned int>(v1336.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1765 = v300 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v1336.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1767 = v1326 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1769 = v221 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1336.x[22];
-    const float v1773 = scale_b[v1767];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1774 = scale_a[v1765];
-    const float v1775 = v1772 * v1774;
-    const float v1776 = v1775 * v1773;
-    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
-    const unsigned int v1778 = v1765 * v1;
-    const unsigned int v1779 = v1778 + v1767;
-    out[v1779] = v1777;
-  }
-  const unsigned int v1780 = static_cast<unsigned int>(v1336.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1781 = v300 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v1336.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1783 = v1326 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1785 = v221 && v1784;
-  const bool v1786 = v1783 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v1336.x[23];
-    const float v1789 = scale_b[v1783];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1790 = scale_a[v1781];
-    const float v1791 = v1788 * v1790;
-    const float v1792 = v1791 * v1789;
-    const iron_bf16 v1793 = iron_f32_to_bf16(v1792);
-    const unsigned int v1794 = v1781 * v1;
-    const unsigned int v1795 = v1794 + v1783;
-    out[v1795] = v1793;
-  }
-  const unsigned int v1796 = static_cast<unsigned int>(v1336.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1797 = v300 + v1796;
-  const unsigned int v1798 = static_cast<unsigned int>(v1336.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1799 = v1326 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1801 = v221 && v1800;
-  const bool v1802 = v1799 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v1336.x[24];
-    const float v1805 = scale_b[v1799];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1806 = scale_a[v1797];
-    const float v1807 = v1804 * v1806;
-    const float v1808 = v1807 * v1805;
-    const iron_bf16 v1809 = iron_f32_to_bf16(v1808);
-    const unsigned int v1810 = v1797 * v1;
-    const unsigned int v1811 = v1810 + v1799;
-    out[v1811] = v1809;
-  }
-  const unsigned int v1812 = static_cast<unsigned int>(v1336.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1813 = v300 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v1336.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1815 = v1326 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1817 = v221 && v1816;
-  const bool v1818 = v1815 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v1336.x[25];
-    const float v1821 = scale_b[v1815];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1822 = scale_a[v1813];
-    const float v1823 = v1820 * v1822;
-    const float v1824 = v1823 * v1821;
-    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
-    const unsigned int v1826 = v1813 * v1;
-    const unsigned int v1827 = v1826 + v1815;
-    out[v1827] = v1825;
-  }
-  const unsigned int v1828 = static_cast<unsigned int>(v1336.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1829 = v300 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v1336.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1831 = v1326 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1833 = v221 && v1832;
-  const bool v1834 = v1831 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v1336.x[26];
-    const float v1837 = scale_b[v1831];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1838 = scale_a[v1829];
-    const float v1839 = v1836 * v1838;
-    const float v1840 = v1839 * v1837;
-    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
-    const unsigned int v1842 = v1829 * v1;
-    const unsigned int v1843 = v1842 + v1831;
-    out[v1843] = v1841;
-  }
-  const unsigned int v1844 = static_cast<unsigned int>(v1336.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1845 = v300 + v1844;
-  const unsigned int v1846 = static_cast<unsigned int>(v1336.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1847 = v1326 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1849 = v221 && v1848;
-  const bool v1850 = v1847 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v1336.x[27];
-    const float v1853 = scale_b[v1847];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1854 = scale_a[v1845];
-    const float v1855 = v1852 * v1854;
-    const float v1856 = v1855 * v1853;
-    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
-    const unsigned int v1858 = v1845 * v1;
-    const unsigned int v1859 = v1858 + v1847;
-    out[v1859] = v1857;
-  }
-  const unsigned int v1860 = static_cast<unsigned int>(v1336.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1861 = v300 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1336.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1863 = v1326 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1865 = v221 && v1864;
-  const bool v1866 = v1863 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v1336.x[28];
-    const float v1869 = scale_b[v1863];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1870 = scale_a[v1861];
-    const float v1871 = v1868 * v1870;
-    const float v1872 = v1871 * v1869;
-    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
-    const unsigned int v1874 = v1861 * v1;
-    const unsigned int v1875 = v1874 + v1863;
-    out[v1875] = v1873;
-  }
-  const unsigned int v1876 = static_cast<unsigned int>(v1336.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1877 = v300 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v1336.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1879 = v1326 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1881 = v221 && v1880;
-  const bool v1882 = v1879 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v1336.x[29];
-    const float v1885 = scale_b[v1879];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1886 = scale_a[v1877];
-    const float v1887 = v1884 * v1886;
-    const float v1888 = v1887 * v1885;
-    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
-    const unsigned int v1890 = v1877 * v1;
-    const unsigned int v1891 = v1890 + v1879;
-    out[v1891] = v1889;
-  }
-  const unsigned int v1892 = static_cast<unsigned int>(v1336.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1893 = v300 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v1336.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1895 = v1326 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1897 = v221 && v1896;
-  const bool v1898 = v1895 < v1;
-  const bool v1899 = v1897 && v1898;
-  if (v1899) {
-    const float v1900 = v1336.x[30];
-    const float v1901 = scale_b[v1895];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1902 = scale_a[v1893];
-    const float v1903 = v1900 * v1902;
-    const float v1904 = v1903 * v1901;
-    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
-    const unsigned int v1906 = v1893 * v1;
-    const unsigned int v1907 = v1906 + v1895;
-    out[v1907] = v1905;
-  }
-  const unsigned int v1908 = static_cast<unsigned int>(v1336.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1909 = v300 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1336.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1911 = v1326 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1913 = v221 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1336.x[31];
-    const float v1917 = scale_b[v1911];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1918 = scale_a[v1909];
-    const float v1919 = v1916 * v1918;
-    const float v1920 = v1919 * v1917;
-    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
-    const unsigned int v1922 = v1909 * v1;
-    const unsigned int v1923 = v1922 + v1911;
-    out[v1923] = v1921;
-  }
-  const unsigned int v1924 = static_cast<unsigned int>(v1336.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1925 = v300 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v1336.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1927 = v1326 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1929 = v221 && v1928;
-  const bool v1930 = v1927 < v1;
-  const bool v1931 = v1929 && v1930;
-  if (v1931) {
-    const float v1932 = v1336.x[32];
-    const float v1933 = scale_b[v1927];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1934 = scale_a[v1925];
-    const float v1935 = v1932 * v1934;
-    const float v1936 = v1935 * v1933;
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
-    const unsigned int v1938 = v1925 * v1;
-    const unsigned int v1939 = v1938 + v1927;
-    out[v1939] = v1937;
-  }
-  const unsigned int v1940 = static_cast<unsigned int>(v1336.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1941 = v300 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1336.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1943 = v1326 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1945 = v221 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1336.x[33];
-    const float v1949 = scale_b[v1943];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1950 = scale_a[v1941];
-    const float v1951 = v1948 * v1950;
-    const float v1952 = v1951 * v1949;
-    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
-    const unsigned int v1954 = v1941 * v1;
-    const unsigned int v1955 = v1954 + v1943;
-    out[v1955] = v1953;
-  }
-  const unsigned int v1956 = static_cast<unsigned int>(v1336.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1957 = v300 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v1336.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1959 = v1326 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1961 = v221 && v1960;
-  const bool v1962 = v1959 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v1336.x[34];
-    const float v1965 = scale_b[v1959];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1966 = scale_a[v1957];
-    const float v1967 = v1964 * v1966;
-    const float v1968 = v1967 * v1965;
-    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
-    const unsigned int v1970 = v1957 * v1;
-    const unsigned int v1971 = v1970 + v1959;
-    out[v1971] = v1969;
-  }
-  const unsigned int v1972 = static_cast<unsigned int>(v1336.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1973 = v300 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v1336.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1975 = v1326 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1977 = v221 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1336.x[35];
-    const float v1981 = scale_b[v1975];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1982 = scale_a[v1973];
-    const float v1983 = v1980 * v1982;
-    const float v1984 = v1983 * v1981;
-    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
-    const unsigned int v1986 = v1973 * v1;
-    const unsigned int v1987 = v1986 + v1975;
-    out[v1987] = v1985;
-  }
-  const unsigned int v1988 = static_cast<unsigned int>(v1336.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1989 = v300 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1336.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1991 = v1326 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1993 = v221 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1336.x[36];
-    const float v1997 = scale_b[v1991];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1998 = scale_a[v1989];
-    const float v1999 = v1996 * v1998;
-    const float v2000 = v1999 * v1997;
-    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
-    const unsigned int v2002 = v1989 * v1;
-    const unsigned int v2003 = v2002 + v1991;
-    out[v2003] = v2001;
-  }
-  const unsigned int v2004 = static_cast<unsigned int>(v1336.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2005 = v300 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v1336.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2007 = v1326 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2009 = v221 && v2008;
-  const bool v2010 = v2007 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v1336.x[37];
-    const float v2013 = scale_b[v2007];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2014 = scale_a[v2005];
-    const float v2015 = v2012 * v2014;
-    const float v2016 = v2015 * v2013;
-    const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
-    const unsigned int v2018 = v2005 * v1;
-    const unsigned int v2019 = v2018 + v2007;
-    out[v2019] = v2017;
-  }
-  const unsigned int v2020 = static_cast<unsigned int>(v1336.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2021 = v300 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v1336.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2023 = v1326 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2025 = v221 && v2024;
-  const bool v2026 = v2023 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v1336.x[38];
-    const float v2029 = scale_b[v2023];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2030 = scale_a[v2021];
-    const float v2031 = v2028 * v2030;
-    const float v2032 = v2031 * v2029;
-    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);
-    const unsigned int v2034 = v2021 * v1;
-    const unsigned int v2035 = v2034 + v2023;
-    out[v2035] = v2033;
-  }
-  const unsigned int v2036 = static_cast<unsigned int>(v1336.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2037 = v300 + v2036;
-  const unsigned int v2038 = static_cast<unsigned int>(v1336.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2039 = v1326 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2041 = v221 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1336.x[39];
-    const float v2045 = scale_b[v2039];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2046 = scale_a[v2037];
-    const float v2047 = v2044 * v2046;
-    const float v2048 = v2047 * v2045;
-    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
-    const unsigned int v2050 = v2037 * v1;
-    const unsigned int v2051 = v2050 + v2039;
-    out[v2051] = v2049;
-  }
-  const unsigned int v2052 = static_cast<unsigned int>(v1336.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2053 = v300 + v2052;
-  const unsigned int v2054 = static_cast<unsigned int>(v1336.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2055 = v1326 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2057 = v221 && v2056;
-  const bool v2058 = v2055 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v1336.x[40];
-    const float v2061 = scale_b[v2055];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2062 = scale_a[v2053];
-    const float v2063 = v2060 * v2062;
-    const float v2064 = v2063 * v2061;
-    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
-    const unsigned int v2066 = v2053 * v1;
-    const unsigned int v2067 = v2066 + v2055;
-    out[v2067] = v2065;
-  }
-  const unsigned int v2068 = static_cast<unsigned int>(v1336.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2069 = v300 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1336.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2071 = v1326 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2073 = v221 && v2072;
-  const bool v2074 = v2071 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v1336.x[41];
-    const float v2077 = scale_b[v2071];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2078 = scale_a[v2069];
-    const float v2079 = v2076 * v2078;
-    const float v2080 = v2079 * v2077;
-    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);
-    const unsigned int v2082 = v2069 * v1;
-    const unsigned int v2083 = v2082 + v2071;
-    out[v2083] = v2081;
-  }
-  const unsigned int v2084 = static_cast<unsigned int>(v1336.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2085 = v300 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v1336.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2087 = v1326 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2089 = v221 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1336.x[42];
-    const float v2093 = scale_b[v2087];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2094 = scale_a[v2085];
-    const float v2095 = v2092 * v2094;
-    const float v2096 = v2095 * v2093;
-    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
-    const unsigned int v2098 = v2085 * v1;
-    const unsigned int v2099 = v2098 + v2087;
-    out[v2099] = v2097;
-  }
-  const unsigned int v2100 = static_cast<unsigned int>(v1336.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2101 = v300 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v1336.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2103 = v1326 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2105 = v221 && v2104;
-  const bool v2106 = v2103 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v1336.x[43];
-    const float v2109 = scale_b[v2103];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2110 = scale_a[v2101];
-    const float v2111 = v2108 * v2110;
-    const float v2112 = v2111 * v2109;
-    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
-    const unsigned int v2114 = v2101 * v1;
-    const unsigned int v2115 = v2114 + v2103;
-    out[v2115] = v2113;
-  }
-  const unsigned int v2116 = static_cast<unsigned int>(v1336.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2117 = v300 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v1336.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2119 = v1326 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2121 = v221 && v2120;
-  const bool v2122 = v2119 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v1336.x[44];
-    const float v2125 = scale_b[v2119];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2126 = scale_a[v2117];
-    const float v2127 = v2124 * v2126;
-    const float v2128 = v2127 * v2125;
-    const iron_bf16 v2129 = iron_f32_to_bf16(v2128);
-    const unsigned int v2130 = v2117 * v1;
-    const unsigned int v2131 = v2130 + v2119;
-    out[v2131] = v2129;
-  }
-  const unsigned int v2132 = static_cast<unsigned int>(v1336.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2133 = v300 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v1336.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2135 = v1326 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2137 = v221 && v2136;
-  const bool v2138 = v2135 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v1336.x[45];
-    const float v2141 = scale_b[v2135];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2142 = scale_a[v2133];
-    const float v2143 = v2140 * v2142;
-    const float v2144 = v2143 * v2141;
-    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
-    const unsigned int v2146 = v2133 * v1;
-    const unsigned int v2147 = v2146 + v2135;
-    out[v2147] = v2145;
-  }
-  const unsigned int v2148 = static_cast<unsigned int>(v1336.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2149 = v300 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v1336.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2151 = v1326 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2153 = v221 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1336.x[46];
-    const float v2157 = scale_b[v2151];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2158 = scale_a[v2149];
-    const float v2159 = v2156 * v2158;
-    const float v2160 = v2159 * v2157;
-    const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
-    const unsigned int v2162 = v2149 * v1;
-    const unsigned int v2163 = v2162 + v2151;
-    out[v2163] = v2161;
-  }
-  const unsigned int v2164 = static_cast<unsigned int>(v1336.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2165 = v300 + v2164;
-  const unsigned int v2166 = static_cast<unsigned int>(v1336.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2167 = v1326 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2169 = v221 && v2168;
-  const bool v2170 = v2167 < v1;
-  const bool v2171 = v2169 && v2170;
-  if (v2171) {
-    const float v2172 = v1336.x[47];
-    const float v2173 = scale_b[v2167];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2174 = scale_a[v2165];
-    const float v2175 = v2172 * v2174;
-    const float v2176 = v2175 * v2173;
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
-    const unsigned int v2178 = v2165 * v1;
-    const unsigned int v2179 = v2178 + v2167;
-    out[v2179] = v2177;
-  }
-  const unsigned int v2180 = static_cast<unsigned int>(v1336.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2181 = v300 + v2180;
-  const unsigned int v2182 = static_cast<unsigned int>(v1336.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2183 = v1326 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2185 = v221 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1336.x[48];
-    const float v2189 = scale_b[v2183];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2190 = scale_a[v2181];
-    const float v2191 = v2188 * v2190;
-    const float v2192 = v2191 * v2189;
-    const iron_bf16 v2193 = iron_f32_to_bf16(v2192);
-    const unsigned int v2194 = v2181 * v1;
-    const unsigned int v2195 = v2194 + v2183;
-    out[v2195] = v2193;
-  }
-  const unsigned int v2196 = static_cast<unsigned int>(v1336.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2197 = v300 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v1336.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2199 = v1326 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2201 = v221 && v2200;
-  const bool v2202 = v2199 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v1336.x[49];
-    const float v2205 = scale_b[v2199];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2206 = scale_a[v2197];
-    const float v2207 = v2204 * v2206;
-    const float v2208 = v2207 * v2205;
-    const iron_bf16 v2209 = iron_f32_to_bf16(v2208);
-    const unsigned int v2210 = v2197 * v1;
-    const unsigned int v2211 = v2210 + v2199;
-    out[v2211] = v2209;
-  }
-  const unsigned int v2212 = static_cast<unsigned int>(v1336.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2213 = v300 + v2212;
-  const unsigned int v2214 = static_cast<unsigned int>(v1336.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2215 = v1326 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2217 = v221 && v2216;
-  const bool v2218 = v2215 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v1336.x[50];
-    const float v2221 = scale_b[v2215];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2222 = scale_a[v2213];
-    const float v2223 = v2220 * v2222;
-    const float v2224 = v2223 * v2221;
-    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
-    const unsigned int v2226 = v2213 * v1;
-    const unsigned int v2227 = v2226 + v2215;
-    out[v2227] = v2225;
-  }
-  const unsigned int v2228 = static_cast<unsigned int>(v1336.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2229 = v300 + v2228;
-  const unsigned int v2230 = static_cast<unsigned int>(v1336.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2231 = v1326 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2233 = v221 && v2232;
-  const bool v2234 = v2231 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v1336.x[51];
-    const float v2237 = scale_b[v2231];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2238 = scale_a[v2229];
-    const float v2239 = v2236 * v2238;
-    const float v2240 = v2239 * v2237;
-    const iron_bf16 v2241 = iron_f32_to_bf16(v2240);
-    const unsigned int v2242 = v2229 * v1;
-    const unsigned int v2243 = v2242 + v2231;
-    out[v2243] = v2241;
-  }
-  const unsigned int v2244 = static_cast<unsigned int>(v1336.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2245 = v300 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v1336.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2247 = v1326 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2249 = v221 && v2248;
-  const bool v2250 = v2247 < v1;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v1336.x[52];
-    const float v2253 = scale_b[v2247];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2254 = scale_a[v2245];
-    const float v2255 = v2252 * v2254;
-    const float v2256 = v2255 * v2253;
-    const iron_bf16 v2257 = iron_f32_to_bf16(v2256);
-    const unsigned int v2258 = v2245 * v1;
-    const unsigned int v2259 = v2258 + v2247;
-    out[v2259] = v2257;
-  }
-  const unsigned int v2260 = static_cast<unsigned int>(v1336.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2261 = v300 + v2260;
-  const unsigned int v2262 = static_cast<unsigned int>(v1336.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2263 = v1326 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2265 = v221 && v2264;
-  const bool v2266 = v2263 < v1;
-  const bool v2267 = v2265 && v2266;
-  if (v2267) {
-    const float v2268 = v1336.x[53];
-    const float v2269 = scale_b[v2263];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2270 = scale_a[v2261];
-    const float v2271 = v2268 * v2270;
-    const float v2272 = v2271 * v2269;
-    const iron_bf16 v2273 = iron_f32_to_bf16(v2272);
-    const unsigned int v2274 = v2261 * v1;
-    const unsigned int v2275 = v2274 + v2263;
-    out[v2275] = v2273;
-  }
-  const unsigned int v2276 = static_cast<unsigned int>(v1336.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2277 = v300 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v1336.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2279 = v1326 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2281 = v221 && v2280;
-  const bool v2282 = v2279 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v1336.x[54];
-    const float v2285 = scale_b[v2279];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2286 = scale_a[v2277];
-    const float v2287 = v2284 * v2286;
-    const float v2288 = v2287 * v2285;
-    const iron_bf16 v2289 = iron_f32_to_bf16(v2288);
-    const unsigned int v2290 = v2277 * v1;
-    const unsigned int v2291 = v2290 + v2279;
-    out[v2291] = v2289;
-  }
-  const unsigned int v2292 = static_cast<unsigned int>(v1336.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2293 = v300 + v2292;
-  const unsigned int v2294 = static_cast<unsigned int>(v1336.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2295 = v1326 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2297 = v221 && v2296;
-  const bool v2298 = v2295 < v1;
-  const bool v2299 = v2297 && v2298;
-  if (v2299) {
-    const float v2300 = v1336.x[55];
-    const float v2301 = scale_b[v2295];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2302 = scale_a[v2293];
-    const float v2303 = v2300 * v2302;
-    const float v2304 = v2303 * v2301;
-    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);
-    const unsigned int v2306 = v2293 * v1;
-    const unsigned int v2307 = v2306 + v2295;
-    out[v2307] = v2305;
-  }
-  const unsigned int v2308 = static_cast<unsigned int>(v1336.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2309 = v300 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v1336.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2311 = v1326 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2313 = v221 && v2312;
-  const bool v2314 = v2311 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v1336.x[56];
-    const float v2317 = scale_b[v2311];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2318 = scale_a[v2309];
-    const float v2319 = v2316 * v2318;
-    const float v2320 = v2319 * v2317;
-    const iron_bf16 v2321 = iron_f32_to_bf16(v2320);
-    const unsigned int v2322 = v2309 * v1;
-    const unsigned int v2323 = v2322 + v2311;
-    out[v2323] = v2321;
-  }
-  const unsigned int v2324 = static_cast<unsigned int>(v1336.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2325 = v300 + v2324;
-  const unsigned int v2326 = static_cast<unsigned int>(v1336.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2327 = v1326 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2329 = v221 && v2328;
-  const bool v2330 = v2327 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v1336.x[57];
-    const float v2333 = scale_b[v2327];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2334 = scale_a[v2325];
-    const float v2335 = v2332 * v2334;
-    const float v2336 = v2335 * v2333;
-    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
-    const unsigned int v2338 = v2325 * v1;
-    const unsigned int v2339 = v2338 + v2327;
-    out[v2339] = v2337;
-  }
-  const unsigned int v2340 = static_cast<unsigned int>(v1336.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2341 = v300 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v1336.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2343 = v1326 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2345 = v221 && v2344;
-  const bool v2346 = v2343 < v1;
-  const bool v2347 = v2345 && v2346;
-  if (v2347) {
-    const float v2348 = v1336.x[58];
-    const float v2349 = scale_b[v2343];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2350 = scale_a[v2341];
-    const float v2351 = v2348 * v2350;
-    const float v2352 = v2351 * v2349;
-    const iron_bf16 v2353 = iron_f32_to_bf16(v2352);
-    const unsigned int v2354 = v2341 * v1;
-    const unsigned int v2355 = v2354 + v2343;
-    out[v2355] = v2353;
-  }
-  const unsigned int v2356 = static_cast<unsigned int>(v1336.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2357 = v300 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v1336.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2359 = v1326 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2361 = v221 && v2360;
-  const bool v2362 = v2359 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v1336.x[59];
-    const float v2365 = scale_b[v2359];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2366 = scale_a[v2357];
-    const float v2367 = v2364 * v2366;
-    const float v2368 = v2367 * v2365;
-    const iron_bf16 v2369 = iron_f32_to_bf16(v2368);
-    const unsigned int v2370 = v2357 * v1;
-    const unsigned int v2371 = v2370 + v2359;
-    out[v2371] = v2369;
-  }
-  const unsigned int v2372 = static_cast<unsigned int>(v1336.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2373 = v300 + v2372;
-  const unsigned int v2374 = static_cast<unsigned int>(v1336.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2375 = v1326 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2377 = v221 && v2376;
-  const bool v2378 = v2375 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v1336.x[60];
-    const float v2381 = scale_b[v2375];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2382 = scale_a[v2373];
-    const float v2383 = v2380 * v2382;
-    const float v2384 = v2383 * v2381;
-    const iron_bf16 v2385 = iron_f32_to_bf16(v2384);
-    const unsigned int v2386 = v2373 * v1;
-    const unsigned int v2387 = v2386 + v2375;
-    out[v2387] = v2385;
-  }
-  const unsigned int v2388 = static_cast<unsigned int>(v1336.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2389 = v300 + v2388;
-  const unsigned int v2390 = static_cast<unsigned int>(v1336.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2391 = v1326 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2393 = v221 && v2392;
-  const bool v2394 = v2391 < v1;
-  const bool v2395 = v2393 && v2394;
-  if (v2395) {
-    const float v2396 = v1336.x[61];
-    const float v2397 = scale_b[v2391];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2398 = scale_a[v2389];
-    const float v2399 = v2396 * v2398;
-    const float v2400 = v2399 * v2397;
-    const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
-    const unsigned int v2402 = v2389 * v1;
-    const unsigned int v2403 = v2402 + v2391;
-    out[v2403] = v2401;
-  }
-  const unsigned int v2404 = static_cast<unsigned int>(v1336.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2405 = v300 + v2404;
-  const unsigned int v2406 = static_cast<unsigned int>(v1336.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2407 = v1326 + v2406;
-  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2409 = v221 && v2408;
-  const bool v2410 = v2407 < v1;
-  const bool v2411 = v2409 && v2410;
-  if (v2411) {
-    const float v2412 = v1336.x[62];
-    const float v2413 = scale_b[v2407];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2414 = scale_a[v2405];
-    const float v2415 = v2412 * v2414;
-    const float v2416 = v2415 * v2413;
-    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
-    const unsigned int v2418 = v2405 * v1;
-    const unsigned int v2419 = v2418 + v2407;
-    out[v2419] = v2417;
-  }
-  const unsigned int v2420 = static_cast<unsigned int>(v1336.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2421 = v300 + v2420;
-  const unsigned int v2422 = static_cast<unsigned int>(v1336.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2423 = v1326 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2425 = v221 && v2424;
-  const bool v2426 = v2423 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v1336.x[63];
-    const float v2429 = scale_b[v2423];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2430 = scale_a[v2421];
-    const float v2431 = v2428 * v2430;
-    const float v2432 = v2431 * v2429;
-    const iron_bf16 v2433 = iron_f32_to_bf16(v2432);
-    const unsigned int v2434 = v2421 * v1;
-    const unsigned int v2435 = v2434 + v2423;
-    out[v2435] = v2433;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const unsigned int v1507 = static_cast<unsigned int>(v1431.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1508 = v395 + v1507;
+  const unsigned int v1509 = static_cast<unsigned int>(v1431.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1510 = v1421 + v1509;
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1512 = v316 && v1511;
+  const bool v1513 = v1510 < v1;
+  const bool v1514 = v1512 && v1513;
+  if (v1514) {
+    const float v1515 = v1431.x[0];
+    const float v1516 = scale_b[v1510];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1517 = scale_a[v1508];
+    const float v1518 = v1515 * v1517;
+    const float v1519 = v1518 * v1516;
+    const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
+    const unsigned int v1521 = v1508 * v1;
+    const unsigned int v1522 = v1521 + v1510;
+    out[v1522] = v1520;
+  }
+  const unsigned int v1523 = static_cast<unsigned int>(v1431.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1524 = v395 + v1523;
+  const unsigned int v1525 = static_cast<unsigned int>(v1431.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1526 = v1421 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1528 = v316 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1431.x[1];
+    const float v1532 = scale_b[v1526];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1533 = scale_a[v1524];
+    const float v1534 = v1531 * v1533;
+    const float v1535 = v1534 * v1532;
+    const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
+    const unsigned int v1537 = v1524 * v1;
+    const unsigned int v1538 = v1537 + v1526;
+    out[v1538] = v1536;
+  }
+  const unsigned int v1539 = static_cast<unsigned int>(v1431.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1540 = v395 + v1539;
+  const unsigned int v1541 = static_cast<unsigned int>(v1431.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1542 = v1421 + v1541;
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1544 = v316 && v1543;
+  const bool v1545 = v1542 < v1;
+  const bool v1546 = v1544 && v1545;
+  if (v1546) {
+    const float v1547 = v1431.x[2];
+    const float v1548 = scale_b[v1542];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1549 = scale_a[v1540];
+    const float v1550 = v1547 * v1549;
+    const float v1551 = v1550 * v1548;
+    const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
+    const unsigned int v1553 = v1540 * v1;
+    const unsigned int v1554 = v1553 + v1542;
+    out[v1554] = v1552;
+  }
+  const unsigned int v1555 = static_cast<unsigned int>(v1431.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1556 = v395 + v1555;
+  const unsigned int v1557 = static_cast<unsigned int>(v1431.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1558 = v1421 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1560 = v316 && v1559;
+  const bool v1561 = v1558 < v1;
+  const bool v1562 = v1560 && v1561;
+  if (v1562) {
+    const float v1563 = v1431.x[3];
+    const float v1564 = scale_b[v1558];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1565 = scale_a[v1556];
+    const float v1566 = v1563 * v1565;
+    const float v1567 = v1566 * v1564;
+    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+    const unsigned int v1569 = v1556 * v1;
+    const unsigned int v1570 = v1569 + v1558;
+    out[v1570] = v1568;
+  }
+  const unsigned int v1571 = static_cast<unsigned int>(v1431.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1572 = v395 + v1571;
+  const unsigned int v1573 = static_cast<unsigned int>(v1431.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1574 = v1421 + v1573;
+  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1576 = v316 && v1575;
+  const bool v1577 = v1574 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v1431.x[4];
+    const float v1580 = scale_b[v1574];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1581 = scale_a[v1572];
+    const float v1582 = v1579 * v1581;
+    const float v1583 = v1582 * v1580;
+    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
+    const unsigned int v1585 = v1572 * v1;
+    const unsigned int v1586 = v1585 + v1574;
+    out[v1586] = v1584;
+  }
+  const unsigned int v1587 = static_cast<unsigned int>(v1431.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1588 = v395 + v1587;
+  const unsigned int v1589 = static_cast<unsigned int>(v1431.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1590 = v1421 + v1589;
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1592 = v316 && v1591;
+  const bool v1593 = v1590 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v1431.x[5];
+    const float v1596 = scale_b[v1590];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1597 = scale_a[v1588];
+    const float v1598 = v1595 * v1597;
+    const float v1599 = v1598 * v1596;
+    const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
+    const unsigned int v1601 = v1588 * v1;
+    const unsigned int v1602 = v1601 + v1590;
+    out[v1602] = v1600;
+  }
+  const unsigned int v1603 = static_cast<unsigned int>(v1431.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1604 = v395 + v1603;
+  const unsigned int v1605 = static_cast<unsigned int>(v1431.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1606 = v1421 + v1605;
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1608 = v316 && v1607;
+  const bool v1609 = v1606 < v1;
+  const bool v1610 = v1608 && v1609;
+  if (v1610) {
+    const float v1611 = v1431.x[6];
+    const float v1612 = scale_b[v1606];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1613 = scale_a[v1604];
+    const float v1614 = v1611 * v1613;
+    const float v1615 = v1614 * v1612;
+    const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
+    const unsigned int v1617 = v1604 * v1;
+    const unsigned int v1618 = v1617 + v1606;
+    out[v1618] = v1616;
+  }
+  const unsigned int v1619 = static_cast<unsigned int>(v1431.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1620 = v395 + v1619;
+  const unsigned int v1621 = static_cast<unsigned int>(v1431.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1622 = v1421 + v1621;
+  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1624 = v316 && v1623;
+  const bool v1625 = v1622 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v1431.x[7];
+    const float v1628 = scale_b[v1622];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1629 = scale_a[v1620];
+    const float v1630 = v1627 * v1629;
+    const float v1631 = v1630 * v1628;
+    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
+    const unsigned int v1633 = v1620 * v1;
+    const unsigned int v1634 = v1633 + v1622;
+    out[v1634] = v1632;
+  }
+  const unsigned int v1635 = static_cast<unsigned int>(v1431.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1636 = v395 + v1635;
+  const unsigned int v1637 = static_cast<unsigned int>(v1431.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1638 = v1421 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1640 = v316 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1431.x[8];
+    const float v1644 = scale_b[v1638];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1645 = scale_a[v1636];
+    const float v1646 = v1643 * v1645;
+    const float v1647 = v1646 * v1644;
+    const iron_bf16 v1648 = iron_f32_to_bf16(v1647);
+    const unsigned int v1649 = v1636 * v1;
+    const unsigned int v1650 = v1649 + v1638;
+    out[v1650] = v1648;
+  }
+  const unsigned int v1651 = static_cast<unsigned int>(v1431.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1652 = v395 + v1651;
+  const unsigned int v1653 = static_cast<unsigned int>(v1431.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1654 = v1421 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1656 = v316 && v1655;
+  const bool v1657 = v1654 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v1431.x[9];
+    const float v1660 = scale_b[v1654];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1661 = scale_a[v1652];
+    const float v1662 = v1659 * v1661;
+    const float v1663 = v1662 * v1660;
+    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
+    const unsigned int v1665 = v1652 * v1;
+    const unsigned int v1666 = v1665 + v1654;
+    out[v1666] = v1664;
+  }
+  const unsigned int v1667 = static_cast<unsigned int>(v1431.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1668 = v395 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v1431.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1670 = v1421 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1672 = v316 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1431.x[10];
+    const float v1676 = scale_b[v1670];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1677 = scale_a[v1668];
+    const float v1678 = v1675 * v1677;
+    const float v1679 = v1678 * v1676;
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+    const unsigned int v1681 = v1668 * v1;
+    const unsigned int v1682 = v1681 + v1670;
+    out[v1682] = v1680;
+  }
+  const unsigned int v1683 = static_cast<unsigned int>(v1431.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1684 = v395 + v1683;
+  const unsigned int v1685 = static_cast<unsigned int>(v1431.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1686 = v1421 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1688 = v316 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1431.x[11];
+    const float v1692 = scale_b[v1686];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1693 = scale_a[v1684];
+    const float v1694 = v1691 * v1693;
+    const float v1695 = v1694 * v1692;
+    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+    const unsigned int v1697 = v1684 * v1;
+    const unsigned int v1698 = v1697 + v1686;
+    out[v1698] = v1696;
+  }
+  const unsigned int v1699 = static_cast<unsigned int>(v1431.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1700 = v395 + v1699;
+  const unsigned int v1701 = static_cast<unsigned int>(v1431.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1702 = v1421 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1704 = v316 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1431.x[12];
+    const float v1708 = scale_b[v1702];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1709 = scale_a[v1700];
+    const float v1710 = v1707 * v1709;
+    const float v1711 = v1710 * v1708;
+    const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
+    const unsigned int v1713 = v1700 * v1;
+    const unsigned int v1714 = v1713 + v1702;
+    out[v1714] = v1712;
+  }
+  const unsigned int v1715 = static_cast<unsigned int>(v1431.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1716 = v395 + v1715;
+  const unsigned int v1717 = static_cast<unsigned int>(v1431.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1718 = v1421 + v1717;
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1720 = v316 && v1719;
+  const bool v1721 = v1718 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v1431.x[13];
+    const float v1724 = scale_b[v1718];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1725 = scale_a[v1716];
+    const float v1726 = v1723 * v1725;
+    const float v1727 = v1726 * v1724;
+    const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
+    const unsigned int v1729 = v1716 * v1;
+    const unsigned int v1730 = v1729 + v1718;
+    out[v1730] = v1728;
+  }
+  const unsigned int v1731 = static_cast<unsigned int>(v1431.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1732 = v395 + v1731;
+  const unsigned int v1733 = static_cast<unsigned int>(v1431.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1734 = v1421 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1736 = v316 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1431.x[14];
+    const float v1740 = scale_b[v1734];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1741 = scale_a[v1732];
+    const float v1742 = v1739 * v1741;
+    const float v1743 = v1742 * v1740;
+    const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
+    const unsigned int v1745 = v1732 * v1;
+    const unsigned int v1746 = v1745 + v1734;
+    out[v1746] = v1744;
+  }
+  const unsigned int v1747 = static_cast<unsigned int>(v1431.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1748 = v395 + v1747;
+  const unsigned int v1749 = static_cast<unsigned int>(v1431.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1750 = v1421 + v1749;
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1752 = v316 && v1751;
+  const bool v1753 = v1750 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v1431.x[15];
+    const float v1756 = scale_b[v1750];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1757 = scale_a[v1748];
+    const float v1758 = v1755 * v1757;
+    const float v1759 = v1758 * v1756;
+    const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
+    const unsigned int v1761 = v1748 * v1;
+    const unsigned int v1762 = v1761 + v1750;
+    out[v1762] = v1760;
+  }
+  const unsigned int v1763 = static_cast<unsigned int>(v1431.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1764 = v395 + v1763;
+  const unsigned int v1765 = static_cast<unsigned int>(v1431.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1766 = v1421 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1768 = v316 && v1767;
+  const bool v1769 = v1766 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v1431.x[16];
+    const float v1772 = scale_b[v1766];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1773 = scale_a[v1764];
+    const float v1774 = v1771 * v1773;
+    const float v1775 = v1774 * v1772;
+    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
+    const unsigned int v1777 = v1764 * v1;
+    const unsigned int v1778 = v1777 + v1766;
+    out[v1778] = v1776;
+  }
+  const unsigned int v1779 = static_cast<unsigned int>(v1431.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1780 = v395 + v1779;
+  const unsigned int v1781 = static_cast<unsigned int>(v1431.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1782 = v1421 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1784 = v316 && v1783;
+  const bool v1785 = v1782 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1431.x[17];
+    const float v1788 = scale_b[v1782];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1789 = scale_a[v1780];
+    const float v1790 = v1787 * v1789;
+    const float v1791 = v1790 * v1788;
+    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
+    const unsigned int v1793 = v1780 * v1;
+    const unsigned int v1794 = v1793 + v1782;
+    out[v1794] = v1792;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v1431.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1796 = v395 + v1795;
+  const unsigned int v1797 = static_cast<unsigned int>(v1431.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1798 = v1421 + v1797;
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1800 = v316 && v1799;
+  const bool v1801 = v1798 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v1431.x[18];
+    const float v1804 = scale_b[v1798];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1805 = scale_a[v1796];
+    const float v1806 = v1803 * v1805;
+    const float v1807 = v1806 * v1804;
+    const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
+    const unsigned int v1809 = v1796 * v1;
+    const unsigned int v1810 = v1809 + v1798;
+    out[v1810] = v1808;
+  }
+  const unsigned int v1811 = static_cast<unsigned int>(v1431.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1812 = v395 + v1811;
+  const unsigned int v1813 = static_cast<unsigned int>(v1431.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1814 = v1421 + v1813;
+  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1816 = v316 && v1815;
+  const bool v1817 = v1814 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v1431.x[19];
+    const float v1820 = scale_b[v1814];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1821 = scale_a[v1812];
+    const float v1822 = v1819 * v1821;
+    const float v1823 = v1822 * v1820;
+    const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
+    const unsigned int v1825 = v1812 * v1;
+    const unsigned int v1826 = v1825 + v1814;
+    out[v1826] = v1824;
+  }
+  const unsigned int v1827 = static_cast<unsigned int>(v1431.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1828 = v395 + v1827;
+  const unsigned int v1829 = static_cast<unsigned int>(v1431.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1830 = v1421 + v1829;
+  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1832 = v316 && v1831;
+  const bool v1833 = v1830 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1431.x[20];
+    const float v1836 = scale_b[v1830];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1837 = scale_a[v1828];
+    const float v1838 = v1835 * v1837;
+    const float v1839 = v1838 * v1836;
+    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
+    const unsigned int v1841 = v1828 * v1;
+    const unsigned int v1842 = v1841 + v1830;
+    out[v1842] = v1840;
+  }
+  const unsigned int v1843 = static_cast<unsigned int>(v1431.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1844 = v395 + v1843;
+  const unsigned int v1845 = static_cast<unsigned int>(v1431.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1846 = v1421 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1848 = v316 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1431.x[21];
+    const float v1852 = scale_b[v1846];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1853 = scale_a[v1844];
+    const float v1854 = v1851 * v1853;
+    const float v1855 = v1854 * v1852;
+    const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
+    const unsigned int v1857 = v1844 * v1;
+    const unsigned int v1858 = v1857 + v1846;
+    out[v1858] = v1856;
+  }
+  const unsigned int v1859 = static_cast<unsigned int>(v1431.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1860 = v395 + v1859;
+  const unsigned int v1861 = static_cast<unsigned int>(v1431.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1862 = v1421 + v1861;
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1864 = v316 && v1863;
+  const bool v1865 = v1862 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v1431.x[22];
+    const float v1868 = scale_b[v1862];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1869 = scale_a[v1860];
+    const float v1870 = v1867 * v1869;
+    const float v1871 = v1870 * v1868;
+    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
+    const unsigned int v1873 = v1860 * v1;
+    const unsigned int v1874 = v1873 + v1862;
+    out[v1874] = v1872;
+  }
+  const unsigned int v1875 = static_cast<unsigned int>(v1431.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1876 = v395 + v1875;
+  const unsigned int v1877 = static_cast<unsigned int>(v1431.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1878 = v1421 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1880 = v316 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1431.x[23];
+    const float v1884 = scale_b[v1878];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1885 = scale_a[v1876];
+    const float v1886 = v1883 * v1885;
+    const float v1887 = v1886 * v1884;
+    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
+    const unsigned int v1889 = v1876 * v1;
+    const unsigned int v1890 = v1889 + v1878;
+    out[v1890] = v1888;
+  }
+  const unsigned int v1891 = static_cast<unsigned int>(v1431.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1892 = v395 + v1891;
+  const unsigned int v1893 = static_cast<unsigned int>(v1431.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1894 = v1421 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1896 = v316 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1431.x[24];
+    const float v1900 = scale_b[v1894];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1901 = scale_a[v1892];
+    const float v1902 = v1899 * v1901;
+    const float v1903 = v1902 * v1900;
+    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+    const unsigned int v1905 = v1892 * v1;
+    const unsigned int v1906 = v1905 + v1894;
+    out[v1906] = v1904;
+  }
+  const unsigned int v1907 = static_cast<unsigned int>(v1431.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1908 = v395 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v1431.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1910 = v1421 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1912 = v316 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1431.x[25];
+    const float v1916 = scale_b[v1910];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1917 = scale_a[v1908];
+    const float v1918 = v1915 * v1917;
+    const float v1919 = v1918 * v1916;
+    const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
+    const unsigned int v1921 = v1908 * v1;
+    const unsigned int v1922 = v1921 + v1910;
+    out[v1922] = v1920;
+  }
+  const unsigned int v1923 = static_cast<unsigned int>(v1431.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1924 = v395 + v1923;
+  const unsigned int v1925 = static_cast<unsigned int>(v1431.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1926 = v1421 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1928 = v316 && v1927;
+  const bool v1929 = v1926 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1431.x[26];
+    const float v1932 = scale_b[v1926];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1933 = scale_a[v1924];
+    const float v1934 = v1931 * v1933;
+    const float v1935 = v1934 * v1932;
+    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+    const unsigned int v1937 = v1924 * v1;
+    const unsigned int v1938 = v1937 + v1926;
+    out[v1938] = v1936;
+  }
+  const unsigned int v1939 = static_cast<unsigned int>(v1431.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1940 = v395 + v1939;
+  const unsigned int v1941 = static_cast<unsigned int>(v1431.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1942 = v1421 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1944 = v316 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1431.x[27];
+    const float v1948 = scale_b[v1942];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1949 = scale_a[v1940];
+    const float v1950 = v1947 * v1949;
+    const float v1951 = v1950 * v1948;
+    const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
+    const unsigned int v1953 = v1940 * v1;
+    const unsigned int v1954 = v1953 + v1942;
+    out[v1954] = v1952;
+  }
+  const unsigned int v1955 = static_cast<unsigned int>(v1431.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1956 = v395 + v1955;
+  const unsigned int v1957 = static_cast<unsigned int>(v1431.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1958 = v1421 + v1957;
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1960 = v316 && v1959;
+  const bool v1961 = v1958 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v1431.x[28];
+    const float v1964 = scale_b[v1958];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1965 = scale_a[v1956];
+    const float v1966 = v1963 * v1965;
+    const float v1967 = v1966 * v1964;
+    const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
+    const unsigned int v1969 = v1956 * v1;
+    const unsigned int v1970 = v1969 + v1958;
+    out[v1970] = v1968;
+  }
+  const unsigned int v1971 = static_cast<unsigned int>(v1431.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1972 = v395 + v1971;
+  const unsigned int v1973 = static_cast<unsigned int>(v1431.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1974 = v1421 + v1973;
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1976 = v316 && v1975;
+  const bool v1977 = v1974 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1431.x[29];
+    const float v1980 = scale_b[v1974];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1981 = scale_a[v1972];
+    const float v1982 = v1979 * v1981;
+    const float v1983 = v1982 * v1980;
+    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
+    const unsigned int v1985 = v1972 * v1;
+    const unsigned int v1986 = v1985 + v1974;
+    out[v1986] = v1984;
+  }
+  const unsigned int v1987 = static_cast<unsigned int>(v1431.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1988 = v395 + v1987;
+  const unsigned int v1989 = static_cast<unsigned int>(v1431.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1990 = v1421 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1992 = v316 && v1991;
+  const bool v1993 = v1990 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v1431.x[30];
+    const float v1996 = scale_b[v1990];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1997 = scale_a[v1988];
+    const float v1998 = v1995 * v1997;
+    const float v1999 = v1998 * v1996;
+    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
+    const unsigned int v2001 = v1988 * v1;
+    const unsigned int v2002 = v2001 + v1990;
+    out[v2002] = v2000;
+  }
+  const unsigned int v2003 = static_cast<unsigned int>(v1431.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2004 = v395 + v2003;
+  const unsigned int v2005 = static_cast<unsigned int>(v1431.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2006 = v1421 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2008 = v316 && v2007;
+  const bool v2009 = v2006 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v1431.x[31];
+    const float v2012 = scale_b[v2006];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2013 = scale_a[v2004];
+    const float v2014 = v2011 * v2013;
+    const float v2015 = v2014 * v2012;
+    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
+    const unsigned int v2017 = v2004 * v1;
+    const unsigned int v2018 = v2017 + v2006;
+    out[v2018] = v2016;
+  }
+  const unsigned int v2019 = static_cast<unsigned int>(v1431.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2020 = v395 + v2019;
+  const unsigned int v2021 = static_cast<unsigned int>(v1431.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2022 = v1421 + v2021;
+  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2024 = v316 && v2023;
+  const bool v2025 = v2022 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1431.x[32];
+    const float v2028 = scale_b[v2022];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2029 = scale_a[v2020];
+    const float v2030 = v2027 * v2029;
+    const float v2031 = v2030 * v2028;
+    const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
+    const unsigned int v2033 = v2020 * v1;
+    const unsigned int v2034 = v2033 + v2022;
+    out[v2034] = v2032;
+  }
+  const unsigned int v2035 = static_cast<unsigned int>(v1431.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2036 = v395 + v2035;
+  const unsigned int v2037 = static_cast<unsigned int>(v1431.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2038 = v1421 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2040 = v316 && v2039;
+  const bool v2041 = v2038 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v1431.x[33];
+    const float v2044 = scale_b[v2038];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2045 = scale_a[v2036];
+    const float v2046 = v2043 * v2045;
+    const float v2047 = v2046 * v2044;
+    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
+    const unsigned int v2049 = v2036 * v1;
+    const unsigned int v2050 = v2049 + v2038;
+    out[v2050] = v2048;
+  }
+  const unsigned int v2051 = static_cast<unsigned int>(v1431.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2052 = v395 + v2051;
+  const unsigned int v2053 = static_cast<unsigned int>(v1431.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2054 = v1421 + v2053;
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2056 = v316 && v2055;
+  const bool v2057 = v2054 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v1431.x[34];
+    const float v2060 = scale_b[v2054];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2061 = scale_a[v2052];
+    const float v2062 = v2059 * v2061;
+    const float v2063 = v2062 * v2060;
+    const iron_bf16 v2064 = iron_f32_to_bf16(v2063);
+    const unsigned int v2065 = v2052 * v1;
+    const unsigned int v2066 = v2065 + v2054;
+    out[v2066] = v2064;
+  }
+  const unsigned int v2067 = static_cast<unsigned int>(v1431.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2068 = v395 + v2067;
+  const unsigned int v2069 = static_cast<unsigned int>(v1431.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2070 = v1421 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2072 = v316 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1431.x[35];
+    const float v2076 = scale_b[v2070];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2077 = scale_a[v2068];
+    const float v2078 = v2075 * v2077;
+    const float v2079 = v2078 * v2076;
+    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
+    const unsigned int v2081 = v2068 * v1;
+    const unsigned int v2082 = v2081 + v2070;
+    out[v2082] = v2080;
+  }
+  const unsigned int v2083 = static_cast<unsigned int>(v1431.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2084 = v395 + v2083;
+  const unsigned int v2085 = static_cast<unsigned int>(v1431.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2086 = v1421 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2088 = v316 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1431.x[36];
+    const float v2092 = scale_b[v2086];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2093 = scale_a[v2084];
+    const float v2094 = v2091 * v2093;
+    const float v2095 = v2094 * v2092;
+    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
+    const unsigned int v2097 = v2084 * v1;
+    const unsigned int v2098 = v2097 + v2086;
+    out[v2098] = v2096;
+  }
+  const unsigned int v2099 = static_cast<unsigned int>(v1431.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2100 = v395 + v2099;
+  const unsigned int v2101 = static_cast<unsigned int>(v1431.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2102 = v1421 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2104 = v316 && v2103;
+  const bool v2105 = v2102 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v1431.x[37];
+    const float v2108 = scale_b[v2102];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2109 = scale_a[v2100];
+    const float v2110 = v2107 * v2109;
+    const float v2111 = v2110 * v2108;
+    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
+    const unsigned int v2113 = v2100 * v1;
+    const unsigned int v2114 = v2113 + v2102;
+    out[v2114] = v2112;
+  }
+  const unsigned int v2115 = static_cast<unsigned int>(v1431.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2116 = v395 + v2115;
+  const unsigned int v2117 = static_cast<unsigned int>(v1431.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2118 = v1421 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2120 = v316 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1431.x[38];
+    const float v2124 = scale_b[v2118];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2125 = scale_a[v2116];
+    const float v2126 = v2123 * v2125;
+    const float v2127 = v2126 * v2124;
+    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
+    const unsigned int v2129 = v2116 * v1;
+    const unsigned int v2130 = v2129 + v2118;
+    out[v2130] = v2128;
+  }
+  const unsigned int v2131 = static_cast<unsigned int>(v1431.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2132 = v395 + v2131;
+  const unsigned int v2133 = static_cast<unsigned int>(v1431.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2134 = v1421 + v2133;
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2136 = v316 && v2135;
+  const bool v2137 = v2134 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v1431.x[39];
+    const float v2140 = scale_b[v2134];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2141 = scale_a[v2132];
+    const float v2142 = v2139 * v2141;
+    const float v2143 = v2142 * v2140;
+    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
+    const unsigned int v2145 = v2132 * v1;
+    const unsigned int v2146 = v2145 + v2134;
+    out[v2146] = v2144;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v1431.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2148 = v395 + v2147;
+  const unsigned int v2149 = static_cast<unsigned int>(v1431.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2150 = v1421 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2152 = v316 && v2151;
+  const bool v2153 = v2150 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v1431.x[40];
+    const float v2156 = scale_b[v2150];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2157 = scale_a[v2148];
+    const float v2158 = v2155 * v2157;
+    const float v2159 = v2158 * v2156;
+    const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
+    const unsigned int v2161 = v2148 * v1;
+    const unsigned int v2162 = v2161 + v2150;
+    out[v2162] = v2160;
+  }
+  const unsigned int v2163 = static_cast<unsigned int>(v1431.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2164 = v395 + v2163;
+  const unsigned int v2165 = static_cast<unsigned int>(v1431.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2166 = v1421 + v2165;
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2168 = v316 && v2167;
+  const bool v2169 = v2166 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1431.x[41];
+    const float v2172 = scale_b[v2166];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2173 = scale_a[v2164];
+    const float v2174 = v2171 * v2173;
+    const float v2175 = v2174 * v2172;
+    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
+    const unsigned int v2177 = v2164 * v1;
+    const unsigned int v2178 = v2177 + v2166;
+    out[v2178] = v2176;
+  }
+  const unsigned int v2179 = static_cast<unsigned int>(v1431.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2180 = v395 + v2179;
+  const unsigned int v2181 = static_cast<unsigned int>(v1431.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2182 = v1421 + v2181;
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2184 = v316 && v2183;
+  const bool v2185 = v2182 < v1;
+  const bool v2186 = v2184 && v2185;
+  if (v2186) {
+    const float v2187 = v1431.x[42];
+    const float v2188 = scale_b[v2182];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2189 = scale_a[v2180];
+    const float v2190 = v2187 * v2189;
+    const float v2191 = v2190 * v2188;
+    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
+    const unsigned int v2193 = v2180 * v1;
+    const unsigned int v2194 = v2193 + v2182;
+    out[v2194] = v2192;
+  }
+  const unsigned int v2195 = static_cast<unsigned int>(v1431.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2196 = v395 + v2195;
+  const unsigned int v2197 = static_cast<unsigned int>(v1431.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2198 = v1421 + v2197;
+  const bool v2199 = v2196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2200 = v316 && v2199;
+  const bool v2201 = v2198 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v1431.x[43];
+    const float v2204 = scale_b[v2198];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2205 = scale_a[v2196];
+    const float v2206 = v2203 * v2205;
+    const float v2207 = v2206 * v2204;
+    const iron_bf16 v2208 = iron_f32_to_bf16(v2207);
+    const unsigned int v2209 = v2196 * v1;
+    const unsigned int v2210 = v2209 + v2198;
+    out[v2210] = v2208;
+  }
+  const unsigned int v2211 = static_cast<unsigned int>(v1431.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2212 = v395 + v2211;
+  const unsigned int v2213 = static_cast<unsigned int>(v1431.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2214 = v1421 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2216 = v316 && v2215;
+  const bool v2217 = v2214 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1431.x[44];
+    const float v2220 = scale_b[v2214];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2221 = scale_a[v2212];
+    const float v2222 = v2219 * v2221;
+    const float v2223 = v2222 * v2220;
+    const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
+    const unsigned int v2225 = v2212 * v1;
+    const unsigned int v2226 = v2225 + v2214;
+    out[v2226] = v2224;
+  }
+  const unsigned int v2227 = static_cast<unsigned int>(v1431.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2228 = v395 + v2227;
+  const unsigned int v2229 = static_cast<unsigned int>(v1431.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2230 = v1421 + v2229;
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2232 = v316 && v2231;
+  const bool v2233 = v2230 < v1;
+  const bool v2234 = v2232 && v2233;
+  if (v2234) {
+    const float v2235 = v1431.x[45];
+    const float v2236 = scale_b[v2230];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2237 = scale_a[v2228];
+    const float v2238 = v2235 * v2237;
+    const float v2239 = v2238 * v2236;
+    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
+    const unsigned int v2241 = v2228 * v1;
+    const unsigned int v2242 = v2241 + v2230;
+    out[v2242] = v2240;
+  }
+  const unsigned int v2243 = static_cast<unsigned int>(v1431.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2244 = v395 + v2243;
+  const unsigned int v2245 = static_cast<unsigned int>(v1431.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2246 = v1421 + v2245;
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2248 = v316 && v2247;
+  const bool v2249 = v2246 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v1431.x[46];
+    const float v2252 = scale_b[v2246];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2253 = scale_a[v2244];
+    const float v2254 = v2251 * v2253;
+    const float v2255 = v2254 * v2252;
+    const iron_bf16 v2256 = iron_f32_to_bf16(v2255);
+    const unsigned int v2257 = v2244 * v1;
+    const unsigned int v2258 = v2257 + v2246;
+    out[v2258] = v2256;
+  }
+  const unsigned int v2259 = static_cast<unsigned int>(v1431.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2260 = v395 + v2259;
+  const unsigned int v2261 = static_cast<unsigned int>(v1431.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2262 = v1421 + v2261;
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2264 = v316 && v2263;
+  const bool v2265 = v2262 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1431.x[47];
+    const float v2268 = scale_b[v2262];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2269 = scale_a[v2260];
+    const float v2270 = v2267 * v2269;
+    const float v2271 = v2270 * v2268;
+    const iron_bf16 v2272 = iron_f32_to_bf16(v2271);
+    const unsigned int v2273 = v2260 * v1;
+    const unsigned int v2274 = v2273 + v2262;
+    out[v2274] = v2272;
+  }
+  const unsigned int v2275 = static_cast<unsigned int>(v1431.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2276 = v395 + v2275;
+  const unsigned int v2277 = static_cast<unsigned int>(v1431.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2278 = v1421 + v2277;
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2280 = v316 && v2279;
+  const bool v2281 = v2278 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v1431.x[48];
+    const float v2284 = scale_b[v2278];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2285 = scale_a[v2276];
+    const float v2286 = v2283 * v2285;
+    const float v2287 = v2286 * v2284;
+    const iron_bf16 v2288 = iron_f32_to_bf16(v2287);
+    const unsigned int v2289 = v2276 * v1;
+    const unsigned int v2290 = v2289 + v2278;
+    out[v2290] = v2288;
+  }
+  const unsigned int v2291 = static_cast<unsigned int>(v1431.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2292 = v395 + v2291;
+  const unsigned int v2293 = static_cast<unsigned int>(v1431.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2294 = v1421 + v2293;
+  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2296 = v316 && v2295;
+  const bool v2297 = v2294 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v1431.x[49];
+    const float v2300 = scale_b[v2294];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2301 = scale_a[v2292];
+    const float v2302 = v2299 * v2301;
+    const float v2303 = v2302 * v2300;
+    const iron_bf16 v2304 = iron_f32_to_bf16(v2303);
+    const unsigned int v2305 = v2292 * v1;
+    const unsigned int v2306 = v2305 + v2294;
+    out[v2306] = v2304;
+  }
+  const unsigned int v2307 = static_cast<unsigned int>(v1431.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2308 = v395 + v2307;
+  const unsigned int v2309 = static_cast<unsigned int>(v1431.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2310 = v1421 + v2309;
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2312 = v316 && v2311;
+  const bool v2313 = v2310 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1431.x[50];
+    const float v2316 = scale_b[v2310];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2317 = scale_a[v2308];
+    const float v2318 = v2315 * v2317;
+    const float v2319 = v2318 * v2316;
+    const iron_bf16 v2320 = iron_f32_to_bf16(v2319);
+    const unsigned int v2321 = v2308 * v1;
+    const unsigned int v2322 = v2321 + v2310;
+    out[v2322] = v2320;
+  }
+  const unsigned int v2323 = static_cast<unsigned int>(v1431.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2324 = v395 + v2323;
+  const unsigned int v2325 = static_cast<unsigned int>(v1431.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2326 = v1421 + v2325;
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2328 = v316 && v2327;
+  const bool v2329 = v2326 < v1;
+  const bool v2330 = v2328 && v2329;
+  if (v2330) {
+    const float v2331 = v1431.x[51];
+    const float v2332 = scale_b[v2326];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2333 = scale_a[v2324];
+    const float v2334 = v2331 * v2333;
+    const float v2335 = v2334 * v2332;
+    const iron_bf16 v2336 = iron_f32_to_bf16(v2335);
+    const unsigned int v2337 = v2324 * v1;
+    const unsigned int v2338 = v2337 + v2326;
+    out[v2338] = v2336;
+  }
+  const unsigned int v2339 = static_cast<unsigned int>(v1431.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2340 = v395 + v2339;
+  const unsigned int v2341 = static_cast<unsigned int>(v1431.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2342 = v1421 + v2341;
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2344 = v316 && v2343;
+  const bool v2345 = v2342 < v1;
+  const bool v2346 = v2344 && v2345;
+  if (v2346) {
+    const float v2347 = v1431.x[52];
+    const float v2348 = scale_b[v2342];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2349 = scale_a[v2340];
+    const float v2350 = v2347 * v2349;
+    const float v2351 = v2350 * v2348;
+    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
+    const unsigned int v2353 = v2340 * v1;
+    const unsigned int v2354 = v2353 + v2342;
+    out[v2354] = v2352;
+  }
+  const unsigned int v2355 = static_cast<unsigned int>(v1431.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2356 = v395 + v2355;
+  const unsigned int v2357 = static_cast<unsigned int>(v1431.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2358 = v1421 + v2357;
+  const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2360 = v316 && v2359;
+  const bool v2361 = v2358 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1431.x[53];
+    const float v2364 = scale_b[v2358];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2365 = scale_a[v2356];
+    const float v2366 = v2363 * v2365;
+    const float v2367 = v2366 * v2364;
+    const iron_bf16 v2368 = iron_f32_to_bf16(v2367);
+    const unsigned int v2369 = v2356 * v1;
+    const unsigned int v2370 = v2369 + v2358;
+    out[v2370] = v2368;
+  }
+  const unsigned int v2371 = static_cast<unsigned int>(v1431.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2372 = v395 + v2371;
+  const unsigned int v2373 = static_cast<unsigned int>(v1431.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2374 = v1421 + v2373;
+  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2376 = v316 && v2375;
+  const bool v2377 = v2374 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v1431.x[54];
+    const float v2380 = scale_b[v2374];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2381 = scale_a[v2372];
+    const float v2382 = v2379 * v2381;
+    const float v2383 = v2382 * v2380;
+    const iron_bf16 v2384 = iron_f32_to_bf16(v2383);
+    const unsigned int v2385 = v2372 * v1;
+    const unsigned int v2386 = v2385 + v2374;
+    out[v2386] = v2384;
+  }
+  const unsigned int v2387 = static_cast<unsigned int>(v1431.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2388 = v395 + v2387;
+  const unsigned int v2389 = static_cast<unsigned int>(v1431.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2390 = v1421 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2392 = v316 && v2391;
+  const bool v2393 = v2390 < v1;
+  const bool v2394 = v2392 && v2393;
+  if (v2394) {
+    const float v2395 = v1431.x[55];
+    const float v2396 = scale_b[v2390];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2397 = scale_a[v2388];
+    const float v2398 = v2395 * v2397;
+    const float v2399 = v2398 * v2396;
+    const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
+    const unsigned int v2401 = v2388 * v1;
+    const unsigned int v2402 = v2401 + v2390;
+    out[v2402] = v2400;
+  }
+  const unsigned int v2403 = static_cast<unsigned int>(v1431.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2404 = v395 + v2403;
+  const unsigned int v2405 = static_cast<unsigned int>(v1431.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2406 = v1421 + v2405;
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2408 = v316 && v2407;
+  const bool v2409 = v2406 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1431.x[56];
+    const float v2412 = scale_b[v2406];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2413 = scale_a[v2404];
+    const float v2414 = v2411 * v2413;
+    const float v2415 = v2414 * v2412;
+    const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
+    const unsigned int v2417 = v2404 * v1;
+    const unsigned int v2418 = v2417 + v2406;
+    out[v2418] = v2416;
+  }
+  const unsigned int v2419 = static_cast<unsigned int>(v1431.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2420 = v395 + v2419;
+  const unsigned int v2421 = static_cast<unsigned int>(v1431.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2422 = v1421 + v2421;
+  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2424 = v316 && v2423;
+  const bool v2425 = v2422 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v1431.x[57];
+    const float v2428 = scale_b[v2422];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2429 = scale_a[v2420];
+    const float v2430 = v2427 * v2429;
+    const float v2431 = v2430 * v2428;
+    const iron_bf16 v2432 = iron_f32_to_bf16(v2431);
+    const unsigned int v2433 = v2420 * v1;
+    const unsigned int v2434 = v2433 + v2422;
+    out[v2434] = v2432;
+  }
+  const unsigned int v2435 = static_cast<unsigned int>(v1431.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2436 = v395 + v2435;
+  const unsigned int v2437 = static_cast<unsigned int>(v1431.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2438 = v1421 + v2437;
+  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2440 = v316 && v2439;
+  const bool v2441 = v2438 < v1;
+  const bool v2442 = v2440 && v2441;
+  if (v2442) {
+    const float v2443 = v1431.x[58];
+    const float v2444 = scale_b[v2438];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2445 = scale_a[v2436];
+    const float v2446 = v2443 * v2445;
+    const float v2447 = v2446 * v2444;
+    const iron_bf16 v2448 = iron_f32_to_bf16(v2447);
+    const unsigned int v2449 = v2436 * v1;
+    const unsigned int v2450 = v2449 + v2438;
+    out[v2450] = v2448;
+  }
+  const unsigned int v2451 = static_cast<unsigned int>(v1431.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2452 = v395 + v2451;
+  const unsigned int v2453 = static_cast<unsigned int>(v1431.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2454 = v1421 + v2453;
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2456 = v316 && v2455;
+  const bool v2457 = v2454 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1431.x[59];
+    const float v2460 = scale_b[v2454];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2461 = scale_a[v2452];
+    const float v2462 = v2459 * v2461;
+    const float v2463 = v2462 * v2460;
+    const iron_bf16 v2464 = iron_f32_to_bf16(v2463);
+    const unsigned int v2465 = v2452 * v1;
+    const unsigned int v2466 = v2465 + v2454;
+    out[v2466] = v2464;
+  }
+  const unsigned int v2467 = static_cast<unsigned int>(v1431.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2468 = v395 + v2467;
+  const unsigned int v2469 = static_cast<unsigned int>(v1431.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2470 = v1421 + v2469;
+  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2472 = v316 && v2471;
+  const bool v2473 = v2470 < v1;
+  const bool v2474 = v2472 && v2473;
+  if (v2474) {
+    const float v2475 = v1431.x[60];
+    const float v2476 = scale_b[v2470];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2477 = scale_a[v2468];
+    const float v2478 = v2475 * v2477;
+    const float v2479 = v2478 * v2476;
+    const iron_bf16 v2480 = iron_f32_to_bf16(v2479);
+    const unsigned int v2481 = v2468 * v1;
+    const unsigned int v2482 = v2481 + v2470;
+    out[v2482] = v2480;
+  }
+  const unsigned int v2483 = static_cast<unsigned int>(v1431.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2484 = v395 + v2483;
+  const unsigned int v2485 = static_cast<unsigned int>(v1431.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2486 = v1421 + v2485;
+  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2488 = v316 && v2487;
+  const bool v2489 = v2486 < v1;
+  const bool v2490 = v2488 && v2489;
+  if (v2490) {
+    const float v2491 = v1431.x[61];
+    const float v2492 = scale_b[v2486];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2493 = scale_a[v2484];
+    const float v2494 = v2491 * v2493;
+    const float v2495 = v2494 * v2492;
+    const iron_bf16 v2496 = iron_f32_to_bf16(v2495);
+    const unsigned int v2497 = v2484 * v1;
+    const unsigned int v2498 = v2497 + v2486;
+    out[v2498] = v2496;
+  }
+  const unsigned int v2499 = static_cast<unsigned int>(v1431.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2500 = v395 + v2499;
+  const unsigned int v2501 = static_cast<unsigned int>(v1431.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2502 = v1421 + v2501;
+  const bool v2503 = v2500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2504 = v316 && v2503;
+  const bool v2505 = v2502 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1431.x[62];
+    const float v2508 = scale_b[v2502];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2509 = scale_a[v2500];
+    const float v2510 = v2507 * v2509;
+    const float v2511 = v2510 * v2508;
+    const iron_bf16 v2512 = iron_f32_to_bf16(v2511);
+    const unsigned int v2513 = v2500 * v1;
+    const unsigned int v2514 = v2513 + v2502;
+    out[v2514] = v2512;
+  }
+  const unsigned int v2515 = static_cast<unsigned int>(v1431.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2516 = v395 + v2515;
+  const unsigned int v2517 = static_cast<unsigned int>(v1431.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2518 = v1421 + v2517;
+  const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2520 = v316 && v2519;
+  const bool v2521 = v2518 < v1;
+  const bool v2522 = v2520 && v2521;
+  if (v2522) {
+    const float v2523 = v1431.x[63];
+    const float v2524 = scale_b[v2518];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2525 = scale_a[v2516];
+    const float v2526 = v2523 * v2525;
+    const float v2527 = v2526 * v2524;
+    const iron_bf16 v2528 = iron_f32_to_bf16(v2527);
+    const unsigned int v2529 = v2516 * v1;
+    const unsigned int v2530 = v2529 + v2518;
+    out[v2530] = v2528;
   }
 }

@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 8u;
-  unsigned int v209 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  const unsigned int v212 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const unsigned int v213 = v212 >> 2u;
-  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 2, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v220, 0.0f);
-  const unsigned int v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
-  const bool v224 = v223 == v209;
-  if (v224) {
-    const bool v3381 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:232
-    if (v3381) {
-      const unsigned int v3385 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const unsigned int v3388 = v212 << 5u;
-      const unsigned int v3389 = v3388 + v3385;
-      const unsigned int v3390 = v3389 >> 3u;
-      const unsigned int v3391 = v3389 & 7u;
-      const unsigned int v3392 = v3391 << 3u;
-      const unsigned int v3393 = v22 + v3390;
-      const bool v3395 = v3393 < v0;
-      const bool v3396 = v3392 < v2;
-      const bool v3397 = v3395 && v3396;
-      const unsigned int v3398 = v3393 * v2;
-      const unsigned int v3399 = v3398 + v3392;
-      const unsigned int v3400 = v3397 ? v3399 : v209;
-      const unsigned int v3401 = v3390 << 6u;
-      const unsigned int v3403 = v3401 + v3392;
-      iron_copy_async<16>(shm3 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), a + v3400, v3397);
-      const unsigned int v3405 = v3389 + 384u;
-      const unsigned int v3406 = v3405 >> 3u;
-      const unsigned int v3407 = v3405 & 7u;
-      const unsigned int v3408 = v3407 << 3u;
-      const unsigned int v3409 = v22 + v3406;
-      const bool v3411 = v3409 < v0;
-      const bool v3412 = v3408 < v2;
-      const bool v3413 = v3411 && v3412;
-      const unsigned int v3414 = v3409 * v2;
-      const unsigned int v3415 = v3414 + v3408;
-      const unsigned int v3416 = v3413 ? v3415 : v209;
-      const unsigned int v3417 = v3406 << 6u;
-      const unsigned int v3419 = v3417 + v3408;
-      iron_copy_async<16>(shm3 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3416, v3413);
-      const unsigned int v3421 = v3389 + 768u;
-      const bool v3423 = v3421 < 1024u;
-      if (v3423) {
-        const unsigned int v3424 = v3421 >> 3u;
-        const unsigned int v3425 = v3421 & 7u;
-        const unsigned int v3426 = v3425 << 3u;
-        const unsigned int v3427 = v22 + v3424;
-        const bool v3429 = v3427 < v0;
-        const bool v3430 = v3426 < v2;
-        const bool v3431 = v3429 && v3430;
-        const unsigned int v3432 = v3427 * v2;
-        const unsigned int v3433 = v3432 + v3426;
-        const unsigned int v3434 = v3431 ? v3433 : v209;
-        const unsigned int v3435 = v3424 << 6u;
-        const unsigned int v3437 = v3435 + v3426;
-        iron_copy_async<16>(shm3 + (v3437 ^ (((v3437 >> 6u) & 7u) << 3u)), a + v3434, v3431);
+  unsigned int v283 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  const unsigned int v286 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const unsigned int v287 = v286 >> 2u;
+  const bool v290 = v286 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 2, 16, 128> v294;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v294, 0.0f);
+  const unsigned int v297 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
+  const bool v298 = v297 == v283;
+  if (v298) {
+    const bool v3455 = v283 < v2;  // kernels/gemm/gemm_warpgroup.hpp:246
+    if (v3455) {
+      const unsigned int v3459 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const unsigned int v3462 = v286 << 5u;
+      const unsigned int v3463 = v3462 + v3459;
+      const unsigned int v3464 = v3463 >> 3u;
+      const unsigned int v3465 = v3463 & 7u;
+      const unsigned int v3466 = v3465 << 3u;
+      const unsigned int v3467 = v22 + v3464;
+      const bool v3469 = v3467 < v0;
+      const bool v3470 = v3466 < v2;
+      const bool v3471 = v3469 && v3470;
+      const unsigned int v3472 = v3467 * v2;
+      const unsigned int v3473 = v3472 + v3466;
+      const unsigned int v3474 = v3471 ? v3473 : v283;
+      const unsigned int v3475 = v3464 << 6u;
+      const unsigned int v3477 = v3475 + v3466;
+      iron_copy_async<16>(shm3 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), a + v3474, v3471);
+      const unsigned int v3479 = v3463 + 384u;
+      const unsigned int v3480 = v3479 >> 3u;
+      const unsigned int v3481 = v3479 & 7u;
+      const unsigned int v3482 = v3481 << 3u;
+      const unsigned int v3483 = v22 + v3480;
+      const bool v3485 = v3483 < v0;
+      const bool v3486 = v3482 < v2;
+      const bool v3487 = v3485 && v3486;
+      const unsigned int v3488 = v3483 * v2;
+      const unsigned int v3489 = v3488 + v3482;
+      const unsigned int v3490 = v3487 ? v3489 : v283;
+      const unsigned int v3491 = v3480 << 6u;
+      const unsigned int v3493 = v3491 + v3482;
+      iron_copy_async<16>(shm3 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), a + v3490, v3487);
+      const unsigned int v3495 = v3463 + 768u;
+      const bool v3497 = v3495 < 1024u;
+      if (v3497) {
+        const unsigned int v3498 = v3495 >> 3u;
+        const unsigned int v3499 = v3495 & 7u;
+        const unsigned int v3500 = v3499 << 3u;
+        const unsigned int v3501 = v22 + v3498;
+        const bool v3503 = v3501 < v0;
+        const bool v3504 = v3500 < v2;
+        const bool v3505 = v3503 && v3504;
+        const unsigned int v3506 = v3501 * v2;
+        const unsigned int v3507 = v3506 + v3500;
+        const unsigned int v3508 = v3505 ? v3507 : v283;
+        const unsigned int v3509 = v3498 << 6u;
+        const unsigned int v3511 = v3509 + v3500;
+        iron_copy_async<16>(shm3 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), a + v3508, v3505);
       }
-      const unsigned int v3438 = v26 + v3390;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3439 = v3438 < v1;
-      const bool v3440 = v3439 && v3396;
-      const unsigned int v3441 = v3438 * v2;
-      const unsigned int v3442 = v3441 + v3392;
-      const unsigned int v3443 = v3440 ? v3442 : v209;
-      iron_copy_async<16>(shm4 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), b + v3443, v3440);
-      const unsigned int v3444 = v26 + v3406;
-      const bool v3445 = v3444 < v1;
-      const bool v3446 = v3445 && v3412;
-      const unsigned int v3447 = v3444 * v2;
-      const unsigned int v3448 = v3447 + v3408;
-      const unsigned int v3449 = v3446 ? v3448 : v209;
-      iron_copy_async<16>(shm4 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), b + v3449, v3446);
-      if (v3423) {
-        const unsigned int v3450 = v3421 >> 3u;
-        const unsigned int v3451 = v3421 & 7u;
-        const unsigned int v3452 = v3451 << 3u;
-        const unsigned int v3453 = v26 + v3450;
-        const bool v3455 = v3453 < v1;
-        const bool v3456 = v3452 < v2;
-        const bool v3457 = v3455 && v3456;
-        const unsigned int v3458 = v3453 * v2;
-        const unsigned int v3459 = v3458 + v3452;
-        const unsigned int v3460 = v3457 ? v3459 : v209;
-        const unsigned int v3461 = v3450 << 6u;
-        const unsigned int v3463 = v3461 + v3452;
-        iron_copy_async<16>(shm4 + (v3463 ^ (((v3463 >> 6u) & 7u) << 3u)), b + v3460, v3457);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-    const bool v3466 = 64u < v2;
-    if (v3466) {
-      const unsigned int v3470 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const unsigned int v3473 = v212 << 5u;
-      const unsigned int v3474 = v3473 + v3470;
-      const unsigned int v3475 = v3474 >> 3u;
-      const unsigned int v3476 = v3474 & 7u;
-      const unsigned int v3477 = v3476 << 3u;
-      const unsigned int v3478 = v22 + v3475;
-      const unsigned int v3479 = 64u + v3477;
-      const bool v3480 = v3478 < v0;
-      const bool v3481 = v3479 < v2;
-      const bool v3482 = v3480 && v3481;
-      const unsigned int v3483 = v3478 * v2;
-      const unsigned int v3484 = v3483 + v3479;
-      const unsigned int v3485 = v3482 ? v3484 : v209;
-      const unsigned int v3486 = v3475 << 6u;
-      const unsigned int v3487 = 8192u + v3486;
-      const unsigned int v3488 = v3487 + v3477;
-      iron_copy_async<16>(shm3 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), a + v3485, v3482);
-      const unsigned int v3490 = v3474 + 384u;
-      const unsigned int v3491 = v3490 >> 3u;
-      const unsigned int v3492 = v3490 & 7u;
-      const unsigned int v3493 = v3492 << 3u;
-      const unsigned int v3494 = v22 + v3491;
-      const unsigned int v3495 = 64u + v3493;
-      const bool v3496 = v3494 < v0;
-      const bool v3497 = v3495 < v2;
-      const bool v3498 = v3496 && v3497;
-      const unsigned int v3499 = v3494 * v2;
-      const unsigned int v3500 = v3499 + v3495;
-      const unsigned int v3501 = v3498 ? v3500 : v209;
-      const unsigned int v3502 = v3491 << 6u;
-      const unsigned int v3503 = 8192u + v3502;
-      const unsigned int v3504 = v3503 + v3493;
-      iron_copy_async<16>(shm3 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), a + v3501, v3498);
-      const unsigned int v3506 = v3474 + 768u;
-      const bool v3508 = v3506 < 1024u;
-      if (v3508) {
-        const unsigned int v3509 = v3506 >> 3u;
-        const unsigned int v3510 = v3506 & 7u;
-        const unsigned int v3511 = v3510 << 3u;
-        const unsigned int v3512 = v22 + v3509;
-        const unsigned int v3513 = 64u + v3511;
-        const bool v3514 = v3512 < v0;
-        const bool v3515 = v3513 < v2;
-        const bool v3516 = v3514 && v3515;
-        const unsigned int v3517 = v3512 * v2;
-        const unsigned int v3518 = v3517 + v3513;
-        const unsigned int v3519 = v3516 ? v3518 : v209;
-        const unsigned int v3520 = v3509 << 6u;
-        const unsigned int v3521 = 8192u + v3520;
-        const unsigned int v3522 = v3521 + v3511;
-        iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), a + v3519, v3516);
-      }
-      const unsigned int v3523 = v26 + v3475;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3524 = v3523 < v1;
-      const bool v3525 = v3524 && v3481;
-      const unsigned int v3526 = v3523 * v2;
-      const unsigned int v3527 = v3526 + v3479;
-      const unsigned int v3528 = v3525 ? v3527 : v209;
-      iron_copy_async<16>(shm4 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), b + v3528, v3525);
-      const unsigned int v3529 = v26 + v3491;
-      const bool v3530 = v3529 < v1;
-      const bool v3531 = v3530 && v3497;
-      const unsigned int v3532 = v3529 * v2;
-      const unsigned int v3533 = v3532 + v3495;
-      const unsigned int v3534 = v3531 ? v3533 : v209;
-      iron_copy_async<16>(shm4 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), b + v3534, v3531);
-      if (v3508) {
-        const unsigned int v3535 = v3506 >> 3u;
-        const unsigned int v3536 = v3506 & 7u;
-        const unsigned int v3537 = v3536 << 3u;
-        const unsigned int v3538 = v26 + v3535;
-        const unsigned int v3539 = 64u + v3537;
-        const bool v3540 = v3538 < v1;
-        const bool v3541 = v3539 < v2;
-        const bool v3542 = v3540 && v3541;
-        const unsigned int v3543 = v3538 * v2;
-        const unsigned int v3544 = v3543 + v3539;
-        const unsigned int v3545 = v3542 ? v3544 : v209;
-        const unsigned int v3546 = v3535 << 6u;
-        const unsigned int v3547 = 8192u + v3546;
-        const unsigned int v3548 = v3547 + v3537;
-        iron_copy_async<16>(shm4 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), b + v3545, v3542);
+      const unsigned int v3512 = v26 + v3464;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3513 = v3512 < v1;
+      const bool v3514 = v3513 && v3470;
+      const unsigned int v3515 = v3512 * v2;
+      const unsigned int v3516 = v3515 + v3466;
+      const unsigned int v3517 = v3514 ? v3516 : v283;
+      iron_copy_async<16>(shm4 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), b + v3517, v3514);
+      const unsigned int v3518 = v26 + v3480;
+      const bool v3519 = v3518 < v1;
+      const bool v3520 = v3519 && v3486;
+      const unsigned int v3521 = v3518 * v2;
+      const unsigned int v3522 = v3521 + v3482;
+      const unsigned int v3523 = v3520 ? v3522 : v283;
+      iron_copy_async<16>(shm4 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), b + v3523, v3520);
+      if (v3497) {
+        const unsigned int v3524 = v3495 >> 3u;
+        const unsigned int v3525 = v3495 & 7u;
+        const unsigned int v3526 = v3525 << 3u;
+        const unsigned int v3527 = v26 + v3524;
+        const bool v3529 = v3527 < v1;
+        const bool v3530 = v3526 < v2;
+        const bool v3531 = v3529 && v3530;
+        const unsigned int v3532 = v3527 * v2;
+        const unsigned int v3533 = v3532 + v3526;
+        const unsigned int v3534 = v3531 ? v3533 : v283;
+        const unsigned int v3535 = v3524 << 6u;
+        const unsigned int v3537 = v3535 + v3526;
+        iron_copy_async<16>(shm4 + (v3537 ^ (((v3537 >> 6u) & 7u) << 3u)), b + v3534, v3531);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v3540 = 64u < v2;
+    if (v3540) {
+      const unsigned int v3544 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const unsigned int v3547 = v286 << 5u;
+      const unsigned int v3548 = v3547 + v3544;
+      const unsigned int v3549 = v3548 >> 3u;
+      const unsigned int v3550 = v3548 & 7u;
+      const unsigned int v3551 = v3550 << 3u;
+      const unsigned int v3552 = v22 + v3549;
+      const unsigned int v3553 = 64u + v3551;
+      const bool v3554 = v3552 < v0;
+      const bool v3555 = v3553 < v2;
+      const bool v3556 = v3554 && v3555;
+      const unsigned int v3557 = v3552 * v2;
+      const unsigned int v3558 = v3557 + v3553;
+      const unsigned int v3559 = v3556 ? v3558 : v283;
+      const unsigned int v3560 = v3549 << 6u;
+      const unsigned int v3561 = 8192u + v3560;
+      const unsigned int v3562 = v3561 + v3551;
+      iron_copy_async<16>(shm3 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), a + v3559, v3556);
+      const unsigned int v3564 = v3548 + 384u;
+      const unsigned int v3565 = v3564 >> 3u;
+      const unsigned int v3566 = v3564 & 7u;
+      const unsigned int v3567 = v3566 << 3u;
+      const unsigned int v3568 = v22 + v3565;
+      const unsigned int v3569 = 64u + v3567;
+      const bool v3570 = v3568 < v0;
+      const bool v3571 = v3569 < v2;
+      const bool v3572 = v3570 && v3571;
+      const unsigned int v3573 = v3568 * v2;
+      const unsigned int v3574 = v3573 + v3569;
+      const unsigned int v3575 = v3572 ? v3574 : v283;
+      const unsigned int v3576 = v3565 << 6u;
+      const unsigned int v3577 = 8192u + v3576;
+      const unsigned int v3578 = v3577 + v3567;
+      iron_copy_async<16>(shm3 + (v3578 ^ (((v3578 >> 6u) & 7u) << 3u)), a + v3575, v3572);
+      const unsigned int v3580 = v3548 + 768u;
+      const bool v3582 = v3580 < 1024u;
+      if (v3582) {
+        const unsigned int v3583 = v3580 >> 3u;
+        const unsigned int v3584 = v3580 & 7u;
+        const unsigned int v3585 = v3584 << 3u;
+        const unsigned int v3586 = v22 + v3583;
+        const unsigned int v3587 = 64u + v3585;
+        const bool v3588 = v3586 < v0;
+        const bool v3589 = v3587 < v2;
+        const bool v3590 = v3588 && v3589;
+        const unsigned int v3591 = v3586 * v2;
+        const unsigned int v3592 = v3591 + v3587;
+        const unsigned int v3593 = v3590 ? v3592 : v283;
+        const unsigned int v3594 = v3583 << 6u;
+        const unsigned int v3595 = 8192u + v3594;
+        const unsigned int v3596 = v3595 + v3585;
+        iron_copy_async<16>(shm3 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), a + v3593, v3590);
+      }
+      const unsigned int v3597 = v26 + v3549;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3598 = v3597 < v1;
+      const bool v3599 = v3598 && v3555;
+      const unsigned int v3600 = v3597 * v2;
+      const unsigned int v3601 = v3600 + v3553;
+      const unsigned int v3602 = v3599 ? v3601 : v283;
+      iron_copy_async<16>(shm4 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), b + v3602, v3599);
+      const unsigned int v3603 = v26 + v3565;
+      const bool v3604 = v3603 < v1;
+      const bool v3605 = v3604 && v3571;
+      const unsigned int v3606 = v3603 * v2;
+      const unsigned int v3607 = v3606 + v3569;
+      const unsigned int v3608 = v3605 ? v3607 : v283;
+      iron_copy_async<16>(shm4 + (v3578 ^ (((v3578 >> 6u) & 7u) << 3u)), b + v3608, v3605);
+      if (v3582) {
+        const unsigned int v3609 = v3580 >> 3u;
+        const unsigned int v3610 = v3580 & 7u;
+        const unsigned int v3611 = v3610 << 3u;
+        const unsigned int v3612 = v26 + v3609;
+        const unsigned int v3613 = 64u + v3611;
+        const bool v3614 = v3612 < v1;
+        const bool v3615 = v3613 < v2;
+        const bool v3616 = v3614 && v3615;
+        const unsigned int v3617 = v3612 * v2;
+        const unsigned int v3618 = v3617 + v3613;
+        const unsigned int v3619 = v3616 ? v3618 : v283;
+        const unsigned int v3620 = v3609 << 6u;
+        const unsigned int v3621 = 8192u + v3620;
+        const unsigned int v3622 = v3621 + v3611;
+        iron_copy_async<16>(shm4 + (v3622 ^ (((v3622 >> 6u) & 7u) << 3u)), b + v3619, v3616);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
 
-    for (unsigned int v2532 = v209; v2532 < v2; v2532 += 64u) {
-      const unsigned int v2534 = v2532 >> 6u;
-      const unsigned int v2536 = v2534 % 3u;
+    for (unsigned int v2606 = v283; v2606 < v2; v2606 += 64u) {
+      const unsigned int v2608 = v2606 >> 6u;
+      const unsigned int v2610 = v2608 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v216) {
-        const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const unsigned int v2545 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v2546 = v2545 << 6u;
-        const unsigned int v2547 = v2538 + v2546;
-        const unsigned int v3031 = v212 & 3u;
-        const unsigned int v3033 = v3031 << 4u;
-        const unsigned int v3035 = v3033 << 6u;
-        const unsigned int v3037 = v2547 + v3035;
-        iron_frag<iron_bf16, 0, 16, 16> v3044;
-        iron_frag_fill(v3044, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3044, shm3, v3037, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3046;
-        iron_frag_fill(v3046, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3046, shm4, v2538, 64u);
-        iron_frag_mma_sync(v220, v3044, v3046);
-        const unsigned int v3048 = v3037 + 16u;
-        const unsigned int v3051 = v2538 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3053;
-        iron_frag_fill(v3053, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3053, shm3, v3048, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3055;
-        iron_frag_fill(v3055, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3055, shm4, v3051, 64u);
-        iron_frag_mma_sync(v220, v3053, v3055);
-        const unsigned int v3057 = v3037 + 32u;
-        const unsigned int v3060 = v2538 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3062;
-        iron_frag_fill(v3062, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3062, shm3, v3057, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3064;
-        iron_frag_fill(v3064, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3064, shm4, v3060, 64u);
-        iron_frag_mma_sync(v220, v3062, v3064);
-        const unsigned int v3066 = v3037 + 48u;
-        const unsigned int v3069 = v2538 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3071;
-        iron_frag_fill(v3071, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3071, shm3, v3066, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3073;
-        iron_frag_fill(v3073, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3073, shm4, v3069, 64u);
-        iron_frag_mma_sync(v220, v3071, v3073);
-      }
-      const unsigned int v2553 = v2532 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
-      const unsigned int v2555 = v2534 + 2u;
-      const unsigned int v2556 = v2555 % 3u;
-      const bool v2557 = v2553 < v2;
-      if (v2557) {
-        const unsigned int v2560 = v2556 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v2562 = iron_linear_thread() & 31u;
-        const unsigned int v2564 = v212 << 5u;
-        const unsigned int v2565 = v2564 + v2562;
-        const unsigned int v2569 = v2565 >> 3u;
-        const unsigned int v2571 = v2565 & 7u;
-        const unsigned int v2573 = v2571 << 3u;
-        const unsigned int v2574 = v22 + v2569;
-        const unsigned int v2575 = v2553 + v2573;
-        const bool v2576 = v2574 < v0;
-        const bool v2577 = v2575 < v2;
-        const bool v2578 = v2576 && v2577;
-        const unsigned int v2579 = v2574 * v2;
-        const unsigned int v2581 = v2579 + v2575;
-        const unsigned int v2582 = v2578 ? v2581 : v209;
-        const unsigned int v2584 = v2569 << 6u;
-        const unsigned int v2585 = v2560 + v2584;
-        const unsigned int v2586 = v2585 + v2573;
-        iron_copy_async<16>(shm3 + (v2586 ^ (((v2586 >> 6u) & 7u) << 3u)), a + v2582, v2578);
-        const unsigned int v2588 = v2565 + 384u;
-        const unsigned int v2590 = v2588 >> 3u;
-        const unsigned int v2592 = v2588 & 7u;
-        const unsigned int v2594 = v2592 << 3u;
-        const unsigned int v2595 = v22 + v2590;
-        const unsigned int v2596 = v2553 + v2594;
-        const bool v2597 = v2595 < v0;
-        const bool v2598 = v2596 < v2;
-        const bool v2599 = v2597 && v2598;
-        const unsigned int v2600 = v2595 * v2;
-        const unsigned int v2602 = v2600 + v2596;
-        const unsigned int v2603 = v2599 ? v2602 : v209;
-        const unsigned int v2605 = v2590 << 6u;
-        const unsigned int v2606 = v2560 + v2605;
-        const unsigned int v2607 = v2606 + v2594;
-        iron_copy_async<16>(shm3 + (v2607 ^ (((v2607 >> 6u) & 7u) << 3u)), a + v2603, v2599);
-        const unsigned int v2609 = v2565 + 768u;
-        const bool v2611 = v2609 < 1024u;
-        if (v2611) {
-          const unsigned int v2613 = v2609 >> 3u;
-          const unsigned int v2615 = v2609 & 7u;
-          const unsigned int v2617 = v2615 << 3u;
-          const unsigned int v2618 = v22 + v2613;
-          const unsigned int v2619 = v2553 + v2617;
-          const bool v2620 = v2618 < v0;
-          const bool v2621 = v2619 < v2;
-          const bool v2622 = v2620 && v2621;
-          const unsigned int v2623 = v2618 * v2;
-          const unsigned int v2625 = v2623 + v2619;
-          const unsigned int v2626 = v2622 ? v2625 : v209;
-          const unsigned int v2628 = v2613 << 6u;
-          const unsigned int v2629 = v2560 + v2628;
-          const unsigned int v2630 = v2629 + v2617;
-          iron_copy_async<16>(shm3 + (v2630 ^ (((v2630 >> 6u) & 7u) << 3u)), a + v2626, v2622);
-        }
-        const unsigned int v2647 = v26 + v2569;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v2649 = v2647 < v1;
-        const bool v2651 = v2649 && v2577;
-        const unsigned int v2652 = v2647 * v2;
-        const unsigned int v2654 = v2652 + v2575;
-        const unsigned int v2655 = v2651 ? v2654 : v209;
-        iron_copy_async<16>(shm4 + (v2586 ^ (((v2586 >> 6u) & 7u) << 3u)), b + v2655, v2651);
-        const unsigned int v2668 = v26 + v2590;
-        const bool v2670 = v2668 < v1;
-        const bool v2672 = v2670 && v2598;
-        const unsigned int v2673 = v2668 * v2;
-        const unsigned int v2675 = v2673 + v2596;
-        const unsigned int v2676 = v2672 ? v2675 : v209;
-        iron_copy_async<16>(shm4 + (v2607 ^ (((v2607 >> 6u) & 7u) << 3u)), b + v2676, v2672);
-        if (v2611) {
-          const unsigned int v2686 = v2609 >> 3u;
-          const unsigned int v2688 = v2609 & 7u;
-          const unsigned int v2690 = v2688 << 3u;
-          const unsigned int v2691 = v26 + v2686;
-          const unsigned int v2692 = v2553 + v2690;
-          const bool v2693 = v2691 < v1;
-          const bool v2694 = v2692 < v2;
-          const bool v2695 = v2693 && v2694;
-          const unsigned int v2696 = v2691 * v2;
-          const unsigned int v2698 = v2696 + v2692;
-          const unsigned int v2699 = v2695 ? v2698 : v209;
-          const unsigned int v2701 = v2686 << 6u;
-          const unsigned int v2702 = v2560 + v2701;
-          const unsigned int v2703 = v2702 + v2690;
-          iron_copy_async<16>(shm4 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), b + v2699, v2695);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-    }
-    __syncthreads();
-  } else {
-    const unsigned int v252 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v253 = threadIdx.x;
-
-    for (unsigned int v251 = v209; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-      for (unsigned int v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v260 = v22 + v257;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v261 = v260 < v0;
-        const unsigned int v262 = v251 + v259;
-        const bool v263 = v262 < v2;
-        const bool v264 = v261 && v263;
-        if (v264) {
-          const unsigned int v266 = v260 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v268 = v266 + v251;
-          const unsigned int v269 = v268 + v259;
-          const iron_bf16 v270 = a[v269];
-          const unsigned int v272 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v273 = v272 + v259;
-          shm3[(v273 ^ (((v273 >> 6u) & 7u) << 3u))] = v270;
-        } else {
-          const unsigned int v275 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v276 = v275 + v259;
-          shm3[(v276 ^ (((v276 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
-        }
-      }
-
-      for (unsigned int v281 = v253; v281 < 8192u; v281 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v283 = v281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v285 = v281 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v286 = v26 + v283;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v287 = v286 < v1;
-        const unsigned int v288 = v251 + v285;
-        const bool v289 = v288 < v2;
-        const bool v290 = v287 && v289;
-        if (v290) {
-          const unsigned int v292 = v286 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v294 = v292 + v251;
-          const unsigned int v295 = v294 + v285;
-          const iron_bf16 v296 = b[v295];
-          const unsigned int v298 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v299 = v298 + v285;
-          shm4[(v299 ^ (((v299 >> 6u) & 7u) << 3u))] = v296;
-        } else {
-          const unsigned int v301 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v302 = v301 + v285;
-          shm4[(v302 ^ (((v302 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
-        }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v311 = v310 << 6u;
-        const unsigned int v3076 = v212 & 3u;
-        const unsigned int v3078 = v3076 << 4u;
-        const unsigned int v3080 = v3078 << 6u;
-        const unsigned int v3082 = v311 + v3080;
-        iron_frag<iron_bf16, 0, 16, 16> v3089;
-        iron_frag_fill(v3089, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3089, shm3, v3082, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3091;
-        iron_frag_fill(v3091, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3091, shm4, v209, 64u);
-        iron_frag_mma_sync(v220, v3089, v3091);
-        const unsigned int v3093 = v3082 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3098;
-        iron_frag_fill(v3098, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3098, shm3, v3093, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3100;
-        iron_frag_fill(v3100, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3100, shm4, 16u, 64u);
-        iron_frag_mma_sync(v220, v3098, v3100);
-        const unsigned int v3102 = v3082 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3107;
-        iron_frag_fill(v3107, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3107, shm3, v3102, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3109;
-        iron_frag_fill(v3109, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3109, shm4, 32u, 64u);
-        iron_frag_mma_sync(v220, v3107, v3109);
-        const unsigned int v3111 = v3082 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3116;
-        iron_frag_fill(v3116, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3116, shm3, v3111, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3118;
+      if (v290) {
+        const unsigned int v2612 = v2610 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
+        const unsigned int v2619 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v2620 = v2619 << 6u;
+        const unsigned int v2621 = v2612 + v2620;
+        const unsigned int v3105 = v286 & 3u;
+        const unsigned int v3107 = v3105 << 4u;
+        const unsigned int v3109 = v3107 << 6u;
+        const unsigned int v3111 = v2621 + v3109;
+        iron_frag<iron_bf16, 0, 16, 16> v3118;
         iron_frag_fill(v3118, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3118, shm4, 48u, 64u);
-        iron_frag_mma_sync(v220, v3116, v3118);
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-    }
-  }
-  const unsigned int v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const unsigned int v317 = v316 << 4u;
-  const unsigned int v319 = v213 << 6u;
-  const unsigned int v320 = v22 + v319;
-  const unsigned int v321 = v320 + v317;
-  const unsigned int v322 = static_cast<unsigned int>(v220.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v323 = v321 + v322;
-  const unsigned int v324 = static_cast<unsigned int>(v220.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v325 = v26 + v324;
-  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v327 = v216 && v326;
-  const bool v328 = v325 < v1;
-  const bool v329 = v327 && v328;
-  if (v329) {
-    const float v330 = v220.x[0];
-    const float v331 = v330 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v332 = iron_f32_to_bf16(v331);
-    const unsigned int v333 = v323 * v1;
-    const unsigned int v334 = v333 + v325;
-    out[v334] = v332;
-  }
-  const unsigned int v335 = static_cast<unsigned int>(v220.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v336 = v321 + v335;
-  const unsigned int v337 = static_cast<unsigned int>(v220.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v338 = v26 + v337;
-  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v340 = v216 && v339;
-  const bool v341 = v338 < v1;
-  const bool v342 = v340 && v341;
-  if (v342) {
-    const float v343 = v220.x[1];
-    const float v344 = v343 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v345 = iron_f32_to_bf16(v344);
-    const unsigned int v346 = v336 * v1;
-    const unsigned int v347 = v346 + v338;
-    out[v347] = v345;
-  }
-  const unsigned int v348 = static_cast<unsigned int>(v220.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v349 = v321 + v348;
-  const unsigned int v350 = static_cast<unsigned int>(v220.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v353 = v216 && v352;
-  const bool v354 = v351 < v1;
-  const bool v355 = v353 && v354;
-  if (v355) {
-    const float v356 = v220.x[2];
-    const float v357 = v356 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v358 = iron_f32_to_bf16(v357);
-    const unsigned int v359 = v349 * v1;
-    const unsigned int v360 = v359 + v351;
-    out[v360] = v358;
-  }
-  const unsigned int v361 = static_cast<unsigned int>(v220.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v362 = v321 + v361;
-  const unsigned int v363 = static_cast<unsigned int>(v220.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v364 = v26 + v363;
-  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v366 = v216 && v365;
-  const bool v367 = v364 < v1;
-  const bool v368 = v366 && v367;
-  if (v368) {
-    const float v369 = v220.x[3];
-    const float v370 = v369 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v371 = iron_f32_to_bf16(v370);
-    const unsigned int v372 = v362 * v1;
-    const unsigned int v373 = v372 + v364;
-    out[v373] = v371;
-  }
-  const unsigned int v374 = static_cast<unsigned int>(v220.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v375 = v321 + v374;
-  const unsigned int v376 = static_cast<unsigned int>(v220.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v377 = v26 + v376;
-  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v379 = v216 && v378;
-  const bool v380 = v377 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v220.x[4];
-    const float v383 = v382 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v384 = iron_f32_to_bf16(v383);
-    const unsigned int v385 = v375 * v1;
-    const unsigned int v386 = v385 + v377;
-    out[v386] = v384;
-  }
-  const unsigned int v387 = static_cast<unsigned int>(v220.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v388 = v321 + v387;
-  const unsigned int v389 = static_cast<unsigned int>(v220.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v390 = v26 + v389;
-  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v392 = v216 && v391;
-  const bool v393 = v390 < v1;
-  const bool v394 = v392 && v393;
-  if (v394) {
-    const float v395 = v220.x[5];
-    const float v396 = v395 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v397 = iron_f32_to_bf16(v396);
-    const unsigned int v398 = v388 * v1;
-    const unsigned int v399 = v398 + v390;
-    out[v399] = v397;
-  }
-  const unsigned int v400 = static_cast<unsigned int>(v220.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v401 = v321 + v400;
-  const unsigned int v402 = static_cast<unsigned int>(v220.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v403 = v26 + v402;
-  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v405 = v216 && v404;
-  const bool v406 = v403 < v1;
-  const bool v407 = v405 && v406;
-  if (v407) {
-    const float v408 = v220.x[6];
-    const float v409 = v408 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v410 = iron_f32_to_bf16(v409);
-    const unsigned int v411 = v401 * v1;
-    const unsigned int v412 = v411 + v403;
-    out[v412] = v410;
-  }
-  const unsigned int v413 = static_cast<unsigned int>(v220.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v414 = v321 + v413;
-  const unsigned int v415 = static_cast<unsigned int>(v220.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v416 = v26 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v418 = v216 && v417;
-  const bool v419 = v416 < v1;
-  const bool v420 = v418 && v419;
-  if (v420) {
-    const float v421 = v220.x[7];
-    const float v422 = v421 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v423 = iron_f32_to_bf16(v422);
-    const unsigned int v424 = v414 * v1;
-    const unsigned int v425 = v424 + v416;
-    out[v425] = v423;
-  }
-  const unsigned int v426 = static_cast<unsigned int>(v220.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v427 = v321 + v426;
-  const unsigned int v428 = static_cast<unsigned int>(v220.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v429 = v26 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v431 = v216 && v430;
-  const bool v432 = v429 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v220.x[8];
-    const float v435 = v434 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v436 = iron_f32_to_bf16(v435);
-    const unsigned int v437 = v427 * v1;
-    const unsigned int v438 = v437 + v429;
-    out[v438] = v436;
-  }
-  const unsigned int v439 = static_cast<unsigned int>(v220.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v440 = v321 + v439;
-  const unsigned int v441 = static_cast<unsigned int>(v220.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v442 = v26 + v441;
-  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v444 = v216 && v443;
-  const bool v445 = v442 < v1;
-  const bool v446 = v444 && v445;
-  if (v446) {
-    const float v447 = v220.x[9];
-    const float v448 = v447 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v449 = iron_f32_to_bf16(v448);
-    const unsigned int v450 = v440 * v1;
-    const unsigned int v451 = v450 + v442;
-    out[v451] = v449;
-  }
-  const unsigned int v452 = static_cast<unsigned int>(v220.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v453 = v321 + v452;
-  const unsigned int v454 = static_cast<unsigned int>(v220.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v455 = v26 + v454;
-  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v457 = v216 && v456;
-  const bool v458 = v455 < v1;
-  const bool v459 = v457 && v458;
-  if (v459) {
-    const float v460 = v220.x[10];
-    const float v461 = v460 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v462 = iron_f32_to_bf16(v461);
-    const unsigned int v463 = v453 * v1;
-    const unsigned int v464 = v463 + v455;
-    out[v464] = v462;
-  }
-  const unsigned int v465 = static_cast<unsigned int>(v220.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v466 = v321 + v465;
-  const unsigned int v467 = static_cast<unsigned int>(v220.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v468 = v26 + v467;
-  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v470 = v216 && v469;
-  const bool v471 = v468 < v1;
-  const bool v472 = v470 && v471;
-  if (v472) {
-    const float v473 = v220.x[11];
-    const float v474 = v473 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v475 = iron_f32_to_bf16(v474);
-    const unsigned int v476 = v466 * v1;
-    const unsigned int v477 = v476 + v468;
-    out[v477] = v475;
-  }
-  const unsigned int v478 = static_cast<unsigned int>(v220.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v479 = v321 + v478;
-  const unsigned int v480 = static_cast<unsigned int>(v220.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v481 = v26 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v483 = v216 && v482;
-  const bool v484 = v481 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v220.x[12];
-    const float v487 = v486 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v488 = iron_f32_to_bf16(v487);
-    const unsigned int v489 = v479 * v1;
-    const unsigned int v490 = v489 + v481;
-    out[v490] = v488;
-  }
-  const unsigned int v491 = static_cast<unsigned int>(v220.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v492 = v321 + v491;
-  const unsigned int v493 = static_cast<unsigned int>(v220.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v494 = v26 + v493;
-  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v496 = v216 && v495;
-  const bool v497 = v494 < v1;
-  const bool v498 = v496 && v497;
-  if (v498) {
-    const float v499 = v220.x[13];
-    const float v500 = v499 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v501 = iron_f32_to_bf16(v500);
-    const unsigned int v502 = v492 * v1;
-    const unsigned int v503 = v502 + v494;
-    out[v503] = v501;
-  }
-  const unsigned int v504 = static_cast<unsigned int>(v220.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v505 = v321 + v504;
-  const unsigned int v506 = static_cast<unsigned int>(v220.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v509 = v216 && v508;
-  const bool v510 = v507 < v1;
-  const bool v511 = v509 && v510;
-  if (v511) {
-    const float v512 = v220.x[14];
-    const float v513 = v512 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v514 = iron_f32_to_bf16(v513);
-    const unsigned int v515 = v505 * v1;
-    const unsigned int v516 = v515 + v507;
-    out[v516] = v514;
-  }
-  const unsigned int v517 = static_cast<unsigned int>(v220.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v518 = v321 + v517;
-  const unsigned int v519 = static_cast<unsigned int>(v220.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v520 = v26 + v519;
-  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v522 = v216 && v521;
-  const bool v523 = v520 < v1;
-  const bool v524 = v522 && v523;
-  if (v524) {
-    const float v525 = v220.x[15];
-    const float v526 = v525 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v527 = iron_f32_to_bf16(v526);
-    const unsigned int v528 = v518 * v1;
-    const unsigned int v529 = v528 + v520;
-    out[v529] = v527;
-  }
-  const unsigned int v530 = static_cast<unsigned int>(v220.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v531 = v321 + v530;
-  const unsigned int v532 = static_cast<unsigned int>(v220.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v533 = v26 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v535 = v216 && v534;
-  const bool v536 = v533 < v1;
-  const bool v537 = v535 && v536;
-  if (v537) {
-    const float v538 = v220.x[16];
-    const float v539 = v538 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v540 = iron_f32_to_bf16(v539);
-    const unsigned int v541 = v531 * v1;
-    const unsigned int v542 = v541 + v533;
-    out[v542] = v540;
-  }
-  const unsigned int v543 = static_cast<unsigned int>(v220.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v544 = v321 + v543;
-  const unsigned int v545 = static_cast<unsigned int>(v220.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v546 = v26 + v545;
-  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v548 = v216 && v547;
-  const bool v549 = v546 < v1;
-  const bool v550 = v548 && v549;
-  if (v550) {
-    const float v551 = v220.x[17];
-    const float v552 = v551 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v553 = iron_f32_to_bf16(v552);
-    const unsigned int v554 = v544 * v1;
-    const unsigned int v555 = v554 + v546;
-    out[v555] = v553;
-  }
-  const unsigned int v556 = static_cast<unsigned int>(v220.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v557 = v321 + v556;
-  const unsigned int v558 = static_cast<unsigned int>(v220.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v559 = v26 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v561 = v216 && v560;
-  const bool v562 = v559 < v1;
-  const bool v563 = v561 && v562;
-  if (v563) {
-    const float v564 = v220.x[18];
-    const float v565 = v564 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v566 = iron_f32_to_bf16(v565);
-    const unsigned int v567 = v557 * v1;
-    const unsigned int v568 = v567 + v559;
-    out[v568] = v566;
-  }
-  const unsigned int v569 = static_cast<unsigned int>(v220.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v570 = v321 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v220.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v572 = v26 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v574 = v216 && v573;
-  const bool v575 = v572 < v1;
-  const bool v576 = v574 && v575;
-  if (v576) {
-    const float v577 = v220.x[19];
-    const float v578 = v577 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v579 = iron_f32_to_bf16(v578);
-    const unsigned int v580 = v570 * v1;
-    const unsigned int v581 = v580 + v572;
-    out[v581] = v579;
-  }
-  const unsigned int v582 = static_cast<unsigned int>(v220.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v583 = v321 + v582;
-  const unsigned int v584 = static_cast<unsigned int>(v220.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v585 = v26 + v584;
-  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v587 = v216 && v586;
-  const bool v588 = v585 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v220.x[20];
-    const float v591 = v590 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v592 = iron_f32_to_bf16(v591);
-    const unsigned int v593 = v583 * v1;
-    const unsigned int v594 = v593 + v585;
-    out[v594] = v592;
-  }
-  const unsigned int v595 = static_cast<unsigned int>(v220.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v596 = v321 + v595;
-  const unsigned int v597 = static_cast<unsigned int>(v220.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v598 = v26 + v597;
-  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v600 = v216 && v599;
-  const bool v601 = v598 < v1;
-  const bool v602 = v600 && v601;
-  if (v602) {
-    const float v603 = v220.x[21];
-    const float v604 = v603 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v605 = iron_f32_to_bf16(v604);
-    const unsigned int v606 = v596 * v1;
-    const unsigned int v607 = v606 + v598;
-    out[v607] = v605;
-  }
-  const unsigned int v608 = static_cast<unsigned int>(v220.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v609 = v321 + v608;
-  const unsigned int v610 = static_cast<unsigned int>(v220.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v611 = v26 + v610;
-  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v613 = v216 && v612;
-  const bool v614 = v611 < v1;
-  const bool v615 = v613 && v614;
-  if (v615) {
-    const float v616 = v220.x[22];
-    const float v617 = v616 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v618 = iron_f32_to_bf16(v617);
-    const unsigned int v619 = v609 * v1;
-    const unsigned int v620 = v619 + v611;
-    out[v620] = v618;
-  }
-  const unsigned int v621 = static_cast<unsigned int>(v220.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v622 = v321 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v220.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v624 = v26 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v626 = v216 && v625;
-  const bool v627 = v624 < v1;
-  const bool v628 = v626 && v627;
-  if (v628) {
-    const float v629 = v220.x[23];
-    const float v630 = v629 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v631 = iron_f32_to_bf16(v630);
-    const unsigned int v632 = v622 * v1;
-    const unsigned int v633 = v632 + v624;
-    out[v633] = v631;
-  }
-  const unsigned int v634 = static_cast<unsigned int>(v220.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v635 = v321 + v634;
-  const unsigned int v636 = static_cast<unsigned int>(v220.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v637 = v26 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v639 = v216 && v638;
-  const bool v640 = v637 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v220.x[24];
-    const float v643 = v642 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v644 = iron_f32_to_bf16(v643);
-    const unsigned int v645 = v635 * v1;
-    const unsigned int v646 = v645 + v637;
-    out[v646] = v644;
-  }
-  const unsigned int v647 = static_cast<unsigned int>(v220.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v648 = v321 + v647;
-  const unsigned int v649 = static_cast<unsigned int>(v220.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v650 = v26 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v652 = v216 && v651;
-  const bool v653 = v650 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v220.x[25];
-    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v657 = iron_f32_to_bf16(v656);
-    const unsigned int v658 = v648 * v1;
-    const unsigned int v659 = v658 + v650;
-    out[v659] = v657;
-  }
-  const unsigned int v660 = static_cast<unsigned int>(v220.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v661 = v321 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v220.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v665 = v216 && v664;
-  const bool v666 = v663 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v220.x[26];
-    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v670 = iron_f32_to_bf16(v669);
-    const unsigned int v671 = v661 * v1;
-    const unsigned int v672 = v671 + v663;
-    out[v672] = v670;
-  }
-  const unsigned int v673 = static_cast<unsigned int>(v220.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v674 = v321 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v220.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v676 = v26 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v678 = v216 && v677;
-  const bool v679 = v676 < v1;
-  const bool v680 = v678 && v679;
-  if (v680) {
-    const float v681 = v220.x[27];
-    const float v682 = v681 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v683 = iron_f32_to_bf16(v682);
-    const unsigned int v684 = v674 * v1;
-    const unsigned int v685 = v684 + v676;
-    out[v685] = v683;
-  }
-  const unsigned int v686 = static_cast<unsigned int>(v220.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v687 = v321 + v686;
-  const unsigned int v688 = static_cast<unsigned int>(v220.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v689 = v26 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v691 = v216 && v690;
-  const bool v692 = v689 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v220.x[28];
-    const float v695 = v694 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v696 = iron_f32_to_bf16(v695);
-    const unsigned int v697 = v687 * v1;
-    const unsigned int v698 = v697 + v689;
-    out[v698] = v696;
-  }
-  const unsigned int v699 = static_cast<unsigned int>(v220.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v700 = v321 + v699;
-  const unsigned int v701 = static_cast<unsigned int>(v220.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v702 = v26 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v704 = v216 && v703;
-  const bool v705 = v702 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v220.x[29];
-    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v709 = iron_f32_to_bf16(v708);
-    const unsigned int v710 = v700 * v1;
-    const unsigned int v711 = v710 + v702;
-    out[v711] = v709;
-  }
-  const unsigned int v712 = static_cast<unsigned int>(v220.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v713 = v321 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v220.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v715 = v26 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v717 = v216 && v716;
-  const bool v718 = v715 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v220.x[30];
-    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v722 = iron_f32_to_bf16(v721);
-    const unsigned int v723 = v713 * v1;
-    const unsigned int v724 = v723 + v715;
-    out[v724] = v722;
-  }
-  const unsigned int v725 = static_cast<unsigned int>(v220.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v726 = v321 + v725;
-  const unsigned int v727 = static_cast<unsigned int>(v220.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v728 = v26 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v730 = v216 && v729;
-  const bool v731 = v728 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v220.x[31];
-    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v735 = iron_f32_to_bf16(v734);
-    const unsigned int v736 = v726 * v1;
-    const unsigned int v737 = v736 + v728;
-    out[v737] = v735;
-  }
-  const unsigned int v738 = static_cast<unsigned int>(v220.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v739 = v321 + v738;
-  const unsigned int v740 = static_cast<unsigned int>(v220.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v741 = v26 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v743 = v216 && v742;
-  const bool v744 = v741 < v1;
-  const bool v745 = v743 && v744;
-  if (v745) {
-    const float v746 = v220.x[32];
-    const float v747 = v746 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v748 = iron_f32_to_bf16(v747);
-    const unsigned int v749 = v739 * v1;
-    const unsigned int v750 = v749 + v741;
-    out[v750] = v748;
-  }
-  const unsigned int v751 = static_cast<unsigned int>(v220.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v752 = v321 + v751;
-  const unsigned int v753 = static_cast<unsigned int>(v220.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v754 = v26 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v756 = v216 && v755;
-  const bool v757 = v754 < v1;
-  const bool v758 = v756 && v757;
-  if (v758) {
-    const float v759 = v220.x[33];
-    const float v760 = v759 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v761 = iron_f32_to_bf16(v760);
-    const unsigned int v762 = v752 * v1;
-    const unsigned int v763 = v762 + v754;
-    out[v763] = v761;
-  }
-  const unsigned int v764 = static_cast<unsigned int>(v220.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v765 = v321 + v764;
-  const unsigned int v766 = static_cast<unsigned int>(v220.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v767 = v26 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v769 = v216 && v768;
-  const bool v770 = v767 < v1;
-  const bool v771 = v769 && v770;
-  if (v771) {
-    const float v772 = v220.x[34];
-    const float v773 = v772 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v774 = iron_f32_to_bf16(v773);
-    const unsigned int v775 = v765 * v1;
-    const unsigned int v776 = v775 + v767;
-    out[v776] = v774;
-  }
-  const unsigned int v777 = static_cast<unsigned int>(v220.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v778 = v321 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v220.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v780 = v26 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v782 = v216 && v781;
-  const bool v783 = v780 < v1;
-  const bool v784 = v782 && v783;
-  if (v784) {
-    const float v785 = v220.x[35];
-    const float v786 = v785 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v787 = iron_f32_to_bf16(v786);
-    const unsigned int v788 = v778 * v1;
-    const unsigned int v789 = v788 + v780;
-    out[v789] = v787;
-  }
-  const unsigned int v790 = static_cast<unsigned int>(v220.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v791 = v321 + v790;
-  const unsigned int v792 = static_cast<unsigned int>(v220.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v793 = v26 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v795 = v216 && v794;
-  const bool v796 = v793 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v220.x[36];
-    const float v799 = v798 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v800 = iron_f32_to_bf16(v799);
-    const unsigned int v801 = v791 * v1;
-    const unsigned int v802 = v801 + v793;
-    out[v802] = v800;
-  }
-  const unsigned int v803 = static_cast<unsigned int>(v220.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v804 = v321 + v803;
-  const unsigned int v805 = static_cast<unsigned int>(v220.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v806 = v26 + v805;
-  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v808 = v216 && v807;
-  const bool v809 = v806 < v1;
-  const bool v810 = v808 && v809;
-  if (v810) {
-    const float v811 = v220.x[37];
-    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v813 = iron_f32_to_bf16(v812);
-    const unsigned int v814 = v804 * v1;
-    const unsigned int v815 = v814 + v806;
-    out[v815] = v813;
-  }
-  const unsigned int v816 = static_cast<unsigned int>(v220.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v817 = v321 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v220.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v821 = v216 && v820;
-  const bool v822 = v819 < v1;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v220.x[38];
-    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v826 = iron_f32_to_bf16(v825);
-    const unsigned int v827 = v817 * v1;
-    const unsigned int v828 = v827 + v819;
-    out[v828] = v826;
-  }
-  const unsigned int v829 = static_cast<unsigned int>(v220.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v830 = v321 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v220.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v832 = v26 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v834 = v216 && v833;
-  const bool v835 = v832 < v1;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v220.x[39];
-    const float v838 = v837 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v839 = iron_f32_to_bf16(v838);
-    const unsigned int v840 = v830 * v1;
-    const unsigned int v841 = v840 + v832;
-    out[v841] = v839;
-  }
-  const unsigned int v842 = static_cast<unsigned int>(v220.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v843 = v321 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v220.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v845 = v26 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v847 = v216 && v846;
-  const bool v848 = v845 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v220.x[40];
-    const float v851 = v850 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v852 = iron_f32_to_bf16(v851);
-    const unsigned int v853 = v843 * v1;
-    const unsigned int v854 = v853 + v845;
-    out[v854] = v852;
-  }
-  const unsigned int v855 = static_cast<unsigned int>(v220.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v856 = v321 + v855;
-  const unsigned int v857 = static_cast<unsigned int>(v220.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v858 = v26 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v860 = v216 && v859;
-  const bool v861 = v858 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v220.x[41];
-    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v865 = iron_f32_to_bf16(v864);
-    const unsigned int v866 = v856 * v1;
-    const unsigned int v867 = v866 + v858;
-    out[v867] = v865;
-  }
-  const unsigned int v868 = static_cast<unsigned int>(v220.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v869 = v321 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v220.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v871 = v26 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v873 = v216 && v872;
-  const bool v874 = v871 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v220.x[42];
-    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v878 = iron_f32_to_bf16(v877);
-    const unsigned int v879 = v869 * v1;
-    const unsigned int v880 = v879 + v871;
-    out[v880] = v878;
-  }
-  const unsigned int v881 = static_cast<unsigned int>(v220.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v882 = v321 + v881;
-  const unsigned int v883 = static_cast<unsigned int>(v220.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v884 = v26 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v886 = v216 && v885;
-  const bool v887 = v884 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v220.x[43];
-    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v891 = iron_f32_to_bf16(v890);
-    const unsigned int v892 = v882 * v1;
-    const unsigned int v893 = v892 + v884;
-    out[v893] = v891;
-  }
-  const unsigned int v894 = static_cast<unsigned int>(v220.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v895 = v321 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v220.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v897 = v26 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v899 = v216 && v898;
-  const bool v900 = v897 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v220.x[44];
-    const float v903 = v902 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v904 = iron_f32_to_bf16(v903);
-    const unsigned int v905 = v895 * v1;
-    const unsigned int v906 = v905 + v897;
-    out[v906] = v904;
-  }
-  const unsigned int v907 = static_cast<unsigned int>(v220.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v908 = v321 + v907;
-  const unsigned int v909 = static_cast<unsigned int>(v220.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v910 = v26 + v909;
-  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v912 = v216 && v911;
-  const bool v913 = v910 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v220.x[45];
-    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v917 = iron_f32_to_bf16(v916);
-    const unsigned int v918 = v908 * v1;
-    const unsigned int v919 = v918 + v910;
-    out[v919] = v917;
-  }
-  const unsigned int v920 = static_cast<unsigned int>(v220.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v921 = v321 + v920;
-  const unsigned int v922 = static_cast<unsigned int>(v220.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v923 = v26 + v922;
-  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v925 = v216 && v924;
-  const bool v926 = v923 < v1;
-  const bool v927 = v925 && v926;
-  if (v927) {
-    const float v928 = v220.x[46];
-    const float v929 = v928 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v930 = iron_f32_to_bf16(v929);
-    const unsigned int v931 = v921 * v1;
-    const unsigned int v932 = v931 + v923;
-    out[v932] = v930;
-  }
-  const unsigned int v933 = static_cast<unsigned int>(v220.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v934 = v321 + v933;
-  const unsigned int v935 = static_cast<unsigned int>(v220.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v936 = v26 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v938 = v216 && v937;
-  const bool v939 = v936 < v1;
-  const bool v940 = v938 && v939;
-  if (v940) {
-    const float v941 = v220.x[47];
-    const float v942 = v941 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v943 = iron_f32_to_bf16(v942);
-    const unsigned int v944 = v934 * v1;
-    const unsigned int v945 = v944 + v936;
-    out[v945] = v943;
-  }
-  const unsigned int v946 = static_cast<unsigned int>(v220.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v947 = v321 + v946;
-  const unsigned int v948 = static_cast<unsigned int>(v220.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v949 = v26 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v951 = v216 && v950;
-  const bool v952 = v949 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v220.x[48];
-    const float v955 = v954 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v956 = iron_f32_to_bf16(v955);
-    const unsigned int v957 = v947 * v1;
-    const unsigned int v958 = v957 + v949;
-    out[v958] = v956;
-  }
-  const unsigned int v959 = static_cast<unsigned int>(v220.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v960 = v321 + v959;
-  const unsigned int v961 = static_cast<unsigned int>(v220.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v962 = v26 + v961;
-  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v964 = v216 && v963;
-  const bool v965 = v962 < v1;
-  const bool v966 = v964 && v965;
-  if (v966) {
-    const float v967 = v220.x[49];
-    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v969 = iron_f32_to_bf16(v968);
-    const unsigned int v970 = v960 * v1;
-    const unsigned int v971 = v970 + v962;
-    out[v971] = v969;
-  }
-  const unsigned int v972 = static_cast<unsigned int>(v220.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v973 = v321 + v972;
-  const unsigned int v974 = static_cast<unsigned int>(v220.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v977 = v216 && v976;
-  const bool v978 = v975 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v220.x[50];
-    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v982 = iron_f32_to_bf16(v981);
-    const unsigned int v983 = v973 * v1;
-    const unsigned int v984 = v983 + v975;
-    out[v984] = v982;
-  }
-  const unsigned int v985 = static_cast<unsigned int>(v220.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v986 = v321 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v220.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v988 = v26 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v990 = v216 && v989;
-  const bool v991 = v988 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v220.x[51];
-    const float v994 = v993 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v995 = iron_f32_to_bf16(v994);
-    const unsigned int v996 = v986 * v1;
-    const unsigned int v997 = v996 + v988;
-    out[v997] = v995;
-  }
-  const unsigned int v998 = static_cast<unsigned int>(v220.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v999 = v321 + v998;
-  const unsigned int v1000 = static_cast<unsigned int>(v220.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1001 = v26 + v1000;
-  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1003 = v216 && v1002;
-  const bool v1004 = v1001 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v220.x[52];
-    const float v1007 = v1006 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
-    const unsigned int v1009 = v999 * v1;
-    const unsigned int v1010 = v1009 + v1001;
-    out[v1010] = v1008;
-  }
-  const unsigned int v1011 = static_cast<unsigned int>(v220.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1012 = v321 + v1011;
-  const unsigned int v1013 = static_cast<unsigned int>(v220.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1014 = v26 + v1013;
-  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1016 = v216 && v1015;
-  const bool v1017 = v1014 < v1;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v220.x[53];
-    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
-    const unsigned int v1022 = v1012 * v1;
-    const unsigned int v1023 = v1022 + v1014;
-    out[v1023] = v1021;
-  }
-  const unsigned int v1024 = static_cast<unsigned int>(v220.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1025 = v321 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v220.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1027 = v26 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1029 = v216 && v1028;
-  const bool v1030 = v1027 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v220.x[54];
-    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1034 = iron_f32_to_bf16(v1033);
-    const unsigned int v1035 = v1025 * v1;
-    const unsigned int v1036 = v1035 + v1027;
-    out[v1036] = v1034;
-  }
-  const unsigned int v1037 = static_cast<unsigned int>(v220.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1038 = v321 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v220.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1040 = v26 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1042 = v216 && v1041;
-  const bool v1043 = v1040 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v220.x[55];
-    const float v1046 = v1045 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
-    const unsigned int v1048 = v1038 * v1;
-    const unsigned int v1049 = v1048 + v1040;
-    out[v1049] = v1047;
-  }
-  const unsigned int v1050 = static_cast<unsigned int>(v220.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1051 = v321 + v1050;
-  const unsigned int v1052 = static_cast<unsigned int>(v220.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1053 = v26 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1055 = v216 && v1054;
-  const bool v1056 = v1053 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v220.x[56];
-    const float v1059 = v1058 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1060 = iron_f32_to_bf16(v1059);
-    const unsigned int v1061 = v1051 * v1;
-    const unsigned int v1062 = v1061 + v1053;
-    out[v1062] = v1060;
-  }
-  const unsigned int v1063 = static_cast<unsigned int>(v220.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1064 = v321 + v1063;
-  const unsigned int v1065 = static_cast<unsigned int>(v220.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1066 = v26 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1068 = v216 && v1067;
-  const bool v1069 = v1066 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v220.x[57];
-    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
-    const unsigned int v1074 = v1064 * v1;
-    const unsigned int v1075 = v1074 + v1066;
-    out[v1075] = v1073;
-  }
-  const unsigned int v1076 = static_cast<unsigned int>(v220.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1077 = v321 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v220.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1079 = v26 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1081 = v216 && v1080;
-  const bool v1082 = v1079 < v1;
-  const bool v1083 = v1081 && v1082;
-  if (v1083) {
-    const float v1084 = v220.x[58];
-    const float v1085 = v1084 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1086 = iron_f32_to_bf16(v1085);
-    const unsigned int v1087 = v1077 * v1;
-    const unsigned int v1088 = v1087 + v1079;
-    out[v1088] = v1086;
-  }
-  const unsigned int v1089 = static_cast<unsigned int>(v220.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1090 = v321 + v1089;
-  const unsigned int v1091 = static_cast<unsigned int>(v220.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1092 = v26 + v1091;
-  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1094 = v216 && v1093;
-  const bool v1095 = v1092 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v220.x[59];
-    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1099 = iron_f32_to_bf16(v1098);
-    const unsigned int v1100 = v1090 * v1;
-    const unsigned int v1101 = v1100 + v1092;
-    out[v1101] = v1099;
-  }
-  const unsigned int v1102 = static_cast<unsigned int>(v220.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1103 = v321 + v1102;
-  const unsigned int v1104 = static_cast<unsigned int>(v220.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1105 = v26 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1107 = v216 && v1106;
-  const bool v1108 = v1105 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v220.x[60];
-    const float v1111 = v1110 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1112 = iron_f32_to_bf16(v1111);
-    const unsigned int v1113 = v1103 * v1;
-    const unsigned int v1114 = v1113 + v1105;
-    out[v1114] = v1112;
-  }
-  const unsigned int v1115 = static_cast<unsigned int>(v220.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1116 = v321 + v1115;
-  const unsigned int v1117 = static_cast<unsigned int>(v220.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1118 = v26 + v1117;
-  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1120 = v216 && v1119;
-  const bool v1121 = v1118 < v1;
-  const bool v1122 = v1120 && v1121;
-  if (v1122) {
-    const float v1123 = v220.x[61];
-    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
-    const unsigned int v1126 = v1116 * v1;
-    const unsigned int v1127 = v1126 + v1118;
-    out[v1127] = v1125;
-  }
-  const unsigned int v1128 = static_cast<unsigned int>(v220.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1129 = v321 + v1128;
-  const unsigned int v1130 = static_cast<unsigned int>(v220.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1131 = v26 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1133 = v216 && v1132;
-  const bool v1134 = v1131 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v220.x[62];
-    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1138 = iron_f32_to_bf16(v1137);
-    const unsigned int v1139 = v1129 * v1;
-    const unsigned int v1140 = v1139 + v1131;
-    out[v1140] = v1138;
-  }
-  const unsigned int v1141 = static_cast<unsigned int>(v220.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1142 = v321 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v220.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1144 = v26 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1146 = v216 && v1145;
-  const bool v1147 = v1144 < v1;
-  const bool v1148 = v1146 && v1147;
-  if (v1148) {
-    const float v1149 = v220.x[63];
-    const float v1150 = v1149 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1151 = iron_f32_to_bf16(v1150);
-    const unsigned int v1152 = v1142 * v1;
-    const unsigned int v1153 = v1152 + v1144;
-    out[v1153] = v1151;
-  }
-  const unsigned int v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 2, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1165, 0.0f);
-  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:231
-    const bool v3551 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:232
-    if (v3551) {
-      const unsigned int v3555 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const unsigned int v3558 = v212 << 5u;
-      const unsigned int v3559 = v3558 + v3555;
-      const unsigned int v3560 = v3559 >> 3u;
-      const unsigned int v3561 = v3559 & 7u;
-      const unsigned int v3562 = v3561 << 3u;
-      const unsigned int v3563 = v22 + v3560;
-      const bool v3565 = v3563 < v0;
-      const bool v3566 = v3562 < v2;
-      const bool v3567 = v3565 && v3566;
-      const unsigned int v3568 = v3563 * v2;
-      const unsigned int v3569 = v3568 + v3562;
-      const unsigned int v3570 = v3567 ? v3569 : v209;
-      const unsigned int v3571 = v3560 << 6u;
-      const unsigned int v3573 = v3571 + v3562;
-      iron_copy_async<16>(shm3 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), a + v3570, v3567);
-      const unsigned int v3575 = v3559 + 384u;
-      const unsigned int v3576 = v3575 >> 3u;
-      const unsigned int v3577 = v3575 & 7u;
-      const unsigned int v3578 = v3577 << 3u;
-      const unsigned int v3579 = v22 + v3576;
-      const bool v3581 = v3579 < v0;
-      const bool v3582 = v3578 < v2;
-      const bool v3583 = v3581 && v3582;
-      const unsigned int v3584 = v3579 * v2;
-      const unsigned int v3585 = v3584 + v3578;
-      const unsigned int v3586 = v3583 ? v3585 : v209;
-      const unsigned int v3587 = v3576 << 6u;
-      const unsigned int v3589 = v3587 + v3578;
-      iron_copy_async<16>(shm3 + (v3589 ^ (((v3589 >> 6u) & 7u) << 3u)), a + v3586, v3583);
-      const unsigned int v3591 = v3559 + 768u;
-      const bool v3593 = v3591 < 1024u;
-      if (v3593) {
-        const unsigned int v3594 = v3591 >> 3u;
-        const unsigned int v3595 = v3591 & 7u;
-        const unsigned int v3596 = v3595 << 3u;
-        const unsigned int v3597 = v22 + v3594;
-        const bool v3599 = v3597 < v0;
-        const bool v3600 = v3596 < v2;
-        const bool v3601 = v3599 && v3600;
-        const unsigned int v3602 = v3597 * v2;
-        const unsigned int v3603 = v3602 + v3596;
-        const unsigned int v3604 = v3601 ? v3603 : v209;
-        const unsigned int v3605 = v3594 << 6u;
-        const unsigned int v3607 = v3605 + v3596;
-        iron_copy_async<16>(shm3 + (v3607 ^ (((v3607 >> 6u) & 7u) << 3u)), a + v3604, v3601);
-      }
-      const unsigned int v3608 = v1155 + v3560;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3609 = v3608 < v1;
-      const bool v3610 = v3609 && v3566;
-      const unsigned int v3611 = v3608 * v2;
-      const unsigned int v3612 = v3611 + v3562;
-      const unsigned int v3613 = v3610 ? v3612 : v209;
-      iron_copy_async<16>(shm4 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), b + v3613, v3610);
-      const unsigned int v3614 = v1155 + v3576;
-      const bool v3615 = v3614 < v1;
-      const bool v3616 = v3615 && v3582;
-      const unsigned int v3617 = v3614 * v2;
-      const unsigned int v3618 = v3617 + v3578;
-      const unsigned int v3619 = v3616 ? v3618 : v209;
-      iron_copy_async<16>(shm4 + (v3589 ^ (((v3589 >> 6u) & 7u) << 3u)), b + v3619, v3616);
-      if (v3593) {
-        const unsigned int v3620 = v3591 >> 3u;
-        const unsigned int v3621 = v3591 & 7u;
-        const unsigned int v3622 = v3621 << 3u;
-        const unsigned int v3623 = v1155 + v3620;
-        const bool v3625 = v3623 < v1;
-        const bool v3626 = v3622 < v2;
-        const bool v3627 = v3625 && v3626;
-        const unsigned int v3628 = v3623 * v2;
-        const unsigned int v3629 = v3628 + v3622;
-        const unsigned int v3630 = v3627 ? v3629 : v209;
-        const unsigned int v3631 = v3620 << 6u;
-        const unsigned int v3633 = v3631 + v3622;
-        iron_copy_async<16>(shm4 + (v3633 ^ (((v3633 >> 6u) & 7u) << 3u)), b + v3630, v3627);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-    const bool v3636 = 64u < v2;
-    if (v3636) {
-      const unsigned int v3640 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const unsigned int v3643 = v212 << 5u;
-      const unsigned int v3644 = v3643 + v3640;
-      const unsigned int v3645 = v3644 >> 3u;
-      const unsigned int v3646 = v3644 & 7u;
-      const unsigned int v3647 = v3646 << 3u;
-      const unsigned int v3648 = v22 + v3645;
-      const unsigned int v3649 = 64u + v3647;
-      const bool v3650 = v3648 < v0;
-      const bool v3651 = v3649 < v2;
-      const bool v3652 = v3650 && v3651;
-      const unsigned int v3653 = v3648 * v2;
-      const unsigned int v3654 = v3653 + v3649;
-      const unsigned int v3655 = v3652 ? v3654 : v209;
-      const unsigned int v3656 = v3645 << 6u;
-      const unsigned int v3657 = 8192u + v3656;
-      const unsigned int v3658 = v3657 + v3647;
-      iron_copy_async<16>(shm3 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), a + v3655, v3652);
-      const unsigned int v3660 = v3644 + 384u;
-      const unsigned int v3661 = v3660 >> 3u;
-      const unsigned int v3662 = v3660 & 7u;
-      const unsigned int v3663 = v3662 << 3u;
-      const unsigned int v3664 = v22 + v3661;
-      const unsigned int v3665 = 64u + v3663;
-      const bool v3666 = v3664 < v0;
-      const bool v3667 = v3665 < v2;
-      const bool v3668 = v3666 && v3667;
-      const unsigned int v3669 = v3664 * v2;
-      const unsigned int v3670 = v3669 + v3665;
-      const unsigned int v3671 = v3668 ? v3670 : v209;
-      const unsigned int v3672 = v3661 << 6u;
-      const unsigned int v3673 = 8192u + v3672;
-      const unsigned int v3674 = v3673 + v3663;
-      iron_copy_async<16>(shm3 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), a + v3671, v3668);
-      const unsigned int v3676 = v3644 + 768u;
-      const bool v3678 = v3676 < 1024u;
-      if (v3678) {
-        const unsigned int v3679 = v3676 >> 3u;
-        const unsigned int v3680 = v3676 & 7u;
-        const unsigned int v3681 = v3680 << 3u;
-        const unsigned int v3682 = v22 + v3679;
-        const unsigned int v3683 = 64u + v3681;
-        const bool v3684 = v3682 < v0;
-        const bool v3685 = v3683 < v2;
-        const bool v3686 = v3684 && v3685;
-        const unsigned int v3687 = v3682 * v2;
-        const unsigned int v3688 = v3687 + v3683;
-        const unsigned int v3689 = v3686 ? v3688 : v209;
-        const unsigned int v3690 = v3679 << 6u;
-        const unsigned int v3691 = 8192u + v3690;
-        const unsigned int v3692 = v3691 + v3681;
-        iron_copy_async<16>(shm3 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), a + v3689, v3686);
-      }
-      const unsigned int v3693 = v1155 + v3645;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3694 = v3693 < v1;
-      const bool v3695 = v3694 && v3651;
-      const unsigned int v3696 = v3693 * v2;
-      const unsigned int v3697 = v3696 + v3649;
-      const unsigned int v3698 = v3695 ? v3697 : v209;
-      iron_copy_async<16>(shm4 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), b + v3698, v3695);
-      const unsigned int v3699 = v1155 + v3661;
-      const bool v3700 = v3699 < v1;
-      const bool v3701 = v3700 && v3667;
-      const unsigned int v3702 = v3699 * v2;
-      const unsigned int v3703 = v3702 + v3665;
-      const unsigned int v3704 = v3701 ? v3703 : v209;
-      iron_copy_async<16>(shm4 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), b + v3704, v3701);
-      if (v3678) {
-        const unsigned int v3705 = v3676 >> 3u;
-        const unsigned int v3706 = v3676 & 7u;
-        const unsigned int v3707 = v3706 << 3u;
-        const unsigned int v3708 = v1155 + v3705;
-        const unsigned int v3709 = 64u + v3707;
-        const bool v3710 = v3708 < v1;
-        const bool v3711 = v3709 < v2;
-        const bool v3712 = v3710 && v3711;
-        const unsigned int v3713 = v3708 * v2;
-        const unsigned int v3714 = v3713 + v3709;
-        const unsigned int v3715 = v3712 ? v3714 : v209;
-        const unsigned int v3716 = v3705 << 6u;
-        const unsigned int v3717 = 8192u + v3716;
-        const unsigned int v3718 = v3717 + v3707;
-        iron_copy_async<16>(shm4 + (v3718 ^ (((v3718 >> 6u) & 7u) << 3u)), b + v3715, v3712);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-
-    for (unsigned int v2857 = v209; v2857 < v2; v2857 += 64u) {
-      const unsigned int v2859 = v2857 >> 6u;
-      const unsigned int v2861 = v2859 % 3u;
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-      __syncthreads();
-      if (v216) {
-        const unsigned int v2863 = v2861 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const unsigned int v2871 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v2872 = v2863 + v2871;
-        const unsigned int v3125 = v317 << 6u;
-        const unsigned int v3127 = v2872 + v3125;
-        iron_frag<iron_bf16, 0, 16, 16> v3134;
-        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3134, shm3, v3127, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3136;
+        iron_frag_load_shared<false, 6, 3>(v3118, shm3, v3111, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3120;
+        iron_frag_fill(v3120, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3120, shm4, v2612, 64u);
+        iron_frag_mma_sync(v294, v3118, v3120);
+        const unsigned int v3122 = v3111 + 16u;
+        const unsigned int v3125 = v2612 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3127;
+        iron_frag_fill(v3127, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3127, shm3, v3122, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3129;
+        iron_frag_fill(v3129, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3129, shm4, v3125, 64u);
+        iron_frag_mma_sync(v294, v3127, v3129);
+        const unsigned int v3131 = v3111 + 32u;
+        const unsigned int v3134 = v2612 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3136;
         iron_frag_fill(v3136, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3136, shm4, v2863, 64u);
-        iron_frag_mma_sync(v1165, v3134, v3136);
-        const unsigned int v3138 = v3127 + 16u;
-        const unsigned int v3141 = v2863 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3143;
-        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3143, shm3, v3138, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3145;
+        iron_frag_load_shared<false, 6, 3>(v3136, shm3, v3131, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3138;
+        iron_frag_fill(v3138, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3138, shm4, v3134, 64u);
+        iron_frag_mma_sync(v294, v3136, v3138);
+        const unsigned int v3140 = v3111 + 48u;
+        const unsigned int v3143 = v2612 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3145;
         iron_frag_fill(v3145, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3145, shm4, v3141, 64u);
-        iron_frag_mma_sync(v1165, v3143, v3145);
-        const unsigned int v3147 = v3127 + 32u;
-        const unsigned int v3150 = v2863 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3152;
-        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3147, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3154;
-        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v3150, 64u);
-        iron_frag_mma_sync(v1165, v3152, v3154);
-        const unsigned int v3156 = v3127 + 48u;
-        const unsigned int v3159 = v2863 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3161;
-        iron_frag_fill(v3161, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3161, shm3, v3156, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3163;
-        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3163, shm4, v3159, 64u);
-        iron_frag_mma_sync(v1165, v3161, v3163);
+        iron_frag_load_shared<false, 6, 3>(v3145, shm3, v3140, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3147;
+        iron_frag_fill(v3147, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3147, shm4, v3143, 64u);
+        iron_frag_mma_sync(v294, v3145, v3147);
       }
-      const unsigned int v2878 = v2857 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
-      const unsigned int v2880 = v2859 + 2u;
-      const unsigned int v2881 = v2880 % 3u;
-      const bool v2882 = v2878 < v2;
-      if (v2882) {
-        const unsigned int v2885 = v2881 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v2887 = iron_linear_thread() & 31u;
-        const unsigned int v2889 = v212 << 5u;
-        const unsigned int v2890 = v2889 + v2887;
-        const unsigned int v2894 = v2890 >> 3u;
-        const unsigned int v2896 = v2890 & 7u;
-        const unsigned int v2898 = v2896 << 3u;
-        const unsigned int v2899 = v22 + v2894;
-        const unsigned int v2900 = v2878 + v2898;
-        const bool v2901 = v2899 < v0;
-        const bool v2902 = v2900 < v2;
-        const bool v2903 = v2901 && v2902;
-        const unsigned int v2904 = v2899 * v2;
-        const unsigned int v2906 = v2904 + v2900;
-        const unsigned int v2907 = v2903 ? v2906 : v209;
-        const unsigned int v2909 = v2894 << 6u;
-        const unsigned int v2910 = v2885 + v2909;
-        const unsigned int v2911 = v2910 + v2898;
-        iron_copy_async<16>(shm3 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), a + v2907, v2903);
-        const unsigned int v2913 = v2890 + 384u;
-        const unsigned int v2915 = v2913 >> 3u;
-        const unsigned int v2917 = v2913 & 7u;
-        const unsigned int v2919 = v2917 << 3u;
-        const unsigned int v2920 = v22 + v2915;
-        const unsigned int v2921 = v2878 + v2919;
-        const bool v2922 = v2920 < v0;
-        const bool v2923 = v2921 < v2;
-        const bool v2924 = v2922 && v2923;
-        const unsigned int v2925 = v2920 * v2;
-        const unsigned int v2927 = v2925 + v2921;
-        const unsigned int v2928 = v2924 ? v2927 : v209;
-        const unsigned int v2930 = v2915 << 6u;
-        const unsigned int v2931 = v2885 + v2930;
-        const unsigned int v2932 = v2931 + v2919;
-        iron_copy_async<16>(shm3 + (v2932 ^ (((v2932 >> 6u) & 7u) << 3u)), a + v2928, v2924);
-        const unsigned int v2934 = v2890 + 768u;
-        const bool v2936 = v2934 < 1024u;
-        if (v2936) {
-          const unsigned int v2938 = v2934 >> 3u;
-          const unsigned int v2940 = v2934 & 7u;
-          const unsigned int v2942 = v2940 << 3u;
-          const unsigned int v2943 = v22 + v2938;
-          const unsigned int v2944 = v2878 + v2942;
-          const bool v2945 = v2943 < v0;
-          const bool v2946 = v2944 < v2;
-          const bool v2947 = v2945 && v2946;
-          const unsigned int v2948 = v2943 * v2;
-          const unsigned int v2950 = v2948 + v2944;
-          const unsigned int v2951 = v2947 ? v2950 : v209;
-          const unsigned int v2953 = v2938 << 6u;
-          const unsigned int v2954 = v2885 + v2953;
-          const unsigned int v2955 = v2954 + v2942;
-          iron_copy_async<16>(shm3 + (v2955 ^ (((v2955 >> 6u) & 7u) << 3u)), a + v2951, v2947);
+      const unsigned int v2627 = v2606 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
+      const unsigned int v2629 = v2608 + 2u;
+      const unsigned int v2630 = v2629 % 3u;
+      const bool v2631 = v2627 < v2;
+      if (v2631) {
+        const unsigned int v2634 = v2630 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v2636 = iron_linear_thread() & 31u;
+        const unsigned int v2638 = v286 << 5u;
+        const unsigned int v2639 = v2638 + v2636;
+        const unsigned int v2643 = v2639 >> 3u;
+        const unsigned int v2645 = v2639 & 7u;
+        const unsigned int v2647 = v2645 << 3u;
+        const unsigned int v2648 = v22 + v2643;
+        const unsigned int v2649 = v2627 + v2647;
+        const bool v2650 = v2648 < v0;
+        const bool v2651 = v2649 < v2;
+        const bool v2652 = v2650 && v2651;
+        const unsigned int v2653 = v2648 * v2;
+        const unsigned int v2655 = v2653 + v2649;
+        const unsigned int v2656 = v2652 ? v2655 : v283;
+        const unsigned int v2658 = v2643 << 6u;
+        const unsigned int v2659 = v2634 + v2658;
+        const unsigned int v2660 = v2659 + v2647;
+        iron_copy_async<16>(shm3 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2652);
+        const unsigned int v2662 = v2639 + 384u;
+        const unsigned int v2664 = v2662 >> 3u;
+        const unsigned int v2666 = v2662 & 7u;
+        const unsigned int v2668 = v2666 << 3u;
+        const unsigned int v2669 = v22 + v2664;
+        const unsigned int v2670 = v2627 + v2668;
+        const bool v2671 = v2669 < v0;
+        const bool v2672 = v2670 < v2;
+        const bool v2673 = v2671 && v2672;
+        const unsigned int v2674 = v2669 * v2;
+        const unsigned int v2676 = v2674 + v2670;
+        const unsigned int v2677 = v2673 ? v2676 : v283;
+        const unsigned int v2679 = v2664 << 6u;
+        const unsigned int v2680 = v2634 + v2679;
+        const unsigned int v2681 = v2680 + v2668;
+        iron_copy_async<16>(shm3 + (v2681 ^ (((v2681 >> 6u) & 7u) << 3u)), a + v2677, v2673);
+        const unsigned int v2683 = v2639 + 768u;
+        const bool v2685 = v2683 < 1024u;
+        if (v2685) {
+          const unsigned int v2687 = v2683 >> 3u;
+          const unsigned int v2689 = v2683 & 7u;
+          const unsigned int v2691 = v2689 << 3u;
+          const unsigned int v2692 = v22 + v2687;
+          const unsigned int v2693 = v2627 + v2691;
+          const bool v2694 = v2692 < v0;
+          const bool v2695 = v2693 < v2;
+          const bool v2696 = v2694 && v2695;
+          const unsigned int v2697 = v2692 * v2;
+          const unsigned int v2699 = v2697 + v2693;
+          const unsigned int v2700 = v2696 ? v2699 : v283;
+          const unsigned int v2702 = v2687 << 6u;
+          const unsigned int v2703 = v2634 + v2702;
+          const unsigned int v2704 = v2703 + v2691;
+          iron_copy_async<16>(shm3 + (v2704 ^ (((v2704 >> 6u) & 7u) << 3u)), a + v2700, v2696);
         }
-        const unsigned int v2972 = v1155 + v2894;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v2974 = v2972 < v1;
-        const bool v2976 = v2974 && v2902;
-        const unsigned int v2977 = v2972 * v2;
-        const unsigned int v2979 = v2977 + v2900;
-        const unsigned int v2980 = v2976 ? v2979 : v209;
-        iron_copy_async<16>(shm4 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), b + v2980, v2976);
-        const unsigned int v2993 = v1155 + v2915;
-        const bool v2995 = v2993 < v1;
-        const bool v2997 = v2995 && v2923;
-        const unsigned int v2998 = v2993 * v2;
-        const unsigned int v3000 = v2998 + v2921;
-        const unsigned int v3001 = v2997 ? v3000 : v209;
-        iron_copy_async<16>(shm4 + (v2932 ^ (((v2932 >> 6u) & 7u) << 3u)), b + v3001, v2997);
-        if (v2936) {
-          const unsigned int v3011 = v2934 >> 3u;
-          const unsigned int v3013 = v2934 & 7u;
-          const unsigned int v3015 = v3013 << 3u;
-          const unsigned int v3016 = v1155 + v3011;
-          const unsigned int v3017 = v2878 + v3015;
-          const bool v3018 = v3016 < v1;
-          const bool v3019 = v3017 < v2;
-          const bool v3020 = v3018 && v3019;
-          const unsigned int v3021 = v3016 * v2;
-          const unsigned int v3023 = v3021 + v3017;
-          const unsigned int v3024 = v3020 ? v3023 : v209;
-          const unsigned int v3026 = v3011 << 6u;
-          const unsigned int v3027 = v2885 + v3026;
-          const unsigned int v3028 = v3027 + v3015;
-          iron_copy_async<16>(shm4 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), b + v3024, v3020);
+        const unsigned int v2721 = v26 + v2643;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v2723 = v2721 < v1;
+        const bool v2725 = v2723 && v2651;
+        const unsigned int v2726 = v2721 * v2;
+        const unsigned int v2728 = v2726 + v2649;
+        const unsigned int v2729 = v2725 ? v2728 : v283;
+        iron_copy_async<16>(shm4 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2729, v2725);
+        const unsigned int v2742 = v26 + v2664;
+        const bool v2744 = v2742 < v1;
+        const bool v2746 = v2744 && v2672;
+        const unsigned int v2747 = v2742 * v2;
+        const unsigned int v2749 = v2747 + v2670;
+        const unsigned int v2750 = v2746 ? v2749 : v283;
+        iron_copy_async<16>(shm4 + (v2681 ^ (((v2681 >> 6u) & 7u) << 3u)), b + v2750, v2746);
+        if (v2685) {
+          const unsigned int v2760 = v2683 >> 3u;
+          const unsigned int v2762 = v2683 & 7u;
+          const unsigned int v2764 = v2762 << 3u;
+          const unsigned int v2765 = v26 + v2760;
+          const unsigned int v2766 = v2627 + v2764;
+          const bool v2767 = v2765 < v1;
+          const bool v2768 = v2766 < v2;
+          const bool v2769 = v2767 && v2768;
+          const unsigned int v2770 = v2765 * v2;
+          const unsigned int v2772 = v2770 + v2766;
+          const unsigned int v2773 = v2769 ? v2772 : v283;
+          const unsigned int v2775 = v2760 << 6u;
+          const unsigned int v2776 = v2634 + v2775;
+          const unsigned int v2777 = v2776 + v2764;
+          iron_copy_async<16>(shm4 + (v2777 ^ (((v2777 >> 6u) & 7u) << 3u)), b + v2773, v2769);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
     }
     __syncthreads();
   } else {
-    const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const unsigned int v1198 = threadIdx.x;
+    const unsigned int v326 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v327 = threadIdx.x;
 
-    for (unsigned int v1196 = v209; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-      for (unsigned int v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1205 = v22 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1206 = v1205 < v0;
-        const unsigned int v1207 = v1196 + v1204;
-        const bool v1208 = v1207 < v2;
-        const bool v1209 = v1206 && v1208;
-        if (v1209) {
-          const unsigned int v1211 = v1205 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1213 = v1211 + v1196;
-          const unsigned int v1214 = v1213 + v1204;
-          const iron_bf16 v1215 = a[v1214];
-          const unsigned int v1217 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1218 = v1217 + v1204;
-          shm3[(v1218 ^ (((v1218 >> 6u) & 7u) << 3u))] = v1215;
+    for (unsigned int v325 = v283; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+      for (unsigned int v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v335 = v334 < v0;
+        const unsigned int v336 = v325 + v333;
+        const bool v337 = v336 < v2;
+        const bool v338 = v335 && v337;
+        if (v338) {
+          const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v342 = v340 + v325;
+          const unsigned int v343 = v342 + v333;
+          const iron_bf16 v344 = a[v343];
+          const unsigned int v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v347 = v346 + v333;
+          shm3[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = v344;
         } else {
-          const unsigned int v1220 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1221 = v1220 + v1204;
-          shm3[(v1221 ^ (((v1221 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v350 = v349 + v333;
+          shm3[(v350 ^ (((v350 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1226 = v1198; v1226 < 8192u; v1226 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1228 = v1226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1230 = v1226 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1231 = v1155 + v1228;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1232 = v1231 < v1;
-        const unsigned int v1233 = v1196 + v1230;
-        const bool v1234 = v1233 < v2;
-        const bool v1235 = v1232 && v1234;
-        if (v1235) {
-          const unsigned int v1237 = v1231 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1239 = v1237 + v1196;
-          const unsigned int v1240 = v1239 + v1230;
-          const iron_bf16 v1241 = b[v1240];
-          const unsigned int v1243 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1244 = v1243 + v1230;
-          shm4[(v1244 ^ (((v1244 >> 6u) & 7u) << 3u))] = v1241;
+      for (unsigned int v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v361 = v360 < v1;
+        const unsigned int v362 = v325 + v359;
+        const bool v363 = v362 < v2;
+        const bool v364 = v361 && v363;
+        if (v364) {
+          const unsigned int v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v368 = v366 + v325;
+          const unsigned int v369 = v368 + v359;
+          const iron_bf16 v370 = b[v369];
+          const unsigned int v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v373 = v372 + v359;
+          shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
         } else {
-          const unsigned int v1246 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1247 = v1246 + v1230;
-          shm4[(v1247 ^ (((v1247 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v376 = v375 + v359;
+          shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
-        const unsigned int v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v3170 = v317 << 6u;
-        const unsigned int v3172 = v1256 + v3170;
-        iron_frag<iron_bf16, 0, 16, 16> v3179;
-        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3172, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3181;
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
+        const unsigned int v384 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v385 = v384 << 6u;
+        const unsigned int v3150 = v286 & 3u;
+        const unsigned int v3152 = v3150 << 4u;
+        const unsigned int v3154 = v3152 << 6u;
+        const unsigned int v3156 = v385 + v3154;
+        iron_frag<iron_bf16, 0, 16, 16> v3163;
+        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3163, shm3, v3156, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3165;
+        iron_frag_fill(v3165, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3165, shm4, v283, 64u);
+        iron_frag_mma_sync(v294, v3163, v3165);
+        const unsigned int v3167 = v3156 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3172;
+        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3172, shm3, v3167, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3174;
+        iron_frag_fill(v3174, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3174, shm4, 16u, 64u);
+        iron_frag_mma_sync(v294, v3172, v3174);
+        const unsigned int v3176 = v3156 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3181;
         iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3181, shm4, v209, 64u);
-        iron_frag_mma_sync(v1165, v3179, v3181);
-        const unsigned int v3183 = v3172 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3188;
-        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3183, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3190;
+        iron_frag_load_shared<false, 6, 3>(v3181, shm3, v3176, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3183;
+        iron_frag_fill(v3183, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3183, shm4, 32u, 64u);
+        iron_frag_mma_sync(v294, v3181, v3183);
+        const unsigned int v3185 = v3156 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3190;
         iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3190, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1165, v3188, v3190);
-        const unsigned int v3192 = v3172 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3197;
-        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3192, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3199;
-        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3199, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1165, v3197, v3199);
-        const unsigned int v3201 = v3172 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3206;
-        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3206, shm3, v3201, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3208;
-        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3208, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1165, v3206, v3208);
+        iron_frag_load_shared<false, 6, 3>(v3190, shm3, v3185, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3192;
+        iron_frag_fill(v3192, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3192, shm4, 48u, 64u);
+        iron_frag_mma_sync(v294, v3190, v3192);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
     }
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v1165.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1268 = v321 + v1267;
-  const unsigned int v1269 = static_cast<unsigned int>(v1165.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1270 = v1155 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1272 = v216 && v1271;
-  const bool v1273 = v1270 < v1;
-  const bool v1274 = v1272 && v1273;
-  if (v1274) {
-    const float v1275 = v1165.x[0];
-    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
-    const unsigned int v1278 = v1268 * v1;
-    const unsigned int v1279 = v1278 + v1270;
-    out[v1279] = v1277;
+  const unsigned int v390 = v286 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const unsigned int v391 = v390 << 4u;
+  const unsigned int v393 = v287 << 6u;
+  const unsigned int v394 = v22 + v393;
+  const unsigned int v395 = v394 + v391;
+  const unsigned int v396 = static_cast<unsigned int>(v294.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v397 = v395 + v396;
+  const unsigned int v398 = static_cast<unsigned int>(v294.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v399 = v26 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v401 = v290 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v294.x[0];
+    const float v405 = v404 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v406 = iron_f32_to_bf16(v405);
+    const unsigned int v407 = v397 * v1;
+    const unsigned int v408 = v407 + v399;
+    out[v408] = v406;
   }
-  const unsigned int v1280 = static_cast<unsigned int>(v1165.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1281 = v321 + v1280;
-  const unsigned int v1282 = static_cast<unsigned int>(v1165.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1283 = v1155 + v1282;
-  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1285 = v216 && v1284;
-  const bool v1286 = v1283 < v1;
-  const bool v1287 = v1285 && v1286;
-  if (v1287) {
-    const float v1288 = v1165.x[1];
-    const float v1289 = v1288 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1290 = iron_f32_to_bf16(v1289);
-    const unsigned int v1291 = v1281 * v1;
-    const unsigned int v1292 = v1291 + v1283;
-    out[v1292] = v1290;
+  const unsigned int v409 = static_cast<unsigned int>(v294.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v410 = v395 + v409;
+  const unsigned int v411 = static_cast<unsigned int>(v294.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v412 = v26 + v411;
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v414 = v290 && v413;
+  const bool v415 = v412 < v1;
+  const bool v416 = v414 && v415;
+  if (v416) {
+    const float v417 = v294.x[1];
+    const float v418 = v417 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v419 = iron_f32_to_bf16(v418);
+    const unsigned int v420 = v410 * v1;
+    const unsigned int v421 = v420 + v412;
+    out[v421] = v419;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v1165.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1294 = v321 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v1165.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1296 = v1155 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1298 = v216 && v1297;
-  const bool v1299 = v1296 < v1;
-  const bool v1300 = v1298 && v1299;
-  if (v1300) {
-    const float v1301 = v1165.x[2];
-    const float v1302 = v1301 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1303 = iron_f32_to_bf16(v1302);
-    const unsigned int v1304 = v1294 * v1;
-    const unsigned int v1305 = v1304 + v1296;
-    out[v1305] = v1303;
+  const unsigned int v422 = static_cast<unsigned int>(v294.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v423 = v395 + v422;
+  const unsigned int v424 = static_cast<unsigned int>(v294.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v425 = v26 + v424;
+  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v427 = v290 && v426;
+  const bool v428 = v425 < v1;
+  const bool v429 = v427 && v428;
+  if (v429) {
+    const float v430 = v294.x[2];
+    const float v431 = v430 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v432 = iron_f32_to_bf16(v431);
+    const unsigned int v433 = v423 * v1;
+    const unsigned int v434 = v433 + v425;
+    out[v434] = v432;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v1165.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1307 = v321 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v1165.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1309 = v1155 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1311 = v216 && v1310;
-  const bool v1312 = v1309 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v1165.x[3];
-    const float v1315 = v1314 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
-    const unsigned int v1317 = v1307 * v1;
-    const unsigned int v1318 = v1317 + v1309;
-    out[v1318] = v1316;
+  const unsigned int v435 = static_cast<unsigned int>(v294.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v436 = v395 + v435;
+  const unsigned int v437 = static_cast<unsigned int>(v294.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v438 = v26 + v437;
+  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v440 = v290 && v439;
+  const bool v441 = v438 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v294.x[3];
+    const float v444 = v443 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v445 = iron_f32_to_bf16(v444);
+    const unsigned int v446 = v436 * v1;
+    const unsigned int v447 = v446 + v438;
+    out[v447] = v445;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v1165.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1320 = v321 + v1319;
-  const unsigned int v1321 = static_cast<unsigned int>(v1165.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1322 = v1155 + v1321;
-  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1324 = v216 && v1323;
-  const bool v1325 = v1322 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v1165.x[4];
-    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
-    const unsigned int v1330 = v1320 * v1;
-    const unsigned int v1331 = v1330 + v1322;
-    out[v1331] = v1329;
+  const unsigned int v448 = static_cast<unsigned int>(v294.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v449 = v395 + v448;
+  const unsigned int v450 = static_cast<unsigned int>(v294.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v451 = v26 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v453 = v290 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v294.x[4];
+    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v458 = iron_f32_to_bf16(v457);
+    const unsigned int v459 = v449 * v1;
+    const unsigned int v460 = v459 + v451;
+    out[v460] = v458;
   }
-  const unsigned int v1332 = static_cast<unsigned int>(v1165.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1333 = v321 + v1332;
-  const unsigned int v1334 = static_cast<unsigned int>(v1165.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1335 = v1155 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1337 = v216 && v1336;
-  const bool v1338 = v1335 < v1;
-  const bool v1339 = v1337 && v1338;
-  if (v1339) {
-    const float v1340 = v1165.x[5];
-    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1342 = iron_f32_to_bf16(v1341);
-    const unsigned int v1343 = v1333 * v1;
-    const unsigned int v1344 = v1343 + v1335;
-    out[v1344] = v1342;
+  const unsigned int v461 = static_cast<unsigned int>(v294.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v462 = v395 + v461;
+  const unsigned int v463 = static_cast<unsigned int>(v294.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v464 = v26 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v466 = v290 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v294.x[5];
+    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v471 = iron_f32_to_bf16(v470);
+    const unsigned int v472 = v462 * v1;
+    const unsigned int v473 = v472 + v464;
+    out[v473] = v471;
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v1165.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1346 = v321 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v1165.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1348 = v1155 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1350 = v216 && v1349;
-  const bool v1351 = v1348 < v1;
-  const bool v1352 = v1350 && v1351;
-  if (v1352) {
-    const float v1353 = v1165.x[6];
-    const float v1354 = v1353 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1355 = iron_f32_to_bf16(v1354);
-    const unsigned int v1356 = v1346 * v1;
-    const unsigned int v1357 = v1356 + v1348;
-    out[v1357] = v1355;
+  const unsigned int v474 = static_cast<unsigned int>(v294.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v475 = v395 + v474;
+  const unsigned int v476 = static_cast<unsigned int>(v294.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v477 = v26 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v479 = v290 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v294.x[6];
+    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v484 = iron_f32_to_bf16(v483);
+    const unsigned int v485 = v475 * v1;
+    const unsigned int v486 = v485 + v477;
+    out[v486] = v484;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v1165.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1359 = v321 + v1358;
-  const unsigned int v1360 = static_cast<unsigned int>(v1165.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1361 = v1155 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1363 = v216 && v1362;
-  const bool v1364 = v1361 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v1165.x[7];
-    const float v1367 = v1366 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1368 = iron_f32_to_bf16(v1367);
-    const unsigned int v1369 = v1359 * v1;
-    const unsigned int v1370 = v1369 + v1361;
-    out[v1370] = v1368;
+  const unsigned int v487 = static_cast<unsigned int>(v294.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v488 = v395 + v487;
+  const unsigned int v489 = static_cast<unsigned int>(v294.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v490 = v26 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v492 = v290 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v294.x[7];
+    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v497 = iron_f32_to_bf16(v496);
+    const unsigned int v498 = v488 * v1;
+    const unsigned int v499 = v498 + v490;
+    out[v499] = v497;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v1165.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1372 = v321 + v1371;
-  const unsigned int v1373 = static_cast<unsigned int>(v1165.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1374 = v1155 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1376 = v216 && v1375;
-  const bool v1377 = v1374 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v1165.x[8];
-    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
-    const unsigned int v1382 = v1372 * v1;
-    const unsigned int v1383 = v1382 + v1374;
-    out[v1383] = v1381;
+  const unsigned int v500 = static_cast<unsigned int>(v294.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v501 = v395 + v500;
+  const unsigned int v502 = static_cast<unsigned int>(v294.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v503 = v26 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v505 = v290 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v294.x[8];
+    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v510 = iron_f32_to_bf16(v509);
+    const unsigned int v511 = v501 * v1;
+    const unsigned int v512 = v511 + v503;
+    out[v512] = v510;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v1165.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1385 = v321 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v1165.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1387 = v1155 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1389 = v216 && v1388;
-  const bool v1390 = v1387 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v1165.x[9];
-    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
-    const unsigned int v1395 = v1385 * v1;
-    const unsigned int v1396 = v1395 + v1387;
-    out[v1396] = v1394;
+  const unsigned int v513 = static_cast<unsigned int>(v294.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v514 = v395 + v513;
+  const unsigned int v515 = static_cast<unsigned int>(v294.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v516 = v26 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v518 = v290 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v294.x[9];
+    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v523 = iron_f32_to_bf16(v522);
+    const unsigned int v524 = v514 * v1;
+    const unsigned int v525 = v524 + v516;
+    out[v525] = v523;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v1165.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1398 = v321 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v1165.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1400 = v1155 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1402 = v216 && v1401;
-  const bool v1403 = v1400 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v1165.x[10];
-    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
-    const unsigned int v1408 = v1398 * v1;
-    const unsigned int v1409 = v1408 + v1400;
-    out[v1409] = v1407;
+  const unsigned int v526 = static_cast<unsigned int>(v294.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v527 = v395 + v526;
+  const unsigned int v528 = static_cast<unsigned int>(v294.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v529 = v26 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v531 = v290 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v294.x[10];
+    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v536 = iron_f32_to_bf16(v535);
+    const unsigned int v537 = v527 * v1;
+    const unsigned int v538 = v537 + v529;
+    out[v538] = v536;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v1165.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1411 = v321 + v1410;
-  const unsigned int v1412 = static_cast<unsigned int>(v1165.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1413 = v1155 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1415 = v216 && v1414;
-  const bool v1416 = v1413 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v1165.x[11];
-    const float v1419 = v1418 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1420 = iron_f32_to_bf16(v1419);
-    const unsigned int v1421 = v1411 * v1;
-    const unsigned int v1422 = v1421 + v1413;
-    out[v1422] = v1420;
+  const unsigned int v539 = static_cast<unsigned int>(v294.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v540 = v395 + v539;
+  const unsigned int v541 = static_cast<unsigned int>(v294.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v542 = v26 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v544 = v290 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v294.x[11];
+    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v549 = iron_f32_to_bf16(v548);
+    const unsigned int v550 = v540 * v1;
+    const unsigned int v551 = v550 + v542;
+    out[v551] = v549;
   }
-  const unsigned int v1423 = static_cast<unsigned int>(v1165.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1424 = v321 + v1423;
-  const unsigned int v1425 = static_cast<unsigned int>(v1165.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1426 = v1155 + v1425;
-  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1428 = v216 && v1427;
-  const bool v1429 = v1426 < v1;
-  const bool v1430 = v1428 && v1429;
-  if (v1430) {
-    const float v1431 = v1165.x[12];
-    const float v1432 = v1431 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1433 = iron_f32_to_bf16(v1432);
-    const unsigned int v1434 = v1424 * v1;
-    const unsigned int v1435 = v1434 + v1426;
-    out[v1435] = v1433;
+  const unsigned int v552 = static_cast<unsigned int>(v294.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v553 = v395 + v552;
+  const unsigned int v554 = static_cast<unsigned int>(v294.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v555 = v26 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v557 = v290 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v294.x[12];
+    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v562 = iron_f32_to_bf16(v561);
+    const unsigned int v563 = v553 * v1;
+    const unsigned int v564 = v563 + v555;
+    out[v564] = v562;
   }
-  const unsigned int v1436 = static_cast<unsigned int>(v1165.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1437 = v321 + v1436;
-  const unsigned int v1438 = static_cast<unsigned int>(v1165.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1439 = v1155 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1441 = v216 && v1440;
-  const bool v1442 = v1439 < v1;
-  const bool v1443 = v1441 && v1442;
-  if (v1443) {
-    const float v1444 = v1165.x[13];
-    const float v1445 = v1444 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
-    const unsigned int v1447 = v1437 * v1;
-    const unsigned int v1448 = v1447 + v1439;
-    out[v1448] = v1446;
+  const unsigned int v565 = static_cast<unsigned int>(v294.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v566 = v395 + v565;
+  const unsigned int v567 = static_cast<unsigned int>(v294.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v568 = v26 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v570 = v290 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v294.x[13];
+    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v575 = iron_f32_to_bf16(v574);
+    const unsigned int v576 = v566 * v1;
+    const unsigned int v577 = v576 + v568;
+    out[v577] = v575;
   }
-  const unsigned int v1449 = static_cast<unsigned int>(v1165.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1450 = v321 + v1449;
-  const unsigned int v1451 = static_cast<unsigned int>(v1165.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1452 = v1155 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1454 = v216 && v1453;
-  const bool v1455 = v1452 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v1165.x[14];
-    const float v1458 = v1457 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1459 = iron_f32_to_bf16(v1458);
-    const unsigned int v1460 = v1450 * v1;
-    const unsigned int v1461 = v1460 + v1452;
-    out[v1461] = v1459;
+  const unsigned int v578 = static_cast<unsigned int>(v294.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v579 = v395 + v578;
+  const unsigned int v580 = static_cast<unsigned int>(v294.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v581 = v26 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v583 = v290 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v294.x[14];
+    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v588 = iron_f32_to_bf16(v587);
+    const unsigned int v589 = v579 * v1;
+    const unsigned int v590 = v589 + v581;
+    out[v590] = v588;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v1165.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1463 = v321 + v1462;
-  const unsigned int v1464 = static_cast<unsigned int>(v1165.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1465 = v1155 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1467 = v216 && v1466;
-  const bool v1468 = v1465 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v1165.x[15];
-    const float v1471 = v1470 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
-    const unsigned int v1473 = v1463 * v1;
-    const unsigned int v1474 = v1473 + v1465;
-    out[v1474] = v1472;
+  const unsigned int v591 = static_cast<unsigned int>(v294.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v592 = v395 + v591;
+  const unsigned int v593 = static_cast<unsigned int>(v294.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v594 = v26 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v596 = v290 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v294.x[15];
+    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v601 = iron_f32_to_bf16(v600);
+    const unsigned int v602 = v592 * v1;
+    const unsigned int v603 = v602 + v594;
+    out[v603] = v601;
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v1165.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1476 = v321 + v1475;
-  const unsigned int v1477 = static_cast<unsigned int>(v1165.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1478 = v1155 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1480 = v216 && v1479;
-  const bool v1481 = v1478 < v1;
-  const bool v1482 = v1480 && v1481;
-  if (v1482) {
-    const float v1483 = v1165.x[16];
-    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
-    const unsigned int v1486 = v1476 * v1;
-    const unsigned int v1487 = v1486 + v1478;
-    out[v1487] = v1485;
+  const unsigned int v604 = static_cast<unsigned int>(v294.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v605 = v395 + v604;
+  const unsigned int v606 = static_cast<unsigned int>(v294.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v607 = v26 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v609 = v290 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v294.x[16];
+    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v614 = iron_f32_to_bf16(v613);
+    const unsigned int v615 = v605 * v1;
+    const unsigned int v616 = v615 + v607;
+    out[v616] = v614;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v1165.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1489 = v321 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v1165.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1491 = v1155 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1493 = v216 && v1492;
-  const bool v1494 = v1491 < v1;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v1165.x[17];
-    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-    const unsigned int v1499 = v1489 * v1;
-    const unsigned int v1500 = v1499 + v1491;
-    out[v1500] = v1498;
+  const unsigned int v617 = static_cast<unsigned int>(v294.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v618 = v395 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v294.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v620 = v26 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v622 = v290 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v294.x[17];
+    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v627 = iron_f32_to_bf16(v626);
+    const unsigned int v628 = v618 * v1;
+    const unsigned int v629 = v628 + v620;
+    out[v629] = v627;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v1165.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1502 = v321 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v1165.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1504 = v1155 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1506 = v216 && v1505;
-  const bool v1507 = v1504 < v1;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v1165.x[18];
-    const float v1510 = v1509 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
-    const unsigned int v1512 = v1502 * v1;
-    const unsigned int v1513 = v1512 + v1504;
-    out[v1513] = v1511;
+  const unsigned int v630 = static_cast<unsigned int>(v294.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v631 = v395 + v630;
+  const unsigned int v632 = static_cast<unsigned int>(v294.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v633 = v26 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v635 = v290 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v294.x[18];
+    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v640 = iron_f32_to_bf16(v639);
+    const unsigned int v641 = v631 * v1;
+    const unsigned int v642 = v641 + v633;
+    out[v642] = v640;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v1165.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1515 = v321 + v1514;
-  const unsigned int v1516 = static_cast<unsigned int>(v1165.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1517 = v1155 + v1516;
-  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1519 = v216 && v1518;
-  const bool v1520 = v1517 < v1;
-  const bool v1521 = v1519 && v1520;
-  if (v1521) {
-    const float v1522 = v1165.x[19];
-    const float v1523 = v1522 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1524 = iron_f32_to_bf16(v1523);
-    const unsigned int v1525 = v1515 * v1;
-    const unsigned int v1526 = v1525 + v1517;
-    out[v1526] = v1524;
+  const unsigned int v643 = static_cast<unsigned int>(v294.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v644 = v395 + v643;
+  const unsigned int v645 = static_cast<unsigned int>(v294.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v646 = v26 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v648 = v290 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v294.x[19];
+    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v653 = iron_f32_to_bf16(v652);
+    const unsigned int v654 = v644 * v1;
+    const unsigned int v655 = v654 + v646;
+    out[v655] = v653;
   }
-  const unsigned int v1527 = static_cast<unsigned int>(v1165.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1528 = v321 + v1527;
-  const unsigned int v1529 = static_cast<unsigned int>(v1165.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1530 = v1155 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1532 = v216 && v1531;
-  const bool v1533 = v1530 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v1165.x[20];
-    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
-    const unsigned int v1538 = v1528 * v1;
-    const unsigned int v1539 = v1538 + v1530;
-    out[v1539] = v1537;
+  const unsigned int v656 = static_cast<unsigned int>(v294.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v657 = v395 + v656;
+  const unsigned int v658 = static_cast<unsigned int>(v294.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v659 = v26 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v661 = v290 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v294.x[20];
+    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v666 = iron_f32_to_bf16(v665);
+    const unsigned int v667 = v657 * v1;
+    const unsigned int v668 = v667 + v659;
+    out[v668] = v666;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v1165.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1541 = v321 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v1165.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1543 = v1155 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1545 = v216 && v1544;
-  const bool v1546 = v1543 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v1165.x[21];
-    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
-    const unsigned int v1551 = v1541 * v1;
-    const unsigned int v1552 = v1551 + v1543;
-    out[v1552] = v1550;
+  const unsigned int v669 = static_cast<unsigned int>(v294.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v670 = v395 + v669;
+  const unsigned int v671 = static_cast<unsigned int>(v294.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v672 = v26 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v674 = v290 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v294.x[21];
+    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v679 = iron_f32_to_bf16(v678);
+    const unsigned int v680 = v670 * v1;
+    const unsigned int v681 = v680 + v672;
+    out[v681] = v679;
   }
-  const unsigned int v1553 = static_cast<unsigned int>(v1165.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1554 = v321 + v1553;
-  const unsigned int v1555 = static_cast<unsigned int>(v1165.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1556 = v1155 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1558 = v216 && v1557;
-  const bool v1559 = v1556 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v1165.x[22];
-    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);
-    const unsigned int v1564 = v1554 * v1;
-    const unsigned int v1565 = v1564 + v1556;
-    out[v1565] = v1563;
+  const unsigned int v682 = static_cast<unsigned int>(v294.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v683 = v395 + v682;
+  const unsigned int v684 = static_cast<unsigned int>(v294.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v685 = v26 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v687 = v290 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v294.x[22];
+    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v692 = iron_f32_to_bf16(v691);
+    const unsigned int v693 = v683 * v1;
+    const unsigned int v694 = v693 + v685;
+    out[v694] = v692;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v1165.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1567 = v321 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v1165.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1569 = v1155 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1571 = v216 && v1570;
-  const bool v1572 = v1569 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v1165.x[23];
-    const float v1575 = v1574 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
-    const unsigned int v1577 = v1567 * v1;
-    const unsigned int v1578 = v1577 + v1569;
-    out[v1578] = v1576;
+  const unsigned int v695 = static_cast<unsigned int>(v294.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v696 = v395 + v695;
+  const unsigned int v697 = static_cast<unsigned int>(v294.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v698 = v26 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v700 = v290 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v294.x[23];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v705 = iron_f32_to_bf16(v704);
+    const unsigned int v706 = v696 * v1;
+    const unsigned int v707 = v706 + v698;
+    out[v707] = v705;
   }
-  const unsigned int v1579 = static_cast<unsigned int>(v1165.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1580 = v321 + v1579;
-  const unsigned int v1581 = static_cast<unsigned int>(v1165.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1582 = v1155 + v1581;
-  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1584 = v216 && v1583;
-  const bool v1585 = v1582 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v1165.x[24];
-    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
-    const unsigned int v1590 = v1580 * v1;
-    const unsigned int v1591 = v1590 + v1582;
-    out[v1591] = v1589;
+  const unsigned int v708 = static_cast<unsigned int>(v294.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v709 = v395 + v708;
+  const unsigned int v710 = static_cast<unsigned int>(v294.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v711 = v26 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v713 = v290 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v294.x[24];
+    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v718 = iron_f32_to_bf16(v717);
+    const unsigned int v719 = v709 * v1;
+    const unsigned int v720 = v719 + v711;
+    out[v720] = v718;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v1165.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1593 = v321 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v1165.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1595 = v1155 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1597 = v216 && v1596;
-  const bool v1598 = v1595 < v1;
-  const bool v1599 = v1597 && v1598;
-  if (v1599) {
-    const float v1600 = v1165.x[25];
-    const float v1601 = v1600 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
-    const unsigned int v1603 = v1593 * v1;
-    const unsigned int v1604 = v1603 + v1595;
-    out[v1604] = v1602;
+  const unsigned int v721 = static_cast<unsigned int>(v294.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v722 = v395 + v721;
+  const unsigned int v723 = static_cast<unsigned int>(v294.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v724 = v26 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v726 = v290 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v294.x[25];
+    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v731 = iron_f32_to_bf16(v730);
+    const unsigned int v732 = v722 * v1;
+    const unsigned int v733 = v732 + v724;
+    out[v733] = v731;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v1165.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1606 = v321 + v1605;
-  const unsigned int v1607 = static_cast<unsigned int>(v1165.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1608 = v1155 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1610 = v216 && v1609;
-  const bool v1611 = v1608 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v1165.x[26];
-    const float v1614 = v1613 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1615 = iron_f32_to_bf16(v1614);
-    const unsigned int v1616 = v1606 * v1;
-    const unsigned int v1617 = v1616 + v1608;
-    out[v1617] = v1615;
+  const unsigned int v734 = static_cast<unsigned int>(v294.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v735 = v395 + v734;
+  const unsigned int v736 = static_cast<unsigned int>(v294.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v737 = v26 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v739 = v290 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v294.x[26];
+    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v744 = iron_f32_to_bf16(v743);
+    const unsigned int v745 = v735 * v1;
+    const unsigned int v746 = v745 + v737;
+    out[v746] = v744;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v1165.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1619 = v321 + v1618;
-  const unsigned int v1620 = static_cast<unsigned int>(v1165.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1621 = v1155 + v1620;
-  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1623 = v216 && v1622;
-  const bool v1624 = v1621 < v1;
-  const bool v1625 = v1623 && v1624;
-  if (v1625) {
-    const float v1626 = v1165.x[27];
-    const float v1627 = v1626 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1628 = iron_f32_to_bf16(v1627);
-    const unsigned int v1629 = v1619 * v1;
-    const unsigned int v1630 = v1629 + v1621;
-    out[v1630] = v1628;
+  const unsigned int v747 = static_cast<unsigned int>(v294.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v748 = v395 + v747;
+  const unsigned int v749 = static_cast<unsigned int>(v294.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v750 = v26 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v752 = v290 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v294.x[27];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v757 = iron_f32_to_bf16(v756);
+    const unsigned int v758 = v748 * v1;
+    const unsigned int v759 = v758 + v750;
+    out[v759] = v757;
   }
-  const unsigned int v1631 = static_cast<unsigned int>(v1165.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1632 = v321 + v1631;
-  const unsigned int v1633 = static_cast<unsigned int>(v1165.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1634 = v1155 + v1633;
-  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1636 = v216 && v1635;
-  const bool v1637 = v1634 < v1;
-  const bool v1638 = v1636 && v1637;
-  if (v1638) {
-    const float v1639 = v1165.x[28];
-    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1641 = iron_f32_to_bf16(v1640);
-    const unsigned int v1642 = v1632 * v1;
-    const unsigned int v1643 = v1642 + v1634;
-    out[v1643] = v1641;
+  const unsigned int v760 = static_cast<unsigned int>(v294.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v761 = v395 + v760;
+  const unsigned int v762 = static_cast<unsigned int>(v294.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v763 = v26 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v765 = v290 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v294.x[28];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    const unsigned int v771 = v761 * v1;
+    const unsigned int v772 = v771 + v763;
+    out[v772] = v770;
   }
-  const unsigned int v1644 = static_cast<unsigned int>(v1165.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1645 = v321 + v1644;
-  const unsigned int v1646 = static_cast<unsigned int>(v1165.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1647 = v1155 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1649 = v216 && v1648;
-  const bool v1650 = v1647 < v1;
-  const bool v1651 = v1649 && v1650;
-  if (v1651) {
-    const float v1652 = v1165.x[29];
-    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);
-    const unsigned int v1655 = v1645 * v1;
-    const unsigned int v1656 = v1655 + v1647;
-    out[v1656] = v1654;
+  const unsigned int v773 = static_cast<unsigned int>(v294.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v774 = v395 + v773;
+  const unsigned int v775 = static_cast<unsigned int>(v294.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v776 = v26 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v778 = v290 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v294.x[29];
+    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v783 = iron_f32_to_bf16(v782);
+    const unsigned int v784 = v774 * v1;
+    const unsigned int v785 = v784 + v776;
+    out[v785] = v783;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v1165.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1658 = v321 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v1165.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1660 = v1155 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1662 = v216 && v1661;
-  const bool v1663 = v1660 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v1165.x[30];
-    const float v1666 = v1665 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);
-    const unsigned int v1668 = v1658 * v1;
-    const unsigned int v1669 = v1668 + v1660;
-    out[v1669] = v1667;
+  const unsigned int v786 = static_cast<unsigned int>(v294.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v787 = v395 + v786;
+  const unsigned int v788 = static_cast<unsigned int>(v294.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v789 = v26 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v791 = v290 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v294.x[30];
+    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    const unsigned int v797 = v787 * v1;
+    const unsigned int v798 = v797 + v789;
+    out[v798] = v796;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v1165.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1671 = v321 + v1670;
-  const unsigned int v1672 = static_cast<unsigned int>(v1165.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1673 = v1155 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1675 = v216 && v1674;
-  const bool v1676 = v1673 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v1165.x[31];
-    const float v1679 = v1678 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-    const unsigned int v1681 = v1671 * v1;
-    const unsigned int v1682 = v1681 + v1673;
-    out[v1682] = v1680;
+  const unsigned int v799 = static_cast<unsigned int>(v294.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v800 = v395 + v799;
+  const unsigned int v801 = static_cast<unsigned int>(v294.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v802 = v26 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v804 = v290 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v294.x[31];
+    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v809 = iron_f32_to_bf16(v808);
+    const unsigned int v810 = v800 * v1;
+    const unsigned int v811 = v810 + v802;
+    out[v811] = v809;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v1165.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1684 = v321 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v1165.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1686 = v1155 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1688 = v216 && v1687;
-  const bool v1689 = v1686 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v1165.x[32];
-    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
-    const unsigned int v1694 = v1684 * v1;
-    const unsigned int v1695 = v1694 + v1686;
-    out[v1695] = v1693;
+  const unsigned int v812 = static_cast<unsigned int>(v294.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v813 = v395 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v294.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v815 = v26 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v817 = v290 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v294.x[32];
+    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v822 = iron_f32_to_bf16(v821);
+    const unsigned int v823 = v813 * v1;
+    const unsigned int v824 = v823 + v815;
+    out[v824] = v822;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v1165.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1697 = v321 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1165.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1699 = v1155 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1701 = v216 && v1700;
-  const bool v1702 = v1699 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v1165.x[33];
-    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);
-    const unsigned int v1707 = v1697 * v1;
-    const unsigned int v1708 = v1707 + v1699;
-    out[v1708] = v1706;
+  const unsigned int v825 = static_cast<unsigned int>(v294.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v826 = v395 + v825;
+  const unsigned int v827 = static_cast<unsigned int>(v294.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v828 = v26 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v830 = v290 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v294.x[33];
+    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v835 = iron_f32_to_bf16(v834);
+    const unsigned int v836 = v826 * v1;
+    const unsigned int v837 = v836 + v828;
+    out[v837] = v835;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v1165.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1710 = v321 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v1165.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1712 = v1155 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1714 = v216 && v1713;
-  const bool v1715 = v1712 < v1;
-  const bool v1716 = v1714 && v1715;
-  if (v1716) {
-    const float v1717 = v1165.x[34];
-    const float v1718 = v1717 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
-    const unsigned int v1720 = v1710 * v1;
-    const unsigned int v1721 = v1720 + v1712;
-    out[v1721] = v1719;
+  const unsigned int v838 = static_cast<unsigned int>(v294.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v839 = v395 + v838;
+  const unsigned int v840 = static_cast<unsigned int>(v294.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v841 = v26 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v843 = v290 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v294.x[34];
+    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v848 = iron_f32_to_bf16(v847);
+    const unsigned int v849 = v839 * v1;
+    const unsigned int v850 = v849 + v841;
+    out[v850] = v848;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v1165.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1723 = v321 + v1722;
-  const unsigned int v1724 = static_cast<unsigned int>(v1165.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1725 = v1155 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1727 = v216 && v1726;
-  const bool v1728 = v1725 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v1165.x[35];
-    const float v1731 = v1730 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1732 = iron_f32_to_bf16(v1731);
-    const unsigned int v1733 = v1723 * v1;
-    const unsigned int v1734 = v1733 + v1725;
-    out[v1734] = v1732;
+  const unsigned int v851 = static_cast<unsigned int>(v294.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v852 = v395 + v851;
+  const unsigned int v853 = static_cast<unsigned int>(v294.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v854 = v26 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v856 = v290 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v294.x[35];
+    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v861 = iron_f32_to_bf16(v860);
+    const unsigned int v862 = v852 * v1;
+    const unsigned int v863 = v862 + v854;
+    out[v863] = v861;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v1165.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1736 = v321 + v1735;
-  const unsigned int v1737 = static_cast<unsigned int>(v1165.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1738 = v1155 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1740 = v216 && v1739;
-  const bool v1741 = v1738 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v1165.x[36];
-    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
-    const unsigned int v1746 = v1736 * v1;
-    const unsigned int v1747 = v1746 + v1738;
-    out[v1747] = v1745;
+  const unsigned int v864 = static_cast<unsigned int>(v294.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v865 = v395 + v864;
+  const unsigned int v866 = static_cast<unsigned int>(v294.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v867 = v26 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v869 = v290 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v294.x[36];
+    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v874 = iron_f32_to_bf16(v873);
+    const unsigned int v875 = v865 * v1;
+    const unsigned int v876 = v875 + v867;
+    out[v876] = v874;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v1165.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1749 = v321 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v1165.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1751 = v1155 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1753 = v216 && v1752;
-  const bool v1754 = v1751 < v1;
-  const bool v1755 = v1753 && v1754;
-  if (v1755) {
-    const float v1756 = v1165.x[37];
-    const float v1757 = v1756 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1758 = iron_f32_to_bf16(v1757);
-    const unsigned int v1759 = v1749 * v1;
-    const unsigned int v1760 = v1759 + v1751;
-    out[v1760] = v1758;
+  const unsigned int v877 = static_cast<unsigned int>(v294.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v878 = v395 + v877;
+  const unsigned int v879 = static_cast<unsigned int>(v294.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v880 = v26 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v882 = v290 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v294.x[37];
+    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
+    const unsigned int v888 = v878 * v1;
+    const unsigned int v889 = v888 + v880;
+    out[v889] = v887;
   }
-  const unsigned int v1761 = static_cast<unsigned int>(v1165.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1762 = v321 + v1761;
-  const unsigned int v1763 = static_cast<unsigned int>(v1165.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1764 = v1155 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1766 = v216 && v1765;
-  const bool v1767 = v1764 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v1165.x[38];
-    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
-    const unsigned int v1772 = v1762 * v1;
-    const unsigned int v1773 = v1772 + v1764;
-    out[v1773] = v1771;
+  const unsigned int v890 = static_cast<unsigned int>(v294.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v891 = v395 + v890;
+  const unsigned int v892 = static_cast<unsigned int>(v294.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v893 = v26 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v895 = v290 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v294.x[38];
+    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v900 = iron_f32_to_bf16(v899);
+    const unsigned int v901 = v891 * v1;
+    const unsigned int v902 = v901 + v893;
+    out[v902] = v900;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v1165.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1775 = v321 + v1774;
-  const unsigned int v1776 = static_cast<unsigned int>(v1165.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1777 = v1155 + v1776;
-  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1779 = v216 && v1778;
-  const bool v1780 = v1777 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v1165.x[39];
-    const float v1783 = v1782 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1784 = iron_f32_to_bf16(v1783);
-    const unsigned int v1785 = v1775 * v1;
-    const unsigned int v1786 = v1785 + v1777;
-    out[v1786] = v1784;
+  const unsigned int v903 = static_cast<unsigned int>(v294.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v904 = v395 + v903;
+  const unsigned int v905 = static_cast<unsigned int>(v294.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v906 = v26 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v908 = v290 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v294.x[39];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v913 = iron_f32_to_bf16(v912);
+    const unsigned int v914 = v904 * v1;
+    const unsigned int v915 = v914 + v906;
+    out[v915] = v913;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v1165.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1788 = v321 + v1787;
-  const unsigned int v1789 = static_cast<unsigned int>(v1165.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1790 = v1155 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1792 = v216 && v1791;
-  const bool v1793 = v1790 < v1;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v1165.x[40];
-    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
-    const unsigned int v1798 = v1788 * v1;
-    const unsigned int v1799 = v1798 + v1790;
-    out[v1799] = v1797;
+  const unsigned int v916 = static_cast<unsigned int>(v294.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v917 = v395 + v916;
+  const unsigned int v918 = static_cast<unsigned int>(v294.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v919 = v26 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v921 = v290 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v294.x[40];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v926 = iron_f32_to_bf16(v925);
+    const unsigned int v927 = v917 * v1;
+    const unsigned int v928 = v927 + v919;
+    out[v928] = v926;
   }
-  const unsigned int v1800 = static_cast<unsigned int>(v1165.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1801 = v321 + v1800;
-  const unsigned int v1802 = static_cast<unsigned int>(v1165.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1803 = v1155 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1805 = v216 && v1804;
-  const bool v1806 = v1803 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v1165.x[41];
-    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1810 = iron_f32_to_bf16(v1809);
-    const unsigned int v1811 = v1801 * v1;
-    const unsigned int v1812 = v1811 + v1803;
-    out[v1812] = v1810;
+  const unsigned int v929 = static_cast<unsigned int>(v294.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v930 = v395 + v929;
+  const unsigned int v931 = static_cast<unsigned int>(v294.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v932 = v26 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v934 = v290 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v294.x[41];
+    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v939 = iron_f32_to_bf16(v938);
+    const unsigned int v940 = v930 * v1;
+    const unsigned int v941 = v940 + v932;
+    out[v941] = v939;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v1165.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1814 = v321 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v1165.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1816 = v1155 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1818 = v216 && v1817;
-  const bool v1819 = v1816 < v1;
-  const bool v1820 = v1818 && v1819;
-  if (v1820) {
-    const float v1821 = v1165.x[42];
-    const float v1822 = v1821 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1823 = iron_f32_to_bf16(v1822);
-    const unsigned int v1824 = v1814 * v1;
-    const unsigned int v1825 = v1824 + v1816;
-    out[v1825] = v1823;
+  const unsigned int v942 = static_cast<unsigned int>(v294.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v943 = v395 + v942;
+  const unsigned int v944 = static_cast<unsigned int>(v294.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v945 = v26 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v947 = v290 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v294.x[42];
+    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
+    const unsigned int v953 = v943 * v1;
+    const unsigned int v954 = v953 + v945;
+    out[v954] = v952;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v1165.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1827 = v321 + v1826;
-  const unsigned int v1828 = static_cast<unsigned int>(v1165.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1829 = v1155 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1831 = v216 && v1830;
-  const bool v1832 = v1829 < v1;
-  const bool v1833 = v1831 && v1832;
-  if (v1833) {
-    const float v1834 = v1165.x[43];
-    const float v1835 = v1834 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1836 = iron_f32_to_bf16(v1835);
-    const unsigned int v1837 = v1827 * v1;
-    const unsigned int v1838 = v1837 + v1829;
-    out[v1838] = v1836;
+  const unsigned int v955 = static_cast<unsigned int>(v294.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v956 = v395 + v955;
+  const unsigned int v957 = static_cast<unsigned int>(v294.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v958 = v26 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v960 = v290 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v294.x[43];
+    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v965 = iron_f32_to_bf16(v964);
+    const unsigned int v966 = v956 * v1;
+    const unsigned int v967 = v966 + v958;
+    out[v967] = v965;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v1165.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1840 = v321 + v1839;
-  const unsigned int v1841 = static_cast<unsigned int>(v1165.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1842 = v1155 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1844 = v216 && v1843;
-  const bool v1845 = v1842 < v1;
-  const bool v1846 = v1844 && v1845;
-  if (v1846) {
-    const float v1847 = v1165.x[44];
-    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);
-    const unsigned int v1850 = v1840 * v1;
-    const unsigned int v1851 = v1850 + v1842;
-    out[v1851] = v1849;
+  const unsigned int v968 = static_cast<unsigned int>(v294.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v969 = v395 + v968;
+  const unsigned int v970 = static_cast<unsigned int>(v294.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v971 = v26 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v973 = v290 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v294.x[44];
+    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v978 = iron_f32_to_bf16(v977);
+    const unsigned int v979 = v969 * v1;
+    const unsigned int v980 = v979 + v971;
+    out[v980] = v978;
   }
-  const unsigned int v1852 = static_cast<unsigned int>(v1165.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1853 = v321 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v1165.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1855 = v1155 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1857 = v216 && v1856;
-  const bool v1858 = v1855 < v1;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v1165.x[45];
-    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    const unsigned int v1863 = v1853 * v1;
-    const unsigned int v1864 = v1863 + v1855;
-    out[v1864] = v1862;
+  const unsigned int v981 = static_cast<unsigned int>(v294.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v982 = v395 + v981;
+  const unsigned int v983 = static_cast<unsigned int>(v294.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v984 = v26 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v986 = v290 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v294.x[45];
+    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v991 = iron_f32_to_bf16(v990);
+    const unsigned int v992 = v982 * v1;
+    const unsigned int v993 = v992 + v984;
+    out[v993] = v991;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v1165.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1866 = v321 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v1165.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1868 = v1155 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1870 = v216 && v1869;
-  const bool v1871 = v1868 < v1;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v1165.x[46];
-    const float v1874 = v1873 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
-    const unsigned int v1876 = v1866 * v1;
-    const unsigned int v1877 = v1876 + v1868;
-    out[v1877] = v1875;
+  const unsigned int v994 = static_cast<unsigned int>(v294.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v995 = v395 + v994;
+  const unsigned int v996 = static_cast<unsigned int>(v294.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v997 = v26 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v999 = v290 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v294.x[46];
+    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);
+    const unsigned int v1005 = v995 * v1;
+    const unsigned int v1006 = v1005 + v997;
+    out[v1006] = v1004;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v1165.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1879 = v321 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v1165.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1881 = v1155 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1883 = v216 && v1882;
-  const bool v1884 = v1881 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v1165.x[47];
-    const float v1887 = v1886 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
-    const unsigned int v1889 = v1879 * v1;
-    const unsigned int v1890 = v1889 + v1881;
-    out[v1890] = v1888;
+  const unsigned int v1007 = static_cast<unsigned int>(v294.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1008 = v395 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v294.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1010 = v26 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1012 = v290 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v294.x[47];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
+    const unsigned int v1018 = v1008 * v1;
+    const unsigned int v1019 = v1018 + v1010;
+    out[v1019] = v1017;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v1165.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1892 = v321 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v1165.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1894 = v1155 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1896 = v216 && v1895;
-  const bool v1897 = v1894 < v1;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v1165.x[48];
-    const float v1900 = v1899 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
-    const unsigned int v1902 = v1892 * v1;
-    const unsigned int v1903 = v1902 + v1894;
-    out[v1903] = v1901;
+  const unsigned int v1020 = static_cast<unsigned int>(v294.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1021 = v395 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v294.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1023 = v26 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1025 = v290 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v294.x[48];
+    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
+    const unsigned int v1031 = v1021 * v1;
+    const unsigned int v1032 = v1031 + v1023;
+    out[v1032] = v1030;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v1165.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1905 = v321 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1165.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1907 = v1155 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1909 = v216 && v1908;
-  const bool v1910 = v1907 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v1165.x[49];
-    const float v1913 = v1912 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1914 = iron_f32_to_bf16(v1913);
-    const unsigned int v1915 = v1905 * v1;
-    const unsigned int v1916 = v1915 + v1907;
-    out[v1916] = v1914;
+  const unsigned int v1033 = static_cast<unsigned int>(v294.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1034 = v395 + v1033;
+  const unsigned int v1035 = static_cast<unsigned int>(v294.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1036 = v26 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1038 = v290 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v294.x[49];
+    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
+    const unsigned int v1044 = v1034 * v1;
+    const unsigned int v1045 = v1044 + v1036;
+    out[v1045] = v1043;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v1165.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1918 = v321 + v1917;
-  const unsigned int v1919 = static_cast<unsigned int>(v1165.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1920 = v1155 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1922 = v216 && v1921;
-  const bool v1923 = v1920 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v1165.x[50];
-    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);
-    const unsigned int v1928 = v1918 * v1;
-    const unsigned int v1929 = v1928 + v1920;
-    out[v1929] = v1927;
+  const unsigned int v1046 = static_cast<unsigned int>(v294.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1047 = v395 + v1046;
+  const unsigned int v1048 = static_cast<unsigned int>(v294.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1049 = v26 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1051 = v290 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v294.x[50];
+    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
+    const unsigned int v1057 = v1047 * v1;
+    const unsigned int v1058 = v1057 + v1049;
+    out[v1058] = v1056;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v1165.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1931 = v321 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v1165.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1933 = v1155 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1935 = v216 && v1934;
-  const bool v1936 = v1933 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v1165.x[51];
-    const float v1939 = v1938 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1940 = iron_f32_to_bf16(v1939);
-    const unsigned int v1941 = v1931 * v1;
-    const unsigned int v1942 = v1941 + v1933;
-    out[v1942] = v1940;
+  const unsigned int v1059 = static_cast<unsigned int>(v294.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1060 = v395 + v1059;
+  const unsigned int v1061 = static_cast<unsigned int>(v294.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1062 = v26 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1064 = v290 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v294.x[51];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
+    const unsigned int v1070 = v1060 * v1;
+    const unsigned int v1071 = v1070 + v1062;
+    out[v1071] = v1069;
   }
-  const unsigned int v1943 = static_cast<unsigned int>(v1165.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1944 = v321 + v1943;
-  const unsigned int v1945 = static_cast<unsigned int>(v1165.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1946 = v1155 + v1945;
-  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1948 = v216 && v1947;
-  const bool v1949 = v1946 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v1165.x[52];
-    const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
-    const unsigned int v1954 = v1944 * v1;
-    const unsigned int v1955 = v1954 + v1946;
-    out[v1955] = v1953;
+  const unsigned int v1072 = static_cast<unsigned int>(v294.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1073 = v395 + v1072;
+  const unsigned int v1074 = static_cast<unsigned int>(v294.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1075 = v26 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1077 = v290 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v294.x[52];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
+    const unsigned int v1083 = v1073 * v1;
+    const unsigned int v1084 = v1083 + v1075;
+    out[v1084] = v1082;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v1165.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1957 = v321 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v1165.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1959 = v1155 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1961 = v216 && v1960;
-  const bool v1962 = v1959 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v1165.x[53];
-    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
-    const unsigned int v1967 = v1957 * v1;
-    const unsigned int v1968 = v1967 + v1959;
-    out[v1968] = v1966;
+  const unsigned int v1085 = static_cast<unsigned int>(v294.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1086 = v395 + v1085;
+  const unsigned int v1087 = static_cast<unsigned int>(v294.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1088 = v26 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1090 = v290 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v294.x[53];
+    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
+    const unsigned int v1096 = v1086 * v1;
+    const unsigned int v1097 = v1096 + v1088;
+    out[v1097] = v1095;
   }
-  const unsigned int v1969 = static_cast<unsigned int>(v1165.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1970 = v321 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v1165.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1972 = v1155 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1974 = v216 && v1973;
-  const bool v1975 = v1972 < v1;
-  const bool v1976 = v1974 && v1975;
-  if (v1976) {
-    const float v1977 = v1165.x[54];
-    const float v1978 = v1977 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1979 = iron_f32_to_bf16(v1978);
-    const unsigned int v1980 = v1970 * v1;
-    const unsigned int v1981 = v1980 + v1972;
-    out[v1981] = v1979;
+  const unsigned int v1098 = static_cast<unsigned int>(v294.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1099 = v395 + v1098;
+  const unsigned int v1100 = static_cast<unsigned int>(v294.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1101 = v26 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1103 = v290 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v294.x[54];
+    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
+    const unsigned int v1109 = v1099 * v1;
+    const unsigned int v1110 = v1109 + v1101;
+    out[v1110] = v1108;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v1165.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1983 = v321 + v1982;
-  const unsigned int v1984 = static_cast<unsigned int>(v1165.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1985 = v1155 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1987 = v216 && v1986;
-  const bool v1988 = v1985 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v1165.x[55];
-    const float v1991 = v1990 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1992 = iron_f32_to_bf16(v1991);
-    const unsigned int v1993 = v1983 * v1;
-    const unsigned int v1994 = v1993 + v1985;
-    out[v1994] = v1992;
+  const unsigned int v1111 = static_cast<unsigned int>(v294.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1112 = v395 + v1111;
+  const unsigned int v1113 = static_cast<unsigned int>(v294.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1114 = v26 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1116 = v290 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v294.x[55];
+    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
+    const unsigned int v1122 = v1112 * v1;
+    const unsigned int v1123 = v1122 + v1114;
+    out[v1123] = v1121;
   }
-  const unsigned int v1995 = static_cast<unsigned int>(v1165.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v1996 = v321 + v1995;
-  const unsigned int v1997 = static_cast<unsigned int>(v1165.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v1998 = v1155 + v1997;
-  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2000 = v216 && v1999;
-  const bool v2001 = v1998 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v1165.x[56];
-    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
-    const unsigned int v2006 = v1996 * v1;
-    const unsigned int v2007 = v2006 + v1998;
-    out[v2007] = v2005;
+  const unsigned int v1124 = static_cast<unsigned int>(v294.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1125 = v395 + v1124;
+  const unsigned int v1126 = static_cast<unsigned int>(v294.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1127 = v26 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1129 = v290 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v294.x[56];
+    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
+    const unsigned int v1135 = v1125 * v1;
+    const unsigned int v1136 = v1135 + v1127;
+    out[v1136] = v1134;
   }
-  const unsigned int v2008 = static_cast<unsigned int>(v1165.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2009 = v321 + v2008;
-  const unsigned int v2010 = static_cast<unsigned int>(v1165.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2011 = v1155 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2013 = v216 && v2012;
-  const bool v2014 = v2011 < v1;
-  const bool v2015 = v2013 && v2014;
-  if (v2015) {
-    const float v2016 = v1165.x[57];
-    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);
-    const unsigned int v2019 = v2009 * v1;
-    const unsigned int v2020 = v2019 + v2011;
-    out[v2020] = v2018;
+  const unsigned int v1137 = static_cast<unsigned int>(v294.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1138 = v395 + v1137;
+  const unsigned int v1139 = static_cast<unsigned int>(v294.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1140 = v26 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1142 = v290 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v294.x[57];
+    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
+    const unsigned int v1148 = v1138 * v1;
+    const unsigned int v1149 = v1148 + v1140;
+    out[v1149] = v1147;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v1165.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2022 = v321 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v1165.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2024 = v1155 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2026 = v216 && v2025;
-  const bool v2027 = v2024 < v1;
-  const bool v2028 = v2026 && v2027;
-  if (v2028) {
-    const float v2029 = v1165.x[58];
-    const float v2030 = v2029 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);
-    const unsigned int v2032 = v2022 * v1;
-    const unsigned int v2033 = v2032 + v2024;
-    out[v2033] = v2031;
+  const unsigned int v1150 = static_cast<unsigned int>(v294.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1151 = v395 + v1150;
+  const unsigned int v1152 = static_cast<unsigned int>(v294.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1153 = v26 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1155 = v290 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v294.x[58];
+    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
+    const unsigned int v1161 = v1151 * v1;
+    const unsigned int v1162 = v1161 + v1153;
+    out[v1162] = v1160;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v1165.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2035 = v321 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v1165.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2037 = v1155 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2039 = v216 && v2038;
-  const bool v2040 = v2037 < v1;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v1165.x[59];
-    const float v2043 = v2042 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
-    const unsigned int v2045 = v2035 * v1;
-    const unsigned int v2046 = v2045 + v2037;
-    out[v2046] = v2044;
+  const unsigned int v1163 = static_cast<unsigned int>(v294.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1164 = v395 + v1163;
+  const unsigned int v1165 = static_cast<unsigned int>(v294.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1166 = v26 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1168 = v290 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v294.x[59];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
+    const unsigned int v1174 = v1164 * v1;
+    const unsigned int v1175 = v1174 + v1166;
+    out[v1175] = v1173;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v1165.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2048 = v321 + v2047;
-  const unsigned int v2049 = static_cast<unsigned int>(v1165.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2050 = v1155 + v2049;
-  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2052 = v216 && v2051;
-  const bool v2053 = v2050 < v1;
-  const bool v2054 = v2052 && v2053;
-  if (v2054) {
-    const float v2055 = v1165.x[60];
-    const float v2056 = v2055 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
-    const unsigned int v2058 = v2048 * v1;
-    const unsigned int v2059 = v2058 + v2050;
-    out[v2059] = v2057;
+  const unsigned int v1176 = static_cast<unsigned int>(v294.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1177 = v395 + v1176;
+  const unsigned int v1178 = static_cast<unsigned int>(v294.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1179 = v26 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1181 = v290 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v294.x[60];
+    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
+    const unsigned int v1187 = v1177 * v1;
+    const unsigned int v1188 = v1187 + v1179;
+    out[v1188] = v1186;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v1165.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2061 = v321 + v2060;
-  const unsigned int v2062 = static_cast<unsigned int>(v1165.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2063 = v1155 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2065 = v216 && v2064;
-  const bool v2066 = v2063 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v1165.x[61];
-    const float v2069 = v2068 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
-    const unsigned int v2071 = v2061 * v1;
-    const unsigned int v2072 = v2071 + v2063;
-    out[v2072] = v2070;
+  const unsigned int v1189 = static_cast<unsigned int>(v294.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1190 = v395 + v1189;
+  const unsigned int v1191 = static_cast<unsigned int>(v294.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1192 = v26 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1194 = v290 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v294.x[61];
+    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
+    const unsigned int v1200 = v1190 * v1;
+    const unsigned int v1201 = v1200 + v1192;
+    out[v1201] = v1199;
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v1165.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2074 = v321 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v1165.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2076 = v1155 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2078 = v216 && v2077;
-  const bool v2079 = v2076 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v1165.x[62];
-    const float v2082 = v2081 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);
-    const unsigned int v2084 = v2074 * v1;
-    const unsigned int v2085 = v2084 + v2076;
-    out[v2085] = v2083;
+  const unsigned int v1202 = static_cast<unsigned int>(v294.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1203 = v395 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v294.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1205 = v26 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1207 = v290 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v294.x[62];
+    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
+    const unsigned int v1213 = v1203 * v1;
+    const unsigned int v1214 = v1213 + v1205;
+    out[v1214] = v1212;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v1165.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-  const unsigned int v2087 = v321 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v1165.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-  const unsigned int v2089 = v1155 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2091 = v216 && v2090;
-  const bool v2092 = v2089 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v1165.x[63];
-    const float v2095 = v2094 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
-    const unsigned int v2097 = v2087 * v1;
-    const unsigned int v2098 = v2097 + v2089;
-    out[v2098] = v2096;
+  const unsigned int v1215 = static_cast<unsigned int>(v294.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1216 = v395 + v1215;
+  const unsigned int v1217 = static_cast<unsigned int>(v294.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1218 = v26 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1220 = v290 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v294.x[63];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
+    const unsigned int v1226 = v1216 * v1;
+    const unsigned int v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const unsigned int v1229 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 2, 16, 128> v1239;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1239, 0.0f);
+  if (v298) {  // kernels/gemm/gemm_warpgroup.hpp:245
+    const bool v3625 = v283 < v2;  // kernels/gemm/gemm_warpgroup.hpp:246
+    if (v3625) {
+      const unsigned int v3629 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const unsigned int v3632 = v286 << 5u;
+      const unsigned int v3633 = v3632 + v3629;
+      const unsigned int v3634 = v3633 >> 3u;
+      const unsigned int v3635 = v3633 & 7u;
+      const unsigned int v3636 = v3635 << 3u;
+      const unsigned int v3637 = v22 + v3634;
+      const bool v3639 = v3637 < v0;
+      const bool v3640 = v3636 < v2;
+      const bool v3641 = v3639 && v3640;
+      const unsigned int v3642 = v3637 * v2;
+      const unsigned int v3643 = v3642 + v3636;
+      const unsigned int v3644 = v3641 ? v3643 : v283;
+      const unsigned int v3645 = v3634 << 6u;
+      const unsigned int v3647 = v3645 + v3636;
+      iron_copy_async<16>(shm3 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), a + v3644, v3641);
+      const unsigned int v3649 = v3633 + 384u;
+      const unsigned int v3650 = v3649 >> 3u;
+      const unsigned int v3651 = v3649 & 7u;
+      const unsigned int v3652 = v3651 << 3u;
+      const unsigned int v3653 = v22 + v3650;
+      const bool v3655 = v3653 < v0;
+      const bool v3656 = v3652 < v2;
+      const bool v3657 = v3655 && v3656;
+      const unsigned int v3658 = v3653 * v2;
+      const unsigned int v3659 = v3658 + v3652;
+      const unsigned int v3660 = v3657 ? v3659 : v283;
+      const unsigned int v3661 = v3650 << 6u;
+      const unsigned int v3663 = v3661 + v3652;
+      iron_copy_async<16>(shm3 + (v3663 ^ (((v3663 >> 6u) & 7u) << 3u)), a + v3660, v3657);
+      const unsigned int v3665 = v3633 + 768u;
+      const bool v3667 = v3665 < 1024u;
+      if (v3667) {
+        const unsigned int v3668 = v3665 >> 3u;
+        const unsigned int v3669 = v3665 & 7u;
+        const unsigned int v3670 = v3669 << 3u;
+        const unsigned int v3671 = v22 + v3668;
+        const bool v3673 = v3671 < v0;
+        const bool v3674 = v3670 < v2;
+        const bool v3675 = v3673 && v3674;
+        const unsigned int v3676 = v3671 * v2;
+        const unsigned int v3677 = v3676 + v3670;
+        const unsigned int v3678 = v3675 ? v3677 : v283;
+        const unsigned int v3679 = v3668 << 6u;
+        const unsigned int v3681 = v3679 + v3670;
+        iron_copy_async<16>(shm3 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), a + v3678, v3675);
+      }
+      const unsigned int v3682 = v1229 + v3634;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3683 = v3682 < v1;
+      const bool v3684 = v3683 && v3640;
+      const unsigned int v3685 = v3682 * v2;
+      const unsigned int v3686 = v3685 + v3636;
+      const unsigned int v3687 = v3684 ? v3686 : v283;
+      iron_copy_async<16>(shm4 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), b + v3687, v3684);
+      const unsigned int v3688 = v1229 + v3650;
+      const bool v3689 = v3688 < v1;
+      const bool v3690 = v3689 && v3656;
+      const unsigned int v3691 = v3688 * v2;
+      const unsigned int v3692 = v3691 + v3652;
+      const unsigned int v3693 = v3690 ? v3692 : v283;
+      iron_copy_async<16>(shm4 + (v3663 ^ (((v3663 >> 6u) & 7u) << 3u)), b + v3693, v3690);
+      if (v3667) {
+        const unsigned int v3694 = v3665 >> 3u;
+        const unsigned int v3695 = v3665 & 7u;
+        const unsigned int v3696 = v3695 << 3u;
+        const unsigned int v3697 = v1229 + v3694;
+        const bool v3699 = v3697 < v1;
+        const bool v3700 = v3696 < v2;
+        const bool v3701 = v3699 && v3700;
+        const unsigned int v3702 = v3697 * v2;
+        const unsigned int v3703 = v3702 + v3696;
+        const unsigned int v3704 = v3701 ? v3703 : v283;
+        const unsigned int v3705 = v3694 << 6u;
+        const unsigned int v3707 = v3705 + v3696;
+        iron_copy_async<16>(shm4 + (v3707 ^ (((v3707 >> 6u) & 7u) << 3u)), b + v3704, v3701);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+    const bool v3710 = 64u < v2;
+    if (v3710) {
+      const unsigned int v3714 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const unsigned int v3717 = v286 << 5u;
+      const unsigned int v3718 = v3717 + v3714;
+      const unsigned int v3719 = v3718 >> 3u;
+      const unsigned int v3720 = v3718 & 7u;
+      const unsigned int v3721 = v3720 << 3u;
+      const unsigned int v3722 = v22 + v3719;
+      const unsigned int v3723 = 64u + v3721;
+      const bool v3724 = v3722 < v0;
+      const bool v3725 = v3723 < v2;
+      const bool v3726 = v3724 && v3725;
+      const unsigned int v3727 = v3722 * v2;
+      const unsigned int v3728 = v3727 + v3723;
+      const unsigned int v3729 = v3726 ? v3728 : v283;
+      const unsigned int v3730 = v3719 << 6u;
+      const unsigned int v3731 = 8192u + v3730;
+      const unsigned int v3732 = v3731 + v3721;
+      iron_copy_async<16>(shm3 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), a + v3729, v3726);
+      const unsigned int v3734 = v3718 + 384u;
+      const unsigned int v3735 = v3734 >> 3u;
+      const unsigned int v3736 = v3734 & 7u;
+      const unsigned int v3737 = v3736 << 3u;
+      const unsigned int v3738 = v22 + v3735;
+      const unsigned int v3739 = 64u + v3737;
+      const bool v3740 = v3738 < v0;
+      const bool v3741 = v3739 < v2;
+      const bool v3742 = v3740 && v3741;
+      const unsigned int v3743 = v3738 * v2;
+      const unsigned int v3744 = v3743 + v3739;
+      const unsigned int v3745 = v3742 ? v3744 : v283;
+      const unsigned int v3746 = v3735 << 6u;
+      const unsigned int v3747 = 8192u + v3746;
+      const unsigned int v3748 = v3747 + v3737;
+      iron_copy_async<16>(shm3 + (v3748 ^ (((v3748 >> 6u) & 7u) << 3u)), a + v3745, v3742);
+      const unsigned int v3750 = v3718 + 768u;
+      const bool v3752 = v3750 < 1024u;
+      if (v3752) {
+        const unsigned int v3753 = v3750 >> 3u;
+        const unsigned int v3754 = v3750 & 7u;
+        const unsigned int v3755 = v3754 << 3u;
+        const unsigned int v3756 = v22 + v3753;
+        const unsigned int v3757 = 64u + v3755;
+        const bool v3758 = v3756 < v0;
+        const bool v3759 = v3757 < v2;
+        const bool v3760 = v3758 && v3759;
+        const unsigned int v3761 = v3756 * v2;
+        const unsigned int v3762 = v3761 + v3757;
+        const unsigned int v3763 = v3760 ? v3762 : v283;
+        const unsigned int v3764 = v3753 << 6u;
+        const unsigned int v3765 = 8192u + v3764;
+        const unsigned int v3766 = v3765 + v3755;
+        iron_copy_async<16>(shm3 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), a + v3763, v3760);
+      }
+      const unsigned int v3767 = v1229 + v3719;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3768 = v3767 < v1;
+      const bool v3769 = v3768 && v3725;
+      const unsigned int v3770 = v3767 * v2;
+      const unsigned int v3771 = v3770 + v3723;
+      const unsigned int v3772 = v3769 ? v3771 : v283;
+      iron_copy_async<16>(shm4 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), b + v3772, v3769);
+      const unsigned int v3773 = v1229 + v3735;
+      const bool v3774 = v3773 < v1;
+      const bool v3775 = v3774 && v3741;
+      const unsigned int v3776 = v3773 * v2;
+      const unsigned int v3777 = v3776 + v3739;
+      const unsigned int v3778 = v3775 ? v3777 : v283;
+      iron_copy_async<16>(shm4 + (v3748 ^ (((v3748 >> 6u) & 7u) << 3u)), b + v3778, v3775);
+      if (v3752) {
+        const unsigned int v3779 = v3750 >> 3u;
+        const unsigned int v3780 = v3750 & 7u;
+        const unsigned int v3781 = v3780 << 3u;
+        const unsigned int v3782 = v1229 + v3779;
+        const unsigned int v3783 = 64u + v3781;
+        const bool v3784 = v3782 < v1;
+        const bool v3785 = v3783 < v2;
+        const bool v3786 = v3784 && v3785;
+        const unsigned int v3787 = v3782 * v2;
+        const unsigned int v3788 = v3787 + v3783;
+        const unsigned int v3789 = v3786 ? v3788 : v283;
+        const unsigned int v3790 = v3779 << 6u;
+        const unsigned int v3791 = 8192u + v3790;
+        const unsigned int v3792 = v3791 + v3781;
+        iron_copy_async<16>(shm4 + (v3792 ^ (((v3792 >> 6u) & 7u) << 3u)), b + v3789, v3786);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+
+    for (unsigned int v2931 = v283; v2931 < v2; v2931 += 64u) {
+      const unsigned int v2933 = v2931 >> 6u;
+      const unsigned int v2935 = v2933 % 3u;
+      asm volatile("cp.async.wait_group 1;" ::: "memory");
+      __syncthreads();
+      if (v290) {
+        const unsigned int v2937 = v2935 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
+        const unsigned int v2945 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v2946 = v2937 + v2945;
+        const unsigned int v3199 = v391 << 6u;
+        const unsigned int v3201 = v2946 + v3199;
+        iron_frag<iron_bf16, 0, 16, 16> v3208;
+        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3208, shm3, v3201, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3210;
+        iron_frag_fill(v3210, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3210, shm4, v2937, 64u);
+        iron_frag_mma_sync(v1239, v3208, v3210);
+        const unsigned int v3212 = v3201 + 16u;
+        const unsigned int v3215 = v2937 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3217;
+        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3217, shm3, v3212, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3219;
+        iron_frag_fill(v3219, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3219, shm4, v3215, 64u);
+        iron_frag_mma_sync(v1239, v3217, v3219);
+        const unsigned int v3221 = v3201 + 32u;
+        const unsigned int v3224 = v2937 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3226;
+        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3226, shm3, v3221, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3228;
+        iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3228, shm4, v3224, 64u);
+        iron_frag_mma_sync(v1239, v3226, v3228);
+        const unsigned int v3230 = v3201 + 48u;
+        const unsigned int v3233 = v2937 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3235;
+        iron_frag_fill(v3235, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3235, shm3, v3230, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3237;
+        iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3237, shm4, v3233, 64u);
+        iron_frag_mma_sync(v1239, v3235, v3237);
+      }
+      const unsigned int v2952 = v2931 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
+      const unsigned int v2954 = v2933 + 2u;
+      const unsigned int v2955 = v2954 % 3u;
+      const bool v2956 = v2952 < v2;
+      if (v2956) {
+        const unsigned int v2959 = v2955 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v2961 = iron_linear_thread() & 31u;
+        const unsigned int v2963 = v286 << 5u;
+        const unsigned int v2964 = v2963 + v2961;
+        const unsigned int v2968 = v2964 >> 3u;
+        const unsigned int v2970 = v2964 & 7u;
+        const unsigned int v2972 = v2970 << 3u;
+        const unsigned int v2973 = v22 + v2968;
+        const unsigned int v2974 = v2952 + v2972;
+        const bool v2975 = v2973 < v0;
+        const bool v2976 = v2974 < v2;
+        const bool v2977 = v2975 && v2976;
+        const unsigned int v2978 = v2973 * v2;
+        const unsigned int v2980 = v2978 + v2974;
+        const unsigned int v2981 = v2977 ? v2980 : v283;
+        const unsigned int v2983 = v2968 << 6u;
+        const unsigned int v2984 = v2959 + v2983;
+        const unsigned int v2985 = v2984 + v2972;
+        iron_copy_async<16>(shm3 + (v2985 ^ (((v2985 >> 6u) & 7u) << 3u)), a + v2981, v2977);
+        const unsigned int v2987 = v2964 + 384u;
+        const unsigned int v2989 = v2987 >> 3u;
+        const unsigned int v2991 = v2987 & 7u;
+        const unsigned int v2993 = v2991 << 3u;
+        const unsigned int v2994 = v22 + v2989;
+        const unsigned int v2995 = v2952 + v2993;
+        const bool v2996 = v2994 < v0;
+        const bool v2997 = v2995 < v2;
+        const bool v2998 = v2996 && v2997;
+        const unsigned int v2999 = v2994 * v2;
+        const unsigned int v3001 = v2999 + v2995;
+        const unsigned int v3002 = v2998 ? v3001 : v283;
+        const unsigned int v3004 = v2989 << 6u;
+        const unsigned int v3005 = v2959 + v3004;
+        const unsigned int v3006 = v3005 + v2993;
+        iron_copy_async<16>(shm3 + (v3006 ^ (((v3006 >> 6u) & 7u) << 3u)), a + v3002, v2998);
+        const unsigned int v3008 = v2964 + 768u;
+        const bool v3010 = v3008 < 1024u;
+        if (v3010) {
+          const unsigned int v3012 = v3008 >> 3u;
+          const unsigned int v3014 = v3008 & 7u;
+          const unsigned int v3016 = v3014 << 3u;
+          const unsigned int v3017 = v22 + v3012;
+          const unsigned int v3018 = v2952 + v3016;
+          const bool v3019 = v3017 < v0;
+          const bool v3020 = v3018 < v2;
+          const bool v3021 = v3019 && v3020;
+          const unsigned int v3022 = v3017 * v2;
+          const unsigned int v3024 = v3022 + v3018;
+          const unsigned int v3025 = v3021 ? v3024 : v283;
+          const unsigned int v3027 = v3012 << 6u;
+          const unsigned int v3028 = v2959 + v3027;
+          const unsigned int v3029 = v3028 + v3016;
+          iron_copy_async<16>(shm3 + (v3029 ^ (((v3029 >> 6u) & 7u) << 3u)), a + v3025, v3021);
+        }
+        const unsigned int v3046 = v1229 + v2968;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v3048 = v3046 < v1;
+        const bool v3050 = v3048 && v2976;
+        const unsigned int v3051 = v3046 * v2;
+        const unsigned int v3053 = v3051 + v2974;
+        const unsigned int v3054 = v3050 ? v3053 : v283;
+        iron_copy_async<16>(shm4 + (v2985 ^ (((v2985 >> 6u) & 7u) << 3u)), b + v3054, v3050);
+        const unsigned int v3067 = v1229 + v2989;
+        const bool v3069 = v3067 < v1;
+        const bool v3071 = v3069 && v2997;
+        const unsigned int v3072 = v3067 * v2;
+        const unsigned int v3074 = v3072 + v2995;
+        const unsigned int v3075 = v3071 ? v3074 : v283;
+        iron_copy_async<16>(shm4 + (v3006 ^ (((v3006 >> 6u) & 7u) << 3u)), b + v3075, v3071);
+        if (v3010) {
+          const unsigned int v3085 = v3008 >> 3u;
+          const unsigned int v3087 = v3008 & 7u;
+          const unsigned int v3089 = v3087 << 3u;
+          const unsigned int v3090 = v1229 + v3085;
+          const unsigned int v3091 = v2952 + v3089;
+          const bool v3092 = v3090 < v1;
+          const bool v3093 = v3091 < v2;
+          const bool v3094 = v3092 && v3093;
+          const unsigned int v3095 = v3090 * v2;
+          const unsigned int v3097 = v3095 + v3091;
+          const unsigned int v3098 = v3094 ? v3097 : v283;
+          const unsigned int v3100 = v3085 << 6u;
+          const unsigned int v3101 = v2959 + v3100;
+          const unsigned int v3102 = v3101 + v3089;
+          iron_copy_async<16>(shm4 + (v3102 ^ (((v3102 >> 6u) & 7u) << 3u)), b + v3098, v3094);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+    }
+    __syncthreads();
+  } else {
+    const unsigned int v1271 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v1272 = threadIdx.x;
+
+    for (unsigned int v1270 = v283; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+      for (unsigned int v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1280 = v1279 < v0;
+        const unsigned int v1281 = v1270 + v1278;
+        const bool v1282 = v1281 < v2;
+        const bool v1283 = v1280 && v1282;
+        if (v1283) {
+          const unsigned int v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1287 = v1285 + v1270;
+          const unsigned int v1288 = v1287 + v1278;
+          const iron_bf16 v1289 = a[v1288];
+          const unsigned int v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1292 = v1291 + v1278;
+          shm3[(v1292 ^ (((v1292 >> 6u) & 7u) << 3u))] = v1289;
+        } else {
+          const unsigned int v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1295 = v1294 + v1278;
+          shm3[(v1295 ^ (((v1295 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+        }
+      }
+
+      for (unsigned int v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1306 = v1305 < v1;
+        const unsigned int v1307 = v1270 + v1304;
+        const bool v1308 = v1307 < v2;
+        const bool v1309 = v1306 && v1308;
+        if (v1309) {
+          const unsigned int v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1313 = v1311 + v1270;
+          const unsigned int v1314 = v1313 + v1304;
+          const iron_bf16 v1315 = b[v1314];
+          const unsigned int v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1318 = v1317 + v1304;
+          shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = v1315;
+        } else {
+          const unsigned int v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1321 = v1320 + v1304;
+          shm4[(v1321 ^ (((v1321 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
+        const unsigned int v1330 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const unsigned int v3244 = v391 << 6u;
+        const unsigned int v3246 = v1330 + v3244;
+        iron_frag<iron_bf16, 0, 16, 16> v3253;
+        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3253, shm3, v3246, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3255;
+        iron_frag_fill(v3255, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3255, shm4, v283, 64u);
+        iron_frag_mma_sync(v1239, v3253, v3255);
+        const unsigned int v3257 = v3246 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3262;
+        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3262, shm3, v3257, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3264;
+        iron_frag_fill(v3264, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3264, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1239, v3262, v3264);
+        const unsigned int v3266 = v3246 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3271;
+        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3271, shm3, v3266, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3273;
+        iron_frag_fill(v3273, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3273, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1239, v3271, v3273);
+        const unsigned int v3275 = v3246 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3280;
+        iron_frag_fill(v3280, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3280, shm3, v3275, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3282;
+        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3282, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1239, v3280, v3282);
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+    }
+  }
+  const unsigned int v1341 = static_cast<unsigned int>(v1239.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1342 = v395 + v1341;
+  const unsigned int v1343 = static_cast<unsigned int>(v1239.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1344 = v1229 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1346 = v290 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v1239.x[0];
+    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    const unsigned int v1352 = v1342 * v1;
+    const unsigned int v1353 = v1352 + v1344;
+    out[v1353] = v1351;
+  }
+  const unsigned int v1354 = static_cast<unsigned int>(v1239.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1355 = v395 + v1354;
+  const unsigned int v1356 = static_cast<unsigned int>(v1239.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1357 = v1229 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1359 = v290 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v1239.x[1];
+    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1364 = iron_f32_to_bf16(v1363);
+    const unsigned int v1365 = v1355 * v1;
+    const unsigned int v1366 = v1365 + v1357;
+    out[v1366] = v1364;
+  }
+  const unsigned int v1367 = static_cast<unsigned int>(v1239.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1368 = v395 + v1367;
+  const unsigned int v1369 = static_cast<unsigned int>(v1239.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1370 = v1229 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1372 = v290 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v1239.x[2];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
+    const unsigned int v1378 = v1368 * v1;
+    const unsigned int v1379 = v1378 + v1370;
+    out[v1379] = v1377;
+  }
+  const unsigned int v1380 = static_cast<unsigned int>(v1239.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1381 = v395 + v1380;
+  const unsigned int v1382 = static_cast<unsigned int>(v1239.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1383 = v1229 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1385 = v290 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v1239.x[3];
+    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1390 = iron_f32_to_bf16(v1389);
+    const unsigned int v1391 = v1381 * v1;
+    const unsigned int v1392 = v1391 + v1383;
+    out[v1392] = v1390;
+  }
+  const unsigned int v1393 = static_cast<unsigned int>(v1239.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1394 = v395 + v1393;
+  const unsigned int v1395 = static_cast<unsigned int>(v1239.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1396 = v1229 + v1395;
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1398 = v290 && v1397;
+  const bool v1399 = v1396 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v1239.x[4];
+    const float v1402 = v1401 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1403 = iron_f32_to_bf16(v1402);
+    const unsigned int v1404 = v1394 * v1;
+    const unsigned int v1405 = v1404 + v1396;
+    out[v1405] = v1403;
+  }
+  const unsigned int v1406 = static_cast<unsigned int>(v1239.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1407 = v395 + v1406;
+  const unsigned int v1408 = static_cast<unsigned int>(v1239.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1409 = v1229 + v1408;
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1411 = v290 && v1410;
+  const bool v1412 = v1409 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v1239.x[5];
+    const float v1415 = v1414 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1416 = iron_f32_to_bf16(v1415);
+    const unsigned int v1417 = v1407 * v1;
+    const unsigned int v1418 = v1417 + v1409;
+    out[v1418] = v1416;
+  }
+  const unsigned int v1419 = static_cast<unsigned int>(v1239.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1420 = v395 + v1419;
+  const unsigned int v1421 = static_cast<unsigned int>(v1239.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1422 = v1229 + v1421;
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1424 = v290 && v1423;
+  const bool v1425 = v1422 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v1239.x[6];
+    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
+    const unsigned int v1430 = v1420 * v1;
+    const unsigned int v1431 = v1430 + v1422;
+    out[v1431] = v1429;
+  }
+  const unsigned int v1432 = static_cast<unsigned int>(v1239.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1433 = v395 + v1432;
+  const unsigned int v1434 = static_cast<unsigned int>(v1239.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1435 = v1229 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1437 = v290 && v1436;
+  const bool v1438 = v1435 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v1239.x[7];
+    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
+    const unsigned int v1443 = v1433 * v1;
+    const unsigned int v1444 = v1443 + v1435;
+    out[v1444] = v1442;
+  }
+  const unsigned int v1445 = static_cast<unsigned int>(v1239.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1446 = v395 + v1445;
+  const unsigned int v1447 = static_cast<unsigned int>(v1239.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1448 = v1229 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1450 = v290 && v1449;
+  const bool v1451 = v1448 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v1239.x[8];
+    const float v1454 = v1453 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
+    const unsigned int v1456 = v1446 * v1;
+    const unsigned int v1457 = v1456 + v1448;
+    out[v1457] = v1455;
+  }
+  const unsigned int v1458 = static_cast<unsigned int>(v1239.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1459 = v395 + v1458;
+  const unsigned int v1460 = static_cast<unsigned int>(v1239.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1461 = v1229 + v1460;
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1463 = v290 && v1462;
+  const bool v1464 = v1461 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v1239.x[9];
+    const float v1467 = v1466 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1468 = iron_f32_to_bf16(v1467);
+    const unsigned int v1469 = v1459 * v1;
+    const unsigned int v1470 = v1469 + v1461;
+    out[v1470] = v1468;
+  }
+  const unsigned int v1471 = static_cast<unsigned int>(v1239.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1472 = v395 + v1471;
+  const unsigned int v1473 = static_cast<unsigned int>(v1239.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1474 = v1229 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1476 = v290 && v1475;
+  const bool v1477 = v1474 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v1239.x[10];
+    const float v1480 = v1479 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
+    const unsigned int v1482 = v1472 * v1;
+    const unsigned int v1483 = v1482 + v1474;
+    out[v1483] = v1481;
+  }
+  const unsigned int v1484 = static_cast<unsigned int>(v1239.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1485 = v395 + v1484;
+  const unsigned int v1486 = static_cast<unsigned int>(v1239.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1487 = v1229 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1489 = v290 && v1488;
+  const bool v1490 = v1487 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v1239.x[11];
+    const float v1493 = v1492 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
+    const unsigned int v1495 = v1485 * v1;
+    const unsigned int v1496 = v1495 + v1487;
+    out[v1496] = v1494;
+  }
+  const unsigned int v1497 = static_cast<unsigned int>(v1239.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1498 = v395 + v1497;
+  const unsigned int v1499 = static_cast<unsigned int>(v1239.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1500 = v1229 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1502 = v290 && v1501;
+  const bool v1503 = v1500 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v1239.x[12];
+    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1507 = iron_f32_to_bf16(v1506);
+    const unsigned int v1508 = v1498 * v1;
+    const unsigned int v1509 = v1508 + v1500;
+    out[v1509] = v1507;
+  }
+  const unsigned int v1510 = static_cast<unsigned int>(v1239.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1511 = v395 + v1510;
+  const unsigned int v1512 = static_cast<unsigned int>(v1239.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1513 = v1229 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1515 = v290 && v1514;
+  const bool v1516 = v1513 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v1239.x[13];
+    const float v1519 = v1518 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
+    const unsigned int v1521 = v1511 * v1;
+    const unsigned int v1522 = v1521 + v1513;
+    out[v1522] = v1520;
+  }
+  const unsigned int v1523 = static_cast<unsigned int>(v1239.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1524 = v395 + v1523;
+  const unsigned int v1525 = static_cast<unsigned int>(v1239.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1526 = v1229 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1528 = v290 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1239.x[14];
+    const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
+    const unsigned int v1534 = v1524 * v1;
+    const unsigned int v1535 = v1534 + v1526;
+    out[v1535] = v1533;
+  }
+  const unsigned int v1536 = static_cast<unsigned int>(v1239.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1537 = v395 + v1536;
+  const unsigned int v1538 = static_cast<unsigned int>(v1239.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1539 = v1229 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1541 = v290 && v1540;
+  const bool v1542 = v1539 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v1239.x[15];
+    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
+    const unsigned int v1547 = v1537 * v1;
+    const unsigned int v1548 = v1547 + v1539;
+    out[v1548] = v1546;
+  }
+  const unsigned int v1549 = static_cast<unsigned int>(v1239.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1550 = v395 + v1549;
+  const unsigned int v1551 = static_cast<unsigned int>(v1239.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1552 = v1229 + v1551;
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1554 = v290 && v1553;
+  const bool v1555 = v1552 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v1239.x[16];
+    const float v1558 = v1557 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1559 = iron_f32_to_bf16(v1558);
+    const unsigned int v1560 = v1550 * v1;
+    const unsigned int v1561 = v1560 + v1552;
+    out[v1561] = v1559;
+  }
+  const unsigned int v1562 = static_cast<unsigned int>(v1239.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1563 = v395 + v1562;
+  const unsigned int v1564 = static_cast<unsigned int>(v1239.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1565 = v1229 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1567 = v290 && v1566;
+  const bool v1568 = v1565 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v1239.x[17];
+    const float v1571 = v1570 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1572 = iron_f32_to_bf16(v1571);
+    const unsigned int v1573 = v1563 * v1;
+    const unsigned int v1574 = v1573 + v1565;
+    out[v1574] = v1572;
+  }
+  const unsigned int v1575 = static_cast<unsigned int>(v1239.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1576 = v395 + v1575;
+  const unsigned int v1577 = static_cast<unsigned int>(v1239.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1578 = v1229 + v1577;
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1580 = v290 && v1579;
+  const bool v1581 = v1578 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v1239.x[18];
+    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
+    const unsigned int v1586 = v1576 * v1;
+    const unsigned int v1587 = v1586 + v1578;
+    out[v1587] = v1585;
+  }
+  const unsigned int v1588 = static_cast<unsigned int>(v1239.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1589 = v395 + v1588;
+  const unsigned int v1590 = static_cast<unsigned int>(v1239.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1591 = v1229 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1593 = v290 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1239.x[19];
+    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
+    const unsigned int v1599 = v1589 * v1;
+    const unsigned int v1600 = v1599 + v1591;
+    out[v1600] = v1598;
+  }
+  const unsigned int v1601 = static_cast<unsigned int>(v1239.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1602 = v395 + v1601;
+  const unsigned int v1603 = static_cast<unsigned int>(v1239.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1604 = v1229 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1606 = v290 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1239.x[20];
+    const float v1610 = v1609 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1611 = iron_f32_to_bf16(v1610);
+    const unsigned int v1612 = v1602 * v1;
+    const unsigned int v1613 = v1612 + v1604;
+    out[v1613] = v1611;
+  }
+  const unsigned int v1614 = static_cast<unsigned int>(v1239.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1615 = v395 + v1614;
+  const unsigned int v1616 = static_cast<unsigned int>(v1239.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1617 = v1229 + v1616;
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1619 = v290 && v1618;
+  const bool v1620 = v1617 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v1239.x[21];
+    const float v1623 = v1622 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
+    const unsigned int v1625 = v1615 * v1;
+    const unsigned int v1626 = v1625 + v1617;
+    out[v1626] = v1624;
+  }
+  const unsigned int v1627 = static_cast<unsigned int>(v1239.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1628 = v395 + v1627;
+  const unsigned int v1629 = static_cast<unsigned int>(v1239.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1630 = v1229 + v1629;
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1632 = v290 && v1631;
+  const bool v1633 = v1630 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v1239.x[22];
+    const float v1636 = v1635 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
+    const unsigned int v1638 = v1628 * v1;
+    const unsigned int v1639 = v1638 + v1630;
+    out[v1639] = v1637;
+  }
+  const unsigned int v1640 = static_cast<unsigned int>(v1239.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1641 = v395 + v1640;
+  const unsigned int v1642 = static_cast<unsigned int>(v1239.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1643 = v1229 + v1642;
+  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1645 = v290 && v1644;
+  const bool v1646 = v1643 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v1239.x[23];
+    const float v1649 = v1648 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
+    const unsigned int v1651 = v1641 * v1;
+    const unsigned int v1652 = v1651 + v1643;
+    out[v1652] = v1650;
+  }
+  const unsigned int v1653 = static_cast<unsigned int>(v1239.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1654 = v395 + v1653;
+  const unsigned int v1655 = static_cast<unsigned int>(v1239.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1656 = v1229 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1658 = v290 && v1657;
+  const bool v1659 = v1656 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v1239.x[24];
+    const float v1662 = v1661 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
+    const unsigned int v1664 = v1654 * v1;
+    const unsigned int v1665 = v1664 + v1656;
+    out[v1665] = v1663;
+  }
+  const unsigned int v1666 = static_cast<unsigned int>(v1239.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1667 = v395 + v1666;
+  const unsigned int v1668 = static_cast<unsigned int>(v1239.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1669 = v1229 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1671 = v290 && v1670;
+  const bool v1672 = v1669 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v1239.x[25];
+    const float v1675 = v1674 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1676 = iron_f32_to_bf16(v1675);
+    const unsigned int v1677 = v1667 * v1;
+    const unsigned int v1678 = v1677 + v1669;
+    out[v1678] = v1676;
+  }
+  const unsigned int v1679 = static_cast<unsigned int>(v1239.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1680 = v395 + v1679;
+  const unsigned int v1681 = static_cast<unsigned int>(v1239.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1682 = v1229 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1684 = v290 && v1683;
+  const bool v1685 = v1682 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v1239.x[26];
+    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
+    const unsigned int v1690 = v1680 * v1;
+    const unsigned int v1691 = v1690 + v1682;
+    out[v1691] = v1689;
+  }
+  const unsigned int v1692 = static_cast<unsigned int>(v1239.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1693 = v395 + v1692;
+  const unsigned int v1694 = static_cast<unsigned int>(v1239.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1695 = v1229 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1697 = v290 && v1696;
+  const bool v1698 = v1695 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v1239.x[27];
+    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
+    const unsigned int v1703 = v1693 * v1;
+    const unsigned int v1704 = v1703 + v1695;
+    out[v1704] = v1702;
+  }
+  const unsigned int v1705 = static_cast<unsigned int>(v1239.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1706 = v395 + v1705;
+  const unsigned int v1707 = static_cast<unsigned int>(v1239.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1708 = v1229 + v1707;
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1710 = v290 && v1709;
+  const bool v1711 = v1708 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v1239.x[28];
+    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);
+    const unsigned int v1716 = v1706 * v1;
+    const unsigned int v1717 = v1716 + v1708;
+    out[v1717] = v1715;
+  }
+  const unsigned int v1718 = static_cast<unsigned int>(v1239.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1719 = v395 + v1718;
+  const unsigned int v1720 = static_cast<unsigned int>(v1239.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1721 = v1229 + v1720;
+  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1723 = v290 && v1722;
+  const bool v1724 = v1721 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v1239.x[29];
+    const float v1727 = v1726 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
+    const unsigned int v1729 = v1719 * v1;
+    const unsigned int v1730 = v1729 + v1721;
+    out[v1730] = v1728;
+  }
+  const unsigned int v1731 = static_cast<unsigned int>(v1239.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1732 = v395 + v1731;
+  const unsigned int v1733 = static_cast<unsigned int>(v1239.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1734 = v1229 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1736 = v290 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1239.x[30];
+    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    const unsigned int v1742 = v1732 * v1;
+    const unsigned int v1743 = v1742 + v1734;
+    out[v1743] = v1741;
+  }
+  const unsigned int v1744 = static_cast<unsigned int>(v1239.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1745 = v395 + v1744;
+  const unsigned int v1746 = static_cast<unsigned int>(v1239.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1747 = v1229 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1749 = v290 && v1748;
+  const bool v1750 = v1747 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v1239.x[31];
+    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
+    const unsigned int v1755 = v1745 * v1;
+    const unsigned int v1756 = v1755 + v1747;
+    out[v1756] = v1754;
+  }
+  const unsigned int v1757 = static_cast<unsigned int>(v1239.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1758 = v395 + v1757;
+  const unsigned int v1759 = static_cast<unsigned int>(v1239.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1760 = v1229 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1762 = v290 && v1761;
+  const bool v1763 = v1760 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v1239.x[32];
+    const float v1766 = v1765 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1767 = iron_f32_to_bf16(v1766);
+    const unsigned int v1768 = v1758 * v1;
+    const unsigned int v1769 = v1768 + v1760;
+    out[v1769] = v1767;
+  }
+  const unsigned int v1770 = static_cast<unsigned int>(v1239.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1771 = v395 + v1770;
+  const unsigned int v1772 = static_cast<unsigned int>(v1239.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1773 = v1229 + v1772;
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1775 = v290 && v1774;
+  const bool v1776 = v1773 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v1239.x[33];
+    const float v1779 = v1778 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1780 = iron_f32_to_bf16(v1779);
+    const unsigned int v1781 = v1771 * v1;
+    const unsigned int v1782 = v1781 + v1773;
+    out[v1782] = v1780;
+  }
+  const unsigned int v1783 = static_cast<unsigned int>(v1239.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1784 = v395 + v1783;
+  const unsigned int v1785 = static_cast<unsigned int>(v1239.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1786 = v1229 + v1785;
+  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1788 = v290 && v1787;
+  const bool v1789 = v1786 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v1239.x[34];
+    const float v1792 = v1791 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1793 = iron_f32_to_bf16(v1792);
+    const unsigned int v1794 = v1784 * v1;
+    const unsigned int v1795 = v1794 + v1786;
+    out[v1795] = v1793;
+  }
+  const unsigned int v1796 = static_cast<unsigned int>(v1239.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1797 = v395 + v1796;
+  const unsigned int v1798 = static_cast<unsigned int>(v1239.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1799 = v1229 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1801 = v290 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1239.x[35];
+    const float v1805 = v1804 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
+    const unsigned int v1807 = v1797 * v1;
+    const unsigned int v1808 = v1807 + v1799;
+    out[v1808] = v1806;
+  }
+  const unsigned int v1809 = static_cast<unsigned int>(v1239.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1810 = v395 + v1809;
+  const unsigned int v1811 = static_cast<unsigned int>(v1239.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1812 = v1229 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1814 = v290 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1239.x[36];
+    const float v1818 = v1817 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
+    const unsigned int v1820 = v1810 * v1;
+    const unsigned int v1821 = v1820 + v1812;
+    out[v1821] = v1819;
+  }
+  const unsigned int v1822 = static_cast<unsigned int>(v1239.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1823 = v395 + v1822;
+  const unsigned int v1824 = static_cast<unsigned int>(v1239.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1825 = v1229 + v1824;
+  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1827 = v290 && v1826;
+  const bool v1828 = v1825 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v1239.x[37];
+    const float v1831 = v1830 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
+    const unsigned int v1833 = v1823 * v1;
+    const unsigned int v1834 = v1833 + v1825;
+    out[v1834] = v1832;
+  }
+  const unsigned int v1835 = static_cast<unsigned int>(v1239.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1836 = v395 + v1835;
+  const unsigned int v1837 = static_cast<unsigned int>(v1239.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1838 = v1229 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1840 = v290 && v1839;
+  const bool v1841 = v1838 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v1239.x[38];
+    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
+    const unsigned int v1846 = v1836 * v1;
+    const unsigned int v1847 = v1846 + v1838;
+    out[v1847] = v1845;
+  }
+  const unsigned int v1848 = static_cast<unsigned int>(v1239.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1849 = v395 + v1848;
+  const unsigned int v1850 = static_cast<unsigned int>(v1239.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1851 = v1229 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1853 = v290 && v1852;
+  const bool v1854 = v1851 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v1239.x[39];
+    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);
+    const unsigned int v1859 = v1849 * v1;
+    const unsigned int v1860 = v1859 + v1851;
+    out[v1860] = v1858;
+  }
+  const unsigned int v1861 = static_cast<unsigned int>(v1239.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1862 = v395 + v1861;
+  const unsigned int v1863 = static_cast<unsigned int>(v1239.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1864 = v1229 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1866 = v290 && v1865;
+  const bool v1867 = v1864 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v1239.x[40];
+    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);
+    const unsigned int v1872 = v1862 * v1;
+    const unsigned int v1873 = v1872 + v1864;
+    out[v1873] = v1871;
+  }
+  const unsigned int v1874 = static_cast<unsigned int>(v1239.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1875 = v395 + v1874;
+  const unsigned int v1876 = static_cast<unsigned int>(v1239.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1877 = v1229 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1879 = v290 && v1878;
+  const bool v1880 = v1877 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v1239.x[41];
+    const float v1883 = v1882 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1884 = iron_f32_to_bf16(v1883);
+    const unsigned int v1885 = v1875 * v1;
+    const unsigned int v1886 = v1885 + v1877;
+    out[v1886] = v1884;
+  }
+  const unsigned int v1887 = static_cast<unsigned int>(v1239.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1888 = v395 + v1887;
+  const unsigned int v1889 = static_cast<unsigned int>(v1239.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1890 = v1229 + v1889;
+  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1892 = v290 && v1891;
+  const bool v1893 = v1890 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1239.x[42];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
+    const unsigned int v1898 = v1888 * v1;
+    const unsigned int v1899 = v1898 + v1890;
+    out[v1899] = v1897;
+  }
+  const unsigned int v1900 = static_cast<unsigned int>(v1239.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1901 = v395 + v1900;
+  const unsigned int v1902 = static_cast<unsigned int>(v1239.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1903 = v1229 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1905 = v290 && v1904;
+  const bool v1906 = v1903 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v1239.x[43];
+    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
+    const unsigned int v1911 = v1901 * v1;
+    const unsigned int v1912 = v1911 + v1903;
+    out[v1912] = v1910;
+  }
+  const unsigned int v1913 = static_cast<unsigned int>(v1239.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1914 = v395 + v1913;
+  const unsigned int v1915 = static_cast<unsigned int>(v1239.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1916 = v1229 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1918 = v290 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1239.x[44];
+    const float v1922 = v1921 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
+    const unsigned int v1924 = v1914 * v1;
+    const unsigned int v1925 = v1924 + v1916;
+    out[v1925] = v1923;
+  }
+  const unsigned int v1926 = static_cast<unsigned int>(v1239.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1927 = v395 + v1926;
+  const unsigned int v1928 = static_cast<unsigned int>(v1239.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1929 = v1229 + v1928;
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1931 = v290 && v1930;
+  const bool v1932 = v1929 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v1239.x[45];
+    const float v1935 = v1934 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+    const unsigned int v1937 = v1927 * v1;
+    const unsigned int v1938 = v1937 + v1929;
+    out[v1938] = v1936;
+  }
+  const unsigned int v1939 = static_cast<unsigned int>(v1239.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1940 = v395 + v1939;
+  const unsigned int v1941 = static_cast<unsigned int>(v1239.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1942 = v1229 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1944 = v290 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1239.x[46];
+    const float v1948 = v1947 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
+    const unsigned int v1950 = v1940 * v1;
+    const unsigned int v1951 = v1950 + v1942;
+    out[v1951] = v1949;
+  }
+  const unsigned int v1952 = static_cast<unsigned int>(v1239.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1953 = v395 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v1239.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1955 = v1229 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1957 = v290 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1239.x[47];
+    const float v1961 = v1960 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1962 = iron_f32_to_bf16(v1961);
+    const unsigned int v1963 = v1953 * v1;
+    const unsigned int v1964 = v1963 + v1955;
+    out[v1964] = v1962;
+  }
+  const unsigned int v1965 = static_cast<unsigned int>(v1239.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1966 = v395 + v1965;
+  const unsigned int v1967 = static_cast<unsigned int>(v1239.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1968 = v1229 + v1967;
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1970 = v290 && v1969;
+  const bool v1971 = v1968 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v1239.x[48];
+    const float v1974 = v1973 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
+    const unsigned int v1976 = v1966 * v1;
+    const unsigned int v1977 = v1976 + v1968;
+    out[v1977] = v1975;
+  }
+  const unsigned int v1978 = static_cast<unsigned int>(v1239.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1979 = v395 + v1978;
+  const unsigned int v1980 = static_cast<unsigned int>(v1239.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1981 = v1229 + v1980;
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1983 = v290 && v1982;
+  const bool v1984 = v1981 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v1239.x[49];
+    const float v1987 = v1986 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
+    const unsigned int v1989 = v1979 * v1;
+    const unsigned int v1990 = v1989 + v1981;
+    out[v1990] = v1988;
+  }
+  const unsigned int v1991 = static_cast<unsigned int>(v1239.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v1992 = v395 + v1991;
+  const unsigned int v1993 = static_cast<unsigned int>(v1239.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v1994 = v1229 + v1993;
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1996 = v290 && v1995;
+  const bool v1997 = v1994 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v1239.x[50];
+    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+    const unsigned int v2002 = v1992 * v1;
+    const unsigned int v2003 = v2002 + v1994;
+    out[v2003] = v2001;
+  }
+  const unsigned int v2004 = static_cast<unsigned int>(v1239.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2005 = v395 + v2004;
+  const unsigned int v2006 = static_cast<unsigned int>(v1239.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2007 = v1229 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2009 = v290 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1239.x[51];
+    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
+    const unsigned int v2015 = v2005 * v1;
+    const unsigned int v2016 = v2015 + v2007;
+    out[v2016] = v2014;
+  }
+  const unsigned int v2017 = static_cast<unsigned int>(v1239.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2018 = v395 + v2017;
+  const unsigned int v2019 = static_cast<unsigned int>(v1239.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2020 = v1229 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2022 = v290 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1239.x[52];
+    const float v2026 = v2025 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
+    const unsigned int v2028 = v2018 * v1;
+    const unsigned int v2029 = v2028 + v2020;
+    out[v2029] = v2027;
+  }
+  const unsigned int v2030 = static_cast<unsigned int>(v1239.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2031 = v395 + v2030;
+  const unsigned int v2032 = static_cast<unsigned int>(v1239.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2033 = v1229 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2035 = v290 && v2034;
+  const bool v2036 = v2033 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v1239.x[53];
+    const float v2039 = v2038 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);
+    const unsigned int v2041 = v2031 * v1;
+    const unsigned int v2042 = v2041 + v2033;
+    out[v2042] = v2040;
+  }
+  const unsigned int v2043 = static_cast<unsigned int>(v1239.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2044 = v395 + v2043;
+  const unsigned int v2045 = static_cast<unsigned int>(v1239.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2046 = v1229 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2048 = v290 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1239.x[54];
+    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
+    const unsigned int v2054 = v2044 * v1;
+    const unsigned int v2055 = v2054 + v2046;
+    out[v2055] = v2053;
+  }
+  const unsigned int v2056 = static_cast<unsigned int>(v1239.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2057 = v395 + v2056;
+  const unsigned int v2058 = static_cast<unsigned int>(v1239.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2059 = v1229 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2061 = v290 && v2060;
+  const bool v2062 = v2059 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v1239.x[55];
+    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);
+    const unsigned int v2067 = v2057 * v1;
+    const unsigned int v2068 = v2067 + v2059;
+    out[v2068] = v2066;
+  }
+  const unsigned int v2069 = static_cast<unsigned int>(v1239.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2070 = v395 + v2069;
+  const unsigned int v2071 = static_cast<unsigned int>(v1239.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2072 = v1229 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2074 = v290 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1239.x[56];
+    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);
+    const unsigned int v2080 = v2070 * v1;
+    const unsigned int v2081 = v2080 + v2072;
+    out[v2081] = v2079;
+  }
+  const unsigned int v2082 = static_cast<unsigned int>(v1239.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2083 = v395 + v2082;
+  const unsigned int v2084 = static_cast<unsigned int>(v1239.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2085 = v1229 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2087 = v290 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1239.x[57];
+    const float v2091 = v2090 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2092 = iron_f32_to_bf16(v2091);
+    const unsigned int v2093 = v2083 * v1;
+    const unsigned int v2094 = v2093 + v2085;
+    out[v2094] = v2092;
+  }
+  const unsigned int v2095 = static_cast<unsigned int>(v1239.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2096 = v395 + v2095;
+  const unsigned int v2097 = static_cast<unsigned int>(v1239.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2098 = v1229 + v2097;
+  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2100 = v290 && v2099;
+  const bool v2101 = v2098 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v1239.x[58];
+    const float v2104 = v2103 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2105 = iron_f32_to_bf16(v2104);
+    const unsigned int v2106 = v2096 * v1;
+    const unsigned int v2107 = v2106 + v2098;
+    out[v2107] = v2105;
+  }
+  const unsigned int v2108 = static_cast<unsigned int>(v1239.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2109 = v395 + v2108;
+  const unsigned int v2110 = static_cast<unsigned int>(v1239.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2111 = v1229 + v2110;
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2113 = v290 && v2112;
+  const bool v2114 = v2111 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v1239.x[59];
+    const float v2117 = v2116 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2118 = iron_f32_to_bf16(v2117);
+    const unsigned int v2119 = v2109 * v1;
+    const unsigned int v2120 = v2119 + v2111;
+    out[v2120] = v2118;
+  }
+  const unsigned int v2121 = static_cast<unsigned int>(v1239.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2122 = v395 + v2121;
+  const unsigned int v2123 = static_cast<unsigned int>(v1239.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2124 = v1229 + v2123;
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2126 = v290 && v2125;
+  const bool v2127 = v2124 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v1239.x[60];
+    const float v2130 = v2129 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
+    const unsigned int v2132 = v2122 * v1;
+    const unsigned int v2133 = v2132 + v2124;
+    out[v2133] = v2131;
+  }
+  const unsigned int v2134 = static_cast<unsigned int>(v1239.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2135 = v395 + v2134;
+  const unsigned int v2136 = static_cast<unsigned int>(v1239.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2137 = v1229 + v2136;
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2139 = v290 && v2138;
+  const bool v2140 = v2137 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v1239.x[61];
+    const float v2143 = v2142 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
+    const unsigned int v2145 = v2135 * v1;
+    const unsigned int v2146 = v2145 + v2137;
+    out[v2146] = v2144;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v1239.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2148 = v395 + v2147;
+  const unsigned int v2149 = static_cast<unsigned int>(v1239.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2150 = v1229 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2152 = v290 && v2151;
+  const bool v2153 = v2150 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v1239.x[62];
+    const float v2156 = v2155 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
+    const unsigned int v2158 = v2148 * v1;
+    const unsigned int v2159 = v2158 + v2150;
+    out[v2159] = v2157;
+  }
+  const unsigned int v2160 = static_cast<unsigned int>(v1239.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+  const unsigned int v2161 = v395 + v2160;
+  const unsigned int v2162 = static_cast<unsigned int>(v1239.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+  const unsigned int v2163 = v1229 + v2162;
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2165 = v290 && v2164;
+  const bool v2166 = v2163 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v1239.x[63];
+    const float v2169 = v2168 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
+    const unsigned int v2171 = v2161 * v1;
+    const unsigned int v2172 = v2171 + v2163;
+    out[v2172] = v2170;
   }
 }

@@ -303,15 +303,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v4285 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4286 = v57 ? v39 : v4285;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4286;
-    const unsigned int v4287 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4288 = v57 ? v63 : v4287;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4288;
-    const unsigned int v4289 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4290 = v57 ? v45 : v4289;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4290;
+    const unsigned int v4290 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4291 = v57 ? v39 : v4290;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4291;
+    const unsigned int v4292 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4293 = v57 ? v63 : v4292;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4293;
+    const unsigned int v4294 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4295 = v57 ? v45 : v4294;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4295;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -324,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v4291 = v29;
-  const unsigned int v4292 = v67 ? v73 : v4291;
-  v29 = v4292;
+  const unsigned int v4296 = v29;
+  const unsigned int v4297 = v67 ? v73 : v4296;
+  v29 = v4297;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -335,3659 +335,3659 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v245 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
-    const unsigned int v246 = v245 >> 2u;
-    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-    iron_frag<float, 2, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:185
-    iron_frag_fill(v253, 0.0f);
-    const unsigned int v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
-    const bool v257 = v256 == v28;
-    if (v257) {
-      const bool v3947 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:232
-      if (v3947) {
-        const unsigned int v3951 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v3954 = v245 << 5u;
-        const unsigned int v3955 = v3954 + v3951;
-        const unsigned int v3956 = v3955 >> 3u;
-        const unsigned int v3957 = v3955 & 7u;
-        const unsigned int v3958 = v3957 << 3u;
-        const unsigned int v3959 = v75 + v3956;
-        const bool v3961 = v3959 < v0;
-        const bool v3962 = v3958 < v3;
-        const bool v3963 = v3961 && v3962;
-        const unsigned int v3964 = v3959 * v3;
-        const unsigned int v3965 = v3964 + v3958;
-        const unsigned int v3966 = v3963 ? v3965 : v28;
-        const unsigned int v3967 = v3956 << 6u;
-        const unsigned int v3969 = v3967 + v3958;
-        iron_copy_async<16>(shm3 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), x_sorted + v3966, v3963);
-        const unsigned int v3971 = v3955 + 384u;
-        const unsigned int v3972 = v3971 >> 3u;
-        const unsigned int v3973 = v3971 & 7u;
-        const unsigned int v3974 = v3973 << 3u;
-        const unsigned int v3975 = v75 + v3972;
-        const bool v3977 = v3975 < v0;
-        const bool v3978 = v3974 < v3;
-        const bool v3979 = v3977 && v3978;
-        const unsigned int v3980 = v3975 * v3;
-        const unsigned int v3981 = v3980 + v3974;
-        const unsigned int v3982 = v3979 ? v3981 : v28;
-        const unsigned int v3983 = v3972 << 6u;
-        const unsigned int v3985 = v3983 + v3974;
-        iron_copy_async<16>(shm3 + (v3985 ^ (((v3985 >> 6u) & 7u) << 3u)), x_sorted + v3982, v3979);
-        const unsigned int v3987 = v3955 + 768u;
-        const bool v3989 = v3987 < 1024u;
-        if (v3989) {
-          const unsigned int v3990 = v3987 >> 3u;
-          const unsigned int v3991 = v3987 & 7u;
-          const unsigned int v3992 = v3991 << 3u;
-          const unsigned int v3993 = v75 + v3990;
-          const bool v3995 = v3993 < v0;
-          const bool v3996 = v3992 < v3;
-          const bool v3997 = v3995 && v3996;
-          const unsigned int v3998 = v3993 * v3;
-          const unsigned int v3999 = v3998 + v3992;
-          const unsigned int v4000 = v3997 ? v3999 : v28;
-          const unsigned int v4001 = v3990 << 6u;
-          const unsigned int v4003 = v4001 + v3992;
-          iron_copy_async<16>(shm3 + (v4003 ^ (((v4003 >> 6u) & 7u) << 3u)), x_sorted + v4000, v3997);
+    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
+    const unsigned int v251 = v250 >> 2u;
+    const bool v254 = v250 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+    iron_frag<float, 2, 16, 128> v258;  // kernels/gemm/gemm_warpgroup.hpp:199
+    iron_frag_fill(v258, 0.0f);
+    const unsigned int v261 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
+    const bool v262 = v261 == v28;
+    if (v262) {
+      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:246
+      if (v3952) {
+        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v3959 = v250 << 5u;
+        const unsigned int v3960 = v3959 + v3956;
+        const unsigned int v3961 = v3960 >> 3u;
+        const unsigned int v3962 = v3960 & 7u;
+        const unsigned int v3963 = v3962 << 3u;
+        const unsigned int v3964 = v75 + v3961;
+        const bool v3966 = v3964 < v0;
+        const bool v3967 = v3963 < v3;
+        const bool v3968 = v3966 && v3967;
+        const unsigned int v3969 = v3964 * v3;
+        const unsigned int v3970 = v3969 + v3963;
+        const unsigned int v3971 = v3968 ? v3970 : v28;
+        const unsigned int v3972 = v3961 << 6u;
+        const unsigned int v3974 = v3972 + v3963;
+        iron_copy_async<16>(shm3 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), x_sorted + v3971, v3968);
+        const unsigned int v3976 = v3960 + 384u;
+        const unsigned int v3977 = v3976 >> 3u;
+        const unsigned int v3978 = v3976 & 7u;
+        const unsigned int v3979 = v3978 << 3u;
+        const unsigned int v3980 = v75 + v3977;
+        const bool v3982 = v3980 < v0;
+        const bool v3983 = v3979 < v3;
+        const bool v3984 = v3982 && v3983;
+        const unsigned int v3985 = v3980 * v3;
+        const unsigned int v3986 = v3985 + v3979;
+        const unsigned int v3987 = v3984 ? v3986 : v28;
+        const unsigned int v3988 = v3977 << 6u;
+        const unsigned int v3990 = v3988 + v3979;
+        iron_copy_async<16>(shm3 + (v3990 ^ (((v3990 >> 6u) & 7u) << 3u)), x_sorted + v3987, v3984);
+        const unsigned int v3992 = v3960 + 768u;
+        const bool v3994 = v3992 < 1024u;
+        if (v3994) {
+          const unsigned int v3995 = v3992 >> 3u;
+          const unsigned int v3996 = v3992 & 7u;
+          const unsigned int v3997 = v3996 << 3u;
+          const unsigned int v3998 = v75 + v3995;
+          const bool v4000 = v3998 < v0;
+          const bool v4001 = v3997 < v3;
+          const bool v4002 = v4000 && v4001;
+          const unsigned int v4003 = v3998 * v3;
+          const unsigned int v4004 = v4003 + v3997;
+          const unsigned int v4005 = v4002 ? v4004 : v28;
+          const unsigned int v4006 = v3995 << 6u;
+          const unsigned int v4008 = v4006 + v3997;
+          iron_copy_async<16>(shm3 + (v4008 ^ (((v4008 >> 6u) & 7u) << 3u)), x_sorted + v4005, v4002);
         }
-        const unsigned int v4004 = v79 + v3956;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v4005 = v4004 < v80;
-        const bool v4006 = v4005 && v3962;
-        const unsigned int v4007 = v4004 * v3;
-        const unsigned int v4008 = v4007 + v3958;
-        const unsigned int v4009 = v4006 ? v4008 : v28;
-        iron_copy_async<16>(shm4 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), w + v4009, v4006);
-        const unsigned int v4010 = v79 + v3972;
-        const bool v4011 = v4010 < v80;
-        const bool v4012 = v4011 && v3978;
-        const unsigned int v4013 = v4010 * v3;
-        const unsigned int v4014 = v4013 + v3974;
-        const unsigned int v4015 = v4012 ? v4014 : v28;
-        iron_copy_async<16>(shm4 + (v3985 ^ (((v3985 >> 6u) & 7u) << 3u)), w + v4015, v4012);
-        if (v3989) {
-          const unsigned int v4016 = v3987 >> 3u;
-          const unsigned int v4017 = v3987 & 7u;
-          const unsigned int v4018 = v4017 << 3u;
-          const unsigned int v4019 = v79 + v4016;
-          const bool v4021 = v4019 < v80;
-          const bool v4022 = v4018 < v3;
-          const bool v4023 = v4021 && v4022;
-          const unsigned int v4024 = v4019 * v3;
-          const unsigned int v4025 = v4024 + v4018;
-          const unsigned int v4026 = v4023 ? v4025 : v28;
-          const unsigned int v4027 = v4016 << 6u;
-          const unsigned int v4029 = v4027 + v4018;
-          iron_copy_async<16>(shm4 + (v4029 ^ (((v4029 >> 6u) & 7u) << 3u)), w + v4026, v4023);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-      const bool v4032 = 64u < v3;
-      if (v4032) {
-        const unsigned int v4036 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v4039 = v245 << 5u;
-        const unsigned int v4040 = v4039 + v4036;
-        const unsigned int v4041 = v4040 >> 3u;
-        const unsigned int v4042 = v4040 & 7u;
-        const unsigned int v4043 = v4042 << 3u;
-        const unsigned int v4044 = v75 + v4041;
-        const unsigned int v4045 = 64u + v4043;
-        const bool v4046 = v4044 < v0;
-        const bool v4047 = v4045 < v3;
-        const bool v4048 = v4046 && v4047;
-        const unsigned int v4049 = v4044 * v3;
-        const unsigned int v4050 = v4049 + v4045;
-        const unsigned int v4051 = v4048 ? v4050 : v28;
-        const unsigned int v4052 = v4041 << 6u;
-        const unsigned int v4053 = 8192u + v4052;
-        const unsigned int v4054 = v4053 + v4043;
-        iron_copy_async<16>(shm3 + (v4054 ^ (((v4054 >> 6u) & 7u) << 3u)), x_sorted + v4051, v4048);
-        const unsigned int v4056 = v4040 + 384u;
-        const unsigned int v4057 = v4056 >> 3u;
-        const unsigned int v4058 = v4056 & 7u;
-        const unsigned int v4059 = v4058 << 3u;
-        const unsigned int v4060 = v75 + v4057;
-        const unsigned int v4061 = 64u + v4059;
-        const bool v4062 = v4060 < v0;
-        const bool v4063 = v4061 < v3;
-        const bool v4064 = v4062 && v4063;
-        const unsigned int v4065 = v4060 * v3;
-        const unsigned int v4066 = v4065 + v4061;
-        const unsigned int v4067 = v4064 ? v4066 : v28;
-        const unsigned int v4068 = v4057 << 6u;
-        const unsigned int v4069 = 8192u + v4068;
-        const unsigned int v4070 = v4069 + v4059;
-        iron_copy_async<16>(shm3 + (v4070 ^ (((v4070 >> 6u) & 7u) << 3u)), x_sorted + v4067, v4064);
-        const unsigned int v4072 = v4040 + 768u;
-        const bool v4074 = v4072 < 1024u;
-        if (v4074) {
-          const unsigned int v4075 = v4072 >> 3u;
-          const unsigned int v4076 = v4072 & 7u;
-          const unsigned int v4077 = v4076 << 3u;
-          const unsigned int v4078 = v75 + v4075;
-          const unsigned int v4079 = 64u + v4077;
-          const bool v4080 = v4078 < v0;
-          const bool v4081 = v4079 < v3;
-          const bool v4082 = v4080 && v4081;
-          const unsigned int v4083 = v4078 * v3;
-          const unsigned int v4084 = v4083 + v4079;
-          const unsigned int v4085 = v4082 ? v4084 : v28;
-          const unsigned int v4086 = v4075 << 6u;
-          const unsigned int v4087 = 8192u + v4086;
-          const unsigned int v4088 = v4087 + v4077;
-          iron_copy_async<16>(shm3 + (v4088 ^ (((v4088 >> 6u) & 7u) << 3u)), x_sorted + v4085, v4082);
-        }
-        const unsigned int v4089 = v79 + v4041;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v4090 = v4089 < v80;
-        const bool v4091 = v4090 && v4047;
-        const unsigned int v4092 = v4089 * v3;
-        const unsigned int v4093 = v4092 + v4045;
-        const unsigned int v4094 = v4091 ? v4093 : v28;
-        iron_copy_async<16>(shm4 + (v4054 ^ (((v4054 >> 6u) & 7u) << 3u)), w + v4094, v4091);
-        const unsigned int v4095 = v79 + v4057;
-        const bool v4096 = v4095 < v80;
-        const bool v4097 = v4096 && v4063;
-        const unsigned int v4098 = v4095 * v3;
-        const unsigned int v4099 = v4098 + v4061;
-        const unsigned int v4100 = v4097 ? v4099 : v28;
-        iron_copy_async<16>(shm4 + (v4070 ^ (((v4070 >> 6u) & 7u) << 3u)), w + v4100, v4097);
-        if (v4074) {
-          const unsigned int v4101 = v4072 >> 3u;
-          const unsigned int v4102 = v4072 & 7u;
-          const unsigned int v4103 = v4102 << 3u;
-          const unsigned int v4104 = v79 + v4101;
-          const unsigned int v4105 = 64u + v4103;
-          const bool v4106 = v4104 < v80;
-          const bool v4107 = v4105 < v3;
-          const bool v4108 = v4106 && v4107;
-          const unsigned int v4109 = v4104 * v3;
-          const unsigned int v4110 = v4109 + v4105;
-          const unsigned int v4111 = v4108 ? v4110 : v28;
-          const unsigned int v4112 = v4101 << 6u;
-          const unsigned int v4113 = 8192u + v4112;
-          const unsigned int v4114 = v4113 + v4103;
-          iron_copy_async<16>(shm4 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), w + v4111, v4108);
+        const unsigned int v4009 = v79 + v3961;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v4010 = v4009 < v80;
+        const bool v4011 = v4010 && v3967;
+        const unsigned int v4012 = v4009 * v3;
+        const unsigned int v4013 = v4012 + v3963;
+        const unsigned int v4014 = v4011 ? v4013 : v28;
+        iron_copy_async<16>(shm4 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), w + v4014, v4011);
+        const unsigned int v4015 = v79 + v3977;
+        const bool v4016 = v4015 < v80;
+        const bool v4017 = v4016 && v3983;
+        const unsigned int v4018 = v4015 * v3;
+        const unsigned int v4019 = v4018 + v3979;
+        const unsigned int v4020 = v4017 ? v4019 : v28;
+        iron_copy_async<16>(shm4 + (v3990 ^ (((v3990 >> 6u) & 7u) << 3u)), w + v4020, v4017);
+        if (v3994) {
+          const unsigned int v4021 = v3992 >> 3u;
+          const unsigned int v4022 = v3992 & 7u;
+          const unsigned int v4023 = v4022 << 3u;
+          const unsigned int v4024 = v79 + v4021;
+          const bool v4026 = v4024 < v80;
+          const bool v4027 = v4023 < v3;
+          const bool v4028 = v4026 && v4027;
+          const unsigned int v4029 = v4024 * v3;
+          const unsigned int v4030 = v4029 + v4023;
+          const unsigned int v4031 = v4028 ? v4030 : v28;
+          const unsigned int v4032 = v4021 << 6u;
+          const unsigned int v4034 = v4032 + v4023;
+          iron_copy_async<16>(shm4 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), w + v4031, v4028);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+      const bool v4037 = 64u < v3;
+      if (v4037) {
+        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v4044 = v250 << 5u;
+        const unsigned int v4045 = v4044 + v4041;
+        const unsigned int v4046 = v4045 >> 3u;
+        const unsigned int v4047 = v4045 & 7u;
+        const unsigned int v4048 = v4047 << 3u;
+        const unsigned int v4049 = v75 + v4046;
+        const unsigned int v4050 = 64u + v4048;
+        const bool v4051 = v4049 < v0;
+        const bool v4052 = v4050 < v3;
+        const bool v4053 = v4051 && v4052;
+        const unsigned int v4054 = v4049 * v3;
+        const unsigned int v4055 = v4054 + v4050;
+        const unsigned int v4056 = v4053 ? v4055 : v28;
+        const unsigned int v4057 = v4046 << 6u;
+        const unsigned int v4058 = 8192u + v4057;
+        const unsigned int v4059 = v4058 + v4048;
+        iron_copy_async<16>(shm3 + (v4059 ^ (((v4059 >> 6u) & 7u) << 3u)), x_sorted + v4056, v4053);
+        const unsigned int v4061 = v4045 + 384u;
+        const unsigned int v4062 = v4061 >> 3u;
+        const unsigned int v4063 = v4061 & 7u;
+        const unsigned int v4064 = v4063 << 3u;
+        const unsigned int v4065 = v75 + v4062;
+        const unsigned int v4066 = 64u + v4064;
+        const bool v4067 = v4065 < v0;
+        const bool v4068 = v4066 < v3;
+        const bool v4069 = v4067 && v4068;
+        const unsigned int v4070 = v4065 * v3;
+        const unsigned int v4071 = v4070 + v4066;
+        const unsigned int v4072 = v4069 ? v4071 : v28;
+        const unsigned int v4073 = v4062 << 6u;
+        const unsigned int v4074 = 8192u + v4073;
+        const unsigned int v4075 = v4074 + v4064;
+        iron_copy_async<16>(shm3 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), x_sorted + v4072, v4069);
+        const unsigned int v4077 = v4045 + 768u;
+        const bool v4079 = v4077 < 1024u;
+        if (v4079) {
+          const unsigned int v4080 = v4077 >> 3u;
+          const unsigned int v4081 = v4077 & 7u;
+          const unsigned int v4082 = v4081 << 3u;
+          const unsigned int v4083 = v75 + v4080;
+          const unsigned int v4084 = 64u + v4082;
+          const bool v4085 = v4083 < v0;
+          const bool v4086 = v4084 < v3;
+          const bool v4087 = v4085 && v4086;
+          const unsigned int v4088 = v4083 * v3;
+          const unsigned int v4089 = v4088 + v4084;
+          const unsigned int v4090 = v4087 ? v4089 : v28;
+          const unsigned int v4091 = v4080 << 6u;
+          const unsigned int v4092 = 8192u + v4091;
+          const unsigned int v4093 = v4092 + v4082;
+          iron_copy_async<16>(shm3 + (v4093 ^ (((v4093 >> 6u) & 7u) << 3u)), x_sorted + v4090, v4087);
+        }
+        const unsigned int v4094 = v79 + v4046;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v4095 = v4094 < v80;
+        const bool v4096 = v4095 && v4052;
+        const unsigned int v4097 = v4094 * v3;
+        const unsigned int v4098 = v4097 + v4050;
+        const unsigned int v4099 = v4096 ? v4098 : v28;
+        iron_copy_async<16>(shm4 + (v4059 ^ (((v4059 >> 6u) & 7u) << 3u)), w + v4099, v4096);
+        const unsigned int v4100 = v79 + v4062;
+        const bool v4101 = v4100 < v80;
+        const bool v4102 = v4101 && v4068;
+        const unsigned int v4103 = v4100 * v3;
+        const unsigned int v4104 = v4103 + v4066;
+        const unsigned int v4105 = v4102 ? v4104 : v28;
+        iron_copy_async<16>(shm4 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), w + v4105, v4102);
+        if (v4079) {
+          const unsigned int v4106 = v4077 >> 3u;
+          const unsigned int v4107 = v4077 & 7u;
+          const unsigned int v4108 = v4107 << 3u;
+          const unsigned int v4109 = v79 + v4106;
+          const unsigned int v4110 = 64u + v4108;
+          const bool v4111 = v4109 < v80;
+          const bool v4112 = v4110 < v3;
+          const bool v4113 = v4111 && v4112;
+          const unsigned int v4114 = v4109 * v3;
+          const unsigned int v4115 = v4114 + v4110;
+          const unsigned int v4116 = v4113 ? v4115 : v28;
+          const unsigned int v4117 = v4106 << 6u;
+          const unsigned int v4118 = 8192u + v4117;
+          const unsigned int v4119 = v4118 + v4108;
+          iron_copy_async<16>(shm4 + (v4119 ^ (((v4119 >> 6u) & 7u) << 3u)), w + v4116, v4113);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
 
-      for (unsigned int v3094 = v28; v3094 < v3; v3094 += 64u) {
-        const unsigned int v3096 = v3094 >> 6u;
-        const unsigned int v3098 = v3096 % 3u;
+      for (unsigned int v3099 = v28; v3099 < v3; v3099 += 64u) {
+        const unsigned int v3101 = v3099 >> 6u;
+        const unsigned int v3103 = v3101 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v249) {
-          const unsigned int v3100 = v3098 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
-          const unsigned int v3107 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const unsigned int v3108 = v3107 << 6u;
-          const unsigned int v3109 = v3100 + v3108;
-          const unsigned int v3593 = v245 & 3u;
-          const unsigned int v3595 = v3593 << 4u;
-          const unsigned int v3597 = v3595 << 6u;
-          const unsigned int v3599 = v3109 + v3597;
-          iron_frag<iron_bf16, 0, 16, 16> v3606;
-          iron_frag_fill(v3606, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3606, shm3, v3599, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3608;
-          iron_frag_fill(v3608, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3608, shm4, v3100, 64u);
-          iron_frag_mma_sync(v253, v3606, v3608);
-          const unsigned int v3610 = v3599 + 16u;
-          const unsigned int v3613 = v3100 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3615;
-          iron_frag_fill(v3615, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3615, shm3, v3610, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3617;
-          iron_frag_fill(v3617, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3617, shm4, v3613, 64u);
-          iron_frag_mma_sync(v253, v3615, v3617);
-          const unsigned int v3619 = v3599 + 32u;
-          const unsigned int v3622 = v3100 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3624;
-          iron_frag_fill(v3624, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3624, shm3, v3619, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3626;
-          iron_frag_fill(v3626, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3626, shm4, v3622, 64u);
-          iron_frag_mma_sync(v253, v3624, v3626);
-          const unsigned int v3628 = v3599 + 48u;
-          const unsigned int v3631 = v3100 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3633;
-          iron_frag_fill(v3633, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3633, shm3, v3628, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3635;
-          iron_frag_fill(v3635, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3635, shm4, v3631, 64u);
-          iron_frag_mma_sync(v253, v3633, v3635);
+        if (v254) {
+          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
+          const unsigned int v3112 = v251 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v3113 = v3112 << 6u;
+          const unsigned int v3114 = v3105 + v3113;
+          const unsigned int v3598 = v250 & 3u;
+          const unsigned int v3600 = v3598 << 4u;
+          const unsigned int v3602 = v3600 << 6u;
+          const unsigned int v3604 = v3114 + v3602;
+          iron_frag<iron_bf16, 0, 16, 16> v3611;
+          iron_frag_fill(v3611, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3611, shm3, v3604, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3613;
+          iron_frag_fill(v3613, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3613, shm4, v3105, 64u);
+          iron_frag_mma_sync(v258, v3611, v3613);
+          const unsigned int v3615 = v3604 + 16u;
+          const unsigned int v3618 = v3105 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3620;
+          iron_frag_fill(v3620, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3620, shm3, v3615, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3622;
+          iron_frag_fill(v3622, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3622, shm4, v3618, 64u);
+          iron_frag_mma_sync(v258, v3620, v3622);
+          const unsigned int v3624 = v3604 + 32u;
+          const unsigned int v3627 = v3105 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3629;
+          iron_frag_fill(v3629, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3629, shm3, v3624, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3631;
+          iron_frag_fill(v3631, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3631, shm4, v3627, 64u);
+          iron_frag_mma_sync(v258, v3629, v3631);
+          const unsigned int v3633 = v3604 + 48u;
+          const unsigned int v3636 = v3105 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3638;
+          iron_frag_fill(v3638, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3638, shm3, v3633, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3640;
+          iron_frag_fill(v3640, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3640, shm4, v3636, 64u);
+          iron_frag_mma_sync(v258, v3638, v3640);
         }
-        const unsigned int v3115 = v3094 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
-        const unsigned int v3117 = v3096 + 2u;
-        const unsigned int v3118 = v3117 % 3u;
-        const bool v3119 = v3115 < v3;
-        if (v3119) {
-          const unsigned int v3122 = v3118 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-          const unsigned int v3124 = iron_linear_thread() & 31u;
-          const unsigned int v3126 = v245 << 5u;
-          const unsigned int v3127 = v3126 + v3124;
-          const unsigned int v3131 = v3127 >> 3u;
-          const unsigned int v3133 = v3127 & 7u;
-          const unsigned int v3135 = v3133 << 3u;
-          const unsigned int v3136 = v75 + v3131;
-          const unsigned int v3137 = v3115 + v3135;
-          const bool v3138 = v3136 < v0;
-          const bool v3139 = v3137 < v3;
-          const bool v3140 = v3138 && v3139;
-          const unsigned int v3141 = v3136 * v3;
-          const unsigned int v3143 = v3141 + v3137;
-          const unsigned int v3144 = v3140 ? v3143 : v28;
-          const unsigned int v3146 = v3131 << 6u;
-          const unsigned int v3147 = v3122 + v3146;
-          const unsigned int v3148 = v3147 + v3135;
-          iron_copy_async<16>(shm3 + (v3148 ^ (((v3148 >> 6u) & 7u) << 3u)), x_sorted + v3144, v3140);
-          const unsigned int v3150 = v3127 + 384u;
-          const unsigned int v3152 = v3150 >> 3u;
-          const unsigned int v3154 = v3150 & 7u;
-          const unsigned int v3156 = v3154 << 3u;
-          const unsigned int v3157 = v75 + v3152;
-          const unsigned int v3158 = v3115 + v3156;
-          const bool v3159 = v3157 < v0;
-          const bool v3160 = v3158 < v3;
-          const bool v3161 = v3159 && v3160;
-          const unsigned int v3162 = v3157 * v3;
-          const unsigned int v3164 = v3162 + v3158;
-          const unsigned int v3165 = v3161 ? v3164 : v28;
-          const unsigned int v3167 = v3152 << 6u;
-          const unsigned int v3168 = v3122 + v3167;
-          const unsigned int v3169 = v3168 + v3156;
-          iron_copy_async<16>(shm3 + (v3169 ^ (((v3169 >> 6u) & 7u) << 3u)), x_sorted + v3165, v3161);
-          const unsigned int v3171 = v3127 + 768u;
-          const bool v3173 = v3171 < 1024u;
-          if (v3173) {
-            const unsigned int v3175 = v3171 >> 3u;
-            const unsigned int v3177 = v3171 & 7u;
-            const unsigned int v3179 = v3177 << 3u;
-            const unsigned int v3180 = v75 + v3175;
-            const unsigned int v3181 = v3115 + v3179;
-            const bool v3182 = v3180 < v0;
-            const bool v3183 = v3181 < v3;
-            const bool v3184 = v3182 && v3183;
-            const unsigned int v3185 = v3180 * v3;
-            const unsigned int v3187 = v3185 + v3181;
-            const unsigned int v3188 = v3184 ? v3187 : v28;
-            const unsigned int v3190 = v3175 << 6u;
-            const unsigned int v3191 = v3122 + v3190;
-            const unsigned int v3192 = v3191 + v3179;
-            iron_copy_async<16>(shm3 + (v3192 ^ (((v3192 >> 6u) & 7u) << 3u)), x_sorted + v3188, v3184);
+        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
+        const unsigned int v3122 = v3101 + 2u;
+        const unsigned int v3123 = v3122 % 3u;
+        const bool v3124 = v3120 < v3;
+        if (v3124) {
+          const unsigned int v3127 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+          const unsigned int v3129 = iron_linear_thread() & 31u;
+          const unsigned int v3131 = v250 << 5u;
+          const unsigned int v3132 = v3131 + v3129;
+          const unsigned int v3136 = v3132 >> 3u;
+          const unsigned int v3138 = v3132 & 7u;
+          const unsigned int v3140 = v3138 << 3u;
+          const unsigned int v3141 = v75 + v3136;
+          const unsigned int v3142 = v3120 + v3140;
+          const bool v3143 = v3141 < v0;
+          const bool v3144 = v3142 < v3;
+          const bool v3145 = v3143 && v3144;
+          const unsigned int v3146 = v3141 * v3;
+          const unsigned int v3148 = v3146 + v3142;
+          const unsigned int v3149 = v3145 ? v3148 : v28;
+          const unsigned int v3151 = v3136 << 6u;
+          const unsigned int v3152 = v3127 + v3151;
+          const unsigned int v3153 = v3152 + v3140;
+          iron_copy_async<16>(shm3 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x_sorted + v3149, v3145);
+          const unsigned int v3155 = v3132 + 384u;
+          const unsigned int v3157 = v3155 >> 3u;
+          const unsigned int v3159 = v3155 & 7u;
+          const unsigned int v3161 = v3159 << 3u;
+          const unsigned int v3162 = v75 + v3157;
+          const unsigned int v3163 = v3120 + v3161;
+          const bool v3164 = v3162 < v0;
+          const bool v3165 = v3163 < v3;
+          const bool v3166 = v3164 && v3165;
+          const unsigned int v3167 = v3162 * v3;
+          const unsigned int v3169 = v3167 + v3163;
+          const unsigned int v3170 = v3166 ? v3169 : v28;
+          const unsigned int v3172 = v3157 << 6u;
+          const unsigned int v3173 = v3127 + v3172;
+          const unsigned int v3174 = v3173 + v3161;
+          iron_copy_async<16>(shm3 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), x_sorted + v3170, v3166);
+          const unsigned int v3176 = v3132 + 768u;
+          const bool v3178 = v3176 < 1024u;
+          if (v3178) {
+            const unsigned int v3180 = v3176 >> 3u;
+            const unsigned int v3182 = v3176 & 7u;
+            const unsigned int v3184 = v3182 << 3u;
+            const unsigned int v3185 = v75 + v3180;
+            const unsigned int v3186 = v3120 + v3184;
+            const bool v3187 = v3185 < v0;
+            const bool v3188 = v3186 < v3;
+            const bool v3189 = v3187 && v3188;
+            const unsigned int v3190 = v3185 * v3;
+            const unsigned int v3192 = v3190 + v3186;
+            const unsigned int v3193 = v3189 ? v3192 : v28;
+            const unsigned int v3195 = v3180 << 6u;
+            const unsigned int v3196 = v3127 + v3195;
+            const unsigned int v3197 = v3196 + v3184;
+            iron_copy_async<16>(shm3 + (v3197 ^ (((v3197 >> 6u) & 7u) << 3u)), x_sorted + v3193, v3189);
           }
-          const unsigned int v3209 = v79 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:236
-          const bool v3211 = v3209 < v80;
-          const bool v3213 = v3211 && v3139;
-          const unsigned int v3214 = v3209 * v3;
-          const unsigned int v3216 = v3214 + v3137;
-          const unsigned int v3217 = v3213 ? v3216 : v28;
-          iron_copy_async<16>(shm4 + (v3148 ^ (((v3148 >> 6u) & 7u) << 3u)), w + v3217, v3213);
-          const unsigned int v3230 = v79 + v3152;
-          const bool v3232 = v3230 < v80;
-          const bool v3234 = v3232 && v3160;
-          const unsigned int v3235 = v3230 * v3;
-          const unsigned int v3237 = v3235 + v3158;
-          const unsigned int v3238 = v3234 ? v3237 : v28;
-          iron_copy_async<16>(shm4 + (v3169 ^ (((v3169 >> 6u) & 7u) << 3u)), w + v3238, v3234);
-          if (v3173) {
-            const unsigned int v3248 = v3171 >> 3u;
-            const unsigned int v3250 = v3171 & 7u;
-            const unsigned int v3252 = v3250 << 3u;
-            const unsigned int v3253 = v79 + v3248;
-            const unsigned int v3254 = v3115 + v3252;
-            const bool v3255 = v3253 < v80;
-            const bool v3256 = v3254 < v3;
-            const bool v3257 = v3255 && v3256;
-            const unsigned int v3258 = v3253 * v3;
-            const unsigned int v3260 = v3258 + v3254;
-            const unsigned int v3261 = v3257 ? v3260 : v28;
-            const unsigned int v3263 = v3248 << 6u;
-            const unsigned int v3264 = v3122 + v3263;
-            const unsigned int v3265 = v3264 + v3252;
-            iron_copy_async<16>(shm4 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), w + v3261, v3257);
+          const unsigned int v3214 = v79 + v3136;  // kernels/gemm/gemm_warpgroup.hpp:250
+          const bool v3216 = v3214 < v80;
+          const bool v3218 = v3216 && v3144;
+          const unsigned int v3219 = v3214 * v3;
+          const unsigned int v3221 = v3219 + v3142;
+          const unsigned int v3222 = v3218 ? v3221 : v28;
+          iron_copy_async<16>(shm4 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), w + v3222, v3218);
+          const unsigned int v3235 = v79 + v3157;
+          const bool v3237 = v3235 < v80;
+          const bool v3239 = v3237 && v3165;
+          const unsigned int v3240 = v3235 * v3;
+          const unsigned int v3242 = v3240 + v3163;
+          const unsigned int v3243 = v3239 ? v3242 : v28;
+          iron_copy_async<16>(shm4 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), w + v3243, v3239);
+          if (v3178) {
+            const unsigned int v3253 = v3176 >> 3u;
+            const unsigned int v3255 = v3176 & 7u;
+            const unsigned int v3257 = v3255 << 3u;
+            const unsigned int v3258 = v79 + v3253;
+            const unsigned int v3259 = v3120 + v3257;
+            const bool v3260 = v3258 < v80;
+            const bool v3261 = v3259 < v3;
+            const bool v3262 = v3260 && v3261;
+            const unsigned int v3263 = v3258 * v3;
+            const unsigned int v3265 = v3263 + v3259;
+            const unsigned int v3266 = v3262 ? v3265 : v28;
+            const unsigned int v3268 = v3253 << 6u;
+            const unsigned int v3269 = v3127 + v3268;
+            const unsigned int v3270 = v3269 + v3257;
+            iron_copy_async<16>(shm4 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), w + v3266, v3262);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
       }
       __syncthreads();
     } else {
-      const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v286 = threadIdx.x;
+      const unsigned int v290 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v291 = threadIdx.x;
 
-      for (unsigned int v284 = v28; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-        for (unsigned int v288 = v286; v288 < 8192u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v290 = v288 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v292 = v288 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v293 = v75 + v290;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v294 = v293 < v0;
-          const unsigned int v295 = v284 + v292;
-          const bool v296 = v295 < v3;
-          const bool v297 = v294 && v296;
-          if (v297) {
-            const unsigned int v299 = v293 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v301 = v299 + v284;
-            const unsigned int v302 = v301 + v292;
-            const iron_bf16 v303 = x_sorted[v302];
-            const unsigned int v305 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v306 = v305 + v292;
-            shm3[(v306 ^ (((v306 >> 6u) & 7u) << 3u))] = v303;
+      for (unsigned int v289 = v28; v289 < v3; v289 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+        for (unsigned int v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v299 = v298 < v0;
+          const unsigned int v300 = v289 + v297;
+          const bool v301 = v300 < v3;
+          const bool v302 = v299 && v301;
+          if (v302) {
+            const unsigned int v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v306 = v304 + v289;
+            const unsigned int v307 = v306 + v297;
+            const iron_bf16 v308 = x_sorted[v307];
+            const unsigned int v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v311 = v310 + v297;
+            shm3[(v311 ^ (((v311 >> 6u) & 7u) << 3u))] = v308;
           } else {
-            const unsigned int v308 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v309 = v308 + v292;
-            shm3[(v309 ^ (((v309 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v314 = v313 + v297;
+            shm3[(v314 ^ (((v314 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v314 = v286; v314 < 8192u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v316 = v314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v318 = v314 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v319 = v79 + v316;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v320 = v319 < v80;
-          const unsigned int v321 = v284 + v318;
-          const bool v322 = v321 < v3;
-          const bool v323 = v320 && v322;
-          if (v323) {
-            const unsigned int v325 = v319 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v327 = v325 + v284;
-            const unsigned int v328 = v327 + v318;
-            const iron_bf16 v329 = w[v328];
-            const unsigned int v331 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v332 = v331 + v318;
-            shm4[(v332 ^ (((v332 >> 6u) & 7u) << 3u))] = v329;
+        for (unsigned int v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v325 = v324 < v80;
+          const unsigned int v326 = v289 + v323;
+          const bool v327 = v326 < v3;
+          const bool v328 = v325 && v327;
+          if (v328) {
+            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v332 = v330 + v289;
+            const unsigned int v333 = v332 + v323;
+            const iron_bf16 v334 = w[v333];
+            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v337 = v336 + v323;
+            shm4[(v337 ^ (((v337 >> 6u) & 7u) << 3u))] = v334;
           } else {
-            const unsigned int v334 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v335 = v334 + v318;
-            shm4[(v335 ^ (((v335 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v340 = v339 + v323;
+            shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
-          const unsigned int v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const unsigned int v344 = v343 << 6u;
-          const unsigned int v3638 = v245 & 3u;
-          const unsigned int v3640 = v3638 << 4u;
-          const unsigned int v3642 = v3640 << 6u;
-          const unsigned int v3644 = v344 + v3642;
-          iron_frag<iron_bf16, 0, 16, 16> v3651;
-          iron_frag_fill(v3651, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3651, shm3, v3644, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3653;
-          iron_frag_fill(v3653, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3653, shm4, v28, 64u);
-          iron_frag_mma_sync(v253, v3651, v3653);
-          const unsigned int v3655 = v3644 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3660;
-          iron_frag_fill(v3660, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3660, shm3, v3655, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3662;
-          iron_frag_fill(v3662, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3662, shm4, 16u, 64u);
-          iron_frag_mma_sync(v253, v3660, v3662);
-          const unsigned int v3664 = v3644 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3669;
-          iron_frag_fill(v3669, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3669, shm3, v3664, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3671;
-          iron_frag_fill(v3671, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3671, shm4, 32u, 64u);
-          iron_frag_mma_sync(v253, v3669, v3671);
-          const unsigned int v3673 = v3644 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3678;
-          iron_frag_fill(v3678, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3678, shm3, v3673, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3680;
-          iron_frag_fill(v3680, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3680, shm4, 48u, 64u);
-          iron_frag_mma_sync(v253, v3678, v3680);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+        if (v254) {  // kernels/gemm/gemm_warpgroup.hpp:239
+          const unsigned int v348 = v251 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v349 = v348 << 6u;
+          const unsigned int v3643 = v250 & 3u;
+          const unsigned int v3645 = v3643 << 4u;
+          const unsigned int v3647 = v3645 << 6u;
+          const unsigned int v3649 = v349 + v3647;
+          iron_frag<iron_bf16, 0, 16, 16> v3656;
+          iron_frag_fill(v3656, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3656, shm3, v3649, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3658;
+          iron_frag_fill(v3658, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3658, shm4, v28, 64u);
+          iron_frag_mma_sync(v258, v3656, v3658);
+          const unsigned int v3660 = v3649 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3665;
+          iron_frag_fill(v3665, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3665, shm3, v3660, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3667;
+          iron_frag_fill(v3667, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3667, shm4, 16u, 64u);
+          iron_frag_mma_sync(v258, v3665, v3667);
+          const unsigned int v3669 = v3649 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3674;
+          iron_frag_fill(v3674, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3674, shm3, v3669, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3676;
+          iron_frag_fill(v3676, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3676, shm4, 32u, 64u);
+          iron_frag_mma_sync(v258, v3674, v3676);
+          const unsigned int v3678 = v3649 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3683;
+          iron_frag_fill(v3683, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3683, shm3, v3678, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3685;
+          iron_frag_fill(v3685, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3685, shm4, 48u, 64u);
+          iron_frag_mma_sync(v258, v3683, v3685);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-      }
-    }
-    const unsigned int v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-    const unsigned int v350 = v349 << 4u;
-    const unsigned int v352 = v246 << 6u;
-    const unsigned int v353 = v75 + v352;
-    const unsigned int v354 = v353 + v350;
-    const unsigned int v355 = static_cast<unsigned int>(v253.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v356 = v354 + v355;
-    const unsigned int v357 = static_cast<unsigned int>(v253.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v358 = v79 + v357;
-    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v360 = v249 && v359;
-    const bool v361 = v358 < v80;
-    const bool v362 = v360 && v361;
-    if (v362) {
-      const float v363 = v253.x[0];
-      const bool v364 = v356 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v365 = v358 - v78;
-      const bool v366 = v365 < v2;
-      const bool v367 = v364 && v366;
-      if (v367) {
-        const iron_bf16 v368 = iron_f32_to_bf16(v363);
-        const unsigned int v369 = v356 * v2;
-        const unsigned int v370 = v369 + v358;
-        const unsigned int v371 = v370 - v78;
-        out[v371] = v368;
-      }
-    }
-    const unsigned int v372 = static_cast<unsigned int>(v253.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v373 = v354 + v372;
-    const unsigned int v374 = static_cast<unsigned int>(v253.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v375 = v79 + v374;
-    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v377 = v249 && v376;
-    const bool v378 = v375 < v80;
-    const bool v379 = v377 && v378;
-    if (v379) {
-      const float v380 = v253.x[1];
-      const bool v381 = v373 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v382 = v375 - v78;
-      const bool v383 = v382 < v2;
-      const bool v384 = v381 && v383;
-      if (v384) {
-        const iron_bf16 v385 = iron_f32_to_bf16(v380);
-        const unsigned int v386 = v373 * v2;
-        const unsigned int v387 = v386 + v375;
-        const unsigned int v388 = v387 - v78;
-        out[v388] = v385;
-      }
-    }
-    const unsigned int v389 = static_cast<unsigned int>(v253.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v390 = v354 + v389;
-    const unsigned int v391 = static_cast<unsigned int>(v253.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v392 = v79 + v391;
-    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v394 = v249 && v393;
-    const bool v395 = v392 < v80;
-    const bool v396 = v394 && v395;
-    if (v396) {
-      const float v397 = v253.x[2];
-      const bool v398 = v390 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v399 = v392 - v78;
-      const bool v400 = v399 < v2;
-      const bool v401 = v398 && v400;
-      if (v401) {
-        const iron_bf16 v402 = iron_f32_to_bf16(v397);
-        const unsigned int v403 = v390 * v2;
-        const unsigned int v404 = v403 + v392;
-        const unsigned int v405 = v404 - v78;
-        out[v405] = v402;
-      }
-    }
-    const unsigned int v406 = static_cast<unsigned int>(v253.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v407 = v354 + v406;
-    const unsigned int v408 = static_cast<unsigned int>(v253.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v409 = v79 + v408;
-    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v411 = v249 && v410;
-    const bool v412 = v409 < v80;
-    const bool v413 = v411 && v412;
-    if (v413) {
-      const float v414 = v253.x[3];
-      const bool v415 = v407 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v416 = v409 - v78;
-      const bool v417 = v416 < v2;
-      const bool v418 = v415 && v417;
-      if (v418) {
-        const iron_bf16 v419 = iron_f32_to_bf16(v414);
-        const unsigned int v420 = v407 * v2;
-        const unsigned int v421 = v420 + v409;
-        const unsigned int v422 = v421 - v78;
-        out[v422] = v419;
-      }
-    }
-    const unsigned int v423 = static_cast<unsigned int>(v253.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v424 = v354 + v423;
-    const unsigned int v425 = static_cast<unsigned int>(v253.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v426 = v79 + v425;
-    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v428 = v249 && v427;
-    const bool v429 = v426 < v80;
-    const bool v430 = v428 && v429;
-    if (v430) {
-      const float v431 = v253.x[4];
-      const bool v432 = v424 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v433 = v426 - v78;
-      const bool v434 = v433 < v2;
-      const bool v435 = v432 && v434;
-      if (v435) {
-        const iron_bf16 v436 = iron_f32_to_bf16(v431);
-        const unsigned int v437 = v424 * v2;
-        const unsigned int v438 = v437 + v426;
-        const unsigned int v439 = v438 - v78;
-        out[v439] = v436;
-      }
-    }
-    const unsigned int v440 = static_cast<unsigned int>(v253.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v441 = v354 + v440;
-    const unsigned int v442 = static_cast<unsigned int>(v253.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v443 = v79 + v442;
-    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v445 = v249 && v444;
-    const bool v446 = v443 < v80;
-    const bool v447 = v445 && v446;
-    if (v447) {
-      const float v448 = v253.x[5];
-      const bool v449 = v441 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v450 = v443 - v78;
-      const bool v451 = v450 < v2;
-      const bool v452 = v449 && v451;
-      if (v452) {
-        const iron_bf16 v453 = iron_f32_to_bf16(v448);
-        const unsigned int v454 = v441 * v2;
-        const unsigned int v455 = v454 + v443;
-        const unsigned int v456 = v455 - v78;
-        out[v456] = v453;
-      }
-    }
-    const unsigned int v457 = static_cast<unsigned int>(v253.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v458 = v354 + v457;
-    const unsigned int v459 = static_cast<unsigned int>(v253.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v460 = v79 + v459;
-    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v462 = v249 && v461;
-    const bool v463 = v460 < v80;
-    const bool v464 = v462 && v463;
-    if (v464) {
-      const float v465 = v253.x[6];
-      const bool v466 = v458 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v467 = v460 - v78;
-      const bool v468 = v467 < v2;
-      const bool v469 = v466 && v468;
-      if (v469) {
-        const iron_bf16 v470 = iron_f32_to_bf16(v465);
-        const unsigned int v471 = v458 * v2;
-        const unsigned int v472 = v471 + v460;
-        const unsigned int v473 = v472 - v78;
-        out[v473] = v470;
-      }
-    }
-    const unsigned int v474 = static_cast<unsigned int>(v253.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v475 = v354 + v474;
-    const unsigned int v476 = static_cast<unsigned int>(v253.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v479 = v249 && v478;
-    const bool v480 = v477 < v80;
-    const bool v481 = v479 && v480;
-    if (v481) {
-      const float v482 = v253.x[7];
-      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v484 = v477 - v78;
-      const bool v485 = v484 < v2;
-      const bool v486 = v483 && v485;
-      if (v486) {
-        const iron_bf16 v487 = iron_f32_to_bf16(v482);
-        const unsigned int v488 = v475 * v2;
-        const unsigned int v489 = v488 + v477;
-        const unsigned int v490 = v489 - v78;
-        out[v490] = v487;
-      }
-    }
-    const unsigned int v491 = static_cast<unsigned int>(v253.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v492 = v354 + v491;
-    const unsigned int v493 = static_cast<unsigned int>(v253.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v496 = v249 && v495;
-    const bool v497 = v494 < v80;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v253.x[8];
-      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v501 = v494 - v78;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const iron_bf16 v504 = iron_f32_to_bf16(v499);
-        const unsigned int v505 = v492 * v2;
-        const unsigned int v506 = v505 + v494;
-        const unsigned int v507 = v506 - v78;
-        out[v507] = v504;
-      }
-    }
-    const unsigned int v508 = static_cast<unsigned int>(v253.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v509 = v354 + v508;
-    const unsigned int v510 = static_cast<unsigned int>(v253.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v513 = v249 && v512;
-    const bool v514 = v511 < v80;
-    const bool v515 = v513 && v514;
-    if (v515) {
-      const float v516 = v253.x[9];
-      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v518 = v511 - v78;
-      const bool v519 = v518 < v2;
-      const bool v520 = v517 && v519;
-      if (v520) {
-        const iron_bf16 v521 = iron_f32_to_bf16(v516);
-        const unsigned int v522 = v509 * v2;
-        const unsigned int v523 = v522 + v511;
-        const unsigned int v524 = v523 - v78;
-        out[v524] = v521;
-      }
-    }
-    const unsigned int v525 = static_cast<unsigned int>(v253.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v526 = v354 + v525;
-    const unsigned int v527 = static_cast<unsigned int>(v253.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v530 = v249 && v529;
-    const bool v531 = v528 < v80;
-    const bool v532 = v530 && v531;
-    if (v532) {
-      const float v533 = v253.x[10];
-      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v535 = v528 - v78;
-      const bool v536 = v535 < v2;
-      const bool v537 = v534 && v536;
-      if (v537) {
-        const iron_bf16 v538 = iron_f32_to_bf16(v533);
-        const unsigned int v539 = v526 * v2;
-        const unsigned int v540 = v539 + v528;
-        const unsigned int v541 = v540 - v78;
-        out[v541] = v538;
-      }
-    }
-    const unsigned int v542 = static_cast<unsigned int>(v253.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v543 = v354 + v542;
-    const unsigned int v544 = static_cast<unsigned int>(v253.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v547 = v249 && v546;
-    const bool v548 = v545 < v80;
-    const bool v549 = v547 && v548;
-    if (v549) {
-      const float v550 = v253.x[11];
-      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v552 = v545 - v78;
-      const bool v553 = v552 < v2;
-      const bool v554 = v551 && v553;
-      if (v554) {
-        const iron_bf16 v555 = iron_f32_to_bf16(v550);
-        const unsigned int v556 = v543 * v2;
-        const unsigned int v557 = v556 + v545;
-        const unsigned int v558 = v557 - v78;
-        out[v558] = v555;
-      }
-    }
-    const unsigned int v559 = static_cast<unsigned int>(v253.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v560 = v354 + v559;
-    const unsigned int v561 = static_cast<unsigned int>(v253.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v564 = v249 && v563;
-    const bool v565 = v562 < v80;
-    const bool v566 = v564 && v565;
-    if (v566) {
-      const float v567 = v253.x[12];
-      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v569 = v562 - v78;
-      const bool v570 = v569 < v2;
-      const bool v571 = v568 && v570;
-      if (v571) {
-        const iron_bf16 v572 = iron_f32_to_bf16(v567);
-        const unsigned int v573 = v560 * v2;
-        const unsigned int v574 = v573 + v562;
-        const unsigned int v575 = v574 - v78;
-        out[v575] = v572;
-      }
-    }
-    const unsigned int v576 = static_cast<unsigned int>(v253.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v577 = v354 + v576;
-    const unsigned int v578 = static_cast<unsigned int>(v253.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v581 = v249 && v580;
-    const bool v582 = v579 < v80;
-    const bool v583 = v581 && v582;
-    if (v583) {
-      const float v584 = v253.x[13];
-      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v586 = v579 - v78;
-      const bool v587 = v586 < v2;
-      const bool v588 = v585 && v587;
-      if (v588) {
-        const iron_bf16 v589 = iron_f32_to_bf16(v584);
-        const unsigned int v590 = v577 * v2;
-        const unsigned int v591 = v590 + v579;
-        const unsigned int v592 = v591 - v78;
-        out[v592] = v589;
-      }
-    }
-    const unsigned int v593 = static_cast<unsigned int>(v253.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v594 = v354 + v593;
-    const unsigned int v595 = static_cast<unsigned int>(v253.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v598 = v249 && v597;
-    const bool v599 = v596 < v80;
-    const bool v600 = v598 && v599;
-    if (v600) {
-      const float v601 = v253.x[14];
-      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v603 = v596 - v78;
-      const bool v604 = v603 < v2;
-      const bool v605 = v602 && v604;
-      if (v605) {
-        const iron_bf16 v606 = iron_f32_to_bf16(v601);
-        const unsigned int v607 = v594 * v2;
-        const unsigned int v608 = v607 + v596;
-        const unsigned int v609 = v608 - v78;
-        out[v609] = v606;
-      }
-    }
-    const unsigned int v610 = static_cast<unsigned int>(v253.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v611 = v354 + v610;
-    const unsigned int v612 = static_cast<unsigned int>(v253.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v615 = v249 && v614;
-    const bool v616 = v613 < v80;
-    const bool v617 = v615 && v616;
-    if (v617) {
-      const float v618 = v253.x[15];
-      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v620 = v613 - v78;
-      const bool v621 = v620 < v2;
-      const bool v622 = v619 && v621;
-      if (v622) {
-        const iron_bf16 v623 = iron_f32_to_bf16(v618);
-        const unsigned int v624 = v611 * v2;
-        const unsigned int v625 = v624 + v613;
-        const unsigned int v626 = v625 - v78;
-        out[v626] = v623;
-      }
-    }
-    const unsigned int v627 = static_cast<unsigned int>(v253.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v628 = v354 + v627;
-    const unsigned int v629 = static_cast<unsigned int>(v253.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v632 = v249 && v631;
-    const bool v633 = v630 < v80;
-    const bool v634 = v632 && v633;
-    if (v634) {
-      const float v635 = v253.x[16];
-      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v637 = v630 - v78;
-      const bool v638 = v637 < v2;
-      const bool v639 = v636 && v638;
-      if (v639) {
-        const iron_bf16 v640 = iron_f32_to_bf16(v635);
-        const unsigned int v641 = v628 * v2;
-        const unsigned int v642 = v641 + v630;
-        const unsigned int v643 = v642 - v78;
-        out[v643] = v640;
-      }
-    }
-    const unsigned int v644 = static_cast<unsigned int>(v253.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v645 = v354 + v644;
-    const unsigned int v646 = static_cast<unsigned int>(v253.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v649 = v249 && v648;
-    const bool v650 = v647 < v80;
-    const bool v651 = v649 && v650;
-    if (v651) {
-      const float v652 = v253.x[17];
-      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v654 = v647 - v78;
-      const bool v655 = v654 < v2;
-      const bool v656 = v653 && v655;
-      if (v656) {
-        const iron_bf16 v657 = iron_f32_to_bf16(v652);
-        const unsigned int v658 = v645 * v2;
-        const unsigned int v659 = v658 + v647;
-        const unsigned int v660 = v659 - v78;
-        out[v660] = v657;
-      }
-    }
-    const unsigned int v661 = static_cast<unsigned int>(v253.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v662 = v354 + v661;
-    const unsigned int v663 = static_cast<unsigned int>(v253.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v666 = v249 && v665;
-    const bool v667 = v664 < v80;
-    const bool v668 = v666 && v667;
-    if (v668) {
-      const float v669 = v253.x[18];
-      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v671 = v664 - v78;
-      const bool v672 = v671 < v2;
-      const bool v673 = v670 && v672;
-      if (v673) {
-        const iron_bf16 v674 = iron_f32_to_bf16(v669);
-        const unsigned int v675 = v662 * v2;
-        const unsigned int v676 = v675 + v664;
-        const unsigned int v677 = v676 - v78;
-        out[v677] = v674;
-      }
-    }
-    const unsigned int v678 = static_cast<unsigned int>(v253.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v679 = v354 + v678;
-    const unsigned int v680 = static_cast<unsigned int>(v253.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v683 = v249 && v682;
-    const bool v684 = v681 < v80;
-    const bool v685 = v683 && v684;
-    if (v685) {
-      const float v686 = v253.x[19];
-      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v688 = v681 - v78;
-      const bool v689 = v688 < v2;
-      const bool v690 = v687 && v689;
-      if (v690) {
-        const iron_bf16 v691 = iron_f32_to_bf16(v686);
-        const unsigned int v692 = v679 * v2;
-        const unsigned int v693 = v692 + v681;
-        const unsigned int v694 = v693 - v78;
-        out[v694] = v691;
-      }
-    }
-    const unsigned int v695 = static_cast<unsigned int>(v253.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v696 = v354 + v695;
-    const unsigned int v697 = static_cast<unsigned int>(v253.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v700 = v249 && v699;
-    const bool v701 = v698 < v80;
-    const bool v702 = v700 && v701;
-    if (v702) {
-      const float v703 = v253.x[20];
-      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v705 = v698 - v78;
-      const bool v706 = v705 < v2;
-      const bool v707 = v704 && v706;
-      if (v707) {
-        const iron_bf16 v708 = iron_f32_to_bf16(v703);
-        const unsigned int v709 = v696 * v2;
-        const unsigned int v710 = v709 + v698;
-        const unsigned int v711 = v710 - v78;
-        out[v711] = v708;
-      }
-    }
-    const unsigned int v712 = static_cast<unsigned int>(v253.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v713 = v354 + v712;
-    const unsigned int v714 = static_cast<unsigned int>(v253.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v717 = v249 && v716;
-    const bool v718 = v715 < v80;
-    const bool v719 = v717 && v718;
-    if (v719) {
-      const float v720 = v253.x[21];
-      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v722 = v715 - v78;
-      const bool v723 = v722 < v2;
-      const bool v724 = v721 && v723;
-      if (v724) {
-        const iron_bf16 v725 = iron_f32_to_bf16(v720);
-        const unsigned int v726 = v713 * v2;
-        const unsigned int v727 = v726 + v715;
-        const unsigned int v728 = v727 - v78;
-        out[v728] = v725;
-      }
-    }
-    const unsigned int v729 = static_cast<unsigned int>(v253.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v730 = v354 + v729;
-    const unsigned int v731 = static_cast<unsigned int>(v253.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v734 = v249 && v733;
-    const bool v735 = v732 < v80;
-    const bool v736 = v734 && v735;
-    if (v736) {
-      const float v737 = v253.x[22];
-      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v739 = v732 - v78;
-      const bool v740 = v739 < v2;
-      const bool v741 = v738 && v740;
-      if (v741) {
-        const iron_bf16 v742 = iron_f32_to_bf16(v737);
-        const unsigned int v743 = v730 * v2;
-        const unsigned int v744 = v743 + v732;
-        const unsigned int v745 = v744 - v78;
-        out[v745] = v742;
-      }
-    }
-    const unsigned int v746 = static_cast<unsigned int>(v253.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v747 = v354 + v746;
-    const unsigned int v748 = static_cast<unsigned int>(v253.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v751 = v249 && v750;
-    const bool v752 = v749 < v80;
-    const bool v753 = v751 && v752;
-    if (v753) {
-      const float v754 = v253.x[23];
-      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v756 = v749 - v78;
-      const bool v757 = v756 < v2;
-      const bool v758 = v755 && v757;
-      if (v758) {
-        const iron_bf16 v759 = iron_f32_to_bf16(v754);
-        const unsigned int v760 = v747 * v2;
-        const unsigned int v761 = v760 + v749;
-        const unsigned int v762 = v761 - v78;
-        out[v762] = v759;
-      }
-    }
-    const unsigned int v763 = static_cast<unsigned int>(v253.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v764 = v354 + v763;
-    const unsigned int v765 = static_cast<unsigned int>(v253.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v768 = v249 && v767;
-    const bool v769 = v766 < v80;
-    const bool v770 = v768 && v769;
-    if (v770) {
-      const float v771 = v253.x[24];
-      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v773 = v766 - v78;
-      const bool v774 = v773 < v2;
-      const bool v775 = v772 && v774;
-      if (v775) {
-        const iron_bf16 v776 = iron_f32_to_bf16(v771);
-        const unsigned int v777 = v764 * v2;
-        const unsigned int v778 = v777 + v766;
-        const unsigned int v779 = v778 - v78;
-        out[v779] = v776;
-      }
-    }
-    const unsigned int v780 = static_cast<unsigned int>(v253.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v781 = v354 + v780;
-    const unsigned int v782 = static_cast<unsigned int>(v253.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v785 = v249 && v784;
-    const bool v786 = v783 < v80;
-    const bool v787 = v785 && v786;
-    if (v787) {
-      const float v788 = v253.x[25];
-      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v790 = v783 - v78;
-      const bool v791 = v790 < v2;
-      const bool v792 = v789 && v791;
-      if (v792) {
-        const iron_bf16 v793 = iron_f32_to_bf16(v788);
-        const unsigned int v794 = v781 * v2;
-        const unsigned int v795 = v794 + v783;
-        const unsigned int v796 = v795 - v78;
-        out[v796] = v793;
-      }
-    }
-    const unsigned int v797 = static_cast<unsigned int>(v253.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v798 = v354 + v797;
-    const unsigned int v799 = static_cast<unsigned int>(v253.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v802 = v249 && v801;
-    const bool v803 = v800 < v80;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v253.x[26];
-      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v807 = v800 - v78;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const iron_bf16 v810 = iron_f32_to_bf16(v805);
-        const unsigned int v811 = v798 * v2;
-        const unsigned int v812 = v811 + v800;
-        const unsigned int v813 = v812 - v78;
-        out[v813] = v810;
-      }
-    }
-    const unsigned int v814 = static_cast<unsigned int>(v253.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v815 = v354 + v814;
-    const unsigned int v816 = static_cast<unsigned int>(v253.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v819 = v249 && v818;
-    const bool v820 = v817 < v80;
-    const bool v821 = v819 && v820;
-    if (v821) {
-      const float v822 = v253.x[27];
-      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v824 = v817 - v78;
-      const bool v825 = v824 < v2;
-      const bool v826 = v823 && v825;
-      if (v826) {
-        const iron_bf16 v827 = iron_f32_to_bf16(v822);
-        const unsigned int v828 = v815 * v2;
-        const unsigned int v829 = v828 + v817;
-        const unsigned int v830 = v829 - v78;
-        out[v830] = v827;
-      }
-    }
-    const unsigned int v831 = static_cast<unsigned int>(v253.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v832 = v354 + v831;
-    const unsigned int v833 = static_cast<unsigned int>(v253.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v836 = v249 && v835;
-    const bool v837 = v834 < v80;
-    const bool v838 = v836 && v837;
-    if (v838) {
-      const float v839 = v253.x[28];
-      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v841 = v834 - v78;
-      const bool v842 = v841 < v2;
-      const bool v843 = v840 && v842;
-      if (v843) {
-        const iron_bf16 v844 = iron_f32_to_bf16(v839);
-        const unsigned int v845 = v832 * v2;
-        const unsigned int v846 = v845 + v834;
-        const unsigned int v847 = v846 - v78;
-        out[v847] = v844;
-      }
-    }
-    const unsigned int v848 = static_cast<unsigned int>(v253.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v849 = v354 + v848;
-    const unsigned int v850 = static_cast<unsigned int>(v253.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v853 = v249 && v852;
-    const bool v854 = v851 < v80;
-    const bool v855 = v853 && v854;
-    if (v855) {
-      const float v856 = v253.x[29];
-      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v858 = v851 - v78;
-      const bool v859 = v858 < v2;
-      const bool v860 = v857 && v859;
-      if (v860) {
-        const iron_bf16 v861 = iron_f32_to_bf16(v856);
-        const unsigned int v862 = v849 * v2;
-        const unsigned int v863 = v862 + v851;
-        const unsigned int v864 = v863 - v78;
-        out[v864] = v861;
-      }
-    }
-    const unsigned int v865 = static_cast<unsigned int>(v253.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v866 = v354 + v865;
-    const unsigned int v867 = static_cast<unsigned int>(v253.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v870 = v249 && v869;
-    const bool v871 = v868 < v80;
-    const bool v872 = v870 && v871;
-    if (v872) {
-      const float v873 = v253.x[30];
-      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v875 = v868 - v78;
-      const bool v876 = v875 < v2;
-      const bool v877 = v874 && v876;
-      if (v877) {
-        const iron_bf16 v878 = iron_f32_to_bf16(v873);
-        const unsigned int v879 = v866 * v2;
-        const unsigned int v880 = v879 + v868;
-        const unsigned int v881 = v880 - v78;
-        out[v881] = v878;
-      }
-    }
-    const unsigned int v882 = static_cast<unsigned int>(v253.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v883 = v354 + v882;
-    const unsigned int v884 = static_cast<unsigned int>(v253.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v887 = v249 && v886;
-    const bool v888 = v885 < v80;
-    const bool v889 = v887 && v888;
-    if (v889) {
-      const float v890 = v253.x[31];
-      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v892 = v885 - v78;
-      const bool v893 = v892 < v2;
-      const bool v894 = v891 && v893;
-      if (v894) {
-        const iron_bf16 v895 = iron_f32_to_bf16(v890);
-        const unsigned int v896 = v883 * v2;
-        const unsigned int v897 = v896 + v885;
-        const unsigned int v898 = v897 - v78;
-        out[v898] = v895;
-      }
-    }
-    const unsigned int v899 = static_cast<unsigned int>(v253.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v900 = v354 + v899;
-    const unsigned int v901 = static_cast<unsigned int>(v253.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v904 = v249 && v903;
-    const bool v905 = v902 < v80;
-    const bool v906 = v904 && v905;
-    if (v906) {
-      const float v907 = v253.x[32];
-      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v909 = v902 - v78;
-      const bool v910 = v909 < v2;
-      const bool v911 = v908 && v910;
-      if (v911) {
-        const iron_bf16 v912 = iron_f32_to_bf16(v907);
-        const unsigned int v913 = v900 * v2;
-        const unsigned int v914 = v913 + v902;
-        const unsigned int v915 = v914 - v78;
-        out[v915] = v912;
-      }
-    }
-    const unsigned int v916 = static_cast<unsigned int>(v253.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v917 = v354 + v916;
-    const unsigned int v918 = static_cast<unsigned int>(v253.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v921 = v249 && v920;
-    const bool v922 = v919 < v80;
-    const bool v923 = v921 && v922;
-    if (v923) {
-      const float v924 = v253.x[33];
-      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v926 = v919 - v78;
-      const bool v927 = v926 < v2;
-      const bool v928 = v925 && v927;
-      if (v928) {
-        const iron_bf16 v929 = iron_f32_to_bf16(v924);
-        const unsigned int v930 = v917 * v2;
-        const unsigned int v931 = v930 + v919;
-        const unsigned int v932 = v931 - v78;
-        out[v932] = v929;
-      }
-    }
-    const unsigned int v933 = static_cast<unsigned int>(v253.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v934 = v354 + v933;
-    const unsigned int v935 = static_cast<unsigned int>(v253.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v938 = v249 && v937;
-    const bool v939 = v936 < v80;
-    const bool v940 = v938 && v939;
-    if (v940) {
-      const float v941 = v253.x[34];
-      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v943 = v936 - v78;
-      const bool v944 = v943 < v2;
-      const bool v945 = v942 && v944;
-      if (v945) {
-        const iron_bf16 v946 = iron_f32_to_bf16(v941);
-        const unsigned int v947 = v934 * v2;
-        const unsigned int v948 = v947 + v936;
-        const unsigned int v949 = v948 - v78;
-        out[v949] = v946;
-      }
-    }
-    const unsigned int v950 = static_cast<unsigned int>(v253.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v951 = v354 + v950;
-    const unsigned int v952 = static_cast<unsigned int>(v253.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v955 = v249 && v954;
-    const bool v956 = v953 < v80;
-    const bool v957 = v955 && v956;
-    if (v957) {
-      const float v958 = v253.x[35];
-      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v960 = v953 - v78;
-      const bool v961 = v960 < v2;
-      const bool v962 = v959 && v961;
-      if (v962) {
-        const iron_bf16 v963 = iron_f32_to_bf16(v958);
-        const unsigned int v964 = v951 * v2;
-        const unsigned int v965 = v964 + v953;
-        const unsigned int v966 = v965 - v78;
-        out[v966] = v963;
-      }
-    }
-    const unsigned int v967 = static_cast<unsigned int>(v253.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v968 = v354 + v967;
-    const unsigned int v969 = static_cast<unsigned int>(v253.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v972 = v249 && v971;
-    const bool v973 = v970 < v80;
-    const bool v974 = v972 && v973;
-    if (v974) {
-      const float v975 = v253.x[36];
-      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v977 = v970 - v78;
-      const bool v978 = v977 < v2;
-      const bool v979 = v976 && v978;
-      if (v979) {
-        const iron_bf16 v980 = iron_f32_to_bf16(v975);
-        const unsigned int v981 = v968 * v2;
-        const unsigned int v982 = v981 + v970;
-        const unsigned int v983 = v982 - v78;
-        out[v983] = v980;
-      }
-    }
-    const unsigned int v984 = static_cast<unsigned int>(v253.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v985 = v354 + v984;
-    const unsigned int v986 = static_cast<unsigned int>(v253.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v989 = v249 && v988;
-    const bool v990 = v987 < v80;
-    const bool v991 = v989 && v990;
-    if (v991) {
-      const float v992 = v253.x[37];
-      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v994 = v987 - v78;
-      const bool v995 = v994 < v2;
-      const bool v996 = v993 && v995;
-      if (v996) {
-        const iron_bf16 v997 = iron_f32_to_bf16(v992);
-        const unsigned int v998 = v985 * v2;
-        const unsigned int v999 = v998 + v987;
-        const unsigned int v1000 = v999 - v78;
-        out[v1000] = v997;
-      }
-    }
-    const unsigned int v1001 = static_cast<unsigned int>(v253.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1002 = v354 + v1001;
-    const unsigned int v1003 = static_cast<unsigned int>(v253.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1006 = v249 && v1005;
-    const bool v1007 = v1004 < v80;
-    const bool v1008 = v1006 && v1007;
-    if (v1008) {
-      const float v1009 = v253.x[38];
-      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1011 = v1004 - v78;
-      const bool v1012 = v1011 < v2;
-      const bool v1013 = v1010 && v1012;
-      if (v1013) {
-        const iron_bf16 v1014 = iron_f32_to_bf16(v1009);
-        const unsigned int v1015 = v1002 * v2;
-        const unsigned int v1016 = v1015 + v1004;
-        const unsigned int v1017 = v1016 - v78;
-        out[v1017] = v1014;
-      }
-    }
-    const unsigned int v1018 = static_cast<unsigned int>(v253.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1019 = v354 + v1018;
-    const unsigned int v1020 = static_cast<unsigned int>(v253.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1023 = v249 && v1022;
-    const bool v1024 = v1021 < v80;
-    const bool v1025 = v1023 && v1024;
-    if (v1025) {
-      const float v1026 = v253.x[39];
-      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1028 = v1021 - v78;
-      const bool v1029 = v1028 < v2;
-      const bool v1030 = v1027 && v1029;
-      if (v1030) {
-        const iron_bf16 v1031 = iron_f32_to_bf16(v1026);
-        const unsigned int v1032 = v1019 * v2;
-        const unsigned int v1033 = v1032 + v1021;
-        const unsigned int v1034 = v1033 - v78;
-        out[v1034] = v1031;
-      }
-    }
-    const unsigned int v1035 = static_cast<unsigned int>(v253.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1036 = v354 + v1035;
-    const unsigned int v1037 = static_cast<unsigned int>(v253.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1040 = v249 && v1039;
-    const bool v1041 = v1038 < v80;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v253.x[40];
-      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1045 = v1038 - v78;
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1044 && v1046;
-      if (v1047) {
-        const iron_bf16 v1048 = iron_f32_to_bf16(v1043);
-        const unsigned int v1049 = v1036 * v2;
-        const unsigned int v1050 = v1049 + v1038;
-        const unsigned int v1051 = v1050 - v78;
-        out[v1051] = v1048;
-      }
-    }
-    const unsigned int v1052 = static_cast<unsigned int>(v253.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1053 = v354 + v1052;
-    const unsigned int v1054 = static_cast<unsigned int>(v253.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1057 = v249 && v1056;
-    const bool v1058 = v1055 < v80;
-    const bool v1059 = v1057 && v1058;
-    if (v1059) {
-      const float v1060 = v253.x[41];
-      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1062 = v1055 - v78;
-      const bool v1063 = v1062 < v2;
-      const bool v1064 = v1061 && v1063;
-      if (v1064) {
-        const iron_bf16 v1065 = iron_f32_to_bf16(v1060);
-        const unsigned int v1066 = v1053 * v2;
-        const unsigned int v1067 = v1066 + v1055;
-        const unsigned int v1068 = v1067 - v78;
-        out[v1068] = v1065;
-      }
-    }
-    const unsigned int v1069 = static_cast<unsigned int>(v253.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1070 = v354 + v1069;
-    const unsigned int v1071 = static_cast<unsigned int>(v253.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1074 = v249 && v1073;
-    const bool v1075 = v1072 < v80;
-    const bool v1076 = v1074 && v1075;
-    if (v1076) {
-      const float v1077 = v253.x[42];
-      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1079 = v1072 - v78;
-      const bool v1080 = v1079 < v2;
-      const bool v1081 = v1078 && v1080;
-      if (v1081) {
-        const iron_bf16 v1082 = iron_f32_to_bf16(v1077);
-        const unsigned int v1083 = v1070 * v2;
-        const unsigned int v1084 = v1083 + v1072;
-        const unsigned int v1085 = v1084 - v78;
-        out[v1085] = v1082;
-      }
-    }
-    const unsigned int v1086 = static_cast<unsigned int>(v253.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1087 = v354 + v1086;
-    const unsigned int v1088 = static_cast<unsigned int>(v253.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1091 = v249 && v1090;
-    const bool v1092 = v1089 < v80;
-    const bool v1093 = v1091 && v1092;
-    if (v1093) {
-      const float v1094 = v253.x[43];
-      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1096 = v1089 - v78;
-      const bool v1097 = v1096 < v2;
-      const bool v1098 = v1095 && v1097;
-      if (v1098) {
-        const iron_bf16 v1099 = iron_f32_to_bf16(v1094);
-        const unsigned int v1100 = v1087 * v2;
-        const unsigned int v1101 = v1100 + v1089;
-        const unsigned int v1102 = v1101 - v78;
-        out[v1102] = v1099;
-      }
-    }
-    const unsigned int v1103 = static_cast<unsigned int>(v253.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1104 = v354 + v1103;
-    const unsigned int v1105 = static_cast<unsigned int>(v253.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1108 = v249 && v1107;
-    const bool v1109 = v1106 < v80;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v253.x[44];
-      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1113 = v1106 - v78;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const iron_bf16 v1116 = iron_f32_to_bf16(v1111);
-        const unsigned int v1117 = v1104 * v2;
-        const unsigned int v1118 = v1117 + v1106;
-        const unsigned int v1119 = v1118 - v78;
-        out[v1119] = v1116;
-      }
-    }
-    const unsigned int v1120 = static_cast<unsigned int>(v253.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1121 = v354 + v1120;
-    const unsigned int v1122 = static_cast<unsigned int>(v253.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1125 = v249 && v1124;
-    const bool v1126 = v1123 < v80;
-    const bool v1127 = v1125 && v1126;
-    if (v1127) {
-      const float v1128 = v253.x[45];
-      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1130 = v1123 - v78;
-      const bool v1131 = v1130 < v2;
-      const bool v1132 = v1129 && v1131;
-      if (v1132) {
-        const iron_bf16 v1133 = iron_f32_to_bf16(v1128);
-        const unsigned int v1134 = v1121 * v2;
-        const unsigned int v1135 = v1134 + v1123;
-        const unsigned int v1136 = v1135 - v78;
-        out[v1136] = v1133;
-      }
-    }
-    const unsigned int v1137 = static_cast<unsigned int>(v253.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1138 = v354 + v1137;
-    const unsigned int v1139 = static_cast<unsigned int>(v253.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1142 = v249 && v1141;
-    const bool v1143 = v1140 < v80;
-    const bool v1144 = v1142 && v1143;
-    if (v1144) {
-      const float v1145 = v253.x[46];
-      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1147 = v1140 - v78;
-      const bool v1148 = v1147 < v2;
-      const bool v1149 = v1146 && v1148;
-      if (v1149) {
-        const iron_bf16 v1150 = iron_f32_to_bf16(v1145);
-        const unsigned int v1151 = v1138 * v2;
-        const unsigned int v1152 = v1151 + v1140;
-        const unsigned int v1153 = v1152 - v78;
-        out[v1153] = v1150;
-      }
-    }
-    const unsigned int v1154 = static_cast<unsigned int>(v253.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1155 = v354 + v1154;
-    const unsigned int v1156 = static_cast<unsigned int>(v253.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1159 = v249 && v1158;
-    const bool v1160 = v1157 < v80;
-    const bool v1161 = v1159 && v1160;
-    if (v1161) {
-      const float v1162 = v253.x[47];
-      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1164 = v1157 - v78;
-      const bool v1165 = v1164 < v2;
-      const bool v1166 = v1163 && v1165;
-      if (v1166) {
-        const iron_bf16 v1167 = iron_f32_to_bf16(v1162);
-        const unsigned int v1168 = v1155 * v2;
-        const unsigned int v1169 = v1168 + v1157;
-        const unsigned int v1170 = v1169 - v78;
-        out[v1170] = v1167;
-      }
-    }
-    const unsigned int v1171 = static_cast<unsigned int>(v253.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1172 = v354 + v1171;
-    const unsigned int v1173 = static_cast<unsigned int>(v253.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1176 = v249 && v1175;
-    const bool v1177 = v1174 < v80;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const float v1179 = v253.x[48];
-      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1181 = v1174 - v78;
-      const bool v1182 = v1181 < v2;
-      const bool v1183 = v1180 && v1182;
-      if (v1183) {
-        const iron_bf16 v1184 = iron_f32_to_bf16(v1179);
-        const unsigned int v1185 = v1172 * v2;
-        const unsigned int v1186 = v1185 + v1174;
-        const unsigned int v1187 = v1186 - v78;
-        out[v1187] = v1184;
-      }
-    }
-    const unsigned int v1188 = static_cast<unsigned int>(v253.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1189 = v354 + v1188;
-    const unsigned int v1190 = static_cast<unsigned int>(v253.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1193 = v249 && v1192;
-    const bool v1194 = v1191 < v80;
-    const bool v1195 = v1193 && v1194;
-    if (v1195) {
-      const float v1196 = v253.x[49];
-      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1198 = v1191 - v78;
-      const bool v1199 = v1198 < v2;
-      const bool v1200 = v1197 && v1199;
-      if (v1200) {
-        const iron_bf16 v1201 = iron_f32_to_bf16(v1196);
-        const unsigned int v1202 = v1189 * v2;
-        const unsigned int v1203 = v1202 + v1191;
-        const unsigned int v1204 = v1203 - v78;
-        out[v1204] = v1201;
-      }
-    }
-    const unsigned int v1205 = static_cast<unsigned int>(v253.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1206 = v354 + v1205;
-    const unsigned int v1207 = static_cast<unsigned int>(v253.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1210 = v249 && v1209;
-    const bool v1211 = v1208 < v80;
-    const bool v1212 = v1210 && v1211;
-    if (v1212) {
-      const float v1213 = v253.x[50];
-      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1215 = v1208 - v78;
-      const bool v1216 = v1215 < v2;
-      const bool v1217 = v1214 && v1216;
-      if (v1217) {
-        const iron_bf16 v1218 = iron_f32_to_bf16(v1213);
-        const unsigned int v1219 = v1206 * v2;
-        const unsigned int v1220 = v1219 + v1208;
-        const unsigned int v1221 = v1220 - v78;
-        out[v1221] = v1218;
-      }
-    }
-    const unsigned int v1222 = static_cast<unsigned int>(v253.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1223 = v354 + v1222;
-    const unsigned int v1224 = static_cast<unsigned int>(v253.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1227 = v249 && v1226;
-    const bool v1228 = v1225 < v80;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const float v1230 = v253.x[51];
-      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1232 = v1225 - v78;
-      const bool v1233 = v1232 < v2;
-      const bool v1234 = v1231 && v1233;
-      if (v1234) {
-        const iron_bf16 v1235 = iron_f32_to_bf16(v1230);
-        const unsigned int v1236 = v1223 * v2;
-        const unsigned int v1237 = v1236 + v1225;
-        const unsigned int v1238 = v1237 - v78;
-        out[v1238] = v1235;
-      }
-    }
-    const unsigned int v1239 = static_cast<unsigned int>(v253.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1240 = v354 + v1239;
-    const unsigned int v1241 = static_cast<unsigned int>(v253.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1244 = v249 && v1243;
-    const bool v1245 = v1242 < v80;
-    const bool v1246 = v1244 && v1245;
-    if (v1246) {
-      const float v1247 = v253.x[52];
-      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1249 = v1242 - v78;
-      const bool v1250 = v1249 < v2;
-      const bool v1251 = v1248 && v1250;
-      if (v1251) {
-        const iron_bf16 v1252 = iron_f32_to_bf16(v1247);
-        const unsigned int v1253 = v1240 * v2;
-        const unsigned int v1254 = v1253 + v1242;
-        const unsigned int v1255 = v1254 - v78;
-        out[v1255] = v1252;
-      }
-    }
-    const unsigned int v1256 = static_cast<unsigned int>(v253.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1257 = v354 + v1256;
-    const unsigned int v1258 = static_cast<unsigned int>(v253.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1261 = v249 && v1260;
-    const bool v1262 = v1259 < v80;
-    const bool v1263 = v1261 && v1262;
-    if (v1263) {
-      const float v1264 = v253.x[53];
-      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1266 = v1259 - v78;
-      const bool v1267 = v1266 < v2;
-      const bool v1268 = v1265 && v1267;
-      if (v1268) {
-        const iron_bf16 v1269 = iron_f32_to_bf16(v1264);
-        const unsigned int v1270 = v1257 * v2;
-        const unsigned int v1271 = v1270 + v1259;
-        const unsigned int v1272 = v1271 - v78;
-        out[v1272] = v1269;
-      }
-    }
-    const unsigned int v1273 = static_cast<unsigned int>(v253.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1274 = v354 + v1273;
-    const unsigned int v1275 = static_cast<unsigned int>(v253.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1278 = v249 && v1277;
-    const bool v1279 = v1276 < v80;
-    const bool v1280 = v1278 && v1279;
-    if (v1280) {
-      const float v1281 = v253.x[54];
-      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1283 = v1276 - v78;
-      const bool v1284 = v1283 < v2;
-      const bool v1285 = v1282 && v1284;
-      if (v1285) {
-        const iron_bf16 v1286 = iron_f32_to_bf16(v1281);
-        const unsigned int v1287 = v1274 * v2;
-        const unsigned int v1288 = v1287 + v1276;
-        const unsigned int v1289 = v1288 - v78;
-        out[v1289] = v1286;
-      }
-    }
-    const unsigned int v1290 = static_cast<unsigned int>(v253.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1291 = v354 + v1290;
-    const unsigned int v1292 = static_cast<unsigned int>(v253.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1295 = v249 && v1294;
-    const bool v1296 = v1293 < v80;
-    const bool v1297 = v1295 && v1296;
-    if (v1297) {
-      const float v1298 = v253.x[55];
-      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1300 = v1293 - v78;
-      const bool v1301 = v1300 < v2;
-      const bool v1302 = v1299 && v1301;
-      if (v1302) {
-        const iron_bf16 v1303 = iron_f32_to_bf16(v1298);
-        const unsigned int v1304 = v1291 * v2;
-        const unsigned int v1305 = v1304 + v1293;
-        const unsigned int v1306 = v1305 - v78;
-        out[v1306] = v1303;
-      }
-    }
-    const unsigned int v1307 = static_cast<unsigned int>(v253.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1308 = v354 + v1307;
-    const unsigned int v1309 = static_cast<unsigned int>(v253.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1312 = v249 && v1311;
-    const bool v1313 = v1310 < v80;
-    const bool v1314 = v1312 && v1313;
-    if (v1314) {
-      const float v1315 = v253.x[56];
-      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1317 = v1310 - v78;
-      const bool v1318 = v1317 < v2;
-      const bool v1319 = v1316 && v1318;
-      if (v1319) {
-        const iron_bf16 v1320 = iron_f32_to_bf16(v1315);
-        const unsigned int v1321 = v1308 * v2;
-        const unsigned int v1322 = v1321 + v1310;
-        const unsigned int v1323 = v1322 - v78;
-        out[v1323] = v1320;
-      }
-    }
-    const unsigned int v1324 = static_cast<unsigned int>(v253.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1325 = v354 + v1324;
-    const unsigned int v1326 = static_cast<unsigned int>(v253.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1329 = v249 && v1328;
-    const bool v1330 = v1327 < v80;
-    const bool v1331 = v1329 && v1330;
-    if (v1331) {
-      const float v1332 = v253.x[57];
-      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1334 = v1327 - v78;
-      const bool v1335 = v1334 < v2;
-      const bool v1336 = v1333 && v1335;
-      if (v1336) {
-        const iron_bf16 v1337 = iron_f32_to_bf16(v1332);
-        const unsigned int v1338 = v1325 * v2;
-        const unsigned int v1339 = v1338 + v1327;
-        const unsigned int v1340 = v1339 - v78;
-        out[v1340] = v1337;
-      }
-    }
-    const unsigned int v1341 = static_cast<unsigned int>(v253.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1342 = v354 + v1341;
-    const unsigned int v1343 = static_cast<unsigned int>(v253.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1346 = v249 && v1345;
-    const bool v1347 = v1344 < v80;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v253.x[58];
-      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1351 = v1344 - v78;
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1350 && v1352;
-      if (v1353) {
-        const iron_bf16 v1354 = iron_f32_to_bf16(v1349);
-        const unsigned int v1355 = v1342 * v2;
-        const unsigned int v1356 = v1355 + v1344;
-        const unsigned int v1357 = v1356 - v78;
-        out[v1357] = v1354;
-      }
-    }
-    const unsigned int v1358 = static_cast<unsigned int>(v253.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1359 = v354 + v1358;
-    const unsigned int v1360 = static_cast<unsigned int>(v253.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1363 = v249 && v1362;
-    const bool v1364 = v1361 < v80;
-    const bool v1365 = v1363 && v1364;
-    if (v1365) {
-      const float v1366 = v253.x[59];
-      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1368 = v1361 - v78;
-      const bool v1369 = v1368 < v2;
-      const bool v1370 = v1367 && v1369;
-      if (v1370) {
-        const iron_bf16 v1371 = iron_f32_to_bf16(v1366);
-        const unsigned int v1372 = v1359 * v2;
-        const unsigned int v1373 = v1372 + v1361;
-        const unsigned int v1374 = v1373 - v78;
-        out[v1374] = v1371;
-      }
-    }
-    const unsigned int v1375 = static_cast<unsigned int>(v253.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1376 = v354 + v1375;
-    const unsigned int v1377 = static_cast<unsigned int>(v253.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1380 = v249 && v1379;
-    const bool v1381 = v1378 < v80;
-    const bool v1382 = v1380 && v1381;
-    if (v1382) {
-      const float v1383 = v253.x[60];
-      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1385 = v1378 - v78;
-      const bool v1386 = v1385 < v2;
-      const bool v1387 = v1384 && v1386;
-      if (v1387) {
-        const iron_bf16 v1388 = iron_f32_to_bf16(v1383);
-        const unsigned int v1389 = v1376 * v2;
-        const unsigned int v1390 = v1389 + v1378;
-        const unsigned int v1391 = v1390 - v78;
-        out[v1391] = v1388;
-      }
-    }
-    const unsigned int v1392 = static_cast<unsigned int>(v253.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1393 = v354 + v1392;
-    const unsigned int v1394 = static_cast<unsigned int>(v253.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1397 = v249 && v1396;
-    const bool v1398 = v1395 < v80;
-    const bool v1399 = v1397 && v1398;
-    if (v1399) {
-      const float v1400 = v253.x[61];
-      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1402 = v1395 - v78;
-      const bool v1403 = v1402 < v2;
-      const bool v1404 = v1401 && v1403;
-      if (v1404) {
-        const iron_bf16 v1405 = iron_f32_to_bf16(v1400);
-        const unsigned int v1406 = v1393 * v2;
-        const unsigned int v1407 = v1406 + v1395;
-        const unsigned int v1408 = v1407 - v78;
-        out[v1408] = v1405;
-      }
-    }
-    const unsigned int v1409 = static_cast<unsigned int>(v253.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1410 = v354 + v1409;
-    const unsigned int v1411 = static_cast<unsigned int>(v253.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1414 = v249 && v1413;
-    const bool v1415 = v1412 < v80;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v253.x[62];
-      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1419 = v1412 - v78;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const iron_bf16 v1422 = iron_f32_to_bf16(v1417);
-        const unsigned int v1423 = v1410 * v2;
-        const unsigned int v1424 = v1423 + v1412;
-        const unsigned int v1425 = v1424 - v78;
-        out[v1425] = v1422;
-      }
-    }
-    const unsigned int v1426 = static_cast<unsigned int>(v253.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1427 = v354 + v1426;
-    const unsigned int v1428 = static_cast<unsigned int>(v253.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1431 = v249 && v1430;
-    const bool v1432 = v1429 < v80;
-    const bool v1433 = v1431 && v1432;
-    if (v1433) {
-      const float v1434 = v253.x[63];
-      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1436 = v1429 - v78;
-      const bool v1437 = v1436 < v2;
-      const bool v1438 = v1435 && v1437;
-      if (v1438) {
-        const iron_bf16 v1439 = iron_f32_to_bf16(v1434);
-        const unsigned int v1440 = v1427 * v2;
-        const unsigned int v1441 = v1440 + v1429;
-        const unsigned int v1442 = v1441 - v78;
-        out[v1442] = v1439;
-      }
-    }
-    const unsigned int v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-    iron_frag<float, 2, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:185
-    iron_frag_fill(v1454, 0.0f);
-    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:231
-      const bool v4117 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:232
-      if (v4117) {
-        const unsigned int v4121 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v4124 = v245 << 5u;
-        const unsigned int v4125 = v4124 + v4121;
-        const unsigned int v4126 = v4125 >> 3u;
-        const unsigned int v4127 = v4125 & 7u;
-        const unsigned int v4128 = v4127 << 3u;
-        const unsigned int v4129 = v75 + v4126;
-        const bool v4131 = v4129 < v0;
-        const bool v4132 = v4128 < v3;
-        const bool v4133 = v4131 && v4132;
-        const unsigned int v4134 = v4129 * v3;
-        const unsigned int v4135 = v4134 + v4128;
-        const unsigned int v4136 = v4133 ? v4135 : v28;
-        const unsigned int v4137 = v4126 << 6u;
-        const unsigned int v4139 = v4137 + v4128;
-        iron_copy_async<16>(shm3 + (v4139 ^ (((v4139 >> 6u) & 7u) << 3u)), x_sorted + v4136, v4133);
-        const unsigned int v4141 = v4125 + 384u;
-        const unsigned int v4142 = v4141 >> 3u;
-        const unsigned int v4143 = v4141 & 7u;
-        const unsigned int v4144 = v4143 << 3u;
-        const unsigned int v4145 = v75 + v4142;
-        const bool v4147 = v4145 < v0;
-        const bool v4148 = v4144 < v3;
-        const bool v4149 = v4147 && v4148;
-        const unsigned int v4150 = v4145 * v3;
-        const unsigned int v4151 = v4150 + v4144;
-        const unsigned int v4152 = v4149 ? v4151 : v28;
-        const unsigned int v4153 = v4142 << 6u;
-        const unsigned int v4155 = v4153 + v4144;
-        iron_copy_async<16>(shm3 + (v4155 ^ (((v4155 >> 6u) & 7u) << 3u)), x_sorted + v4152, v4149);
-        const unsigned int v4157 = v4125 + 768u;
-        const bool v4159 = v4157 < 1024u;
-        if (v4159) {
-          const unsigned int v4160 = v4157 >> 3u;
-          const unsigned int v4161 = v4157 & 7u;
-          const unsigned int v4162 = v4161 << 3u;
-          const unsigned int v4163 = v75 + v4160;
-          const bool v4165 = v4163 < v0;
-          const bool v4166 = v4162 < v3;
-          const bool v4167 = v4165 && v4166;
-          const unsigned int v4168 = v4163 * v3;
-          const unsigned int v4169 = v4168 + v4162;
-          const unsigned int v4170 = v4167 ? v4169 : v28;
-          const unsigned int v4171 = v4160 << 6u;
-          const unsigned int v4173 = v4171 + v4162;
-          iron_copy_async<16>(shm3 + (v4173 ^ (((v4173 >> 6u) & 7u) << 3u)), x_sorted + v4170, v4167);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+      }
+    }
+    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+    const unsigned int v355 = v354 << 4u;
+    const unsigned int v357 = v251 << 6u;
+    const unsigned int v358 = v75 + v357;
+    const unsigned int v359 = v358 + v355;
+    const unsigned int v360 = static_cast<unsigned int>(v258.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v361 = v359 + v360;
+    const unsigned int v362 = static_cast<unsigned int>(v258.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v363 = v79 + v362;
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v365 = v254 && v364;
+    const bool v366 = v363 < v80;
+    const bool v367 = v365 && v366;
+    if (v367) {
+      const float v368 = v258.x[0];
+      const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v370 = v363 - v78;
+      const bool v371 = v370 < v2;
+      const bool v372 = v369 && v371;
+      if (v372) {
+        const iron_bf16 v373 = iron_f32_to_bf16(v368);
+        const unsigned int v374 = v361 * v2;
+        const unsigned int v375 = v374 + v363;
+        const unsigned int v376 = v375 - v78;
+        out[v376] = v373;
+      }
+    }
+    const unsigned int v377 = static_cast<unsigned int>(v258.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v378 = v359 + v377;
+    const unsigned int v379 = static_cast<unsigned int>(v258.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v380 = v79 + v379;
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v382 = v254 && v381;
+    const bool v383 = v380 < v80;
+    const bool v384 = v382 && v383;
+    if (v384) {
+      const float v385 = v258.x[1];
+      const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v387 = v380 - v78;
+      const bool v388 = v387 < v2;
+      const bool v389 = v386 && v388;
+      if (v389) {
+        const iron_bf16 v390 = iron_f32_to_bf16(v385);
+        const unsigned int v391 = v378 * v2;
+        const unsigned int v392 = v391 + v380;
+        const unsigned int v393 = v392 - v78;
+        out[v393] = v390;
+      }
+    }
+    const unsigned int v394 = static_cast<unsigned int>(v258.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v395 = v359 + v394;
+    const unsigned int v396 = static_cast<unsigned int>(v258.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v397 = v79 + v396;
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v399 = v254 && v398;
+    const bool v400 = v397 < v80;
+    const bool v401 = v399 && v400;
+    if (v401) {
+      const float v402 = v258.x[2];
+      const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v404 = v397 - v78;
+      const bool v405 = v404 < v2;
+      const bool v406 = v403 && v405;
+      if (v406) {
+        const iron_bf16 v407 = iron_f32_to_bf16(v402);
+        const unsigned int v408 = v395 * v2;
+        const unsigned int v409 = v408 + v397;
+        const unsigned int v410 = v409 - v78;
+        out[v410] = v407;
+      }
+    }
+    const unsigned int v411 = static_cast<unsigned int>(v258.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v412 = v359 + v411;
+    const unsigned int v413 = static_cast<unsigned int>(v258.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v414 = v79 + v413;
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v416 = v254 && v415;
+    const bool v417 = v414 < v80;
+    const bool v418 = v416 && v417;
+    if (v418) {
+      const float v419 = v258.x[3];
+      const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v421 = v414 - v78;
+      const bool v422 = v421 < v2;
+      const bool v423 = v420 && v422;
+      if (v423) {
+        const iron_bf16 v424 = iron_f32_to_bf16(v419);
+        const unsigned int v425 = v412 * v2;
+        const unsigned int v426 = v425 + v414;
+        const unsigned int v427 = v426 - v78;
+        out[v427] = v424;
+      }
+    }
+    const unsigned int v428 = static_cast<unsigned int>(v258.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v429 = v359 + v428;
+    const unsigned int v430 = static_cast<unsigned int>(v258.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v431 = v79 + v430;
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v433 = v254 && v432;
+    const bool v434 = v431 < v80;
+    const bool v435 = v433 && v434;
+    if (v435) {
+      const float v436 = v258.x[4];
+      const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v438 = v431 - v78;
+      const bool v439 = v438 < v2;
+      const bool v440 = v437 && v439;
+      if (v440) {
+        const iron_bf16 v441 = iron_f32_to_bf16(v436);
+        const unsigned int v442 = v429 * v2;
+        const unsigned int v443 = v442 + v431;
+        const unsigned int v444 = v443 - v78;
+        out[v444] = v441;
+      }
+    }
+    const unsigned int v445 = static_cast<unsigned int>(v258.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v446 = v359 + v445;
+    const unsigned int v447 = static_cast<unsigned int>(v258.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v448 = v79 + v447;
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v450 = v254 && v449;
+    const bool v451 = v448 < v80;
+    const bool v452 = v450 && v451;
+    if (v452) {
+      const float v453 = v258.x[5];
+      const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v455 = v448 - v78;
+      const bool v456 = v455 < v2;
+      const bool v457 = v454 && v456;
+      if (v457) {
+        const iron_bf16 v458 = iron_f32_to_bf16(v453);
+        const unsigned int v459 = v446 * v2;
+        const unsigned int v460 = v459 + v448;
+        const unsigned int v461 = v460 - v78;
+        out[v461] = v458;
+      }
+    }
+    const unsigned int v462 = static_cast<unsigned int>(v258.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v463 = v359 + v462;
+    const unsigned int v464 = static_cast<unsigned int>(v258.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v465 = v79 + v464;
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v467 = v254 && v466;
+    const bool v468 = v465 < v80;
+    const bool v469 = v467 && v468;
+    if (v469) {
+      const float v470 = v258.x[6];
+      const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v472 = v465 - v78;
+      const bool v473 = v472 < v2;
+      const bool v474 = v471 && v473;
+      if (v474) {
+        const iron_bf16 v475 = iron_f32_to_bf16(v470);
+        const unsigned int v476 = v463 * v2;
+        const unsigned int v477 = v476 + v465;
+        const unsigned int v478 = v477 - v78;
+        out[v478] = v475;
+      }
+    }
+    const unsigned int v479 = static_cast<unsigned int>(v258.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v480 = v359 + v479;
+    const unsigned int v481 = static_cast<unsigned int>(v258.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v482 = v79 + v481;
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v484 = v254 && v483;
+    const bool v485 = v482 < v80;
+    const bool v486 = v484 && v485;
+    if (v486) {
+      const float v487 = v258.x[7];
+      const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v489 = v482 - v78;
+      const bool v490 = v489 < v2;
+      const bool v491 = v488 && v490;
+      if (v491) {
+        const iron_bf16 v492 = iron_f32_to_bf16(v487);
+        const unsigned int v493 = v480 * v2;
+        const unsigned int v494 = v493 + v482;
+        const unsigned int v495 = v494 - v78;
+        out[v495] = v492;
+      }
+    }
+    const unsigned int v496 = static_cast<unsigned int>(v258.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v497 = v359 + v496;
+    const unsigned int v498 = static_cast<unsigned int>(v258.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v499 = v79 + v498;
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v501 = v254 && v500;
+    const bool v502 = v499 < v80;
+    const bool v503 = v501 && v502;
+    if (v503) {
+      const float v504 = v258.x[8];
+      const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v506 = v499 - v78;
+      const bool v507 = v506 < v2;
+      const bool v508 = v505 && v507;
+      if (v508) {
+        const iron_bf16 v509 = iron_f32_to_bf16(v504);
+        const unsigned int v510 = v497 * v2;
+        const unsigned int v511 = v510 + v499;
+        const unsigned int v512 = v511 - v78;
+        out[v512] = v509;
+      }
+    }
+    const unsigned int v513 = static_cast<unsigned int>(v258.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v514 = v359 + v513;
+    const unsigned int v515 = static_cast<unsigned int>(v258.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v516 = v79 + v515;
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v518 = v254 && v517;
+    const bool v519 = v516 < v80;
+    const bool v520 = v518 && v519;
+    if (v520) {
+      const float v521 = v258.x[9];
+      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v523 = v516 - v78;
+      const bool v524 = v523 < v2;
+      const bool v525 = v522 && v524;
+      if (v525) {
+        const iron_bf16 v526 = iron_f32_to_bf16(v521);
+        const unsigned int v527 = v514 * v2;
+        const unsigned int v528 = v527 + v516;
+        const unsigned int v529 = v528 - v78;
+        out[v529] = v526;
+      }
+    }
+    const unsigned int v530 = static_cast<unsigned int>(v258.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v531 = v359 + v530;
+    const unsigned int v532 = static_cast<unsigned int>(v258.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v533 = v79 + v532;
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v535 = v254 && v534;
+    const bool v536 = v533 < v80;
+    const bool v537 = v535 && v536;
+    if (v537) {
+      const float v538 = v258.x[10];
+      const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v540 = v533 - v78;
+      const bool v541 = v540 < v2;
+      const bool v542 = v539 && v541;
+      if (v542) {
+        const iron_bf16 v543 = iron_f32_to_bf16(v538);
+        const unsigned int v544 = v531 * v2;
+        const unsigned int v545 = v544 + v533;
+        const unsigned int v546 = v545 - v78;
+        out[v546] = v543;
+      }
+    }
+    const unsigned int v547 = static_cast<unsigned int>(v258.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v548 = v359 + v547;
+    const unsigned int v549 = static_cast<unsigned int>(v258.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v550 = v79 + v549;
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v552 = v254 && v551;
+    const bool v553 = v550 < v80;
+    const bool v554 = v552 && v553;
+    if (v554) {
+      const float v555 = v258.x[11];
+      const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v557 = v550 - v78;
+      const bool v558 = v557 < v2;
+      const bool v559 = v556 && v558;
+      if (v559) {
+        const iron_bf16 v560 = iron_f32_to_bf16(v555);
+        const unsigned int v561 = v548 * v2;
+        const unsigned int v562 = v561 + v550;
+        const unsigned int v563 = v562 - v78;
+        out[v563] = v560;
+      }
+    }
+    const unsigned int v564 = static_cast<unsigned int>(v258.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v565 = v359 + v564;
+    const unsigned int v566 = static_cast<unsigned int>(v258.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v567 = v79 + v566;
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v569 = v254 && v568;
+    const bool v570 = v567 < v80;
+    const bool v571 = v569 && v570;
+    if (v571) {
+      const float v572 = v258.x[12];
+      const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v574 = v567 - v78;
+      const bool v575 = v574 < v2;
+      const bool v576 = v573 && v575;
+      if (v576) {
+        const iron_bf16 v577 = iron_f32_to_bf16(v572);
+        const unsigned int v578 = v565 * v2;
+        const unsigned int v579 = v578 + v567;
+        const unsigned int v580 = v579 - v78;
+        out[v580] = v577;
+      }
+    }
+    const unsigned int v581 = static_cast<unsigned int>(v258.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v582 = v359 + v581;
+    const unsigned int v583 = static_cast<unsigned int>(v258.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v584 = v79 + v583;
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v586 = v254 && v585;
+    const bool v587 = v584 < v80;
+    const bool v588 = v586 && v587;
+    if (v588) {
+      const float v589 = v258.x[13];
+      const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v591 = v584 - v78;
+      const bool v592 = v591 < v2;
+      const bool v593 = v590 && v592;
+      if (v593) {
+        const iron_bf16 v594 = iron_f32_to_bf16(v589);
+        const unsigned int v595 = v582 * v2;
+        const unsigned int v596 = v595 + v584;
+        const unsigned int v597 = v596 - v78;
+        out[v597] = v594;
+      }
+    }
+    const unsigned int v598 = static_cast<unsigned int>(v258.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v599 = v359 + v598;
+    const unsigned int v600 = static_cast<unsigned int>(v258.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v601 = v79 + v600;
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v603 = v254 && v602;
+    const bool v604 = v601 < v80;
+    const bool v605 = v603 && v604;
+    if (v605) {
+      const float v606 = v258.x[14];
+      const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v608 = v601 - v78;
+      const bool v609 = v608 < v2;
+      const bool v610 = v607 && v609;
+      if (v610) {
+        const iron_bf16 v611 = iron_f32_to_bf16(v606);
+        const unsigned int v612 = v599 * v2;
+        const unsigned int v613 = v612 + v601;
+        const unsigned int v614 = v613 - v78;
+        out[v614] = v611;
+      }
+    }
+    const unsigned int v615 = static_cast<unsigned int>(v258.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v616 = v359 + v615;
+    const unsigned int v617 = static_cast<unsigned int>(v258.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v618 = v79 + v617;
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v620 = v254 && v619;
+    const bool v621 = v618 < v80;
+    const bool v622 = v620 && v621;
+    if (v622) {
+      const float v623 = v258.x[15];
+      const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v625 = v618 - v78;
+      const bool v626 = v625 < v2;
+      const bool v627 = v624 && v626;
+      if (v627) {
+        const iron_bf16 v628 = iron_f32_to_bf16(v623);
+        const unsigned int v629 = v616 * v2;
+        const unsigned int v630 = v629 + v618;
+        const unsigned int v631 = v630 - v78;
+        out[v631] = v628;
+      }
+    }
+    const unsigned int v632 = static_cast<unsigned int>(v258.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v633 = v359 + v632;
+    const unsigned int v634 = static_cast<unsigned int>(v258.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v635 = v79 + v634;
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v637 = v254 && v636;
+    const bool v638 = v635 < v80;
+    const bool v639 = v637 && v638;
+    if (v639) {
+      const float v640 = v258.x[16];
+      const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v642 = v635 - v78;
+      const bool v643 = v642 < v2;
+      const bool v644 = v641 && v643;
+      if (v644) {
+        const iron_bf16 v645 = iron_f32_to_bf16(v640);
+        const unsigned int v646 = v633 * v2;
+        const unsigned int v647 = v646 + v635;
+        const unsigned int v648 = v647 - v78;
+        out[v648] = v645;
+      }
+    }
+    const unsigned int v649 = static_cast<unsigned int>(v258.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v650 = v359 + v649;
+    const unsigned int v651 = static_cast<unsigned int>(v258.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v652 = v79 + v651;
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v654 = v254 && v653;
+    const bool v655 = v652 < v80;
+    const bool v656 = v654 && v655;
+    if (v656) {
+      const float v657 = v258.x[17];
+      const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v659 = v652 - v78;
+      const bool v660 = v659 < v2;
+      const bool v661 = v658 && v660;
+      if (v661) {
+        const iron_bf16 v662 = iron_f32_to_bf16(v657);
+        const unsigned int v663 = v650 * v2;
+        const unsigned int v664 = v663 + v652;
+        const unsigned int v665 = v664 - v78;
+        out[v665] = v662;
+      }
+    }
+    const unsigned int v666 = static_cast<unsigned int>(v258.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v667 = v359 + v666;
+    const unsigned int v668 = static_cast<unsigned int>(v258.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v669 = v79 + v668;
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v671 = v254 && v670;
+    const bool v672 = v669 < v80;
+    const bool v673 = v671 && v672;
+    if (v673) {
+      const float v674 = v258.x[18];
+      const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v676 = v669 - v78;
+      const bool v677 = v676 < v2;
+      const bool v678 = v675 && v677;
+      if (v678) {
+        const iron_bf16 v679 = iron_f32_to_bf16(v674);
+        const unsigned int v680 = v667 * v2;
+        const unsigned int v681 = v680 + v669;
+        const unsigned int v682 = v681 - v78;
+        out[v682] = v679;
+      }
+    }
+    const unsigned int v683 = static_cast<unsigned int>(v258.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v684 = v359 + v683;
+    const unsigned int v685 = static_cast<unsigned int>(v258.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v686 = v79 + v685;
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v688 = v254 && v687;
+    const bool v689 = v686 < v80;
+    const bool v690 = v688 && v689;
+    if (v690) {
+      const float v691 = v258.x[19];
+      const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v693 = v686 - v78;
+      const bool v694 = v693 < v2;
+      const bool v695 = v692 && v694;
+      if (v695) {
+        const iron_bf16 v696 = iron_f32_to_bf16(v691);
+        const unsigned int v697 = v684 * v2;
+        const unsigned int v698 = v697 + v686;
+        const unsigned int v699 = v698 - v78;
+        out[v699] = v696;
+      }
+    }
+    const unsigned int v700 = static_cast<unsigned int>(v258.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v701 = v359 + v700;
+    const unsigned int v702 = static_cast<unsigned int>(v258.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v703 = v79 + v702;
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v705 = v254 && v704;
+    const bool v706 = v703 < v80;
+    const bool v707 = v705 && v706;
+    if (v707) {
+      const float v708 = v258.x[20];
+      const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v710 = v703 - v78;
+      const bool v711 = v710 < v2;
+      const bool v712 = v709 && v711;
+      if (v712) {
+        const iron_bf16 v713 = iron_f32_to_bf16(v708);
+        const unsigned int v714 = v701 * v2;
+        const unsigned int v715 = v714 + v703;
+        const unsigned int v716 = v715 - v78;
+        out[v716] = v713;
+      }
+    }
+    const unsigned int v717 = static_cast<unsigned int>(v258.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v718 = v359 + v717;
+    const unsigned int v719 = static_cast<unsigned int>(v258.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v720 = v79 + v719;
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v722 = v254 && v721;
+    const bool v723 = v720 < v80;
+    const bool v724 = v722 && v723;
+    if (v724) {
+      const float v725 = v258.x[21];
+      const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v727 = v720 - v78;
+      const bool v728 = v727 < v2;
+      const bool v729 = v726 && v728;
+      if (v729) {
+        const iron_bf16 v730 = iron_f32_to_bf16(v725);
+        const unsigned int v731 = v718 * v2;
+        const unsigned int v732 = v731 + v720;
+        const unsigned int v733 = v732 - v78;
+        out[v733] = v730;
+      }
+    }
+    const unsigned int v734 = static_cast<unsigned int>(v258.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v735 = v359 + v734;
+    const unsigned int v736 = static_cast<unsigned int>(v258.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v737 = v79 + v736;
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v739 = v254 && v738;
+    const bool v740 = v737 < v80;
+    const bool v741 = v739 && v740;
+    if (v741) {
+      const float v742 = v258.x[22];
+      const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v744 = v737 - v78;
+      const bool v745 = v744 < v2;
+      const bool v746 = v743 && v745;
+      if (v746) {
+        const iron_bf16 v747 = iron_f32_to_bf16(v742);
+        const unsigned int v748 = v735 * v2;
+        const unsigned int v749 = v748 + v737;
+        const unsigned int v750 = v749 - v78;
+        out[v750] = v747;
+      }
+    }
+    const unsigned int v751 = static_cast<unsigned int>(v258.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v752 = v359 + v751;
+    const unsigned int v753 = static_cast<unsigned int>(v258.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v754 = v79 + v753;
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v756 = v254 && v755;
+    const bool v757 = v754 < v80;
+    const bool v758 = v756 && v757;
+    if (v758) {
+      const float v759 = v258.x[23];
+      const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v761 = v754 - v78;
+      const bool v762 = v761 < v2;
+      const bool v763 = v760 && v762;
+      if (v763) {
+        const iron_bf16 v764 = iron_f32_to_bf16(v759);
+        const unsigned int v765 = v752 * v2;
+        const unsigned int v766 = v765 + v754;
+        const unsigned int v767 = v766 - v78;
+        out[v767] = v764;
+      }
+    }
+    const unsigned int v768 = static_cast<unsigned int>(v258.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v769 = v359 + v768;
+    const unsigned int v770 = static_cast<unsigned int>(v258.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v771 = v79 + v770;
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v773 = v254 && v772;
+    const bool v774 = v771 < v80;
+    const bool v775 = v773 && v774;
+    if (v775) {
+      const float v776 = v258.x[24];
+      const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v778 = v771 - v78;
+      const bool v779 = v778 < v2;
+      const bool v780 = v777 && v779;
+      if (v780) {
+        const iron_bf16 v781 = iron_f32_to_bf16(v776);
+        const unsigned int v782 = v769 * v2;
+        const unsigned int v783 = v782 + v771;
+        const unsigned int v784 = v783 - v78;
+        out[v784] = v781;
+      }
+    }
+    const unsigned int v785 = static_cast<unsigned int>(v258.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v786 = v359 + v785;
+    const unsigned int v787 = static_cast<unsigned int>(v258.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v788 = v79 + v787;
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v790 = v254 && v789;
+    const bool v791 = v788 < v80;
+    const bool v792 = v790 && v791;
+    if (v792) {
+      const float v793 = v258.x[25];
+      const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v795 = v788 - v78;
+      const bool v796 = v795 < v2;
+      const bool v797 = v794 && v796;
+      if (v797) {
+        const iron_bf16 v798 = iron_f32_to_bf16(v793);
+        const unsigned int v799 = v786 * v2;
+        const unsigned int v800 = v799 + v788;
+        const unsigned int v801 = v800 - v78;
+        out[v801] = v798;
+      }
+    }
+    const unsigned int v802 = static_cast<unsigned int>(v258.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v803 = v359 + v802;
+    const unsigned int v804 = static_cast<unsigned int>(v258.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v805 = v79 + v804;
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v807 = v254 && v806;
+    const bool v808 = v805 < v80;
+    const bool v809 = v807 && v808;
+    if (v809) {
+      const float v810 = v258.x[26];
+      const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v812 = v805 - v78;
+      const bool v813 = v812 < v2;
+      const bool v814 = v811 && v813;
+      if (v814) {
+        const iron_bf16 v815 = iron_f32_to_bf16(v810);
+        const unsigned int v816 = v803 * v2;
+        const unsigned int v817 = v816 + v805;
+        const unsigned int v818 = v817 - v78;
+        out[v818] = v815;
+      }
+    }
+    const unsigned int v819 = static_cast<unsigned int>(v258.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v820 = v359 + v819;
+    const unsigned int v821 = static_cast<unsigned int>(v258.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v822 = v79 + v821;
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v824 = v254 && v823;
+    const bool v825 = v822 < v80;
+    const bool v826 = v824 && v825;
+    if (v826) {
+      const float v827 = v258.x[27];
+      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v829 = v822 - v78;
+      const bool v830 = v829 < v2;
+      const bool v831 = v828 && v830;
+      if (v831) {
+        const iron_bf16 v832 = iron_f32_to_bf16(v827);
+        const unsigned int v833 = v820 * v2;
+        const unsigned int v834 = v833 + v822;
+        const unsigned int v835 = v834 - v78;
+        out[v835] = v832;
+      }
+    }
+    const unsigned int v836 = static_cast<unsigned int>(v258.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v837 = v359 + v836;
+    const unsigned int v838 = static_cast<unsigned int>(v258.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v839 = v79 + v838;
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v841 = v254 && v840;
+    const bool v842 = v839 < v80;
+    const bool v843 = v841 && v842;
+    if (v843) {
+      const float v844 = v258.x[28];
+      const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v846 = v839 - v78;
+      const bool v847 = v846 < v2;
+      const bool v848 = v845 && v847;
+      if (v848) {
+        const iron_bf16 v849 = iron_f32_to_bf16(v844);
+        const unsigned int v850 = v837 * v2;
+        const unsigned int v851 = v850 + v839;
+        const unsigned int v852 = v851 - v78;
+        out[v852] = v849;
+      }
+    }
+    const unsigned int v853 = static_cast<unsigned int>(v258.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v854 = v359 + v853;
+    const unsigned int v855 = static_cast<unsigned int>(v258.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v856 = v79 + v855;
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v858 = v254 && v857;
+    const bool v859 = v856 < v80;
+    const bool v860 = v858 && v859;
+    if (v860) {
+      const float v861 = v258.x[29];
+      const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v863 = v856 - v78;
+      const bool v864 = v863 < v2;
+      const bool v865 = v862 && v864;
+      if (v865) {
+        const iron_bf16 v866 = iron_f32_to_bf16(v861);
+        const unsigned int v867 = v854 * v2;
+        const unsigned int v868 = v867 + v856;
+        const unsigned int v869 = v868 - v78;
+        out[v869] = v866;
+      }
+    }
+    const unsigned int v870 = static_cast<unsigned int>(v258.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v871 = v359 + v870;
+    const unsigned int v872 = static_cast<unsigned int>(v258.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v873 = v79 + v872;
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v875 = v254 && v874;
+    const bool v876 = v873 < v80;
+    const bool v877 = v875 && v876;
+    if (v877) {
+      const float v878 = v258.x[30];
+      const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v880 = v873 - v78;
+      const bool v881 = v880 < v2;
+      const bool v882 = v879 && v881;
+      if (v882) {
+        const iron_bf16 v883 = iron_f32_to_bf16(v878);
+        const unsigned int v884 = v871 * v2;
+        const unsigned int v885 = v884 + v873;
+        const unsigned int v886 = v885 - v78;
+        out[v886] = v883;
+      }
+    }
+    const unsigned int v887 = static_cast<unsigned int>(v258.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v888 = v359 + v887;
+    const unsigned int v889 = static_cast<unsigned int>(v258.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v890 = v79 + v889;
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v892 = v254 && v891;
+    const bool v893 = v890 < v80;
+    const bool v894 = v892 && v893;
+    if (v894) {
+      const float v895 = v258.x[31];
+      const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v897 = v890 - v78;
+      const bool v898 = v897 < v2;
+      const bool v899 = v896 && v898;
+      if (v899) {
+        const iron_bf16 v900 = iron_f32_to_bf16(v895);
+        const unsigned int v901 = v888 * v2;
+        const unsigned int v902 = v901 + v890;
+        const unsigned int v903 = v902 - v78;
+        out[v903] = v900;
+      }
+    }
+    const unsigned int v904 = static_cast<unsigned int>(v258.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v905 = v359 + v904;
+    const unsigned int v906 = static_cast<unsigned int>(v258.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v907 = v79 + v906;
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v909 = v254 && v908;
+    const bool v910 = v907 < v80;
+    const bool v911 = v909 && v910;
+    if (v911) {
+      const float v912 = v258.x[32];
+      const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v914 = v907 - v78;
+      const bool v915 = v914 < v2;
+      const bool v916 = v913 && v915;
+      if (v916) {
+        const iron_bf16 v917 = iron_f32_to_bf16(v912);
+        const unsigned int v918 = v905 * v2;
+        const unsigned int v919 = v918 + v907;
+        const unsigned int v920 = v919 - v78;
+        out[v920] = v917;
+      }
+    }
+    const unsigned int v921 = static_cast<unsigned int>(v258.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v922 = v359 + v921;
+    const unsigned int v923 = static_cast<unsigned int>(v258.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v924 = v79 + v923;
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v926 = v254 && v925;
+    const bool v927 = v924 < v80;
+    const bool v928 = v926 && v927;
+    if (v928) {
+      const float v929 = v258.x[33];
+      const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v931 = v924 - v78;
+      const bool v932 = v931 < v2;
+      const bool v933 = v930 && v932;
+      if (v933) {
+        const iron_bf16 v934 = iron_f32_to_bf16(v929);
+        const unsigned int v935 = v922 * v2;
+        const unsigned int v936 = v935 + v924;
+        const unsigned int v937 = v936 - v78;
+        out[v937] = v934;
+      }
+    }
+    const unsigned int v938 = static_cast<unsigned int>(v258.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v939 = v359 + v938;
+    const unsigned int v940 = static_cast<unsigned int>(v258.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v941 = v79 + v940;
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v943 = v254 && v942;
+    const bool v944 = v941 < v80;
+    const bool v945 = v943 && v944;
+    if (v945) {
+      const float v946 = v258.x[34];
+      const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v948 = v941 - v78;
+      const bool v949 = v948 < v2;
+      const bool v950 = v947 && v949;
+      if (v950) {
+        const iron_bf16 v951 = iron_f32_to_bf16(v946);
+        const unsigned int v952 = v939 * v2;
+        const unsigned int v953 = v952 + v941;
+        const unsigned int v954 = v953 - v78;
+        out[v954] = v951;
+      }
+    }
+    const unsigned int v955 = static_cast<unsigned int>(v258.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v956 = v359 + v955;
+    const unsigned int v957 = static_cast<unsigned int>(v258.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v958 = v79 + v957;
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v960 = v254 && v959;
+    const bool v961 = v958 < v80;
+    const bool v962 = v960 && v961;
+    if (v962) {
+      const float v963 = v258.x[35];
+      const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v965 = v958 - v78;
+      const bool v966 = v965 < v2;
+      const bool v967 = v964 && v966;
+      if (v967) {
+        const iron_bf16 v968 = iron_f32_to_bf16(v963);
+        const unsigned int v969 = v956 * v2;
+        const unsigned int v970 = v969 + v958;
+        const unsigned int v971 = v970 - v78;
+        out[v971] = v968;
+      }
+    }
+    const unsigned int v972 = static_cast<unsigned int>(v258.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v973 = v359 + v972;
+    const unsigned int v974 = static_cast<unsigned int>(v258.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v975 = v79 + v974;
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v977 = v254 && v976;
+    const bool v978 = v975 < v80;
+    const bool v979 = v977 && v978;
+    if (v979) {
+      const float v980 = v258.x[36];
+      const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v982 = v975 - v78;
+      const bool v983 = v982 < v2;
+      const bool v984 = v981 && v983;
+      if (v984) {
+        const iron_bf16 v985 = iron_f32_to_bf16(v980);
+        const unsigned int v986 = v973 * v2;
+        const unsigned int v987 = v986 + v975;
+        const unsigned int v988 = v987 - v78;
+        out[v988] = v985;
+      }
+    }
+    const unsigned int v989 = static_cast<unsigned int>(v258.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v990 = v359 + v989;
+    const unsigned int v991 = static_cast<unsigned int>(v258.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v992 = v79 + v991;
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v994 = v254 && v993;
+    const bool v995 = v992 < v80;
+    const bool v996 = v994 && v995;
+    if (v996) {
+      const float v997 = v258.x[37];
+      const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v999 = v992 - v78;
+      const bool v1000 = v999 < v2;
+      const bool v1001 = v998 && v1000;
+      if (v1001) {
+        const iron_bf16 v1002 = iron_f32_to_bf16(v997);
+        const unsigned int v1003 = v990 * v2;
+        const unsigned int v1004 = v1003 + v992;
+        const unsigned int v1005 = v1004 - v78;
+        out[v1005] = v1002;
+      }
+    }
+    const unsigned int v1006 = static_cast<unsigned int>(v258.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1007 = v359 + v1006;
+    const unsigned int v1008 = static_cast<unsigned int>(v258.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1009 = v79 + v1008;
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1011 = v254 && v1010;
+    const bool v1012 = v1009 < v80;
+    const bool v1013 = v1011 && v1012;
+    if (v1013) {
+      const float v1014 = v258.x[38];
+      const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1016 = v1009 - v78;
+      const bool v1017 = v1016 < v2;
+      const bool v1018 = v1015 && v1017;
+      if (v1018) {
+        const iron_bf16 v1019 = iron_f32_to_bf16(v1014);
+        const unsigned int v1020 = v1007 * v2;
+        const unsigned int v1021 = v1020 + v1009;
+        const unsigned int v1022 = v1021 - v78;
+        out[v1022] = v1019;
+      }
+    }
+    const unsigned int v1023 = static_cast<unsigned int>(v258.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1024 = v359 + v1023;
+    const unsigned int v1025 = static_cast<unsigned int>(v258.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1026 = v79 + v1025;
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1028 = v254 && v1027;
+    const bool v1029 = v1026 < v80;
+    const bool v1030 = v1028 && v1029;
+    if (v1030) {
+      const float v1031 = v258.x[39];
+      const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1033 = v1026 - v78;
+      const bool v1034 = v1033 < v2;
+      const bool v1035 = v1032 && v1034;
+      if (v1035) {
+        const iron_bf16 v1036 = iron_f32_to_bf16(v1031);
+        const unsigned int v1037 = v1024 * v2;
+        const unsigned int v1038 = v1037 + v1026;
+        const unsigned int v1039 = v1038 - v78;
+        out[v1039] = v1036;
+      }
+    }
+    const unsigned int v1040 = static_cast<unsigned int>(v258.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1041 = v359 + v1040;
+    const unsigned int v1042 = static_cast<unsigned int>(v258.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1043 = v79 + v1042;
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1045 = v254 && v1044;
+    const bool v1046 = v1043 < v80;
+    const bool v1047 = v1045 && v1046;
+    if (v1047) {
+      const float v1048 = v258.x[40];
+      const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1050 = v1043 - v78;
+      const bool v1051 = v1050 < v2;
+      const bool v1052 = v1049 && v1051;
+      if (v1052) {
+        const iron_bf16 v1053 = iron_f32_to_bf16(v1048);
+        const unsigned int v1054 = v1041 * v2;
+        const unsigned int v1055 = v1054 + v1043;
+        const unsigned int v1056 = v1055 - v78;
+        out[v1056] = v1053;
+      }
+    }
+    const unsigned int v1057 = static_cast<unsigned int>(v258.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1058 = v359 + v1057;
+    const unsigned int v1059 = static_cast<unsigned int>(v258.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1060 = v79 + v1059;
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1062 = v254 && v1061;
+    const bool v1063 = v1060 < v80;
+    const bool v1064 = v1062 && v1063;
+    if (v1064) {
+      const float v1065 = v258.x[41];
+      const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1067 = v1060 - v78;
+      const bool v1068 = v1067 < v2;
+      const bool v1069 = v1066 && v1068;
+      if (v1069) {
+        const iron_bf16 v1070 = iron_f32_to_bf16(v1065);
+        const unsigned int v1071 = v1058 * v2;
+        const unsigned int v1072 = v1071 + v1060;
+        const unsigned int v1073 = v1072 - v78;
+        out[v1073] = v1070;
+      }
+    }
+    const unsigned int v1074 = static_cast<unsigned int>(v258.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1075 = v359 + v1074;
+    const unsigned int v1076 = static_cast<unsigned int>(v258.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1077 = v79 + v1076;
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1079 = v254 && v1078;
+    const bool v1080 = v1077 < v80;
+    const bool v1081 = v1079 && v1080;
+    if (v1081) {
+      const float v1082 = v258.x[42];
+      const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1084 = v1077 - v78;
+      const bool v1085 = v1084 < v2;
+      const bool v1086 = v1083 && v1085;
+      if (v1086) {
+        const iron_bf16 v1087 = iron_f32_to_bf16(v1082);
+        const unsigned int v1088 = v1075 * v2;
+        const unsigned int v1089 = v1088 + v1077;
+        const unsigned int v1090 = v1089 - v78;
+        out[v1090] = v1087;
+      }
+    }
+    const unsigned int v1091 = static_cast<unsigned int>(v258.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1092 = v359 + v1091;
+    const unsigned int v1093 = static_cast<unsigned int>(v258.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1094 = v79 + v1093;
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1096 = v254 && v1095;
+    const bool v1097 = v1094 < v80;
+    const bool v1098 = v1096 && v1097;
+    if (v1098) {
+      const float v1099 = v258.x[43];
+      const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1101 = v1094 - v78;
+      const bool v1102 = v1101 < v2;
+      const bool v1103 = v1100 && v1102;
+      if (v1103) {
+        const iron_bf16 v1104 = iron_f32_to_bf16(v1099);
+        const unsigned int v1105 = v1092 * v2;
+        const unsigned int v1106 = v1105 + v1094;
+        const unsigned int v1107 = v1106 - v78;
+        out[v1107] = v1104;
+      }
+    }
+    const unsigned int v1108 = static_cast<unsigned int>(v258.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1109 = v359 + v1108;
+    const unsigned int v1110 = static_cast<unsigned int>(v258.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1111 = v79 + v1110;
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1113 = v254 && v1112;
+    const bool v1114 = v1111 < v80;
+    const bool v1115 = v1113 && v1114;
+    if (v1115) {
+      const float v1116 = v258.x[44];
+      const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1118 = v1111 - v78;
+      const bool v1119 = v1118 < v2;
+      const bool v1120 = v1117 && v1119;
+      if (v1120) {
+        const iron_bf16 v1121 = iron_f32_to_bf16(v1116);
+        const unsigned int v1122 = v1109 * v2;
+        const unsigned int v1123 = v1122 + v1111;
+        const unsigned int v1124 = v1123 - v78;
+        out[v1124] = v1121;
+      }
+    }
+    const unsigned int v1125 = static_cast<unsigned int>(v258.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1126 = v359 + v1125;
+    const unsigned int v1127 = static_cast<unsigned int>(v258.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1128 = v79 + v1127;
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1130 = v254 && v1129;
+    const bool v1131 = v1128 < v80;
+    const bool v1132 = v1130 && v1131;
+    if (v1132) {
+      const float v1133 = v258.x[45];
+      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1135 = v1128 - v78;
+      const bool v1136 = v1135 < v2;
+      const bool v1137 = v1134 && v1136;
+      if (v1137) {
+        const iron_bf16 v1138 = iron_f32_to_bf16(v1133);
+        const unsigned int v1139 = v1126 * v2;
+        const unsigned int v1140 = v1139 + v1128;
+        const unsigned int v1141 = v1140 - v78;
+        out[v1141] = v1138;
+      }
+    }
+    const unsigned int v1142 = static_cast<unsigned int>(v258.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1143 = v359 + v1142;
+    const unsigned int v1144 = static_cast<unsigned int>(v258.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1145 = v79 + v1144;
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1147 = v254 && v1146;
+    const bool v1148 = v1145 < v80;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const float v1150 = v258.x[46];
+      const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1152 = v1145 - v78;
+      const bool v1153 = v1152 < v2;
+      const bool v1154 = v1151 && v1153;
+      if (v1154) {
+        const iron_bf16 v1155 = iron_f32_to_bf16(v1150);
+        const unsigned int v1156 = v1143 * v2;
+        const unsigned int v1157 = v1156 + v1145;
+        const unsigned int v1158 = v1157 - v78;
+        out[v1158] = v1155;
+      }
+    }
+    const unsigned int v1159 = static_cast<unsigned int>(v258.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1160 = v359 + v1159;
+    const unsigned int v1161 = static_cast<unsigned int>(v258.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1162 = v79 + v1161;
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1164 = v254 && v1163;
+    const bool v1165 = v1162 < v80;
+    const bool v1166 = v1164 && v1165;
+    if (v1166) {
+      const float v1167 = v258.x[47];
+      const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1169 = v1162 - v78;
+      const bool v1170 = v1169 < v2;
+      const bool v1171 = v1168 && v1170;
+      if (v1171) {
+        const iron_bf16 v1172 = iron_f32_to_bf16(v1167);
+        const unsigned int v1173 = v1160 * v2;
+        const unsigned int v1174 = v1173 + v1162;
+        const unsigned int v1175 = v1174 - v78;
+        out[v1175] = v1172;
+      }
+    }
+    const unsigned int v1176 = static_cast<unsigned int>(v258.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1177 = v359 + v1176;
+    const unsigned int v1178 = static_cast<unsigned int>(v258.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1179 = v79 + v1178;
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1181 = v254 && v1180;
+    const bool v1182 = v1179 < v80;
+    const bool v1183 = v1181 && v1182;
+    if (v1183) {
+      const float v1184 = v258.x[48];
+      const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1186 = v1179 - v78;
+      const bool v1187 = v1186 < v2;
+      const bool v1188 = v1185 && v1187;
+      if (v1188) {
+        const iron_bf16 v1189 = iron_f32_to_bf16(v1184);
+        const unsigned int v1190 = v1177 * v2;
+        const unsigned int v1191 = v1190 + v1179;
+        const unsigned int v1192 = v1191 - v78;
+        out[v1192] = v1189;
+      }
+    }
+    const unsigned int v1193 = static_cast<unsigned int>(v258.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1194 = v359 + v1193;
+    const unsigned int v1195 = static_cast<unsigned int>(v258.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1196 = v79 + v1195;
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1198 = v254 && v1197;
+    const bool v1199 = v1196 < v80;
+    const bool v1200 = v1198 && v1199;
+    if (v1200) {
+      const float v1201 = v258.x[49];
+      const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1203 = v1196 - v78;
+      const bool v1204 = v1203 < v2;
+      const bool v1205 = v1202 && v1204;
+      if (v1205) {
+        const iron_bf16 v1206 = iron_f32_to_bf16(v1201);
+        const unsigned int v1207 = v1194 * v2;
+        const unsigned int v1208 = v1207 + v1196;
+        const unsigned int v1209 = v1208 - v78;
+        out[v1209] = v1206;
+      }
+    }
+    const unsigned int v1210 = static_cast<unsigned int>(v258.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1211 = v359 + v1210;
+    const unsigned int v1212 = static_cast<unsigned int>(v258.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1213 = v79 + v1212;
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1215 = v254 && v1214;
+    const bool v1216 = v1213 < v80;
+    const bool v1217 = v1215 && v1216;
+    if (v1217) {
+      const float v1218 = v258.x[50];
+      const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1220 = v1213 - v78;
+      const bool v1221 = v1220 < v2;
+      const bool v1222 = v1219 && v1221;
+      if (v1222) {
+        const iron_bf16 v1223 = iron_f32_to_bf16(v1218);
+        const unsigned int v1224 = v1211 * v2;
+        const unsigned int v1225 = v1224 + v1213;
+        const unsigned int v1226 = v1225 - v78;
+        out[v1226] = v1223;
+      }
+    }
+    const unsigned int v1227 = static_cast<unsigned int>(v258.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1228 = v359 + v1227;
+    const unsigned int v1229 = static_cast<unsigned int>(v258.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1230 = v79 + v1229;
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1232 = v254 && v1231;
+    const bool v1233 = v1230 < v80;
+    const bool v1234 = v1232 && v1233;
+    if (v1234) {
+      const float v1235 = v258.x[51];
+      const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1237 = v1230 - v78;
+      const bool v1238 = v1237 < v2;
+      const bool v1239 = v1236 && v1238;
+      if (v1239) {
+        const iron_bf16 v1240 = iron_f32_to_bf16(v1235);
+        const unsigned int v1241 = v1228 * v2;
+        const unsigned int v1242 = v1241 + v1230;
+        const unsigned int v1243 = v1242 - v78;
+        out[v1243] = v1240;
+      }
+    }
+    const unsigned int v1244 = static_cast<unsigned int>(v258.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1245 = v359 + v1244;
+    const unsigned int v1246 = static_cast<unsigned int>(v258.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1247 = v79 + v1246;
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1249 = v254 && v1248;
+    const bool v1250 = v1247 < v80;
+    const bool v1251 = v1249 && v1250;
+    if (v1251) {
+      const float v1252 = v258.x[52];
+      const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1254 = v1247 - v78;
+      const bool v1255 = v1254 < v2;
+      const bool v1256 = v1253 && v1255;
+      if (v1256) {
+        const iron_bf16 v1257 = iron_f32_to_bf16(v1252);
+        const unsigned int v1258 = v1245 * v2;
+        const unsigned int v1259 = v1258 + v1247;
+        const unsigned int v1260 = v1259 - v78;
+        out[v1260] = v1257;
+      }
+    }
+    const unsigned int v1261 = static_cast<unsigned int>(v258.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1262 = v359 + v1261;
+    const unsigned int v1263 = static_cast<unsigned int>(v258.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1264 = v79 + v1263;
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1266 = v254 && v1265;
+    const bool v1267 = v1264 < v80;
+    const bool v1268 = v1266 && v1267;
+    if (v1268) {
+      const float v1269 = v258.x[53];
+      const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1271 = v1264 - v78;
+      const bool v1272 = v1271 < v2;
+      const bool v1273 = v1270 && v1272;
+      if (v1273) {
+        const iron_bf16 v1274 = iron_f32_to_bf16(v1269);
+        const unsigned int v1275 = v1262 * v2;
+        const unsigned int v1276 = v1275 + v1264;
+        const unsigned int v1277 = v1276 - v78;
+        out[v1277] = v1274;
+      }
+    }
+    const unsigned int v1278 = static_cast<unsigned int>(v258.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1279 = v359 + v1278;
+    const unsigned int v1280 = static_cast<unsigned int>(v258.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1281 = v79 + v1280;
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1283 = v254 && v1282;
+    const bool v1284 = v1281 < v80;
+    const bool v1285 = v1283 && v1284;
+    if (v1285) {
+      const float v1286 = v258.x[54];
+      const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1288 = v1281 - v78;
+      const bool v1289 = v1288 < v2;
+      const bool v1290 = v1287 && v1289;
+      if (v1290) {
+        const iron_bf16 v1291 = iron_f32_to_bf16(v1286);
+        const unsigned int v1292 = v1279 * v2;
+        const unsigned int v1293 = v1292 + v1281;
+        const unsigned int v1294 = v1293 - v78;
+        out[v1294] = v1291;
+      }
+    }
+    const unsigned int v1295 = static_cast<unsigned int>(v258.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1296 = v359 + v1295;
+    const unsigned int v1297 = static_cast<unsigned int>(v258.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1298 = v79 + v1297;
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1300 = v254 && v1299;
+    const bool v1301 = v1298 < v80;
+    const bool v1302 = v1300 && v1301;
+    if (v1302) {
+      const float v1303 = v258.x[55];
+      const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1305 = v1298 - v78;
+      const bool v1306 = v1305 < v2;
+      const bool v1307 = v1304 && v1306;
+      if (v1307) {
+        const iron_bf16 v1308 = iron_f32_to_bf16(v1303);
+        const unsigned int v1309 = v1296 * v2;
+        const unsigned int v1310 = v1309 + v1298;
+        const unsigned int v1311 = v1310 - v78;
+        out[v1311] = v1308;
+      }
+    }
+    const unsigned int v1312 = static_cast<unsigned int>(v258.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1313 = v359 + v1312;
+    const unsigned int v1314 = static_cast<unsigned int>(v258.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1315 = v79 + v1314;
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1317 = v254 && v1316;
+    const bool v1318 = v1315 < v80;
+    const bool v1319 = v1317 && v1318;
+    if (v1319) {
+      const float v1320 = v258.x[56];
+      const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1322 = v1315 - v78;
+      const bool v1323 = v1322 < v2;
+      const bool v1324 = v1321 && v1323;
+      if (v1324) {
+        const iron_bf16 v1325 = iron_f32_to_bf16(v1320);
+        const unsigned int v1326 = v1313 * v2;
+        const unsigned int v1327 = v1326 + v1315;
+        const unsigned int v1328 = v1327 - v78;
+        out[v1328] = v1325;
+      }
+    }
+    const unsigned int v1329 = static_cast<unsigned int>(v258.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1330 = v359 + v1329;
+    const unsigned int v1331 = static_cast<unsigned int>(v258.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1332 = v79 + v1331;
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1334 = v254 && v1333;
+    const bool v1335 = v1332 < v80;
+    const bool v1336 = v1334 && v1335;
+    if (v1336) {
+      const float v1337 = v258.x[57];
+      const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1339 = v1332 - v78;
+      const bool v1340 = v1339 < v2;
+      const bool v1341 = v1338 && v1340;
+      if (v1341) {
+        const iron_bf16 v1342 = iron_f32_to_bf16(v1337);
+        const unsigned int v1343 = v1330 * v2;
+        const unsigned int v1344 = v1343 + v1332;
+        const unsigned int v1345 = v1344 - v78;
+        out[v1345] = v1342;
+      }
+    }
+    const unsigned int v1346 = static_cast<unsigned int>(v258.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1347 = v359 + v1346;
+    const unsigned int v1348 = static_cast<unsigned int>(v258.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1349 = v79 + v1348;
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1351 = v254 && v1350;
+    const bool v1352 = v1349 < v80;
+    const bool v1353 = v1351 && v1352;
+    if (v1353) {
+      const float v1354 = v258.x[58];
+      const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1356 = v1349 - v78;
+      const bool v1357 = v1356 < v2;
+      const bool v1358 = v1355 && v1357;
+      if (v1358) {
+        const iron_bf16 v1359 = iron_f32_to_bf16(v1354);
+        const unsigned int v1360 = v1347 * v2;
+        const unsigned int v1361 = v1360 + v1349;
+        const unsigned int v1362 = v1361 - v78;
+        out[v1362] = v1359;
+      }
+    }
+    const unsigned int v1363 = static_cast<unsigned int>(v258.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1364 = v359 + v1363;
+    const unsigned int v1365 = static_cast<unsigned int>(v258.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1366 = v79 + v1365;
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1368 = v254 && v1367;
+    const bool v1369 = v1366 < v80;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const float v1371 = v258.x[59];
+      const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1373 = v1366 - v78;
+      const bool v1374 = v1373 < v2;
+      const bool v1375 = v1372 && v1374;
+      if (v1375) {
+        const iron_bf16 v1376 = iron_f32_to_bf16(v1371);
+        const unsigned int v1377 = v1364 * v2;
+        const unsigned int v1378 = v1377 + v1366;
+        const unsigned int v1379 = v1378 - v78;
+        out[v1379] = v1376;
+      }
+    }
+    const unsigned int v1380 = static_cast<unsigned int>(v258.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1381 = v359 + v1380;
+    const unsigned int v1382 = static_cast<unsigned int>(v258.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1383 = v79 + v1382;
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1385 = v254 && v1384;
+    const bool v1386 = v1383 < v80;
+    const bool v1387 = v1385 && v1386;
+    if (v1387) {
+      const float v1388 = v258.x[60];
+      const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1390 = v1383 - v78;
+      const bool v1391 = v1390 < v2;
+      const bool v1392 = v1389 && v1391;
+      if (v1392) {
+        const iron_bf16 v1393 = iron_f32_to_bf16(v1388);
+        const unsigned int v1394 = v1381 * v2;
+        const unsigned int v1395 = v1394 + v1383;
+        const unsigned int v1396 = v1395 - v78;
+        out[v1396] = v1393;
+      }
+    }
+    const unsigned int v1397 = static_cast<unsigned int>(v258.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1398 = v359 + v1397;
+    const unsigned int v1399 = static_cast<unsigned int>(v258.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1400 = v79 + v1399;
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1402 = v254 && v1401;
+    const bool v1403 = v1400 < v80;
+    const bool v1404 = v1402 && v1403;
+    if (v1404) {
+      const float v1405 = v258.x[61];
+      const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1407 = v1400 - v78;
+      const bool v1408 = v1407 < v2;
+      const bool v1409 = v1406 && v1408;
+      if (v1409) {
+        const iron_bf16 v1410 = iron_f32_to_bf16(v1405);
+        const unsigned int v1411 = v1398 * v2;
+        const unsigned int v1412 = v1411 + v1400;
+        const unsigned int v1413 = v1412 - v78;
+        out[v1413] = v1410;
+      }
+    }
+    const unsigned int v1414 = static_cast<unsigned int>(v258.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1415 = v359 + v1414;
+    const unsigned int v1416 = static_cast<unsigned int>(v258.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1417 = v79 + v1416;
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1419 = v254 && v1418;
+    const bool v1420 = v1417 < v80;
+    const bool v1421 = v1419 && v1420;
+    if (v1421) {
+      const float v1422 = v258.x[62];
+      const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1424 = v1417 - v78;
+      const bool v1425 = v1424 < v2;
+      const bool v1426 = v1423 && v1425;
+      if (v1426) {
+        const iron_bf16 v1427 = iron_f32_to_bf16(v1422);
+        const unsigned int v1428 = v1415 * v2;
+        const unsigned int v1429 = v1428 + v1417;
+        const unsigned int v1430 = v1429 - v78;
+        out[v1430] = v1427;
+      }
+    }
+    const unsigned int v1431 = static_cast<unsigned int>(v258.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1432 = v359 + v1431;
+    const unsigned int v1433 = static_cast<unsigned int>(v258.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1434 = v79 + v1433;
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1436 = v254 && v1435;
+    const bool v1437 = v1434 < v80;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v258.x[63];
+      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1441 = v1434 - v78;
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1440 && v1442;
+      if (v1443) {
+        const iron_bf16 v1444 = iron_f32_to_bf16(v1439);
+        const unsigned int v1445 = v1432 * v2;
+        const unsigned int v1446 = v1445 + v1434;
+        const unsigned int v1447 = v1446 - v78;
+        out[v1447] = v1444;
+      }
+    }
+    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+    iron_frag<float, 2, 16, 128> v1459;  // kernels/gemm/gemm_warpgroup.hpp:199
+    iron_frag_fill(v1459, 0.0f);
+    if (v262) {  // kernels/gemm/gemm_warpgroup.hpp:245
+      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:246
+      if (v4122) {
+        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v4129 = v250 << 5u;
+        const unsigned int v4130 = v4129 + v4126;
+        const unsigned int v4131 = v4130 >> 3u;
+        const unsigned int v4132 = v4130 & 7u;
+        const unsigned int v4133 = v4132 << 3u;
+        const unsigned int v4134 = v75 + v4131;
+        const bool v4136 = v4134 < v0;
+        const bool v4137 = v4133 < v3;
+        const bool v4138 = v4136 && v4137;
+        const unsigned int v4139 = v4134 * v3;
+        const unsigned int v4140 = v4139 + v4133;
+        const unsigned int v4141 = v4138 ? v4140 : v28;
+        const unsigned int v4142 = v4131 << 6u;
+        const unsigned int v4144 = v4142 + v4133;
+        iron_copy_async<16>(shm3 + (v4144 ^ (((v4144 >> 6u) & 7u) << 3u)), x_sorted + v4141, v4138);
+        const unsigned int v4146 = v4130 + 384u;
+        const unsigned int v4147 = v4146 >> 3u;
+        const unsigned int v4148 = v4146 & 7u;
+        const unsigned int v4149 = v4148 << 3u;
+        const unsigned int v4150 = v75 + v4147;
+        const bool v4152 = v4150 < v0;
+        const bool v4153 = v4149 < v3;
+        const bool v4154 = v4152 && v4153;
+        const unsigned int v4155 = v4150 * v3;
+        const unsigned int v4156 = v4155 + v4149;
+        const unsigned int v4157 = v4154 ? v4156 : v28;
+        const unsigned int v4158 = v4147 << 6u;
+        const unsigned int v4160 = v4158 + v4149;
+        iron_copy_async<16>(shm3 + (v4160 ^ (((v4160 >> 6u) & 7u) << 3u)), x_sorted + v4157, v4154);
+        const unsigned int v4162 = v4130 + 768u;
+        const bool v4164 = v4162 < 1024u;
+        if (v4164) {
+          const unsigned int v4165 = v4162 >> 3u;
+          const unsigned int v4166 = v4162 & 7u;
+          const unsigned int v4167 = v4166 << 3u;
+          const unsigned int v4168 = v75 + v4165;
+          const bool v4170 = v4168 < v0;
+          const bool v4171 = v4167 < v3;
+          const bool v4172 = v4170 && v4171;
+          const unsigned int v4173 = v4168 * v3;
+          const unsigned int v4174 = v4173 + v4167;
+          const unsigned int v4175 = v4172 ? v4174 : v28;
+          const unsigned int v4176 = v4165 << 6u;
+          const unsigned int v4178 = v4176 + v4167;
+          iron_copy_async<16>(shm3 + (v4178 ^ (((v4178 >> 6u) & 7u) << 3u)), x_sorted + v4175, v4172);
         }
-        const unsigned int v4174 = v1444 + v4126;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v4175 = v4174 < v80;
-        const bool v4176 = v4175 && v4132;
-        const unsigned int v4177 = v4174 * v3;
-        const unsigned int v4178 = v4177 + v4128;
-        const unsigned int v4179 = v4176 ? v4178 : v28;
-        iron_copy_async<16>(shm4 + (v4139 ^ (((v4139 >> 6u) & 7u) << 3u)), w + v4179, v4176);
-        const unsigned int v4180 = v1444 + v4142;
-        const bool v4181 = v4180 < v80;
-        const bool v4182 = v4181 && v4148;
-        const unsigned int v4183 = v4180 * v3;
-        const unsigned int v4184 = v4183 + v4144;
-        const unsigned int v4185 = v4182 ? v4184 : v28;
-        iron_copy_async<16>(shm4 + (v4155 ^ (((v4155 >> 6u) & 7u) << 3u)), w + v4185, v4182);
-        if (v4159) {
-          const unsigned int v4186 = v4157 >> 3u;
-          const unsigned int v4187 = v4157 & 7u;
-          const unsigned int v4188 = v4187 << 3u;
-          const unsigned int v4189 = v1444 + v4186;
-          const bool v4191 = v4189 < v80;
-          const bool v4192 = v4188 < v3;
-          const bool v4193 = v4191 && v4192;
-          const unsigned int v4194 = v4189 * v3;
-          const unsigned int v4195 = v4194 + v4188;
-          const unsigned int v4196 = v4193 ? v4195 : v28;
-          const unsigned int v4197 = v4186 << 6u;
-          const unsigned int v4199 = v4197 + v4188;
-          iron_copy_async<16>(shm4 + (v4199 ^ (((v4199 >> 6u) & 7u) << 3u)), w + v4196, v4193);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
-      const bool v4202 = 64u < v3;
-      if (v4202) {
-        const unsigned int v4206 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const unsigned int v4209 = v245 << 5u;
-        const unsigned int v4210 = v4209 + v4206;
-        const unsigned int v4211 = v4210 >> 3u;
-        const unsigned int v4212 = v4210 & 7u;
-        const unsigned int v4213 = v4212 << 3u;
-        const unsigned int v4214 = v75 + v4211;
-        const unsigned int v4215 = 64u + v4213;
-        const bool v4216 = v4214 < v0;
-        const bool v4217 = v4215 < v3;
-        const bool v4218 = v4216 && v4217;
-        const unsigned int v4219 = v4214 * v3;
-        const unsigned int v4220 = v4219 + v4215;
-        const unsigned int v4221 = v4218 ? v4220 : v28;
-        const unsigned int v4222 = v4211 << 6u;
-        const unsigned int v4223 = 8192u + v4222;
-        const unsigned int v4224 = v4223 + v4213;
-        iron_copy_async<16>(shm3 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), x_sorted + v4221, v4218);
-        const unsigned int v4226 = v4210 + 384u;
-        const unsigned int v4227 = v4226 >> 3u;
-        const unsigned int v4228 = v4226 & 7u;
-        const unsigned int v4229 = v4228 << 3u;
-        const unsigned int v4230 = v75 + v4227;
-        const unsigned int v4231 = 64u + v4229;
-        const bool v4232 = v4230 < v0;
-        const bool v4233 = v4231 < v3;
-        const bool v4234 = v4232 && v4233;
-        const unsigned int v4235 = v4230 * v3;
-        const unsigned int v4236 = v4235 + v4231;
-        const unsigned int v4237 = v4234 ? v4236 : v28;
-        const unsigned int v4238 = v4227 << 6u;
-        const unsigned int v4239 = 8192u + v4238;
-        const unsigned int v4240 = v4239 + v4229;
-        iron_copy_async<16>(shm3 + (v4240 ^ (((v4240 >> 6u) & 7u) << 3u)), x_sorted + v4237, v4234);
-        const unsigned int v4242 = v4210 + 768u;
-        const bool v4244 = v4242 < 1024u;
-        if (v4244) {
-          const unsigned int v4245 = v4242 >> 3u;
-          const unsigned int v4246 = v4242 & 7u;
-          const unsigned int v4247 = v4246 << 3u;
-          const unsigned int v4248 = v75 + v4245;
-          const unsigned int v4249 = 64u + v4247;
-          const bool v4250 = v4248 < v0;
-          const bool v4251 = v4249 < v3;
-          const bool v4252 = v4250 && v4251;
-          const unsigned int v4253 = v4248 * v3;
-          const unsigned int v4254 = v4253 + v4249;
-          const unsigned int v4255 = v4252 ? v4254 : v28;
-          const unsigned int v4256 = v4245 << 6u;
-          const unsigned int v4257 = 8192u + v4256;
-          const unsigned int v4258 = v4257 + v4247;
-          iron_copy_async<16>(shm3 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), x_sorted + v4255, v4252);
-        }
-        const unsigned int v4259 = v1444 + v4211;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const bool v4260 = v4259 < v80;
-        const bool v4261 = v4260 && v4217;
-        const unsigned int v4262 = v4259 * v3;
-        const unsigned int v4263 = v4262 + v4215;
-        const unsigned int v4264 = v4261 ? v4263 : v28;
-        iron_copy_async<16>(shm4 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), w + v4264, v4261);
-        const unsigned int v4265 = v1444 + v4227;
-        const bool v4266 = v4265 < v80;
-        const bool v4267 = v4266 && v4233;
-        const unsigned int v4268 = v4265 * v3;
-        const unsigned int v4269 = v4268 + v4231;
-        const unsigned int v4270 = v4267 ? v4269 : v28;
-        iron_copy_async<16>(shm4 + (v4240 ^ (((v4240 >> 6u) & 7u) << 3u)), w + v4270, v4267);
-        if (v4244) {
-          const unsigned int v4271 = v4242 >> 3u;
-          const unsigned int v4272 = v4242 & 7u;
-          const unsigned int v4273 = v4272 << 3u;
-          const unsigned int v4274 = v1444 + v4271;
-          const unsigned int v4275 = 64u + v4273;
-          const bool v4276 = v4274 < v80;
-          const bool v4277 = v4275 < v3;
-          const bool v4278 = v4276 && v4277;
-          const unsigned int v4279 = v4274 * v3;
-          const unsigned int v4280 = v4279 + v4275;
-          const unsigned int v4281 = v4278 ? v4280 : v28;
-          const unsigned int v4282 = v4271 << 6u;
-          const unsigned int v4283 = 8192u + v4282;
-          const unsigned int v4284 = v4283 + v4273;
-          iron_copy_async<16>(shm4 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), w + v4281, v4278);
+        const unsigned int v4179 = v1449 + v4131;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v4180 = v4179 < v80;
+        const bool v4181 = v4180 && v4137;
+        const unsigned int v4182 = v4179 * v3;
+        const unsigned int v4183 = v4182 + v4133;
+        const unsigned int v4184 = v4181 ? v4183 : v28;
+        iron_copy_async<16>(shm4 + (v4144 ^ (((v4144 >> 6u) & 7u) << 3u)), w + v4184, v4181);
+        const unsigned int v4185 = v1449 + v4147;
+        const bool v4186 = v4185 < v80;
+        const bool v4187 = v4186 && v4153;
+        const unsigned int v4188 = v4185 * v3;
+        const unsigned int v4189 = v4188 + v4149;
+        const unsigned int v4190 = v4187 ? v4189 : v28;
+        iron_copy_async<16>(shm4 + (v4160 ^ (((v4160 >> 6u) & 7u) << 3u)), w + v4190, v4187);
+        if (v4164) {
+          const unsigned int v4191 = v4162 >> 3u;
+          const unsigned int v4192 = v4162 & 7u;
+          const unsigned int v4193 = v4192 << 3u;
+          const unsigned int v4194 = v1449 + v4191;
+          const bool v4196 = v4194 < v80;
+          const bool v4197 = v4193 < v3;
+          const bool v4198 = v4196 && v4197;
+          const unsigned int v4199 = v4194 * v3;
+          const unsigned int v4200 = v4199 + v4193;
+          const unsigned int v4201 = v4198 ? v4200 : v28;
+          const unsigned int v4202 = v4191 << 6u;
+          const unsigned int v4204 = v4202 + v4193;
+          iron_copy_async<16>(shm4 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), w + v4201, v4198);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+      const bool v4207 = 64u < v3;
+      if (v4207) {
+        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const unsigned int v4214 = v250 << 5u;
+        const unsigned int v4215 = v4214 + v4211;
+        const unsigned int v4216 = v4215 >> 3u;
+        const unsigned int v4217 = v4215 & 7u;
+        const unsigned int v4218 = v4217 << 3u;
+        const unsigned int v4219 = v75 + v4216;
+        const unsigned int v4220 = 64u + v4218;
+        const bool v4221 = v4219 < v0;
+        const bool v4222 = v4220 < v3;
+        const bool v4223 = v4221 && v4222;
+        const unsigned int v4224 = v4219 * v3;
+        const unsigned int v4225 = v4224 + v4220;
+        const unsigned int v4226 = v4223 ? v4225 : v28;
+        const unsigned int v4227 = v4216 << 6u;
+        const unsigned int v4228 = 8192u + v4227;
+        const unsigned int v4229 = v4228 + v4218;
+        iron_copy_async<16>(shm3 + (v4229 ^ (((v4229 >> 6u) & 7u) << 3u)), x_sorted + v4226, v4223);
+        const unsigned int v4231 = v4215 + 384u;
+        const unsigned int v4232 = v4231 >> 3u;
+        const unsigned int v4233 = v4231 & 7u;
+        const unsigned int v4234 = v4233 << 3u;
+        const unsigned int v4235 = v75 + v4232;
+        const unsigned int v4236 = 64u + v4234;
+        const bool v4237 = v4235 < v0;
+        const bool v4238 = v4236 < v3;
+        const bool v4239 = v4237 && v4238;
+        const unsigned int v4240 = v4235 * v3;
+        const unsigned int v4241 = v4240 + v4236;
+        const unsigned int v4242 = v4239 ? v4241 : v28;
+        const unsigned int v4243 = v4232 << 6u;
+        const unsigned int v4244 = 8192u + v4243;
+        const unsigned int v4245 = v4244 + v4234;
+        iron_copy_async<16>(shm3 + (v4245 ^ (((v4245 >> 6u) & 7u) << 3u)), x_sorted + v4242, v4239);
+        const unsigned int v4247 = v4215 + 768u;
+        const bool v4249 = v4247 < 1024u;
+        if (v4249) {
+          const unsigned int v4250 = v4247 >> 3u;
+          const unsigned int v4251 = v4247 & 7u;
+          const unsigned int v4252 = v4251 << 3u;
+          const unsigned int v4253 = v75 + v4250;
+          const unsigned int v4254 = 64u + v4252;
+          const bool v4255 = v4253 < v0;
+          const bool v4256 = v4254 < v3;
+          const bool v4257 = v4255 && v4256;
+          const unsigned int v4258 = v4253 * v3;
+          const unsigned int v4259 = v4258 + v4254;
+          const unsigned int v4260 = v4257 ? v4259 : v28;
+          const unsigned int v4261 = v4250 << 6u;
+          const unsigned int v4262 = 8192u + v4261;
+          const unsigned int v4263 = v4262 + v4252;
+          iron_copy_async<16>(shm3 + (v4263 ^ (((v4263 >> 6u) & 7u) << 3u)), x_sorted + v4260, v4257);
+        }
+        const unsigned int v4264 = v1449 + v4216;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const bool v4265 = v4264 < v80;
+        const bool v4266 = v4265 && v4222;
+        const unsigned int v4267 = v4264 * v3;
+        const unsigned int v4268 = v4267 + v4220;
+        const unsigned int v4269 = v4266 ? v4268 : v28;
+        iron_copy_async<16>(shm4 + (v4229 ^ (((v4229 >> 6u) & 7u) << 3u)), w + v4269, v4266);
+        const unsigned int v4270 = v1449 + v4232;
+        const bool v4271 = v4270 < v80;
+        const bool v4272 = v4271 && v4238;
+        const unsigned int v4273 = v4270 * v3;
+        const unsigned int v4274 = v4273 + v4236;
+        const unsigned int v4275 = v4272 ? v4274 : v28;
+        iron_copy_async<16>(shm4 + (v4245 ^ (((v4245 >> 6u) & 7u) << 3u)), w + v4275, v4272);
+        if (v4249) {
+          const unsigned int v4276 = v4247 >> 3u;
+          const unsigned int v4277 = v4247 & 7u;
+          const unsigned int v4278 = v4277 << 3u;
+          const unsigned int v4279 = v1449 + v4276;
+          const unsigned int v4280 = 64u + v4278;
+          const bool v4281 = v4279 < v80;
+          const bool v4282 = v4280 < v3;
+          const bool v4283 = v4281 && v4282;
+          const unsigned int v4284 = v4279 * v3;
+          const unsigned int v4285 = v4284 + v4280;
+          const unsigned int v4286 = v4283 ? v4285 : v28;
+          const unsigned int v4287 = v4276 << 6u;
+          const unsigned int v4288 = 8192u + v4287;
+          const unsigned int v4289 = v4288 + v4278;
+          iron_copy_async<16>(shm4 + (v4289 ^ (((v4289 >> 6u) & 7u) << 3u)), w + v4286, v4283);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
 
-      for (unsigned int v3419 = v28; v3419 < v3; v3419 += 64u) {
-        const unsigned int v3421 = v3419 >> 6u;
-        const unsigned int v3423 = v3421 % 3u;
+      for (unsigned int v3424 = v28; v3424 < v3; v3424 += 64u) {
+        const unsigned int v3426 = v3424 >> 6u;
+        const unsigned int v3428 = v3426 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v249) {
-          const unsigned int v3425 = v3423 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
-          const unsigned int v3433 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const unsigned int v3434 = v3425 + v3433;
-          const unsigned int v3687 = v350 << 6u;
-          const unsigned int v3689 = v3434 + v3687;
-          iron_frag<iron_bf16, 0, 16, 16> v3696;
-          iron_frag_fill(v3696, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3696, shm3, v3689, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3698;
-          iron_frag_fill(v3698, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3698, shm4, v3425, 64u);
-          iron_frag_mma_sync(v1454, v3696, v3698);
-          const unsigned int v3700 = v3689 + 16u;
-          const unsigned int v3703 = v3425 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3705;
-          iron_frag_fill(v3705, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3705, shm3, v3700, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3707;
-          iron_frag_fill(v3707, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3707, shm4, v3703, 64u);
-          iron_frag_mma_sync(v1454, v3705, v3707);
-          const unsigned int v3709 = v3689 + 32u;
-          const unsigned int v3712 = v3425 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3714;
-          iron_frag_fill(v3714, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3714, shm3, v3709, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3716;
-          iron_frag_fill(v3716, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3716, shm4, v3712, 64u);
-          iron_frag_mma_sync(v1454, v3714, v3716);
-          const unsigned int v3718 = v3689 + 48u;
-          const unsigned int v3721 = v3425 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3723;
-          iron_frag_fill(v3723, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3723, shm3, v3718, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3725;
-          iron_frag_fill(v3725, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3725, shm4, v3721, 64u);
-          iron_frag_mma_sync(v1454, v3723, v3725);
+        if (v254) {
+          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
+          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v3439 = v3430 + v3438;
+          const unsigned int v3692 = v355 << 6u;
+          const unsigned int v3694 = v3439 + v3692;
+          iron_frag<iron_bf16, 0, 16, 16> v3701;
+          iron_frag_fill(v3701, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3701, shm3, v3694, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3703;
+          iron_frag_fill(v3703, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3703, shm4, v3430, 64u);
+          iron_frag_mma_sync(v1459, v3701, v3703);
+          const unsigned int v3705 = v3694 + 16u;
+          const unsigned int v3708 = v3430 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3710;
+          iron_frag_fill(v3710, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3710, shm3, v3705, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3712;
+          iron_frag_fill(v3712, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3712, shm4, v3708, 64u);
+          iron_frag_mma_sync(v1459, v3710, v3712);
+          const unsigned int v3714 = v3694 + 32u;
+          const unsigned int v3717 = v3430 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3719;
+          iron_frag_fill(v3719, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3719, shm3, v3714, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3721;
+          iron_frag_fill(v3721, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3721, shm4, v3717, 64u);
+          iron_frag_mma_sync(v1459, v3719, v3721);
+          const unsigned int v3723 = v3694 + 48u;
+          const unsigned int v3726 = v3430 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3728;
+          iron_frag_fill(v3728, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3728, shm3, v3723, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3730;
+          iron_frag_fill(v3730, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3730, shm4, v3726, 64u);
+          iron_frag_mma_sync(v1459, v3728, v3730);
         }
-        const unsigned int v3440 = v3419 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
-        const unsigned int v3442 = v3421 + 2u;
-        const unsigned int v3443 = v3442 % 3u;
-        const bool v3444 = v3440 < v3;
-        if (v3444) {
-          const unsigned int v3447 = v3443 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-          const unsigned int v3449 = iron_linear_thread() & 31u;
-          const unsigned int v3451 = v245 << 5u;
-          const unsigned int v3452 = v3451 + v3449;
-          const unsigned int v3456 = v3452 >> 3u;
-          const unsigned int v3458 = v3452 & 7u;
-          const unsigned int v3460 = v3458 << 3u;
-          const unsigned int v3461 = v75 + v3456;
-          const unsigned int v3462 = v3440 + v3460;
-          const bool v3463 = v3461 < v0;
-          const bool v3464 = v3462 < v3;
-          const bool v3465 = v3463 && v3464;
-          const unsigned int v3466 = v3461 * v3;
-          const unsigned int v3468 = v3466 + v3462;
-          const unsigned int v3469 = v3465 ? v3468 : v28;
-          const unsigned int v3471 = v3456 << 6u;
-          const unsigned int v3472 = v3447 + v3471;
-          const unsigned int v3473 = v3472 + v3460;
-          iron_copy_async<16>(shm3 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), x_sorted + v3469, v3465);
-          const unsigned int v3475 = v3452 + 384u;
-          const unsigned int v3477 = v3475 >> 3u;
-          const unsigned int v3479 = v3475 & 7u;
-          const unsigned int v3481 = v3479 << 3u;
-          const unsigned int v3482 = v75 + v3477;
-          const unsigned int v3483 = v3440 + v3481;
-          const bool v3484 = v3482 < v0;
-          const bool v3485 = v3483 < v3;
-          const bool v3486 = v3484 && v3485;
-          const unsigned int v3487 = v3482 * v3;
-          const unsigned int v3489 = v3487 + v3483;
-          const unsigned int v3490 = v3486 ? v3489 : v28;
-          const unsigned int v3492 = v3477 << 6u;
-          const unsigned int v3493 = v3447 + v3492;
-          const unsigned int v3494 = v3493 + v3481;
-          iron_copy_async<16>(shm3 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), x_sorted + v3490, v3486);
-          const unsigned int v3496 = v3452 + 768u;
-          const bool v3498 = v3496 < 1024u;
-          if (v3498) {
-            const unsigned int v3500 = v3496 >> 3u;
-            const unsigned int v3502 = v3496 & 7u;
-            const unsigned int v3504 = v3502 << 3u;
-            const unsigned int v3505 = v75 + v3500;
-            const unsigned int v3506 = v3440 + v3504;
-            const bool v3507 = v3505 < v0;
-            const bool v3508 = v3506 < v3;
-            const bool v3509 = v3507 && v3508;
-            const unsigned int v3510 = v3505 * v3;
-            const unsigned int v3512 = v3510 + v3506;
-            const unsigned int v3513 = v3509 ? v3512 : v28;
-            const unsigned int v3515 = v3500 << 6u;
-            const unsigned int v3516 = v3447 + v3515;
-            const unsigned int v3517 = v3516 + v3504;
-            iron_copy_async<16>(shm3 + (v3517 ^ (((v3517 >> 6u) & 7u) << 3u)), x_sorted + v3513, v3509);
+        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
+        const unsigned int v3447 = v3426 + 2u;
+        const unsigned int v3448 = v3447 % 3u;
+        const bool v3449 = v3445 < v3;
+        if (v3449) {
+          const unsigned int v3452 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+          const unsigned int v3454 = iron_linear_thread() & 31u;
+          const unsigned int v3456 = v250 << 5u;
+          const unsigned int v3457 = v3456 + v3454;
+          const unsigned int v3461 = v3457 >> 3u;
+          const unsigned int v3463 = v3457 & 7u;
+          const unsigned int v3465 = v3463 << 3u;
+          const unsigned int v3466 = v75 + v3461;
+          const unsigned int v3467 = v3445 + v3465;
+          const bool v3468 = v3466 < v0;
+          const bool v3469 = v3467 < v3;
+          const bool v3470 = v3468 && v3469;
+          const unsigned int v3471 = v3466 * v3;
+          const unsigned int v3473 = v3471 + v3467;
+          const unsigned int v3474 = v3470 ? v3473 : v28;
+          const unsigned int v3476 = v3461 << 6u;
+          const unsigned int v3477 = v3452 + v3476;
+          const unsigned int v3478 = v3477 + v3465;
+          iron_copy_async<16>(shm3 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), x_sorted + v3474, v3470);
+          const unsigned int v3480 = v3457 + 384u;
+          const unsigned int v3482 = v3480 >> 3u;
+          const unsigned int v3484 = v3480 & 7u;
+          const unsigned int v3486 = v3484 << 3u;
+          const unsigned int v3487 = v75 + v3482;
+          const unsigned int v3488 = v3445 + v3486;
+          const bool v3489 = v3487 < v0;
+          const bool v3490 = v3488 < v3;
+          const bool v3491 = v3489 && v3490;
+          const unsigned int v3492 = v3487 * v3;
+          const unsigned int v3494 = v3492 + v3488;
+          const unsigned int v3495 = v3491 ? v3494 : v28;
+          const unsigned int v3497 = v3482 << 6u;
+          const unsigned int v3498 = v3452 + v3497;
+          const unsigned int v3499 = v3498 + v3486;
+          iron_copy_async<16>(shm3 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), x_sorted + v3495, v3491);
+          const unsigned int v3501 = v3457 + 768u;
+          const bool v3503 = v3501 < 1024u;
+          if (v3503) {
+            const unsigned int v3505 = v3501 >> 3u;
+            const unsigned int v3507 = v3501 & 7u;
+            const unsigned int v3509 = v3507 << 3u;
+            const unsigned int v3510 = v75 + v3505;
+            const unsigned int v3511 = v3445 + v3509;
+            const bool v3512 = v3510 < v0;
+            const bool v3513 = v3511 < v3;
+            const bool v3514 = v3512 && v3513;
+            const unsigned int v3515 = v3510 * v3;
+            const unsigned int v3517 = v3515 + v3511;
+            const unsigned int v3518 = v3514 ? v3517 : v28;
+            const unsigned int v3520 = v3505 << 6u;
+            const unsigned int v3521 = v3452 + v3520;
+            const unsigned int v3522 = v3521 + v3509;
+            iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), x_sorted + v3518, v3514);
           }
-          const unsigned int v3534 = v1444 + v3456;  // kernels/gemm/gemm_warpgroup.hpp:236
-          const bool v3536 = v3534 < v80;
-          const bool v3538 = v3536 && v3464;
-          const unsigned int v3539 = v3534 * v3;
-          const unsigned int v3541 = v3539 + v3462;
-          const unsigned int v3542 = v3538 ? v3541 : v28;
-          iron_copy_async<16>(shm4 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), w + v3542, v3538);
-          const unsigned int v3555 = v1444 + v3477;
-          const bool v3557 = v3555 < v80;
-          const bool v3559 = v3557 && v3485;
-          const unsigned int v3560 = v3555 * v3;
-          const unsigned int v3562 = v3560 + v3483;
-          const unsigned int v3563 = v3559 ? v3562 : v28;
-          iron_copy_async<16>(shm4 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), w + v3563, v3559);
-          if (v3498) {
-            const unsigned int v3573 = v3496 >> 3u;
-            const unsigned int v3575 = v3496 & 7u;
-            const unsigned int v3577 = v3575 << 3u;
-            const unsigned int v3578 = v1444 + v3573;
-            const unsigned int v3579 = v3440 + v3577;
-            const bool v3580 = v3578 < v80;
-            const bool v3581 = v3579 < v3;
-            const bool v3582 = v3580 && v3581;
-            const unsigned int v3583 = v3578 * v3;
-            const unsigned int v3585 = v3583 + v3579;
-            const unsigned int v3586 = v3582 ? v3585 : v28;
-            const unsigned int v3588 = v3573 << 6u;
-            const unsigned int v3589 = v3447 + v3588;
-            const unsigned int v3590 = v3589 + v3577;
-            iron_copy_async<16>(shm4 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), w + v3586, v3582);
+          const unsigned int v3539 = v1449 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:250
+          const bool v3541 = v3539 < v80;
+          const bool v3543 = v3541 && v3469;
+          const unsigned int v3544 = v3539 * v3;
+          const unsigned int v3546 = v3544 + v3467;
+          const unsigned int v3547 = v3543 ? v3546 : v28;
+          iron_copy_async<16>(shm4 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), w + v3547, v3543);
+          const unsigned int v3560 = v1449 + v3482;
+          const bool v3562 = v3560 < v80;
+          const bool v3564 = v3562 && v3490;
+          const unsigned int v3565 = v3560 * v3;
+          const unsigned int v3567 = v3565 + v3488;
+          const unsigned int v3568 = v3564 ? v3567 : v28;
+          iron_copy_async<16>(shm4 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), w + v3568, v3564);
+          if (v3503) {
+            const unsigned int v3578 = v3501 >> 3u;
+            const unsigned int v3580 = v3501 & 7u;
+            const unsigned int v3582 = v3580 << 3u;
+            const unsigned int v3583 = v1449 + v3578;
+            const unsigned int v3584 = v3445 + v3582;
+            const bool v3585 = v3583 < v80;
+            const bool v3586 = v3584 < v3;
+            const bool v3587 = v3585 && v3586;
+            const unsigned int v3588 = v3583 * v3;
+            const unsigned int v3590 = v3588 + v3584;
+            const unsigned int v3591 = v3587 ? v3590 : v28;
+            const unsigned int v3593 = v3578 << 6u;
+            const unsigned int v3594 = v3452 + v3593;
+            const unsigned int v3595 = v3594 + v3582;
+            iron_copy_async<16>(shm4 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), w + v3591, v3587);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
       }
       __syncthreads();
     } else {
-      const unsigned int v1486 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1487 = threadIdx.x;
+      const unsigned int v1491 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1492 = threadIdx.x;
 
-      for (unsigned int v1485 = v28; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-        for (unsigned int v1489 = v1487; v1489 < 8192u; v1489 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1491 = v1489 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1493 = v1489 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1494 = v75 + v1491;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1495 = v1494 < v0;
-          const unsigned int v1496 = v1485 + v1493;
-          const bool v1497 = v1496 < v3;
-          const bool v1498 = v1495 && v1497;
-          if (v1498) {
-            const unsigned int v1500 = v1494 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1502 = v1500 + v1485;
-            const unsigned int v1503 = v1502 + v1493;
-            const iron_bf16 v1504 = x_sorted[v1503];
-            const unsigned int v1506 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v1507 = v1506 + v1493;
-            shm3[(v1507 ^ (((v1507 >> 6u) & 7u) << 3u))] = v1504;
+      for (unsigned int v1490 = v28; v1490 < v3; v1490 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+        for (unsigned int v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1500 = v1499 < v0;
+          const unsigned int v1501 = v1490 + v1498;
+          const bool v1502 = v1501 < v3;
+          const bool v1503 = v1500 && v1502;
+          if (v1503) {
+            const unsigned int v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1507 = v1505 + v1490;
+            const unsigned int v1508 = v1507 + v1498;
+            const iron_bf16 v1509 = x_sorted[v1508];
+            const unsigned int v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1512 = v1511 + v1498;
+            shm3[(v1512 ^ (((v1512 >> 6u) & 7u) << 3u))] = v1509;
           } else {
-            const unsigned int v1509 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v1510 = v1509 + v1493;
-            shm3[(v1510 ^ (((v1510 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1515 = v1514 + v1498;
+            shm3[(v1515 ^ (((v1515 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1515 = v1487; v1515 < 8192u; v1515 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1517 = v1515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1519 = v1515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1520 = v1444 + v1517;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1521 = v1520 < v80;
-          const unsigned int v1522 = v1485 + v1519;
-          const bool v1523 = v1522 < v3;
-          const bool v1524 = v1521 && v1523;
-          if (v1524) {
-            const unsigned int v1526 = v1520 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1528 = v1526 + v1485;
-            const unsigned int v1529 = v1528 + v1519;
-            const iron_bf16 v1530 = w[v1529];
-            const unsigned int v1532 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const unsigned int v1533 = v1532 + v1519;
-            shm4[(v1533 ^ (((v1533 >> 6u) & 7u) << 3u))] = v1530;
+        for (unsigned int v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1526 = v1525 < v80;
+          const unsigned int v1527 = v1490 + v1524;
+          const bool v1528 = v1527 < v3;
+          const bool v1529 = v1526 && v1528;
+          if (v1529) {
+            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1533 = v1531 + v1490;
+            const unsigned int v1534 = v1533 + v1524;
+            const iron_bf16 v1535 = w[v1534];
+            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1538 = v1537 + v1524;
+            shm4[(v1538 ^ (((v1538 >> 6u) & 7u) << 3u))] = v1535;
           } else {
-            const unsigned int v1535 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const unsigned int v1536 = v1535 + v1519;
-            shm4[(v1536 ^ (((v1536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1541 = v1540 + v1524;
+            shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
-          const unsigned int v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const unsigned int v3732 = v350 << 6u;
-          const unsigned int v3734 = v1545 + v3732;
-          iron_frag<iron_bf16, 0, 16, 16> v3741;
-          iron_frag_fill(v3741, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3741, shm3, v3734, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3743;
-          iron_frag_fill(v3743, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3743, shm4, v28, 64u);
-          iron_frag_mma_sync(v1454, v3741, v3743);
-          const unsigned int v3745 = v3734 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3750;
-          iron_frag_fill(v3750, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3750, shm3, v3745, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3752;
-          iron_frag_fill(v3752, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3752, shm4, 16u, 64u);
-          iron_frag_mma_sync(v1454, v3750, v3752);
-          const unsigned int v3754 = v3734 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3759;
-          iron_frag_fill(v3759, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3759, shm3, v3754, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3761;
-          iron_frag_fill(v3761, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3761, shm4, 32u, 64u);
-          iron_frag_mma_sync(v1454, v3759, v3761);
-          const unsigned int v3763 = v3734 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3768;
-          iron_frag_fill(v3768, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3768, shm3, v3763, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3770;
-          iron_frag_fill(v3770, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3770, shm4, 48u, 64u);
-          iron_frag_mma_sync(v1454, v3768, v3770);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
+        if (v254) {  // kernels/gemm/gemm_warpgroup.hpp:239
+          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const unsigned int v3737 = v355 << 6u;
+          const unsigned int v3739 = v1550 + v3737;
+          iron_frag<iron_bf16, 0, 16, 16> v3746;
+          iron_frag_fill(v3746, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3746, shm3, v3739, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3748;
+          iron_frag_fill(v3748, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3748, shm4, v28, 64u);
+          iron_frag_mma_sync(v1459, v3746, v3748);
+          const unsigned int v3750 = v3739 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3755;
+          iron_frag_fill(v3755, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3755, shm3, v3750, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3757;
+          iron_frag_fill(v3757, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3757, shm4, 16u, 64u);
+          iron_frag_mma_sync(v1459, v3755, v3757);
+          const unsigned int v3759 = v3739 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3764;
+          iron_frag_fill(v3764, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3764, shm3, v3759, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3766;
+          iron_frag_fill(v3766, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3766, shm4, 32u, 64u);
+          iron_frag_mma_sync(v1459, v3764, v3766);
+          const unsigned int v3768 = v3739 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3773;
+          iron_frag_fill(v3773, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3773, shm3, v3768, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3775;
+          iron_frag_fill(v3775, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3775, shm4, 48u, 64u);
+          iron_frag_mma_sync(v1459, v3773, v3775);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
-      }
-    }
-    const unsigned int v1556 = static_cast<unsigned int>(v1454.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1557 = v354 + v1556;
-    const unsigned int v1558 = static_cast<unsigned int>(v1454.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1559 = v1444 + v1558;
-    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1561 = v249 && v1560;
-    const bool v1562 = v1559 < v80;
-    const bool v1563 = v1561 && v1562;
-    if (v1563) {
-      const float v1564 = v1454.x[0];
-      const bool v1565 = v1557 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1566 = v1559 - v78;
-      const bool v1567 = v1566 < v2;
-      const bool v1568 = v1565 && v1567;
-      if (v1568) {
-        const iron_bf16 v1569 = iron_f32_to_bf16(v1564);
-        const unsigned int v1570 = v1557 * v2;
-        const unsigned int v1571 = v1570 + v1559;
-        const unsigned int v1572 = v1571 - v78;
-        out[v1572] = v1569;
-      }
-    }
-    const unsigned int v1573 = static_cast<unsigned int>(v1454.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1574 = v354 + v1573;
-    const unsigned int v1575 = static_cast<unsigned int>(v1454.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1576 = v1444 + v1575;
-    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1578 = v249 && v1577;
-    const bool v1579 = v1576 < v80;
-    const bool v1580 = v1578 && v1579;
-    if (v1580) {
-      const float v1581 = v1454.x[1];
-      const bool v1582 = v1574 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1583 = v1576 - v78;
-      const bool v1584 = v1583 < v2;
-      const bool v1585 = v1582 && v1584;
-      if (v1585) {
-        const iron_bf16 v1586 = iron_f32_to_bf16(v1581);
-        const unsigned int v1587 = v1574 * v2;
-        const unsigned int v1588 = v1587 + v1576;
-        const unsigned int v1589 = v1588 - v78;
-        out[v1589] = v1586;
-      }
-    }
-    const unsigned int v1590 = static_cast<unsigned int>(v1454.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1591 = v354 + v1590;
-    const unsigned int v1592 = static_cast<unsigned int>(v1454.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1593 = v1444 + v1592;
-    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1595 = v249 && v1594;
-    const bool v1596 = v1593 < v80;
-    const bool v1597 = v1595 && v1596;
-    if (v1597) {
-      const float v1598 = v1454.x[2];
-      const bool v1599 = v1591 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1600 = v1593 - v78;
-      const bool v1601 = v1600 < v2;
-      const bool v1602 = v1599 && v1601;
-      if (v1602) {
-        const iron_bf16 v1603 = iron_f32_to_bf16(v1598);
-        const unsigned int v1604 = v1591 * v2;
-        const unsigned int v1605 = v1604 + v1593;
-        const unsigned int v1606 = v1605 - v78;
-        out[v1606] = v1603;
-      }
-    }
-    const unsigned int v1607 = static_cast<unsigned int>(v1454.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1608 = v354 + v1607;
-    const unsigned int v1609 = static_cast<unsigned int>(v1454.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1610 = v1444 + v1609;
-    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1612 = v249 && v1611;
-    const bool v1613 = v1610 < v80;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v1454.x[3];
-      const bool v1616 = v1608 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1617 = v1610 - v78;
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1616 && v1618;
-      if (v1619) {
-        const iron_bf16 v1620 = iron_f32_to_bf16(v1615);
-        const unsigned int v1621 = v1608 * v2;
-        const unsigned int v1622 = v1621 + v1610;
-        const unsigned int v1623 = v1622 - v78;
-        out[v1623] = v1620;
-      }
-    }
-    const unsigned int v1624 = static_cast<unsigned int>(v1454.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1625 = v354 + v1624;
-    const unsigned int v1626 = static_cast<unsigned int>(v1454.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1627 = v1444 + v1626;
-    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1629 = v249 && v1628;
-    const bool v1630 = v1627 < v80;
-    const bool v1631 = v1629 && v1630;
-    if (v1631) {
-      const float v1632 = v1454.x[4];
-      const bool v1633 = v1625 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1634 = v1627 - v78;
-      const bool v1635 = v1634 < v2;
-      const bool v1636 = v1633 && v1635;
-      if (v1636) {
-        const iron_bf16 v1637 = iron_f32_to_bf16(v1632);
-        const unsigned int v1638 = v1625 * v2;
-        const unsigned int v1639 = v1638 + v1627;
-        const unsigned int v1640 = v1639 - v78;
-        out[v1640] = v1637;
-      }
-    }
-    const unsigned int v1641 = static_cast<unsigned int>(v1454.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1642 = v354 + v1641;
-    const unsigned int v1643 = static_cast<unsigned int>(v1454.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1644 = v1444 + v1643;
-    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1646 = v249 && v1645;
-    const bool v1647 = v1644 < v80;
-    const bool v1648 = v1646 && v1647;
-    if (v1648) {
-      const float v1649 = v1454.x[5];
-      const bool v1650 = v1642 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1651 = v1644 - v78;
-      const bool v1652 = v1651 < v2;
-      const bool v1653 = v1650 && v1652;
-      if (v1653) {
-        const iron_bf16 v1654 = iron_f32_to_bf16(v1649);
-        const unsigned int v1655 = v1642 * v2;
-        const unsigned int v1656 = v1655 + v1644;
-        const unsigned int v1657 = v1656 - v78;
-        out[v1657] = v1654;
-      }
-    }
-    const unsigned int v1658 = static_cast<unsigned int>(v1454.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1659 = v354 + v1658;
-    const unsigned int v1660 = static_cast<unsigned int>(v1454.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1661 = v1444 + v1660;
-    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1663 = v249 && v1662;
-    const bool v1664 = v1661 < v80;
-    const bool v1665 = v1663 && v1664;
-    if (v1665) {
-      const float v1666 = v1454.x[6];
-      const bool v1667 = v1659 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1668 = v1661 - v78;
-      const bool v1669 = v1668 < v2;
-      const bool v1670 = v1667 && v1669;
-      if (v1670) {
-        const iron_bf16 v1671 = iron_f32_to_bf16(v1666);
-        const unsigned int v1672 = v1659 * v2;
-        const unsigned int v1673 = v1672 + v1661;
-        const unsigned int v1674 = v1673 - v78;
-        out[v1674] = v1671;
-      }
-    }
-    const unsigned int v1675 = static_cast<unsigned int>(v1454.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1676 = v354 + v1675;
-    const unsigned int v1677 = static_cast<unsigned int>(v1454.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1678 = v1444 + v1677;
-    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1680 = v249 && v1679;
-    const bool v1681 = v1678 < v80;
-    const bool v1682 = v1680 && v1681;
-    if (v1682) {
-      const float v1683 = v1454.x[7];
-      const bool v1684 = v1676 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1685 = v1678 - v78;
-      const bool v1686 = v1685 < v2;
-      const bool v1687 = v1684 && v1686;
-      if (v1687) {
-        const iron_bf16 v1688 = iron_f32_to_bf16(v1683);
-        const unsigned int v1689 = v1676 * v2;
-        const unsigned int v1690 = v1689 + v1678;
-        const unsigned int v1691 = v1690 - v78;
-        out[v1691] = v1688;
-      }
-    }
-    const unsigned int v1692 = static_cast<unsigned int>(v1454.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1693 = v354 + v1692;
-    const unsigned int v1694 = static_cast<unsigned int>(v1454.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1695 = v1444 + v1694;
-    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1697 = v249 && v1696;
-    const bool v1698 = v1695 < v80;
-    const bool v1699 = v1697 && v1698;
-    if (v1699) {
-      const float v1700 = v1454.x[8];
-      const bool v1701 = v1693 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1702 = v1695 - v78;
-      const bool v1703 = v1702 < v2;
-      const bool v1704 = v1701 && v1703;
-      if (v1704) {
-        const iron_bf16 v1705 = iron_f32_to_bf16(v1700);
-        const unsigned int v1706 = v1693 * v2;
-        const unsigned int v1707 = v1706 + v1695;
-        const unsigned int v1708 = v1707 - v78;
-        out[v1708] = v1705;
-      }
-    }
-    const unsigned int v1709 = static_cast<unsigned int>(v1454.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1710 = v354 + v1709;
-    const unsigned int v1711 = static_cast<unsigned int>(v1454.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1712 = v1444 + v1711;
-    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1714 = v249 && v1713;
-    const bool v1715 = v1712 < v80;
-    const bool v1716 = v1714 && v1715;
-    if (v1716) {
-      const float v1717 = v1454.x[9];
-      const bool v1718 = v1710 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1719 = v1712 - v78;
-      const bool v1720 = v1719 < v2;
-      const bool v1721 = v1718 && v1720;
-      if (v1721) {
-        const iron_bf16 v1722 = iron_f32_to_bf16(v1717);
-        const unsigned int v1723 = v1710 * v2;
-        const unsigned int v1724 = v1723 + v1712;
-        const unsigned int v1725 = v1724 - v78;
-        out[v1725] = v1722;
-      }
-    }
-    const unsigned int v1726 = static_cast<unsigned int>(v1454.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1727 = v354 + v1726;
-    const unsigned int v1728 = static_cast<unsigned int>(v1454.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1729 = v1444 + v1728;
-    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1731 = v249 && v1730;
-    const bool v1732 = v1729 < v80;
-    const bool v1733 = v1731 && v1732;
-    if (v1733) {
-      const float v1734 = v1454.x[10];
-      const bool v1735 = v1727 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1736 = v1729 - v78;
-      const bool v1737 = v1736 < v2;
-      const bool v1738 = v1735 && v1737;
-      if (v1738) {
-        const iron_bf16 v1739 = iron_f32_to_bf16(v1734);
-        const unsigned int v1740 = v1727 * v2;
-        const unsigned int v1741 = v1740 + v1729;
-        const unsigned int v1742 = v1741 - v78;
-        out[v1742] = v1739;
-      }
-    }
-    const unsigned int v1743 = static_cast<unsigned int>(v1454.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1744 = v354 + v1743;
-    const unsigned int v1745 = static_cast<unsigned int>(v1454.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1746 = v1444 + v1745;
-    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1748 = v249 && v1747;
-    const bool v1749 = v1746 < v80;
-    const bool v1750 = v1748 && v1749;
-    if (v1750) {
-      const float v1751 = v1454.x[11];
-      const bool v1752 = v1744 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1753 = v1746 - v78;
-      const bool v1754 = v1753 < v2;
-      const bool v1755 = v1752 && v1754;
-      if (v1755) {
-        const iron_bf16 v1756 = iron_f32_to_bf16(v1751);
-        const unsigned int v1757 = v1744 * v2;
-        const unsigned int v1758 = v1757 + v1746;
-        const unsigned int v1759 = v1758 - v78;
-        out[v1759] = v1756;
-      }
-    }
-    const unsigned int v1760 = static_cast<unsigned int>(v1454.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1761 = v354 + v1760;
-    const unsigned int v1762 = static_cast<unsigned int>(v1454.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1763 = v1444 + v1762;
-    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1765 = v249 && v1764;
-    const bool v1766 = v1763 < v80;
-    const bool v1767 = v1765 && v1766;
-    if (v1767) {
-      const float v1768 = v1454.x[12];
-      const bool v1769 = v1761 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1770 = v1763 - v78;
-      const bool v1771 = v1770 < v2;
-      const bool v1772 = v1769 && v1771;
-      if (v1772) {
-        const iron_bf16 v1773 = iron_f32_to_bf16(v1768);
-        const unsigned int v1774 = v1761 * v2;
-        const unsigned int v1775 = v1774 + v1763;
-        const unsigned int v1776 = v1775 - v78;
-        out[v1776] = v1773;
-      }
-    }
-    const unsigned int v1777 = static_cast<unsigned int>(v1454.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1778 = v354 + v1777;
-    const unsigned int v1779 = static_cast<unsigned int>(v1454.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1780 = v1444 + v1779;
-    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1782 = v249 && v1781;
-    const bool v1783 = v1780 < v80;
-    const bool v1784 = v1782 && v1783;
-    if (v1784) {
-      const float v1785 = v1454.x[13];
-      const bool v1786 = v1778 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1787 = v1780 - v78;
-      const bool v1788 = v1787 < v2;
-      const bool v1789 = v1786 && v1788;
-      if (v1789) {
-        const iron_bf16 v1790 = iron_f32_to_bf16(v1785);
-        const unsigned int v1791 = v1778 * v2;
-        const unsigned int v1792 = v1791 + v1780;
-        const unsigned int v1793 = v1792 - v78;
-        out[v1793] = v1790;
-      }
-    }
-    const unsigned int v1794 = static_cast<unsigned int>(v1454.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1795 = v354 + v1794;
-    const unsigned int v1796 = static_cast<unsigned int>(v1454.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1797 = v1444 + v1796;
-    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1799 = v249 && v1798;
-    const bool v1800 = v1797 < v80;
-    const bool v1801 = v1799 && v1800;
-    if (v1801) {
-      const float v1802 = v1454.x[14];
-      const bool v1803 = v1795 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1804 = v1797 - v78;
-      const bool v1805 = v1804 < v2;
-      const bool v1806 = v1803 && v1805;
-      if (v1806) {
-        const iron_bf16 v1807 = iron_f32_to_bf16(v1802);
-        const unsigned int v1808 = v1795 * v2;
-        const unsigned int v1809 = v1808 + v1797;
-        const unsigned int v1810 = v1809 - v78;
-        out[v1810] = v1807;
-      }
-    }
-    const unsigned int v1811 = static_cast<unsigned int>(v1454.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1812 = v354 + v1811;
-    const unsigned int v1813 = static_cast<unsigned int>(v1454.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1814 = v1444 + v1813;
-    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1816 = v249 && v1815;
-    const bool v1817 = v1814 < v80;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v1454.x[15];
-      const bool v1820 = v1812 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1821 = v1814 - v78;
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1820 && v1822;
-      if (v1823) {
-        const iron_bf16 v1824 = iron_f32_to_bf16(v1819);
-        const unsigned int v1825 = v1812 * v2;
-        const unsigned int v1826 = v1825 + v1814;
-        const unsigned int v1827 = v1826 - v78;
-        out[v1827] = v1824;
-      }
-    }
-    const unsigned int v1828 = static_cast<unsigned int>(v1454.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1829 = v354 + v1828;
-    const unsigned int v1830 = static_cast<unsigned int>(v1454.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1831 = v1444 + v1830;
-    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1833 = v249 && v1832;
-    const bool v1834 = v1831 < v80;
-    const bool v1835 = v1833 && v1834;
-    if (v1835) {
-      const float v1836 = v1454.x[16];
-      const bool v1837 = v1829 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1838 = v1831 - v78;
-      const bool v1839 = v1838 < v2;
-      const bool v1840 = v1837 && v1839;
-      if (v1840) {
-        const iron_bf16 v1841 = iron_f32_to_bf16(v1836);
-        const unsigned int v1842 = v1829 * v2;
-        const unsigned int v1843 = v1842 + v1831;
-        const unsigned int v1844 = v1843 - v78;
-        out[v1844] = v1841;
-      }
-    }
-    const unsigned int v1845 = static_cast<unsigned int>(v1454.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1846 = v354 + v1845;
-    const unsigned int v1847 = static_cast<unsigned int>(v1454.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1848 = v1444 + v1847;
-    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1850 = v249 && v1849;
-    const bool v1851 = v1848 < v80;
-    const bool v1852 = v1850 && v1851;
-    if (v1852) {
-      const float v1853 = v1454.x[17];
-      const bool v1854 = v1846 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1855 = v1848 - v78;
-      const bool v1856 = v1855 < v2;
-      const bool v1857 = v1854 && v1856;
-      if (v1857) {
-        const iron_bf16 v1858 = iron_f32_to_bf16(v1853);
-        const unsigned int v1859 = v1846 * v2;
-        const unsigned int v1860 = v1859 + v1848;
-        const unsigned int v1861 = v1860 - v78;
-        out[v1861] = v1858;
-      }
-    }
-    const unsigned int v1862 = static_cast<unsigned int>(v1454.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1863 = v354 + v1862;
-    const unsigned int v1864 = static_cast<unsigned int>(v1454.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1865 = v1444 + v1864;
-    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1867 = v249 && v1866;
-    const bool v1868 = v1865 < v80;
-    const bool v1869 = v1867 && v1868;
-    if (v1869) {
-      const float v1870 = v1454.x[18];
-      const bool v1871 = v1863 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1872 = v1865 - v78;
-      const bool v1873 = v1872 < v2;
-      const bool v1874 = v1871 && v1873;
-      if (v1874) {
-        const iron_bf16 v1875 = iron_f32_to_bf16(v1870);
-        const unsigned int v1876 = v1863 * v2;
-        const unsigned int v1877 = v1876 + v1865;
-        const unsigned int v1878 = v1877 - v78;
-        out[v1878] = v1875;
-      }
-    }
-    const unsigned int v1879 = static_cast<unsigned int>(v1454.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1880 = v354 + v1879;
-    const unsigned int v1881 = static_cast<unsigned int>(v1454.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1882 = v1444 + v1881;
-    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1884 = v249 && v1883;
-    const bool v1885 = v1882 < v80;
-    const bool v1886 = v1884 && v1885;
-    if (v1886) {
-      const float v1887 = v1454.x[19];
-      const bool v1888 = v1880 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1889 = v1882 - v78;
-      const bool v1890 = v1889 < v2;
-      const bool v1891 = v1888 && v1890;
-      if (v1891) {
-        const iron_bf16 v1892 = iron_f32_to_bf16(v1887);
-        const unsigned int v1893 = v1880 * v2;
-        const unsigned int v1894 = v1893 + v1882;
-        const unsigned int v1895 = v1894 - v78;
-        out[v1895] = v1892;
-      }
-    }
-    const unsigned int v1896 = static_cast<unsigned int>(v1454.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1897 = v354 + v1896;
-    const unsigned int v1898 = static_cast<unsigned int>(v1454.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1899 = v1444 + v1898;
-    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1901 = v249 && v1900;
-    const bool v1902 = v1899 < v80;
-    const bool v1903 = v1901 && v1902;
-    if (v1903) {
-      const float v1904 = v1454.x[20];
-      const bool v1905 = v1897 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1906 = v1899 - v78;
-      const bool v1907 = v1906 < v2;
-      const bool v1908 = v1905 && v1907;
-      if (v1908) {
-        const iron_bf16 v1909 = iron_f32_to_bf16(v1904);
-        const unsigned int v1910 = v1897 * v2;
-        const unsigned int v1911 = v1910 + v1899;
-        const unsigned int v1912 = v1911 - v78;
-        out[v1912] = v1909;
-      }
-    }
-    const unsigned int v1913 = static_cast<unsigned int>(v1454.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1914 = v354 + v1913;
-    const unsigned int v1915 = static_cast<unsigned int>(v1454.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1916 = v1444 + v1915;
-    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1918 = v249 && v1917;
-    const bool v1919 = v1916 < v80;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v1454.x[21];
-      const bool v1922 = v1914 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1923 = v1916 - v78;
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1922 && v1924;
-      if (v1925) {
-        const iron_bf16 v1926 = iron_f32_to_bf16(v1921);
-        const unsigned int v1927 = v1914 * v2;
-        const unsigned int v1928 = v1927 + v1916;
-        const unsigned int v1929 = v1928 - v78;
-        out[v1929] = v1926;
-      }
-    }
-    const unsigned int v1930 = static_cast<unsigned int>(v1454.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1931 = v354 + v1930;
-    const unsigned int v1932 = static_cast<unsigned int>(v1454.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1933 = v1444 + v1932;
-    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1935 = v249 && v1934;
-    const bool v1936 = v1933 < v80;
-    const bool v1937 = v1935 && v1936;
-    if (v1937) {
-      const float v1938 = v1454.x[22];
-      const bool v1939 = v1931 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1940 = v1933 - v78;
-      const bool v1941 = v1940 < v2;
-      const bool v1942 = v1939 && v1941;
-      if (v1942) {
-        const iron_bf16 v1943 = iron_f32_to_bf16(v1938);
-        const unsigned int v1944 = v1931 * v2;
-        const unsigned int v1945 = v1944 + v1933;
-        const unsigned int v1946 = v1945 - v78;
-        out[v1946] = v1943;
-      }
-    }
-    const unsigned int v1947 = static_cast<unsigned int>(v1454.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1948 = v354 + v1947;
-    const unsigned int v1949 = static_cast<unsigned int>(v1454.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1950 = v1444 + v1949;
-    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1952 = v249 && v1951;
-    const bool v1953 = v1950 < v80;
-    const bool v1954 = v1952 && v1953;
-    if (v1954) {
-      const float v1955 = v1454.x[23];
-      const bool v1956 = v1948 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1957 = v1950 - v78;
-      const bool v1958 = v1957 < v2;
-      const bool v1959 = v1956 && v1958;
-      if (v1959) {
-        const iron_bf16 v1960 = iron_f32_to_bf16(v1955);
-        const unsigned int v1961 = v1948 * v2;
-        const unsigned int v1962 = v1961 + v1950;
-        const unsigned int v1963 = v1962 - v78;
-        out[v1963] = v1960;
-      }
-    }
-    const unsigned int v1964 = static_cast<unsigned int>(v1454.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1965 = v354 + v1964;
-    const unsigned int v1966 = static_cast<unsigned int>(v1454.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1967 = v1444 + v1966;
-    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1969 = v249 && v1968;
-    const bool v1970 = v1967 < v80;
-    const bool v1971 = v1969 && v1970;
-    if (v1971) {
-      const float v1972 = v1454.x[24];
-      const bool v1973 = v1965 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1974 = v1967 - v78;
-      const bool v1975 = v1974 < v2;
-      const bool v1976 = v1973 && v1975;
-      if (v1976) {
-        const iron_bf16 v1977 = iron_f32_to_bf16(v1972);
-        const unsigned int v1978 = v1965 * v2;
-        const unsigned int v1979 = v1978 + v1967;
-        const unsigned int v1980 = v1979 - v78;
-        out[v1980] = v1977;
-      }
-    }
-    const unsigned int v1981 = static_cast<unsigned int>(v1454.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1982 = v354 + v1981;
-    const unsigned int v1983 = static_cast<unsigned int>(v1454.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v1984 = v1444 + v1983;
-    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1986 = v249 && v1985;
-    const bool v1987 = v1984 < v80;
-    const bool v1988 = v1986 && v1987;
-    if (v1988) {
-      const float v1989 = v1454.x[25];
-      const bool v1990 = v1982 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1991 = v1984 - v78;
-      const bool v1992 = v1991 < v2;
-      const bool v1993 = v1990 && v1992;
-      if (v1993) {
-        const iron_bf16 v1994 = iron_f32_to_bf16(v1989);
-        const unsigned int v1995 = v1982 * v2;
-        const unsigned int v1996 = v1995 + v1984;
-        const unsigned int v1997 = v1996 - v78;
-        out[v1997] = v1994;
-      }
-    }
-    const unsigned int v1998 = static_cast<unsigned int>(v1454.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v1999 = v354 + v1998;
-    const unsigned int v2000 = static_cast<unsigned int>(v1454.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2001 = v1444 + v2000;
-    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2003 = v249 && v2002;
-    const bool v2004 = v2001 < v80;
-    const bool v2005 = v2003 && v2004;
-    if (v2005) {
-      const float v2006 = v1454.x[26];
-      const bool v2007 = v1999 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2008 = v2001 - v78;
-      const bool v2009 = v2008 < v2;
-      const bool v2010 = v2007 && v2009;
-      if (v2010) {
-        const iron_bf16 v2011 = iron_f32_to_bf16(v2006);
-        const unsigned int v2012 = v1999 * v2;
-        const unsigned int v2013 = v2012 + v2001;
-        const unsigned int v2014 = v2013 - v78;
-        out[v2014] = v2011;
-      }
-    }
-    const unsigned int v2015 = static_cast<unsigned int>(v1454.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2016 = v354 + v2015;
-    const unsigned int v2017 = static_cast<unsigned int>(v1454.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2018 = v1444 + v2017;
-    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2020 = v249 && v2019;
-    const bool v2021 = v2018 < v80;
-    const bool v2022 = v2020 && v2021;
-    if (v2022) {
-      const float v2023 = v1454.x[27];
-      const bool v2024 = v2016 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2025 = v2018 - v78;
-      const bool v2026 = v2025 < v2;
-      const bool v2027 = v2024 && v2026;
-      if (v2027) {
-        const iron_bf16 v2028 = iron_f32_to_bf16(v2023);
-        const unsigned int v2029 = v2016 * v2;
-        const unsigned int v2030 = v2029 + v2018;
-        const unsigned int v2031 = v2030 - v78;
-        out[v2031] = v2028;
-      }
-    }
-    const unsigned int v2032 = static_cast<unsigned int>(v1454.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2033 = v354 + v2032;
-    const unsigned int v2034 = static_cast<unsigned int>(v1454.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2035 = v1444 + v2034;
-    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2037 = v249 && v2036;
-    const bool v2038 = v2035 < v80;
-    const bool v2039 = v2037 && v2038;
-    if (v2039) {
-      const float v2040 = v1454.x[28];
-      const bool v2041 = v2033 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2042 = v2035 - v78;
-      const bool v2043 = v2042 < v2;
-      const bool v2044 = v2041 && v2043;
-      if (v2044) {
-        const iron_bf16 v2045 = iron_f32_to_bf16(v2040);
-        const unsigned int v2046 = v2033 * v2;
-        const unsigned int v2047 = v2046 + v2035;
-        const unsigned int v2048 = v2047 - v78;
-        out[v2048] = v2045;
-      }
-    }
-    const unsigned int v2049 = static_cast<unsigned int>(v1454.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2050 = v354 + v2049;
-    const unsigned int v2051 = static_cast<unsigned int>(v1454.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2052 = v1444 + v2051;
-    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2054 = v249 && v2053;
-    const bool v2055 = v2052 < v80;
-    const bool v2056 = v2054 && v2055;
-    if (v2056) {
-      const float v2057 = v1454.x[29];
-      const bool v2058 = v2050 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2059 = v2052 - v78;
-      const bool v2060 = v2059 < v2;
-      const bool v2061 = v2058 && v2060;
-      if (v2061) {
-        const iron_bf16 v2062 = iron_f32_to_bf16(v2057);
-        const unsigned int v2063 = v2050 * v2;
-        const unsigned int v2064 = v2063 + v2052;
-        const unsigned int v2065 = v2064 - v78;
-        out[v2065] = v2062;
-      }
-    }
-    const unsigned int v2066 = static_cast<unsigned int>(v1454.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2067 = v354 + v2066;
-    const unsigned int v2068 = static_cast<unsigned int>(v1454.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2069 = v1444 + v2068;
-    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2071 = v249 && v2070;
-    const bool v2072 = v2069 < v80;
-    const bool v2073 = v2071 && v2072;
-    if (v2073) {
-      const float v2074 = v1454.x[30];
-      const bool v2075 = v2067 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2076 = v2069 - v78;
-      const bool v2077 = v2076 < v2;
-      const bool v2078 = v2075 && v2077;
-      if (v2078) {
-        const iron_bf16 v2079 = iron_f32_to_bf16(v2074);
-        const unsigned int v2080 = v2067 * v2;
-        const unsigned int v2081 = v2080 + v2069;
-        const unsigned int v2082 = v2081 - v78;
-        out[v2082] = v2079;
-      }
-    }
-    const unsigned int v2083 = static_cast<unsigned int>(v1454.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2084 = v354 + v2083;
-    const unsigned int v2085 = static_cast<unsigned int>(v1454.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2086 = v1444 + v2085;
-    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2088 = v249 && v2087;
-    const bool v2089 = v2086 < v80;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const float v2091 = v1454.x[31];
-      const bool v2092 = v2084 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2093 = v2086 - v78;
-      const bool v2094 = v2093 < v2;
-      const bool v2095 = v2092 && v2094;
-      if (v2095) {
-        const iron_bf16 v2096 = iron_f32_to_bf16(v2091);
-        const unsigned int v2097 = v2084 * v2;
-        const unsigned int v2098 = v2097 + v2086;
-        const unsigned int v2099 = v2098 - v78;
-        out[v2099] = v2096;
-      }
-    }
-    const unsigned int v2100 = static_cast<unsigned int>(v1454.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2101 = v354 + v2100;
-    const unsigned int v2102 = static_cast<unsigned int>(v1454.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2103 = v1444 + v2102;
-    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2105 = v249 && v2104;
-    const bool v2106 = v2103 < v80;
-    const bool v2107 = v2105 && v2106;
-    if (v2107) {
-      const float v2108 = v1454.x[32];
-      const bool v2109 = v2101 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2110 = v2103 - v78;
-      const bool v2111 = v2110 < v2;
-      const bool v2112 = v2109 && v2111;
-      if (v2112) {
-        const iron_bf16 v2113 = iron_f32_to_bf16(v2108);
-        const unsigned int v2114 = v2101 * v2;
-        const unsigned int v2115 = v2114 + v2103;
-        const unsigned int v2116 = v2115 - v78;
-        out[v2116] = v2113;
-      }
-    }
-    const unsigned int v2117 = static_cast<unsigned int>(v1454.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2118 = v354 + v2117;
-    const unsigned int v2119 = static_cast<unsigned int>(v1454.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2120 = v1444 + v2119;
-    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2122 = v249 && v2121;
-    const bool v2123 = v2120 < v80;
-    const bool v2124 = v2122 && v2123;
-    if (v2124) {
-      const float v2125 = v1454.x[33];
-      const bool v2126 = v2118 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2127 = v2120 - v78;
-      const bool v2128 = v2127 < v2;
-      const bool v2129 = v2126 && v2128;
-      if (v2129) {
-        const iron_bf16 v2130 = iron_f32_to_bf16(v2125);
-        const unsigned int v2131 = v2118 * v2;
-        const unsigned int v2132 = v2131 + v2120;
-        const unsigned int v2133 = v2132 - v78;
-        out[v2133] = v2130;
-      }
-    }
-    const unsigned int v2134 = static_cast<unsigned int>(v1454.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2135 = v354 + v2134;
-    const unsigned int v2136 = static_cast<unsigned int>(v1454.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2137 = v1444 + v2136;
-    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2139 = v249 && v2138;
-    const bool v2140 = v2137 < v80;
-    const bool v2141 = v2139 && v2140;
-    if (v2141) {
-      const float v2142 = v1454.x[34];
-      const bool v2143 = v2135 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2144 = v2137 - v78;
-      const bool v2145 = v2144 < v2;
-      const bool v2146 = v2143 && v2145;
-      if (v2146) {
-        const iron_bf16 v2147 = iron_f32_to_bf16(v2142);
-        const unsigned int v2148 = v2135 * v2;
-        const unsigned int v2149 = v2148 + v2137;
-        const unsigned int v2150 = v2149 - v78;
-        out[v2150] = v2147;
-      }
-    }
-    const unsigned int v2151 = static_cast<unsigned int>(v1454.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2152 = v354 + v2151;
-    const unsigned int v2153 = static_cast<unsigned int>(v1454.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2154 = v1444 + v2153;
-    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2156 = v249 && v2155;
-    const bool v2157 = v2154 < v80;
-    const bool v2158 = v2156 && v2157;
-    if (v2158) {
-      const float v2159 = v1454.x[35];
-      const bool v2160 = v2152 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2161 = v2154 - v78;
-      const bool v2162 = v2161 < v2;
-      const bool v2163 = v2160 && v2162;
-      if (v2163) {
-        const iron_bf16 v2164 = iron_f32_to_bf16(v2159);
-        const unsigned int v2165 = v2152 * v2;
-        const unsigned int v2166 = v2165 + v2154;
-        const unsigned int v2167 = v2166 - v78;
-        out[v2167] = v2164;
-      }
-    }
-    const unsigned int v2168 = static_cast<unsigned int>(v1454.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2169 = v354 + v2168;
-    const unsigned int v2170 = static_cast<unsigned int>(v1454.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2171 = v1444 + v2170;
-    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2173 = v249 && v2172;
-    const bool v2174 = v2171 < v80;
-    const bool v2175 = v2173 && v2174;
-    if (v2175) {
-      const float v2176 = v1454.x[36];
-      const bool v2177 = v2169 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2178 = v2171 - v78;
-      const bool v2179 = v2178 < v2;
-      const bool v2180 = v2177 && v2179;
-      if (v2180) {
-        const iron_bf16 v2181 = iron_f32_to_bf16(v2176);
-        const unsigned int v2182 = v2169 * v2;
-        const unsigned int v2183 = v2182 + v2171;
-        const unsigned int v2184 = v2183 - v78;
-        out[v2184] = v2181;
-      }
-    }
-    const unsigned int v2185 = static_cast<unsigned int>(v1454.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2186 = v354 + v2185;
-    const unsigned int v2187 = static_cast<unsigned int>(v1454.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2188 = v1444 + v2187;
-    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2190 = v249 && v2189;
-    const bool v2191 = v2188 < v80;
-    const bool v2192 = v2190 && v2191;
-    if (v2192) {
-      const float v2193 = v1454.x[37];
-      const bool v2194 = v2186 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2195 = v2188 - v78;
-      const bool v2196 = v2195 < v2;
-      const bool v2197 = v2194 && v2196;
-      if (v2197) {
-        const iron_bf16 v2198 = iron_f32_to_bf16(v2193);
-        const unsigned int v2199 = v2186 * v2;
-        const unsigned int v2200 = v2199 + v2188;
-        const unsigned int v2201 = v2200 - v78;
-        out[v2201] = v2198;
-      }
-    }
-    const unsigned int v2202 = static_cast<unsigned int>(v1454.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2203 = v354 + v2202;
-    const unsigned int v2204 = static_cast<unsigned int>(v1454.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2205 = v1444 + v2204;
-    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2207 = v249 && v2206;
-    const bool v2208 = v2205 < v80;
-    const bool v2209 = v2207 && v2208;
-    if (v2209) {
-      const float v2210 = v1454.x[38];
-      const bool v2211 = v2203 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2212 = v2205 - v78;
-      const bool v2213 = v2212 < v2;
-      const bool v2214 = v2211 && v2213;
-      if (v2214) {
-        const iron_bf16 v2215 = iron_f32_to_bf16(v2210);
-        const unsigned int v2216 = v2203 * v2;
-        const unsigned int v2217 = v2216 + v2205;
-        const unsigned int v2218 = v2217 - v78;
-        out[v2218] = v2215;
-      }
-    }
-    const unsigned int v2219 = static_cast<unsigned int>(v1454.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2220 = v354 + v2219;
-    const unsigned int v2221 = static_cast<unsigned int>(v1454.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2222 = v1444 + v2221;
-    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2224 = v249 && v2223;
-    const bool v2225 = v2222 < v80;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v1454.x[39];
-      const bool v2228 = v2220 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2229 = v2222 - v78;
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2228 && v2230;
-      if (v2231) {
-        const iron_bf16 v2232 = iron_f32_to_bf16(v2227);
-        const unsigned int v2233 = v2220 * v2;
-        const unsigned int v2234 = v2233 + v2222;
-        const unsigned int v2235 = v2234 - v78;
-        out[v2235] = v2232;
-      }
-    }
-    const unsigned int v2236 = static_cast<unsigned int>(v1454.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2237 = v354 + v2236;
-    const unsigned int v2238 = static_cast<unsigned int>(v1454.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2239 = v1444 + v2238;
-    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2241 = v249 && v2240;
-    const bool v2242 = v2239 < v80;
-    const bool v2243 = v2241 && v2242;
-    if (v2243) {
-      const float v2244 = v1454.x[40];
-      const bool v2245 = v2237 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2246 = v2239 - v78;
-      const bool v2247 = v2246 < v2;
-      const bool v2248 = v2245 && v2247;
-      if (v2248) {
-        const iron_bf16 v2249 = iron_f32_to_bf16(v2244);
-        const unsigned int v2250 = v2237 * v2;
-        const unsigned int v2251 = v2250 + v2239;
-        const unsigned int v2252 = v2251 - v78;
-        out[v2252] = v2249;
-      }
-    }
-    const unsigned int v2253 = static_cast<unsigned int>(v1454.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2254 = v354 + v2253;
-    const unsigned int v2255 = static_cast<unsigned int>(v1454.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2256 = v1444 + v2255;
-    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2258 = v249 && v2257;
-    const bool v2259 = v2256 < v80;
-    const bool v2260 = v2258 && v2259;
-    if (v2260) {
-      const float v2261 = v1454.x[41];
-      const bool v2262 = v2254 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2263 = v2256 - v78;
-      const bool v2264 = v2263 < v2;
-      const bool v2265 = v2262 && v2264;
-      if (v2265) {
-        const iron_bf16 v2266 = iron_f32_to_bf16(v2261);
-        const unsigned int v2267 = v2254 * v2;
-        const unsigned int v2268 = v2267 + v2256;
-        const unsigned int v2269 = v2268 - v78;
-        out[v2269] = v2266;
-      }
-    }
-    const unsigned int v2270 = static_cast<unsigned int>(v1454.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2271 = v354 + v2270;
-    const unsigned int v2272 = static_cast<unsigned int>(v1454.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2273 = v1444 + v2272;
-    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2275 = v249 && v2274;
-    const bool v2276 = v2273 < v80;
-    const bool v2277 = v2275 && v2276;
-    if (v2277) {
-      const float v2278 = v1454.x[42];
-      const bool v2279 = v2271 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2280 = v2273 - v78;
-      const bool v2281 = v2280 < v2;
-      const bool v2282 = v2279 && v2281;
-      if (v2282) {
-        const iron_bf16 v2283 = iron_f32_to_bf16(v2278);
-        const unsigned int v2284 = v2271 * v2;
-        const unsigned int v2285 = v2284 + v2273;
-        const unsigned int v2286 = v2285 - v78;
-        out[v2286] = v2283;
-      }
-    }
-    const unsigned int v2287 = static_cast<unsigned int>(v1454.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2288 = v354 + v2287;
-    const unsigned int v2289 = static_cast<unsigned int>(v1454.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2290 = v1444 + v2289;
-    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2292 = v249 && v2291;
-    const bool v2293 = v2290 < v80;
-    const bool v2294 = v2292 && v2293;
-    if (v2294) {
-      const float v2295 = v1454.x[43];
-      const bool v2296 = v2288 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2297 = v2290 - v78;
-      const bool v2298 = v2297 < v2;
-      const bool v2299 = v2296 && v2298;
-      if (v2299) {
-        const iron_bf16 v2300 = iron_f32_to_bf16(v2295);
-        const unsigned int v2301 = v2288 * v2;
-        const unsigned int v2302 = v2301 + v2290;
-        const unsigned int v2303 = v2302 - v78;
-        out[v2303] = v2300;
-      }
-    }
-    const unsigned int v2304 = static_cast<unsigned int>(v1454.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2305 = v354 + v2304;
-    const unsigned int v2306 = static_cast<unsigned int>(v1454.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2307 = v1444 + v2306;
-    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2309 = v249 && v2308;
-    const bool v2310 = v2307 < v80;
-    const bool v2311 = v2309 && v2310;
-    if (v2311) {
-      const float v2312 = v1454.x[44];
-      const bool v2313 = v2305 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2314 = v2307 - v78;
-      const bool v2315 = v2314 < v2;
-      const bool v2316 = v2313 && v2315;
-      if (v2316) {
-        const iron_bf16 v2317 = iron_f32_to_bf16(v2312);
-        const unsigned int v2318 = v2305 * v2;
-        const unsigned int v2319 = v2318 + v2307;
-        const unsigned int v2320 = v2319 - v78;
-        out[v2320] = v2317;
-      }
-    }
-    const unsigned int v2321 = static_cast<unsigned int>(v1454.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2322 = v354 + v2321;
-    const unsigned int v2323 = static_cast<unsigned int>(v1454.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2324 = v1444 + v2323;
-    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2326 = v249 && v2325;
-    const bool v2327 = v2324 < v80;
-    const bool v2328 = v2326 && v2327;
-    if (v2328) {
-      const float v2329 = v1454.x[45];
-      const bool v2330 = v2322 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2331 = v2324 - v78;
-      const bool v2332 = v2331 < v2;
-      const bool v2333 = v2330 && v2332;
-      if (v2333) {
-        const iron_bf16 v2334 = iron_f32_to_bf16(v2329);
-        const unsigned int v2335 = v2322 * v2;
-        const unsigned int v2336 = v2335 + v2324;
-        const unsigned int v2337 = v2336 - v78;
-        out[v2337] = v2334;
-      }
-    }
-    const unsigned int v2338 = static_cast<unsigned int>(v1454.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2339 = v354 + v2338;
-    const unsigned int v2340 = static_cast<unsigned int>(v1454.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2341 = v1444 + v2340;
-    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2343 = v249 && v2342;
-    const bool v2344 = v2341 < v80;
-    const bool v2345 = v2343 && v2344;
-    if (v2345) {
-      const float v2346 = v1454.x[46];
-      const bool v2347 = v2339 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2348 = v2341 - v78;
-      const bool v2349 = v2348 < v2;
-      const bool v2350 = v2347 && v2349;
-      if (v2350) {
-        const iron_bf16 v2351 = iron_f32_to_bf16(v2346);
-        const unsigned int v2352 = v2339 * v2;
-        const unsigned int v2353 = v2352 + v2341;
-        const unsigned int v2354 = v2353 - v78;
-        out[v2354] = v2351;
-      }
-    }
-    const unsigned int v2355 = static_cast<unsigned int>(v1454.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2356 = v354 + v2355;
-    const unsigned int v2357 = static_cast<unsigned int>(v1454.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2358 = v1444 + v2357;
-    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2360 = v249 && v2359;
-    const bool v2361 = v2358 < v80;
-    const bool v2362 = v2360 && v2361;
-    if (v2362) {
-      const float v2363 = v1454.x[47];
-      const bool v2364 = v2356 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2365 = v2358 - v78;
-      const bool v2366 = v2365 < v2;
-      const bool v2367 = v2364 && v2366;
-      if (v2367) {
-        const iron_bf16 v2368 = iron_f32_to_bf16(v2363);
-        const unsigned int v2369 = v2356 * v2;
-        const unsigned int v2370 = v2369 + v2358;
-        const unsigned int v2371 = v2370 - v78;
-        out[v2371] = v2368;
-      }
-    }
-    const unsigned int v2372 = static_cast<unsigned int>(v1454.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2373 = v354 + v2372;
-    const unsigned int v2374 = static_cast<unsigned int>(v1454.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2375 = v1444 + v2374;
-    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2377 = v249 && v2376;
-    const bool v2378 = v2375 < v80;
-    const bool v2379 = v2377 && v2378;
-    if (v2379) {
-      const float v2380 = v1454.x[48];
-      const bool v2381 = v2373 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2382 = v2375 - v78;
-      const bool v2383 = v2382 < v2;
-      const bool v2384 = v2381 && v2383;
-      if (v2384) {
-        const iron_bf16 v2385 = iron_f32_to_bf16(v2380);
-        const unsigned int v2386 = v2373 * v2;
-        const unsigned int v2387 = v2386 + v2375;
-        const unsigned int v2388 = v2387 - v78;
-        out[v2388] = v2385;
-      }
-    }
-    const unsigned int v2389 = static_cast<unsigned int>(v1454.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2390 = v354 + v2389;
-    const unsigned int v2391 = static_cast<unsigned int>(v1454.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2392 = v1444 + v2391;
-    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2394 = v249 && v2393;
-    const bool v2395 = v2392 < v80;
-    const bool v2396 = v2394 && v2395;
-    if (v2396) {
-      const float v2397 = v1454.x[49];
-      const bool v2398 = v2390 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2399 = v2392 - v78;
-      const bool v2400 = v2399 < v2;
-      const bool v2401 = v2398 && v2400;
-      if (v2401) {
-        const iron_bf16 v2402 = iron_f32_to_bf16(v2397);
-        const unsigned int v2403 = v2390 * v2;
-        const unsigned int v2404 = v2403 + v2392;
-        const unsigned int v2405 = v2404 - v78;
-        out[v2405] = v2402;
-      }
-    }
-    const unsigned int v2406 = static_cast<unsigned int>(v1454.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2407 = v354 + v2406;
-    const unsigned int v2408 = static_cast<unsigned int>(v1454.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2409 = v1444 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2411 = v249 && v2410;
-    const bool v2412 = v2409 < v80;
-    const bool v2413 = v2411 && v2412;
-    if (v2413) {
-      const float v2414 = v1454.x[50];
-      const bool v2415 = v2407 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2416 = v2409 - v78;
-      const bool v2417 = v2416 < v2;
-      const bool v2418 = v2415 && v2417;
-      if (v2418) {
-        const iron_bf16 v2419 = iron_f32_to_bf16(v2414);
-        const unsigned int v2420 = v2407 * v2;
-        const unsigned int v2421 = v2420 + v2409;
-        const unsigned int v2422 = v2421 - v78;
-        out[v2422] = v2419;
-      }
-    }
-    const unsigned int v2423 = static_cast<unsigned int>(v1454.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2424 = v354 + v2423;
-    const unsigned int v2425 = static_cast<unsigned int>(v1454.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2426 = v1444 + v2425;
-    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2428 = v249 && v2427;
-    const bool v2429 = v2426 < v80;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v1454.x[51];
-      const bool v2432 = v2424 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2433 = v2426 - v78;
-      const bool v2434 = v2433 < v2;
-      const bool v2435 = v2432 && v2434;
-      if (v2435) {
-        const iron_bf16 v2436 = iron_f32_to_bf16(v2431);
-        const unsigned int v2437 = v2424 * v2;
-        const unsigned int v2438 = v2437 + v2426;
-        const unsigned int v2439 = v2438 - v78;
-        out[v2439] = v2436;
-      }
-    }
-    const unsigned int v2440 = static_cast<unsigned int>(v1454.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2441 = v354 + v2440;
-    const unsigned int v2442 = static_cast<unsigned int>(v1454.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2443 = v1444 + v2442;
-    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2445 = v249 && v2444;
-    const bool v2446 = v2443 < v80;
-    const bool v2447 = v2445 && v2446;
-    if (v2447) {
-      const float v2448 = v1454.x[52];
-      const bool v2449 = v2441 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2450 = v2443 - v78;
-      const bool v2451 = v2450 < v2;
-      const bool v2452 = v2449 && v2451;
-      if (v2452) {
-        const iron_bf16 v2453 = iron_f32_to_bf16(v2448);
-        const unsigned int v2454 = v2441 * v2;
-        const unsigned int v2455 = v2454 + v2443;
-        const unsigned int v2456 = v2455 - v78;
-        out[v2456] = v2453;
-      }
-    }
-    const unsigned int v2457 = static_cast<unsigned int>(v1454.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2458 = v354 + v2457;
-    const unsigned int v2459 = static_cast<unsigned int>(v1454.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2460 = v1444 + v2459;
-    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2462 = v249 && v2461;
-    const bool v2463 = v2460 < v80;
-    const bool v2464 = v2462 && v2463;
-    if (v2464) {
-      const float v2465 = v1454.x[53];
-      const bool v2466 = v2458 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2467 = v2460 - v78;
-      const bool v2468 = v2467 < v2;
-      const bool v2469 = v2466 && v2468;
-      if (v2469) {
-        const iron_bf16 v2470 = iron_f32_to_bf16(v2465);
-        const unsigned int v2471 = v2458 * v2;
-        const unsigned int v2472 = v2471 + v2460;
-        const unsigned int v2473 = v2472 - v78;
-        out[v2473] = v2470;
-      }
-    }
-    const unsigned int v2474 = static_cast<unsigned int>(v1454.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2475 = v354 + v2474;
-    const unsigned int v2476 = static_cast<unsigned int>(v1454.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2477 = v1444 + v2476;
-    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2479 = v249 && v2478;
-    const bool v2480 = v2477 < v80;
-    const bool v2481 = v2479 && v2480;
-    if (v2481) {
-      const float v2482 = v1454.x[54];
-      const bool v2483 = v2475 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2484 = v2477 - v78;
-      const bool v2485 = v2484 < v2;
-      const bool v2486 = v2483 && v2485;
-      if (v2486) {
-        const iron_bf16 v2487 = iron_f32_to_bf16(v2482);
-        const unsigned int v2488 = v2475 * v2;
-        const unsigned int v2489 = v2488 + v2477;
-        const unsigned int v2490 = v2489 - v78;
-        out[v2490] = v2487;
-      }
-    }
-    const unsigned int v2491 = static_cast<unsigned int>(v1454.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2492 = v354 + v2491;
-    const unsigned int v2493 = static_cast<unsigned int>(v1454.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2494 = v1444 + v2493;
-    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2496 = v249 && v2495;
-    const bool v2497 = v2494 < v80;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v1454.x[55];
-      const bool v2500 = v2492 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2501 = v2494 - v78;
-      const bool v2502 = v2501 < v2;
-      const bool v2503 = v2500 && v2502;
-      if (v2503) {
-        const iron_bf16 v2504 = iron_f32_to_bf16(v2499);
-        const unsigned int v2505 = v2492 * v2;
-        const unsigned int v2506 = v2505 + v2494;
-        const unsigned int v2507 = v2506 - v78;
-        out[v2507] = v2504;
-      }
-    }
-    const unsigned int v2508 = static_cast<unsigned int>(v1454.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2509 = v354 + v2508;
-    const unsigned int v2510 = static_cast<unsigned int>(v1454.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2511 = v1444 + v2510;
-    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2513 = v249 && v2512;
-    const bool v2514 = v2511 < v80;
-    const bool v2515 = v2513 && v2514;
-    if (v2515) {
-      const float v2516 = v1454.x[56];
-      const bool v2517 = v2509 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2518 = v2511 - v78;
-      const bool v2519 = v2518 < v2;
-      const bool v2520 = v2517 && v2519;
-      if (v2520) {
-        const iron_bf16 v2521 = iron_f32_to_bf16(v2516);
-        const unsigned int v2522 = v2509 * v2;
-        const unsigned int v2523 = v2522 + v2511;
-        const unsigned int v2524 = v2523 - v78;
-        out[v2524] = v2521;
-      }
-    }
-    const unsigned int v2525 = static_cast<unsigned int>(v1454.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2526 = v354 + v2525;
-    const unsigned int v2527 = static_cast<unsigned int>(v1454.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2528 = v1444 + v2527;
-    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2530 = v249 && v2529;
-    const bool v2531 = v2528 < v80;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v1454.x[57];
-      const bool v2534 = v2526 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2535 = v2528 - v78;
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2534 && v2536;
-      if (v2537) {
-        const iron_bf16 v2538 = iron_f32_to_bf16(v2533);
-        const unsigned int v2539 = v2526 * v2;
-        const unsigned int v2540 = v2539 + v2528;
-        const unsigned int v2541 = v2540 - v78;
-        out[v2541] = v2538;
-      }
-    }
-    const unsigned int v2542 = static_cast<unsigned int>(v1454.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2543 = v354 + v2542;
-    const unsigned int v2544 = static_cast<unsigned int>(v1454.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2545 = v1444 + v2544;
-    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2547 = v249 && v2546;
-    const bool v2548 = v2545 < v80;
-    const bool v2549 = v2547 && v2548;
-    if (v2549) {
-      const float v2550 = v1454.x[58];
-      const bool v2551 = v2543 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2552 = v2545 - v78;
-      const bool v2553 = v2552 < v2;
-      const bool v2554 = v2551 && v2553;
-      if (v2554) {
-        const iron_bf16 v2555 = iron_f32_to_bf16(v2550);
-        const unsigned int v2556 = v2543 * v2;
-        const unsigned int v2557 = v2556 + v2545;
-        const unsigned int v2558 = v2557 - v78;
-        out[v2558] = v2555;
-      }
-    }
-    const unsigned int v2559 = static_cast<unsigned int>(v1454.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2560 = v354 + v2559;
-    const unsigned int v2561 = static_cast<unsigned int>(v1454.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2562 = v1444 + v2561;
-    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2564 = v249 && v2563;
-    const bool v2565 = v2562 < v80;
-    const bool v2566 = v2564 && v2565;
-    if (v2566) {
-      const float v2567 = v1454.x[59];
-      const bool v2568 = v2560 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2569 = v2562 - v78;
-      const bool v2570 = v2569 < v2;
-      const bool v2571 = v2568 && v2570;
-      if (v2571) {
-        const iron_bf16 v2572 = iron_f32_to_bf16(v2567);
-        const unsigned int v2573 = v2560 * v2;
-        const unsigned int v2574 = v2573 + v2562;
-        const unsigned int v2575 = v2574 - v78;
-        out[v2575] = v2572;
-      }
-    }
-    const unsigned int v2576 = static_cast<unsigned int>(v1454.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2577 = v354 + v2576;
-    const unsigned int v2578 = static_cast<unsigned int>(v1454.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2579 = v1444 + v2578;
-    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2581 = v249 && v2580;
-    const bool v2582 = v2579 < v80;
-    const bool v2583 = v2581 && v2582;
-    if (v2583) {
-      const float v2584 = v1454.x[60];
-      const bool v2585 = v2577 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2586 = v2579 - v78;
-      const bool v2587 = v2586 < v2;
-      const bool v2588 = v2585 && v2587;
-      if (v2588) {
-        const iron_bf16 v2589 = iron_f32_to_bf16(v2584);
-        const unsigned int v2590 = v2577 * v2;
-        const unsigned int v2591 = v2590 + v2579;
-        const unsigned int v2592 = v2591 - v78;
-        out[v2592] = v2589;
-      }
-    }
-    const unsigned int v2593 = static_cast<unsigned int>(v1454.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2594 = v354 + v2593;
-    const unsigned int v2595 = static_cast<unsigned int>(v1454.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2596 = v1444 + v2595;
-    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2598 = v249 && v2597;
-    const bool v2599 = v2596 < v80;
-    const bool v2600 = v2598 && v2599;
-    if (v2600) {
-      const float v2601 = v1454.x[61];
-      const bool v2602 = v2594 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2603 = v2596 - v78;
-      const bool v2604 = v2603 < v2;
-      const bool v2605 = v2602 && v2604;
-      if (v2605) {
-        const iron_bf16 v2606 = iron_f32_to_bf16(v2601);
-        const unsigned int v2607 = v2594 * v2;
-        const unsigned int v2608 = v2607 + v2596;
-        const unsigned int v2609 = v2608 - v78;
-        out[v2609] = v2606;
-      }
-    }
-    const unsigned int v2610 = static_cast<unsigned int>(v1454.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2611 = v354 + v2610;
-    const unsigned int v2612 = static_cast<unsigned int>(v1454.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2613 = v1444 + v2612;
-    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2615 = v249 && v2614;
-    const bool v2616 = v2613 < v80;
-    const bool v2617 = v2615 && v2616;
-    if (v2617) {
-      const float v2618 = v1454.x[62];
-      const bool v2619 = v2611 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2620 = v2613 - v78;
-      const bool v2621 = v2620 < v2;
-      const bool v2622 = v2619 && v2621;
-      if (v2622) {
-        const iron_bf16 v2623 = iron_f32_to_bf16(v2618);
-        const unsigned int v2624 = v2611 * v2;
-        const unsigned int v2625 = v2624 + v2613;
-        const unsigned int v2626 = v2625 - v78;
-        out[v2626] = v2623;
-      }
-    }
-    const unsigned int v2627 = static_cast<unsigned int>(v1454.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
-    const unsigned int v2628 = v354 + v2627;
-    const unsigned int v2629 = static_cast<unsigned int>(v1454.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
-    const unsigned int v2630 = v1444 + v2629;
-    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2632 = v249 && v2631;
-    const bool v2633 = v2630 < v80;
-    const bool v2634 = v2632 && v2633;
-    if (v2634) {
-      const float v2635 = v1454.x[63];
-      const bool v2636 = v2628 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2637 = v2630 - v78;
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2636 && v2638;
-      if (v2639) {
-        const iron_bf16 v2640 = iron_f32_to_bf16(v2635);
-        const unsigned int v2641 = v2628 * v2;
-        const unsigned int v2642 = v2641 + v2630;
-        const unsigned int v2643 = v2642 - v78;
-        out[v2643] = v2640;
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+      }
+    }
+    const unsigned int v1561 = static_cast<unsigned int>(v1459.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1562 = v359 + v1561;
+    const unsigned int v1563 = static_cast<unsigned int>(v1459.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1564 = v1449 + v1563;
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1566 = v254 && v1565;
+    const bool v1567 = v1564 < v80;
+    const bool v1568 = v1566 && v1567;
+    if (v1568) {
+      const float v1569 = v1459.x[0];
+      const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1571 = v1564 - v78;
+      const bool v1572 = v1571 < v2;
+      const bool v1573 = v1570 && v1572;
+      if (v1573) {
+        const iron_bf16 v1574 = iron_f32_to_bf16(v1569);
+        const unsigned int v1575 = v1562 * v2;
+        const unsigned int v1576 = v1575 + v1564;
+        const unsigned int v1577 = v1576 - v78;
+        out[v1577] = v1574;
+      }
+    }
+    const unsigned int v1578 = static_cast<unsigned int>(v1459.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1579 = v359 + v1578;
+    const unsigned int v1580 = static_cast<unsigned int>(v1459.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1581 = v1449 + v1580;
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1583 = v254 && v1582;
+    const bool v1584 = v1581 < v80;
+    const bool v1585 = v1583 && v1584;
+    if (v1585) {
+      const float v1586 = v1459.x[1];
+      const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1588 = v1581 - v78;
+      const bool v1589 = v1588 < v2;
+      const bool v1590 = v1587 && v1589;
+      if (v1590) {
+        const iron_bf16 v1591 = iron_f32_to_bf16(v1586);
+        const unsigned int v1592 = v1579 * v2;
+        const unsigned int v1593 = v1592 + v1581;
+        const unsigned int v1594 = v1593 - v78;
+        out[v1594] = v1591;
+      }
+    }
+    const unsigned int v1595 = static_cast<unsigned int>(v1459.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1596 = v359 + v1595;
+    const unsigned int v1597 = static_cast<unsigned int>(v1459.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1598 = v1449 + v1597;
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1600 = v254 && v1599;
+    const bool v1601 = v1598 < v80;
+    const bool v1602 = v1600 && v1601;
+    if (v1602) {
+      const float v1603 = v1459.x[2];
+      const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1605 = v1598 - v78;
+      const bool v1606 = v1605 < v2;
+      const bool v1607 = v1604 && v1606;
+      if (v1607) {
+        const iron_bf16 v1608 = iron_f32_to_bf16(v1603);
+        const unsigned int v1609 = v1596 * v2;
+        const unsigned int v1610 = v1609 + v1598;
+        const unsigned int v1611 = v1610 - v78;
+        out[v1611] = v1608;
+      }
+    }
+    const unsigned int v1612 = static_cast<unsigned int>(v1459.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1613 = v359 + v1612;
+    const unsigned int v1614 = static_cast<unsigned int>(v1459.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1615 = v1449 + v1614;
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1617 = v254 && v1616;
+    const bool v1618 = v1615 < v80;
+    const bool v1619 = v1617 && v1618;
+    if (v1619) {
+      const float v1620 = v1459.x[3];
+      const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1622 = v1615 - v78;
+      const bool v1623 = v1622 < v2;
+      const bool v1624 = v1621 && v1623;
+      if (v1624) {
+        const iron_bf16 v1625 = iron_f32_to_bf16(v1620);
+        const unsigned int v1626 = v1613 * v2;
+        const unsigned int v1627 = v1626 + v1615;
+        const unsigned int v1628 = v1627 - v78;
+        out[v1628] = v1625;
+      }
+    }
+    const unsigned int v1629 = static_cast<unsigned int>(v1459.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1630 = v359 + v1629;
+    const unsigned int v1631 = static_cast<unsigned int>(v1459.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1632 = v1449 + v1631;
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1634 = v254 && v1633;
+    const bool v1635 = v1632 < v80;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v1459.x[4];
+      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1639 = v1632 - v78;
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1638 && v1640;
+      if (v1641) {
+        const iron_bf16 v1642 = iron_f32_to_bf16(v1637);
+        const unsigned int v1643 = v1630 * v2;
+        const unsigned int v1644 = v1643 + v1632;
+        const unsigned int v1645 = v1644 - v78;
+        out[v1645] = v1642;
+      }
+    }
+    const unsigned int v1646 = static_cast<unsigned int>(v1459.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1647 = v359 + v1646;
+    const unsigned int v1648 = static_cast<unsigned int>(v1459.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1649 = v1449 + v1648;
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1651 = v254 && v1650;
+    const bool v1652 = v1649 < v80;
+    const bool v1653 = v1651 && v1652;
+    if (v1653) {
+      const float v1654 = v1459.x[5];
+      const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1656 = v1649 - v78;
+      const bool v1657 = v1656 < v2;
+      const bool v1658 = v1655 && v1657;
+      if (v1658) {
+        const iron_bf16 v1659 = iron_f32_to_bf16(v1654);
+        const unsigned int v1660 = v1647 * v2;
+        const unsigned int v1661 = v1660 + v1649;
+        const unsigned int v1662 = v1661 - v78;
+        out[v1662] = v1659;
+      }
+    }
+    const unsigned int v1663 = static_cast<unsigned int>(v1459.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1664 = v359 + v1663;
+    const unsigned int v1665 = static_cast<unsigned int>(v1459.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1666 = v1449 + v1665;
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1668 = v254 && v1667;
+    const bool v1669 = v1666 < v80;
+    const bool v1670 = v1668 && v1669;
+    if (v1670) {
+      const float v1671 = v1459.x[6];
+      const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1673 = v1666 - v78;
+      const bool v1674 = v1673 < v2;
+      const bool v1675 = v1672 && v1674;
+      if (v1675) {
+        const iron_bf16 v1676 = iron_f32_to_bf16(v1671);
+        const unsigned int v1677 = v1664 * v2;
+        const unsigned int v1678 = v1677 + v1666;
+        const unsigned int v1679 = v1678 - v78;
+        out[v1679] = v1676;
+      }
+    }
+    const unsigned int v1680 = static_cast<unsigned int>(v1459.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1681 = v359 + v1680;
+    const unsigned int v1682 = static_cast<unsigned int>(v1459.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1683 = v1449 + v1682;
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1685 = v254 && v1684;
+    const bool v1686 = v1683 < v80;
+    const bool v1687 = v1685 && v1686;
+    if (v1687) {
+      const float v1688 = v1459.x[7];
+      const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1690 = v1683 - v78;
+      const bool v1691 = v1690 < v2;
+      const bool v1692 = v1689 && v1691;
+      if (v1692) {
+        const iron_bf16 v1693 = iron_f32_to_bf16(v1688);
+        const unsigned int v1694 = v1681 * v2;
+        const unsigned int v1695 = v1694 + v1683;
+        const unsigned int v1696 = v1695 - v78;
+        out[v1696] = v1693;
+      }
+    }
+    const unsigned int v1697 = static_cast<unsigned int>(v1459.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1698 = v359 + v1697;
+    const unsigned int v1699 = static_cast<unsigned int>(v1459.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1700 = v1449 + v1699;
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1702 = v254 && v1701;
+    const bool v1703 = v1700 < v80;
+    const bool v1704 = v1702 && v1703;
+    if (v1704) {
+      const float v1705 = v1459.x[8];
+      const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1707 = v1700 - v78;
+      const bool v1708 = v1707 < v2;
+      const bool v1709 = v1706 && v1708;
+      if (v1709) {
+        const iron_bf16 v1710 = iron_f32_to_bf16(v1705);
+        const unsigned int v1711 = v1698 * v2;
+        const unsigned int v1712 = v1711 + v1700;
+        const unsigned int v1713 = v1712 - v78;
+        out[v1713] = v1710;
+      }
+    }
+    const unsigned int v1714 = static_cast<unsigned int>(v1459.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1715 = v359 + v1714;
+    const unsigned int v1716 = static_cast<unsigned int>(v1459.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1717 = v1449 + v1716;
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1719 = v254 && v1718;
+    const bool v1720 = v1717 < v80;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const float v1722 = v1459.x[9];
+      const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1724 = v1717 - v78;
+      const bool v1725 = v1724 < v2;
+      const bool v1726 = v1723 && v1725;
+      if (v1726) {
+        const iron_bf16 v1727 = iron_f32_to_bf16(v1722);
+        const unsigned int v1728 = v1715 * v2;
+        const unsigned int v1729 = v1728 + v1717;
+        const unsigned int v1730 = v1729 - v78;
+        out[v1730] = v1727;
+      }
+    }
+    const unsigned int v1731 = static_cast<unsigned int>(v1459.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1732 = v359 + v1731;
+    const unsigned int v1733 = static_cast<unsigned int>(v1459.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1734 = v1449 + v1733;
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1736 = v254 && v1735;
+    const bool v1737 = v1734 < v80;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const float v1739 = v1459.x[10];
+      const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1741 = v1734 - v78;
+      const bool v1742 = v1741 < v2;
+      const bool v1743 = v1740 && v1742;
+      if (v1743) {
+        const iron_bf16 v1744 = iron_f32_to_bf16(v1739);
+        const unsigned int v1745 = v1732 * v2;
+        const unsigned int v1746 = v1745 + v1734;
+        const unsigned int v1747 = v1746 - v78;
+        out[v1747] = v1744;
+      }
+    }
+    const unsigned int v1748 = static_cast<unsigned int>(v1459.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1749 = v359 + v1748;
+    const unsigned int v1750 = static_cast<unsigned int>(v1459.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1751 = v1449 + v1750;
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1753 = v254 && v1752;
+    const bool v1754 = v1751 < v80;
+    const bool v1755 = v1753 && v1754;
+    if (v1755) {
+      const float v1756 = v1459.x[11];
+      const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1758 = v1751 - v78;
+      const bool v1759 = v1758 < v2;
+      const bool v1760 = v1757 && v1759;
+      if (v1760) {
+        const iron_bf16 v1761 = iron_f32_to_bf16(v1756);
+        const unsigned int v1762 = v1749 * v2;
+        const unsigned int v1763 = v1762 + v1751;
+        const unsigned int v1764 = v1763 - v78;
+        out[v1764] = v1761;
+      }
+    }
+    const unsigned int v1765 = static_cast<unsigned int>(v1459.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1766 = v359 + v1765;
+    const unsigned int v1767 = static_cast<unsigned int>(v1459.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1768 = v1449 + v1767;
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1770 = v254 && v1769;
+    const bool v1771 = v1768 < v80;
+    const bool v1772 = v1770 && v1771;
+    if (v1772) {
+      const float v1773 = v1459.x[12];
+      const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1775 = v1768 - v78;
+      const bool v1776 = v1775 < v2;
+      const bool v1777 = v1774 && v1776;
+      if (v1777) {
+        const iron_bf16 v1778 = iron_f32_to_bf16(v1773);
+        const unsigned int v1779 = v1766 * v2;
+        const unsigned int v1780 = v1779 + v1768;
+        const unsigned int v1781 = v1780 - v78;
+        out[v1781] = v1778;
+      }
+    }
+    const unsigned int v1782 = static_cast<unsigned int>(v1459.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1783 = v359 + v1782;
+    const unsigned int v1784 = static_cast<unsigned int>(v1459.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1785 = v1449 + v1784;
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1787 = v254 && v1786;
+    const bool v1788 = v1785 < v80;
+    const bool v1789 = v1787 && v1788;
+    if (v1789) {
+      const float v1790 = v1459.x[13];
+      const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1792 = v1785 - v78;
+      const bool v1793 = v1792 < v2;
+      const bool v1794 = v1791 && v1793;
+      if (v1794) {
+        const iron_bf16 v1795 = iron_f32_to_bf16(v1790);
+        const unsigned int v1796 = v1783 * v2;
+        const unsigned int v1797 = v1796 + v1785;
+        const unsigned int v1798 = v1797 - v78;
+        out[v1798] = v1795;
+      }
+    }
+    const unsigned int v1799 = static_cast<unsigned int>(v1459.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1800 = v359 + v1799;
+    const unsigned int v1801 = static_cast<unsigned int>(v1459.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1802 = v1449 + v1801;
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1804 = v254 && v1803;
+    const bool v1805 = v1802 < v80;
+    const bool v1806 = v1804 && v1805;
+    if (v1806) {
+      const float v1807 = v1459.x[14];
+      const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1809 = v1802 - v78;
+      const bool v1810 = v1809 < v2;
+      const bool v1811 = v1808 && v1810;
+      if (v1811) {
+        const iron_bf16 v1812 = iron_f32_to_bf16(v1807);
+        const unsigned int v1813 = v1800 * v2;
+        const unsigned int v1814 = v1813 + v1802;
+        const unsigned int v1815 = v1814 - v78;
+        out[v1815] = v1812;
+      }
+    }
+    const unsigned int v1816 = static_cast<unsigned int>(v1459.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1817 = v359 + v1816;
+    const unsigned int v1818 = static_cast<unsigned int>(v1459.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1819 = v1449 + v1818;
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1821 = v254 && v1820;
+    const bool v1822 = v1819 < v80;
+    const bool v1823 = v1821 && v1822;
+    if (v1823) {
+      const float v1824 = v1459.x[15];
+      const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1826 = v1819 - v78;
+      const bool v1827 = v1826 < v2;
+      const bool v1828 = v1825 && v1827;
+      if (v1828) {
+        const iron_bf16 v1829 = iron_f32_to_bf16(v1824);
+        const unsigned int v1830 = v1817 * v2;
+        const unsigned int v1831 = v1830 + v1819;
+        const unsigned int v1832 = v1831 - v78;
+        out[v1832] = v1829;
+      }
+    }
+    const unsigned int v1833 = static_cast<unsigned int>(v1459.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1834 = v359 + v1833;
+    const unsigned int v1835 = static_cast<unsigned int>(v1459.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1836 = v1449 + v1835;
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1838 = v254 && v1837;
+    const bool v1839 = v1836 < v80;
+    const bool v1840 = v1838 && v1839;
+    if (v1840) {
+      const float v1841 = v1459.x[16];
+      const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1843 = v1836 - v78;
+      const bool v1844 = v1843 < v2;
+      const bool v1845 = v1842 && v1844;
+      if (v1845) {
+        const iron_bf16 v1846 = iron_f32_to_bf16(v1841);
+        const unsigned int v1847 = v1834 * v2;
+        const unsigned int v1848 = v1847 + v1836;
+        const unsigned int v1849 = v1848 - v78;
+        out[v1849] = v1846;
+      }
+    }
+    const unsigned int v1850 = static_cast<unsigned int>(v1459.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1851 = v359 + v1850;
+    const unsigned int v1852 = static_cast<unsigned int>(v1459.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1853 = v1449 + v1852;
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1855 = v254 && v1854;
+    const bool v1856 = v1853 < v80;
+    const bool v1857 = v1855 && v1856;
+    if (v1857) {
+      const float v1858 = v1459.x[17];
+      const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1860 = v1853 - v78;
+      const bool v1861 = v1860 < v2;
+      const bool v1862 = v1859 && v1861;
+      if (v1862) {
+        const iron_bf16 v1863 = iron_f32_to_bf16(v1858);
+        const unsigned int v1864 = v1851 * v2;
+        const unsigned int v1865 = v1864 + v1853;
+        const unsigned int v1866 = v1865 - v78;
+        out[v1866] = v1863;
+      }
+    }
+    const unsigned int v1867 = static_cast<unsigned int>(v1459.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1868 = v359 + v1867;
+    const unsigned int v1869 = static_cast<unsigned int>(v1459.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1870 = v1449 + v1869;
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1872 = v254 && v1871;
+    const bool v1873 = v1870 < v80;
+    const bool v1874 = v1872 && v1873;
+    if (v1874) {
+      const float v1875 = v1459.x[18];
+      const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1877 = v1870 - v78;
+      const bool v1878 = v1877 < v2;
+      const bool v1879 = v1876 && v1878;
+      if (v1879) {
+        const iron_bf16 v1880 = iron_f32_to_bf16(v1875);
+        const unsigned int v1881 = v1868 * v2;
+        const unsigned int v1882 = v1881 + v1870;
+        const unsigned int v1883 = v1882 - v78;
+        out[v1883] = v1880;
+      }
+    }
+    const unsigned int v1884 = static_cast<unsigned int>(v1459.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1885 = v359 + v1884;
+    const unsigned int v1886 = static_cast<unsigned int>(v1459.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1887 = v1449 + v1886;
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1889 = v254 && v1888;
+    const bool v1890 = v1887 < v80;
+    const bool v1891 = v1889 && v1890;
+    if (v1891) {
+      const float v1892 = v1459.x[19];
+      const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1894 = v1887 - v78;
+      const bool v1895 = v1894 < v2;
+      const bool v1896 = v1893 && v1895;
+      if (v1896) {
+        const iron_bf16 v1897 = iron_f32_to_bf16(v1892);
+        const unsigned int v1898 = v1885 * v2;
+        const unsigned int v1899 = v1898 + v1887;
+        const unsigned int v1900 = v1899 - v78;
+        out[v1900] = v1897;
+      }
+    }
+    const unsigned int v1901 = static_cast<unsigned int>(v1459.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1902 = v359 + v1901;
+    const unsigned int v1903 = static_cast<unsigned int>(v1459.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1904 = v1449 + v1903;
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1906 = v254 && v1905;
+    const bool v1907 = v1904 < v80;
+    const bool v1908 = v1906 && v1907;
+    if (v1908) {
+      const float v1909 = v1459.x[20];
+      const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1911 = v1904 - v78;
+      const bool v1912 = v1911 < v2;
+      const bool v1913 = v1910 && v1912;
+      if (v1913) {
+        const iron_bf16 v1914 = iron_f32_to_bf16(v1909);
+        const unsigned int v1915 = v1902 * v2;
+        const unsigned int v1916 = v1915 + v1904;
+        const unsigned int v1917 = v1916 - v78;
+        out[v1917] = v1914;
+      }
+    }
+    const unsigned int v1918 = static_cast<unsigned int>(v1459.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1919 = v359 + v1918;
+    const unsigned int v1920 = static_cast<unsigned int>(v1459.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1921 = v1449 + v1920;
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1923 = v254 && v1922;
+    const bool v1924 = v1921 < v80;
+    const bool v1925 = v1923 && v1924;
+    if (v1925) {
+      const float v1926 = v1459.x[21];
+      const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1928 = v1921 - v78;
+      const bool v1929 = v1928 < v2;
+      const bool v1930 = v1927 && v1929;
+      if (v1930) {
+        const iron_bf16 v1931 = iron_f32_to_bf16(v1926);
+        const unsigned int v1932 = v1919 * v2;
+        const unsigned int v1933 = v1932 + v1921;
+        const unsigned int v1934 = v1933 - v78;
+        out[v1934] = v1931;
+      }
+    }
+    const unsigned int v1935 = static_cast<unsigned int>(v1459.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1936 = v359 + v1935;
+    const unsigned int v1937 = static_cast<unsigned int>(v1459.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1938 = v1449 + v1937;
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1940 = v254 && v1939;
+    const bool v1941 = v1938 < v80;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v1459.x[22];
+      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1945 = v1938 - v78;
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1944 && v1946;
+      if (v1947) {
+        const iron_bf16 v1948 = iron_f32_to_bf16(v1943);
+        const unsigned int v1949 = v1936 * v2;
+        const unsigned int v1950 = v1949 + v1938;
+        const unsigned int v1951 = v1950 - v78;
+        out[v1951] = v1948;
+      }
+    }
+    const unsigned int v1952 = static_cast<unsigned int>(v1459.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1953 = v359 + v1952;
+    const unsigned int v1954 = static_cast<unsigned int>(v1459.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1955 = v1449 + v1954;
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1957 = v254 && v1956;
+    const bool v1958 = v1955 < v80;
+    const bool v1959 = v1957 && v1958;
+    if (v1959) {
+      const float v1960 = v1459.x[23];
+      const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1962 = v1955 - v78;
+      const bool v1963 = v1962 < v2;
+      const bool v1964 = v1961 && v1963;
+      if (v1964) {
+        const iron_bf16 v1965 = iron_f32_to_bf16(v1960);
+        const unsigned int v1966 = v1953 * v2;
+        const unsigned int v1967 = v1966 + v1955;
+        const unsigned int v1968 = v1967 - v78;
+        out[v1968] = v1965;
+      }
+    }
+    const unsigned int v1969 = static_cast<unsigned int>(v1459.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1970 = v359 + v1969;
+    const unsigned int v1971 = static_cast<unsigned int>(v1459.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1972 = v1449 + v1971;
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1974 = v254 && v1973;
+    const bool v1975 = v1972 < v80;
+    const bool v1976 = v1974 && v1975;
+    if (v1976) {
+      const float v1977 = v1459.x[24];
+      const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1979 = v1972 - v78;
+      const bool v1980 = v1979 < v2;
+      const bool v1981 = v1978 && v1980;
+      if (v1981) {
+        const iron_bf16 v1982 = iron_f32_to_bf16(v1977);
+        const unsigned int v1983 = v1970 * v2;
+        const unsigned int v1984 = v1983 + v1972;
+        const unsigned int v1985 = v1984 - v78;
+        out[v1985] = v1982;
+      }
+    }
+    const unsigned int v1986 = static_cast<unsigned int>(v1459.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v1987 = v359 + v1986;
+    const unsigned int v1988 = static_cast<unsigned int>(v1459.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v1989 = v1449 + v1988;
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1991 = v254 && v1990;
+    const bool v1992 = v1989 < v80;
+    const bool v1993 = v1991 && v1992;
+    if (v1993) {
+      const float v1994 = v1459.x[25];
+      const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1996 = v1989 - v78;
+      const bool v1997 = v1996 < v2;
+      const bool v1998 = v1995 && v1997;
+      if (v1998) {
+        const iron_bf16 v1999 = iron_f32_to_bf16(v1994);
+        const unsigned int v2000 = v1987 * v2;
+        const unsigned int v2001 = v2000 + v1989;
+        const unsigned int v2002 = v2001 - v78;
+        out[v2002] = v1999;
+      }
+    }
+    const unsigned int v2003 = static_cast<unsigned int>(v1459.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2004 = v359 + v2003;
+    const unsigned int v2005 = static_cast<unsigned int>(v1459.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2006 = v1449 + v2005;
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2008 = v254 && v2007;
+    const bool v2009 = v2006 < v80;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const float v2011 = v1459.x[26];
+      const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2013 = v2006 - v78;
+      const bool v2014 = v2013 < v2;
+      const bool v2015 = v2012 && v2014;
+      if (v2015) {
+        const iron_bf16 v2016 = iron_f32_to_bf16(v2011);
+        const unsigned int v2017 = v2004 * v2;
+        const unsigned int v2018 = v2017 + v2006;
+        const unsigned int v2019 = v2018 - v78;
+        out[v2019] = v2016;
+      }
+    }
+    const unsigned int v2020 = static_cast<unsigned int>(v1459.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2021 = v359 + v2020;
+    const unsigned int v2022 = static_cast<unsigned int>(v1459.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2023 = v1449 + v2022;
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2025 = v254 && v2024;
+    const bool v2026 = v2023 < v80;
+    const bool v2027 = v2025 && v2026;
+    if (v2027) {
+      const float v2028 = v1459.x[27];
+      const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2030 = v2023 - v78;
+      const bool v2031 = v2030 < v2;
+      const bool v2032 = v2029 && v2031;
+      if (v2032) {
+        const iron_bf16 v2033 = iron_f32_to_bf16(v2028);
+        const unsigned int v2034 = v2021 * v2;
+        const unsigned int v2035 = v2034 + v2023;
+        const unsigned int v2036 = v2035 - v78;
+        out[v2036] = v2033;
+      }
+    }
+    const unsigned int v2037 = static_cast<unsigned int>(v1459.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2038 = v359 + v2037;
+    const unsigned int v2039 = static_cast<unsigned int>(v1459.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2040 = v1449 + v2039;
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2042 = v254 && v2041;
+    const bool v2043 = v2040 < v80;
+    const bool v2044 = v2042 && v2043;
+    if (v2044) {
+      const float v2045 = v1459.x[28];
+      const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2047 = v2040 - v78;
+      const bool v2048 = v2047 < v2;
+      const bool v2049 = v2046 && v2048;
+      if (v2049) {
+        const iron_bf16 v2050 = iron_f32_to_bf16(v2045);
+        const unsigned int v2051 = v2038 * v2;
+        const unsigned int v2052 = v2051 + v2040;
+        const unsigned int v2053 = v2052 - v78;
+        out[v2053] = v2050;
+      }
+    }
+    const unsigned int v2054 = static_cast<unsigned int>(v1459.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2055 = v359 + v2054;
+    const unsigned int v2056 = static_cast<unsigned int>(v1459.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2057 = v1449 + v2056;
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2059 = v254 && v2058;
+    const bool v2060 = v2057 < v80;
+    const bool v2061 = v2059 && v2060;
+    if (v2061) {
+      const float v2062 = v1459.x[29];
+      const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2064 = v2057 - v78;
+      const bool v2065 = v2064 < v2;
+      const bool v2066 = v2063 && v2065;
+      if (v2066) {
+        const iron_bf16 v2067 = iron_f32_to_bf16(v2062);
+        const unsigned int v2068 = v2055 * v2;
+        const unsigned int v2069 = v2068 + v2057;
+        const unsigned int v2070 = v2069 - v78;
+        out[v2070] = v2067;
+      }
+    }
+    const unsigned int v2071 = static_cast<unsigned int>(v1459.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2072 = v359 + v2071;
+    const unsigned int v2073 = static_cast<unsigned int>(v1459.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2074 = v1449 + v2073;
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2076 = v254 && v2075;
+    const bool v2077 = v2074 < v80;
+    const bool v2078 = v2076 && v2077;
+    if (v2078) {
+      const float v2079 = v1459.x[30];
+      const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2081 = v2074 - v78;
+      const bool v2082 = v2081 < v2;
+      const bool v2083 = v2080 && v2082;
+      if (v2083) {
+        const iron_bf16 v2084 = iron_f32_to_bf16(v2079);
+        const unsigned int v2085 = v2072 * v2;
+        const unsigned int v2086 = v2085 + v2074;
+        const unsigned int v2087 = v2086 - v78;
+        out[v2087] = v2084;
+      }
+    }
+    const unsigned int v2088 = static_cast<unsigned int>(v1459.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2089 = v359 + v2088;
+    const unsigned int v2090 = static_cast<unsigned int>(v1459.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2091 = v1449 + v2090;
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2093 = v254 && v2092;
+    const bool v2094 = v2091 < v80;
+    const bool v2095 = v2093 && v2094;
+    if (v2095) {
+      const float v2096 = v1459.x[31];
+      const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2098 = v2091 - v78;
+      const bool v2099 = v2098 < v2;
+      const bool v2100 = v2097 && v2099;
+      if (v2100) {
+        const iron_bf16 v2101 = iron_f32_to_bf16(v2096);
+        const unsigned int v2102 = v2089 * v2;
+        const unsigned int v2103 = v2102 + v2091;
+        const unsigned int v2104 = v2103 - v78;
+        out[v2104] = v2101;
+      }
+    }
+    const unsigned int v2105 = static_cast<unsigned int>(v1459.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2106 = v359 + v2105;
+    const unsigned int v2107 = static_cast<unsigned int>(v1459.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2108 = v1449 + v2107;
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2110 = v254 && v2109;
+    const bool v2111 = v2108 < v80;
+    const bool v2112 = v2110 && v2111;
+    if (v2112) {
+      const float v2113 = v1459.x[32];
+      const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2115 = v2108 - v78;
+      const bool v2116 = v2115 < v2;
+      const bool v2117 = v2114 && v2116;
+      if (v2117) {
+        const iron_bf16 v2118 = iron_f32_to_bf16(v2113);
+        const unsigned int v2119 = v2106 * v2;
+        const unsigned int v2120 = v2119 + v2108;
+        const unsigned int v2121 = v2120 - v78;
+        out[v2121] = v2118;
+      }
+    }
+    const unsigned int v2122 = static_cast<unsigned int>(v1459.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2123 = v359 + v2122;
+    const unsigned int v2124 = static_cast<unsigned int>(v1459.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2125 = v1449 + v2124;
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2127 = v254 && v2126;
+    const bool v2128 = v2125 < v80;
+    const bool v2129 = v2127 && v2128;
+    if (v2129) {
+      const float v2130 = v1459.x[33];
+      const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2132 = v2125 - v78;
+      const bool v2133 = v2132 < v2;
+      const bool v2134 = v2131 && v2133;
+      if (v2134) {
+        const iron_bf16 v2135 = iron_f32_to_bf16(v2130);
+        const unsigned int v2136 = v2123 * v2;
+        const unsigned int v2137 = v2136 + v2125;
+        const unsigned int v2138 = v2137 - v78;
+        out[v2138] = v2135;
+      }
+    }
+    const unsigned int v2139 = static_cast<unsigned int>(v1459.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2140 = v359 + v2139;
+    const unsigned int v2141 = static_cast<unsigned int>(v1459.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2142 = v1449 + v2141;
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2144 = v254 && v2143;
+    const bool v2145 = v2142 < v80;
+    const bool v2146 = v2144 && v2145;
+    if (v2146) {
+      const float v2147 = v1459.x[34];
+      const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2149 = v2142 - v78;
+      const bool v2150 = v2149 < v2;
+      const bool v2151 = v2148 && v2150;
+      if (v2151) {
+        const iron_bf16 v2152 = iron_f32_to_bf16(v2147);
+        const unsigned int v2153 = v2140 * v2;
+        const unsigned int v2154 = v2153 + v2142;
+        const unsigned int v2155 = v2154 - v78;
+        out[v2155] = v2152;
+      }
+    }
+    const unsigned int v2156 = static_cast<unsigned int>(v1459.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2157 = v359 + v2156;
+    const unsigned int v2158 = static_cast<unsigned int>(v1459.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2159 = v1449 + v2158;
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2161 = v254 && v2160;
+    const bool v2162 = v2159 < v80;
+    const bool v2163 = v2161 && v2162;
+    if (v2163) {
+      const float v2164 = v1459.x[35];
+      const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2166 = v2159 - v78;
+      const bool v2167 = v2166 < v2;
+      const bool v2168 = v2165 && v2167;
+      if (v2168) {
+        const iron_bf16 v2169 = iron_f32_to_bf16(v2164);
+        const unsigned int v2170 = v2157 * v2;
+        const unsigned int v2171 = v2170 + v2159;
+        const unsigned int v2172 = v2171 - v78;
+        out[v2172] = v2169;
+      }
+    }
+    const unsigned int v2173 = static_cast<unsigned int>(v1459.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2174 = v359 + v2173;
+    const unsigned int v2175 = static_cast<unsigned int>(v1459.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2176 = v1449 + v2175;
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2178 = v254 && v2177;
+    const bool v2179 = v2176 < v80;
+    const bool v2180 = v2178 && v2179;
+    if (v2180) {
+      const float v2181 = v1459.x[36];
+      const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2183 = v2176 - v78;
+      const bool v2184 = v2183 < v2;
+      const bool v2185 = v2182 && v2184;
+      if (v2185) {
+        const iron_bf16 v2186 = iron_f32_to_bf16(v2181);
+        const unsigned int v2187 = v2174 * v2;
+        const unsigned int v2188 = v2187 + v2176;
+        const unsigned int v2189 = v2188 - v78;
+        out[v2189] = v2186;
+      }
+    }
+    const unsigned int v2190 = static_cast<unsigned int>(v1459.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2191 = v359 + v2190;
+    const unsigned int v2192 = static_cast<unsigned int>(v1459.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2193 = v1449 + v2192;
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2195 = v254 && v2194;
+    const bool v2196 = v2193 < v80;
+    const bool v2197 = v2195 && v2196;
+    if (v2197) {
+      const float v2198 = v1459.x[37];
+      const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2200 = v2193 - v78;
+      const bool v2201 = v2200 < v2;
+      const bool v2202 = v2199 && v2201;
+      if (v2202) {
+        const iron_bf16 v2203 = iron_f32_to_bf16(v2198);
+        const unsigned int v2204 = v2191 * v2;
+        const unsigned int v2205 = v2204 + v2193;
+        const unsigned int v2206 = v2205 - v78;
+        out[v2206] = v2203;
+      }
+    }
+    const unsigned int v2207 = static_cast<unsigned int>(v1459.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2208 = v359 + v2207;
+    const unsigned int v2209 = static_cast<unsigned int>(v1459.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2210 = v1449 + v2209;
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2212 = v254 && v2211;
+    const bool v2213 = v2210 < v80;
+    const bool v2214 = v2212 && v2213;
+    if (v2214) {
+      const float v2215 = v1459.x[38];
+      const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2217 = v2210 - v78;
+      const bool v2218 = v2217 < v2;
+      const bool v2219 = v2216 && v2218;
+      if (v2219) {
+        const iron_bf16 v2220 = iron_f32_to_bf16(v2215);
+        const unsigned int v2221 = v2208 * v2;
+        const unsigned int v2222 = v2221 + v2210;
+        const unsigned int v2223 = v2222 - v78;
+        out[v2223] = v2220;
+      }
+    }
+    const unsigned int v2224 = static_cast<unsigned int>(v1459.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2225 = v359 + v2224;
+    const unsigned int v2226 = static_cast<unsigned int>(v1459.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2227 = v1449 + v2226;
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2229 = v254 && v2228;
+    const bool v2230 = v2227 < v80;
+    const bool v2231 = v2229 && v2230;
+    if (v2231) {
+      const float v2232 = v1459.x[39];
+      const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2234 = v2227 - v78;
+      const bool v2235 = v2234 < v2;
+      const bool v2236 = v2233 && v2235;
+      if (v2236) {
+        const iron_bf16 v2237 = iron_f32_to_bf16(v2232);
+        const unsigned int v2238 = v2225 * v2;
+        const unsigned int v2239 = v2238 + v2227;
+        const unsigned int v2240 = v2239 - v78;
+        out[v2240] = v2237;
+      }
+    }
+    const unsigned int v2241 = static_cast<unsigned int>(v1459.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2242 = v359 + v2241;
+    const unsigned int v2243 = static_cast<unsigned int>(v1459.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2244 = v1449 + v2243;
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2246 = v254 && v2245;
+    const bool v2247 = v2244 < v80;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v1459.x[40];
+      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2251 = v2244 - v78;
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2250 && v2252;
+      if (v2253) {
+        const iron_bf16 v2254 = iron_f32_to_bf16(v2249);
+        const unsigned int v2255 = v2242 * v2;
+        const unsigned int v2256 = v2255 + v2244;
+        const unsigned int v2257 = v2256 - v78;
+        out[v2257] = v2254;
+      }
+    }
+    const unsigned int v2258 = static_cast<unsigned int>(v1459.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2259 = v359 + v2258;
+    const unsigned int v2260 = static_cast<unsigned int>(v1459.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2261 = v1449 + v2260;
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2263 = v254 && v2262;
+    const bool v2264 = v2261 < v80;
+    const bool v2265 = v2263 && v2264;
+    if (v2265) {
+      const float v2266 = v1459.x[41];
+      const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2268 = v2261 - v78;
+      const bool v2269 = v2268 < v2;
+      const bool v2270 = v2267 && v2269;
+      if (v2270) {
+        const iron_bf16 v2271 = iron_f32_to_bf16(v2266);
+        const unsigned int v2272 = v2259 * v2;
+        const unsigned int v2273 = v2272 + v2261;
+        const unsigned int v2274 = v2273 - v78;
+        out[v2274] = v2271;
+      }
+    }
+    const unsigned int v2275 = static_cast<unsigned int>(v1459.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2276 = v359 + v2275;
+    const unsigned int v2277 = static_cast<unsigned int>(v1459.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2278 = v1449 + v2277;
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2280 = v254 && v2279;
+    const bool v2281 = v2278 < v80;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v1459.x[42];
+      const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2285 = v2278 - v78;
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2284 && v2286;
+      if (v2287) {
+        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);
+        const unsigned int v2289 = v2276 * v2;
+        const unsigned int v2290 = v2289 + v2278;
+        const unsigned int v2291 = v2290 - v78;
+        out[v2291] = v2288;
+      }
+    }
+    const unsigned int v2292 = static_cast<unsigned int>(v1459.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2293 = v359 + v2292;
+    const unsigned int v2294 = static_cast<unsigned int>(v1459.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2295 = v1449 + v2294;
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2297 = v254 && v2296;
+    const bool v2298 = v2295 < v80;
+    const bool v2299 = v2297 && v2298;
+    if (v2299) {
+      const float v2300 = v1459.x[43];
+      const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2302 = v2295 - v78;
+      const bool v2303 = v2302 < v2;
+      const bool v2304 = v2301 && v2303;
+      if (v2304) {
+        const iron_bf16 v2305 = iron_f32_to_bf16(v2300);
+        const unsigned int v2306 = v2293 * v2;
+        const unsigned int v2307 = v2306 + v2295;
+        const unsigned int v2308 = v2307 - v78;
+        out[v2308] = v2305;
+      }
+    }
+    const unsigned int v2309 = static_cast<unsigned int>(v1459.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2310 = v359 + v2309;
+    const unsigned int v2311 = static_cast<unsigned int>(v1459.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2312 = v1449 + v2311;
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2314 = v254 && v2313;
+    const bool v2315 = v2312 < v80;
+    const bool v2316 = v2314 && v2315;
+    if (v2316) {
+      const float v2317 = v1459.x[44];
+      const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2319 = v2312 - v78;
+      const bool v2320 = v2319 < v2;
+      const bool v2321 = v2318 && v2320;
+      if (v2321) {
+        const iron_bf16 v2322 = iron_f32_to_bf16(v2317);
+        const unsigned int v2323 = v2310 * v2;
+        const unsigned int v2324 = v2323 + v2312;
+        const unsigned int v2325 = v2324 - v78;
+        out[v2325] = v2322;
+      }
+    }
+    const unsigned int v2326 = static_cast<unsigned int>(v1459.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2327 = v359 + v2326;
+    const unsigned int v2328 = static_cast<unsigned int>(v1459.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2329 = v1449 + v2328;
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2331 = v254 && v2330;
+    const bool v2332 = v2329 < v80;
+    const bool v2333 = v2331 && v2332;
+    if (v2333) {
+      const float v2334 = v1459.x[45];
+      const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2336 = v2329 - v78;
+      const bool v2337 = v2336 < v2;
+      const bool v2338 = v2335 && v2337;
+      if (v2338) {
+        const iron_bf16 v2339 = iron_f32_to_bf16(v2334);
+        const unsigned int v2340 = v2327 * v2;
+        const unsigned int v2341 = v2340 + v2329;
+        const unsigned int v2342 = v2341 - v78;
+        out[v2342] = v2339;
+      }
+    }
+    const unsigned int v2343 = static_cast<unsigned int>(v1459.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2344 = v359 + v2343;
+    const unsigned int v2345 = static_cast<unsigned int>(v1459.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2346 = v1449 + v2345;
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2348 = v254 && v2347;
+    const bool v2349 = v2346 < v80;
+    const bool v2350 = v2348 && v2349;
+    if (v2350) {
+      const float v2351 = v1459.x[46];
+      const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2353 = v2346 - v78;
+      const bool v2354 = v2353 < v2;
+      const bool v2355 = v2352 && v2354;
+      if (v2355) {
+        const iron_bf16 v2356 = iron_f32_to_bf16(v2351);
+        const unsigned int v2357 = v2344 * v2;
+        const unsigned int v2358 = v2357 + v2346;
+        const unsigned int v2359 = v2358 - v78;
+        out[v2359] = v2356;
+      }
+    }
+    const unsigned int v2360 = static_cast<unsigned int>(v1459.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2361 = v359 + v2360;
+    const unsigned int v2362 = static_cast<unsigned int>(v1459.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2363 = v1449 + v2362;
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2365 = v254 && v2364;
+    const bool v2366 = v2363 < v80;
+    const bool v2367 = v2365 && v2366;
+    if (v2367) {
+      const float v2368 = v1459.x[47];
+      const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2370 = v2363 - v78;
+      const bool v2371 = v2370 < v2;
+      const bool v2372 = v2369 && v2371;
+      if (v2372) {
+        const iron_bf16 v2373 = iron_f32_to_bf16(v2368);
+        const unsigned int v2374 = v2361 * v2;
+        const unsigned int v2375 = v2374 + v2363;
+        const unsigned int v2376 = v2375 - v78;
+        out[v2376] = v2373;
+      }
+    }
+    const unsigned int v2377 = static_cast<unsigned int>(v1459.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2378 = v359 + v2377;
+    const unsigned int v2379 = static_cast<unsigned int>(v1459.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2380 = v1449 + v2379;
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2382 = v254 && v2381;
+    const bool v2383 = v2380 < v80;
+    const bool v2384 = v2382 && v2383;
+    if (v2384) {
+      const float v2385 = v1459.x[48];
+      const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2387 = v2380 - v78;
+      const bool v2388 = v2387 < v2;
+      const bool v2389 = v2386 && v2388;
+      if (v2389) {
+        const iron_bf16 v2390 = iron_f32_to_bf16(v2385);
+        const unsigned int v2391 = v2378 * v2;
+        const unsigned int v2392 = v2391 + v2380;
+        const unsigned int v2393 = v2392 - v78;
+        out[v2393] = v2390;
+      }
+    }
+    const unsigned int v2394 = static_cast<unsigned int>(v1459.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2395 = v359 + v2394;
+    const unsigned int v2396 = static_cast<unsigned int>(v1459.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2397 = v1449 + v2396;
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2399 = v254 && v2398;
+    const bool v2400 = v2397 < v80;
+    const bool v2401 = v2399 && v2400;
+    if (v2401) {
+      const float v2402 = v1459.x[49];
+      const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2404 = v2397 - v78;
+      const bool v2405 = v2404 < v2;
+      const bool v2406 = v2403 && v2405;
+      if (v2406) {
+        const iron_bf16 v2407 = iron_f32_to_bf16(v2402);
+        const unsigned int v2408 = v2395 * v2;
+        const unsigned int v2409 = v2408 + v2397;
+        const unsigned int v2410 = v2409 - v78;
+        out[v2410] = v2407;
+      }
+    }
+    const unsigned int v2411 = static_cast<unsigned int>(v1459.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2412 = v359 + v2411;
+    const unsigned int v2413 = static_cast<unsigned int>(v1459.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2414 = v1449 + v2413;
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2416 = v254 && v2415;
+    const bool v2417 = v2414 < v80;
+    const bool v2418 = v2416 && v2417;
+    if (v2418) {
+      const float v2419 = v1459.x[50];
+      const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2421 = v2414 - v78;
+      const bool v2422 = v2421 < v2;
+      const bool v2423 = v2420 && v2422;
+      if (v2423) {
+        const iron_bf16 v2424 = iron_f32_to_bf16(v2419);
+        const unsigned int v2425 = v2412 * v2;
+        const unsigned int v2426 = v2425 + v2414;
+        const unsigned int v2427 = v2426 - v78;
+        out[v2427] = v2424;
+      }
+    }
+    const unsigned int v2428 = static_cast<unsigned int>(v1459.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2429 = v359 + v2428;
+    const unsigned int v2430 = static_cast<unsigned int>(v1459.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2431 = v1449 + v2430;
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2433 = v254 && v2432;
+    const bool v2434 = v2431 < v80;
+    const bool v2435 = v2433 && v2434;
+    if (v2435) {
+      const float v2436 = v1459.x[51];
+      const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2438 = v2431 - v78;
+      const bool v2439 = v2438 < v2;
+      const bool v2440 = v2437 && v2439;
+      if (v2440) {
+        const iron_bf16 v2441 = iron_f32_to_bf16(v2436);
+        const unsigned int v2442 = v2429 * v2;
+        const unsigned int v2443 = v2442 + v2431;
+        const unsigned int v2444 = v2443 - v78;
+        out[v2444] = v2441;
+      }
+    }
+    const unsigned int v2445 = static_cast<unsigned int>(v1459.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2446 = v359 + v2445;
+    const unsigned int v2447 = static_cast<unsigned int>(v1459.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2448 = v1449 + v2447;
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2450 = v254 && v2449;
+    const bool v2451 = v2448 < v80;
+    const bool v2452 = v2450 && v2451;
+    if (v2452) {
+      const float v2453 = v1459.x[52];
+      const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2455 = v2448 - v78;
+      const bool v2456 = v2455 < v2;
+      const bool v2457 = v2454 && v2456;
+      if (v2457) {
+        const iron_bf16 v2458 = iron_f32_to_bf16(v2453);
+        const unsigned int v2459 = v2446 * v2;
+        const unsigned int v2460 = v2459 + v2448;
+        const unsigned int v2461 = v2460 - v78;
+        out[v2461] = v2458;
+      }
+    }
+    const unsigned int v2462 = static_cast<unsigned int>(v1459.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2463 = v359 + v2462;
+    const unsigned int v2464 = static_cast<unsigned int>(v1459.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2465 = v1449 + v2464;
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2467 = v254 && v2466;
+    const bool v2468 = v2465 < v80;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const float v2470 = v1459.x[53];
+      const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2472 = v2465 - v78;
+      const bool v2473 = v2472 < v2;
+      const bool v2474 = v2471 && v2473;
+      if (v2474) {
+        const iron_bf16 v2475 = iron_f32_to_bf16(v2470);
+        const unsigned int v2476 = v2463 * v2;
+        const unsigned int v2477 = v2476 + v2465;
+        const unsigned int v2478 = v2477 - v78;
+        out[v2478] = v2475;
+      }
+    }
+    const unsigned int v2479 = static_cast<unsigned int>(v1459.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2480 = v359 + v2479;
+    const unsigned int v2481 = static_cast<unsigned int>(v1459.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2482 = v1449 + v2481;
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2484 = v254 && v2483;
+    const bool v2485 = v2482 < v80;
+    const bool v2486 = v2484 && v2485;
+    if (v2486) {
+      const float v2487 = v1459.x[54];
+      const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2489 = v2482 - v78;
+      const bool v2490 = v2489 < v2;
+      const bool v2491 = v2488 && v2490;
+      if (v2491) {
+        const iron_bf16 v2492 = iron_f32_to_bf16(v2487);
+        const unsigned int v2493 = v2480 * v2;
+        const unsigned int v2494 = v2493 + v2482;
+        const unsigned int v2495 = v2494 - v78;
+        out[v2495] = v2492;
+      }
+    }
+    const unsigned int v2496 = static_cast<unsigned int>(v1459.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2497 = v359 + v2496;
+    const unsigned int v2498 = static_cast<unsigned int>(v1459.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2499 = v1449 + v2498;
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2501 = v254 && v2500;
+    const bool v2502 = v2499 < v80;
+    const bool v2503 = v2501 && v2502;
+    if (v2503) {
+      const float v2504 = v1459.x[55];
+      const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2506 = v2499 - v78;
+      const bool v2507 = v2506 < v2;
+      const bool v2508 = v2505 && v2507;
+      if (v2508) {
+        const iron_bf16 v2509 = iron_f32_to_bf16(v2504);
+        const unsigned int v2510 = v2497 * v2;
+        const unsigned int v2511 = v2510 + v2499;
+        const unsigned int v2512 = v2511 - v78;
+        out[v2512] = v2509;
+      }
+    }
+    const unsigned int v2513 = static_cast<unsigned int>(v1459.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2514 = v359 + v2513;
+    const unsigned int v2515 = static_cast<unsigned int>(v1459.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2516 = v1449 + v2515;
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2518 = v254 && v2517;
+    const bool v2519 = v2516 < v80;
+    const bool v2520 = v2518 && v2519;
+    if (v2520) {
+      const float v2521 = v1459.x[56];
+      const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2523 = v2516 - v78;
+      const bool v2524 = v2523 < v2;
+      const bool v2525 = v2522 && v2524;
+      if (v2525) {
+        const iron_bf16 v2526 = iron_f32_to_bf16(v2521);
+        const unsigned int v2527 = v2514 * v2;
+        const unsigned int v2528 = v2527 + v2516;
+        const unsigned int v2529 = v2528 - v78;
+        out[v2529] = v2526;
+      }
+    }
+    const unsigned int v2530 = static_cast<unsigned int>(v1459.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2531 = v359 + v2530;
+    const unsigned int v2532 = static_cast<unsigned int>(v1459.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2533 = v1449 + v2532;
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2535 = v254 && v2534;
+    const bool v2536 = v2533 < v80;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const float v2538 = v1459.x[57];
+      const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2540 = v2533 - v78;
+      const bool v2541 = v2540 < v2;
+      const bool v2542 = v2539 && v2541;
+      if (v2542) {
+        const iron_bf16 v2543 = iron_f32_to_bf16(v2538);
+        const unsigned int v2544 = v2531 * v2;
+        const unsigned int v2545 = v2544 + v2533;
+        const unsigned int v2546 = v2545 - v78;
+        out[v2546] = v2543;
+      }
+    }
+    const unsigned int v2547 = static_cast<unsigned int>(v1459.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2548 = v359 + v2547;
+    const unsigned int v2549 = static_cast<unsigned int>(v1459.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2550 = v1449 + v2549;
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2552 = v254 && v2551;
+    const bool v2553 = v2550 < v80;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v1459.x[58];
+      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2557 = v2550 - v78;
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2556 && v2558;
+      if (v2559) {
+        const iron_bf16 v2560 = iron_f32_to_bf16(v2555);
+        const unsigned int v2561 = v2548 * v2;
+        const unsigned int v2562 = v2561 + v2550;
+        const unsigned int v2563 = v2562 - v78;
+        out[v2563] = v2560;
+      }
+    }
+    const unsigned int v2564 = static_cast<unsigned int>(v1459.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2565 = v359 + v2564;
+    const unsigned int v2566 = static_cast<unsigned int>(v1459.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2567 = v1449 + v2566;
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2569 = v254 && v2568;
+    const bool v2570 = v2567 < v80;
+    const bool v2571 = v2569 && v2570;
+    if (v2571) {
+      const float v2572 = v1459.x[59];
+      const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2574 = v2567 - v78;
+      const bool v2575 = v2574 < v2;
+      const bool v2576 = v2573 && v2575;
+      if (v2576) {
+        const iron_bf16 v2577 = iron_f32_to_bf16(v2572);
+        const unsigned int v2578 = v2565 * v2;
+        const unsigned int v2579 = v2578 + v2567;
+        const unsigned int v2580 = v2579 - v78;
+        out[v2580] = v2577;
+      }
+    }
+    const unsigned int v2581 = static_cast<unsigned int>(v1459.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2582 = v359 + v2581;
+    const unsigned int v2583 = static_cast<unsigned int>(v1459.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2584 = v1449 + v2583;
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2586 = v254 && v2585;
+    const bool v2587 = v2584 < v80;
+    const bool v2588 = v2586 && v2587;
+    if (v2588) {
+      const float v2589 = v1459.x[60];
+      const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2591 = v2584 - v78;
+      const bool v2592 = v2591 < v2;
+      const bool v2593 = v2590 && v2592;
+      if (v2593) {
+        const iron_bf16 v2594 = iron_f32_to_bf16(v2589);
+        const unsigned int v2595 = v2582 * v2;
+        const unsigned int v2596 = v2595 + v2584;
+        const unsigned int v2597 = v2596 - v78;
+        out[v2597] = v2594;
+      }
+    }
+    const unsigned int v2598 = static_cast<unsigned int>(v1459.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2599 = v359 + v2598;
+    const unsigned int v2600 = static_cast<unsigned int>(v1459.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2601 = v1449 + v2600;
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2603 = v254 && v2602;
+    const bool v2604 = v2601 < v80;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const float v2606 = v1459.x[61];
+      const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2608 = v2601 - v78;
+      const bool v2609 = v2608 < v2;
+      const bool v2610 = v2607 && v2609;
+      if (v2610) {
+        const iron_bf16 v2611 = iron_f32_to_bf16(v2606);
+        const unsigned int v2612 = v2599 * v2;
+        const unsigned int v2613 = v2612 + v2601;
+        const unsigned int v2614 = v2613 - v78;
+        out[v2614] = v2611;
+      }
+    }
+    const unsigned int v2615 = static_cast<unsigned int>(v1459.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2616 = v359 + v2615;
+    const unsigned int v2617 = static_cast<unsigned int>(v1459.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2618 = v1449 + v2617;
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2620 = v254 && v2619;
+    const bool v2621 = v2618 < v80;
+    const bool v2622 = v2620 && v2621;
+    if (v2622) {
+      const float v2623 = v1459.x[62];
+      const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2625 = v2618 - v78;
+      const bool v2626 = v2625 < v2;
+      const bool v2627 = v2624 && v2626;
+      if (v2627) {
+        const iron_bf16 v2628 = iron_f32_to_bf16(v2623);
+        const unsigned int v2629 = v2616 * v2;
+        const unsigned int v2630 = v2629 + v2618;
+        const unsigned int v2631 = v2630 - v78;
+        out[v2631] = v2628;
+      }
+    }
+    const unsigned int v2632 = static_cast<unsigned int>(v1459.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
+    const unsigned int v2633 = v359 + v2632;
+    const unsigned int v2634 = static_cast<unsigned int>(v1459.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
+    const unsigned int v2635 = v1449 + v2634;
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2637 = v254 && v2636;
+    const bool v2638 = v2635 < v80;
+    const bool v2639 = v2637 && v2638;
+    if (v2639) {
+      const float v2640 = v1459.x[63];
+      const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2642 = v2635 - v78;
+      const bool v2643 = v2642 < v2;
+      const bool v2644 = v2641 && v2643;
+      if (v2644) {
+        const iron_bf16 v2645 = iron_f32_to_bf16(v2640);
+        const unsigned int v2646 = v2633 * v2;
+        const unsigned int v2647 = v2646 + v2635;
+        const unsigned int v2648 = v2647 - v78;
+        out[v2648] = v2645;
       }
     }
   } else {
-    const unsigned int v2644 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v2645 = threadIdx.x;
+    const unsigned int v2649 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2650 = threadIdx.x;
 
-    for (unsigned int v2647 = v2645; v2647 < 32768u; v2647 += v2644) {
-      const unsigned int v2649 = v2647 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v2650 = v75 + v2649;
-      const unsigned int v2652 = v2647 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v2653 = v26 + v2652;
-      const bool v2654 = v2650 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2655 = v2653 < v2;
-      const bool v2656 = v2654 && v2655;
-      if (v2656) {
-        const unsigned int v2659 = v2650 * v2;
-        const unsigned int v2660 = v2659 + v2653;
-        out[v2660] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2652 = v2650; v2652 < 32768u; v2652 += v2649) {
+      const unsigned int v2654 = v2652 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2655 = v75 + v2654;
+      const unsigned int v2657 = v2652 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2658 = v26 + v2657;
+      const bool v2659 = v2655 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2660 = v2658 < v2;
+      const bool v2661 = v2659 && v2660;
+      if (v2661) {
+        const unsigned int v2664 = v2655 * v2;
+        const unsigned int v2665 = v2664 + v2658;
+        out[v2665] = iron_f32_to_bf16(0.0f);
       }
     }
   }

@@ -146,2246 +146,2246 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v30 = v29 << 8u;
-  const uint v216 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const uint v217 = v216 >> 2u;
-  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v224, float(0.0f));
-  const uint v228 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const uint v229 = iron_tid.x;
+  const uint v290 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const uint v291 = v290 >> 2u;
+  const bool v294 = v290 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 16, 128> v298;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v298, float(0.0f));
+  const uint v302 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v303 = iron_tid.x;
 
-  for (uint v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (uint v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v236 = v26 + v233;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v237 = v236 < v0;
-      const uint v238 = v227 + v235;
-      const bool v239 = v238 < v2;
-      const bool v240 = v237 && v239;
-      if (v240) {
-        const uint v242 = v236 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v244 = v242 + v227;
-        const uint v245 = v244 + v235;
-        const iron_f8e4m3 v246 = a[v245];
-        const half v247 = half(iron_to_f32(v246));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v249 = v233 << 6u;
-        const uint v250 = v249 + v235;
-        shm3[v250] = v247;
+  for (uint v301 = 0u; v301 < v2; v301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (uint v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v311 = v310 < v0;
+      const uint v312 = v301 + v309;
+      const bool v313 = v312 < v2;
+      const bool v314 = v311 && v313;
+      if (v314) {
+        const uint v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v318 = v316 + v301;
+        const uint v319 = v318 + v309;
+        const iron_f8e4m3 v320 = a[v319];
+        const half v321 = half(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v323 = v307 << 6u;
+        const uint v324 = v323 + v309;
+        shm3[v324] = v321;
       } else {
-        const uint v252 = v233 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v253 = v252 + v235;
-        shm3[v253] = half(0.0f);
+        const uint v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v327 = v326 + v309;
+        shm3[v327] = half(0.0f);
       }
     }
 
-    for (uint v258 = v229; v258 < 8192u; v258 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v260 = v258 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v262 = v258 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v263 = v30 + v260;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v264 = v263 < v1;
-      const uint v265 = v227 + v262;
-      const bool v266 = v265 < v2;
-      const bool v267 = v264 && v266;
-      if (v267) {
-        const uint v269 = v263 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v271 = v269 + v227;
-        const uint v272 = v271 + v262;
-        const iron_f8e4m3 v273 = b[v272];
-        const half v274 = half(iron_to_f32(v273));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v276 = v260 << 6u;
-        const uint v277 = v276 + v262;
-        shm4[v277] = v274;
+    for (uint v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v338 = v337 < v1;
+      const uint v339 = v301 + v336;
+      const bool v340 = v339 < v2;
+      const bool v341 = v338 && v340;
+      if (v341) {
+        const uint v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v345 = v343 + v301;
+        const uint v346 = v345 + v336;
+        const iron_f8e4m3 v347 = b[v346];
+        const half v348 = half(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v350 = v334 << 6u;
+        const uint v351 = v350 + v336;
+        shm4[v351] = v348;
       } else {
-        const uint v279 = v260 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v280 = v279 + v262;
-        shm4[v280] = half(0.0f);
+        const uint v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v354 = v353 + v336;
+        shm4[v354] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const uint v289 = v288 << 6u;
-      const uint v2053 = v216 & 3u;
-      const uint v2055 = v2053 << 4u;
-      const uint v2057 = v2055 << 6u;
-      const uint v2059 = v289 + v2057;
-      iron_frag<half, 16, 16> v2066;
-      iron_frag_fill(v2066, half(half(0.0f)));
-      iron_frag_load<false>(v2066, shm3, long(v2059), long(64u));
-      iron_frag<half, 16, 128> v2068;
-      iron_frag_fill(v2068, half(half(0.0f)));
-      iron_frag_load<true>(v2068, shm4, long(0u), long(64u));
-      iron_frag_mma(v224, v2066, v2068);
-      const uint v2070 = v2059 + 16u;
-      iron_frag<half, 16, 16> v2075;
-      iron_frag_fill(v2075, half(half(0.0f)));
-      iron_frag_load<false>(v2075, shm3, long(v2070), long(64u));
-      iron_frag<half, 16, 128> v2077;
-      iron_frag_fill(v2077, half(half(0.0f)));
-      iron_frag_load<true>(v2077, shm4, long(16u), long(64u));
-      iron_frag_mma(v224, v2075, v2077);
-      const uint v2079 = v2059 + 32u;
-      iron_frag<half, 16, 16> v2084;
-      iron_frag_fill(v2084, half(half(0.0f)));
-      iron_frag_load<false>(v2084, shm3, long(v2079), long(64u));
-      iron_frag<half, 16, 128> v2086;
-      iron_frag_fill(v2086, half(half(0.0f)));
-      iron_frag_load<true>(v2086, shm4, long(32u), long(64u));
-      iron_frag_mma(v224, v2084, v2086);
-      const uint v2088 = v2059 + 48u;
-      iron_frag<half, 16, 16> v2093;
-      iron_frag_fill(v2093, half(half(0.0f)));
-      iron_frag_load<false>(v2093, shm3, long(v2088), long(64u));
-      iron_frag<half, 16, 128> v2095;
-      iron_frag_fill(v2095, half(half(0.0f)));
-      iron_frag_load<true>(v2095, shm4, long(48u), long(64u));
-      iron_frag_mma(v224, v2093, v2095);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const uint v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const uint v295 = v294 << 4u;
-  const uint v297 = v217 << 6u;
-  const uint v298 = v26 + v297;
-  const uint v299 = v298 + v295;
-  const uint v300 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v301 = v299 + v300;
-  const uint v302 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v303 = v30 + v302;
-  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v305 = v220 && v304;
-  const bool v306 = v303 < v1;
-  const bool v307 = v305 && v306;
-  if (v307) {
-    const float v308 = v224.m[0][0].thread_elements()[0];
-    const float v309 = v308 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v310 = bfloat(v309);
-    const uint v311 = v301 * v1;
-    const uint v312 = v311 + v303;
-    out[v312] = v310;
-  }
-  const uint v313 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v314 = v299 + v313;
-  const uint v315 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v316 = v30 + v315;
-  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v318 = v220 && v317;
-  const bool v319 = v316 < v1;
-  const bool v320 = v318 && v319;
-  if (v320) {
-    const float v321 = v224.m[0][0].thread_elements()[1];
-    const float v322 = v321 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v323 = bfloat(v322);
-    const uint v324 = v314 * v1;
-    const uint v325 = v324 + v316;
-    out[v325] = v323;
-  }
-  const uint v326 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v327 = v299 + v326;
-  const uint v328 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v329 = v30 + v328;
-  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v331 = v220 && v330;
-  const bool v332 = v329 < v1;
-  const bool v333 = v331 && v332;
-  if (v333) {
-    const float v334 = v224.m[0][1].thread_elements()[0];
-    const float v335 = v334 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v336 = bfloat(v335);
-    const uint v337 = v327 * v1;
-    const uint v338 = v337 + v329;
-    out[v338] = v336;
-  }
-  const uint v339 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v340 = v299 + v339;
-  const uint v341 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v342 = v30 + v341;
-  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v344 = v220 && v343;
-  const bool v345 = v342 < v1;
-  const bool v346 = v344 && v345;
-  if (v346) {
-    const float v347 = v224.m[0][1].thread_elements()[1];
-    const float v348 = v347 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v349 = bfloat(v348);
-    const uint v350 = v340 * v1;
-    const uint v351 = v350 + v342;
-    out[v351] = v349;
-  }
-  const uint v352 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v353 = v299 + v352;
-  const uint v354 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v355 = v30 + v354;
-  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v357 = v220 && v356;
-  const bool v358 = v355 < v1;
-  const bool v359 = v357 && v358;
-  if (v359) {
-    const float v360 = v224.m[0][2].thread_elements()[0];
-    const float v361 = v360 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v362 = bfloat(v361);
-    const uint v363 = v353 * v1;
-    const uint v364 = v363 + v355;
-    out[v364] = v362;
-  }
-  const uint v365 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v366 = v299 + v365;
-  const uint v367 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v368 = v30 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v370 = v220 && v369;
-  const bool v371 = v368 < v1;
-  const bool v372 = v370 && v371;
-  if (v372) {
-    const float v373 = v224.m[0][2].thread_elements()[1];
-    const float v374 = v373 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v375 = bfloat(v374);
-    const uint v376 = v366 * v1;
-    const uint v377 = v376 + v368;
-    out[v377] = v375;
-  }
-  const uint v378 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v379 = v299 + v378;
-  const uint v380 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v381 = v30 + v380;
-  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v383 = v220 && v382;
-  const bool v384 = v381 < v1;
-  const bool v385 = v383 && v384;
-  if (v385) {
-    const float v386 = v224.m[0][3].thread_elements()[0];
-    const float v387 = v386 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v388 = bfloat(v387);
-    const uint v389 = v379 * v1;
-    const uint v390 = v389 + v381;
-    out[v390] = v388;
-  }
-  const uint v391 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v392 = v299 + v391;
-  const uint v393 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v394 = v30 + v393;
-  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v396 = v220 && v395;
-  const bool v397 = v394 < v1;
-  const bool v398 = v396 && v397;
-  if (v398) {
-    const float v399 = v224.m[0][3].thread_elements()[1];
-    const float v400 = v399 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v401 = bfloat(v400);
-    const uint v402 = v392 * v1;
-    const uint v403 = v402 + v394;
-    out[v403] = v401;
-  }
-  const uint v404 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v405 = v299 + v404;
-  const uint v406 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v407 = v30 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v409 = v220 && v408;
-  const bool v410 = v407 < v1;
-  const bool v411 = v409 && v410;
-  if (v411) {
-    const float v412 = v224.m[0][4].thread_elements()[0];
-    const float v413 = v412 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v414 = bfloat(v413);
-    const uint v415 = v405 * v1;
-    const uint v416 = v415 + v407;
-    out[v416] = v414;
-  }
-  const uint v417 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v418 = v299 + v417;
-  const uint v419 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v420 = v30 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v422 = v220 && v421;
-  const bool v423 = v420 < v1;
-  const bool v424 = v422 && v423;
-  if (v424) {
-    const float v425 = v224.m[0][4].thread_elements()[1];
-    const float v426 = v425 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v427 = bfloat(v426);
-    const uint v428 = v418 * v1;
-    const uint v429 = v428 + v420;
-    out[v429] = v427;
-  }
-  const uint v430 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v431 = v299 + v430;
-  const uint v432 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v433 = v30 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v435 = v220 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v224.m[0][5].thread_elements()[0];
-    const float v439 = v438 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v440 = bfloat(v439);
-    const uint v441 = v431 * v1;
-    const uint v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const uint v443 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v444 = v299 + v443;
-  const uint v445 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v446 = v30 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v448 = v220 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v224.m[0][5].thread_elements()[1];
-    const float v452 = v451 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v453 = bfloat(v452);
-    const uint v454 = v444 * v1;
-    const uint v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const uint v456 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v457 = v299 + v456;
-  const uint v458 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v459 = v30 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v461 = v220 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v224.m[0][6].thread_elements()[0];
-    const float v465 = v464 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v466 = bfloat(v465);
-    const uint v467 = v457 * v1;
-    const uint v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const uint v469 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v470 = v299 + v469;
-  const uint v471 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v472 = v30 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v474 = v220 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v224.m[0][6].thread_elements()[1];
-    const float v478 = v477 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v479 = bfloat(v478);
-    const uint v480 = v470 * v1;
-    const uint v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const uint v482 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v483 = v299 + v482;
-  const uint v484 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v485 = v30 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v487 = v220 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v224.m[0][7].thread_elements()[0];
-    const float v491 = v490 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v492 = bfloat(v491);
-    const uint v493 = v483 * v1;
-    const uint v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const uint v495 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v496 = v299 + v495;
-  const uint v497 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v498 = v30 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v500 = v220 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v224.m[0][7].thread_elements()[1];
-    const float v504 = v503 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v505 = bfloat(v504);
-    const uint v506 = v496 * v1;
-    const uint v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const uint v508 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v509 = v299 + v508;
-  const uint v510 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v511 = v30 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v513 = v220 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v224.m[0][8].thread_elements()[0];
-    const float v517 = v516 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v518 = bfloat(v517);
-    const uint v519 = v509 * v1;
-    const uint v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const uint v521 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v522 = v299 + v521;
-  const uint v523 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v524 = v30 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v526 = v220 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v224.m[0][8].thread_elements()[1];
-    const float v530 = v529 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v531 = bfloat(v530);
-    const uint v532 = v522 * v1;
-    const uint v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const uint v534 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v535 = v299 + v534;
-  const uint v536 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v537 = v30 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v539 = v220 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v224.m[0][9].thread_elements()[0];
-    const float v543 = v542 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v544 = bfloat(v543);
-    const uint v545 = v535 * v1;
-    const uint v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const uint v547 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v548 = v299 + v547;
-  const uint v549 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v550 = v30 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v552 = v220 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v224.m[0][9].thread_elements()[1];
-    const float v556 = v555 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v557 = bfloat(v556);
-    const uint v558 = v548 * v1;
-    const uint v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const uint v560 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v561 = v299 + v560;
-  const uint v562 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v563 = v30 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v565 = v220 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v224.m[0][10].thread_elements()[0];
-    const float v569 = v568 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v570 = bfloat(v569);
-    const uint v571 = v561 * v1;
-    const uint v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const uint v573 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v574 = v299 + v573;
-  const uint v575 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v576 = v30 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v578 = v220 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v224.m[0][10].thread_elements()[1];
-    const float v582 = v581 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v583 = bfloat(v582);
-    const uint v584 = v574 * v1;
-    const uint v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const uint v586 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v587 = v299 + v586;
-  const uint v588 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v589 = v30 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v591 = v220 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v224.m[0][11].thread_elements()[0];
-    const float v595 = v594 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v596 = bfloat(v595);
-    const uint v597 = v587 * v1;
-    const uint v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const uint v599 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v600 = v299 + v599;
-  const uint v601 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v602 = v30 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v604 = v220 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v224.m[0][11].thread_elements()[1];
-    const float v608 = v607 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v609 = bfloat(v608);
-    const uint v610 = v600 * v1;
-    const uint v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v613 = v299 + v612;
-  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v615 = v30 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v617 = v220 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v224.m[0][12].thread_elements()[0];
-    const float v621 = v620 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v622 = bfloat(v621);
-    const uint v623 = v613 * v1;
-    const uint v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const uint v625 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v626 = v299 + v625;
-  const uint v627 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v628 = v30 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v630 = v220 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v224.m[0][12].thread_elements()[1];
-    const float v634 = v633 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v635 = bfloat(v634);
-    const uint v636 = v626 * v1;
-    const uint v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const uint v638 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v639 = v299 + v638;
-  const uint v640 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v641 = v30 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v643 = v220 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v224.m[0][13].thread_elements()[0];
-    const float v647 = v646 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v648 = bfloat(v647);
-    const uint v649 = v639 * v1;
-    const uint v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const uint v651 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v652 = v299 + v651;
-  const uint v653 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v654 = v30 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v656 = v220 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v224.m[0][13].thread_elements()[1];
-    const float v660 = v659 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v652 * v1;
-    const uint v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const uint v664 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v665 = v299 + v664;
-  const uint v666 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v667 = v30 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v669 = v220 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v224.m[0][14].thread_elements()[0];
-    const float v673 = v672 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v674 = bfloat(v673);
-    const uint v675 = v665 * v1;
-    const uint v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const uint v677 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v678 = v299 + v677;
-  const uint v679 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v680 = v30 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v682 = v220 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v224.m[0][14].thread_elements()[1];
-    const float v686 = v685 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v687 = bfloat(v686);
-    const uint v688 = v678 * v1;
-    const uint v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const uint v690 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v691 = v299 + v690;
-  const uint v692 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v693 = v30 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v695 = v220 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v224.m[0][15].thread_elements()[0];
-    const float v699 = v698 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v700 = bfloat(v699);
-    const uint v701 = v691 * v1;
-    const uint v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const uint v703 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v704 = v299 + v703;
-  const uint v705 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v706 = v30 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v708 = v220 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v224.m[0][15].thread_elements()[1];
-    const float v712 = v711 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v713 = bfloat(v712);
-    const uint v714 = v704 * v1;
-    const uint v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const uint v716 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v717 = v299 + v716;
-  const uint v718 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v719 = v30 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v721 = v220 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v224.m[1][0].thread_elements()[0];
-    const float v725 = v724 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v726 = bfloat(v725);
-    const uint v727 = v717 * v1;
-    const uint v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const uint v729 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v730 = v299 + v729;
-  const uint v731 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v732 = v30 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v734 = v220 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v224.m[1][0].thread_elements()[1];
-    const float v738 = v737 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v739 = bfloat(v738);
-    const uint v740 = v730 * v1;
-    const uint v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const uint v742 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v743 = v299 + v742;
-  const uint v744 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v745 = v30 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v747 = v220 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v224.m[1][1].thread_elements()[0];
-    const float v751 = v750 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v752 = bfloat(v751);
-    const uint v753 = v743 * v1;
-    const uint v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const uint v755 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v756 = v299 + v755;
-  const uint v757 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v758 = v30 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v760 = v220 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v224.m[1][1].thread_elements()[1];
-    const float v764 = v763 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v765 = bfloat(v764);
-    const uint v766 = v756 * v1;
-    const uint v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const uint v768 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v769 = v299 + v768;
-  const uint v770 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v771 = v30 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v773 = v220 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v224.m[1][2].thread_elements()[0];
-    const float v777 = v776 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v778 = bfloat(v777);
-    const uint v779 = v769 * v1;
-    const uint v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v782 = v299 + v781;
-  const uint v783 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v784 = v30 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v786 = v220 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v224.m[1][2].thread_elements()[1];
-    const float v790 = v789 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v791 = bfloat(v790);
-    const uint v792 = v782 * v1;
-    const uint v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const uint v794 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v795 = v299 + v794;
-  const uint v796 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v797 = v30 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v799 = v220 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v224.m[1][3].thread_elements()[0];
-    const float v803 = v802 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v804 = bfloat(v803);
-    const uint v805 = v795 * v1;
-    const uint v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const uint v807 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v808 = v299 + v807;
-  const uint v809 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v810 = v30 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v812 = v220 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v224.m[1][3].thread_elements()[1];
-    const float v816 = v815 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v817 = bfloat(v816);
-    const uint v818 = v808 * v1;
-    const uint v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const uint v820 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v821 = v299 + v820;
-  const uint v822 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v823 = v30 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v825 = v220 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v224.m[1][4].thread_elements()[0];
-    const float v829 = v828 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v830 = bfloat(v829);
-    const uint v831 = v821 * v1;
-    const uint v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const uint v833 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v834 = v299 + v833;
-  const uint v835 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v836 = v30 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v838 = v220 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v224.m[1][4].thread_elements()[1];
-    const float v842 = v841 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v843 = bfloat(v842);
-    const uint v844 = v834 * v1;
-    const uint v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const uint v846 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v847 = v299 + v846;
-  const uint v848 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v849 = v30 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v851 = v220 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v224.m[1][5].thread_elements()[0];
-    const float v855 = v854 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v856 = bfloat(v855);
-    const uint v857 = v847 * v1;
-    const uint v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const uint v859 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v860 = v299 + v859;
-  const uint v861 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v862 = v30 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v864 = v220 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v224.m[1][5].thread_elements()[1];
-    const float v868 = v867 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v869 = bfloat(v868);
-    const uint v870 = v860 * v1;
-    const uint v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const uint v872 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v873 = v299 + v872;
-  const uint v874 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v875 = v30 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v877 = v220 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v224.m[1][6].thread_elements()[0];
-    const float v881 = v880 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v882 = bfloat(v881);
-    const uint v883 = v873 * v1;
-    const uint v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const uint v885 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v886 = v299 + v885;
-  const uint v887 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v888 = v30 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v890 = v220 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v224.m[1][6].thread_elements()[1];
-    const float v894 = v893 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v895 = bfloat(v894);
-    const uint v896 = v886 * v1;
-    const uint v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const uint v898 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v899 = v299 + v898;
-  const uint v900 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v901 = v30 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v903 = v220 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v224.m[1][7].thread_elements()[0];
-    const float v907 = v906 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v908 = bfloat(v907);
-    const uint v909 = v899 * v1;
-    const uint v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const uint v911 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v912 = v299 + v911;
-  const uint v913 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v914 = v30 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v916 = v220 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v224.m[1][7].thread_elements()[1];
-    const float v920 = v919 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v921 = bfloat(v920);
-    const uint v922 = v912 * v1;
-    const uint v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const uint v924 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v925 = v299 + v924;
-  const uint v926 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v927 = v30 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v929 = v220 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v224.m[1][8].thread_elements()[0];
-    const float v933 = v932 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v934 = bfloat(v933);
-    const uint v935 = v925 * v1;
-    const uint v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const uint v937 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v938 = v299 + v937;
-  const uint v939 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v940 = v30 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v942 = v220 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v224.m[1][8].thread_elements()[1];
-    const float v946 = v945 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v947 = bfloat(v946);
-    const uint v948 = v938 * v1;
-    const uint v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const uint v950 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v951 = v299 + v950;
-  const uint v952 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v953 = v30 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v955 = v220 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v224.m[1][9].thread_elements()[0];
-    const float v959 = v958 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v960 = bfloat(v959);
-    const uint v961 = v951 * v1;
-    const uint v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const uint v963 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v964 = v299 + v963;
-  const uint v965 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v966 = v30 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v968 = v220 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v224.m[1][9].thread_elements()[1];
-    const float v972 = v971 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v973 = bfloat(v972);
-    const uint v974 = v964 * v1;
-    const uint v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const uint v976 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v977 = v299 + v976;
-  const uint v978 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v979 = v30 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v981 = v220 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v224.m[1][10].thread_elements()[0];
-    const float v985 = v984 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v986 = bfloat(v985);
-    const uint v987 = v977 * v1;
-    const uint v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v990 = v299 + v989;
-  const uint v991 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v992 = v30 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v994 = v220 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v224.m[1][10].thread_elements()[1];
-    const float v998 = v997 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v999 = bfloat(v998);
-    const uint v1000 = v990 * v1;
-    const uint v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const uint v1002 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1003 = v299 + v1002;
-  const uint v1004 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1005 = v30 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1007 = v220 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v224.m[1][11].thread_elements()[0];
-    const float v1011 = v1010 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1012 = bfloat(v1011);
-    const uint v1013 = v1003 * v1;
-    const uint v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const uint v1015 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1016 = v299 + v1015;
-  const uint v1017 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1018 = v30 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1020 = v220 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v224.m[1][11].thread_elements()[1];
-    const float v1024 = v1023 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1025 = bfloat(v1024);
-    const uint v1026 = v1016 * v1;
-    const uint v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const uint v1028 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1029 = v299 + v1028;
-  const uint v1030 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1031 = v30 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1033 = v220 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v224.m[1][12].thread_elements()[0];
-    const float v1037 = v1036 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1038 = bfloat(v1037);
-    const uint v1039 = v1029 * v1;
-    const uint v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const uint v1041 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1042 = v299 + v1041;
-  const uint v1043 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1044 = v30 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1046 = v220 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v224.m[1][12].thread_elements()[1];
-    const float v1050 = v1049 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1051 = bfloat(v1050);
-    const uint v1052 = v1042 * v1;
-    const uint v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const uint v1054 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1055 = v299 + v1054;
-  const uint v1056 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1057 = v30 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1059 = v220 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v224.m[1][13].thread_elements()[0];
-    const float v1063 = v1062 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1064 = bfloat(v1063);
-    const uint v1065 = v1055 * v1;
-    const uint v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const uint v1067 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1068 = v299 + v1067;
-  const uint v1069 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1070 = v30 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1072 = v220 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v224.m[1][13].thread_elements()[1];
-    const float v1076 = v1075 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1077 = bfloat(v1076);
-    const uint v1078 = v1068 * v1;
-    const uint v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const uint v1080 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1081 = v299 + v1080;
-  const uint v1082 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1083 = v30 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1085 = v220 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v224.m[1][14].thread_elements()[0];
-    const float v1089 = v1088 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1090 = bfloat(v1089);
-    const uint v1091 = v1081 * v1;
-    const uint v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1094 = v299 + v1093;
-  const uint v1095 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1096 = v30 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1098 = v220 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v224.m[1][14].thread_elements()[1];
-    const float v1102 = v1101 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1103 = bfloat(v1102);
-    const uint v1104 = v1094 * v1;
-    const uint v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const uint v1106 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1107 = v299 + v1106;
-  const uint v1108 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1109 = v30 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1111 = v220 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v224.m[1][15].thread_elements()[0];
-    const float v1115 = v1114 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1116 = bfloat(v1115);
-    const uint v1117 = v1107 * v1;
-    const uint v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const uint v1119 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1120 = v299 + v1119;
-  const uint v1121 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1122 = v30 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1124 = v220 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v224.m[1][15].thread_elements()[1];
-    const float v1128 = v1127 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1129 = bfloat(v1128);
-    const uint v1130 = v1120 * v1;
-    const uint v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const uint v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1143, float(0.0f));
-
-  for (uint v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (uint v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1155 = v26 + v1152;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1156 = v1155 < v0;
-      const uint v1157 = v1146 + v1154;
-      const bool v1158 = v1157 < v2;
-      const bool v1159 = v1156 && v1158;
-      if (v1159) {
-        const uint v1161 = v1155 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1163 = v1161 + v1146;
-        const uint v1164 = v1163 + v1154;
-        const iron_f8e4m3 v1165 = a[v1164];
-        const half v1166 = half(iron_to_f32(v1165));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1168 = v1152 << 6u;
-        const uint v1169 = v1168 + v1154;
-        shm3[v1169] = v1166;
-      } else {
-        const uint v1171 = v1152 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1172 = v1171 + v1154;
-        shm3[v1172] = half(0.0f);
-      }
-    }
-
-    for (uint v1177 = v229; v1177 < 8192u; v1177 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1179 = v1177 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1181 = v1177 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1182 = v1133 + v1179;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1183 = v1182 < v1;
-      const uint v1184 = v1146 + v1181;
-      const bool v1185 = v1184 < v2;
-      const bool v1186 = v1183 && v1185;
-      if (v1186) {
-        const uint v1188 = v1182 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1190 = v1188 + v1146;
-        const uint v1191 = v1190 + v1181;
-        const iron_f8e4m3 v1192 = b[v1191];
-        const half v1193 = half(iron_to_f32(v1192));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1195 = v1179 << 6u;
-        const uint v1196 = v1195 + v1181;
-        shm4[v1196] = v1193;
-      } else {
-        const uint v1198 = v1179 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1199 = v1198 + v1181;
-        shm4[v1199] = half(0.0f);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const uint v2102 = v295 << 6u;
-      const uint v2104 = v1208 + v2102;
-      iron_frag<half, 16, 16> v2111;
-      iron_frag_fill(v2111, half(half(0.0f)));
-      iron_frag_load<false>(v2111, shm3, long(v2104), long(64u));
-      iron_frag<half, 16, 128> v2113;
-      iron_frag_fill(v2113, half(half(0.0f)));
-      iron_frag_load<true>(v2113, shm4, long(0u), long(64u));
-      iron_frag_mma(v1143, v2111, v2113);
-      const uint v2115 = v2104 + 16u;
-      iron_frag<half, 16, 16> v2120;
-      iron_frag_fill(v2120, half(half(0.0f)));
-      iron_frag_load<false>(v2120, shm3, long(v2115), long(64u));
-      iron_frag<half, 16, 128> v2122;
-      iron_frag_fill(v2122, half(half(0.0f)));
-      iron_frag_load<true>(v2122, shm4, long(16u), long(64u));
-      iron_frag_mma(v1143, v2120, v2122);
-      const uint v2124 = v2104 + 32u;
-      iron_frag<half, 16, 16> v2129;
-      iron_frag_fill(v2129, half(half(0.0f)));
-      iron_frag_load<false>(v2129, shm3, long(v2124), long(64u));
-      iron_frag<half, 16, 128> v2131;
-      iron_frag_fill(v2131, half(half(0.0f)));
-      iron_frag_load<true>(v2131, shm4, long(32u), long(64u));
-      iron_frag_mma(v1143, v2129, v2131);
-      const uint v2133 = v2104 + 48u;
-      iron_frag<half, 16, 16> v2138;
-      iron_frag_fill(v2138, half(half(0.0f)));
-      iron_frag_load<false>(v2138, shm3, long(v2133), long(64u));
-      iron_frag<half, 16, 128> v2140;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v362 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v363 = v362 << 6u;
+      const uint v2127 = v290 & 3u;
+      const uint v2129 = v2127 << 4u;
+      const uint v2131 = v2129 << 6u;
+      const uint v2133 = v363 + v2131;
+      iron_frag<half, 16, 16> v2140;
       iron_frag_fill(v2140, half(half(0.0f)));
-      iron_frag_load<true>(v2140, shm4, long(48u), long(64u));
-      iron_frag_mma(v1143, v2138, v2140);
+      iron_frag_load<false>(v2140, shm3, long(v2133), long(64u));
+      iron_frag<half, 16, 128> v2142;
+      iron_frag_fill(v2142, half(half(0.0f)));
+      iron_frag_load<true>(v2142, shm4, long(0u), long(64u));
+      iron_frag_mma(v298, v2140, v2142);
+      const uint v2144 = v2133 + 16u;
+      iron_frag<half, 16, 16> v2149;
+      iron_frag_fill(v2149, half(half(0.0f)));
+      iron_frag_load<false>(v2149, shm3, long(v2144), long(64u));
+      iron_frag<half, 16, 128> v2151;
+      iron_frag_fill(v2151, half(half(0.0f)));
+      iron_frag_load<true>(v2151, shm4, long(16u), long(64u));
+      iron_frag_mma(v298, v2149, v2151);
+      const uint v2153 = v2133 + 32u;
+      iron_frag<half, 16, 16> v2158;
+      iron_frag_fill(v2158, half(half(0.0f)));
+      iron_frag_load<false>(v2158, shm3, long(v2153), long(64u));
+      iron_frag<half, 16, 128> v2160;
+      iron_frag_fill(v2160, half(half(0.0f)));
+      iron_frag_load<true>(v2160, shm4, long(32u), long(64u));
+      iron_frag_mma(v298, v2158, v2160);
+      const uint v2162 = v2133 + 48u;
+      iron_frag<half, 16, 16> v2167;
+      iron_frag_fill(v2167, half(half(0.0f)));
+      iron_frag_load<false>(v2167, shm3, long(v2162), long(64u));
+      iron_frag<half, 16, 128> v2169;
+      iron_frag_fill(v2169, half(half(0.0f)));
+      iron_frag_load<true>(v2169, shm4, long(48u), long(64u));
+      iron_frag_mma(v298, v2167, v2169);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const uint v1219 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1220 = v299 + v1219;
-  const uint v1221 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1222 = v1133 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1224 = v220 && v1223;
-  const bool v1225 = v1222 < v1;
-  const bool v1226 = v1224 && v1225;
-  if (v1226) {
-    const float v1227 = v1143.m[0][0].thread_elements()[0];
-    const float v1228 = v1227 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1229 = bfloat(v1228);
-    const uint v1230 = v1220 * v1;
-    const uint v1231 = v1230 + v1222;
-    out[v1231] = v1229;
-  }
-  const uint v1232 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1233 = v299 + v1232;
-  const uint v1234 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1235 = v1133 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1237 = v220 && v1236;
-  const bool v1238 = v1235 < v1;
-  const bool v1239 = v1237 && v1238;
-  if (v1239) {
-    const float v1240 = v1143.m[0][0].thread_elements()[1];
-    const float v1241 = v1240 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1242 = bfloat(v1241);
-    const uint v1243 = v1233 * v1;
-    const uint v1244 = v1243 + v1235;
-    out[v1244] = v1242;
-  }
-  const uint v1245 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1246 = v299 + v1245;
-  const uint v1247 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1248 = v1133 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1250 = v220 && v1249;
-  const bool v1251 = v1248 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v1143.m[0][1].thread_elements()[0];
-    const float v1254 = v1253 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1255 = bfloat(v1254);
-    const uint v1256 = v1246 * v1;
-    const uint v1257 = v1256 + v1248;
-    out[v1257] = v1255;
-  }
-  const uint v1258 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1259 = v299 + v1258;
-  const uint v1260 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1261 = v1133 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1263 = v220 && v1262;
-  const bool v1264 = v1261 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v1143.m[0][1].thread_elements()[1];
-    const float v1267 = v1266 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1268 = bfloat(v1267);
-    const uint v1269 = v1259 * v1;
-    const uint v1270 = v1269 + v1261;
-    out[v1270] = v1268;
-  }
-  const uint v1271 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1272 = v299 + v1271;
-  const uint v1273 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1274 = v1133 + v1273;
-  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1276 = v220 && v1275;
-  const bool v1277 = v1274 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v1143.m[0][2].thread_elements()[0];
-    const float v1280 = v1279 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1281 = bfloat(v1280);
-    const uint v1282 = v1272 * v1;
-    const uint v1283 = v1282 + v1274;
-    out[v1283] = v1281;
-  }
-  const uint v1284 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1285 = v299 + v1284;
-  const uint v1286 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1287 = v1133 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1289 = v220 && v1288;
-  const bool v1290 = v1287 < v1;
-  const bool v1291 = v1289 && v1290;
-  if (v1291) {
-    const float v1292 = v1143.m[0][2].thread_elements()[1];
-    const float v1293 = v1292 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1294 = bfloat(v1293);
-    const uint v1295 = v1285 * v1;
-    const uint v1296 = v1295 + v1287;
-    out[v1296] = v1294;
-  }
-  const uint v1297 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1298 = v299 + v1297;
-  const uint v1299 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1300 = v1133 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1302 = v220 && v1301;
-  const bool v1303 = v1300 < v1;
-  const bool v1304 = v1302 && v1303;
-  if (v1304) {
-    const float v1305 = v1143.m[0][3].thread_elements()[0];
-    const float v1306 = v1305 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1307 = bfloat(v1306);
-    const uint v1308 = v1298 * v1;
-    const uint v1309 = v1308 + v1300;
-    out[v1309] = v1307;
-  }
-  const uint v1310 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1311 = v299 + v1310;
-  const uint v1312 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1313 = v1133 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1315 = v220 && v1314;
-  const bool v1316 = v1313 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v1143.m[0][3].thread_elements()[1];
-    const float v1319 = v1318 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1320 = bfloat(v1319);
-    const uint v1321 = v1311 * v1;
-    const uint v1322 = v1321 + v1313;
-    out[v1322] = v1320;
-  }
-  const uint v1323 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1324 = v299 + v1323;
-  const uint v1325 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1326 = v1133 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1328 = v220 && v1327;
-  const bool v1329 = v1326 < v1;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v1143.m[0][4].thread_elements()[0];
-    const float v1332 = v1331 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1333 = bfloat(v1332);
-    const uint v1334 = v1324 * v1;
-    const uint v1335 = v1334 + v1326;
-    out[v1335] = v1333;
-  }
-  const uint v1336 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1337 = v299 + v1336;
-  const uint v1338 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1339 = v1133 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1341 = v220 && v1340;
-  const bool v1342 = v1339 < v1;
-  const bool v1343 = v1341 && v1342;
-  if (v1343) {
-    const float v1344 = v1143.m[0][4].thread_elements()[1];
-    const float v1345 = v1344 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1346 = bfloat(v1345);
-    const uint v1347 = v1337 * v1;
-    const uint v1348 = v1347 + v1339;
-    out[v1348] = v1346;
-  }
-  const uint v1349 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1350 = v299 + v1349;
-  const uint v1351 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1352 = v1133 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1354 = v220 && v1353;
-  const bool v1355 = v1352 < v1;
-  const bool v1356 = v1354 && v1355;
-  if (v1356) {
-    const float v1357 = v1143.m[0][5].thread_elements()[0];
-    const float v1358 = v1357 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1359 = bfloat(v1358);
-    const uint v1360 = v1350 * v1;
-    const uint v1361 = v1360 + v1352;
-    out[v1361] = v1359;
-  }
-  const uint v1362 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1363 = v299 + v1362;
-  const uint v1364 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1365 = v1133 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1367 = v220 && v1366;
-  const bool v1368 = v1365 < v1;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v1143.m[0][5].thread_elements()[1];
-    const float v1371 = v1370 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1372 = bfloat(v1371);
-    const uint v1373 = v1363 * v1;
-    const uint v1374 = v1373 + v1365;
-    out[v1374] = v1372;
-  }
-  const uint v1375 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1376 = v299 + v1375;
-  const uint v1377 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1378 = v1133 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1380 = v220 && v1379;
-  const bool v1381 = v1378 < v1;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v1143.m[0][6].thread_elements()[0];
-    const float v1384 = v1383 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1385 = bfloat(v1384);
-    const uint v1386 = v1376 * v1;
-    const uint v1387 = v1386 + v1378;
-    out[v1387] = v1385;
-  }
-  const uint v1388 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1389 = v299 + v1388;
-  const uint v1390 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1391 = v1133 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1393 = v220 && v1392;
-  const bool v1394 = v1391 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v1143.m[0][6].thread_elements()[1];
-    const float v1397 = v1396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1398 = bfloat(v1397);
-    const uint v1399 = v1389 * v1;
-    const uint v1400 = v1399 + v1391;
-    out[v1400] = v1398;
-  }
-  const uint v1401 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1402 = v299 + v1401;
-  const uint v1403 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1404 = v1133 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1406 = v220 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v1143.m[0][7].thread_elements()[0];
-    const float v1410 = v1409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1411 = bfloat(v1410);
-    const uint v1412 = v1402 * v1;
-    const uint v1413 = v1412 + v1404;
-    out[v1413] = v1411;
-  }
-  const uint v1414 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1415 = v299 + v1414;
-  const uint v1416 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1417 = v1133 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1419 = v220 && v1418;
-  const bool v1420 = v1417 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v1143.m[0][7].thread_elements()[1];
-    const float v1423 = v1422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1424 = bfloat(v1423);
-    const uint v1425 = v1415 * v1;
-    const uint v1426 = v1425 + v1417;
-    out[v1426] = v1424;
-  }
-  const uint v1427 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1428 = v299 + v1427;
-  const uint v1429 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1430 = v1133 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1432 = v220 && v1431;
-  const bool v1433 = v1430 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v1143.m[0][8].thread_elements()[0];
-    const float v1436 = v1435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1437 = bfloat(v1436);
-    const uint v1438 = v1428 * v1;
-    const uint v1439 = v1438 + v1430;
-    out[v1439] = v1437;
-  }
-  const uint v1440 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1441 = v299 + v1440;
-  const uint v1442 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1443 = v1133 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1445 = v220 && v1444;
-  const bool v1446 = v1443 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v1143.m[0][8].thread_elements()[1];
-    const float v1449 = v1448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1450 = bfloat(v1449);
-    const uint v1451 = v1441 * v1;
-    const uint v1452 = v1451 + v1443;
-    out[v1452] = v1450;
-  }
-  const uint v1453 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1454 = v299 + v1453;
-  const uint v1455 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1456 = v1133 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1458 = v220 && v1457;
-  const bool v1459 = v1456 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v1143.m[0][9].thread_elements()[0];
-    const float v1462 = v1461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1463 = bfloat(v1462);
-    const uint v1464 = v1454 * v1;
-    const uint v1465 = v1464 + v1456;
-    out[v1465] = v1463;
-  }
-  const uint v1466 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1467 = v299 + v1466;
-  const uint v1468 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1469 = v1133 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1471 = v220 && v1470;
-  const bool v1472 = v1469 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v1143.m[0][9].thread_elements()[1];
-    const float v1475 = v1474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1476 = bfloat(v1475);
-    const uint v1477 = v1467 * v1;
-    const uint v1478 = v1477 + v1469;
-    out[v1478] = v1476;
-  }
-  const uint v1479 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1480 = v299 + v1479;
-  const uint v1481 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1482 = v1133 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1484 = v220 && v1483;
-  const bool v1485 = v1482 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v1143.m[0][10].thread_elements()[0];
-    const float v1488 = v1487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1489 = bfloat(v1488);
-    const uint v1490 = v1480 * v1;
-    const uint v1491 = v1490 + v1482;
-    out[v1491] = v1489;
-  }
-  const uint v1492 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1493 = v299 + v1492;
-  const uint v1494 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1495 = v1133 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1497 = v220 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1143.m[0][10].thread_elements()[1];
-    const float v1501 = v1500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1502 = bfloat(v1501);
-    const uint v1503 = v1493 * v1;
-    const uint v1504 = v1503 + v1495;
-    out[v1504] = v1502;
-  }
-  const uint v1505 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1506 = v299 + v1505;
-  const uint v1507 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1508 = v1133 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1510 = v220 && v1509;
-  const bool v1511 = v1508 < v1;
-  const bool v1512 = v1510 && v1511;
-  if (v1512) {
-    const float v1513 = v1143.m[0][11].thread_elements()[0];
-    const float v1514 = v1513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1515 = bfloat(v1514);
-    const uint v1516 = v1506 * v1;
-    const uint v1517 = v1516 + v1508;
-    out[v1517] = v1515;
-  }
-  const uint v1518 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1519 = v299 + v1518;
-  const uint v1520 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1521 = v1133 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1523 = v220 && v1522;
-  const bool v1524 = v1521 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v1143.m[0][11].thread_elements()[1];
-    const float v1527 = v1526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1528 = bfloat(v1527);
-    const uint v1529 = v1519 * v1;
-    const uint v1530 = v1529 + v1521;
-    out[v1530] = v1528;
-  }
-  const uint v1531 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1532 = v299 + v1531;
-  const uint v1533 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1534 = v1133 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1536 = v220 && v1535;
-  const bool v1537 = v1534 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v1143.m[0][12].thread_elements()[0];
-    const float v1540 = v1539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1541 = bfloat(v1540);
-    const uint v1542 = v1532 * v1;
-    const uint v1543 = v1542 + v1534;
-    out[v1543] = v1541;
-  }
-  const uint v1544 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1545 = v299 + v1544;
-  const uint v1546 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1547 = v1133 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1549 = v220 && v1548;
-  const bool v1550 = v1547 < v1;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v1143.m[0][12].thread_elements()[1];
-    const float v1553 = v1552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1554 = bfloat(v1553);
-    const uint v1555 = v1545 * v1;
-    const uint v1556 = v1555 + v1547;
-    out[v1556] = v1554;
-  }
-  const uint v1557 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1558 = v299 + v1557;
-  const uint v1559 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1560 = v1133 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1562 = v220 && v1561;
-  const bool v1563 = v1560 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v1143.m[0][13].thread_elements()[0];
-    const float v1566 = v1565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1567 = bfloat(v1566);
-    const uint v1568 = v1558 * v1;
-    const uint v1569 = v1568 + v1560;
-    out[v1569] = v1567;
-  }
-  const uint v1570 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1571 = v299 + v1570;
-  const uint v1572 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1573 = v1133 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1575 = v220 && v1574;
-  const bool v1576 = v1573 < v1;
-  const bool v1577 = v1575 && v1576;
-  if (v1577) {
-    const float v1578 = v1143.m[0][13].thread_elements()[1];
-    const float v1579 = v1578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1580 = bfloat(v1579);
-    const uint v1581 = v1571 * v1;
-    const uint v1582 = v1581 + v1573;
-    out[v1582] = v1580;
-  }
-  const uint v1583 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1584 = v299 + v1583;
-  const uint v1585 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1586 = v1133 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1588 = v220 && v1587;
-  const bool v1589 = v1586 < v1;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v1143.m[0][14].thread_elements()[0];
-    const float v1592 = v1591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1593 = bfloat(v1592);
-    const uint v1594 = v1584 * v1;
-    const uint v1595 = v1594 + v1586;
-    out[v1595] = v1593;
-  }
-  const uint v1596 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1597 = v299 + v1596;
-  const uint v1598 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1599 = v1133 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1601 = v220 && v1600;
-  const bool v1602 = v1599 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v1143.m[0][14].thread_elements()[1];
-    const float v1605 = v1604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1606 = bfloat(v1605);
-    const uint v1607 = v1597 * v1;
-    const uint v1608 = v1607 + v1599;
-    out[v1608] = v1606;
-  }
-  const uint v1609 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1610 = v299 + v1609;
-  const uint v1611 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1612 = v1133 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1614 = v220 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1143.m[0][15].thread_elements()[0];
-    const float v1618 = v1617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1619 = bfloat(v1618);
-    const uint v1620 = v1610 * v1;
-    const uint v1621 = v1620 + v1612;
-    out[v1621] = v1619;
-  }
-  const uint v1622 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1623 = v299 + v1622;
-  const uint v1624 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1625 = v1133 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1627 = v220 && v1626;
-  const bool v1628 = v1625 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v1143.m[0][15].thread_elements()[1];
-    const float v1631 = v1630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1632 = bfloat(v1631);
-    const uint v1633 = v1623 * v1;
-    const uint v1634 = v1633 + v1625;
-    out[v1634] = v1632;
-  }
-  const uint v1635 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1636 = v299 + v1635;
-  const uint v1637 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1638 = v1133 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1640 = v220 && v1639;
-  const bool v1641 = v1638 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v1143.m[1][0].thread_elements()[0];
-    const float v1644 = v1643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1645 = bfloat(v1644);
-    const uint v1646 = v1636 * v1;
-    const uint v1647 = v1646 + v1638;
-    out[v1647] = v1645;
-  }
-  const uint v1648 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1649 = v299 + v1648;
-  const uint v1650 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1651 = v1133 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1653 = v220 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1143.m[1][0].thread_elements()[1];
-    const float v1657 = v1656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1658 = bfloat(v1657);
-    const uint v1659 = v1649 * v1;
-    const uint v1660 = v1659 + v1651;
-    out[v1660] = v1658;
-  }
-  const uint v1661 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1662 = v299 + v1661;
-  const uint v1663 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1664 = v1133 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1666 = v220 && v1665;
-  const bool v1667 = v1664 < v1;
-  const bool v1668 = v1666 && v1667;
-  if (v1668) {
-    const float v1669 = v1143.m[1][1].thread_elements()[0];
-    const float v1670 = v1669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1671 = bfloat(v1670);
-    const uint v1672 = v1662 * v1;
-    const uint v1673 = v1672 + v1664;
-    out[v1673] = v1671;
-  }
-  const uint v1674 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1675 = v299 + v1674;
-  const uint v1676 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1677 = v1133 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1679 = v220 && v1678;
-  const bool v1680 = v1677 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v1143.m[1][1].thread_elements()[1];
-    const float v1683 = v1682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1684 = bfloat(v1683);
-    const uint v1685 = v1675 * v1;
-    const uint v1686 = v1685 + v1677;
-    out[v1686] = v1684;
-  }
-  const uint v1687 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1688 = v299 + v1687;
-  const uint v1689 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1690 = v1133 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1692 = v220 && v1691;
-  const bool v1693 = v1690 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v1143.m[1][2].thread_elements()[0];
-    const float v1696 = v1695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1697 = bfloat(v1696);
-    const uint v1698 = v1688 * v1;
-    const uint v1699 = v1698 + v1690;
-    out[v1699] = v1697;
-  }
-  const uint v1700 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1701 = v299 + v1700;
-  const uint v1702 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1703 = v1133 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1705 = v220 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1143.m[1][2].thread_elements()[1];
-    const float v1709 = v1708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1710 = bfloat(v1709);
-    const uint v1711 = v1701 * v1;
-    const uint v1712 = v1711 + v1703;
-    out[v1712] = v1710;
-  }
-  const uint v1713 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1714 = v299 + v1713;
-  const uint v1715 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1716 = v1133 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1718 = v220 && v1717;
-  const bool v1719 = v1716 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v1143.m[1][3].thread_elements()[0];
-    const float v1722 = v1721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1723 = bfloat(v1722);
-    const uint v1724 = v1714 * v1;
-    const uint v1725 = v1724 + v1716;
-    out[v1725] = v1723;
-  }
-  const uint v1726 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1727 = v299 + v1726;
-  const uint v1728 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1729 = v1133 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1731 = v220 && v1730;
-  const bool v1732 = v1729 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v1143.m[1][3].thread_elements()[1];
-    const float v1735 = v1734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1736 = bfloat(v1735);
-    const uint v1737 = v1727 * v1;
-    const uint v1738 = v1737 + v1729;
-    out[v1738] = v1736;
-  }
-  const uint v1739 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1740 = v299 + v1739;
-  const uint v1741 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1742 = v1133 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1744 = v220 && v1743;
-  const bool v1745 = v1742 < v1;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v1143.m[1][4].thread_elements()[0];
-    const float v1748 = v1747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1749 = bfloat(v1748);
-    const uint v1750 = v1740 * v1;
-    const uint v1751 = v1750 + v1742;
-    out[v1751] = v1749;
-  }
-  const uint v1752 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1753 = v299 + v1752;
-  const uint v1754 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1755 = v1133 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1757 = v220 && v1756;
-  const bool v1758 = v1755 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v1143.m[1][4].thread_elements()[1];
-    const float v1761 = v1760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1762 = bfloat(v1761);
-    const uint v1763 = v1753 * v1;
-    const uint v1764 = v1763 + v1755;
-    out[v1764] = v1762;
-  }
-  const uint v1765 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1766 = v299 + v1765;
-  const uint v1767 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1768 = v1133 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1770 = v220 && v1769;
-  const bool v1771 = v1768 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v1143.m[1][5].thread_elements()[0];
-    const float v1774 = v1773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1775 = bfloat(v1774);
-    const uint v1776 = v1766 * v1;
-    const uint v1777 = v1776 + v1768;
-    out[v1777] = v1775;
-  }
-  const uint v1778 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1779 = v299 + v1778;
-  const uint v1780 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1781 = v1133 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1783 = v220 && v1782;
-  const bool v1784 = v1781 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v1143.m[1][5].thread_elements()[1];
-    const float v1787 = v1786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1788 = bfloat(v1787);
-    const uint v1789 = v1779 * v1;
-    const uint v1790 = v1789 + v1781;
-    out[v1790] = v1788;
-  }
-  const uint v1791 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1792 = v299 + v1791;
-  const uint v1793 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1794 = v1133 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1796 = v220 && v1795;
-  const bool v1797 = v1794 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v1143.m[1][6].thread_elements()[0];
-    const float v1800 = v1799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1801 = bfloat(v1800);
-    const uint v1802 = v1792 * v1;
-    const uint v1803 = v1802 + v1794;
-    out[v1803] = v1801;
-  }
-  const uint v1804 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1805 = v299 + v1804;
-  const uint v1806 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1807 = v1133 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1809 = v220 && v1808;
-  const bool v1810 = v1807 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v1143.m[1][6].thread_elements()[1];
-    const float v1813 = v1812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1814 = bfloat(v1813);
-    const uint v1815 = v1805 * v1;
-    const uint v1816 = v1815 + v1807;
-    out[v1816] = v1814;
-  }
-  const uint v1817 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1818 = v299 + v1817;
-  const uint v1819 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1820 = v1133 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1822 = v220 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1143.m[1][7].thread_elements()[0];
-    const float v1826 = v1825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1827 = bfloat(v1826);
-    const uint v1828 = v1818 * v1;
-    const uint v1829 = v1828 + v1820;
-    out[v1829] = v1827;
-  }
-  const uint v1830 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1831 = v299 + v1830;
-  const uint v1832 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1833 = v1133 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1835 = v220 && v1834;
-  const bool v1836 = v1833 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v1143.m[1][7].thread_elements()[1];
-    const float v1839 = v1838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1840 = bfloat(v1839);
-    const uint v1841 = v1831 * v1;
-    const uint v1842 = v1841 + v1833;
-    out[v1842] = v1840;
-  }
-  const uint v1843 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1844 = v299 + v1843;
-  const uint v1845 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1846 = v1133 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1848 = v220 && v1847;
-  const bool v1849 = v1846 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v1143.m[1][8].thread_elements()[0];
-    const float v1852 = v1851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1853 = bfloat(v1852);
-    const uint v1854 = v1844 * v1;
-    const uint v1855 = v1854 + v1846;
-    out[v1855] = v1853;
-  }
-  const uint v1856 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1857 = v299 + v1856;
-  const uint v1858 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1859 = v1133 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1861 = v220 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1143.m[1][8].thread_elements()[1];
-    const float v1865 = v1864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1866 = bfloat(v1865);
-    const uint v1867 = v1857 * v1;
-    const uint v1868 = v1867 + v1859;
-    out[v1868] = v1866;
-  }
-  const uint v1869 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1870 = v299 + v1869;
-  const uint v1871 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1872 = v1133 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1874 = v220 && v1873;
-  const bool v1875 = v1872 < v1;
-  const bool v1876 = v1874 && v1875;
-  if (v1876) {
-    const float v1877 = v1143.m[1][9].thread_elements()[0];
-    const float v1878 = v1877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1879 = bfloat(v1878);
-    const uint v1880 = v1870 * v1;
-    const uint v1881 = v1880 + v1872;
-    out[v1881] = v1879;
-  }
-  const uint v1882 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1883 = v299 + v1882;
-  const uint v1884 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1885 = v1133 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1887 = v220 && v1886;
-  const bool v1888 = v1885 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v1143.m[1][9].thread_elements()[1];
-    const float v1891 = v1890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1892 = bfloat(v1891);
-    const uint v1893 = v1883 * v1;
-    const uint v1894 = v1893 + v1885;
-    out[v1894] = v1892;
-  }
-  const uint v1895 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1896 = v299 + v1895;
-  const uint v1897 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1898 = v1133 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1900 = v220 && v1899;
-  const bool v1901 = v1898 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v1143.m[1][10].thread_elements()[0];
-    const float v1904 = v1903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1905 = bfloat(v1904);
-    const uint v1906 = v1896 * v1;
-    const uint v1907 = v1906 + v1898;
-    out[v1907] = v1905;
-  }
-  const uint v1908 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1909 = v299 + v1908;
-  const uint v1910 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1911 = v1133 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1913 = v220 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1143.m[1][10].thread_elements()[1];
-    const float v1917 = v1916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1918 = bfloat(v1917);
-    const uint v1919 = v1909 * v1;
-    const uint v1920 = v1919 + v1911;
-    out[v1920] = v1918;
-  }
-  const uint v1921 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1922 = v299 + v1921;
-  const uint v1923 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1924 = v1133 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1926 = v220 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1143.m[1][11].thread_elements()[0];
-    const float v1930 = v1929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1931 = bfloat(v1930);
-    const uint v1932 = v1922 * v1;
-    const uint v1933 = v1932 + v1924;
-    out[v1933] = v1931;
-  }
-  const uint v1934 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1935 = v299 + v1934;
-  const uint v1936 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1937 = v1133 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1939 = v220 && v1938;
-  const bool v1940 = v1937 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v1143.m[1][11].thread_elements()[1];
-    const float v1943 = v1942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1944 = bfloat(v1943);
-    const uint v1945 = v1935 * v1;
-    const uint v1946 = v1945 + v1937;
-    out[v1946] = v1944;
-  }
-  const uint v1947 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1948 = v299 + v1947;
-  const uint v1949 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1950 = v1133 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1952 = v220 && v1951;
-  const bool v1953 = v1950 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v1143.m[1][12].thread_elements()[0];
-    const float v1956 = v1955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1957 = bfloat(v1956);
-    const uint v1958 = v1948 * v1;
-    const uint v1959 = v1958 + v1950;
-    out[v1959] = v1957;
-  }
-  const uint v1960 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1961 = v299 + v1960;
-  const uint v1962 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1963 = v1133 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1965 = v220 && v1964;
-  const bool v1966 = v1963 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v1143.m[1][12].thread_elements()[1];
-    const float v1969 = v1968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1970 = bfloat(v1969);
-    const uint v1971 = v1961 * v1;
-    const uint v1972 = v1971 + v1963;
-    out[v1972] = v1970;
-  }
-  const uint v1973 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1974 = v299 + v1973;
-  const uint v1975 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1976 = v1133 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1978 = v220 && v1977;
-  const bool v1979 = v1976 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v1143.m[1][13].thread_elements()[0];
-    const float v1982 = v1981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1983 = bfloat(v1982);
-    const uint v1984 = v1974 * v1;
-    const uint v1985 = v1984 + v1976;
-    out[v1985] = v1983;
-  }
-  const uint v1986 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1987 = v299 + v1986;
-  const uint v1988 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1989 = v1133 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1991 = v220 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1143.m[1][13].thread_elements()[1];
-    const float v1995 = v1994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1996 = bfloat(v1995);
-    const uint v1997 = v1987 * v1;
-    const uint v1998 = v1997 + v1989;
-    out[v1998] = v1996;
-  }
-  const uint v1999 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2000 = v299 + v1999;
-  const uint v2001 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2002 = v1133 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2004 = v220 && v2003;
-  const bool v2005 = v2002 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v1143.m[1][14].thread_elements()[0];
-    const float v2008 = v2007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2009 = bfloat(v2008);
-    const uint v2010 = v2000 * v1;
-    const uint v2011 = v2010 + v2002;
-    out[v2011] = v2009;
-  }
-  const uint v2012 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2013 = v299 + v2012;
-  const uint v2014 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2015 = v1133 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2017 = v220 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1143.m[1][14].thread_elements()[1];
-    const float v2021 = v2020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2022 = bfloat(v2021);
-    const uint v2023 = v2013 * v1;
-    const uint v2024 = v2023 + v2015;
-    out[v2024] = v2022;
-  }
-  const uint v2025 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2026 = v299 + v2025;
-  const uint v2027 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2028 = v1133 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2030 = v220 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1143.m[1][15].thread_elements()[0];
-    const float v2034 = v2033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2035 = bfloat(v2034);
-    const uint v2036 = v2026 * v1;
-    const uint v2037 = v2036 + v2028;
-    out[v2037] = v2035;
-  }
-  const uint v2038 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2039 = v299 + v2038;
-  const uint v2040 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2041 = v1133 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2043 = v220 && v2042;
-  const bool v2044 = v2041 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v1143.m[1][15].thread_elements()[1];
-    const float v2047 = v2046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2048 = bfloat(v2047);
-    const uint v2049 = v2039 * v1;
-    const uint v2050 = v2049 + v2041;
-    out[v2050] = v2048;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const uint v368 = v290 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const uint v369 = v368 << 4u;
+  const uint v371 = v291 << 6u;
+  const uint v372 = v26 + v371;
+  const uint v373 = v372 + v369;
+  const uint v374 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v375 = v373 + v374;
+  const uint v376 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v377 = v30 + v376;
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v379 = v294 && v378;
+  const bool v380 = v377 < v1;
+  const bool v381 = v379 && v380;
+  if (v381) {
+    const float v382 = v298.m[0][0].thread_elements()[0];
+    const float v383 = v382 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v384 = bfloat(v383);
+    const uint v385 = v375 * v1;
+    const uint v386 = v385 + v377;
+    out[v386] = v384;
+  }
+  const uint v387 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v388 = v373 + v387;
+  const uint v389 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v390 = v30 + v389;
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v392 = v294 && v391;
+  const bool v393 = v390 < v1;
+  const bool v394 = v392 && v393;
+  if (v394) {
+    const float v395 = v298.m[0][0].thread_elements()[1];
+    const float v396 = v395 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v397 = bfloat(v396);
+    const uint v398 = v388 * v1;
+    const uint v399 = v398 + v390;
+    out[v399] = v397;
+  }
+  const uint v400 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v401 = v373 + v400;
+  const uint v402 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v403 = v30 + v402;
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v405 = v294 && v404;
+  const bool v406 = v403 < v1;
+  const bool v407 = v405 && v406;
+  if (v407) {
+    const float v408 = v298.m[0][1].thread_elements()[0];
+    const float v409 = v408 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v410 = bfloat(v409);
+    const uint v411 = v401 * v1;
+    const uint v412 = v411 + v403;
+    out[v412] = v410;
+  }
+  const uint v413 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v414 = v373 + v413;
+  const uint v415 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v416 = v30 + v415;
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v418 = v294 && v417;
+  const bool v419 = v416 < v1;
+  const bool v420 = v418 && v419;
+  if (v420) {
+    const float v421 = v298.m[0][1].thread_elements()[1];
+    const float v422 = v421 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v423 = bfloat(v422);
+    const uint v424 = v414 * v1;
+    const uint v425 = v424 + v416;
+    out[v425] = v423;
+  }
+  const uint v426 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v427 = v373 + v426;
+  const uint v428 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v429 = v30 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v431 = v294 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v298.m[0][2].thread_elements()[0];
+    const float v435 = v434 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v436 = bfloat(v435);
+    const uint v437 = v427 * v1;
+    const uint v438 = v437 + v429;
+    out[v438] = v436;
+  }
+  const uint v439 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v440 = v373 + v439;
+  const uint v441 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v442 = v30 + v441;
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v444 = v294 && v443;
+  const bool v445 = v442 < v1;
+  const bool v446 = v444 && v445;
+  if (v446) {
+    const float v447 = v298.m[0][2].thread_elements()[1];
+    const float v448 = v447 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v449 = bfloat(v448);
+    const uint v450 = v440 * v1;
+    const uint v451 = v450 + v442;
+    out[v451] = v449;
+  }
+  const uint v452 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v453 = v373 + v452;
+  const uint v454 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v455 = v30 + v454;
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v457 = v294 && v456;
+  const bool v458 = v455 < v1;
+  const bool v459 = v457 && v458;
+  if (v459) {
+    const float v460 = v298.m[0][3].thread_elements()[0];
+    const float v461 = v460 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v462 = bfloat(v461);
+    const uint v463 = v453 * v1;
+    const uint v464 = v463 + v455;
+    out[v464] = v462;
+  }
+  const uint v465 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v466 = v373 + v465;
+  const uint v467 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v468 = v30 + v467;
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v470 = v294 && v469;
+  const bool v471 = v468 < v1;
+  const bool v472 = v470 && v471;
+  if (v472) {
+    const float v473 = v298.m[0][3].thread_elements()[1];
+    const float v474 = v473 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v475 = bfloat(v474);
+    const uint v476 = v466 * v1;
+    const uint v477 = v476 + v468;
+    out[v477] = v475;
+  }
+  const uint v478 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v479 = v373 + v478;
+  const uint v480 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v481 = v30 + v480;
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v483 = v294 && v482;
+  const bool v484 = v481 < v1;
+  const bool v485 = v483 && v484;
+  if (v485) {
+    const float v486 = v298.m[0][4].thread_elements()[0];
+    const float v487 = v486 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v488 = bfloat(v487);
+    const uint v489 = v479 * v1;
+    const uint v490 = v489 + v481;
+    out[v490] = v488;
+  }
+  const uint v491 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v492 = v373 + v491;
+  const uint v493 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v494 = v30 + v493;
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v496 = v294 && v495;
+  const bool v497 = v494 < v1;
+  const bool v498 = v496 && v497;
+  if (v498) {
+    const float v499 = v298.m[0][4].thread_elements()[1];
+    const float v500 = v499 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v501 = bfloat(v500);
+    const uint v502 = v492 * v1;
+    const uint v503 = v502 + v494;
+    out[v503] = v501;
+  }
+  const uint v504 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v505 = v373 + v504;
+  const uint v506 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v507 = v30 + v506;
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v509 = v294 && v508;
+  const bool v510 = v507 < v1;
+  const bool v511 = v509 && v510;
+  if (v511) {
+    const float v512 = v298.m[0][5].thread_elements()[0];
+    const float v513 = v512 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v514 = bfloat(v513);
+    const uint v515 = v505 * v1;
+    const uint v516 = v515 + v507;
+    out[v516] = v514;
+  }
+  const uint v517 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v518 = v373 + v517;
+  const uint v519 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v520 = v30 + v519;
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v522 = v294 && v521;
+  const bool v523 = v520 < v1;
+  const bool v524 = v522 && v523;
+  if (v524) {
+    const float v525 = v298.m[0][5].thread_elements()[1];
+    const float v526 = v525 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v527 = bfloat(v526);
+    const uint v528 = v518 * v1;
+    const uint v529 = v528 + v520;
+    out[v529] = v527;
+  }
+  const uint v530 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v531 = v373 + v530;
+  const uint v532 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v533 = v30 + v532;
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v535 = v294 && v534;
+  const bool v536 = v533 < v1;
+  const bool v537 = v535 && v536;
+  if (v537) {
+    const float v538 = v298.m[0][6].thread_elements()[0];
+    const float v539 = v538 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v540 = bfloat(v539);
+    const uint v541 = v531 * v1;
+    const uint v542 = v541 + v533;
+    out[v542] = v540;
+  }
+  const uint v543 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v544 = v373 + v543;
+  const uint v545 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v546 = v30 + v545;
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v548 = v294 && v547;
+  const bool v549 = v546 < v1;
+  const bool v550 = v548 && v549;
+  if (v550) {
+    const float v551 = v298.m[0][6].thread_elements()[1];
+    const float v552 = v551 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v553 = bfloat(v552);
+    const uint v554 = v544 * v1;
+    const uint v555 = v554 + v546;
+    out[v555] = v553;
+  }
+  const uint v556 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v557 = v373 + v556;
+  const uint v558 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v559 = v30 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v561 = v294 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v298.m[0][7].thread_elements()[0];
+    const float v565 = v564 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v566 = bfloat(v565);
+    const uint v567 = v557 * v1;
+    const uint v568 = v567 + v559;
+    out[v568] = v566;
+  }
+  const uint v569 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v570 = v373 + v569;
+  const uint v571 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v572 = v30 + v571;
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v574 = v294 && v573;
+  const bool v575 = v572 < v1;
+  const bool v576 = v574 && v575;
+  if (v576) {
+    const float v577 = v298.m[0][7].thread_elements()[1];
+    const float v578 = v577 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v579 = bfloat(v578);
+    const uint v580 = v570 * v1;
+    const uint v581 = v580 + v572;
+    out[v581] = v579;
+  }
+  const uint v582 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v583 = v373 + v582;
+  const uint v584 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v585 = v30 + v584;
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v587 = v294 && v586;
+  const bool v588 = v585 < v1;
+  const bool v589 = v587 && v588;
+  if (v589) {
+    const float v590 = v298.m[0][8].thread_elements()[0];
+    const float v591 = v590 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v592 = bfloat(v591);
+    const uint v593 = v583 * v1;
+    const uint v594 = v593 + v585;
+    out[v594] = v592;
+  }
+  const uint v595 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v596 = v373 + v595;
+  const uint v597 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v598 = v30 + v597;
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v600 = v294 && v599;
+  const bool v601 = v598 < v1;
+  const bool v602 = v600 && v601;
+  if (v602) {
+    const float v603 = v298.m[0][8].thread_elements()[1];
+    const float v604 = v603 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v605 = bfloat(v604);
+    const uint v606 = v596 * v1;
+    const uint v607 = v606 + v598;
+    out[v607] = v605;
+  }
+  const uint v608 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v609 = v373 + v608;
+  const uint v610 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v611 = v30 + v610;
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v613 = v294 && v612;
+  const bool v614 = v611 < v1;
+  const bool v615 = v613 && v614;
+  if (v615) {
+    const float v616 = v298.m[0][9].thread_elements()[0];
+    const float v617 = v616 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v618 = bfloat(v617);
+    const uint v619 = v609 * v1;
+    const uint v620 = v619 + v611;
+    out[v620] = v618;
+  }
+  const uint v621 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v622 = v373 + v621;
+  const uint v623 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v624 = v30 + v623;
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v626 = v294 && v625;
+  const bool v627 = v624 < v1;
+  const bool v628 = v626 && v627;
+  if (v628) {
+    const float v629 = v298.m[0][9].thread_elements()[1];
+    const float v630 = v629 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v631 = bfloat(v630);
+    const uint v632 = v622 * v1;
+    const uint v633 = v632 + v624;
+    out[v633] = v631;
+  }
+  const uint v634 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v635 = v373 + v634;
+  const uint v636 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v637 = v30 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v639 = v294 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v298.m[0][10].thread_elements()[0];
+    const float v643 = v642 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v644 = bfloat(v643);
+    const uint v645 = v635 * v1;
+    const uint v646 = v645 + v637;
+    out[v646] = v644;
+  }
+  const uint v647 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v648 = v373 + v647;
+  const uint v649 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v650 = v30 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v652 = v294 && v651;
+  const bool v653 = v650 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v298.m[0][10].thread_elements()[1];
+    const float v656 = v655 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v657 = bfloat(v656);
+    const uint v658 = v648 * v1;
+    const uint v659 = v658 + v650;
+    out[v659] = v657;
+  }
+  const uint v660 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v661 = v373 + v660;
+  const uint v662 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v663 = v30 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v665 = v294 && v664;
+  const bool v666 = v663 < v1;
+  const bool v667 = v665 && v666;
+  if (v667) {
+    const float v668 = v298.m[0][11].thread_elements()[0];
+    const float v669 = v668 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v670 = bfloat(v669);
+    const uint v671 = v661 * v1;
+    const uint v672 = v671 + v663;
+    out[v672] = v670;
+  }
+  const uint v673 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v674 = v373 + v673;
+  const uint v675 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v676 = v30 + v675;
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v678 = v294 && v677;
+  const bool v679 = v676 < v1;
+  const bool v680 = v678 && v679;
+  if (v680) {
+    const float v681 = v298.m[0][11].thread_elements()[1];
+    const float v682 = v681 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v683 = bfloat(v682);
+    const uint v684 = v674 * v1;
+    const uint v685 = v684 + v676;
+    out[v685] = v683;
+  }
+  const uint v686 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v687 = v373 + v686;
+  const uint v688 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v689 = v30 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v691 = v294 && v690;
+  const bool v692 = v689 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v298.m[0][12].thread_elements()[0];
+    const float v695 = v694 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v696 = bfloat(v695);
+    const uint v697 = v687 * v1;
+    const uint v698 = v697 + v689;
+    out[v698] = v696;
+  }
+  const uint v699 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v700 = v373 + v699;
+  const uint v701 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v702 = v30 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v704 = v294 && v703;
+  const bool v705 = v702 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v298.m[0][12].thread_elements()[1];
+    const float v708 = v707 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v709 = bfloat(v708);
+    const uint v710 = v700 * v1;
+    const uint v711 = v710 + v702;
+    out[v711] = v709;
+  }
+  const uint v712 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v713 = v373 + v712;
+  const uint v714 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v715 = v30 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v717 = v294 && v716;
+  const bool v718 = v715 < v1;
+  const bool v719 = v717 && v718;
+  if (v719) {
+    const float v720 = v298.m[0][13].thread_elements()[0];
+    const float v721 = v720 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v722 = bfloat(v721);
+    const uint v723 = v713 * v1;
+    const uint v724 = v723 + v715;
+    out[v724] = v722;
+  }
+  const uint v725 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v726 = v373 + v725;
+  const uint v727 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v728 = v30 + v727;
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v730 = v294 && v729;
+  const bool v731 = v728 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v298.m[0][13].thread_elements()[1];
+    const float v734 = v733 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v735 = bfloat(v734);
+    const uint v736 = v726 * v1;
+    const uint v737 = v736 + v728;
+    out[v737] = v735;
+  }
+  const uint v738 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v739 = v373 + v738;
+  const uint v740 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v741 = v30 + v740;
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v743 = v294 && v742;
+  const bool v744 = v741 < v1;
+  const bool v745 = v743 && v744;
+  if (v745) {
+    const float v746 = v298.m[0][14].thread_elements()[0];
+    const float v747 = v746 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v748 = bfloat(v747);
+    const uint v749 = v739 * v1;
+    const uint v750 = v749 + v741;
+    out[v750] = v748;
+  }
+  const uint v751 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v752 = v373 + v751;
+  const uint v753 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v754 = v30 + v753;
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v756 = v294 && v755;
+  const bool v757 = v754 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v298.m[0][14].thread_elements()[1];
+    const float v760 = v759 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v761 = bfloat(v760);
+    const uint v762 = v752 * v1;
+    const uint v763 = v762 + v754;
+    out[v763] = v761;
+  }
+  const uint v764 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v765 = v373 + v764;
+  const uint v766 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v767 = v30 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v769 = v294 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v298.m[0][15].thread_elements()[0];
+    const float v773 = v772 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v774 = bfloat(v773);
+    const uint v775 = v765 * v1;
+    const uint v776 = v775 + v767;
+    out[v776] = v774;
+  }
+  const uint v777 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v778 = v373 + v777;
+  const uint v779 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v780 = v30 + v779;
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v782 = v294 && v781;
+  const bool v783 = v780 < v1;
+  const bool v784 = v782 && v783;
+  if (v784) {
+    const float v785 = v298.m[0][15].thread_elements()[1];
+    const float v786 = v785 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v787 = bfloat(v786);
+    const uint v788 = v778 * v1;
+    const uint v789 = v788 + v780;
+    out[v789] = v787;
+  }
+  const uint v790 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v791 = v373 + v790;
+  const uint v792 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v793 = v30 + v792;
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v795 = v294 && v794;
+  const bool v796 = v793 < v1;
+  const bool v797 = v795 && v796;
+  if (v797) {
+    const float v798 = v298.m[1][0].thread_elements()[0];
+    const float v799 = v798 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v800 = bfloat(v799);
+    const uint v801 = v791 * v1;
+    const uint v802 = v801 + v793;
+    out[v802] = v800;
+  }
+  const uint v803 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v804 = v373 + v803;
+  const uint v805 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v806 = v30 + v805;
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v808 = v294 && v807;
+  const bool v809 = v806 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v298.m[1][0].thread_elements()[1];
+    const float v812 = v811 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v813 = bfloat(v812);
+    const uint v814 = v804 * v1;
+    const uint v815 = v814 + v806;
+    out[v815] = v813;
+  }
+  const uint v816 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v817 = v373 + v816;
+  const uint v818 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v819 = v30 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v821 = v294 && v820;
+  const bool v822 = v819 < v1;
+  const bool v823 = v821 && v822;
+  if (v823) {
+    const float v824 = v298.m[1][1].thread_elements()[0];
+    const float v825 = v824 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v826 = bfloat(v825);
+    const uint v827 = v817 * v1;
+    const uint v828 = v827 + v819;
+    out[v828] = v826;
+  }
+  const uint v829 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v830 = v373 + v829;
+  const uint v831 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v832 = v30 + v831;
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v834 = v294 && v833;
+  const bool v835 = v832 < v1;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v298.m[1][1].thread_elements()[1];
+    const float v838 = v837 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v839 = bfloat(v838);
+    const uint v840 = v830 * v1;
+    const uint v841 = v840 + v832;
+    out[v841] = v839;
+  }
+  const uint v842 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v843 = v373 + v842;
+  const uint v844 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v845 = v30 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v847 = v294 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v298.m[1][2].thread_elements()[0];
+    const float v851 = v850 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v852 = bfloat(v851);
+    const uint v853 = v843 * v1;
+    const uint v854 = v853 + v845;
+    out[v854] = v852;
+  }
+  const uint v855 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v856 = v373 + v855;
+  const uint v857 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v858 = v30 + v857;
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v860 = v294 && v859;
+  const bool v861 = v858 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v298.m[1][2].thread_elements()[1];
+    const float v864 = v863 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v865 = bfloat(v864);
+    const uint v866 = v856 * v1;
+    const uint v867 = v866 + v858;
+    out[v867] = v865;
+  }
+  const uint v868 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v869 = v373 + v868;
+  const uint v870 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v871 = v30 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v873 = v294 && v872;
+  const bool v874 = v871 < v1;
+  const bool v875 = v873 && v874;
+  if (v875) {
+    const float v876 = v298.m[1][3].thread_elements()[0];
+    const float v877 = v876 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v878 = bfloat(v877);
+    const uint v879 = v869 * v1;
+    const uint v880 = v879 + v871;
+    out[v880] = v878;
+  }
+  const uint v881 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v882 = v373 + v881;
+  const uint v883 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v884 = v30 + v883;
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v886 = v294 && v885;
+  const bool v887 = v884 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v298.m[1][3].thread_elements()[1];
+    const float v890 = v889 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v891 = bfloat(v890);
+    const uint v892 = v882 * v1;
+    const uint v893 = v892 + v884;
+    out[v893] = v891;
+  }
+  const uint v894 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v895 = v373 + v894;
+  const uint v896 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v897 = v30 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v899 = v294 && v898;
+  const bool v900 = v897 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v298.m[1][4].thread_elements()[0];
+    const float v903 = v902 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v904 = bfloat(v903);
+    const uint v905 = v895 * v1;
+    const uint v906 = v905 + v897;
+    out[v906] = v904;
+  }
+  const uint v907 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v908 = v373 + v907;
+  const uint v909 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v910 = v30 + v909;
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v912 = v294 && v911;
+  const bool v913 = v910 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v298.m[1][4].thread_elements()[1];
+    const float v916 = v915 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v917 = bfloat(v916);
+    const uint v918 = v908 * v1;
+    const uint v919 = v918 + v910;
+    out[v919] = v917;
+  }
+  const uint v920 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v921 = v373 + v920;
+  const uint v922 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v923 = v30 + v922;
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v925 = v294 && v924;
+  const bool v926 = v923 < v1;
+  const bool v927 = v925 && v926;
+  if (v927) {
+    const float v928 = v298.m[1][5].thread_elements()[0];
+    const float v929 = v928 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v930 = bfloat(v929);
+    const uint v931 = v921 * v1;
+    const uint v932 = v931 + v923;
+    out[v932] = v930;
+  }
+  const uint v933 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v934 = v373 + v933;
+  const uint v935 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v936 = v30 + v935;
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v938 = v294 && v937;
+  const bool v939 = v936 < v1;
+  const bool v940 = v938 && v939;
+  if (v940) {
+    const float v941 = v298.m[1][5].thread_elements()[1];
+    const float v942 = v941 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v943 = bfloat(v942);
+    const uint v944 = v934 * v1;
+    const uint v945 = v944 + v936;
+    out[v945] = v943;
+  }
+  const uint v946 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v947 = v373 + v946;
+  const uint v948 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v949 = v30 + v948;
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v951 = v294 && v950;
+  const bool v952 = v949 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v298.m[1][6].thread_elements()[0];
+    const float v955 = v954 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v956 = bfloat(v955);
+    const uint v957 = v947 * v1;
+    const uint v958 = v957 + v949;
+    out[v958] = v956;
+  }
+  const uint v959 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v960 = v373 + v959;
+  const uint v961 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v962 = v30 + v961;
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v964 = v294 && v963;
+  const bool v965 = v962 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v298.m[1][6].thread_elements()[1];
+    const float v968 = v967 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v969 = bfloat(v968);
+    const uint v970 = v960 * v1;
+    const uint v971 = v970 + v962;
+    out[v971] = v969;
+  }
+  const uint v972 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v973 = v373 + v972;
+  const uint v974 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v975 = v30 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v977 = v294 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v298.m[1][7].thread_elements()[0];
+    const float v981 = v980 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v982 = bfloat(v981);
+    const uint v983 = v973 * v1;
+    const uint v984 = v983 + v975;
+    out[v984] = v982;
+  }
+  const uint v985 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v986 = v373 + v985;
+  const uint v987 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v988 = v30 + v987;
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v990 = v294 && v989;
+  const bool v991 = v988 < v1;
+  const bool v992 = v990 && v991;
+  if (v992) {
+    const float v993 = v298.m[1][7].thread_elements()[1];
+    const float v994 = v993 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v995 = bfloat(v994);
+    const uint v996 = v986 * v1;
+    const uint v997 = v996 + v988;
+    out[v997] = v995;
+  }
+  const uint v998 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v999 = v373 + v998;
+  const uint v1000 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1001 = v30 + v1000;
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1003 = v294 && v1002;
+  const bool v1004 = v1001 < v1;
+  const bool v1005 = v1003 && v1004;
+  if (v1005) {
+    const float v1006 = v298.m[1][8].thread_elements()[0];
+    const float v1007 = v1006 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1008 = bfloat(v1007);
+    const uint v1009 = v999 * v1;
+    const uint v1010 = v1009 + v1001;
+    out[v1010] = v1008;
+  }
+  const uint v1011 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1012 = v373 + v1011;
+  const uint v1013 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1014 = v30 + v1013;
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1016 = v294 && v1015;
+  const bool v1017 = v1014 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v298.m[1][8].thread_elements()[1];
+    const float v1020 = v1019 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1021 = bfloat(v1020);
+    const uint v1022 = v1012 * v1;
+    const uint v1023 = v1022 + v1014;
+    out[v1023] = v1021;
+  }
+  const uint v1024 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1025 = v373 + v1024;
+  const uint v1026 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1027 = v30 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1029 = v294 && v1028;
+  const bool v1030 = v1027 < v1;
+  const bool v1031 = v1029 && v1030;
+  if (v1031) {
+    const float v1032 = v298.m[1][9].thread_elements()[0];
+    const float v1033 = v1032 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1034 = bfloat(v1033);
+    const uint v1035 = v1025 * v1;
+    const uint v1036 = v1035 + v1027;
+    out[v1036] = v1034;
+  }
+  const uint v1037 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1038 = v373 + v1037;
+  const uint v1039 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1040 = v30 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1042 = v294 && v1041;
+  const bool v1043 = v1040 < v1;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v298.m[1][9].thread_elements()[1];
+    const float v1046 = v1045 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1047 = bfloat(v1046);
+    const uint v1048 = v1038 * v1;
+    const uint v1049 = v1048 + v1040;
+    out[v1049] = v1047;
+  }
+  const uint v1050 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1051 = v373 + v1050;
+  const uint v1052 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1053 = v30 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1055 = v294 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v298.m[1][10].thread_elements()[0];
+    const float v1059 = v1058 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1060 = bfloat(v1059);
+    const uint v1061 = v1051 * v1;
+    const uint v1062 = v1061 + v1053;
+    out[v1062] = v1060;
+  }
+  const uint v1063 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1064 = v373 + v1063;
+  const uint v1065 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1066 = v30 + v1065;
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1068 = v294 && v1067;
+  const bool v1069 = v1066 < v1;
+  const bool v1070 = v1068 && v1069;
+  if (v1070) {
+    const float v1071 = v298.m[1][10].thread_elements()[1];
+    const float v1072 = v1071 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1073 = bfloat(v1072);
+    const uint v1074 = v1064 * v1;
+    const uint v1075 = v1074 + v1066;
+    out[v1075] = v1073;
+  }
+  const uint v1076 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1077 = v373 + v1076;
+  const uint v1078 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1079 = v30 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1081 = v294 && v1080;
+  const bool v1082 = v1079 < v1;
+  const bool v1083 = v1081 && v1082;
+  if (v1083) {
+    const float v1084 = v298.m[1][11].thread_elements()[0];
+    const float v1085 = v1084 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1086 = bfloat(v1085);
+    const uint v1087 = v1077 * v1;
+    const uint v1088 = v1087 + v1079;
+    out[v1088] = v1086;
+  }
+  const uint v1089 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1090 = v373 + v1089;
+  const uint v1091 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1092 = v30 + v1091;
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1094 = v294 && v1093;
+  const bool v1095 = v1092 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v298.m[1][11].thread_elements()[1];
+    const float v1098 = v1097 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1099 = bfloat(v1098);
+    const uint v1100 = v1090 * v1;
+    const uint v1101 = v1100 + v1092;
+    out[v1101] = v1099;
+  }
+  const uint v1102 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1103 = v373 + v1102;
+  const uint v1104 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1105 = v30 + v1104;
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1107 = v294 && v1106;
+  const bool v1108 = v1105 < v1;
+  const bool v1109 = v1107 && v1108;
+  if (v1109) {
+    const float v1110 = v298.m[1][12].thread_elements()[0];
+    const float v1111 = v1110 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1112 = bfloat(v1111);
+    const uint v1113 = v1103 * v1;
+    const uint v1114 = v1113 + v1105;
+    out[v1114] = v1112;
+  }
+  const uint v1115 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1116 = v373 + v1115;
+  const uint v1117 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1118 = v30 + v1117;
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1120 = v294 && v1119;
+  const bool v1121 = v1118 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v298.m[1][12].thread_elements()[1];
+    const float v1124 = v1123 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1125 = bfloat(v1124);
+    const uint v1126 = v1116 * v1;
+    const uint v1127 = v1126 + v1118;
+    out[v1127] = v1125;
+  }
+  const uint v1128 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1129 = v373 + v1128;
+  const uint v1130 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1131 = v30 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1133 = v294 && v1132;
+  const bool v1134 = v1131 < v1;
+  const bool v1135 = v1133 && v1134;
+  if (v1135) {
+    const float v1136 = v298.m[1][13].thread_elements()[0];
+    const float v1137 = v1136 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1138 = bfloat(v1137);
+    const uint v1139 = v1129 * v1;
+    const uint v1140 = v1139 + v1131;
+    out[v1140] = v1138;
+  }
+  const uint v1141 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1142 = v373 + v1141;
+  const uint v1143 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1144 = v30 + v1143;
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1146 = v294 && v1145;
+  const bool v1147 = v1144 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v298.m[1][13].thread_elements()[1];
+    const float v1150 = v1149 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1151 = bfloat(v1150);
+    const uint v1152 = v1142 * v1;
+    const uint v1153 = v1152 + v1144;
+    out[v1153] = v1151;
+  }
+  const uint v1154 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1155 = v373 + v1154;
+  const uint v1156 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1157 = v30 + v1156;
+  const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1159 = v294 && v1158;
+  const bool v1160 = v1157 < v1;
+  const bool v1161 = v1159 && v1160;
+  if (v1161) {
+    const float v1162 = v298.m[1][14].thread_elements()[0];
+    const float v1163 = v1162 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1164 = bfloat(v1163);
+    const uint v1165 = v1155 * v1;
+    const uint v1166 = v1165 + v1157;
+    out[v1166] = v1164;
+  }
+  const uint v1167 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1168 = v373 + v1167;
+  const uint v1169 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1170 = v30 + v1169;
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1172 = v294 && v1171;
+  const bool v1173 = v1170 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v298.m[1][14].thread_elements()[1];
+    const float v1176 = v1175 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1177 = bfloat(v1176);
+    const uint v1178 = v1168 * v1;
+    const uint v1179 = v1178 + v1170;
+    out[v1179] = v1177;
+  }
+  const uint v1180 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1181 = v373 + v1180;
+  const uint v1182 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1183 = v30 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1185 = v294 && v1184;
+  const bool v1186 = v1183 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v298.m[1][15].thread_elements()[0];
+    const float v1189 = v1188 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1190 = bfloat(v1189);
+    const uint v1191 = v1181 * v1;
+    const uint v1192 = v1191 + v1183;
+    out[v1192] = v1190;
+  }
+  const uint v1193 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1194 = v373 + v1193;
+  const uint v1195 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1196 = v30 + v1195;
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1198 = v294 && v1197;
+  const bool v1199 = v1196 < v1;
+  const bool v1200 = v1198 && v1199;
+  if (v1200) {
+    const float v1201 = v298.m[1][15].thread_elements()[1];
+    const float v1202 = v1201 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1203 = bfloat(v1202);
+    const uint v1204 = v1194 * v1;
+    const uint v1205 = v1204 + v1196;
+    out[v1205] = v1203;
+  }
+  const uint v1207 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 16, 128> v1217;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1217, float(0.0f));
+
+  for (uint v1220 = 0u; v1220 < v2; v1220 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (uint v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1230 = v1229 < v0;
+      const uint v1231 = v1220 + v1228;
+      const bool v1232 = v1231 < v2;
+      const bool v1233 = v1230 && v1232;
+      if (v1233) {
+        const uint v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1237 = v1235 + v1220;
+        const uint v1238 = v1237 + v1228;
+        const iron_f8e4m3 v1239 = a[v1238];
+        const half v1240 = half(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1242 = v1226 << 6u;
+        const uint v1243 = v1242 + v1228;
+        shm3[v1243] = v1240;
+      } else {
+        const uint v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1246 = v1245 + v1228;
+        shm3[v1246] = half(0.0f);
+      }
+    }
+
+    for (uint v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1257 = v1256 < v1;
+      const uint v1258 = v1220 + v1255;
+      const bool v1259 = v1258 < v2;
+      const bool v1260 = v1257 && v1259;
+      if (v1260) {
+        const uint v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1264 = v1262 + v1220;
+        const uint v1265 = v1264 + v1255;
+        const iron_f8e4m3 v1266 = b[v1265];
+        const half v1267 = half(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1269 = v1253 << 6u;
+        const uint v1270 = v1269 + v1255;
+        shm4[v1270] = v1267;
+      } else {
+        const uint v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1273 = v1272 + v1255;
+        shm4[v1273] = half(0.0f);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v1282 = v371 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v2176 = v369 << 6u;
+      const uint v2178 = v1282 + v2176;
+      iron_frag<half, 16, 16> v2185;
+      iron_frag_fill(v2185, half(half(0.0f)));
+      iron_frag_load<false>(v2185, shm3, long(v2178), long(64u));
+      iron_frag<half, 16, 128> v2187;
+      iron_frag_fill(v2187, half(half(0.0f)));
+      iron_frag_load<true>(v2187, shm4, long(0u), long(64u));
+      iron_frag_mma(v1217, v2185, v2187);
+      const uint v2189 = v2178 + 16u;
+      iron_frag<half, 16, 16> v2194;
+      iron_frag_fill(v2194, half(half(0.0f)));
+      iron_frag_load<false>(v2194, shm3, long(v2189), long(64u));
+      iron_frag<half, 16, 128> v2196;
+      iron_frag_fill(v2196, half(half(0.0f)));
+      iron_frag_load<true>(v2196, shm4, long(16u), long(64u));
+      iron_frag_mma(v1217, v2194, v2196);
+      const uint v2198 = v2178 + 32u;
+      iron_frag<half, 16, 16> v2203;
+      iron_frag_fill(v2203, half(half(0.0f)));
+      iron_frag_load<false>(v2203, shm3, long(v2198), long(64u));
+      iron_frag<half, 16, 128> v2205;
+      iron_frag_fill(v2205, half(half(0.0f)));
+      iron_frag_load<true>(v2205, shm4, long(32u), long(64u));
+      iron_frag_mma(v1217, v2203, v2205);
+      const uint v2207 = v2178 + 48u;
+      iron_frag<half, 16, 16> v2212;
+      iron_frag_fill(v2212, half(half(0.0f)));
+      iron_frag_load<false>(v2212, shm3, long(v2207), long(64u));
+      iron_frag<half, 16, 128> v2214;
+      iron_frag_fill(v2214, half(half(0.0f)));
+      iron_frag_load<true>(v2214, shm4, long(48u), long(64u));
+      iron_frag_mma(v1217, v2212, v2214);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const uint v1293 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1294 = v373 + v1293;
+  const uint v1295 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1296 = v1207 + v1295;
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1298 = v294 && v1297;
+  const bool v1299 = v1296 < v1;
+  const bool v1300 = v1298 && v1299;
+  if (v1300) {
+    const float v1301 = v1217.m[0][0].thread_elements()[0];
+    const float v1302 = v1301 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1303 = bfloat(v1302);
+    const uint v1304 = v1294 * v1;
+    const uint v1305 = v1304 + v1296;
+    out[v1305] = v1303;
+  }
+  const uint v1306 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1307 = v373 + v1306;
+  const uint v1308 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1309 = v1207 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1311 = v294 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v1217.m[0][0].thread_elements()[1];
+    const float v1315 = v1314 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1316 = bfloat(v1315);
+    const uint v1317 = v1307 * v1;
+    const uint v1318 = v1317 + v1309;
+    out[v1318] = v1316;
+  }
+  const uint v1319 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1320 = v373 + v1319;
+  const uint v1321 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1322 = v1207 + v1321;
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1324 = v294 && v1323;
+  const bool v1325 = v1322 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v1217.m[0][1].thread_elements()[0];
+    const float v1328 = v1327 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1329 = bfloat(v1328);
+    const uint v1330 = v1320 * v1;
+    const uint v1331 = v1330 + v1322;
+    out[v1331] = v1329;
+  }
+  const uint v1332 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1333 = v373 + v1332;
+  const uint v1334 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1335 = v1207 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1337 = v294 && v1336;
+  const bool v1338 = v1335 < v1;
+  const bool v1339 = v1337 && v1338;
+  if (v1339) {
+    const float v1340 = v1217.m[0][1].thread_elements()[1];
+    const float v1341 = v1340 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1342 = bfloat(v1341);
+    const uint v1343 = v1333 * v1;
+    const uint v1344 = v1343 + v1335;
+    out[v1344] = v1342;
+  }
+  const uint v1345 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1346 = v373 + v1345;
+  const uint v1347 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1348 = v1207 + v1347;
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1350 = v294 && v1349;
+  const bool v1351 = v1348 < v1;
+  const bool v1352 = v1350 && v1351;
+  if (v1352) {
+    const float v1353 = v1217.m[0][2].thread_elements()[0];
+    const float v1354 = v1353 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1355 = bfloat(v1354);
+    const uint v1356 = v1346 * v1;
+    const uint v1357 = v1356 + v1348;
+    out[v1357] = v1355;
+  }
+  const uint v1358 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1359 = v373 + v1358;
+  const uint v1360 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1361 = v1207 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1363 = v294 && v1362;
+  const bool v1364 = v1361 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v1217.m[0][2].thread_elements()[1];
+    const float v1367 = v1366 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1368 = bfloat(v1367);
+    const uint v1369 = v1359 * v1;
+    const uint v1370 = v1369 + v1361;
+    out[v1370] = v1368;
+  }
+  const uint v1371 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1372 = v373 + v1371;
+  const uint v1373 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1374 = v1207 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1376 = v294 && v1375;
+  const bool v1377 = v1374 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v1217.m[0][3].thread_elements()[0];
+    const float v1380 = v1379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1381 = bfloat(v1380);
+    const uint v1382 = v1372 * v1;
+    const uint v1383 = v1382 + v1374;
+    out[v1383] = v1381;
+  }
+  const uint v1384 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1385 = v373 + v1384;
+  const uint v1386 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1387 = v1207 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1389 = v294 && v1388;
+  const bool v1390 = v1387 < v1;
+  const bool v1391 = v1389 && v1390;
+  if (v1391) {
+    const float v1392 = v1217.m[0][3].thread_elements()[1];
+    const float v1393 = v1392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1394 = bfloat(v1393);
+    const uint v1395 = v1385 * v1;
+    const uint v1396 = v1395 + v1387;
+    out[v1396] = v1394;
+  }
+  const uint v1397 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1398 = v373 + v1397;
+  const uint v1399 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1400 = v1207 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1402 = v294 && v1401;
+  const bool v1403 = v1400 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v1217.m[0][4].thread_elements()[0];
+    const float v1406 = v1405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1407 = bfloat(v1406);
+    const uint v1408 = v1398 * v1;
+    const uint v1409 = v1408 + v1400;
+    out[v1409] = v1407;
+  }
+  const uint v1410 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1411 = v373 + v1410;
+  const uint v1412 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1413 = v1207 + v1412;
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1415 = v294 && v1414;
+  const bool v1416 = v1413 < v1;
+  const bool v1417 = v1415 && v1416;
+  if (v1417) {
+    const float v1418 = v1217.m[0][4].thread_elements()[1];
+    const float v1419 = v1418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1420 = bfloat(v1419);
+    const uint v1421 = v1411 * v1;
+    const uint v1422 = v1421 + v1413;
+    out[v1422] = v1420;
+  }
+  const uint v1423 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1424 = v373 + v1423;
+  const uint v1425 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1426 = v1207 + v1425;
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1428 = v294 && v1427;
+  const bool v1429 = v1426 < v1;
+  const bool v1430 = v1428 && v1429;
+  if (v1430) {
+    const float v1431 = v1217.m[0][5].thread_elements()[0];
+    const float v1432 = v1431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1433 = bfloat(v1432);
+    const uint v1434 = v1424 * v1;
+    const uint v1435 = v1434 + v1426;
+    out[v1435] = v1433;
+  }
+  const uint v1436 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1437 = v373 + v1436;
+  const uint v1438 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1439 = v1207 + v1438;
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1441 = v294 && v1440;
+  const bool v1442 = v1439 < v1;
+  const bool v1443 = v1441 && v1442;
+  if (v1443) {
+    const float v1444 = v1217.m[0][5].thread_elements()[1];
+    const float v1445 = v1444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1446 = bfloat(v1445);
+    const uint v1447 = v1437 * v1;
+    const uint v1448 = v1447 + v1439;
+    out[v1448] = v1446;
+  }
+  const uint v1449 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1450 = v373 + v1449;
+  const uint v1451 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1452 = v1207 + v1451;
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1454 = v294 && v1453;
+  const bool v1455 = v1452 < v1;
+  const bool v1456 = v1454 && v1455;
+  if (v1456) {
+    const float v1457 = v1217.m[0][6].thread_elements()[0];
+    const float v1458 = v1457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1459 = bfloat(v1458);
+    const uint v1460 = v1450 * v1;
+    const uint v1461 = v1460 + v1452;
+    out[v1461] = v1459;
+  }
+  const uint v1462 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1463 = v373 + v1462;
+  const uint v1464 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1465 = v1207 + v1464;
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1467 = v294 && v1466;
+  const bool v1468 = v1465 < v1;
+  const bool v1469 = v1467 && v1468;
+  if (v1469) {
+    const float v1470 = v1217.m[0][6].thread_elements()[1];
+    const float v1471 = v1470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1472 = bfloat(v1471);
+    const uint v1473 = v1463 * v1;
+    const uint v1474 = v1473 + v1465;
+    out[v1474] = v1472;
+  }
+  const uint v1475 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1476 = v373 + v1475;
+  const uint v1477 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1478 = v1207 + v1477;
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1480 = v294 && v1479;
+  const bool v1481 = v1478 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v1217.m[0][7].thread_elements()[0];
+    const float v1484 = v1483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1485 = bfloat(v1484);
+    const uint v1486 = v1476 * v1;
+    const uint v1487 = v1486 + v1478;
+    out[v1487] = v1485;
+  }
+  const uint v1488 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1489 = v373 + v1488;
+  const uint v1490 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1491 = v1207 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1493 = v294 && v1492;
+  const bool v1494 = v1491 < v1;
+  const bool v1495 = v1493 && v1494;
+  if (v1495) {
+    const float v1496 = v1217.m[0][7].thread_elements()[1];
+    const float v1497 = v1496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1498 = bfloat(v1497);
+    const uint v1499 = v1489 * v1;
+    const uint v1500 = v1499 + v1491;
+    out[v1500] = v1498;
+  }
+  const uint v1501 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1502 = v373 + v1501;
+  const uint v1503 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1504 = v1207 + v1503;
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1506 = v294 && v1505;
+  const bool v1507 = v1504 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v1217.m[0][8].thread_elements()[0];
+    const float v1510 = v1509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1511 = bfloat(v1510);
+    const uint v1512 = v1502 * v1;
+    const uint v1513 = v1512 + v1504;
+    out[v1513] = v1511;
+  }
+  const uint v1514 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1515 = v373 + v1514;
+  const uint v1516 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1517 = v1207 + v1516;
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1519 = v294 && v1518;
+  const bool v1520 = v1517 < v1;
+  const bool v1521 = v1519 && v1520;
+  if (v1521) {
+    const float v1522 = v1217.m[0][8].thread_elements()[1];
+    const float v1523 = v1522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1524 = bfloat(v1523);
+    const uint v1525 = v1515 * v1;
+    const uint v1526 = v1525 + v1517;
+    out[v1526] = v1524;
+  }
+  const uint v1527 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1528 = v373 + v1527;
+  const uint v1529 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1530 = v1207 + v1529;
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1532 = v294 && v1531;
+  const bool v1533 = v1530 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v1217.m[0][9].thread_elements()[0];
+    const float v1536 = v1535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1537 = bfloat(v1536);
+    const uint v1538 = v1528 * v1;
+    const uint v1539 = v1538 + v1530;
+    out[v1539] = v1537;
+  }
+  const uint v1540 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1541 = v373 + v1540;
+  const uint v1542 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1543 = v1207 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1545 = v294 && v1544;
+  const bool v1546 = v1543 < v1;
+  const bool v1547 = v1545 && v1546;
+  if (v1547) {
+    const float v1548 = v1217.m[0][9].thread_elements()[1];
+    const float v1549 = v1548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1550 = bfloat(v1549);
+    const uint v1551 = v1541 * v1;
+    const uint v1552 = v1551 + v1543;
+    out[v1552] = v1550;
+  }
+  const uint v1553 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1554 = v373 + v1553;
+  const uint v1555 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1556 = v1207 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1558 = v294 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1217.m[0][10].thread_elements()[0];
+    const float v1562 = v1561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1563 = bfloat(v1562);
+    const uint v1564 = v1554 * v1;
+    const uint v1565 = v1564 + v1556;
+    out[v1565] = v1563;
+  }
+  const uint v1566 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1567 = v373 + v1566;
+  const uint v1568 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1569 = v1207 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1571 = v294 && v1570;
+  const bool v1572 = v1569 < v1;
+  const bool v1573 = v1571 && v1572;
+  if (v1573) {
+    const float v1574 = v1217.m[0][10].thread_elements()[1];
+    const float v1575 = v1574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1576 = bfloat(v1575);
+    const uint v1577 = v1567 * v1;
+    const uint v1578 = v1577 + v1569;
+    out[v1578] = v1576;
+  }
+  const uint v1579 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1580 = v373 + v1579;
+  const uint v1581 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1582 = v1207 + v1581;
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1584 = v294 && v1583;
+  const bool v1585 = v1582 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v1217.m[0][11].thread_elements()[0];
+    const float v1588 = v1587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1589 = bfloat(v1588);
+    const uint v1590 = v1580 * v1;
+    const uint v1591 = v1590 + v1582;
+    out[v1591] = v1589;
+  }
+  const uint v1592 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1593 = v373 + v1592;
+  const uint v1594 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1595 = v1207 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1597 = v294 && v1596;
+  const bool v1598 = v1595 < v1;
+  const bool v1599 = v1597 && v1598;
+  if (v1599) {
+    const float v1600 = v1217.m[0][11].thread_elements()[1];
+    const float v1601 = v1600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1602 = bfloat(v1601);
+    const uint v1603 = v1593 * v1;
+    const uint v1604 = v1603 + v1595;
+    out[v1604] = v1602;
+  }
+  const uint v1605 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1606 = v373 + v1605;
+  const uint v1607 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1608 = v1207 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1610 = v294 && v1609;
+  const bool v1611 = v1608 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v1217.m[0][12].thread_elements()[0];
+    const float v1614 = v1613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1615 = bfloat(v1614);
+    const uint v1616 = v1606 * v1;
+    const uint v1617 = v1616 + v1608;
+    out[v1617] = v1615;
+  }
+  const uint v1618 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1619 = v373 + v1618;
+  const uint v1620 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1621 = v1207 + v1620;
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1623 = v294 && v1622;
+  const bool v1624 = v1621 < v1;
+  const bool v1625 = v1623 && v1624;
+  if (v1625) {
+    const float v1626 = v1217.m[0][12].thread_elements()[1];
+    const float v1627 = v1626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1628 = bfloat(v1627);
+    const uint v1629 = v1619 * v1;
+    const uint v1630 = v1629 + v1621;
+    out[v1630] = v1628;
+  }
+  const uint v1631 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1632 = v373 + v1631;
+  const uint v1633 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1634 = v1207 + v1633;
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1636 = v294 && v1635;
+  const bool v1637 = v1634 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v1217.m[0][13].thread_elements()[0];
+    const float v1640 = v1639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1641 = bfloat(v1640);
+    const uint v1642 = v1632 * v1;
+    const uint v1643 = v1642 + v1634;
+    out[v1643] = v1641;
+  }
+  const uint v1644 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1645 = v373 + v1644;
+  const uint v1646 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1647 = v1207 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1649 = v294 && v1648;
+  const bool v1650 = v1647 < v1;
+  const bool v1651 = v1649 && v1650;
+  if (v1651) {
+    const float v1652 = v1217.m[0][13].thread_elements()[1];
+    const float v1653 = v1652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1654 = bfloat(v1653);
+    const uint v1655 = v1645 * v1;
+    const uint v1656 = v1655 + v1647;
+    out[v1656] = v1654;
+  }
+  const uint v1657 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1658 = v373 + v1657;
+  const uint v1659 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1660 = v1207 + v1659;
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1662 = v294 && v1661;
+  const bool v1663 = v1660 < v1;
+  const bool v1664 = v1662 && v1663;
+  if (v1664) {
+    const float v1665 = v1217.m[0][14].thread_elements()[0];
+    const float v1666 = v1665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1667 = bfloat(v1666);
+    const uint v1668 = v1658 * v1;
+    const uint v1669 = v1668 + v1660;
+    out[v1669] = v1667;
+  }
+  const uint v1670 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1671 = v373 + v1670;
+  const uint v1672 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1673 = v1207 + v1672;
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1675 = v294 && v1674;
+  const bool v1676 = v1673 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v1217.m[0][14].thread_elements()[1];
+    const float v1679 = v1678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1680 = bfloat(v1679);
+    const uint v1681 = v1671 * v1;
+    const uint v1682 = v1681 + v1673;
+    out[v1682] = v1680;
+  }
+  const uint v1683 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1684 = v373 + v1683;
+  const uint v1685 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1686 = v1207 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1688 = v294 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1217.m[0][15].thread_elements()[0];
+    const float v1692 = v1691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1693 = bfloat(v1692);
+    const uint v1694 = v1684 * v1;
+    const uint v1695 = v1694 + v1686;
+    out[v1695] = v1693;
+  }
+  const uint v1696 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1697 = v373 + v1696;
+  const uint v1698 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1699 = v1207 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1701 = v294 && v1700;
+  const bool v1702 = v1699 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v1217.m[0][15].thread_elements()[1];
+    const float v1705 = v1704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1706 = bfloat(v1705);
+    const uint v1707 = v1697 * v1;
+    const uint v1708 = v1707 + v1699;
+    out[v1708] = v1706;
+  }
+  const uint v1709 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1710 = v373 + v1709;
+  const uint v1711 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1712 = v1207 + v1711;
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1714 = v294 && v1713;
+  const bool v1715 = v1712 < v1;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v1217.m[1][0].thread_elements()[0];
+    const float v1718 = v1717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1719 = bfloat(v1718);
+    const uint v1720 = v1710 * v1;
+    const uint v1721 = v1720 + v1712;
+    out[v1721] = v1719;
+  }
+  const uint v1722 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1723 = v373 + v1722;
+  const uint v1724 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1725 = v1207 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1727 = v294 && v1726;
+  const bool v1728 = v1725 < v1;
+  const bool v1729 = v1727 && v1728;
+  if (v1729) {
+    const float v1730 = v1217.m[1][0].thread_elements()[1];
+    const float v1731 = v1730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1732 = bfloat(v1731);
+    const uint v1733 = v1723 * v1;
+    const uint v1734 = v1733 + v1725;
+    out[v1734] = v1732;
+  }
+  const uint v1735 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1736 = v373 + v1735;
+  const uint v1737 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1738 = v1207 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1740 = v294 && v1739;
+  const bool v1741 = v1738 < v1;
+  const bool v1742 = v1740 && v1741;
+  if (v1742) {
+    const float v1743 = v1217.m[1][1].thread_elements()[0];
+    const float v1744 = v1743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1745 = bfloat(v1744);
+    const uint v1746 = v1736 * v1;
+    const uint v1747 = v1746 + v1738;
+    out[v1747] = v1745;
+  }
+  const uint v1748 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1749 = v373 + v1748;
+  const uint v1750 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1751 = v1207 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1753 = v294 && v1752;
+  const bool v1754 = v1751 < v1;
+  const bool v1755 = v1753 && v1754;
+  if (v1755) {
+    const float v1756 = v1217.m[1][1].thread_elements()[1];
+    const float v1757 = v1756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1758 = bfloat(v1757);
+    const uint v1759 = v1749 * v1;
+    const uint v1760 = v1759 + v1751;
+    out[v1760] = v1758;
+  }
+  const uint v1761 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1762 = v373 + v1761;
+  const uint v1763 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1764 = v1207 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1766 = v294 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1217.m[1][2].thread_elements()[0];
+    const float v1770 = v1769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1771 = bfloat(v1770);
+    const uint v1772 = v1762 * v1;
+    const uint v1773 = v1772 + v1764;
+    out[v1773] = v1771;
+  }
+  const uint v1774 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1775 = v373 + v1774;
+  const uint v1776 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1777 = v1207 + v1776;
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1779 = v294 && v1778;
+  const bool v1780 = v1777 < v1;
+  const bool v1781 = v1779 && v1780;
+  if (v1781) {
+    const float v1782 = v1217.m[1][2].thread_elements()[1];
+    const float v1783 = v1782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1784 = bfloat(v1783);
+    const uint v1785 = v1775 * v1;
+    const uint v1786 = v1785 + v1777;
+    out[v1786] = v1784;
+  }
+  const uint v1787 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1788 = v373 + v1787;
+  const uint v1789 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1790 = v1207 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1792 = v294 && v1791;
+  const bool v1793 = v1790 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v1217.m[1][3].thread_elements()[0];
+    const float v1796 = v1795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1797 = bfloat(v1796);
+    const uint v1798 = v1788 * v1;
+    const uint v1799 = v1798 + v1790;
+    out[v1799] = v1797;
+  }
+  const uint v1800 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1801 = v373 + v1800;
+  const uint v1802 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1803 = v1207 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1805 = v294 && v1804;
+  const bool v1806 = v1803 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v1217.m[1][3].thread_elements()[1];
+    const float v1809 = v1808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1810 = bfloat(v1809);
+    const uint v1811 = v1801 * v1;
+    const uint v1812 = v1811 + v1803;
+    out[v1812] = v1810;
+  }
+  const uint v1813 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1814 = v373 + v1813;
+  const uint v1815 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1816 = v1207 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1818 = v294 && v1817;
+  const bool v1819 = v1816 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v1217.m[1][4].thread_elements()[0];
+    const float v1822 = v1821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1823 = bfloat(v1822);
+    const uint v1824 = v1814 * v1;
+    const uint v1825 = v1824 + v1816;
+    out[v1825] = v1823;
+  }
+  const uint v1826 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1827 = v373 + v1826;
+  const uint v1828 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1829 = v1207 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1831 = v294 && v1830;
+  const bool v1832 = v1829 < v1;
+  const bool v1833 = v1831 && v1832;
+  if (v1833) {
+    const float v1834 = v1217.m[1][4].thread_elements()[1];
+    const float v1835 = v1834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1836 = bfloat(v1835);
+    const uint v1837 = v1827 * v1;
+    const uint v1838 = v1837 + v1829;
+    out[v1838] = v1836;
+  }
+  const uint v1839 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1840 = v373 + v1839;
+  const uint v1841 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1842 = v1207 + v1841;
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1844 = v294 && v1843;
+  const bool v1845 = v1842 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v1217.m[1][5].thread_elements()[0];
+    const float v1848 = v1847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1849 = bfloat(v1848);
+    const uint v1850 = v1840 * v1;
+    const uint v1851 = v1850 + v1842;
+    out[v1851] = v1849;
+  }
+  const uint v1852 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1853 = v373 + v1852;
+  const uint v1854 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1855 = v1207 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1857 = v294 && v1856;
+  const bool v1858 = v1855 < v1;
+  const bool v1859 = v1857 && v1858;
+  if (v1859) {
+    const float v1860 = v1217.m[1][5].thread_elements()[1];
+    const float v1861 = v1860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1862 = bfloat(v1861);
+    const uint v1863 = v1853 * v1;
+    const uint v1864 = v1863 + v1855;
+    out[v1864] = v1862;
+  }
+  const uint v1865 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1866 = v373 + v1865;
+  const uint v1867 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1868 = v1207 + v1867;
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1870 = v294 && v1869;
+  const bool v1871 = v1868 < v1;
+  const bool v1872 = v1870 && v1871;
+  if (v1872) {
+    const float v1873 = v1217.m[1][6].thread_elements()[0];
+    const float v1874 = v1873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1875 = bfloat(v1874);
+    const uint v1876 = v1866 * v1;
+    const uint v1877 = v1876 + v1868;
+    out[v1877] = v1875;
+  }
+  const uint v1878 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1879 = v373 + v1878;
+  const uint v1880 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1881 = v1207 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1883 = v294 && v1882;
+  const bool v1884 = v1881 < v1;
+  const bool v1885 = v1883 && v1884;
+  if (v1885) {
+    const float v1886 = v1217.m[1][6].thread_elements()[1];
+    const float v1887 = v1886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1888 = bfloat(v1887);
+    const uint v1889 = v1879 * v1;
+    const uint v1890 = v1889 + v1881;
+    out[v1890] = v1888;
+  }
+  const uint v1891 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1892 = v373 + v1891;
+  const uint v1893 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1894 = v1207 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1896 = v294 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1217.m[1][7].thread_elements()[0];
+    const float v1900 = v1899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1901 = bfloat(v1900);
+    const uint v1902 = v1892 * v1;
+    const uint v1903 = v1902 + v1894;
+    out[v1903] = v1901;
+  }
+  const uint v1904 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1905 = v373 + v1904;
+  const uint v1906 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1907 = v1207 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1909 = v294 && v1908;
+  const bool v1910 = v1907 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v1217.m[1][7].thread_elements()[1];
+    const float v1913 = v1912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1914 = bfloat(v1913);
+    const uint v1915 = v1905 * v1;
+    const uint v1916 = v1915 + v1907;
+    out[v1916] = v1914;
+  }
+  const uint v1917 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1918 = v373 + v1917;
+  const uint v1919 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1920 = v1207 + v1919;
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1922 = v294 && v1921;
+  const bool v1923 = v1920 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v1217.m[1][8].thread_elements()[0];
+    const float v1926 = v1925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1927 = bfloat(v1926);
+    const uint v1928 = v1918 * v1;
+    const uint v1929 = v1928 + v1920;
+    out[v1929] = v1927;
+  }
+  const uint v1930 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1931 = v373 + v1930;
+  const uint v1932 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1933 = v1207 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1935 = v294 && v1934;
+  const bool v1936 = v1933 < v1;
+  const bool v1937 = v1935 && v1936;
+  if (v1937) {
+    const float v1938 = v1217.m[1][8].thread_elements()[1];
+    const float v1939 = v1938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1940 = bfloat(v1939);
+    const uint v1941 = v1931 * v1;
+    const uint v1942 = v1941 + v1933;
+    out[v1942] = v1940;
+  }
+  const uint v1943 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1944 = v373 + v1943;
+  const uint v1945 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1946 = v1207 + v1945;
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1948 = v294 && v1947;
+  const bool v1949 = v1946 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v1217.m[1][9].thread_elements()[0];
+    const float v1952 = v1951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1953 = bfloat(v1952);
+    const uint v1954 = v1944 * v1;
+    const uint v1955 = v1954 + v1946;
+    out[v1955] = v1953;
+  }
+  const uint v1956 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1957 = v373 + v1956;
+  const uint v1958 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1959 = v1207 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1961 = v294 && v1960;
+  const bool v1962 = v1959 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v1217.m[1][9].thread_elements()[1];
+    const float v1965 = v1964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1966 = bfloat(v1965);
+    const uint v1967 = v1957 * v1;
+    const uint v1968 = v1967 + v1959;
+    out[v1968] = v1966;
+  }
+  const uint v1969 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1970 = v373 + v1969;
+  const uint v1971 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1972 = v1207 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1974 = v294 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1217.m[1][10].thread_elements()[0];
+    const float v1978 = v1977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1979 = bfloat(v1978);
+    const uint v1980 = v1970 * v1;
+    const uint v1981 = v1980 + v1972;
+    out[v1981] = v1979;
+  }
+  const uint v1982 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1983 = v373 + v1982;
+  const uint v1984 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1985 = v1207 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1987 = v294 && v1986;
+  const bool v1988 = v1985 < v1;
+  const bool v1989 = v1987 && v1988;
+  if (v1989) {
+    const float v1990 = v1217.m[1][10].thread_elements()[1];
+    const float v1991 = v1990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1992 = bfloat(v1991);
+    const uint v1993 = v1983 * v1;
+    const uint v1994 = v1993 + v1985;
+    out[v1994] = v1992;
+  }
+  const uint v1995 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1996 = v373 + v1995;
+  const uint v1997 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1998 = v1207 + v1997;
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2000 = v294 && v1999;
+  const bool v2001 = v1998 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v1217.m[1][11].thread_elements()[0];
+    const float v2004 = v2003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2005 = bfloat(v2004);
+    const uint v2006 = v1996 * v1;
+    const uint v2007 = v2006 + v1998;
+    out[v2007] = v2005;
+  }
+  const uint v2008 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2009 = v373 + v2008;
+  const uint v2010 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2011 = v1207 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2013 = v294 && v2012;
+  const bool v2014 = v2011 < v1;
+  const bool v2015 = v2013 && v2014;
+  if (v2015) {
+    const float v2016 = v1217.m[1][11].thread_elements()[1];
+    const float v2017 = v2016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2018 = bfloat(v2017);
+    const uint v2019 = v2009 * v1;
+    const uint v2020 = v2019 + v2011;
+    out[v2020] = v2018;
+  }
+  const uint v2021 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2022 = v373 + v2021;
+  const uint v2023 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2024 = v1207 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2026 = v294 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1217.m[1][12].thread_elements()[0];
+    const float v2030 = v2029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2031 = bfloat(v2030);
+    const uint v2032 = v2022 * v1;
+    const uint v2033 = v2032 + v2024;
+    out[v2033] = v2031;
+  }
+  const uint v2034 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2035 = v373 + v2034;
+  const uint v2036 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2037 = v1207 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2039 = v294 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1217.m[1][12].thread_elements()[1];
+    const float v2043 = v2042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2044 = bfloat(v2043);
+    const uint v2045 = v2035 * v1;
+    const uint v2046 = v2045 + v2037;
+    out[v2046] = v2044;
+  }
+  const uint v2047 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2048 = v373 + v2047;
+  const uint v2049 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2050 = v1207 + v2049;
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2052 = v294 && v2051;
+  const bool v2053 = v2050 < v1;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v1217.m[1][13].thread_elements()[0];
+    const float v2056 = v2055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2057 = bfloat(v2056);
+    const uint v2058 = v2048 * v1;
+    const uint v2059 = v2058 + v2050;
+    out[v2059] = v2057;
+  }
+  const uint v2060 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2061 = v373 + v2060;
+  const uint v2062 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2063 = v1207 + v2062;
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2065 = v294 && v2064;
+  const bool v2066 = v2063 < v1;
+  const bool v2067 = v2065 && v2066;
+  if (v2067) {
+    const float v2068 = v1217.m[1][13].thread_elements()[1];
+    const float v2069 = v2068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2070 = bfloat(v2069);
+    const uint v2071 = v2061 * v1;
+    const uint v2072 = v2071 + v2063;
+    out[v2072] = v2070;
+  }
+  const uint v2073 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2074 = v373 + v2073;
+  const uint v2075 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2076 = v1207 + v2075;
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2078 = v294 && v2077;
+  const bool v2079 = v2076 < v1;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v1217.m[1][14].thread_elements()[0];
+    const float v2082 = v2081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2083 = bfloat(v2082);
+    const uint v2084 = v2074 * v1;
+    const uint v2085 = v2084 + v2076;
+    out[v2085] = v2083;
+  }
+  const uint v2086 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2087 = v373 + v2086;
+  const uint v2088 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2089 = v1207 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2091 = v294 && v2090;
+  const bool v2092 = v2089 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v1217.m[1][14].thread_elements()[1];
+    const float v2095 = v2094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2096 = bfloat(v2095);
+    const uint v2097 = v2087 * v1;
+    const uint v2098 = v2097 + v2089;
+    out[v2098] = v2096;
+  }
+  const uint v2099 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2100 = v373 + v2099;
+  const uint v2101 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2102 = v1207 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2104 = v294 && v2103;
+  const bool v2105 = v2102 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v1217.m[1][15].thread_elements()[0];
+    const float v2108 = v2107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2109 = bfloat(v2108);
+    const uint v2110 = v2100 * v1;
+    const uint v2111 = v2110 + v2102;
+    out[v2111] = v2109;
+  }
+  const uint v2112 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2113 = v373 + v2112;
+  const uint v2114 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2115 = v1207 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2117 = v294 && v2116;
+  const bool v2118 = v2115 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v1217.m[1][15].thread_elements()[1];
+    const float v2121 = v2120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2122 = bfloat(v2121);
+    const uint v2123 = v2113 * v1;
+    const uint v2124 = v2123 + v2115;
+    out[v2124] = v2122;
   }
 }

@@ -143,2630 +143,2630 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v25 = v24 << 8u;
-  const uint v217 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const uint v218 = v217 >> 2u;
-  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v225, float(0.0f));
-  const uint v229 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-  const uint v230 = iron_tid.x;
+  const uint v312 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const uint v313 = v312 >> 2u;
+  const bool v316 = v312 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 16, 128> v320;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v320, float(0.0f));
+  const uint v324 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v325 = iron_tid.x;
 
-  for (uint v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (uint v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v237 = v21 + v234;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v238 = v237 < v0;
-      const uint v239 = v228 + v236;
-      const bool v240 = v239 < v2;
-      const bool v241 = v238 && v240;
-      if (v241) {
-        const uint v243 = v237 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v245 = v243 + v228;
-        const uint v246 = v245 + v236;
-        const iron_f8e4m3 v247 = a[v246];
-        const half v248 = half(iron_to_f32(v247));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v250 = v234 << 6u;
-        const uint v251 = v250 + v236;
-        shm3[v251] = v248;
+  for (uint v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (uint v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v333 = v332 < v0;
+      const uint v334 = v323 + v331;
+      const bool v335 = v334 < v2;
+      const bool v336 = v333 && v335;
+      if (v336) {
+        const uint v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v340 = v338 + v323;
+        const uint v341 = v340 + v331;
+        const iron_f8e4m3 v342 = a[v341];
+        const half v343 = half(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v345 = v329 << 6u;
+        const uint v346 = v345 + v331;
+        shm3[v346] = v343;
       } else {
-        const uint v253 = v234 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v254 = v253 + v236;
-        shm3[v254] = half(0.0f);
+        const uint v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v349 = v348 + v331;
+        shm3[v349] = half(0.0f);
       }
     }
 
-    for (uint v259 = v230; v259 < 8192u; v259 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v261 = v259 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v263 = v259 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v264 = v25 + v261;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v265 = v264 < v1;
-      const uint v266 = v228 + v263;
-      const bool v267 = v266 < v2;
-      const bool v268 = v265 && v267;
-      if (v268) {
-        const uint v270 = v264 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v272 = v270 + v228;
-        const uint v273 = v272 + v263;
-        const iron_f8e4m3 v274 = b[v273];
-        const half v275 = half(iron_to_f32(v274));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v277 = v261 << 6u;
-        const uint v278 = v277 + v263;
-        shm4[v278] = v275;
+    for (uint v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v360 = v359 < v1;
+      const uint v361 = v323 + v358;
+      const bool v362 = v361 < v2;
+      const bool v363 = v360 && v362;
+      if (v363) {
+        const uint v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v367 = v365 + v323;
+        const uint v368 = v367 + v358;
+        const iron_f8e4m3 v369 = b[v368];
+        const half v370 = half(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v372 = v356 << 6u;
+        const uint v373 = v372 + v358;
+        shm4[v373] = v370;
       } else {
-        const uint v280 = v261 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v281 = v280 + v263;
-        shm4[v281] = half(0.0f);
+        const uint v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v376 = v375 + v358;
+        shm4[v376] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const uint v290 = v289 << 6u;
-      const uint v2438 = v217 & 3u;
-      const uint v2440 = v2438 << 4u;
-      const uint v2442 = v2440 << 6u;
-      const uint v2444 = v290 + v2442;
-      iron_frag<half, 16, 16> v2451;
-      iron_frag_fill(v2451, half(half(0.0f)));
-      iron_frag_load<false>(v2451, shm3, long(v2444), long(64u));
-      iron_frag<half, 16, 128> v2453;
-      iron_frag_fill(v2453, half(half(0.0f)));
-      iron_frag_load<true>(v2453, shm4, long(0u), long(64u));
-      iron_frag_mma(v225, v2451, v2453);
-      const uint v2455 = v2444 + 16u;
-      iron_frag<half, 16, 16> v2460;
-      iron_frag_fill(v2460, half(half(0.0f)));
-      iron_frag_load<false>(v2460, shm3, long(v2455), long(64u));
-      iron_frag<half, 16, 128> v2462;
-      iron_frag_fill(v2462, half(half(0.0f)));
-      iron_frag_load<true>(v2462, shm4, long(16u), long(64u));
-      iron_frag_mma(v225, v2460, v2462);
-      const uint v2464 = v2444 + 32u;
-      iron_frag<half, 16, 16> v2469;
-      iron_frag_fill(v2469, half(half(0.0f)));
-      iron_frag_load<false>(v2469, shm3, long(v2464), long(64u));
-      iron_frag<half, 16, 128> v2471;
-      iron_frag_fill(v2471, half(half(0.0f)));
-      iron_frag_load<true>(v2471, shm4, long(32u), long(64u));
-      iron_frag_mma(v225, v2469, v2471);
-      const uint v2473 = v2444 + 48u;
-      iron_frag<half, 16, 16> v2478;
-      iron_frag_fill(v2478, half(half(0.0f)));
-      iron_frag_load<false>(v2478, shm3, long(v2473), long(64u));
-      iron_frag<half, 16, 128> v2480;
-      iron_frag_fill(v2480, half(half(0.0f)));
-      iron_frag_load<true>(v2480, shm4, long(48u), long(64u));
-      iron_frag_mma(v225, v2478, v2480);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v384 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v385 = v384 << 6u;
+      const uint v2533 = v312 & 3u;
+      const uint v2535 = v2533 << 4u;
+      const uint v2537 = v2535 << 6u;
+      const uint v2539 = v385 + v2537;
+      iron_frag<half, 16, 16> v2546;
+      iron_frag_fill(v2546, half(half(0.0f)));
+      iron_frag_load<false>(v2546, shm3, long(v2539), long(64u));
+      iron_frag<half, 16, 128> v2548;
+      iron_frag_fill(v2548, half(half(0.0f)));
+      iron_frag_load<true>(v2548, shm4, long(0u), long(64u));
+      iron_frag_mma(v320, v2546, v2548);
+      const uint v2550 = v2539 + 16u;
+      iron_frag<half, 16, 16> v2555;
+      iron_frag_fill(v2555, half(half(0.0f)));
+      iron_frag_load<false>(v2555, shm3, long(v2550), long(64u));
+      iron_frag<half, 16, 128> v2557;
+      iron_frag_fill(v2557, half(half(0.0f)));
+      iron_frag_load<true>(v2557, shm4, long(16u), long(64u));
+      iron_frag_mma(v320, v2555, v2557);
+      const uint v2559 = v2539 + 32u;
+      iron_frag<half, 16, 16> v2564;
+      iron_frag_fill(v2564, half(half(0.0f)));
+      iron_frag_load<false>(v2564, shm3, long(v2559), long(64u));
+      iron_frag<half, 16, 128> v2566;
+      iron_frag_fill(v2566, half(half(0.0f)));
+      iron_frag_load<true>(v2566, shm4, long(32u), long(64u));
+      iron_frag_mma(v320, v2564, v2566);
+      const uint v2568 = v2539 + 48u;
+      iron_frag<half, 16, 16> v2573;
+      iron_frag_fill(v2573, half(half(0.0f)));
+      iron_frag_load<false>(v2573, shm3, long(v2568), long(64u));
+      iron_frag<half, 16, 128> v2575;
+      iron_frag_fill(v2575, half(half(0.0f)));
+      iron_frag_load<true>(v2575, shm4, long(48u), long(64u));
+      iron_frag_mma(v320, v2573, v2575);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const uint v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const uint v296 = v295 << 4u;
-  const uint v298 = v218 << 6u;
-  const uint v299 = v21 + v298;
-  const uint v300 = v299 + v296;
-  const uint v301 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v302 = v300 + v301;
-  const uint v303 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v304 = v25 + v303;
-  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v306 = v221 && v305;
-  const bool v307 = v304 < v1;
-  const bool v308 = v306 && v307;
-  if (v308) {
-    const float v309 = v225.m[0][0].thread_elements()[0];
-    const float v310 = scale_b[v304];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v311 = scale_a[v302];
-    const float v312 = v309 * v311;
-    const float v313 = v312 * v310;
-    const bfloat v314 = bfloat(v313);
-    const uint v315 = v302 * v1;
-    const uint v316 = v315 + v304;
-    out[v316] = v314;
-  }
-  const uint v317 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v318 = v300 + v317;
-  const uint v319 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v320 = v25 + v319;
-  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v322 = v221 && v321;
-  const bool v323 = v320 < v1;
-  const bool v324 = v322 && v323;
-  if (v324) {
-    const float v325 = v225.m[0][0].thread_elements()[1];
-    const float v326 = scale_b[v320];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v327 = scale_a[v318];
-    const float v328 = v325 * v327;
-    const float v329 = v328 * v326;
-    const bfloat v330 = bfloat(v329);
-    const uint v331 = v318 * v1;
-    const uint v332 = v331 + v320;
-    out[v332] = v330;
-  }
-  const uint v333 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v334 = v300 + v333;
-  const uint v335 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v336 = v25 + v335;
-  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v338 = v221 && v337;
-  const bool v339 = v336 < v1;
-  const bool v340 = v338 && v339;
-  if (v340) {
-    const float v341 = v225.m[0][1].thread_elements()[0];
-    const float v342 = scale_b[v336];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v343 = scale_a[v334];
-    const float v344 = v341 * v343;
-    const float v345 = v344 * v342;
-    const bfloat v346 = bfloat(v345);
-    const uint v347 = v334 * v1;
-    const uint v348 = v347 + v336;
-    out[v348] = v346;
-  }
-  const uint v349 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v350 = v300 + v349;
-  const uint v351 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v352 = v25 + v351;
-  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v354 = v221 && v353;
-  const bool v355 = v352 < v1;
-  const bool v356 = v354 && v355;
-  if (v356) {
-    const float v357 = v225.m[0][1].thread_elements()[1];
-    const float v358 = scale_b[v352];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v359 = scale_a[v350];
-    const float v360 = v357 * v359;
-    const float v361 = v360 * v358;
-    const bfloat v362 = bfloat(v361);
-    const uint v363 = v350 * v1;
-    const uint v364 = v363 + v352;
-    out[v364] = v362;
-  }
-  const uint v365 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v366 = v300 + v365;
-  const uint v367 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v368 = v25 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v370 = v221 && v369;
-  const bool v371 = v368 < v1;
-  const bool v372 = v370 && v371;
-  if (v372) {
-    const float v373 = v225.m[0][2].thread_elements()[0];
-    const float v374 = scale_b[v368];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v375 = scale_a[v366];
-    const float v376 = v373 * v375;
-    const float v377 = v376 * v374;
-    const bfloat v378 = bfloat(v377);
-    const uint v379 = v366 * v1;
-    const uint v380 = v379 + v368;
-    out[v380] = v378;
-  }
-  const uint v381 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v382 = v300 + v381;
-  const uint v383 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v384 = v25 + v383;
-  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v386 = v221 && v385;
-  const bool v387 = v384 < v1;
-  const bool v388 = v386 && v387;
-  if (v388) {
-    const float v389 = v225.m[0][2].thread_elements()[1];
-    const float v390 = scale_b[v384];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v391 = scale_a[v382];
-    const float v392 = v389 * v391;
-    const float v393 = v392 * v390;
-    const bfloat v394 = bfloat(v393);
-    const uint v395 = v382 * v1;
-    const uint v396 = v395 + v384;
-    out[v396] = v394;
-  }
-  const uint v397 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v398 = v300 + v397;
-  const uint v399 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v400 = v25 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v402 = v221 && v401;
-  const bool v403 = v400 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v225.m[0][3].thread_elements()[0];
-    const float v406 = scale_b[v400];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v407 = scale_a[v398];
-    const float v408 = v405 * v407;
-    const float v409 = v408 * v406;
-    const bfloat v410 = bfloat(v409);
-    const uint v411 = v398 * v1;
-    const uint v412 = v411 + v400;
-    out[v412] = v410;
-  }
-  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v414 = v300 + v413;
-  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v416 = v25 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v418 = v221 && v417;
-  const bool v419 = v416 < v1;
-  const bool v420 = v418 && v419;
-  if (v420) {
-    const float v421 = v225.m[0][3].thread_elements()[1];
-    const float v422 = scale_b[v416];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v423 = scale_a[v414];
-    const float v424 = v421 * v423;
-    const float v425 = v424 * v422;
-    const bfloat v426 = bfloat(v425);
-    const uint v427 = v414 * v1;
-    const uint v428 = v427 + v416;
-    out[v428] = v426;
-  }
-  const uint v429 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v430 = v300 + v429;
-  const uint v431 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v432 = v25 + v431;
-  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v434 = v221 && v433;
-  const bool v435 = v432 < v1;
-  const bool v436 = v434 && v435;
-  if (v436) {
-    const float v437 = v225.m[0][4].thread_elements()[0];
-    const float v438 = scale_b[v432];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v439 = scale_a[v430];
-    const float v440 = v437 * v439;
-    const float v441 = v440 * v438;
-    const bfloat v442 = bfloat(v441);
-    const uint v443 = v430 * v1;
-    const uint v444 = v443 + v432;
-    out[v444] = v442;
-  }
-  const uint v445 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v446 = v300 + v445;
-  const uint v447 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v448 = v25 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v450 = v221 && v449;
-  const bool v451 = v448 < v1;
-  const bool v452 = v450 && v451;
-  if (v452) {
-    const float v453 = v225.m[0][4].thread_elements()[1];
-    const float v454 = scale_b[v448];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v455 = scale_a[v446];
-    const float v456 = v453 * v455;
-    const float v457 = v456 * v454;
-    const bfloat v458 = bfloat(v457);
-    const uint v459 = v446 * v1;
-    const uint v460 = v459 + v448;
-    out[v460] = v458;
-  }
-  const uint v461 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v462 = v300 + v461;
-  const uint v463 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v464 = v25 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v466 = v221 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v225.m[0][5].thread_elements()[0];
-    const float v470 = scale_b[v464];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v471 = scale_a[v462];
-    const float v472 = v469 * v471;
-    const float v473 = v472 * v470;
-    const bfloat v474 = bfloat(v473);
-    const uint v475 = v462 * v1;
-    const uint v476 = v475 + v464;
-    out[v476] = v474;
-  }
-  const uint v477 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v478 = v300 + v477;
-  const uint v479 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v480 = v25 + v479;
-  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v482 = v221 && v481;
-  const bool v483 = v480 < v1;
-  const bool v484 = v482 && v483;
-  if (v484) {
-    const float v485 = v225.m[0][5].thread_elements()[1];
-    const float v486 = scale_b[v480];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v487 = scale_a[v478];
-    const float v488 = v485 * v487;
-    const float v489 = v488 * v486;
-    const bfloat v490 = bfloat(v489);
-    const uint v491 = v478 * v1;
-    const uint v492 = v491 + v480;
-    out[v492] = v490;
-  }
-  const uint v493 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v494 = v300 + v493;
-  const uint v495 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v496 = v25 + v495;
-  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v498 = v221 && v497;
-  const bool v499 = v496 < v1;
-  const bool v500 = v498 && v499;
-  if (v500) {
-    const float v501 = v225.m[0][6].thread_elements()[0];
-    const float v502 = scale_b[v496];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v503 = scale_a[v494];
-    const float v504 = v501 * v503;
-    const float v505 = v504 * v502;
-    const bfloat v506 = bfloat(v505);
-    const uint v507 = v494 * v1;
-    const uint v508 = v507 + v496;
-    out[v508] = v506;
-  }
-  const uint v509 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v510 = v300 + v509;
-  const uint v511 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v512 = v25 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v514 = v221 && v513;
-  const bool v515 = v512 < v1;
-  const bool v516 = v514 && v515;
-  if (v516) {
-    const float v517 = v225.m[0][6].thread_elements()[1];
-    const float v518 = scale_b[v512];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v519 = scale_a[v510];
-    const float v520 = v517 * v519;
-    const float v521 = v520 * v518;
-    const bfloat v522 = bfloat(v521);
-    const uint v523 = v510 * v1;
-    const uint v524 = v523 + v512;
-    out[v524] = v522;
-  }
-  const uint v525 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v526 = v300 + v525;
-  const uint v527 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v528 = v25 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v530 = v221 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v225.m[0][7].thread_elements()[0];
-    const float v534 = scale_b[v528];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v535 = scale_a[v526];
-    const float v536 = v533 * v535;
-    const float v537 = v536 * v534;
-    const bfloat v538 = bfloat(v537);
-    const uint v539 = v526 * v1;
-    const uint v540 = v539 + v528;
-    out[v540] = v538;
-  }
-  const uint v541 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v542 = v300 + v541;
-  const uint v543 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v544 = v25 + v543;
-  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v546 = v221 && v545;
-  const bool v547 = v544 < v1;
-  const bool v548 = v546 && v547;
-  if (v548) {
-    const float v549 = v225.m[0][7].thread_elements()[1];
-    const float v550 = scale_b[v544];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v551 = scale_a[v542];
-    const float v552 = v549 * v551;
-    const float v553 = v552 * v550;
-    const bfloat v554 = bfloat(v553);
-    const uint v555 = v542 * v1;
-    const uint v556 = v555 + v544;
-    out[v556] = v554;
-  }
-  const uint v557 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v558 = v300 + v557;
-  const uint v559 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v560 = v25 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v562 = v221 && v561;
-  const bool v563 = v560 < v1;
-  const bool v564 = v562 && v563;
-  if (v564) {
-    const float v565 = v225.m[0][8].thread_elements()[0];
-    const float v566 = scale_b[v560];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v567 = scale_a[v558];
-    const float v568 = v565 * v567;
-    const float v569 = v568 * v566;
-    const bfloat v570 = bfloat(v569);
-    const uint v571 = v558 * v1;
-    const uint v572 = v571 + v560;
-    out[v572] = v570;
-  }
-  const uint v573 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v574 = v300 + v573;
-  const uint v575 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v576 = v25 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v578 = v221 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v225.m[0][8].thread_elements()[1];
-    const float v582 = scale_b[v576];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v583 = scale_a[v574];
-    const float v584 = v581 * v583;
-    const float v585 = v584 * v582;
-    const bfloat v586 = bfloat(v585);
-    const uint v587 = v574 * v1;
-    const uint v588 = v587 + v576;
-    out[v588] = v586;
-  }
-  const uint v589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v590 = v300 + v589;
-  const uint v591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v592 = v25 + v591;
-  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v594 = v221 && v593;
-  const bool v595 = v592 < v1;
-  const bool v596 = v594 && v595;
-  if (v596) {
-    const float v597 = v225.m[0][9].thread_elements()[0];
-    const float v598 = scale_b[v592];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v599 = scale_a[v590];
-    const float v600 = v597 * v599;
-    const float v601 = v600 * v598;
-    const bfloat v602 = bfloat(v601);
-    const uint v603 = v590 * v1;
-    const uint v604 = v603 + v592;
-    out[v604] = v602;
-  }
-  const uint v605 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v606 = v300 + v605;
-  const uint v607 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v608 = v25 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v610 = v221 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v225.m[0][9].thread_elements()[1];
-    const float v614 = scale_b[v608];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v615 = scale_a[v606];
-    const float v616 = v613 * v615;
-    const float v617 = v616 * v614;
-    const bfloat v618 = bfloat(v617);
-    const uint v619 = v606 * v1;
-    const uint v620 = v619 + v608;
-    out[v620] = v618;
-  }
-  const uint v621 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v622 = v300 + v621;
-  const uint v623 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v624 = v25 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v626 = v221 && v625;
-  const bool v627 = v624 < v1;
-  const bool v628 = v626 && v627;
-  if (v628) {
-    const float v629 = v225.m[0][10].thread_elements()[0];
-    const float v630 = scale_b[v624];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v631 = scale_a[v622];
-    const float v632 = v629 * v631;
-    const float v633 = v632 * v630;
-    const bfloat v634 = bfloat(v633);
-    const uint v635 = v622 * v1;
-    const uint v636 = v635 + v624;
-    out[v636] = v634;
-  }
-  const uint v637 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v638 = v300 + v637;
-  const uint v639 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v640 = v25 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v642 = v221 && v641;
-  const bool v643 = v640 < v1;
-  const bool v644 = v642 && v643;
-  if (v644) {
-    const float v645 = v225.m[0][10].thread_elements()[1];
-    const float v646 = scale_b[v640];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v647 = scale_a[v638];
-    const float v648 = v645 * v647;
-    const float v649 = v648 * v646;
-    const bfloat v650 = bfloat(v649);
-    const uint v651 = v638 * v1;
-    const uint v652 = v651 + v640;
-    out[v652] = v650;
-  }
-  const uint v653 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v654 = v300 + v653;
-  const uint v655 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v656 = v25 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v658 = v221 && v657;
-  const bool v659 = v656 < v1;
-  const bool v660 = v658 && v659;
-  if (v660) {
-    const float v661 = v225.m[0][11].thread_elements()[0];
-    const float v662 = scale_b[v656];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v663 = scale_a[v654];
-    const float v664 = v661 * v663;
-    const float v665 = v664 * v662;
-    const bfloat v666 = bfloat(v665);
-    const uint v667 = v654 * v1;
-    const uint v668 = v667 + v656;
-    out[v668] = v666;
-  }
-  const uint v669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v670 = v300 + v669;
-  const uint v671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v672 = v25 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v674 = v221 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v225.m[0][11].thread_elements()[1];
-    const float v678 = scale_b[v672];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v679 = scale_a[v670];
-    const float v680 = v677 * v679;
-    const float v681 = v680 * v678;
-    const bfloat v682 = bfloat(v681);
-    const uint v683 = v670 * v1;
-    const uint v684 = v683 + v672;
-    out[v684] = v682;
-  }
-  const uint v685 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v686 = v300 + v685;
-  const uint v687 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v688 = v25 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v690 = v221 && v689;
-  const bool v691 = v688 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v225.m[0][12].thread_elements()[0];
-    const float v694 = scale_b[v688];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v695 = scale_a[v686];
-    const float v696 = v693 * v695;
-    const float v697 = v696 * v694;
-    const bfloat v698 = bfloat(v697);
-    const uint v699 = v686 * v1;
-    const uint v700 = v699 + v688;
-    out[v700] = v698;
-  }
-  const uint v701 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v702 = v300 + v701;
-  const uint v703 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v704 = v25 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v706 = v221 && v705;
-  const bool v707 = v704 < v1;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v225.m[0][12].thread_elements()[1];
-    const float v710 = scale_b[v704];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v711 = scale_a[v702];
-    const float v712 = v709 * v711;
-    const float v713 = v712 * v710;
-    const bfloat v714 = bfloat(v713);
-    const uint v715 = v702 * v1;
-    const uint v716 = v715 + v704;
-    out[v716] = v714;
-  }
-  const uint v717 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v718 = v300 + v717;
-  const uint v719 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v720 = v25 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v722 = v221 && v721;
-  const bool v723 = v720 < v1;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v225.m[0][13].thread_elements()[0];
-    const float v726 = scale_b[v720];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v727 = scale_a[v718];
-    const float v728 = v725 * v727;
-    const float v729 = v728 * v726;
-    const bfloat v730 = bfloat(v729);
-    const uint v731 = v718 * v1;
-    const uint v732 = v731 + v720;
-    out[v732] = v730;
-  }
-  const uint v733 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v734 = v300 + v733;
-  const uint v735 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v736 = v25 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v738 = v221 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v225.m[0][13].thread_elements()[1];
-    const float v742 = scale_b[v736];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v743 = scale_a[v734];
-    const float v744 = v741 * v743;
-    const float v745 = v744 * v742;
-    const bfloat v746 = bfloat(v745);
-    const uint v747 = v734 * v1;
-    const uint v748 = v747 + v736;
-    out[v748] = v746;
-  }
-  const uint v749 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v750 = v300 + v749;
-  const uint v751 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v752 = v25 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v754 = v221 && v753;
-  const bool v755 = v752 < v1;
-  const bool v756 = v754 && v755;
-  if (v756) {
-    const float v757 = v225.m[0][14].thread_elements()[0];
-    const float v758 = scale_b[v752];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v759 = scale_a[v750];
-    const float v760 = v757 * v759;
-    const float v761 = v760 * v758;
-    const bfloat v762 = bfloat(v761);
-    const uint v763 = v750 * v1;
-    const uint v764 = v763 + v752;
-    out[v764] = v762;
-  }
-  const uint v765 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v766 = v300 + v765;
-  const uint v767 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v768 = v25 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v770 = v221 && v769;
-  const bool v771 = v768 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v225.m[0][14].thread_elements()[1];
-    const float v774 = scale_b[v768];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v775 = scale_a[v766];
-    const float v776 = v773 * v775;
-    const float v777 = v776 * v774;
-    const bfloat v778 = bfloat(v777);
-    const uint v779 = v766 * v1;
-    const uint v780 = v779 + v768;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v782 = v300 + v781;
-  const uint v783 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v784 = v25 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v786 = v221 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v225.m[0][15].thread_elements()[0];
-    const float v790 = scale_b[v784];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v791 = scale_a[v782];
-    const float v792 = v789 * v791;
-    const float v793 = v792 * v790;
-    const bfloat v794 = bfloat(v793);
-    const uint v795 = v782 * v1;
-    const uint v796 = v795 + v784;
-    out[v796] = v794;
-  }
-  const uint v797 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v798 = v300 + v797;
-  const uint v799 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v800 = v25 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v802 = v221 && v801;
-  const bool v803 = v800 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v225.m[0][15].thread_elements()[1];
-    const float v806 = scale_b[v800];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v807 = scale_a[v798];
-    const float v808 = v805 * v807;
-    const float v809 = v808 * v806;
-    const bfloat v810 = bfloat(v809);
-    const uint v811 = v798 * v1;
-    const uint v812 = v811 + v800;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v814 = v300 + v813;
-  const uint v815 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v816 = v25 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v818 = v221 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v225.m[1][0].thread_elements()[0];
-    const float v822 = scale_b[v816];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v823 = scale_a[v814];
-    const float v824 = v821 * v823;
-    const float v825 = v824 * v822;
-    const bfloat v826 = bfloat(v825);
-    const uint v827 = v814 * v1;
-    const uint v828 = v827 + v816;
-    out[v828] = v826;
-  }
-  const uint v829 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v830 = v300 + v829;
-  const uint v831 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v832 = v25 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v834 = v221 && v833;
-  const bool v835 = v832 < v1;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v225.m[1][0].thread_elements()[1];
-    const float v838 = scale_b[v832];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v839 = scale_a[v830];
-    const float v840 = v837 * v839;
-    const float v841 = v840 * v838;
-    const bfloat v842 = bfloat(v841);
-    const uint v843 = v830 * v1;
-    const uint v844 = v843 + v832;
-    out[v844] = v842;
-  }
-  const uint v845 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v846 = v300 + v845;
-  const uint v847 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v848 = v25 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v850 = v221 && v849;
-  const bool v851 = v848 < v1;
-  const bool v852 = v850 && v851;
-  if (v852) {
-    const float v853 = v225.m[1][1].thread_elements()[0];
-    const float v854 = scale_b[v848];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v855 = scale_a[v846];
-    const float v856 = v853 * v855;
-    const float v857 = v856 * v854;
-    const bfloat v858 = bfloat(v857);
-    const uint v859 = v846 * v1;
-    const uint v860 = v859 + v848;
-    out[v860] = v858;
-  }
-  const uint v861 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v862 = v300 + v861;
-  const uint v863 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v864 = v25 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v866 = v221 && v865;
-  const bool v867 = v864 < v1;
-  const bool v868 = v866 && v867;
-  if (v868) {
-    const float v869 = v225.m[1][1].thread_elements()[1];
-    const float v870 = scale_b[v864];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v871 = scale_a[v862];
-    const float v872 = v869 * v871;
-    const float v873 = v872 * v870;
-    const bfloat v874 = bfloat(v873);
-    const uint v875 = v862 * v1;
-    const uint v876 = v875 + v864;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v878 = v300 + v877;
-  const uint v879 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v880 = v25 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v882 = v221 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v225.m[1][2].thread_elements()[0];
-    const float v886 = scale_b[v880];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v887 = scale_a[v878];
-    const float v888 = v885 * v887;
-    const float v889 = v888 * v886;
-    const bfloat v890 = bfloat(v889);
-    const uint v891 = v878 * v1;
-    const uint v892 = v891 + v880;
-    out[v892] = v890;
-  }
-  const uint v893 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v894 = v300 + v893;
-  const uint v895 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v896 = v25 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v898 = v221 && v897;
-  const bool v899 = v896 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v225.m[1][2].thread_elements()[1];
-    const float v902 = scale_b[v896];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v903 = scale_a[v894];
-    const float v904 = v901 * v903;
-    const float v905 = v904 * v902;
-    const bfloat v906 = bfloat(v905);
-    const uint v907 = v894 * v1;
-    const uint v908 = v907 + v896;
-    out[v908] = v906;
-  }
-  const uint v909 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v910 = v300 + v909;
-  const uint v911 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v912 = v25 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v914 = v221 && v913;
-  const bool v915 = v912 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v225.m[1][3].thread_elements()[0];
-    const float v918 = scale_b[v912];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v919 = scale_a[v910];
-    const float v920 = v917 * v919;
-    const float v921 = v920 * v918;
-    const bfloat v922 = bfloat(v921);
-    const uint v923 = v910 * v1;
-    const uint v924 = v923 + v912;
-    out[v924] = v922;
-  }
-  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v926 = v300 + v925;
-  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v928 = v25 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v930 = v221 && v929;
-  const bool v931 = v928 < v1;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v225.m[1][3].thread_elements()[1];
-    const float v934 = scale_b[v928];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v935 = scale_a[v926];
-    const float v936 = v933 * v935;
-    const float v937 = v936 * v934;
-    const bfloat v938 = bfloat(v937);
-    const uint v939 = v926 * v1;
-    const uint v940 = v939 + v928;
-    out[v940] = v938;
-  }
-  const uint v941 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v942 = v300 + v941;
-  const uint v943 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v944 = v25 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v946 = v221 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v225.m[1][4].thread_elements()[0];
-    const float v950 = scale_b[v944];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v951 = scale_a[v942];
-    const float v952 = v949 * v951;
-    const float v953 = v952 * v950;
-    const bfloat v954 = bfloat(v953);
-    const uint v955 = v942 * v1;
-    const uint v956 = v955 + v944;
-    out[v956] = v954;
-  }
-  const uint v957 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v958 = v300 + v957;
-  const uint v959 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v960 = v25 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v962 = v221 && v961;
-  const bool v963 = v960 < v1;
-  const bool v964 = v962 && v963;
-  if (v964) {
-    const float v965 = v225.m[1][4].thread_elements()[1];
-    const float v966 = scale_b[v960];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v967 = scale_a[v958];
-    const float v968 = v965 * v967;
-    const float v969 = v968 * v966;
-    const bfloat v970 = bfloat(v969);
-    const uint v971 = v958 * v1;
-    const uint v972 = v971 + v960;
-    out[v972] = v970;
-  }
-  const uint v973 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v974 = v300 + v973;
-  const uint v975 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v976 = v25 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v978 = v221 && v977;
-  const bool v979 = v976 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v225.m[1][5].thread_elements()[0];
-    const float v982 = scale_b[v976];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v983 = scale_a[v974];
-    const float v984 = v981 * v983;
-    const float v985 = v984 * v982;
-    const bfloat v986 = bfloat(v985);
-    const uint v987 = v974 * v1;
-    const uint v988 = v987 + v976;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v990 = v300 + v989;
-  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v992 = v25 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v994 = v221 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v225.m[1][5].thread_elements()[1];
-    const float v998 = scale_b[v992];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v999 = scale_a[v990];
-    const float v1000 = v997 * v999;
-    const float v1001 = v1000 * v998;
-    const bfloat v1002 = bfloat(v1001);
-    const uint v1003 = v990 * v1;
-    const uint v1004 = v1003 + v992;
-    out[v1004] = v1002;
-  }
-  const uint v1005 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1006 = v300 + v1005;
-  const uint v1007 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1008 = v25 + v1007;
-  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1010 = v221 && v1009;
-  const bool v1011 = v1008 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v225.m[1][6].thread_elements()[0];
-    const float v1014 = scale_b[v1008];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1015 = scale_a[v1006];
-    const float v1016 = v1013 * v1015;
-    const float v1017 = v1016 * v1014;
-    const bfloat v1018 = bfloat(v1017);
-    const uint v1019 = v1006 * v1;
-    const uint v1020 = v1019 + v1008;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1022 = v300 + v1021;
-  const uint v1023 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1024 = v25 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1026 = v221 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v225.m[1][6].thread_elements()[1];
-    const float v1030 = scale_b[v1024];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1031 = scale_a[v1022];
-    const float v1032 = v1029 * v1031;
-    const float v1033 = v1032 * v1030;
-    const bfloat v1034 = bfloat(v1033);
-    const uint v1035 = v1022 * v1;
-    const uint v1036 = v1035 + v1024;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1038 = v300 + v1037;
-  const uint v1039 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1040 = v25 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1042 = v221 && v1041;
-  const bool v1043 = v1040 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v225.m[1][7].thread_elements()[0];
-    const float v1046 = scale_b[v1040];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1047 = scale_a[v1038];
-    const float v1048 = v1045 * v1047;
-    const float v1049 = v1048 * v1046;
-    const bfloat v1050 = bfloat(v1049);
-    const uint v1051 = v1038 * v1;
-    const uint v1052 = v1051 + v1040;
-    out[v1052] = v1050;
-  }
-  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1054 = v300 + v1053;
-  const uint v1055 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1056 = v25 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1058 = v221 && v1057;
-  const bool v1059 = v1056 < v1;
-  const bool v1060 = v1058 && v1059;
-  if (v1060) {
-    const float v1061 = v225.m[1][7].thread_elements()[1];
-    const float v1062 = scale_b[v1056];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1063 = scale_a[v1054];
-    const float v1064 = v1061 * v1063;
-    const float v1065 = v1064 * v1062;
-    const bfloat v1066 = bfloat(v1065);
-    const uint v1067 = v1054 * v1;
-    const uint v1068 = v1067 + v1056;
-    out[v1068] = v1066;
-  }
-  const uint v1069 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1070 = v300 + v1069;
-  const uint v1071 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1072 = v25 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1074 = v221 && v1073;
-  const bool v1075 = v1072 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v225.m[1][8].thread_elements()[0];
-    const float v1078 = scale_b[v1072];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1079 = scale_a[v1070];
-    const float v1080 = v1077 * v1079;
-    const float v1081 = v1080 * v1078;
-    const bfloat v1082 = bfloat(v1081);
-    const uint v1083 = v1070 * v1;
-    const uint v1084 = v1083 + v1072;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1086 = v300 + v1085;
-  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1088 = v25 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1090 = v221 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v225.m[1][8].thread_elements()[1];
-    const float v1094 = scale_b[v1088];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1095 = scale_a[v1086];
-    const float v1096 = v1093 * v1095;
-    const float v1097 = v1096 * v1094;
-    const bfloat v1098 = bfloat(v1097);
-    const uint v1099 = v1086 * v1;
-    const uint v1100 = v1099 + v1088;
-    out[v1100] = v1098;
-  }
-  const uint v1101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1102 = v300 + v1101;
-  const uint v1103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1104 = v25 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1106 = v221 && v1105;
-  const bool v1107 = v1104 < v1;
-  const bool v1108 = v1106 && v1107;
-  if (v1108) {
-    const float v1109 = v225.m[1][9].thread_elements()[0];
-    const float v1110 = scale_b[v1104];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1111 = scale_a[v1102];
-    const float v1112 = v1109 * v1111;
-    const float v1113 = v1112 * v1110;
-    const bfloat v1114 = bfloat(v1113);
-    const uint v1115 = v1102 * v1;
-    const uint v1116 = v1115 + v1104;
-    out[v1116] = v1114;
-  }
-  const uint v1117 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1118 = v300 + v1117;
-  const uint v1119 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1120 = v25 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1122 = v221 && v1121;
-  const bool v1123 = v1120 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v225.m[1][9].thread_elements()[1];
-    const float v1126 = scale_b[v1120];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1127 = scale_a[v1118];
-    const float v1128 = v1125 * v1127;
-    const float v1129 = v1128 * v1126;
-    const bfloat v1130 = bfloat(v1129);
-    const uint v1131 = v1118 * v1;
-    const uint v1132 = v1131 + v1120;
-    out[v1132] = v1130;
-  }
-  const uint v1133 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1134 = v300 + v1133;
-  const uint v1135 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1136 = v25 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1138 = v221 && v1137;
-  const bool v1139 = v1136 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v225.m[1][10].thread_elements()[0];
-    const float v1142 = scale_b[v1136];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1143 = scale_a[v1134];
-    const float v1144 = v1141 * v1143;
-    const float v1145 = v1144 * v1142;
-    const bfloat v1146 = bfloat(v1145);
-    const uint v1147 = v1134 * v1;
-    const uint v1148 = v1147 + v1136;
-    out[v1148] = v1146;
-  }
-  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1150 = v300 + v1149;
-  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1152 = v25 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1154 = v221 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v225.m[1][10].thread_elements()[1];
-    const float v1158 = scale_b[v1152];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1159 = scale_a[v1150];
-    const float v1160 = v1157 * v1159;
-    const float v1161 = v1160 * v1158;
-    const bfloat v1162 = bfloat(v1161);
-    const uint v1163 = v1150 * v1;
-    const uint v1164 = v1163 + v1152;
-    out[v1164] = v1162;
-  }
-  const uint v1165 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1166 = v300 + v1165;
-  const uint v1167 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1168 = v25 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1170 = v221 && v1169;
-  const bool v1171 = v1168 < v1;
-  const bool v1172 = v1170 && v1171;
-  if (v1172) {
-    const float v1173 = v225.m[1][11].thread_elements()[0];
-    const float v1174 = scale_b[v1168];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1175 = scale_a[v1166];
-    const float v1176 = v1173 * v1175;
-    const float v1177 = v1176 * v1174;
-    const bfloat v1178 = bfloat(v1177);
-    const uint v1179 = v1166 * v1;
-    const uint v1180 = v1179 + v1168;
-    out[v1180] = v1178;
-  }
-  const uint v1181 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1182 = v300 + v1181;
-  const uint v1183 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1184 = v25 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1186 = v221 && v1185;
-  const bool v1187 = v1184 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v225.m[1][11].thread_elements()[1];
-    const float v1190 = scale_b[v1184];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1191 = scale_a[v1182];
-    const float v1192 = v1189 * v1191;
-    const float v1193 = v1192 * v1190;
-    const bfloat v1194 = bfloat(v1193);
-    const uint v1195 = v1182 * v1;
-    const uint v1196 = v1195 + v1184;
-    out[v1196] = v1194;
-  }
-  const uint v1197 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1198 = v300 + v1197;
-  const uint v1199 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1200 = v25 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1202 = v221 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v225.m[1][12].thread_elements()[0];
-    const float v1206 = scale_b[v1200];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1207 = scale_a[v1198];
-    const float v1208 = v1205 * v1207;
-    const float v1209 = v1208 * v1206;
-    const bfloat v1210 = bfloat(v1209);
-    const uint v1211 = v1198 * v1;
-    const uint v1212 = v1211 + v1200;
-    out[v1212] = v1210;
-  }
-  const uint v1213 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1214 = v300 + v1213;
-  const uint v1215 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1216 = v25 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1218 = v221 && v1217;
-  const bool v1219 = v1216 < v1;
-  const bool v1220 = v1218 && v1219;
-  if (v1220) {
-    const float v1221 = v225.m[1][12].thread_elements()[1];
-    const float v1222 = scale_b[v1216];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1223 = scale_a[v1214];
-    const float v1224 = v1221 * v1223;
-    const float v1225 = v1224 * v1222;
-    const bfloat v1226 = bfloat(v1225);
-    const uint v1227 = v1214 * v1;
-    const uint v1228 = v1227 + v1216;
-    out[v1228] = v1226;
-  }
-  const uint v1229 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1230 = v300 + v1229;
-  const uint v1231 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1232 = v25 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1234 = v221 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v225.m[1][13].thread_elements()[0];
-    const float v1238 = scale_b[v1232];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1239 = scale_a[v1230];
-    const float v1240 = v1237 * v1239;
-    const float v1241 = v1240 * v1238;
-    const bfloat v1242 = bfloat(v1241);
-    const uint v1243 = v1230 * v1;
-    const uint v1244 = v1243 + v1232;
-    out[v1244] = v1242;
-  }
-  const uint v1245 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1246 = v300 + v1245;
-  const uint v1247 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1248 = v25 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1250 = v221 && v1249;
-  const bool v1251 = v1248 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v225.m[1][13].thread_elements()[1];
-    const float v1254 = scale_b[v1248];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1255 = scale_a[v1246];
-    const float v1256 = v1253 * v1255;
-    const float v1257 = v1256 * v1254;
-    const bfloat v1258 = bfloat(v1257);
-    const uint v1259 = v1246 * v1;
-    const uint v1260 = v1259 + v1248;
-    out[v1260] = v1258;
-  }
-  const uint v1261 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1262 = v300 + v1261;
-  const uint v1263 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1264 = v25 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1266 = v221 && v1265;
-  const bool v1267 = v1264 < v1;
-  const bool v1268 = v1266 && v1267;
-  if (v1268) {
-    const float v1269 = v225.m[1][14].thread_elements()[0];
-    const float v1270 = scale_b[v1264];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1271 = scale_a[v1262];
-    const float v1272 = v1269 * v1271;
-    const float v1273 = v1272 * v1270;
-    const bfloat v1274 = bfloat(v1273);
-    const uint v1275 = v1262 * v1;
-    const uint v1276 = v1275 + v1264;
-    out[v1276] = v1274;
-  }
-  const uint v1277 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1278 = v300 + v1277;
-  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1280 = v25 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1282 = v221 && v1281;
-  const bool v1283 = v1280 < v1;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v225.m[1][14].thread_elements()[1];
-    const float v1286 = scale_b[v1280];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1287 = scale_a[v1278];
-    const float v1288 = v1285 * v1287;
-    const float v1289 = v1288 * v1286;
-    const bfloat v1290 = bfloat(v1289);
-    const uint v1291 = v1278 * v1;
-    const uint v1292 = v1291 + v1280;
-    out[v1292] = v1290;
-  }
-  const uint v1293 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1294 = v300 + v1293;
-  const uint v1295 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1296 = v25 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1298 = v221 && v1297;
-  const bool v1299 = v1296 < v1;
-  const bool v1300 = v1298 && v1299;
-  if (v1300) {
-    const float v1301 = v225.m[1][15].thread_elements()[0];
-    const float v1302 = scale_b[v1296];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1303 = scale_a[v1294];
-    const float v1304 = v1301 * v1303;
-    const float v1305 = v1304 * v1302;
-    const bfloat v1306 = bfloat(v1305);
-    const uint v1307 = v1294 * v1;
-    const uint v1308 = v1307 + v1296;
-    out[v1308] = v1306;
-  }
-  const uint v1309 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1310 = v300 + v1309;
-  const uint v1311 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1312 = v25 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1314 = v221 && v1313;
-  const bool v1315 = v1312 < v1;
-  const bool v1316 = v1314 && v1315;
-  if (v1316) {
-    const float v1317 = v225.m[1][15].thread_elements()[1];
-    const float v1318 = scale_b[v1312];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1319 = scale_a[v1310];
-    const float v1320 = v1317 * v1319;
-    const float v1321 = v1320 * v1318;
-    const bfloat v1322 = bfloat(v1321);
-    const uint v1323 = v1310 * v1;
-    const uint v1324 = v1323 + v1312;
-    out[v1324] = v1322;
-  }
-  const uint v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1336, float(0.0f));
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const uint v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const uint v391 = v390 << 4u;
+  const uint v393 = v313 << 6u;
+  const uint v394 = v21 + v393;
+  const uint v395 = v394 + v391;
+  const uint v396 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v397 = v395 + v396;
+  const uint v398 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v399 = v25 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v401 = v316 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v320.m[0][0].thread_elements()[0];
+    const float v405 = scale_b[v399];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v406 = scale_a[v397];
+    const float v407 = v404 * v406;
+    const float v408 = v407 * v405;
+    const bfloat v409 = bfloat(v408);
+    const uint v410 = v397 * v1;
+    const uint v411 = v410 + v399;
+    out[v411] = v409;
+  }
+  const uint v412 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v413 = v395 + v412;
+  const uint v414 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v415 = v25 + v414;
+  const bool v416 = v413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v417 = v316 && v416;
+  const bool v418 = v415 < v1;
+  const bool v419 = v417 && v418;
+  if (v419) {
+    const float v420 = v320.m[0][0].thread_elements()[1];
+    const float v421 = scale_b[v415];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v422 = scale_a[v413];
+    const float v423 = v420 * v422;
+    const float v424 = v423 * v421;
+    const bfloat v425 = bfloat(v424);
+    const uint v426 = v413 * v1;
+    const uint v427 = v426 + v415;
+    out[v427] = v425;
+  }
+  const uint v428 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v429 = v395 + v428;
+  const uint v430 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v431 = v25 + v430;
+  const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v433 = v316 && v432;
+  const bool v434 = v431 < v1;
+  const bool v435 = v433 && v434;
+  if (v435) {
+    const float v436 = v320.m[0][1].thread_elements()[0];
+    const float v437 = scale_b[v431];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v438 = scale_a[v429];
+    const float v439 = v436 * v438;
+    const float v440 = v439 * v437;
+    const bfloat v441 = bfloat(v440);
+    const uint v442 = v429 * v1;
+    const uint v443 = v442 + v431;
+    out[v443] = v441;
+  }
+  const uint v444 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v445 = v395 + v444;
+  const uint v446 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v447 = v25 + v446;
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v449 = v316 && v448;
+  const bool v450 = v447 < v1;
+  const bool v451 = v449 && v450;
+  if (v451) {
+    const float v452 = v320.m[0][1].thread_elements()[1];
+    const float v453 = scale_b[v447];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v454 = scale_a[v445];
+    const float v455 = v452 * v454;
+    const float v456 = v455 * v453;
+    const bfloat v457 = bfloat(v456);
+    const uint v458 = v445 * v1;
+    const uint v459 = v458 + v447;
+    out[v459] = v457;
+  }
+  const uint v460 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v461 = v395 + v460;
+  const uint v462 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v463 = v25 + v462;
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v465 = v316 && v464;
+  const bool v466 = v463 < v1;
+  const bool v467 = v465 && v466;
+  if (v467) {
+    const float v468 = v320.m[0][2].thread_elements()[0];
+    const float v469 = scale_b[v463];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v470 = scale_a[v461];
+    const float v471 = v468 * v470;
+    const float v472 = v471 * v469;
+    const bfloat v473 = bfloat(v472);
+    const uint v474 = v461 * v1;
+    const uint v475 = v474 + v463;
+    out[v475] = v473;
+  }
+  const uint v476 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v477 = v395 + v476;
+  const uint v478 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v479 = v25 + v478;
+  const bool v480 = v477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v481 = v316 && v480;
+  const bool v482 = v479 < v1;
+  const bool v483 = v481 && v482;
+  if (v483) {
+    const float v484 = v320.m[0][2].thread_elements()[1];
+    const float v485 = scale_b[v479];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v486 = scale_a[v477];
+    const float v487 = v484 * v486;
+    const float v488 = v487 * v485;
+    const bfloat v489 = bfloat(v488);
+    const uint v490 = v477 * v1;
+    const uint v491 = v490 + v479;
+    out[v491] = v489;
+  }
+  const uint v492 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v493 = v395 + v492;
+  const uint v494 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v495 = v25 + v494;
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v497 = v316 && v496;
+  const bool v498 = v495 < v1;
+  const bool v499 = v497 && v498;
+  if (v499) {
+    const float v500 = v320.m[0][3].thread_elements()[0];
+    const float v501 = scale_b[v495];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v502 = scale_a[v493];
+    const float v503 = v500 * v502;
+    const float v504 = v503 * v501;
+    const bfloat v505 = bfloat(v504);
+    const uint v506 = v493 * v1;
+    const uint v507 = v506 + v495;
+    out[v507] = v505;
+  }
+  const uint v508 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v509 = v395 + v508;
+  const uint v510 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v511 = v25 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v513 = v316 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v320.m[0][3].thread_elements()[1];
+    const float v517 = scale_b[v511];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v518 = scale_a[v509];
+    const float v519 = v516 * v518;
+    const float v520 = v519 * v517;
+    const bfloat v521 = bfloat(v520);
+    const uint v522 = v509 * v1;
+    const uint v523 = v522 + v511;
+    out[v523] = v521;
+  }
+  const uint v524 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v525 = v395 + v524;
+  const uint v526 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v527 = v25 + v526;
+  const bool v528 = v525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v529 = v316 && v528;
+  const bool v530 = v527 < v1;
+  const bool v531 = v529 && v530;
+  if (v531) {
+    const float v532 = v320.m[0][4].thread_elements()[0];
+    const float v533 = scale_b[v527];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v534 = scale_a[v525];
+    const float v535 = v532 * v534;
+    const float v536 = v535 * v533;
+    const bfloat v537 = bfloat(v536);
+    const uint v538 = v525 * v1;
+    const uint v539 = v538 + v527;
+    out[v539] = v537;
+  }
+  const uint v540 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v541 = v395 + v540;
+  const uint v542 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v543 = v25 + v542;
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v545 = v316 && v544;
+  const bool v546 = v543 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v320.m[0][4].thread_elements()[1];
+    const float v549 = scale_b[v543];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v550 = scale_a[v541];
+    const float v551 = v548 * v550;
+    const float v552 = v551 * v549;
+    const bfloat v553 = bfloat(v552);
+    const uint v554 = v541 * v1;
+    const uint v555 = v554 + v543;
+    out[v555] = v553;
+  }
+  const uint v556 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v557 = v395 + v556;
+  const uint v558 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v559 = v25 + v558;
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v561 = v316 && v560;
+  const bool v562 = v559 < v1;
+  const bool v563 = v561 && v562;
+  if (v563) {
+    const float v564 = v320.m[0][5].thread_elements()[0];
+    const float v565 = scale_b[v559];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v566 = scale_a[v557];
+    const float v567 = v564 * v566;
+    const float v568 = v567 * v565;
+    const bfloat v569 = bfloat(v568);
+    const uint v570 = v557 * v1;
+    const uint v571 = v570 + v559;
+    out[v571] = v569;
+  }
+  const uint v572 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v573 = v395 + v572;
+  const uint v574 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v575 = v25 + v574;
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v577 = v316 && v576;
+  const bool v578 = v575 < v1;
+  const bool v579 = v577 && v578;
+  if (v579) {
+    const float v580 = v320.m[0][5].thread_elements()[1];
+    const float v581 = scale_b[v575];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v582 = scale_a[v573];
+    const float v583 = v580 * v582;
+    const float v584 = v583 * v581;
+    const bfloat v585 = bfloat(v584);
+    const uint v586 = v573 * v1;
+    const uint v587 = v586 + v575;
+    out[v587] = v585;
+  }
+  const uint v588 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v589 = v395 + v588;
+  const uint v590 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v591 = v25 + v590;
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v593 = v316 && v592;
+  const bool v594 = v591 < v1;
+  const bool v595 = v593 && v594;
+  if (v595) {
+    const float v596 = v320.m[0][6].thread_elements()[0];
+    const float v597 = scale_b[v591];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v598 = scale_a[v589];
+    const float v599 = v596 * v598;
+    const float v600 = v599 * v597;
+    const bfloat v601 = bfloat(v600);
+    const uint v602 = v589 * v1;
+    const uint v603 = v602 + v591;
+    out[v603] = v601;
+  }
+  const uint v604 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v605 = v395 + v604;
+  const uint v606 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v607 = v25 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v609 = v316 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v320.m[0][6].thread_elements()[1];
+    const float v613 = scale_b[v607];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v614 = scale_a[v605];
+    const float v615 = v612 * v614;
+    const float v616 = v615 * v613;
+    const bfloat v617 = bfloat(v616);
+    const uint v618 = v605 * v1;
+    const uint v619 = v618 + v607;
+    out[v619] = v617;
+  }
+  const uint v620 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v621 = v395 + v620;
+  const uint v622 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v623 = v25 + v622;
+  const bool v624 = v621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v625 = v316 && v624;
+  const bool v626 = v623 < v1;
+  const bool v627 = v625 && v626;
+  if (v627) {
+    const float v628 = v320.m[0][7].thread_elements()[0];
+    const float v629 = scale_b[v623];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v630 = scale_a[v621];
+    const float v631 = v628 * v630;
+    const float v632 = v631 * v629;
+    const bfloat v633 = bfloat(v632);
+    const uint v634 = v621 * v1;
+    const uint v635 = v634 + v623;
+    out[v635] = v633;
+  }
+  const uint v636 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v637 = v395 + v636;
+  const uint v638 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v639 = v25 + v638;
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v641 = v316 && v640;
+  const bool v642 = v639 < v1;
+  const bool v643 = v641 && v642;
+  if (v643) {
+    const float v644 = v320.m[0][7].thread_elements()[1];
+    const float v645 = scale_b[v639];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v646 = scale_a[v637];
+    const float v647 = v644 * v646;
+    const float v648 = v647 * v645;
+    const bfloat v649 = bfloat(v648);
+    const uint v650 = v637 * v1;
+    const uint v651 = v650 + v639;
+    out[v651] = v649;
+  }
+  const uint v652 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v653 = v395 + v652;
+  const uint v654 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v655 = v25 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v657 = v316 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v320.m[0][8].thread_elements()[0];
+    const float v661 = scale_b[v655];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v662 = scale_a[v653];
+    const float v663 = v660 * v662;
+    const float v664 = v663 * v661;
+    const bfloat v665 = bfloat(v664);
+    const uint v666 = v653 * v1;
+    const uint v667 = v666 + v655;
+    out[v667] = v665;
+  }
+  const uint v668 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v669 = v395 + v668;
+  const uint v670 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v671 = v25 + v670;
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v673 = v316 && v672;
+  const bool v674 = v671 < v1;
+  const bool v675 = v673 && v674;
+  if (v675) {
+    const float v676 = v320.m[0][8].thread_elements()[1];
+    const float v677 = scale_b[v671];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v678 = scale_a[v669];
+    const float v679 = v676 * v678;
+    const float v680 = v679 * v677;
+    const bfloat v681 = bfloat(v680);
+    const uint v682 = v669 * v1;
+    const uint v683 = v682 + v671;
+    out[v683] = v681;
+  }
+  const uint v684 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v685 = v395 + v684;
+  const uint v686 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v687 = v25 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v689 = v316 && v688;
+  const bool v690 = v687 < v1;
+  const bool v691 = v689 && v690;
+  if (v691) {
+    const float v692 = v320.m[0][9].thread_elements()[0];
+    const float v693 = scale_b[v687];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v694 = scale_a[v685];
+    const float v695 = v692 * v694;
+    const float v696 = v695 * v693;
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v685 * v1;
+    const uint v699 = v698 + v687;
+    out[v699] = v697;
+  }
+  const uint v700 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v701 = v395 + v700;
+  const uint v702 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v703 = v25 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v705 = v316 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v320.m[0][9].thread_elements()[1];
+    const float v709 = scale_b[v703];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v710 = scale_a[v701];
+    const float v711 = v708 * v710;
+    const float v712 = v711 * v709;
+    const bfloat v713 = bfloat(v712);
+    const uint v714 = v701 * v1;
+    const uint v715 = v714 + v703;
+    out[v715] = v713;
+  }
+  const uint v716 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v717 = v395 + v716;
+  const uint v718 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v719 = v25 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v721 = v316 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v320.m[0][10].thread_elements()[0];
+    const float v725 = scale_b[v719];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v726 = scale_a[v717];
+    const float v727 = v724 * v726;
+    const float v728 = v727 * v725;
+    const bfloat v729 = bfloat(v728);
+    const uint v730 = v717 * v1;
+    const uint v731 = v730 + v719;
+    out[v731] = v729;
+  }
+  const uint v732 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v733 = v395 + v732;
+  const uint v734 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v735 = v25 + v734;
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v737 = v316 && v736;
+  const bool v738 = v735 < v1;
+  const bool v739 = v737 && v738;
+  if (v739) {
+    const float v740 = v320.m[0][10].thread_elements()[1];
+    const float v741 = scale_b[v735];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v742 = scale_a[v733];
+    const float v743 = v740 * v742;
+    const float v744 = v743 * v741;
+    const bfloat v745 = bfloat(v744);
+    const uint v746 = v733 * v1;
+    const uint v747 = v746 + v735;
+    out[v747] = v745;
+  }
+  const uint v748 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v749 = v395 + v748;
+  const uint v750 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v751 = v25 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v753 = v316 && v752;
+  const bool v754 = v751 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v320.m[0][11].thread_elements()[0];
+    const float v757 = scale_b[v751];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v758 = scale_a[v749];
+    const float v759 = v756 * v758;
+    const float v760 = v759 * v757;
+    const bfloat v761 = bfloat(v760);
+    const uint v762 = v749 * v1;
+    const uint v763 = v762 + v751;
+    out[v763] = v761;
+  }
+  const uint v764 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v765 = v395 + v764;
+  const uint v766 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v767 = v25 + v766;
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v769 = v316 && v768;
+  const bool v770 = v767 < v1;
+  const bool v771 = v769 && v770;
+  if (v771) {
+    const float v772 = v320.m[0][11].thread_elements()[1];
+    const float v773 = scale_b[v767];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v774 = scale_a[v765];
+    const float v775 = v772 * v774;
+    const float v776 = v775 * v773;
+    const bfloat v777 = bfloat(v776);
+    const uint v778 = v765 * v1;
+    const uint v779 = v778 + v767;
+    out[v779] = v777;
+  }
+  const uint v780 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v781 = v395 + v780;
+  const uint v782 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v783 = v25 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v785 = v316 && v784;
+  const bool v786 = v783 < v1;
+  const bool v787 = v785 && v786;
+  if (v787) {
+    const float v788 = v320.m[0][12].thread_elements()[0];
+    const float v789 = scale_b[v783];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v790 = scale_a[v781];
+    const float v791 = v788 * v790;
+    const float v792 = v791 * v789;
+    const bfloat v793 = bfloat(v792);
+    const uint v794 = v781 * v1;
+    const uint v795 = v794 + v783;
+    out[v795] = v793;
+  }
+  const uint v796 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v797 = v395 + v796;
+  const uint v798 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v799 = v25 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v801 = v316 && v800;
+  const bool v802 = v799 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v320.m[0][12].thread_elements()[1];
+    const float v805 = scale_b[v799];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v806 = scale_a[v797];
+    const float v807 = v804 * v806;
+    const float v808 = v807 * v805;
+    const bfloat v809 = bfloat(v808);
+    const uint v810 = v797 * v1;
+    const uint v811 = v810 + v799;
+    out[v811] = v809;
+  }
+  const uint v812 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v813 = v395 + v812;
+  const uint v814 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v815 = v25 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v817 = v316 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v320.m[0][13].thread_elements()[0];
+    const float v821 = scale_b[v815];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v822 = scale_a[v813];
+    const float v823 = v820 * v822;
+    const float v824 = v823 * v821;
+    const bfloat v825 = bfloat(v824);
+    const uint v826 = v813 * v1;
+    const uint v827 = v826 + v815;
+    out[v827] = v825;
+  }
+  const uint v828 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v829 = v395 + v828;
+  const uint v830 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v831 = v25 + v830;
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v833 = v316 && v832;
+  const bool v834 = v831 < v1;
+  const bool v835 = v833 && v834;
+  if (v835) {
+    const float v836 = v320.m[0][13].thread_elements()[1];
+    const float v837 = scale_b[v831];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v838 = scale_a[v829];
+    const float v839 = v836 * v838;
+    const float v840 = v839 * v837;
+    const bfloat v841 = bfloat(v840);
+    const uint v842 = v829 * v1;
+    const uint v843 = v842 + v831;
+    out[v843] = v841;
+  }
+  const uint v844 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v845 = v395 + v844;
+  const uint v846 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v847 = v25 + v846;
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v849 = v316 && v848;
+  const bool v850 = v847 < v1;
+  const bool v851 = v849 && v850;
+  if (v851) {
+    const float v852 = v320.m[0][14].thread_elements()[0];
+    const float v853 = scale_b[v847];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v854 = scale_a[v845];
+    const float v855 = v852 * v854;
+    const float v856 = v855 * v853;
+    const bfloat v857 = bfloat(v856);
+    const uint v858 = v845 * v1;
+    const uint v859 = v858 + v847;
+    out[v859] = v857;
+  }
+  const uint v860 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v861 = v395 + v860;
+  const uint v862 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v863 = v25 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v865 = v316 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v320.m[0][14].thread_elements()[1];
+    const float v869 = scale_b[v863];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v870 = scale_a[v861];
+    const float v871 = v868 * v870;
+    const float v872 = v871 * v869;
+    const bfloat v873 = bfloat(v872);
+    const uint v874 = v861 * v1;
+    const uint v875 = v874 + v863;
+    out[v875] = v873;
+  }
+  const uint v876 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v877 = v395 + v876;
+  const uint v878 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v879 = v25 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v881 = v316 && v880;
+  const bool v882 = v879 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v320.m[0][15].thread_elements()[0];
+    const float v885 = scale_b[v879];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v886 = scale_a[v877];
+    const float v887 = v884 * v886;
+    const float v888 = v887 * v885;
+    const bfloat v889 = bfloat(v888);
+    const uint v890 = v877 * v1;
+    const uint v891 = v890 + v879;
+    out[v891] = v889;
+  }
+  const uint v892 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v893 = v395 + v892;
+  const uint v894 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v895 = v25 + v894;
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v897 = v316 && v896;
+  const bool v898 = v895 < v1;
+  const bool v899 = v897 && v898;
+  if (v899) {
+    const float v900 = v320.m[0][15].thread_elements()[1];
+    const float v901 = scale_b[v895];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v902 = scale_a[v893];
+    const float v903 = v900 * v902;
+    const float v904 = v903 * v901;
+    const bfloat v905 = bfloat(v904);
+    const uint v906 = v893 * v1;
+    const uint v907 = v906 + v895;
+    out[v907] = v905;
+  }
+  const uint v908 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v909 = v395 + v908;
+  const uint v910 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v911 = v25 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v913 = v316 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v320.m[1][0].thread_elements()[0];
+    const float v917 = scale_b[v911];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v918 = scale_a[v909];
+    const float v919 = v916 * v918;
+    const float v920 = v919 * v917;
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v909 * v1;
+    const uint v923 = v922 + v911;
+    out[v923] = v921;
+  }
+  const uint v924 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v925 = v395 + v924;
+  const uint v926 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v927 = v25 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v929 = v316 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v320.m[1][0].thread_elements()[1];
+    const float v933 = scale_b[v927];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v934 = scale_a[v925];
+    const float v935 = v932 * v934;
+    const float v936 = v935 * v933;
+    const bfloat v937 = bfloat(v936);
+    const uint v938 = v925 * v1;
+    const uint v939 = v938 + v927;
+    out[v939] = v937;
+  }
+  const uint v940 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v941 = v395 + v940;
+  const uint v942 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v943 = v25 + v942;
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v945 = v316 && v944;
+  const bool v946 = v943 < v1;
+  const bool v947 = v945 && v946;
+  if (v947) {
+    const float v948 = v320.m[1][1].thread_elements()[0];
+    const float v949 = scale_b[v943];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v950 = scale_a[v941];
+    const float v951 = v948 * v950;
+    const float v952 = v951 * v949;
+    const bfloat v953 = bfloat(v952);
+    const uint v954 = v941 * v1;
+    const uint v955 = v954 + v943;
+    out[v955] = v953;
+  }
+  const uint v956 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v957 = v395 + v956;
+  const uint v958 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v959 = v25 + v958;
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v961 = v316 && v960;
+  const bool v962 = v959 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v320.m[1][1].thread_elements()[1];
+    const float v965 = scale_b[v959];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v966 = scale_a[v957];
+    const float v967 = v964 * v966;
+    const float v968 = v967 * v965;
+    const bfloat v969 = bfloat(v968);
+    const uint v970 = v957 * v1;
+    const uint v971 = v970 + v959;
+    out[v971] = v969;
+  }
+  const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v973 = v395 + v972;
+  const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v975 = v25 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v977 = v316 && v976;
+  const bool v978 = v975 < v1;
+  const bool v979 = v977 && v978;
+  if (v979) {
+    const float v980 = v320.m[1][2].thread_elements()[0];
+    const float v981 = scale_b[v975];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v982 = scale_a[v973];
+    const float v983 = v980 * v982;
+    const float v984 = v983 * v981;
+    const bfloat v985 = bfloat(v984);
+    const uint v986 = v973 * v1;
+    const uint v987 = v986 + v975;
+    out[v987] = v985;
+  }
+  const uint v988 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v989 = v395 + v988;
+  const uint v990 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v991 = v25 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v993 = v316 && v992;
+  const bool v994 = v991 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v320.m[1][2].thread_elements()[1];
+    const float v997 = scale_b[v991];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v998 = scale_a[v989];
+    const float v999 = v996 * v998;
+    const float v1000 = v999 * v997;
+    const bfloat v1001 = bfloat(v1000);
+    const uint v1002 = v989 * v1;
+    const uint v1003 = v1002 + v991;
+    out[v1003] = v1001;
+  }
+  const uint v1004 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1005 = v395 + v1004;
+  const uint v1006 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1007 = v25 + v1006;
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1009 = v316 && v1008;
+  const bool v1010 = v1007 < v1;
+  const bool v1011 = v1009 && v1010;
+  if (v1011) {
+    const float v1012 = v320.m[1][3].thread_elements()[0];
+    const float v1013 = scale_b[v1007];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1014 = scale_a[v1005];
+    const float v1015 = v1012 * v1014;
+    const float v1016 = v1015 * v1013;
+    const bfloat v1017 = bfloat(v1016);
+    const uint v1018 = v1005 * v1;
+    const uint v1019 = v1018 + v1007;
+    out[v1019] = v1017;
+  }
+  const uint v1020 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1021 = v395 + v1020;
+  const uint v1022 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1023 = v25 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1025 = v316 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v320.m[1][3].thread_elements()[1];
+    const float v1029 = scale_b[v1023];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1030 = scale_a[v1021];
+    const float v1031 = v1028 * v1030;
+    const float v1032 = v1031 * v1029;
+    const bfloat v1033 = bfloat(v1032);
+    const uint v1034 = v1021 * v1;
+    const uint v1035 = v1034 + v1023;
+    out[v1035] = v1033;
+  }
+  const uint v1036 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1037 = v395 + v1036;
+  const uint v1038 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1039 = v25 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1041 = v316 && v1040;
+  const bool v1042 = v1039 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v320.m[1][4].thread_elements()[0];
+    const float v1045 = scale_b[v1039];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1046 = scale_a[v1037];
+    const float v1047 = v1044 * v1046;
+    const float v1048 = v1047 * v1045;
+    const bfloat v1049 = bfloat(v1048);
+    const uint v1050 = v1037 * v1;
+    const uint v1051 = v1050 + v1039;
+    out[v1051] = v1049;
+  }
+  const uint v1052 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1053 = v395 + v1052;
+  const uint v1054 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1055 = v25 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1057 = v316 && v1056;
+  const bool v1058 = v1055 < v1;
+  const bool v1059 = v1057 && v1058;
+  if (v1059) {
+    const float v1060 = v320.m[1][4].thread_elements()[1];
+    const float v1061 = scale_b[v1055];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1062 = scale_a[v1053];
+    const float v1063 = v1060 * v1062;
+    const float v1064 = v1063 * v1061;
+    const bfloat v1065 = bfloat(v1064);
+    const uint v1066 = v1053 * v1;
+    const uint v1067 = v1066 + v1055;
+    out[v1067] = v1065;
+  }
+  const uint v1068 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1069 = v395 + v1068;
+  const uint v1070 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1071 = v25 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1073 = v316 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v320.m[1][5].thread_elements()[0];
+    const float v1077 = scale_b[v1071];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1078 = scale_a[v1069];
+    const float v1079 = v1076 * v1078;
+    const float v1080 = v1079 * v1077;
+    const bfloat v1081 = bfloat(v1080);
+    const uint v1082 = v1069 * v1;
+    const uint v1083 = v1082 + v1071;
+    out[v1083] = v1081;
+  }
+  const uint v1084 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1085 = v395 + v1084;
+  const uint v1086 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1087 = v25 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1089 = v316 && v1088;
+  const bool v1090 = v1087 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v320.m[1][5].thread_elements()[1];
+    const float v1093 = scale_b[v1087];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1094 = scale_a[v1085];
+    const float v1095 = v1092 * v1094;
+    const float v1096 = v1095 * v1093;
+    const bfloat v1097 = bfloat(v1096);
+    const uint v1098 = v1085 * v1;
+    const uint v1099 = v1098 + v1087;
+    out[v1099] = v1097;
+  }
+  const uint v1100 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1101 = v395 + v1100;
+  const uint v1102 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1103 = v25 + v1102;
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1105 = v316 && v1104;
+  const bool v1106 = v1103 < v1;
+  const bool v1107 = v1105 && v1106;
+  if (v1107) {
+    const float v1108 = v320.m[1][6].thread_elements()[0];
+    const float v1109 = scale_b[v1103];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1110 = scale_a[v1101];
+    const float v1111 = v1108 * v1110;
+    const float v1112 = v1111 * v1109;
+    const bfloat v1113 = bfloat(v1112);
+    const uint v1114 = v1101 * v1;
+    const uint v1115 = v1114 + v1103;
+    out[v1115] = v1113;
+  }
+  const uint v1116 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1117 = v395 + v1116;
+  const uint v1118 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1119 = v25 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1121 = v316 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v320.m[1][6].thread_elements()[1];
+    const float v1125 = scale_b[v1119];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1126 = scale_a[v1117];
+    const float v1127 = v1124 * v1126;
+    const float v1128 = v1127 * v1125;
+    const bfloat v1129 = bfloat(v1128);
+    const uint v1130 = v1117 * v1;
+    const uint v1131 = v1130 + v1119;
+    out[v1131] = v1129;
+  }
+  const uint v1132 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1133 = v395 + v1132;
+  const uint v1134 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1135 = v25 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1137 = v316 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v320.m[1][7].thread_elements()[0];
+    const float v1141 = scale_b[v1135];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1142 = scale_a[v1133];
+    const float v1143 = v1140 * v1142;
+    const float v1144 = v1143 * v1141;
+    const bfloat v1145 = bfloat(v1144);
+    const uint v1146 = v1133 * v1;
+    const uint v1147 = v1146 + v1135;
+    out[v1147] = v1145;
+  }
+  const uint v1148 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1149 = v395 + v1148;
+  const uint v1150 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1151 = v25 + v1150;
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1153 = v316 && v1152;
+  const bool v1154 = v1151 < v1;
+  const bool v1155 = v1153 && v1154;
+  if (v1155) {
+    const float v1156 = v320.m[1][7].thread_elements()[1];
+    const float v1157 = scale_b[v1151];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1158 = scale_a[v1149];
+    const float v1159 = v1156 * v1158;
+    const float v1160 = v1159 * v1157;
+    const bfloat v1161 = bfloat(v1160);
+    const uint v1162 = v1149 * v1;
+    const uint v1163 = v1162 + v1151;
+    out[v1163] = v1161;
+  }
+  const uint v1164 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1165 = v395 + v1164;
+  const uint v1166 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1167 = v25 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1169 = v316 && v1168;
+  const bool v1170 = v1167 < v1;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v320.m[1][8].thread_elements()[0];
+    const float v1173 = scale_b[v1167];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1174 = scale_a[v1165];
+    const float v1175 = v1172 * v1174;
+    const float v1176 = v1175 * v1173;
+    const bfloat v1177 = bfloat(v1176);
+    const uint v1178 = v1165 * v1;
+    const uint v1179 = v1178 + v1167;
+    out[v1179] = v1177;
+  }
+  const uint v1180 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1181 = v395 + v1180;
+  const uint v1182 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1183 = v25 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1185 = v316 && v1184;
+  const bool v1186 = v1183 < v1;
+  const bool v1187 = v1185 && v1186;
+  if (v1187) {
+    const float v1188 = v320.m[1][8].thread_elements()[1];
+    const float v1189 = scale_b[v1183];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1190 = scale_a[v1181];
+    const float v1191 = v1188 * v1190;
+    const float v1192 = v1191 * v1189;
+    const bfloat v1193 = bfloat(v1192);
+    const uint v1194 = v1181 * v1;
+    const uint v1195 = v1194 + v1183;
+    out[v1195] = v1193;
+  }
+  const uint v1196 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1197 = v395 + v1196;
+  const uint v1198 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1199 = v25 + v1198;
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1201 = v316 && v1200;
+  const bool v1202 = v1199 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v320.m[1][9].thread_elements()[0];
+    const float v1205 = scale_b[v1199];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1206 = scale_a[v1197];
+    const float v1207 = v1204 * v1206;
+    const float v1208 = v1207 * v1205;
+    const bfloat v1209 = bfloat(v1208);
+    const uint v1210 = v1197 * v1;
+    const uint v1211 = v1210 + v1199;
+    out[v1211] = v1209;
+  }
+  const uint v1212 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1213 = v395 + v1212;
+  const uint v1214 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1215 = v25 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1217 = v316 && v1216;
+  const bool v1218 = v1215 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v320.m[1][9].thread_elements()[1];
+    const float v1221 = scale_b[v1215];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1222 = scale_a[v1213];
+    const float v1223 = v1220 * v1222;
+    const float v1224 = v1223 * v1221;
+    const bfloat v1225 = bfloat(v1224);
+    const uint v1226 = v1213 * v1;
+    const uint v1227 = v1226 + v1215;
+    out[v1227] = v1225;
+  }
+  const uint v1228 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1229 = v395 + v1228;
+  const uint v1230 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1231 = v25 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1233 = v316 && v1232;
+  const bool v1234 = v1231 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v320.m[1][10].thread_elements()[0];
+    const float v1237 = scale_b[v1231];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1238 = scale_a[v1229];
+    const float v1239 = v1236 * v1238;
+    const float v1240 = v1239 * v1237;
+    const bfloat v1241 = bfloat(v1240);
+    const uint v1242 = v1229 * v1;
+    const uint v1243 = v1242 + v1231;
+    out[v1243] = v1241;
+  }
+  const uint v1244 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1245 = v395 + v1244;
+  const uint v1246 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1247 = v25 + v1246;
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1249 = v316 && v1248;
+  const bool v1250 = v1247 < v1;
+  const bool v1251 = v1249 && v1250;
+  if (v1251) {
+    const float v1252 = v320.m[1][10].thread_elements()[1];
+    const float v1253 = scale_b[v1247];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1254 = scale_a[v1245];
+    const float v1255 = v1252 * v1254;
+    const float v1256 = v1255 * v1253;
+    const bfloat v1257 = bfloat(v1256);
+    const uint v1258 = v1245 * v1;
+    const uint v1259 = v1258 + v1247;
+    out[v1259] = v1257;
+  }
+  const uint v1260 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1261 = v395 + v1260;
+  const uint v1262 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1263 = v25 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1265 = v316 && v1264;
+  const bool v1266 = v1263 < v1;
+  const bool v1267 = v1265 && v1266;
+  if (v1267) {
+    const float v1268 = v320.m[1][11].thread_elements()[0];
+    const float v1269 = scale_b[v1263];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1270 = scale_a[v1261];
+    const float v1271 = v1268 * v1270;
+    const float v1272 = v1271 * v1269;
+    const bfloat v1273 = bfloat(v1272);
+    const uint v1274 = v1261 * v1;
+    const uint v1275 = v1274 + v1263;
+    out[v1275] = v1273;
+  }
+  const uint v1276 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1277 = v395 + v1276;
+  const uint v1278 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1279 = v25 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1281 = v316 && v1280;
+  const bool v1282 = v1279 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v320.m[1][11].thread_elements()[1];
+    const float v1285 = scale_b[v1279];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1286 = scale_a[v1277];
+    const float v1287 = v1284 * v1286;
+    const float v1288 = v1287 * v1285;
+    const bfloat v1289 = bfloat(v1288);
+    const uint v1290 = v1277 * v1;
+    const uint v1291 = v1290 + v1279;
+    out[v1291] = v1289;
+  }
+  const uint v1292 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1293 = v395 + v1292;
+  const uint v1294 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1295 = v25 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1297 = v316 && v1296;
+  const bool v1298 = v1295 < v1;
+  const bool v1299 = v1297 && v1298;
+  if (v1299) {
+    const float v1300 = v320.m[1][12].thread_elements()[0];
+    const float v1301 = scale_b[v1295];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1302 = scale_a[v1293];
+    const float v1303 = v1300 * v1302;
+    const float v1304 = v1303 * v1301;
+    const bfloat v1305 = bfloat(v1304);
+    const uint v1306 = v1293 * v1;
+    const uint v1307 = v1306 + v1295;
+    out[v1307] = v1305;
+  }
+  const uint v1308 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1309 = v395 + v1308;
+  const uint v1310 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1311 = v25 + v1310;
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1313 = v316 && v1312;
+  const bool v1314 = v1311 < v1;
+  const bool v1315 = v1313 && v1314;
+  if (v1315) {
+    const float v1316 = v320.m[1][12].thread_elements()[1];
+    const float v1317 = scale_b[v1311];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1318 = scale_a[v1309];
+    const float v1319 = v1316 * v1318;
+    const float v1320 = v1319 * v1317;
+    const bfloat v1321 = bfloat(v1320);
+    const uint v1322 = v1309 * v1;
+    const uint v1323 = v1322 + v1311;
+    out[v1323] = v1321;
+  }
+  const uint v1324 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1325 = v395 + v1324;
+  const uint v1326 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1327 = v25 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1329 = v316 && v1328;
+  const bool v1330 = v1327 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v320.m[1][13].thread_elements()[0];
+    const float v1333 = scale_b[v1327];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1334 = scale_a[v1325];
+    const float v1335 = v1332 * v1334;
+    const float v1336 = v1335 * v1333;
+    const bfloat v1337 = bfloat(v1336);
+    const uint v1338 = v1325 * v1;
+    const uint v1339 = v1338 + v1327;
+    out[v1339] = v1337;
+  }
+  const uint v1340 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1341 = v395 + v1340;
+  const uint v1342 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1343 = v25 + v1342;
+  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1345 = v316 && v1344;
+  const bool v1346 = v1343 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v320.m[1][13].thread_elements()[1];
+    const float v1349 = scale_b[v1343];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1350 = scale_a[v1341];
+    const float v1351 = v1348 * v1350;
+    const float v1352 = v1351 * v1349;
+    const bfloat v1353 = bfloat(v1352);
+    const uint v1354 = v1341 * v1;
+    const uint v1355 = v1354 + v1343;
+    out[v1355] = v1353;
+  }
+  const uint v1356 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1357 = v395 + v1356;
+  const uint v1358 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1359 = v25 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1361 = v316 && v1360;
+  const bool v1362 = v1359 < v1;
+  const bool v1363 = v1361 && v1362;
+  if (v1363) {
+    const float v1364 = v320.m[1][14].thread_elements()[0];
+    const float v1365 = scale_b[v1359];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1366 = scale_a[v1357];
+    const float v1367 = v1364 * v1366;
+    const float v1368 = v1367 * v1365;
+    const bfloat v1369 = bfloat(v1368);
+    const uint v1370 = v1357 * v1;
+    const uint v1371 = v1370 + v1359;
+    out[v1371] = v1369;
+  }
+  const uint v1372 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1373 = v395 + v1372;
+  const uint v1374 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1375 = v25 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1377 = v316 && v1376;
+  const bool v1378 = v1375 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v320.m[1][14].thread_elements()[1];
+    const float v1381 = scale_b[v1375];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1382 = scale_a[v1373];
+    const float v1383 = v1380 * v1382;
+    const float v1384 = v1383 * v1381;
+    const bfloat v1385 = bfloat(v1384);
+    const uint v1386 = v1373 * v1;
+    const uint v1387 = v1386 + v1375;
+    out[v1387] = v1385;
+  }
+  const uint v1388 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1389 = v395 + v1388;
+  const uint v1390 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1391 = v25 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1393 = v316 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v320.m[1][15].thread_elements()[0];
+    const float v1397 = scale_b[v1391];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1398 = scale_a[v1389];
+    const float v1399 = v1396 * v1398;
+    const float v1400 = v1399 * v1397;
+    const bfloat v1401 = bfloat(v1400);
+    const uint v1402 = v1389 * v1;
+    const uint v1403 = v1402 + v1391;
+    out[v1403] = v1401;
+  }
+  const uint v1404 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1405 = v395 + v1404;
+  const uint v1406 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1407 = v25 + v1406;
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1409 = v316 && v1408;
+  const bool v1410 = v1407 < v1;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v320.m[1][15].thread_elements()[1];
+    const float v1413 = scale_b[v1407];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1414 = scale_a[v1405];
+    const float v1415 = v1412 * v1414;
+    const float v1416 = v1415 * v1413;
+    const bfloat v1417 = bfloat(v1416);
+    const uint v1418 = v1405 * v1;
+    const uint v1419 = v1418 + v1407;
+    out[v1419] = v1417;
+  }
+  const uint v1421 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 16, 128> v1431;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1431, float(0.0f));
 
-  for (uint v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-    for (uint v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1348 = v21 + v1345;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1349 = v1348 < v0;
-      const uint v1350 = v1339 + v1347;
-      const bool v1351 = v1350 < v2;
-      const bool v1352 = v1349 && v1351;
-      if (v1352) {
-        const uint v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1356 = v1354 + v1339;
-        const uint v1357 = v1356 + v1347;
-        const iron_f8e4m3 v1358 = a[v1357];
-        const half v1359 = half(iron_to_f32(v1358));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1361 = v1345 << 6u;
-        const uint v1362 = v1361 + v1347;
-        shm3[v1362] = v1359;
+  for (uint v1434 = 0u; v1434 < v2; v1434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+    for (uint v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1444 = v1443 < v0;
+      const uint v1445 = v1434 + v1442;
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1444 && v1446;
+      if (v1447) {
+        const uint v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1451 = v1449 + v1434;
+        const uint v1452 = v1451 + v1442;
+        const iron_f8e4m3 v1453 = a[v1452];
+        const half v1454 = half(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1456 = v1440 << 6u;
+        const uint v1457 = v1456 + v1442;
+        shm3[v1457] = v1454;
       } else {
-        const uint v1364 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1365 = v1364 + v1347;
-        shm3[v1365] = half(0.0f);
+        const uint v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1460 = v1459 + v1442;
+        shm3[v1460] = half(0.0f);
       }
     }
 
-    for (uint v1370 = v230; v1370 < 8192u; v1370 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1372 = v1370 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1374 = v1370 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1375 = v1326 + v1372;  // kernels/gemm/gemm_tiles.hpp:98
-      const bool v1376 = v1375 < v1;
-      const uint v1377 = v1339 + v1374;
-      const bool v1378 = v1377 < v2;
-      const bool v1379 = v1376 && v1378;
-      if (v1379) {
-        const uint v1381 = v1375 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-        const uint v1383 = v1381 + v1339;
-        const uint v1384 = v1383 + v1374;
-        const iron_f8e4m3 v1385 = b[v1384];
-        const half v1386 = half(iron_to_f32(v1385));  // kernels/gemm/gemm_tiles.hpp:103
-        const uint v1388 = v1372 << 6u;
-        const uint v1389 = v1388 + v1374;
-        shm4[v1389] = v1386;
+    for (uint v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:98
+      const bool v1471 = v1470 < v1;
+      const uint v1472 = v1434 + v1469;
+      const bool v1473 = v1472 < v2;
+      const bool v1474 = v1471 && v1473;
+      if (v1474) {
+        const uint v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1478 = v1476 + v1434;
+        const uint v1479 = v1478 + v1469;
+        const iron_f8e4m3 v1480 = b[v1479];
+        const half v1481 = half(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:103
+        const uint v1483 = v1467 << 6u;
+        const uint v1484 = v1483 + v1469;
+        shm4[v1484] = v1481;
       } else {
-        const uint v1391 = v1372 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1392 = v1391 + v1374;
-        shm4[v1392] = half(0.0f);
+        const uint v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1487 = v1486 + v1469;
+        shm4[v1487] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
-      const uint v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-      const uint v2487 = v296 << 6u;
-      const uint v2489 = v1401 + v2487;
-      iron_frag<half, 16, 16> v2496;
-      iron_frag_fill(v2496, half(half(0.0f)));
-      iron_frag_load<false>(v2496, shm3, long(v2489), long(64u));
-      iron_frag<half, 16, 128> v2498;
-      iron_frag_fill(v2498, half(half(0.0f)));
-      iron_frag_load<true>(v2498, shm4, long(0u), long(64u));
-      iron_frag_mma(v1336, v2496, v2498);
-      const uint v2500 = v2489 + 16u;
-      iron_frag<half, 16, 16> v2505;
-      iron_frag_fill(v2505, half(half(0.0f)));
-      iron_frag_load<false>(v2505, shm3, long(v2500), long(64u));
-      iron_frag<half, 16, 128> v2507;
-      iron_frag_fill(v2507, half(half(0.0f)));
-      iron_frag_load<true>(v2507, shm4, long(16u), long(64u));
-      iron_frag_mma(v1336, v2505, v2507);
-      const uint v2509 = v2489 + 32u;
-      iron_frag<half, 16, 16> v2514;
-      iron_frag_fill(v2514, half(half(0.0f)));
-      iron_frag_load<false>(v2514, shm3, long(v2509), long(64u));
-      iron_frag<half, 16, 128> v2516;
-      iron_frag_fill(v2516, half(half(0.0f)));
-      iron_frag_load<true>(v2516, shm4, long(32u), long(64u));
-      iron_frag_mma(v1336, v2514, v2516);
-      const uint v2518 = v2489 + 48u;
-      iron_frag<half, 16, 16> v2523;
-      iron_frag_fill(v2523, half(half(0.0f)));
-      iron_frag_load<false>(v2523, shm3, long(v2518), long(64u));
-      iron_frag<half, 16, 128> v2525;
-      iron_frag_fill(v2525, half(half(0.0f)));
-      iron_frag_load<true>(v2525, shm4, long(48u), long(64u));
-      iron_frag_mma(v1336, v2523, v2525);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v1496 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+      const uint v2582 = v391 << 6u;
+      const uint v2584 = v1496 + v2582;
+      iron_frag<half, 16, 16> v2591;
+      iron_frag_fill(v2591, half(half(0.0f)));
+      iron_frag_load<false>(v2591, shm3, long(v2584), long(64u));
+      iron_frag<half, 16, 128> v2593;
+      iron_frag_fill(v2593, half(half(0.0f)));
+      iron_frag_load<true>(v2593, shm4, long(0u), long(64u));
+      iron_frag_mma(v1431, v2591, v2593);
+      const uint v2595 = v2584 + 16u;
+      iron_frag<half, 16, 16> v2600;
+      iron_frag_fill(v2600, half(half(0.0f)));
+      iron_frag_load<false>(v2600, shm3, long(v2595), long(64u));
+      iron_frag<half, 16, 128> v2602;
+      iron_frag_fill(v2602, half(half(0.0f)));
+      iron_frag_load<true>(v2602, shm4, long(16u), long(64u));
+      iron_frag_mma(v1431, v2600, v2602);
+      const uint v2604 = v2584 + 32u;
+      iron_frag<half, 16, 16> v2609;
+      iron_frag_fill(v2609, half(half(0.0f)));
+      iron_frag_load<false>(v2609, shm3, long(v2604), long(64u));
+      iron_frag<half, 16, 128> v2611;
+      iron_frag_fill(v2611, half(half(0.0f)));
+      iron_frag_load<true>(v2611, shm4, long(32u), long(64u));
+      iron_frag_mma(v1431, v2609, v2611);
+      const uint v2613 = v2584 + 48u;
+      iron_frag<half, 16, 16> v2618;
+      iron_frag_fill(v2618, half(half(0.0f)));
+      iron_frag_load<false>(v2618, shm3, long(v2613), long(64u));
+      iron_frag<half, 16, 128> v2620;
+      iron_frag_fill(v2620, half(half(0.0f)));
+      iron_frag_load<true>(v2620, shm4, long(48u), long(64u));
+      iron_frag_mma(v1431, v2618, v2620);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-  }
-  const uint v1412 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1413 = v300 + v1412;
-  const uint v1414 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1415 = v1326 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1417 = v221 && v1416;
-  const bool v1418 = v1415 < v1;
-  const bool v1419 = v1417 && v1418;
-  if (v1419) {
-    const float v1420 = v1336.m[0][0].thread_elements()[0];
-    const float v1421 = scale_b[v1415];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1422 = scale_a[v1413];
-    const float v1423 = v1420 * v1422;
-    const float v1424 = v1423 * v1421;
-    const bfloat v1425 = bfloat(v1424);
-    const uint v1426 = v1413 * v1;
-    const uint v1427 = v1426 + v1415;
-    out[v1427] = v1425;
-  }
-  const uint v1428 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1429 = v300 + v1428;
-  const uint v1430 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1431 = v1326 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1433 = v221 && v1432;
-  const bool v1434 = v1431 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v1336.m[0][0].thread_elements()[1];
-    const float v1437 = scale_b[v1431];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1438 = scale_a[v1429];
-    const float v1439 = v1436 * v1438;
-    const float v1440 = v1439 * v1437;
-    const bfloat v1441 = bfloat(v1440);
-    const uint v1442 = v1429 * v1;
-    const uint v1443 = v1442 + v1431;
-    out[v1443] = v1441;
-  }
-  const uint v1444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1445 = v300 + v1444;
-  const uint v1446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1447 = v1326 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1449 = v221 && v1448;
-  const bool v1450 = v1447 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v1336.m[0][1].thread_elements()[0];
-    const float v1453 = scale_b[v1447];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1454 = scale_a[v1445];
-    const float v1455 = v1452 * v1454;
-    const float v1456 = v1455 * v1453;
-    const bfloat v1457 = bfloat(v1456);
-    const uint v1458 = v1445 * v1;
-    const uint v1459 = v1458 + v1447;
-    out[v1459] = v1457;
-  }
-  const uint v1460 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1461 = v300 + v1460;
-  const uint v1462 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1463 = v1326 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1465 = v221 && v1464;
-  const bool v1466 = v1463 < v1;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v1336.m[0][1].thread_elements()[1];
-    const float v1469 = scale_b[v1463];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1470 = scale_a[v1461];
-    const float v1471 = v1468 * v1470;
-    const float v1472 = v1471 * v1469;
-    const bfloat v1473 = bfloat(v1472);
-    const uint v1474 = v1461 * v1;
-    const uint v1475 = v1474 + v1463;
-    out[v1475] = v1473;
-  }
-  const uint v1476 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1477 = v300 + v1476;
-  const uint v1478 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1479 = v1326 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1481 = v221 && v1480;
-  const bool v1482 = v1479 < v1;
-  const bool v1483 = v1481 && v1482;
-  if (v1483) {
-    const float v1484 = v1336.m[0][2].thread_elements()[0];
-    const float v1485 = scale_b[v1479];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1486 = scale_a[v1477];
-    const float v1487 = v1484 * v1486;
-    const float v1488 = v1487 * v1485;
-    const bfloat v1489 = bfloat(v1488);
-    const uint v1490 = v1477 * v1;
-    const uint v1491 = v1490 + v1479;
-    out[v1491] = v1489;
-  }
-  const uint v1492 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1493 = v300 + v1492;
-  const uint v1494 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1495 = v1326 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1497 = v221 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1336.m[0][2].thread_elements()[1];
-    const float v1501 = scale_b[v1495];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1502 = scale_a[v1493];
-    const float v1503 = v1500 * v1502;
-    const float v1504 = v1503 * v1501;
-    const bfloat v1505 = bfloat(v1504);
-    const uint v1506 = v1493 * v1;
-    const uint v1507 = v1506 + v1495;
-    out[v1507] = v1505;
-  }
-  const uint v1508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1509 = v300 + v1508;
-  const uint v1510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1511 = v1326 + v1510;
-  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1513 = v221 && v1512;
-  const bool v1514 = v1511 < v1;
-  const bool v1515 = v1513 && v1514;
-  if (v1515) {
-    const float v1516 = v1336.m[0][3].thread_elements()[0];
-    const float v1517 = scale_b[v1511];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1518 = scale_a[v1509];
-    const float v1519 = v1516 * v1518;
-    const float v1520 = v1519 * v1517;
-    const bfloat v1521 = bfloat(v1520);
-    const uint v1522 = v1509 * v1;
-    const uint v1523 = v1522 + v1511;
-    out[v1523] = v1521;
-  }
-  const uint v1524 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1525 = v300 + v1524;
-  const uint v1526 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1527 = v1326 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1529 = v221 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1336.m[0][3].thread_elements()[1];
-    const float v1533 = scale_b[v1527];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1534 = scale_a[v1525];
-    const float v1535 = v1532 * v1534;
-    const float v1536 = v1535 * v1533;
-    const bfloat v1537 = bfloat(v1536);
-    const uint v1538 = v1525 * v1;
-    const uint v1539 = v1538 + v1527;
-    out[v1539] = v1537;
-  }
-  const uint v1540 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1541 = v300 + v1540;
-  const uint v1542 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1543 = v1326 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1545 = v221 && v1544;
-  const bool v1546 = v1543 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v1336.m[0][4].thread_elements()[0];
-    const float v1549 = scale_b[v1543];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1550 = scale_a[v1541];
-    const float v1551 = v1548 * v1550;
-    const float v1552 = v1551 * v1549;
-    const bfloat v1553 = bfloat(v1552);
-    const uint v1554 = v1541 * v1;
-    const uint v1555 = v1554 + v1543;
-    out[v1555] = v1553;
-  }
-  const uint v1556 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1557 = v300 + v1556;
-  const uint v1558 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1559 = v1326 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1561 = v221 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1336.m[0][4].thread_elements()[1];
-    const float v1565 = scale_b[v1559];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1566 = scale_a[v1557];
-    const float v1567 = v1564 * v1566;
-    const float v1568 = v1567 * v1565;
-    const bfloat v1569 = bfloat(v1568);
-    const uint v1570 = v1557 * v1;
-    const uint v1571 = v1570 + v1559;
-    out[v1571] = v1569;
-  }
-  const uint v1572 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1573 = v300 + v1572;
-  const uint v1574 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1575 = v1326 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1577 = v221 && v1576;
-  const bool v1578 = v1575 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v1336.m[0][5].thread_elements()[0];
-    const float v1581 = scale_b[v1575];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1582 = scale_a[v1573];
-    const float v1583 = v1580 * v1582;
-    const float v1584 = v1583 * v1581;
-    const bfloat v1585 = bfloat(v1584);
-    const uint v1586 = v1573 * v1;
-    const uint v1587 = v1586 + v1575;
-    out[v1587] = v1585;
-  }
-  const uint v1588 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1589 = v300 + v1588;
-  const uint v1590 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1591 = v1326 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1593 = v221 && v1592;
-  const bool v1594 = v1591 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v1336.m[0][5].thread_elements()[1];
-    const float v1597 = scale_b[v1591];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1598 = scale_a[v1589];
-    const float v1599 = v1596 * v1598;
-    const float v1600 = v1599 * v1597;
-    const bfloat v1601 = bfloat(v1600);
-    const uint v1602 = v1589 * v1;
-    const uint v1603 = v1602 + v1591;
-    out[v1603] = v1601;
-  }
-  const uint v1604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1605 = v300 + v1604;
-  const uint v1606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1607 = v1326 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1609 = v221 && v1608;
-  const bool v1610 = v1607 < v1;
-  const bool v1611 = v1609 && v1610;
-  if (v1611) {
-    const float v1612 = v1336.m[0][6].thread_elements()[0];
-    const float v1613 = scale_b[v1607];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1614 = scale_a[v1605];
-    const float v1615 = v1612 * v1614;
-    const float v1616 = v1615 * v1613;
-    const bfloat v1617 = bfloat(v1616);
-    const uint v1618 = v1605 * v1;
-    const uint v1619 = v1618 + v1607;
-    out[v1619] = v1617;
-  }
-  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1621 = v300 + v1620;
-  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1623 = v1326 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1625 = v221 && v1624;
-  const bool v1626 = v1623 < v1;
-  const bool v1627 = v1625 && v1626;
-  if (v1627) {
-    const float v1628 = v1336.m[0][6].thread_elements()[1];
-    const float v1629 = scale_b[v1623];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1630 = scale_a[v1621];
-    const float v1631 = v1628 * v1630;
-    const float v1632 = v1631 * v1629;
-    const bfloat v1633 = bfloat(v1632);
-    const uint v1634 = v1621 * v1;
-    const uint v1635 = v1634 + v1623;
-    out[v1635] = v1633;
-  }
-  const uint v1636 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1637 = v300 + v1636;
-  const uint v1638 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1639 = v1326 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1641 = v221 && v1640;
-  const bool v1642 = v1639 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v1336.m[0][7].thread_elements()[0];
-    const float v1645 = scale_b[v1639];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1646 = scale_a[v1637];
-    const float v1647 = v1644 * v1646;
-    const float v1648 = v1647 * v1645;
-    const bfloat v1649 = bfloat(v1648);
-    const uint v1650 = v1637 * v1;
-    const uint v1651 = v1650 + v1639;
-    out[v1651] = v1649;
-  }
-  const uint v1652 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1653 = v300 + v1652;
-  const uint v1654 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1655 = v1326 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1657 = v221 && v1656;
-  const bool v1658 = v1655 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v1336.m[0][7].thread_elements()[1];
-    const float v1661 = scale_b[v1655];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1662 = scale_a[v1653];
-    const float v1663 = v1660 * v1662;
-    const float v1664 = v1663 * v1661;
-    const bfloat v1665 = bfloat(v1664);
-    const uint v1666 = v1653 * v1;
-    const uint v1667 = v1666 + v1655;
-    out[v1667] = v1665;
-  }
-  const uint v1668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1669 = v300 + v1668;
-  const uint v1670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1671 = v1326 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1673 = v221 && v1672;
-  const bool v1674 = v1671 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v1336.m[0][8].thread_elements()[0];
-    const float v1677 = scale_b[v1671];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1678 = scale_a[v1669];
-    const float v1679 = v1676 * v1678;
-    const float v1680 = v1679 * v1677;
-    const bfloat v1681 = bfloat(v1680);
-    const uint v1682 = v1669 * v1;
-    const uint v1683 = v1682 + v1671;
-    out[v1683] = v1681;
-  }
-  const uint v1684 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1685 = v300 + v1684;
-  const uint v1686 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1687 = v1326 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1689 = v221 && v1688;
-  const bool v1690 = v1687 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v1336.m[0][8].thread_elements()[1];
-    const float v1693 = scale_b[v1687];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1694 = scale_a[v1685];
-    const float v1695 = v1692 * v1694;
-    const float v1696 = v1695 * v1693;
-    const bfloat v1697 = bfloat(v1696);
-    const uint v1698 = v1685 * v1;
-    const uint v1699 = v1698 + v1687;
-    out[v1699] = v1697;
-  }
-  const uint v1700 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1701 = v300 + v1700;
-  const uint v1702 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1703 = v1326 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1705 = v221 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1336.m[0][9].thread_elements()[0];
-    const float v1709 = scale_b[v1703];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1710 = scale_a[v1701];
-    const float v1711 = v1708 * v1710;
-    const float v1712 = v1711 * v1709;
-    const bfloat v1713 = bfloat(v1712);
-    const uint v1714 = v1701 * v1;
-    const uint v1715 = v1714 + v1703;
-    out[v1715] = v1713;
-  }
-  const uint v1716 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1717 = v300 + v1716;
-  const uint v1718 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1719 = v1326 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1721 = v221 && v1720;
-  const bool v1722 = v1719 < v1;
-  const bool v1723 = v1721 && v1722;
-  if (v1723) {
-    const float v1724 = v1336.m[0][9].thread_elements()[1];
-    const float v1725 = scale_b[v1719];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1726 = scale_a[v1717];
-    const float v1727 = v1724 * v1726;
-    const float v1728 = v1727 * v1725;
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1717 * v1;
-    const uint v1731 = v1730 + v1719;
-    out[v1731] = v1729;
-  }
-  const uint v1732 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1733 = v300 + v1732;
-  const uint v1734 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1735 = v1326 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1737 = v221 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1336.m[0][10].thread_elements()[0];
-    const float v1741 = scale_b[v1735];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1742 = scale_a[v1733];
-    const float v1743 = v1740 * v1742;
-    const float v1744 = v1743 * v1741;
-    const bfloat v1745 = bfloat(v1744);
-    const uint v1746 = v1733 * v1;
-    const uint v1747 = v1746 + v1735;
-    out[v1747] = v1745;
-  }
-  const uint v1748 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1749 = v300 + v1748;
-  const uint v1750 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1751 = v1326 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1753 = v221 && v1752;
-  const bool v1754 = v1751 < v1;
-  const bool v1755 = v1753 && v1754;
-  if (v1755) {
-    const float v1756 = v1336.m[0][10].thread_elements()[1];
-    const float v1757 = scale_b[v1751];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1758 = scale_a[v1749];
-    const float v1759 = v1756 * v1758;
-    const float v1760 = v1759 * v1757;
-    const bfloat v1761 = bfloat(v1760);
-    const uint v1762 = v1749 * v1;
-    const uint v1763 = v1762 + v1751;
-    out[v1763] = v1761;
-  }
-  const uint v1764 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1765 = v300 + v1764;
-  const uint v1766 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1767 = v1326 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1769 = v221 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1336.m[0][11].thread_elements()[0];
-    const float v1773 = scale_b[v1767];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1774 = scale_a[v1765];
-    const float v1775 = v1772 * v1774;
-    const float v1776 = v1775 * v1773;
-    const bfloat v1777 = bfloat(v1776);
-    const uint v1778 = v1765 * v1;
-    const uint v1779 = v1778 + v1767;
-    out[v1779] = v1777;
-  }
-  const uint v1780 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1781 = v300 + v1780;
-  const uint v1782 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1783 = v1326 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1785 = v221 && v1784;
-  const bool v1786 = v1783 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v1336.m[0][11].thread_elements()[1];
-    const float v1789 = scale_b[v1783];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1790 = scale_a[v1781];
-    const float v1791 = v1788 * v1790;
-    const float v1792 = v1791 * v1789;
-    const bfloat v1793 = bfloat(v1792);
-    const uint v1794 = v1781 * v1;
-    const uint v1795 = v1794 + v1783;
-    out[v1795] = v1793;
-  }
-  const uint v1796 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1797 = v300 + v1796;
-  const uint v1798 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1799 = v1326 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1801 = v221 && v1800;
-  const bool v1802 = v1799 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v1336.m[0][12].thread_elements()[0];
-    const float v1805 = scale_b[v1799];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1806 = scale_a[v1797];
-    const float v1807 = v1804 * v1806;
-    const float v1808 = v1807 * v1805;
-    const bfloat v1809 = bfloat(v1808);
-    const uint v1810 = v1797 * v1;
-    const uint v1811 = v1810 + v1799;
-    out[v1811] = v1809;
-  }
-  const uint v1812 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1813 = v300 + v1812;
-  const uint v1814 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1815 = v1326 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1817 = v221 && v1816;
-  const bool v1818 = v1815 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v1336.m[0][12].thread_elements()[1];
-    const float v1821 = scale_b[v1815];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1822 = scale_a[v1813];
-    const float v1823 = v1820 * v1822;
-    const float v1824 = v1823 * v1821;
-    const bfloat v1825 = bfloat(v1824);
-    const uint v1826 = v1813 * v1;
-    const uint v1827 = v1826 + v1815;
-    out[v1827] = v1825;
-  }
-  const uint v1828 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1829 = v300 + v1828;
-  const uint v1830 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1831 = v1326 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1833 = v221 && v1832;
-  const bool v1834 = v1831 < v1;
-  const bool v1835 = v1833 && v1834;
-  if (v1835) {
-    const float v1836 = v1336.m[0][13].thread_elements()[0];
-    const float v1837 = scale_b[v1831];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1838 = scale_a[v1829];
-    const float v1839 = v1836 * v1838;
-    const float v1840 = v1839 * v1837;
-    const bfloat v1841 = bfloat(v1840);
-    const uint v1842 = v1829 * v1;
-    const uint v1843 = v1842 + v1831;
-    out[v1843] = v1841;
-  }
-  const uint v1844 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1845 = v300 + v1844;
-  const uint v1846 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1847 = v1326 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1849 = v221 && v1848;
-  const bool v1850 = v1847 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v1336.m[0][13].thread_elements()[1];
-    const float v1853 = scale_b[v1847];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1854 = scale_a[v1845];
-    const float v1855 = v1852 * v1854;
-    const float v1856 = v1855 * v1853;
-    const bfloat v1857 = bfloat(v1856);
-    const uint v1858 = v1845 * v1;
-    const uint v1859 = v1858 + v1847;
-    out[v1859] = v1857;
-  }
-  const uint v1860 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1861 = v300 + v1860;
-  const uint v1862 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1863 = v1326 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1865 = v221 && v1864;
-  const bool v1866 = v1863 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v1336.m[0][14].thread_elements()[0];
-    const float v1869 = scale_b[v1863];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1870 = scale_a[v1861];
-    const float v1871 = v1868 * v1870;
-    const float v1872 = v1871 * v1869;
-    const bfloat v1873 = bfloat(v1872);
-    const uint v1874 = v1861 * v1;
-    const uint v1875 = v1874 + v1863;
-    out[v1875] = v1873;
-  }
-  const uint v1876 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1877 = v300 + v1876;
-  const uint v1878 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1879 = v1326 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1881 = v221 && v1880;
-  const bool v1882 = v1879 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v1336.m[0][14].thread_elements()[1];
-    const float v1885 = scale_b[v1879];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1886 = scale_a[v1877];
-    const float v1887 = v1884 * v1886;
-    const float v1888 = v1887 * v1885;
-    const bfloat v1889 = bfloat(v1888);
-    const uint v1890 = v1877 * v1;
-    const uint v1891 = v1890 + v1879;
-    out[v1891] = v1889;
-  }
-  const uint v1892 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1893 = v300 + v1892;
-  const uint v1894 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1895 = v1326 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1897 = v221 && v1896;
-  const bool v1898 = v1895 < v1;
-  const bool v1899 = v1897 && v1898;
-  if (v1899) {
-    const float v1900 = v1336.m[0][15].thread_elements()[0];
-    const float v1901 = scale_b[v1895];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1902 = scale_a[v1893];
-    const float v1903 = v1900 * v1902;
-    const float v1904 = v1903 * v1901;
-    const bfloat v1905 = bfloat(v1904);
-    const uint v1906 = v1893 * v1;
-    const uint v1907 = v1906 + v1895;
-    out[v1907] = v1905;
-  }
-  const uint v1908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1909 = v300 + v1908;
-  const uint v1910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1911 = v1326 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1913 = v221 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1336.m[0][15].thread_elements()[1];
-    const float v1917 = scale_b[v1911];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1918 = scale_a[v1909];
-    const float v1919 = v1916 * v1918;
-    const float v1920 = v1919 * v1917;
-    const bfloat v1921 = bfloat(v1920);
-    const uint v1922 = v1909 * v1;
-    const uint v1923 = v1922 + v1911;
-    out[v1923] = v1921;
-  }
-  const uint v1924 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1925 = v300 + v1924;
-  const uint v1926 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1927 = v1326 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1929 = v221 && v1928;
-  const bool v1930 = v1927 < v1;
-  const bool v1931 = v1929 && v1930;
-  if (v1931) {
-    const float v1932 = v1336.m[1][0].thread_elements()[0];
-    const float v1933 = scale_b[v1927];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1934 = scale_a[v1925];
-    const float v1935 = v1932 * v1934;
-    const float v1936 = v1935 * v1933;
-    const bfloat v1937 = bfloat(v1936);
-    const uint v1938 = v1925 * v1;
-    const uint v1939 = v1938 + v1927;
-    out[v1939] = v1937;
-  }
-  const uint v1940 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1941 = v300 + v1940;
-  const uint v1942 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1943 = v1326 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1945 = v221 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1336.m[1][0].thread_elements()[1];
-    const float v1949 = scale_b[v1943];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1950 = scale_a[v1941];
-    const float v1951 = v1948 * v1950;
-    const float v1952 = v1951 * v1949;
-    const bfloat v1953 = bfloat(v1952);
-    const uint v1954 = v1941 * v1;
-    const uint v1955 = v1954 + v1943;
-    out[v1955] = v1953;
-  }
-  const uint v1956 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1957 = v300 + v1956;
-  const uint v1958 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1959 = v1326 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1961 = v221 && v1960;
-  const bool v1962 = v1959 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v1336.m[1][1].thread_elements()[0];
-    const float v1965 = scale_b[v1959];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1966 = scale_a[v1957];
-    const float v1967 = v1964 * v1966;
-    const float v1968 = v1967 * v1965;
-    const bfloat v1969 = bfloat(v1968);
-    const uint v1970 = v1957 * v1;
-    const uint v1971 = v1970 + v1959;
-    out[v1971] = v1969;
-  }
-  const uint v1972 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1973 = v300 + v1972;
-  const uint v1974 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1975 = v1326 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1977 = v221 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1336.m[1][1].thread_elements()[1];
-    const float v1981 = scale_b[v1975];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1982 = scale_a[v1973];
-    const float v1983 = v1980 * v1982;
-    const float v1984 = v1983 * v1981;
-    const bfloat v1985 = bfloat(v1984);
-    const uint v1986 = v1973 * v1;
-    const uint v1987 = v1986 + v1975;
-    out[v1987] = v1985;
-  }
-  const uint v1988 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1989 = v300 + v1988;
-  const uint v1990 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1991 = v1326 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1993 = v221 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1336.m[1][2].thread_elements()[0];
-    const float v1997 = scale_b[v1991];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1998 = scale_a[v1989];
-    const float v1999 = v1996 * v1998;
-    const float v2000 = v1999 * v1997;
-    const bfloat v2001 = bfloat(v2000);
-    const uint v2002 = v1989 * v1;
-    const uint v2003 = v2002 + v1991;
-    out[v2003] = v2001;
-  }
-  const uint v2004 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2005 = v300 + v2004;
-  const uint v2006 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2007 = v1326 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2009 = v221 && v2008;
-  const bool v2010 = v2007 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v1336.m[1][2].thread_elements()[1];
-    const float v2013 = scale_b[v2007];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2014 = scale_a[v2005];
-    const float v2015 = v2012 * v2014;
-    const float v2016 = v2015 * v2013;
-    const bfloat v2017 = bfloat(v2016);
-    const uint v2018 = v2005 * v1;
-    const uint v2019 = v2018 + v2007;
-    out[v2019] = v2017;
-  }
-  const uint v2020 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2021 = v300 + v2020;
-  const uint v2022 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2023 = v1326 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2025 = v221 && v2024;
-  const bool v2026 = v2023 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v1336.m[1][3].thread_elements()[0];
-    const float v2029 = scale_b[v2023];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2030 = scale_a[v2021];
-    const float v2031 = v2028 * v2030;
-    const float v2032 = v2031 * v2029;
-    const bfloat v2033 = bfloat(v2032);
-    const uint v2034 = v2021 * v1;
-    const uint v2035 = v2034 + v2023;
-    out[v2035] = v2033;
-  }
-  const uint v2036 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2037 = v300 + v2036;
-  const uint v2038 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2039 = v1326 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2041 = v221 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1336.m[1][3].thread_elements()[1];
-    const float v2045 = scale_b[v2039];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2046 = scale_a[v2037];
-    const float v2047 = v2044 * v2046;
-    const float v2048 = v2047 * v2045;
-    const bfloat v2049 = bfloat(v2048);
-    const uint v2050 = v2037 * v1;
-    const uint v2051 = v2050 + v2039;
-    out[v2051] = v2049;
-  }
-  const uint v2052 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2053 = v300 + v2052;
-  const uint v2054 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2055 = v1326 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2057 = v221 && v2056;
-  const bool v2058 = v2055 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v1336.m[1][4].thread_elements()[0];
-    const float v2061 = scale_b[v2055];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2062 = scale_a[v2053];
-    const float v2063 = v2060 * v2062;
-    const float v2064 = v2063 * v2061;
-    const bfloat v2065 = bfloat(v2064);
-    const uint v2066 = v2053 * v1;
-    const uint v2067 = v2066 + v2055;
-    out[v2067] = v2065;
-  }
-  const uint v2068 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2069 = v300 + v2068;
-  const uint v2070 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2071 = v1326 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2073 = v221 && v2072;
-  const bool v2074 = v2071 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v1336.m[1][4].thread_elements()[1];
-    const float v2077 = scale_b[v2071];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2078 = scale_a[v2069];
-    const float v2079 = v2076 * v2078;
-    const float v2080 = v2079 * v2077;
-    const bfloat v2081 = bfloat(v2080);
-    const uint v2082 = v2069 * v1;
-    const uint v2083 = v2082 + v2071;
-    out[v2083] = v2081;
-  }
-  const uint v2084 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2085 = v300 + v2084;
-  const uint v2086 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2087 = v1326 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2089 = v221 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1336.m[1][5].thread_elements()[0];
-    const float v2093 = scale_b[v2087];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2094 = scale_a[v2085];
-    const float v2095 = v2092 * v2094;
-    const float v2096 = v2095 * v2093;
-    const bfloat v2097 = bfloat(v2096);
-    const uint v2098 = v2085 * v1;
-    const uint v2099 = v2098 + v2087;
-    out[v2099] = v2097;
-  }
-  const uint v2100 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2101 = v300 + v2100;
-  const uint v2102 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2103 = v1326 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2105 = v221 && v2104;
-  const bool v2106 = v2103 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v1336.m[1][5].thread_elements()[1];
-    const float v2109 = scale_b[v2103];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2110 = scale_a[v2101];
-    const float v2111 = v2108 * v2110;
-    const float v2112 = v2111 * v2109;
-    const bfloat v2113 = bfloat(v2112);
-    const uint v2114 = v2101 * v1;
-    const uint v2115 = v2114 + v2103;
-    out[v2115] = v2113;
-  }
-  const uint v2116 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2117 = v300 + v2116;
-  const uint v2118 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2119 = v1326 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2121 = v221 && v2120;
-  const bool v2122 = v2119 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v1336.m[1][6].thread_elements()[0];
-    const float v2125 = scale_b[v2119];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2126 = scale_a[v2117];
-    const float v2127 = v2124 * v2126;
-    const float v2128 = v2127 * v2125;
-    const bfloat v2129 = bfloat(v2128);
-    const uint v2130 = v2117 * v1;
-    const uint v2131 = v2130 + v2119;
-    out[v2131] = v2129;
-  }
-  const uint v2132 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2133 = v300 + v2132;
-  const uint v2134 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2135 = v1326 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2137 = v221 && v2136;
-  const bool v2138 = v2135 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v1336.m[1][6].thread_elements()[1];
-    const float v2141 = scale_b[v2135];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2142 = scale_a[v2133];
-    const float v2143 = v2140 * v2142;
-    const float v2144 = v2143 * v2141;
-    const bfloat v2145 = bfloat(v2144);
-    const uint v2146 = v2133 * v1;
-    const uint v2147 = v2146 + v2135;
-    out[v2147] = v2145;
-  }
-  const uint v2148 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2149 = v300 + v2148;
-  const uint v2150 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2151 = v1326 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2153 = v221 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1336.m[1][7].thread_elements()[0];
-    const float v2157 = scale_b[v2151];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2158 = scale_a[v2149];
-    const float v2159 = v2156 * v2158;
-    const float v2160 = v2159 * v2157;
-    const bfloat v2161 = bfloat(v2160);
-    const uint v2162 = v2149 * v1;
-    const uint v2163 = v2162 + v2151;
-    out[v2163] = v2161;
-  }
-  const uint v2164 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2165 = v300 + v2164;
-  const uint v2166 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2167 = v1326 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2169 = v221 && v2168;
-  const bool v2170 = v2167 < v1;
-  const bool v2171 = v2169 && v2170;
-  if (v2171) {
-    const float v2172 = v1336.m[1][7].thread_elements()[1];
-    const float v2173 = scale_b[v2167];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2174 = scale_a[v2165];
-    const float v2175 = v2172 * v2174;
-    const float v2176 = v2175 * v2173;
-    const bfloat v2177 = bfloat(v2176);
-    const uint v2178 = v2165 * v1;
-    const uint v2179 = v2178 + v2167;
-    out[v2179] = v2177;
-  }
-  const uint v2180 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2181 = v300 + v2180;
-  const uint v2182 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2183 = v1326 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2185 = v221 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1336.m[1][8].thread_elements()[0];
-    const float v2189 = scale_b[v2183];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2190 = scale_a[v2181];
-    const float v2191 = v2188 * v2190;
-    const float v2192 = v2191 * v2189;
-    const bfloat v2193 = bfloat(v2192);
-    const uint v2194 = v2181 * v1;
-    const uint v2195 = v2194 + v2183;
-    out[v2195] = v2193;
-  }
-  const uint v2196 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2197 = v300 + v2196;
-  const uint v2198 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2199 = v1326 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2201 = v221 && v2200;
-  const bool v2202 = v2199 < v1;
-  const bool v2203 = v2201 && v2202;
-  if (v2203) {
-    const float v2204 = v1336.m[1][8].thread_elements()[1];
-    const float v2205 = scale_b[v2199];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2206 = scale_a[v2197];
-    const float v2207 = v2204 * v2206;
-    const float v2208 = v2207 * v2205;
-    const bfloat v2209 = bfloat(v2208);
-    const uint v2210 = v2197 * v1;
-    const uint v2211 = v2210 + v2199;
-    out[v2211] = v2209;
-  }
-  const uint v2212 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2213 = v300 + v2212;
-  const uint v2214 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2215 = v1326 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2217 = v221 && v2216;
-  const bool v2218 = v2215 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v1336.m[1][9].thread_elements()[0];
-    const float v2221 = scale_b[v2215];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2222 = scale_a[v2213];
-    const float v2223 = v2220 * v2222;
-    const float v2224 = v2223 * v2221;
-    const bfloat v2225 = bfloat(v2224);
-    const uint v2226 = v2213 * v1;
-    const uint v2227 = v2226 + v2215;
-    out[v2227] = v2225;
-  }
-  const uint v2228 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2229 = v300 + v2228;
-  const uint v2230 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2231 = v1326 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2233 = v221 && v2232;
-  const bool v2234 = v2231 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v1336.m[1][9].thread_elements()[1];
-    const float v2237 = scale_b[v2231];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2238 = scale_a[v2229];
-    const float v2239 = v2236 * v2238;
-    const float v2240 = v2239 * v2237;
-    const bfloat v2241 = bfloat(v2240);
-    const uint v2242 = v2229 * v1;
-    const uint v2243 = v2242 + v2231;
-    out[v2243] = v2241;
-  }
-  const uint v2244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2245 = v300 + v2244;
-  const uint v2246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2247 = v1326 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2249 = v221 && v2248;
-  const bool v2250 = v2247 < v1;
-  const bool v2251 = v2249 && v2250;
-  if (v2251) {
-    const float v2252 = v1336.m[1][10].thread_elements()[0];
-    const float v2253 = scale_b[v2247];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2254 = scale_a[v2245];
-    const float v2255 = v2252 * v2254;
-    const float v2256 = v2255 * v2253;
-    const bfloat v2257 = bfloat(v2256);
-    const uint v2258 = v2245 * v1;
-    const uint v2259 = v2258 + v2247;
-    out[v2259] = v2257;
-  }
-  const uint v2260 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2261 = v300 + v2260;
-  const uint v2262 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2263 = v1326 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2265 = v221 && v2264;
-  const bool v2266 = v2263 < v1;
-  const bool v2267 = v2265 && v2266;
-  if (v2267) {
-    const float v2268 = v1336.m[1][10].thread_elements()[1];
-    const float v2269 = scale_b[v2263];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2270 = scale_a[v2261];
-    const float v2271 = v2268 * v2270;
-    const float v2272 = v2271 * v2269;
-    const bfloat v2273 = bfloat(v2272);
-    const uint v2274 = v2261 * v1;
-    const uint v2275 = v2274 + v2263;
-    out[v2275] = v2273;
-  }
-  const uint v2276 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2277 = v300 + v2276;
-  const uint v2278 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2279 = v1326 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2281 = v221 && v2280;
-  const bool v2282 = v2279 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v1336.m[1][11].thread_elements()[0];
-    const float v2285 = scale_b[v2279];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2286 = scale_a[v2277];
-    const float v2287 = v2284 * v2286;
-    const float v2288 = v2287 * v2285;
-    const bfloat v2289 = bfloat(v2288);
-    const uint v2290 = v2277 * v1;
-    const uint v2291 = v2290 + v2279;
-    out[v2291] = v2289;
-  }
-  const uint v2292 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2293 = v300 + v2292;
-  const uint v2294 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2295 = v1326 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2297 = v221 && v2296;
-  const bool v2298 = v2295 < v1;
-  const bool v2299 = v2297 && v2298;
-  if (v2299) {
-    const float v2300 = v1336.m[1][11].thread_elements()[1];
-    const float v2301 = scale_b[v2295];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2302 = scale_a[v2293];
-    const float v2303 = v2300 * v2302;
-    const float v2304 = v2303 * v2301;
-    const bfloat v2305 = bfloat(v2304);
-    const uint v2306 = v2293 * v1;
-    const uint v2307 = v2306 + v2295;
-    out[v2307] = v2305;
-  }
-  const uint v2308 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2309 = v300 + v2308;
-  const uint v2310 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2311 = v1326 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2313 = v221 && v2312;
-  const bool v2314 = v2311 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v1336.m[1][12].thread_elements()[0];
-    const float v2317 = scale_b[v2311];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2318 = scale_a[v2309];
-    const float v2319 = v2316 * v2318;
-    const float v2320 = v2319 * v2317;
-    const bfloat v2321 = bfloat(v2320);
-    const uint v2322 = v2309 * v1;
-    const uint v2323 = v2322 + v2311;
-    out[v2323] = v2321;
-  }
-  const uint v2324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2325 = v300 + v2324;
-  const uint v2326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2327 = v1326 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2329 = v221 && v2328;
-  const bool v2330 = v2327 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v1336.m[1][12].thread_elements()[1];
-    const float v2333 = scale_b[v2327];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2334 = scale_a[v2325];
-    const float v2335 = v2332 * v2334;
-    const float v2336 = v2335 * v2333;
-    const bfloat v2337 = bfloat(v2336);
-    const uint v2338 = v2325 * v1;
-    const uint v2339 = v2338 + v2327;
-    out[v2339] = v2337;
-  }
-  const uint v2340 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2341 = v300 + v2340;
-  const uint v2342 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2343 = v1326 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2345 = v221 && v2344;
-  const bool v2346 = v2343 < v1;
-  const bool v2347 = v2345 && v2346;
-  if (v2347) {
-    const float v2348 = v1336.m[1][13].thread_elements()[0];
-    const float v2349 = scale_b[v2343];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2350 = scale_a[v2341];
-    const float v2351 = v2348 * v2350;
-    const float v2352 = v2351 * v2349;
-    const bfloat v2353 = bfloat(v2352);
-    const uint v2354 = v2341 * v1;
-    const uint v2355 = v2354 + v2343;
-    out[v2355] = v2353;
-  }
-  const uint v2356 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2357 = v300 + v2356;
-  const uint v2358 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2359 = v1326 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2361 = v221 && v2360;
-  const bool v2362 = v2359 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v1336.m[1][13].thread_elements()[1];
-    const float v2365 = scale_b[v2359];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2366 = scale_a[v2357];
-    const float v2367 = v2364 * v2366;
-    const float v2368 = v2367 * v2365;
-    const bfloat v2369 = bfloat(v2368);
-    const uint v2370 = v2357 * v1;
-    const uint v2371 = v2370 + v2359;
-    out[v2371] = v2369;
-  }
-  const uint v2372 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2373 = v300 + v2372;
-  const uint v2374 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2375 = v1326 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2377 = v221 && v2376;
-  const bool v2378 = v2375 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v1336.m[1][14].thread_elements()[0];
-    const float v2381 = scale_b[v2375];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2382 = scale_a[v2373];
-    const float v2383 = v2380 * v2382;
-    const float v2384 = v2383 * v2381;
-    const bfloat v2385 = bfloat(v2384);
-    const uint v2386 = v2373 * v1;
-    const uint v2387 = v2386 + v2375;
-    out[v2387] = v2385;
-  }
-  const uint v2388 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2389 = v300 + v2388;
-  const uint v2390 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2391 = v1326 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2393 = v221 && v2392;
-  const bool v2394 = v2391 < v1;
-  const bool v2395 = v2393 && v2394;
-  if (v2395) {
-    const float v2396 = v1336.m[1][14].thread_elements()[1];
-    const float v2397 = scale_b[v2391];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2398 = scale_a[v2389];
-    const float v2399 = v2396 * v2398;
-    const float v2400 = v2399 * v2397;
-    const bfloat v2401 = bfloat(v2400);
-    const uint v2402 = v2389 * v1;
-    const uint v2403 = v2402 + v2391;
-    out[v2403] = v2401;
-  }
-  const uint v2404 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2405 = v300 + v2404;
-  const uint v2406 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2407 = v1326 + v2406;
-  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2409 = v221 && v2408;
-  const bool v2410 = v2407 < v1;
-  const bool v2411 = v2409 && v2410;
-  if (v2411) {
-    const float v2412 = v1336.m[1][15].thread_elements()[0];
-    const float v2413 = scale_b[v2407];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2414 = scale_a[v2405];
-    const float v2415 = v2412 * v2414;
-    const float v2416 = v2415 * v2413;
-    const bfloat v2417 = bfloat(v2416);
-    const uint v2418 = v2405 * v1;
-    const uint v2419 = v2418 + v2407;
-    out[v2419] = v2417;
-  }
-  const uint v2420 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2421 = v300 + v2420;
-  const uint v2422 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2423 = v1326 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2425 = v221 && v2424;
-  const bool v2426 = v2423 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v1336.m[1][15].thread_elements()[1];
-    const float v2429 = scale_b[v2423];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2430 = scale_a[v2421];
-    const float v2431 = v2428 * v2430;
-    const float v2432 = v2431 * v2429;
-    const bfloat v2433 = bfloat(v2432);
-    const uint v2434 = v2421 * v1;
-    const uint v2435 = v2434 + v2423;
-    out[v2435] = v2433;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+  }
+  const uint v1507 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1508 = v395 + v1507;
+  const uint v1509 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1510 = v1421 + v1509;
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1512 = v316 && v1511;
+  const bool v1513 = v1510 < v1;
+  const bool v1514 = v1512 && v1513;
+  if (v1514) {
+    const float v1515 = v1431.m[0][0].thread_elements()[0];
+    const float v1516 = scale_b[v1510];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1517 = scale_a[v1508];
+    const float v1518 = v1515 * v1517;
+    const float v1519 = v1518 * v1516;
+    const bfloat v1520 = bfloat(v1519);
+    const uint v1521 = v1508 * v1;
+    const uint v1522 = v1521 + v1510;
+    out[v1522] = v1520;
+  }
+  const uint v1523 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1524 = v395 + v1523;
+  const uint v1525 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1526 = v1421 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1528 = v316 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1431.m[0][0].thread_elements()[1];
+    const float v1532 = scale_b[v1526];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1533 = scale_a[v1524];
+    const float v1534 = v1531 * v1533;
+    const float v1535 = v1534 * v1532;
+    const bfloat v1536 = bfloat(v1535);
+    const uint v1537 = v1524 * v1;
+    const uint v1538 = v1537 + v1526;
+    out[v1538] = v1536;
+  }
+  const uint v1539 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1540 = v395 + v1539;
+  const uint v1541 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1542 = v1421 + v1541;
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1544 = v316 && v1543;
+  const bool v1545 = v1542 < v1;
+  const bool v1546 = v1544 && v1545;
+  if (v1546) {
+    const float v1547 = v1431.m[0][1].thread_elements()[0];
+    const float v1548 = scale_b[v1542];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1549 = scale_a[v1540];
+    const float v1550 = v1547 * v1549;
+    const float v1551 = v1550 * v1548;
+    const bfloat v1552 = bfloat(v1551);
+    const uint v1553 = v1540 * v1;
+    const uint v1554 = v1553 + v1542;
+    out[v1554] = v1552;
+  }
+  const uint v1555 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1556 = v395 + v1555;
+  const uint v1557 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1558 = v1421 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1560 = v316 && v1559;
+  const bool v1561 = v1558 < v1;
+  const bool v1562 = v1560 && v1561;
+  if (v1562) {
+    const float v1563 = v1431.m[0][1].thread_elements()[1];
+    const float v1564 = scale_b[v1558];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1565 = scale_a[v1556];
+    const float v1566 = v1563 * v1565;
+    const float v1567 = v1566 * v1564;
+    const bfloat v1568 = bfloat(v1567);
+    const uint v1569 = v1556 * v1;
+    const uint v1570 = v1569 + v1558;
+    out[v1570] = v1568;
+  }
+  const uint v1571 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1572 = v395 + v1571;
+  const uint v1573 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1574 = v1421 + v1573;
+  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1576 = v316 && v1575;
+  const bool v1577 = v1574 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v1431.m[0][2].thread_elements()[0];
+    const float v1580 = scale_b[v1574];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1581 = scale_a[v1572];
+    const float v1582 = v1579 * v1581;
+    const float v1583 = v1582 * v1580;
+    const bfloat v1584 = bfloat(v1583);
+    const uint v1585 = v1572 * v1;
+    const uint v1586 = v1585 + v1574;
+    out[v1586] = v1584;
+  }
+  const uint v1587 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1588 = v395 + v1587;
+  const uint v1589 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1590 = v1421 + v1589;
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1592 = v316 && v1591;
+  const bool v1593 = v1590 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v1431.m[0][2].thread_elements()[1];
+    const float v1596 = scale_b[v1590];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1597 = scale_a[v1588];
+    const float v1598 = v1595 * v1597;
+    const float v1599 = v1598 * v1596;
+    const bfloat v1600 = bfloat(v1599);
+    const uint v1601 = v1588 * v1;
+    const uint v1602 = v1601 + v1590;
+    out[v1602] = v1600;
+  }
+  const uint v1603 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1604 = v395 + v1603;
+  const uint v1605 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1606 = v1421 + v1605;
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1608 = v316 && v1607;
+  const bool v1609 = v1606 < v1;
+  const bool v1610 = v1608 && v1609;
+  if (v1610) {
+    const float v1611 = v1431.m[0][3].thread_elements()[0];
+    const float v1612 = scale_b[v1606];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1613 = scale_a[v1604];
+    const float v1614 = v1611 * v1613;
+    const float v1615 = v1614 * v1612;
+    const bfloat v1616 = bfloat(v1615);
+    const uint v1617 = v1604 * v1;
+    const uint v1618 = v1617 + v1606;
+    out[v1618] = v1616;
+  }
+  const uint v1619 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1620 = v395 + v1619;
+  const uint v1621 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1622 = v1421 + v1621;
+  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1624 = v316 && v1623;
+  const bool v1625 = v1622 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v1431.m[0][3].thread_elements()[1];
+    const float v1628 = scale_b[v1622];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1629 = scale_a[v1620];
+    const float v1630 = v1627 * v1629;
+    const float v1631 = v1630 * v1628;
+    const bfloat v1632 = bfloat(v1631);
+    const uint v1633 = v1620 * v1;
+    const uint v1634 = v1633 + v1622;
+    out[v1634] = v1632;
+  }
+  const uint v1635 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1636 = v395 + v1635;
+  const uint v1637 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1638 = v1421 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1640 = v316 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1431.m[0][4].thread_elements()[0];
+    const float v1644 = scale_b[v1638];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1645 = scale_a[v1636];
+    const float v1646 = v1643 * v1645;
+    const float v1647 = v1646 * v1644;
+    const bfloat v1648 = bfloat(v1647);
+    const uint v1649 = v1636 * v1;
+    const uint v1650 = v1649 + v1638;
+    out[v1650] = v1648;
+  }
+  const uint v1651 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1652 = v395 + v1651;
+  const uint v1653 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1654 = v1421 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1656 = v316 && v1655;
+  const bool v1657 = v1654 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v1431.m[0][4].thread_elements()[1];
+    const float v1660 = scale_b[v1654];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1661 = scale_a[v1652];
+    const float v1662 = v1659 * v1661;
+    const float v1663 = v1662 * v1660;
+    const bfloat v1664 = bfloat(v1663);
+    const uint v1665 = v1652 * v1;
+    const uint v1666 = v1665 + v1654;
+    out[v1666] = v1664;
+  }
+  const uint v1667 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1668 = v395 + v1667;
+  const uint v1669 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1670 = v1421 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1672 = v316 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1431.m[0][5].thread_elements()[0];
+    const float v1676 = scale_b[v1670];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1677 = scale_a[v1668];
+    const float v1678 = v1675 * v1677;
+    const float v1679 = v1678 * v1676;
+    const bfloat v1680 = bfloat(v1679);
+    const uint v1681 = v1668 * v1;
+    const uint v1682 = v1681 + v1670;
+    out[v1682] = v1680;
+  }
+  const uint v1683 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1684 = v395 + v1683;
+  const uint v1685 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1686 = v1421 + v1685;
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1688 = v316 && v1687;
+  const bool v1689 = v1686 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v1431.m[0][5].thread_elements()[1];
+    const float v1692 = scale_b[v1686];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1693 = scale_a[v1684];
+    const float v1694 = v1691 * v1693;
+    const float v1695 = v1694 * v1692;
+    const bfloat v1696 = bfloat(v1695);
+    const uint v1697 = v1684 * v1;
+    const uint v1698 = v1697 + v1686;
+    out[v1698] = v1696;
+  }
+  const uint v1699 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1700 = v395 + v1699;
+  const uint v1701 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1702 = v1421 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1704 = v316 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1431.m[0][6].thread_elements()[0];
+    const float v1708 = scale_b[v1702];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1709 = scale_a[v1700];
+    const float v1710 = v1707 * v1709;
+    const float v1711 = v1710 * v1708;
+    const bfloat v1712 = bfloat(v1711);
+    const uint v1713 = v1700 * v1;
+    const uint v1714 = v1713 + v1702;
+    out[v1714] = v1712;
+  }
+  const uint v1715 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1716 = v395 + v1715;
+  const uint v1717 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1718 = v1421 + v1717;
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1720 = v316 && v1719;
+  const bool v1721 = v1718 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v1431.m[0][6].thread_elements()[1];
+    const float v1724 = scale_b[v1718];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1725 = scale_a[v1716];
+    const float v1726 = v1723 * v1725;
+    const float v1727 = v1726 * v1724;
+    const bfloat v1728 = bfloat(v1727);
+    const uint v1729 = v1716 * v1;
+    const uint v1730 = v1729 + v1718;
+    out[v1730] = v1728;
+  }
+  const uint v1731 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1732 = v395 + v1731;
+  const uint v1733 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1734 = v1421 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1736 = v316 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1431.m[0][7].thread_elements()[0];
+    const float v1740 = scale_b[v1734];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1741 = scale_a[v1732];
+    const float v1742 = v1739 * v1741;
+    const float v1743 = v1742 * v1740;
+    const bfloat v1744 = bfloat(v1743);
+    const uint v1745 = v1732 * v1;
+    const uint v1746 = v1745 + v1734;
+    out[v1746] = v1744;
+  }
+  const uint v1747 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1748 = v395 + v1747;
+  const uint v1749 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1750 = v1421 + v1749;
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1752 = v316 && v1751;
+  const bool v1753 = v1750 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v1431.m[0][7].thread_elements()[1];
+    const float v1756 = scale_b[v1750];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1757 = scale_a[v1748];
+    const float v1758 = v1755 * v1757;
+    const float v1759 = v1758 * v1756;
+    const bfloat v1760 = bfloat(v1759);
+    const uint v1761 = v1748 * v1;
+    const uint v1762 = v1761 + v1750;
+    out[v1762] = v1760;
+  }
+  const uint v1763 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1764 = v395 + v1763;
+  const uint v1765 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1766 = v1421 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1768 = v316 && v1767;
+  const bool v1769 = v1766 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v1431.m[0][8].thread_elements()[0];
+    const float v1772 = scale_b[v1766];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1773 = scale_a[v1764];
+    const float v1774 = v1771 * v1773;
+    const float v1775 = v1774 * v1772;
+    const bfloat v1776 = bfloat(v1775);
+    const uint v1777 = v1764 * v1;
+    const uint v1778 = v1777 + v1766;
+    out[v1778] = v1776;
+  }
+  const uint v1779 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1780 = v395 + v1779;
+  const uint v1781 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1782 = v1421 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1784 = v316 && v1783;
+  const bool v1785 = v1782 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1431.m[0][8].thread_elements()[1];
+    const float v1788 = scale_b[v1782];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1789 = scale_a[v1780];
+    const float v1790 = v1787 * v1789;
+    const float v1791 = v1790 * v1788;
+    const bfloat v1792 = bfloat(v1791);
+    const uint v1793 = v1780 * v1;
+    const uint v1794 = v1793 + v1782;
+    out[v1794] = v1792;
+  }
+  const uint v1795 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1796 = v395 + v1795;
+  const uint v1797 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1798 = v1421 + v1797;
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1800 = v316 && v1799;
+  const bool v1801 = v1798 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v1431.m[0][9].thread_elements()[0];
+    const float v1804 = scale_b[v1798];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1805 = scale_a[v1796];
+    const float v1806 = v1803 * v1805;
+    const float v1807 = v1806 * v1804;
+    const bfloat v1808 = bfloat(v1807);
+    const uint v1809 = v1796 * v1;
+    const uint v1810 = v1809 + v1798;
+    out[v1810] = v1808;
+  }
+  const uint v1811 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1812 = v395 + v1811;
+  const uint v1813 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1814 = v1421 + v1813;
+  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1816 = v316 && v1815;
+  const bool v1817 = v1814 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v1431.m[0][9].thread_elements()[1];
+    const float v1820 = scale_b[v1814];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1821 = scale_a[v1812];
+    const float v1822 = v1819 * v1821;
+    const float v1823 = v1822 * v1820;
+    const bfloat v1824 = bfloat(v1823);
+    const uint v1825 = v1812 * v1;
+    const uint v1826 = v1825 + v1814;
+    out[v1826] = v1824;
+  }
+  const uint v1827 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1828 = v395 + v1827;
+  const uint v1829 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1830 = v1421 + v1829;
+  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1832 = v316 && v1831;
+  const bool v1833 = v1830 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1431.m[0][10].thread_elements()[0];
+    const float v1836 = scale_b[v1830];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1837 = scale_a[v1828];
+    const float v1838 = v1835 * v1837;
+    const float v1839 = v1838 * v1836;
+    const bfloat v1840 = bfloat(v1839);
+    const uint v1841 = v1828 * v1;
+    const uint v1842 = v1841 + v1830;
+    out[v1842] = v1840;
+  }
+  const uint v1843 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1844 = v395 + v1843;
+  const uint v1845 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1846 = v1421 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1848 = v316 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1431.m[0][10].thread_elements()[1];
+    const float v1852 = scale_b[v1846];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1853 = scale_a[v1844];
+    const float v1854 = v1851 * v1853;
+    const float v1855 = v1854 * v1852;
+    const bfloat v1856 = bfloat(v1855);
+    const uint v1857 = v1844 * v1;
+    const uint v1858 = v1857 + v1846;
+    out[v1858] = v1856;
+  }
+  const uint v1859 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1860 = v395 + v1859;
+  const uint v1861 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1862 = v1421 + v1861;
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1864 = v316 && v1863;
+  const bool v1865 = v1862 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v1431.m[0][11].thread_elements()[0];
+    const float v1868 = scale_b[v1862];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1869 = scale_a[v1860];
+    const float v1870 = v1867 * v1869;
+    const float v1871 = v1870 * v1868;
+    const bfloat v1872 = bfloat(v1871);
+    const uint v1873 = v1860 * v1;
+    const uint v1874 = v1873 + v1862;
+    out[v1874] = v1872;
+  }
+  const uint v1875 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1876 = v395 + v1875;
+  const uint v1877 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1878 = v1421 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1880 = v316 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1431.m[0][11].thread_elements()[1];
+    const float v1884 = scale_b[v1878];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1885 = scale_a[v1876];
+    const float v1886 = v1883 * v1885;
+    const float v1887 = v1886 * v1884;
+    const bfloat v1888 = bfloat(v1887);
+    const uint v1889 = v1876 * v1;
+    const uint v1890 = v1889 + v1878;
+    out[v1890] = v1888;
+  }
+  const uint v1891 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1892 = v395 + v1891;
+  const uint v1893 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1894 = v1421 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1896 = v316 && v1895;
+  const bool v1897 = v1894 < v1;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v1431.m[0][12].thread_elements()[0];
+    const float v1900 = scale_b[v1894];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1901 = scale_a[v1892];
+    const float v1902 = v1899 * v1901;
+    const float v1903 = v1902 * v1900;
+    const bfloat v1904 = bfloat(v1903);
+    const uint v1905 = v1892 * v1;
+    const uint v1906 = v1905 + v1894;
+    out[v1906] = v1904;
+  }
+  const uint v1907 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1908 = v395 + v1907;
+  const uint v1909 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1910 = v1421 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1912 = v316 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1431.m[0][12].thread_elements()[1];
+    const float v1916 = scale_b[v1910];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1917 = scale_a[v1908];
+    const float v1918 = v1915 * v1917;
+    const float v1919 = v1918 * v1916;
+    const bfloat v1920 = bfloat(v1919);
+    const uint v1921 = v1908 * v1;
+    const uint v1922 = v1921 + v1910;
+    out[v1922] = v1920;
+  }
+  const uint v1923 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1924 = v395 + v1923;
+  const uint v1925 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1926 = v1421 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1928 = v316 && v1927;
+  const bool v1929 = v1926 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1431.m[0][13].thread_elements()[0];
+    const float v1932 = scale_b[v1926];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1933 = scale_a[v1924];
+    const float v1934 = v1931 * v1933;
+    const float v1935 = v1934 * v1932;
+    const bfloat v1936 = bfloat(v1935);
+    const uint v1937 = v1924 * v1;
+    const uint v1938 = v1937 + v1926;
+    out[v1938] = v1936;
+  }
+  const uint v1939 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1940 = v395 + v1939;
+  const uint v1941 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1942 = v1421 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1944 = v316 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1431.m[0][13].thread_elements()[1];
+    const float v1948 = scale_b[v1942];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1949 = scale_a[v1940];
+    const float v1950 = v1947 * v1949;
+    const float v1951 = v1950 * v1948;
+    const bfloat v1952 = bfloat(v1951);
+    const uint v1953 = v1940 * v1;
+    const uint v1954 = v1953 + v1942;
+    out[v1954] = v1952;
+  }
+  const uint v1955 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1956 = v395 + v1955;
+  const uint v1957 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1958 = v1421 + v1957;
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1960 = v316 && v1959;
+  const bool v1961 = v1958 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v1431.m[0][14].thread_elements()[0];
+    const float v1964 = scale_b[v1958];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1965 = scale_a[v1956];
+    const float v1966 = v1963 * v1965;
+    const float v1967 = v1966 * v1964;
+    const bfloat v1968 = bfloat(v1967);
+    const uint v1969 = v1956 * v1;
+    const uint v1970 = v1969 + v1958;
+    out[v1970] = v1968;
+  }
+  const uint v1971 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1972 = v395 + v1971;
+  const uint v1973 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1974 = v1421 + v1973;
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1976 = v316 && v1975;
+  const bool v1977 = v1974 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1431.m[0][14].thread_elements()[1];
+    const float v1980 = scale_b[v1974];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1981 = scale_a[v1972];
+    const float v1982 = v1979 * v1981;
+    const float v1983 = v1982 * v1980;
+    const bfloat v1984 = bfloat(v1983);
+    const uint v1985 = v1972 * v1;
+    const uint v1986 = v1985 + v1974;
+    out[v1986] = v1984;
+  }
+  const uint v1987 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1988 = v395 + v1987;
+  const uint v1989 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1990 = v1421 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1992 = v316 && v1991;
+  const bool v1993 = v1990 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v1431.m[0][15].thread_elements()[0];
+    const float v1996 = scale_b[v1990];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1997 = scale_a[v1988];
+    const float v1998 = v1995 * v1997;
+    const float v1999 = v1998 * v1996;
+    const bfloat v2000 = bfloat(v1999);
+    const uint v2001 = v1988 * v1;
+    const uint v2002 = v2001 + v1990;
+    out[v2002] = v2000;
+  }
+  const uint v2003 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2004 = v395 + v2003;
+  const uint v2005 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2006 = v1421 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2008 = v316 && v2007;
+  const bool v2009 = v2006 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v1431.m[0][15].thread_elements()[1];
+    const float v2012 = scale_b[v2006];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2013 = scale_a[v2004];
+    const float v2014 = v2011 * v2013;
+    const float v2015 = v2014 * v2012;
+    const bfloat v2016 = bfloat(v2015);
+    const uint v2017 = v2004 * v1;
+    const uint v2018 = v2017 + v2006;
+    out[v2018] = v2016;
+  }
+  const uint v2019 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2020 = v395 + v2019;
+  const uint v2021 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2022 = v1421 + v2021;
+  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2024 = v316 && v2023;
+  const bool v2025 = v2022 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1431.m[1][0].thread_elements()[0];
+    const float v2028 = scale_b[v2022];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2029 = scale_a[v2020];
+    const float v2030 = v2027 * v2029;
+    const float v2031 = v2030 * v2028;
+    const bfloat v2032 = bfloat(v2031);
+    const uint v2033 = v2020 * v1;
+    const uint v2034 = v2033 + v2022;
+    out[v2034] = v2032;
+  }
+  const uint v2035 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2036 = v395 + v2035;
+  const uint v2037 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2038 = v1421 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2040 = v316 && v2039;
+  const bool v2041 = v2038 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v1431.m[1][0].thread_elements()[1];
+    const float v2044 = scale_b[v2038];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2045 = scale_a[v2036];
+    const float v2046 = v2043 * v2045;
+    const float v2047 = v2046 * v2044;
+    const bfloat v2048 = bfloat(v2047);
+    const uint v2049 = v2036 * v1;
+    const uint v2050 = v2049 + v2038;
+    out[v2050] = v2048;
+  }
+  const uint v2051 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2052 = v395 + v2051;
+  const uint v2053 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2054 = v1421 + v2053;
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2056 = v316 && v2055;
+  const bool v2057 = v2054 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v1431.m[1][1].thread_elements()[0];
+    const float v2060 = scale_b[v2054];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2061 = scale_a[v2052];
+    const float v2062 = v2059 * v2061;
+    const float v2063 = v2062 * v2060;
+    const bfloat v2064 = bfloat(v2063);
+    const uint v2065 = v2052 * v1;
+    const uint v2066 = v2065 + v2054;
+    out[v2066] = v2064;
+  }
+  const uint v2067 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2068 = v395 + v2067;
+  const uint v2069 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2070 = v1421 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2072 = v316 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1431.m[1][1].thread_elements()[1];
+    const float v2076 = scale_b[v2070];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2077 = scale_a[v2068];
+    const float v2078 = v2075 * v2077;
+    const float v2079 = v2078 * v2076;
+    const bfloat v2080 = bfloat(v2079);
+    const uint v2081 = v2068 * v1;
+    const uint v2082 = v2081 + v2070;
+    out[v2082] = v2080;
+  }
+  const uint v2083 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2084 = v395 + v2083;
+  const uint v2085 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2086 = v1421 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2088 = v316 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1431.m[1][2].thread_elements()[0];
+    const float v2092 = scale_b[v2086];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2093 = scale_a[v2084];
+    const float v2094 = v2091 * v2093;
+    const float v2095 = v2094 * v2092;
+    const bfloat v2096 = bfloat(v2095);
+    const uint v2097 = v2084 * v1;
+    const uint v2098 = v2097 + v2086;
+    out[v2098] = v2096;
+  }
+  const uint v2099 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2100 = v395 + v2099;
+  const uint v2101 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2102 = v1421 + v2101;
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2104 = v316 && v2103;
+  const bool v2105 = v2102 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v1431.m[1][2].thread_elements()[1];
+    const float v2108 = scale_b[v2102];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2109 = scale_a[v2100];
+    const float v2110 = v2107 * v2109;
+    const float v2111 = v2110 * v2108;
+    const bfloat v2112 = bfloat(v2111);
+    const uint v2113 = v2100 * v1;
+    const uint v2114 = v2113 + v2102;
+    out[v2114] = v2112;
+  }
+  const uint v2115 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2116 = v395 + v2115;
+  const uint v2117 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2118 = v1421 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2120 = v316 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1431.m[1][3].thread_elements()[0];
+    const float v2124 = scale_b[v2118];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2125 = scale_a[v2116];
+    const float v2126 = v2123 * v2125;
+    const float v2127 = v2126 * v2124;
+    const bfloat v2128 = bfloat(v2127);
+    const uint v2129 = v2116 * v1;
+    const uint v2130 = v2129 + v2118;
+    out[v2130] = v2128;
+  }
+  const uint v2131 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2132 = v395 + v2131;
+  const uint v2133 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2134 = v1421 + v2133;
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2136 = v316 && v2135;
+  const bool v2137 = v2134 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v1431.m[1][3].thread_elements()[1];
+    const float v2140 = scale_b[v2134];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2141 = scale_a[v2132];
+    const float v2142 = v2139 * v2141;
+    const float v2143 = v2142 * v2140;
+    const bfloat v2144 = bfloat(v2143);
+    const uint v2145 = v2132 * v1;
+    const uint v2146 = v2145 + v2134;
+    out[v2146] = v2144;
+  }
+  const uint v2147 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2148 = v395 + v2147;
+  const uint v2149 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2150 = v1421 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2152 = v316 && v2151;
+  const bool v2153 = v2150 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v1431.m[1][4].thread_elements()[0];
+    const float v2156 = scale_b[v2150];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2157 = scale_a[v2148];
+    const float v2158 = v2155 * v2157;
+    const float v2159 = v2158 * v2156;
+    const bfloat v2160 = bfloat(v2159);
+    const uint v2161 = v2148 * v1;
+    const uint v2162 = v2161 + v2150;
+    out[v2162] = v2160;
+  }
+  const uint v2163 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2164 = v395 + v2163;
+  const uint v2165 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2166 = v1421 + v2165;
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2168 = v316 && v2167;
+  const bool v2169 = v2166 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1431.m[1][4].thread_elements()[1];
+    const float v2172 = scale_b[v2166];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2173 = scale_a[v2164];
+    const float v2174 = v2171 * v2173;
+    const float v2175 = v2174 * v2172;
+    const bfloat v2176 = bfloat(v2175);
+    const uint v2177 = v2164 * v1;
+    const uint v2178 = v2177 + v2166;
+    out[v2178] = v2176;
+  }
+  const uint v2179 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2180 = v395 + v2179;
+  const uint v2181 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2182 = v1421 + v2181;
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2184 = v316 && v2183;
+  const bool v2185 = v2182 < v1;
+  const bool v2186 = v2184 && v2185;
+  if (v2186) {
+    const float v2187 = v1431.m[1][5].thread_elements()[0];
+    const float v2188 = scale_b[v2182];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2189 = scale_a[v2180];
+    const float v2190 = v2187 * v2189;
+    const float v2191 = v2190 * v2188;
+    const bfloat v2192 = bfloat(v2191);
+    const uint v2193 = v2180 * v1;
+    const uint v2194 = v2193 + v2182;
+    out[v2194] = v2192;
+  }
+  const uint v2195 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2196 = v395 + v2195;
+  const uint v2197 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2198 = v1421 + v2197;
+  const bool v2199 = v2196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2200 = v316 && v2199;
+  const bool v2201 = v2198 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v1431.m[1][5].thread_elements()[1];
+    const float v2204 = scale_b[v2198];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2205 = scale_a[v2196];
+    const float v2206 = v2203 * v2205;
+    const float v2207 = v2206 * v2204;
+    const bfloat v2208 = bfloat(v2207);
+    const uint v2209 = v2196 * v1;
+    const uint v2210 = v2209 + v2198;
+    out[v2210] = v2208;
+  }
+  const uint v2211 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2212 = v395 + v2211;
+  const uint v2213 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2214 = v1421 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2216 = v316 && v2215;
+  const bool v2217 = v2214 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1431.m[1][6].thread_elements()[0];
+    const float v2220 = scale_b[v2214];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2221 = scale_a[v2212];
+    const float v2222 = v2219 * v2221;
+    const float v2223 = v2222 * v2220;
+    const bfloat v2224 = bfloat(v2223);
+    const uint v2225 = v2212 * v1;
+    const uint v2226 = v2225 + v2214;
+    out[v2226] = v2224;
+  }
+  const uint v2227 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2228 = v395 + v2227;
+  const uint v2229 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2230 = v1421 + v2229;
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2232 = v316 && v2231;
+  const bool v2233 = v2230 < v1;
+  const bool v2234 = v2232 && v2233;
+  if (v2234) {
+    const float v2235 = v1431.m[1][6].thread_elements()[1];
+    const float v2236 = scale_b[v2230];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2237 = scale_a[v2228];
+    const float v2238 = v2235 * v2237;
+    const float v2239 = v2238 * v2236;
+    const bfloat v2240 = bfloat(v2239);
+    const uint v2241 = v2228 * v1;
+    const uint v2242 = v2241 + v2230;
+    out[v2242] = v2240;
+  }
+  const uint v2243 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2244 = v395 + v2243;
+  const uint v2245 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2246 = v1421 + v2245;
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2248 = v316 && v2247;
+  const bool v2249 = v2246 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v1431.m[1][7].thread_elements()[0];
+    const float v2252 = scale_b[v2246];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2253 = scale_a[v2244];
+    const float v2254 = v2251 * v2253;
+    const float v2255 = v2254 * v2252;
+    const bfloat v2256 = bfloat(v2255);
+    const uint v2257 = v2244 * v1;
+    const uint v2258 = v2257 + v2246;
+    out[v2258] = v2256;
+  }
+  const uint v2259 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2260 = v395 + v2259;
+  const uint v2261 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2262 = v1421 + v2261;
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2264 = v316 && v2263;
+  const bool v2265 = v2262 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1431.m[1][7].thread_elements()[1];
+    const float v2268 = scale_b[v2262];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2269 = scale_a[v2260];
+    const float v2270 = v2267 * v2269;
+    const float v2271 = v2270 * v2268;
+    const bfloat v2272 = bfloat(v2271);
+    const uint v2273 = v2260 * v1;
+    const uint v2274 = v2273 + v2262;
+    out[v2274] = v2272;
+  }
+  const uint v2275 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2276 = v395 + v2275;
+  const uint v2277 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2278 = v1421 + v2277;
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2280 = v316 && v2279;
+  const bool v2281 = v2278 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v1431.m[1][8].thread_elements()[0];
+    const float v2284 = scale_b[v2278];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2285 = scale_a[v2276];
+    const float v2286 = v2283 * v2285;
+    const float v2287 = v2286 * v2284;
+    const bfloat v2288 = bfloat(v2287);
+    const uint v2289 = v2276 * v1;
+    const uint v2290 = v2289 + v2278;
+    out[v2290] = v2288;
+  }
+  const uint v2291 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2292 = v395 + v2291;
+  const uint v2293 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2294 = v1421 + v2293;
+  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2296 = v316 && v2295;
+  const bool v2297 = v2294 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v1431.m[1][8].thread_elements()[1];
+    const float v2300 = scale_b[v2294];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2301 = scale_a[v2292];
+    const float v2302 = v2299 * v2301;
+    const float v2303 = v2302 * v2300;
+    const bfloat v2304 = bfloat(v2303);
+    const uint v2305 = v2292 * v1;
+    const uint v2306 = v2305 + v2294;
+    out[v2306] = v2304;
+  }
+  const uint v2307 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2308 = v395 + v2307;
+  const uint v2309 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2310 = v1421 + v2309;
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2312 = v316 && v2311;
+  const bool v2313 = v2310 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1431.m[1][9].thread_elements()[0];
+    const float v2316 = scale_b[v2310];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2317 = scale_a[v2308];
+    const float v2318 = v2315 * v2317;
+    const float v2319 = v2318 * v2316;
+    const bfloat v2320 = bfloat(v2319);
+    const uint v2321 = v2308 * v1;
+    const uint v2322 = v2321 + v2310;
+    out[v2322] = v2320;
+  }
+  const uint v2323 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2324 = v395 + v2323;
+  const uint v2325 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2326 = v1421 + v2325;
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2328 = v316 && v2327;
+  const bool v2329 = v2326 < v1;
+  const bool v2330 = v2328 && v2329;
+  if (v2330) {
+    const float v2331 = v1431.m[1][9].thread_elements()[1];
+    const float v2332 = scale_b[v2326];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2333 = scale_a[v2324];
+    const float v2334 = v2331 * v2333;
+    const float v2335 = v2334 * v2332;
+    const bfloat v2336 = bfloat(v2335);
+    const uint v2337 = v2324 * v1;
+    const uint v2338 = v2337 + v2326;
+    out[v2338] = v2336;
+  }
+  const uint v2339 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2340 = v395 + v2339;
+  const uint v2341 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2342 = v1421 + v2341;
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2344 = v316 && v2343;
+  const bool v2345 = v2342 < v1;
+  const bool v2346 = v2344 && v2345;
+  if (v2346) {
+    const float v2347 = v1431.m[1][10].thread_elements()[0];
+    const float v2348 = scale_b[v2342];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2349 = scale_a[v2340];
+    const float v2350 = v2347 * v2349;
+    const float v2351 = v2350 * v2348;
+    const bfloat v2352 = bfloat(v2351);
+    const uint v2353 = v2340 * v1;
+    const uint v2354 = v2353 + v2342;
+    out[v2354] = v2352;
+  }
+  const uint v2355 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2356 = v395 + v2355;
+  const uint v2357 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2358 = v1421 + v2357;
+  const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2360 = v316 && v2359;
+  const bool v2361 = v2358 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1431.m[1][10].thread_elements()[1];
+    const float v2364 = scale_b[v2358];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2365 = scale_a[v2356];
+    const float v2366 = v2363 * v2365;
+    const float v2367 = v2366 * v2364;
+    const bfloat v2368 = bfloat(v2367);
+    const uint v2369 = v2356 * v1;
+    const uint v2370 = v2369 + v2358;
+    out[v2370] = v2368;
+  }
+  const uint v2371 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2372 = v395 + v2371;
+  const uint v2373 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2374 = v1421 + v2373;
+  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2376 = v316 && v2375;
+  const bool v2377 = v2374 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v1431.m[1][11].thread_elements()[0];
+    const float v2380 = scale_b[v2374];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2381 = scale_a[v2372];
+    const float v2382 = v2379 * v2381;
+    const float v2383 = v2382 * v2380;
+    const bfloat v2384 = bfloat(v2383);
+    const uint v2385 = v2372 * v1;
+    const uint v2386 = v2385 + v2374;
+    out[v2386] = v2384;
+  }
+  const uint v2387 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2388 = v395 + v2387;
+  const uint v2389 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2390 = v1421 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2392 = v316 && v2391;
+  const bool v2393 = v2390 < v1;
+  const bool v2394 = v2392 && v2393;
+  if (v2394) {
+    const float v2395 = v1431.m[1][11].thread_elements()[1];
+    const float v2396 = scale_b[v2390];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2397 = scale_a[v2388];
+    const float v2398 = v2395 * v2397;
+    const float v2399 = v2398 * v2396;
+    const bfloat v2400 = bfloat(v2399);
+    const uint v2401 = v2388 * v1;
+    const uint v2402 = v2401 + v2390;
+    out[v2402] = v2400;
+  }
+  const uint v2403 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2404 = v395 + v2403;
+  const uint v2405 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2406 = v1421 + v2405;
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2408 = v316 && v2407;
+  const bool v2409 = v2406 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1431.m[1][12].thread_elements()[0];
+    const float v2412 = scale_b[v2406];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2413 = scale_a[v2404];
+    const float v2414 = v2411 * v2413;
+    const float v2415 = v2414 * v2412;
+    const bfloat v2416 = bfloat(v2415);
+    const uint v2417 = v2404 * v1;
+    const uint v2418 = v2417 + v2406;
+    out[v2418] = v2416;
+  }
+  const uint v2419 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2420 = v395 + v2419;
+  const uint v2421 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2422 = v1421 + v2421;
+  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2424 = v316 && v2423;
+  const bool v2425 = v2422 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v1431.m[1][12].thread_elements()[1];
+    const float v2428 = scale_b[v2422];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2429 = scale_a[v2420];
+    const float v2430 = v2427 * v2429;
+    const float v2431 = v2430 * v2428;
+    const bfloat v2432 = bfloat(v2431);
+    const uint v2433 = v2420 * v1;
+    const uint v2434 = v2433 + v2422;
+    out[v2434] = v2432;
+  }
+  const uint v2435 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2436 = v395 + v2435;
+  const uint v2437 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2438 = v1421 + v2437;
+  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2440 = v316 && v2439;
+  const bool v2441 = v2438 < v1;
+  const bool v2442 = v2440 && v2441;
+  if (v2442) {
+    const float v2443 = v1431.m[1][13].thread_elements()[0];
+    const float v2444 = scale_b[v2438];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2445 = scale_a[v2436];
+    const float v2446 = v2443 * v2445;
+    const float v2447 = v2446 * v2444;
+    const bfloat v2448 = bfloat(v2447);
+    const uint v2449 = v2436 * v1;
+    const uint v2450 = v2449 + v2438;
+    out[v2450] = v2448;
+  }
+  const uint v2451 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2452 = v395 + v2451;
+  const uint v2453 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2454 = v1421 + v2453;
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2456 = v316 && v2455;
+  const bool v2457 = v2454 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1431.m[1][13].thread_elements()[1];
+    const float v2460 = scale_b[v2454];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2461 = scale_a[v2452];
+    const float v2462 = v2459 * v2461;
+    const float v2463 = v2462 * v2460;
+    const bfloat v2464 = bfloat(v2463);
+    const uint v2465 = v2452 * v1;
+    const uint v2466 = v2465 + v2454;
+    out[v2466] = v2464;
+  }
+  const uint v2467 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2468 = v395 + v2467;
+  const uint v2469 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2470 = v1421 + v2469;
+  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2472 = v316 && v2471;
+  const bool v2473 = v2470 < v1;
+  const bool v2474 = v2472 && v2473;
+  if (v2474) {
+    const float v2475 = v1431.m[1][14].thread_elements()[0];
+    const float v2476 = scale_b[v2470];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2477 = scale_a[v2468];
+    const float v2478 = v2475 * v2477;
+    const float v2479 = v2478 * v2476;
+    const bfloat v2480 = bfloat(v2479);
+    const uint v2481 = v2468 * v1;
+    const uint v2482 = v2481 + v2470;
+    out[v2482] = v2480;
+  }
+  const uint v2483 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2484 = v395 + v2483;
+  const uint v2485 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2486 = v1421 + v2485;
+  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2488 = v316 && v2487;
+  const bool v2489 = v2486 < v1;
+  const bool v2490 = v2488 && v2489;
+  if (v2490) {
+    const float v2491 = v1431.m[1][14].thread_elements()[1];
+    const float v2492 = scale_b[v2486];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2493 = scale_a[v2484];
+    const float v2494 = v2491 * v2493;
+    const float v2495 = v2494 * v2492;
+    const bfloat v2496 = bfloat(v2495);
+    const uint v2497 = v2484 * v1;
+    const uint v2498 = v2497 + v2486;
+    out[v2498] = v2496;
+  }
+  const uint v2499 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2500 = v395 + v2499;
+  const uint v2501 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2502 = v1421 + v2501;
+  const bool v2503 = v2500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2504 = v316 && v2503;
+  const bool v2505 = v2502 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1431.m[1][15].thread_elements()[0];
+    const float v2508 = scale_b[v2502];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2509 = scale_a[v2500];
+    const float v2510 = v2507 * v2509;
+    const float v2511 = v2510 * v2508;
+    const bfloat v2512 = bfloat(v2511);
+    const uint v2513 = v2500 * v1;
+    const uint v2514 = v2513 + v2502;
+    out[v2514] = v2512;
+  }
+  const uint v2515 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2516 = v395 + v2515;
+  const uint v2517 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2518 = v1421 + v2517;
+  const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2520 = v316 && v2519;
+  const bool v2521 = v2518 < v1;
+  const bool v2522 = v2520 && v2521;
+  if (v2522) {
+    const float v2523 = v1431.m[1][15].thread_elements()[1];
+    const float v2524 = scale_b[v2518];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2525 = scale_a[v2516];
+    const float v2526 = v2523 * v2525;
+    const float v2527 = v2526 * v2524;
+    const bfloat v2528 = bfloat(v2527);
+    const uint v2529 = v2516 * v1;
+    const uint v2530 = v2529 + v2518;
+    out[v2530] = v2528;
   }
 }

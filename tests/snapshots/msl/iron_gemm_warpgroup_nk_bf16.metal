@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 8u;
-  const uint v212 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
-  const uint v213 = v212 >> 2u;
-  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-  iron_frag<float, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v220, float(0.0f));
-  const uint v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
-  const bool v224 = v223 == 0u;
-  if (v224) {
-    const uint v2388 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
-    const uint v2390 = v212 << 5u;
-    const uint v2391 = v2390 + v2388;
-    const uint v2395 = v2391 >> 3u;
-    const uint v2397 = v2391 & 7u;
-    const uint v2399 = v2397 << 3u;
-    const uint v2400 = v22 + v2395;
-    const bool v2402 = v2400 < v0;
-    const uint v2405 = v2400 * v2;
-    const uint v2410 = v2395 << 6u;
-    const uint v2414 = v2391 + 384u;
-    const uint v2416 = v2414 >> 3u;
-    const uint v2418 = v2414 & 7u;
-    const uint v2420 = v2418 << 3u;
-    const uint v2421 = v22 + v2416;
-    const bool v2423 = v2421 < v0;
-    const uint v2426 = v2421 * v2;
-    const uint v2431 = v2416 << 6u;
-    const uint v2435 = v2391 + 768u;
-    const bool v2437 = v2435 < 1024u;
-    const uint v2473 = v26 + v2395;  // kernels/gemm/gemm_warpgroup.hpp:236
-    const bool v2475 = v2473 < v1;
-    const uint v2478 = v2473 * v2;
-    const uint v2494 = v26 + v2416;
-    const bool v2496 = v2494 < v1;
-    const uint v2499 = v2494 * v2;
+  const uint v286 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
+  const uint v287 = v286 >> 2u;
+  const bool v290 = v286 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+  iron_frag<float, 16, 128> v294;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v294, float(0.0f));
+  const uint v297 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
+  const bool v298 = v297 == 0u;
+  if (v298) {
+    const uint v2462 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
+    const uint v2464 = v286 << 5u;
+    const uint v2465 = v2464 + v2462;
+    const uint v2469 = v2465 >> 3u;
+    const uint v2471 = v2465 & 7u;
+    const uint v2473 = v2471 << 3u;
+    const uint v2474 = v22 + v2469;
+    const bool v2476 = v2474 < v0;
+    const uint v2479 = v2474 * v2;
+    const uint v2484 = v2469 << 6u;
+    const uint v2488 = v2465 + 384u;
+    const uint v2490 = v2488 >> 3u;
+    const uint v2492 = v2488 & 7u;
+    const uint v2494 = v2492 << 3u;
+    const uint v2495 = v22 + v2490;
+    const bool v2497 = v2495 < v0;
+    const uint v2500 = v2495 * v2;
+    const uint v2505 = v2490 << 6u;
+    const uint v2509 = v2465 + 768u;
+    const bool v2511 = v2509 < 1024u;
+    const uint v2547 = v26 + v2469;  // kernels/gemm/gemm_warpgroup.hpp:250
+    const bool v2549 = v2547 < v1;
+    const uint v2552 = v2547 * v2;
+    const uint v2568 = v26 + v2490;
+    const bool v2570 = v2568 < v1;
+    const uint v2573 = v2568 * v2;
 
-    for (uint v2379 = 0u; v2379 < v2; v2379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
-      const uint v2381 = v2379 >> 6u;
-      const uint v2383 = v2381 % 1u;
+    for (uint v2453 = 0u; v2453 < v2; v2453 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
+      const uint v2455 = v2453 >> 6u;
+      const uint v2457 = v2455 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2386 = v2383 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const uint v2401 = v2379 + v2399;
-      const bool v2403 = v2401 < v2;
-      const bool v2404 = v2402 && v2403;
-      const uint v2407 = v2405 + v2401;
-      const uint v2408 = v2404 ? v2407 : 0u;
-      const uint v2411 = v2386 + v2410;
-      const uint v2412 = v2411 + v2399;
+      const uint v2460 = v2457 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const uint v2475 = v2453 + v2473;
+      const bool v2477 = v2475 < v2;
+      const bool v2478 = v2476 && v2477;
+      const uint v2481 = v2479 + v2475;
+      const uint v2482 = v2478 ? v2481 : 0u;
+      const uint v2485 = v2460 + v2484;
+      const uint v2486 = v2485 + v2473;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2412 + e] = v2404 ? a[v2408 + e] : bfloat(0);
+        shm3[v2486 + e] = v2478 ? a[v2482 + e] : bfloat(0);
       }
-      const uint v2422 = v2379 + v2420;
-      const bool v2424 = v2422 < v2;
-      const bool v2425 = v2423 && v2424;
-      const uint v2428 = v2426 + v2422;
-      const uint v2429 = v2425 ? v2428 : 0u;
-      const uint v2432 = v2386 + v2431;
-      const uint v2433 = v2432 + v2420;
+      const uint v2496 = v2453 + v2494;
+      const bool v2498 = v2496 < v2;
+      const bool v2499 = v2497 && v2498;
+      const uint v2502 = v2500 + v2496;
+      const uint v2503 = v2499 ? v2502 : 0u;
+      const uint v2506 = v2460 + v2505;
+      const uint v2507 = v2506 + v2494;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2433 + e] = v2425 ? a[v2429 + e] : bfloat(0);
+        shm3[v2507 + e] = v2499 ? a[v2503 + e] : bfloat(0);
       }
-      if (v2437) {
-        const uint v2439 = v2435 >> 3u;
-        const uint v2441 = v2435 & 7u;
-        const uint v2443 = v2441 << 3u;
-        const uint v2444 = v22 + v2439;
-        const uint v2445 = v2379 + v2443;
-        const bool v2446 = v2444 < v0;
-        const bool v2447 = v2445 < v2;
-        const bool v2448 = v2446 && v2447;
-        const uint v2449 = v2444 * v2;
-        const uint v2451 = v2449 + v2445;
-        const uint v2452 = v2448 ? v2451 : 0u;
-        const uint v2454 = v2439 << 6u;
-        const uint v2455 = v2386 + v2454;
-        const uint v2456 = v2455 + v2443;
+      if (v2511) {
+        const uint v2513 = v2509 >> 3u;
+        const uint v2515 = v2509 & 7u;
+        const uint v2517 = v2515 << 3u;
+        const uint v2518 = v22 + v2513;
+        const uint v2519 = v2453 + v2517;
+        const bool v2520 = v2518 < v0;
+        const bool v2521 = v2519 < v2;
+        const bool v2522 = v2520 && v2521;
+        const uint v2523 = v2518 * v2;
+        const uint v2525 = v2523 + v2519;
+        const uint v2526 = v2522 ? v2525 : 0u;
+        const uint v2528 = v2513 << 6u;
+        const uint v2529 = v2460 + v2528;
+        const uint v2530 = v2529 + v2517;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2456 + e] = v2448 ? a[v2452 + e] : bfloat(0);
+          shm3[v2530 + e] = v2522 ? a[v2526 + e] : bfloat(0);
         }
       }
-      const bool v2477 = v2475 && v2403;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const uint v2480 = v2478 + v2401;
-      const uint v2481 = v2477 ? v2480 : 0u;
+      const bool v2551 = v2549 && v2477;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const uint v2554 = v2552 + v2475;
+      const uint v2555 = v2551 ? v2554 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2412 + e] = v2477 ? b[v2481 + e] : bfloat(0);
+        shm4[v2486 + e] = v2551 ? b[v2555 + e] : bfloat(0);
       }
-      const bool v2498 = v2496 && v2424;
-      const uint v2501 = v2499 + v2422;
-      const uint v2502 = v2498 ? v2501 : 0u;
+      const bool v2572 = v2570 && v2498;
+      const uint v2575 = v2573 + v2496;
+      const uint v2576 = v2572 ? v2575 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2433 + e] = v2498 ? b[v2502 + e] : bfloat(0);
+        shm4[v2507 + e] = v2572 ? b[v2576 + e] : bfloat(0);
       }
-      if (v2437) {
-        const uint v2512 = v2435 >> 3u;
-        const uint v2514 = v2435 & 7u;
-        const uint v2516 = v2514 << 3u;
-        const uint v2517 = v26 + v2512;
-        const uint v2518 = v2379 + v2516;
-        const bool v2519 = v2517 < v1;
-        const bool v2520 = v2518 < v2;
-        const bool v2521 = v2519 && v2520;
-        const uint v2522 = v2517 * v2;
-        const uint v2524 = v2522 + v2518;
-        const uint v2525 = v2521 ? v2524 : 0u;
-        const uint v2527 = v2512 << 6u;
-        const uint v2528 = v2386 + v2527;
-        const uint v2529 = v2528 + v2516;
+      if (v2511) {
+        const uint v2586 = v2509 >> 3u;
+        const uint v2588 = v2509 & 7u;
+        const uint v2590 = v2588 << 3u;
+        const uint v2591 = v26 + v2586;
+        const uint v2592 = v2453 + v2590;
+        const bool v2593 = v2591 < v1;
+        const bool v2594 = v2592 < v2;
+        const bool v2595 = v2593 && v2594;
+        const uint v2596 = v2591 * v2;
+        const uint v2598 = v2596 + v2592;
+        const uint v2599 = v2595 ? v2598 : 0u;
+        const uint v2601 = v2586 << 6u;
+        const uint v2602 = v2460 + v2601;
+        const uint v2603 = v2602 + v2590;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2529 + e] = v2521 ? b[v2525 + e] : bfloat(0);
+          shm4[v2603 + e] = v2595 ? b[v2599 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v216) {
-        const uint v2538 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v2539 = v2538 << 6u;
-        const uint v2540 = v2386 + v2539;
-        const uint v2711 = v212 & 3u;
-        const uint v2713 = v2711 << 4u;
-        const uint v2715 = v2713 << 6u;
-        const uint v2717 = v2540 + v2715;
-        iron_frag<bfloat, 16, 16> v2724;
-        iron_frag_fill(v2724, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2724, shm3, long(v2717), long(64u));
-        iron_frag<bfloat, 16, 128> v2726;
-        iron_frag_fill(v2726, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2726, shm4, long(v2386), long(64u));
-        iron_frag_mma(v220, v2724, v2726);
-        const uint v2728 = v2717 + 16u;
-        const uint v2731 = v2386 + 16u;
-        iron_frag<bfloat, 16, 16> v2733;
-        iron_frag_fill(v2733, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2733, shm3, long(v2728), long(64u));
-        iron_frag<bfloat, 16, 128> v2735;
-        iron_frag_fill(v2735, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2735, shm4, long(v2731), long(64u));
-        iron_frag_mma(v220, v2733, v2735);
-        const uint v2737 = v2717 + 32u;
-        const uint v2740 = v2386 + 32u;
-        iron_frag<bfloat, 16, 16> v2742;
-        iron_frag_fill(v2742, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2742, shm3, long(v2737), long(64u));
-        iron_frag<bfloat, 16, 128> v2744;
-        iron_frag_fill(v2744, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2744, shm4, long(v2740), long(64u));
-        iron_frag_mma(v220, v2742, v2744);
-        const uint v2746 = v2717 + 48u;
-        const uint v2749 = v2386 + 48u;
-        iron_frag<bfloat, 16, 16> v2751;
-        iron_frag_fill(v2751, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2751, shm3, long(v2746), long(64u));
-        iron_frag<bfloat, 16, 128> v2753;
-        iron_frag_fill(v2753, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2753, shm4, long(v2749), long(64u));
-        iron_frag_mma(v220, v2751, v2753);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
-  } else {
-    const uint v252 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v253 = iron_tid.x;
-
-    for (uint v251 = 0u; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-      for (uint v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v260 = v22 + v257;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v261 = v260 < v0;
-        const uint v262 = v251 + v259;
-        const bool v263 = v262 < v2;
-        const bool v264 = v261 && v263;
-        if (v264) {
-          const uint v266 = v260 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v268 = v266 + v251;
-          const uint v269 = v268 + v259;
-          const bfloat v270 = a[v269];
-          const uint v272 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v273 = v272 + v259;
-          shm3[v273] = v270;
-        } else {
-          const uint v275 = v257 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v276 = v275 + v259;
-          shm3[v276] = bfloat(0.0f);
-        }
-      }
-
-      for (uint v281 = v253; v281 < 8192u; v281 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v283 = v281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v285 = v281 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v286 = v26 + v283;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v287 = v286 < v1;
-        const uint v288 = v251 + v285;
-        const bool v289 = v288 < v2;
-        const bool v290 = v287 && v289;
-        if (v290) {
-          const uint v292 = v286 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v294 = v292 + v251;
-          const uint v295 = v294 + v285;
-          const bfloat v296 = b[v295];
-          const uint v298 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v299 = v298 + v285;
-          shm4[v299] = v296;
-        } else {
-          const uint v301 = v283 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v302 = v301 + v285;
-          shm4[v302] = bfloat(0.0f);
-        }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
-        const uint v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v311 = v310 << 6u;
-        const uint v2756 = v212 & 3u;
-        const uint v2758 = v2756 << 4u;
-        const uint v2760 = v2758 << 6u;
-        const uint v2762 = v311 + v2760;
-        iron_frag<bfloat, 16, 16> v2769;
-        iron_frag_fill(v2769, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2769, shm3, long(v2762), long(64u));
-        iron_frag<bfloat, 16, 128> v2771;
-        iron_frag_fill(v2771, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2771, shm4, long(0u), long(64u));
-        iron_frag_mma(v220, v2769, v2771);
-        const uint v2773 = v2762 + 16u;
-        iron_frag<bfloat, 16, 16> v2778;
-        iron_frag_fill(v2778, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2778, shm3, long(v2773), long(64u));
-        iron_frag<bfloat, 16, 128> v2780;
-        iron_frag_fill(v2780, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2780, shm4, long(16u), long(64u));
-        iron_frag_mma(v220, v2778, v2780);
-        const uint v2782 = v2762 + 32u;
-        iron_frag<bfloat, 16, 16> v2787;
-        iron_frag_fill(v2787, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2787, shm3, long(v2782), long(64u));
-        iron_frag<bfloat, 16, 128> v2789;
-        iron_frag_fill(v2789, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2789, shm4, long(32u), long(64u));
-        iron_frag_mma(v220, v2787, v2789);
-        const uint v2791 = v2762 + 48u;
-        iron_frag<bfloat, 16, 16> v2796;
-        iron_frag_fill(v2796, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2796, shm3, long(v2791), long(64u));
-        iron_frag<bfloat, 16, 128> v2798;
+      if (v290) {
+        const uint v2612 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v2613 = v2612 << 6u;
+        const uint v2614 = v2460 + v2613;
+        const uint v2785 = v286 & 3u;
+        const uint v2787 = v2785 << 4u;
+        const uint v2789 = v2787 << 6u;
+        const uint v2791 = v2614 + v2789;
+        iron_frag<bfloat, 16, 16> v2798;
         iron_frag_fill(v2798, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2798, shm4, long(48u), long(64u));
-        iron_frag_mma(v220, v2796, v2798);
+        iron_frag_load<false>(v2798, shm3, long(v2791), long(64u));
+        iron_frag<bfloat, 16, 128> v2800;
+        iron_frag_fill(v2800, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2800, shm4, long(v2460), long(64u));
+        iron_frag_mma(v294, v2798, v2800);
+        const uint v2802 = v2791 + 16u;
+        const uint v2805 = v2460 + 16u;
+        iron_frag<bfloat, 16, 16> v2807;
+        iron_frag_fill(v2807, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2807, shm3, long(v2802), long(64u));
+        iron_frag<bfloat, 16, 128> v2809;
+        iron_frag_fill(v2809, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2809, shm4, long(v2805), long(64u));
+        iron_frag_mma(v294, v2807, v2809);
+        const uint v2811 = v2791 + 32u;
+        const uint v2814 = v2460 + 32u;
+        iron_frag<bfloat, 16, 16> v2816;
+        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2816, shm3, long(v2811), long(64u));
+        iron_frag<bfloat, 16, 128> v2818;
+        iron_frag_fill(v2818, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2818, shm4, long(v2814), long(64u));
+        iron_frag_mma(v294, v2816, v2818);
+        const uint v2820 = v2791 + 48u;
+        const uint v2823 = v2460 + 48u;
+        iron_frag<bfloat, 16, 16> v2825;
+        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2825, shm3, long(v2820), long(64u));
+        iron_frag<bfloat, 16, 128> v2827;
+        iron_frag_fill(v2827, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2827, shm4, long(v2823), long(64u));
+        iron_frag_mma(v294, v2825, v2827);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
+  } else {
+    const uint v326 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v327 = iron_tid.x;
+
+    for (uint v325 = 0u; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+      for (uint v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v335 = v334 < v0;
+        const uint v336 = v325 + v333;
+        const bool v337 = v336 < v2;
+        const bool v338 = v335 && v337;
+        if (v338) {
+          const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v342 = v340 + v325;
+          const uint v343 = v342 + v333;
+          const bfloat v344 = a[v343];
+          const uint v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v347 = v346 + v333;
+          shm3[v347] = v344;
+        } else {
+          const uint v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v350 = v349 + v333;
+          shm3[v350] = bfloat(0.0f);
+        }
+      }
+
+      for (uint v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v361 = v360 < v1;
+        const uint v362 = v325 + v359;
+        const bool v363 = v362 < v2;
+        const bool v364 = v361 && v363;
+        if (v364) {
+          const uint v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v368 = v366 + v325;
+          const uint v369 = v368 + v359;
+          const bfloat v370 = b[v369];
+          const uint v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v373 = v372 + v359;
+          shm4[v373] = v370;
+        } else {
+          const uint v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v376 = v375 + v359;
+          shm4[v376] = bfloat(0.0f);
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
+        const uint v384 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v385 = v384 << 6u;
+        const uint v2830 = v286 & 3u;
+        const uint v2832 = v2830 << 4u;
+        const uint v2834 = v2832 << 6u;
+        const uint v2836 = v385 + v2834;
+        iron_frag<bfloat, 16, 16> v2843;
+        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2843, shm3, long(v2836), long(64u));
+        iron_frag<bfloat, 16, 128> v2845;
+        iron_frag_fill(v2845, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2845, shm4, long(0u), long(64u));
+        iron_frag_mma(v294, v2843, v2845);
+        const uint v2847 = v2836 + 16u;
+        iron_frag<bfloat, 16, 16> v2852;
+        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2852, shm3, long(v2847), long(64u));
+        iron_frag<bfloat, 16, 128> v2854;
+        iron_frag_fill(v2854, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2854, shm4, long(16u), long(64u));
+        iron_frag_mma(v294, v2852, v2854);
+        const uint v2856 = v2836 + 32u;
+        iron_frag<bfloat, 16, 16> v2861;
+        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2861, shm3, long(v2856), long(64u));
+        iron_frag<bfloat, 16, 128> v2863;
+        iron_frag_fill(v2863, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2863, shm4, long(32u), long(64u));
+        iron_frag_mma(v294, v2861, v2863);
+        const uint v2865 = v2836 + 48u;
+        iron_frag<bfloat, 16, 16> v2870;
+        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2870, shm3, long(v2865), long(64u));
+        iron_frag<bfloat, 16, 128> v2872;
+        iron_frag_fill(v2872, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2872, shm4, long(48u), long(64u));
+        iron_frag_mma(v294, v2870, v2872);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
     }
   }
-  const uint v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-  const uint v317 = v316 << 4u;
-  const uint v319 = v213 << 6u;
-  const uint v320 = v22 + v319;
-  const uint v321 = v320 + v317;
-  const uint v322 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v323 = v321 + v322;
-  const uint v324 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v325 = v26 + v324;
-  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v327 = v216 && v326;
-  const bool v328 = v325 < v1;
-  const bool v329 = v327 && v328;
-  if (v329) {
-    const float v330 = v220.m[0][0].thread_elements()[0];
-    const float v331 = v330 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v332 = bfloat(v331);
-    const uint v333 = v323 * v1;
-    const uint v334 = v333 + v325;
-    out[v334] = v332;
-  }
-  const uint v335 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v336 = v321 + v335;
-  const uint v337 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v338 = v26 + v337;
-  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v340 = v216 && v339;
-  const bool v341 = v338 < v1;
-  const bool v342 = v340 && v341;
-  if (v342) {
-    const float v343 = v220.m[0][0].thread_elements()[1];
-    const float v344 = v343 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v345 = bfloat(v344);
-    const uint v346 = v336 * v1;
-    const uint v347 = v346 + v338;
-    out[v347] = v345;
-  }
-  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v349 = v321 + v348;
-  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v353 = v216 && v352;
-  const bool v354 = v351 < v1;
-  const bool v355 = v353 && v354;
-  if (v355) {
-    const float v356 = v220.m[0][1].thread_elements()[0];
-    const float v357 = v356 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v358 = bfloat(v357);
-    const uint v359 = v349 * v1;
-    const uint v360 = v359 + v351;
-    out[v360] = v358;
-  }
-  const uint v361 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v362 = v321 + v361;
-  const uint v363 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v364 = v26 + v363;
-  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v366 = v216 && v365;
-  const bool v367 = v364 < v1;
-  const bool v368 = v366 && v367;
-  if (v368) {
-    const float v369 = v220.m[0][1].thread_elements()[1];
-    const float v370 = v369 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v371 = bfloat(v370);
-    const uint v372 = v362 * v1;
-    const uint v373 = v372 + v364;
-    out[v373] = v371;
-  }
-  const uint v374 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v375 = v321 + v374;
-  const uint v376 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v377 = v26 + v376;
-  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v379 = v216 && v378;
-  const bool v380 = v377 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v220.m[0][2].thread_elements()[0];
-    const float v383 = v382 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v384 = bfloat(v383);
-    const uint v385 = v375 * v1;
-    const uint v386 = v385 + v377;
-    out[v386] = v384;
-  }
-  const uint v387 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v388 = v321 + v387;
-  const uint v389 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v390 = v26 + v389;
-  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v392 = v216 && v391;
-  const bool v393 = v390 < v1;
-  const bool v394 = v392 && v393;
-  if (v394) {
-    const float v395 = v220.m[0][2].thread_elements()[1];
-    const float v396 = v395 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v397 = bfloat(v396);
-    const uint v398 = v388 * v1;
-    const uint v399 = v398 + v390;
-    out[v399] = v397;
-  }
-  const uint v400 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v401 = v321 + v400;
-  const uint v402 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v403 = v26 + v402;
-  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v405 = v216 && v404;
-  const bool v406 = v403 < v1;
-  const bool v407 = v405 && v406;
-  if (v407) {
-    const float v408 = v220.m[0][3].thread_elements()[0];
-    const float v409 = v408 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v410 = bfloat(v409);
-    const uint v411 = v401 * v1;
-    const uint v412 = v411 + v403;
-    out[v412] = v410;
-  }
-  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v414 = v321 + v413;
-  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v416 = v26 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v418 = v216 && v417;
-  const bool v419 = v416 < v1;
-  const bool v420 = v418 && v419;
-  if (v420) {
-    const float v421 = v220.m[0][3].thread_elements()[1];
-    const float v422 = v421 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v423 = bfloat(v422);
-    const uint v424 = v414 * v1;
-    const uint v425 = v424 + v416;
-    out[v425] = v423;
-  }
-  const uint v426 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v427 = v321 + v426;
-  const uint v428 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v429 = v26 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v431 = v216 && v430;
-  const bool v432 = v429 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v220.m[0][4].thread_elements()[0];
-    const float v435 = v434 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v436 = bfloat(v435);
-    const uint v437 = v427 * v1;
-    const uint v438 = v437 + v429;
-    out[v438] = v436;
-  }
-  const uint v439 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v440 = v321 + v439;
-  const uint v441 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v442 = v26 + v441;
-  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v444 = v216 && v443;
-  const bool v445 = v442 < v1;
-  const bool v446 = v444 && v445;
-  if (v446) {
-    const float v447 = v220.m[0][4].thread_elements()[1];
-    const float v448 = v447 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v449 = bfloat(v448);
-    const uint v450 = v440 * v1;
-    const uint v451 = v450 + v442;
-    out[v451] = v449;
-  }
-  const uint v452 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v453 = v321 + v452;
-  const uint v454 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v455 = v26 + v454;
-  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v457 = v216 && v456;
-  const bool v458 = v455 < v1;
-  const bool v459 = v457 && v458;
-  if (v459) {
-    const float v460 = v220.m[0][5].thread_elements()[0];
-    const float v461 = v460 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v462 = bfloat(v461);
-    const uint v463 = v453 * v1;
-    const uint v464 = v463 + v455;
-    out[v464] = v462;
-  }
-  const uint v465 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v466 = v321 + v465;
-  const uint v467 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v468 = v26 + v467;
-  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v470 = v216 && v469;
-  const bool v471 = v468 < v1;
-  const bool v472 = v470 && v471;
-  if (v472) {
-    const float v473 = v220.m[0][5].thread_elements()[1];
-    const float v474 = v473 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v475 = bfloat(v474);
-    const uint v476 = v466 * v1;
-    const uint v477 = v476 + v468;
-    out[v477] = v475;
-  }
-  const uint v478 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v479 = v321 + v478;
-  const uint v480 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v481 = v26 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v483 = v216 && v482;
-  const bool v484 = v481 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v220.m[0][6].thread_elements()[0];
-    const float v487 = v486 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v488 = bfloat(v487);
-    const uint v489 = v479 * v1;
-    const uint v490 = v489 + v481;
-    out[v490] = v488;
-  }
-  const uint v491 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v492 = v321 + v491;
-  const uint v493 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v494 = v26 + v493;
-  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v496 = v216 && v495;
-  const bool v497 = v494 < v1;
-  const bool v498 = v496 && v497;
-  if (v498) {
-    const float v499 = v220.m[0][6].thread_elements()[1];
-    const float v500 = v499 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v501 = bfloat(v500);
-    const uint v502 = v492 * v1;
-    const uint v503 = v502 + v494;
-    out[v503] = v501;
-  }
-  const uint v504 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v505 = v321 + v504;
-  const uint v506 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v509 = v216 && v508;
-  const bool v510 = v507 < v1;
-  const bool v511 = v509 && v510;
-  if (v511) {
-    const float v512 = v220.m[0][7].thread_elements()[0];
-    const float v513 = v512 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v514 = bfloat(v513);
-    const uint v515 = v505 * v1;
-    const uint v516 = v515 + v507;
-    out[v516] = v514;
-  }
-  const uint v517 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v518 = v321 + v517;
-  const uint v519 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v520 = v26 + v519;
-  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v522 = v216 && v521;
-  const bool v523 = v520 < v1;
-  const bool v524 = v522 && v523;
-  if (v524) {
-    const float v525 = v220.m[0][7].thread_elements()[1];
-    const float v526 = v525 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v527 = bfloat(v526);
-    const uint v528 = v518 * v1;
-    const uint v529 = v528 + v520;
-    out[v529] = v527;
-  }
-  const uint v530 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v531 = v321 + v530;
-  const uint v532 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v533 = v26 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v535 = v216 && v534;
-  const bool v536 = v533 < v1;
-  const bool v537 = v535 && v536;
-  if (v537) {
-    const float v538 = v220.m[0][8].thread_elements()[0];
-    const float v539 = v538 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v540 = bfloat(v539);
-    const uint v541 = v531 * v1;
-    const uint v542 = v541 + v533;
-    out[v542] = v540;
-  }
-  const uint v543 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v544 = v321 + v543;
-  const uint v545 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v546 = v26 + v545;
-  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v548 = v216 && v547;
-  const bool v549 = v546 < v1;
-  const bool v550 = v548 && v549;
-  if (v550) {
-    const float v551 = v220.m[0][8].thread_elements()[1];
-    const float v552 = v551 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v553 = bfloat(v552);
-    const uint v554 = v544 * v1;
-    const uint v555 = v554 + v546;
-    out[v555] = v553;
-  }
-  const uint v556 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v557 = v321 + v556;
-  const uint v558 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v559 = v26 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v561 = v216 && v560;
-  const bool v562 = v559 < v1;
-  const bool v563 = v561 && v562;
-  if (v563) {
-    const float v564 = v220.m[0][9].thread_elements()[0];
-    const float v565 = v564 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v566 = bfloat(v565);
-    const uint v567 = v557 * v1;
-    const uint v568 = v567 + v559;
-    out[v568] = v566;
-  }
-  const uint v569 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v570 = v321 + v569;
-  const uint v571 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v572 = v26 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v574 = v216 && v573;
-  const bool v575 = v572 < v1;
-  const bool v576 = v574 && v575;
-  if (v576) {
-    const float v577 = v220.m[0][9].thread_elements()[1];
-    const float v578 = v577 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v579 = bfloat(v578);
-    const uint v580 = v570 * v1;
-    const uint v581 = v580 + v572;
-    out[v581] = v579;
-  }
-  const uint v582 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v583 = v321 + v582;
-  const uint v584 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v585 = v26 + v584;
-  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v587 = v216 && v586;
-  const bool v588 = v585 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v220.m[0][10].thread_elements()[0];
-    const float v591 = v590 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v592 = bfloat(v591);
-    const uint v593 = v583 * v1;
-    const uint v594 = v593 + v585;
-    out[v594] = v592;
-  }
-  const uint v595 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v596 = v321 + v595;
-  const uint v597 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v598 = v26 + v597;
-  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v600 = v216 && v599;
-  const bool v601 = v598 < v1;
-  const bool v602 = v600 && v601;
-  if (v602) {
-    const float v603 = v220.m[0][10].thread_elements()[1];
-    const float v604 = v603 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v605 = bfloat(v604);
-    const uint v606 = v596 * v1;
-    const uint v607 = v606 + v598;
-    out[v607] = v605;
-  }
-  const uint v608 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v609 = v321 + v608;
-  const uint v610 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v611 = v26 + v610;
-  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v613 = v216 && v612;
-  const bool v614 = v611 < v1;
-  const bool v615 = v613 && v614;
-  if (v615) {
-    const float v616 = v220.m[0][11].thread_elements()[0];
-    const float v617 = v616 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v618 = bfloat(v617);
-    const uint v619 = v609 * v1;
-    const uint v620 = v619 + v611;
-    out[v620] = v618;
-  }
-  const uint v621 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v622 = v321 + v621;
-  const uint v623 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v624 = v26 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v626 = v216 && v625;
-  const bool v627 = v624 < v1;
-  const bool v628 = v626 && v627;
-  if (v628) {
-    const float v629 = v220.m[0][11].thread_elements()[1];
-    const float v630 = v629 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v631 = bfloat(v630);
-    const uint v632 = v622 * v1;
-    const uint v633 = v632 + v624;
-    out[v633] = v631;
-  }
-  const uint v634 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v635 = v321 + v634;
-  const uint v636 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v637 = v26 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v639 = v216 && v638;
-  const bool v640 = v637 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v220.m[0][12].thread_elements()[0];
-    const float v643 = v642 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v644 = bfloat(v643);
-    const uint v645 = v635 * v1;
-    const uint v646 = v645 + v637;
-    out[v646] = v644;
-  }
-  const uint v647 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v648 = v321 + v647;
-  const uint v649 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v650 = v26 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v652 = v216 && v651;
-  const bool v653 = v650 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v220.m[0][12].thread_elements()[1];
-    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v657 = bfloat(v656);
-    const uint v658 = v648 * v1;
-    const uint v659 = v658 + v650;
-    out[v659] = v657;
-  }
-  const uint v660 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v661 = v321 + v660;
-  const uint v662 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v665 = v216 && v664;
-  const bool v666 = v663 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v220.m[0][13].thread_elements()[0];
-    const float v669 = v668 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v670 = bfloat(v669);
-    const uint v671 = v661 * v1;
-    const uint v672 = v671 + v663;
-    out[v672] = v670;
-  }
-  const uint v673 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v674 = v321 + v673;
-  const uint v675 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v676 = v26 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v678 = v216 && v677;
-  const bool v679 = v676 < v1;
-  const bool v680 = v678 && v679;
-  if (v680) {
-    const float v681 = v220.m[0][13].thread_elements()[1];
-    const float v682 = v681 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v683 = bfloat(v682);
-    const uint v684 = v674 * v1;
-    const uint v685 = v684 + v676;
-    out[v685] = v683;
-  }
-  const uint v686 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v687 = v321 + v686;
-  const uint v688 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v689 = v26 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v691 = v216 && v690;
-  const bool v692 = v689 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v220.m[0][14].thread_elements()[0];
-    const float v695 = v694 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v696 = bfloat(v695);
-    const uint v697 = v687 * v1;
-    const uint v698 = v697 + v689;
-    out[v698] = v696;
-  }
-  const uint v699 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v700 = v321 + v699;
-  const uint v701 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v702 = v26 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v704 = v216 && v703;
-  const bool v705 = v702 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v220.m[0][14].thread_elements()[1];
-    const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v709 = bfloat(v708);
-    const uint v710 = v700 * v1;
-    const uint v711 = v710 + v702;
-    out[v711] = v709;
-  }
-  const uint v712 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v713 = v321 + v712;
-  const uint v714 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v715 = v26 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v717 = v216 && v716;
-  const bool v718 = v715 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v220.m[0][15].thread_elements()[0];
-    const float v721 = v720 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v722 = bfloat(v721);
-    const uint v723 = v713 * v1;
-    const uint v724 = v723 + v715;
-    out[v724] = v722;
-  }
-  const uint v725 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v726 = v321 + v725;
-  const uint v727 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v728 = v26 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v730 = v216 && v729;
-  const bool v731 = v728 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v220.m[0][15].thread_elements()[1];
-    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v735 = bfloat(v734);
-    const uint v736 = v726 * v1;
-    const uint v737 = v736 + v728;
-    out[v737] = v735;
-  }
-  const uint v738 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v739 = v321 + v738;
-  const uint v740 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v741 = v26 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v743 = v216 && v742;
-  const bool v744 = v741 < v1;
-  const bool v745 = v743 && v744;
-  if (v745) {
-    const float v746 = v220.m[1][0].thread_elements()[0];
-    const float v747 = v746 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v748 = bfloat(v747);
-    const uint v749 = v739 * v1;
-    const uint v750 = v749 + v741;
-    out[v750] = v748;
-  }
-  const uint v751 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v752 = v321 + v751;
-  const uint v753 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v754 = v26 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v756 = v216 && v755;
-  const bool v757 = v754 < v1;
-  const bool v758 = v756 && v757;
-  if (v758) {
-    const float v759 = v220.m[1][0].thread_elements()[1];
-    const float v760 = v759 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v761 = bfloat(v760);
-    const uint v762 = v752 * v1;
-    const uint v763 = v762 + v754;
-    out[v763] = v761;
-  }
-  const uint v764 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v765 = v321 + v764;
-  const uint v766 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v767 = v26 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v769 = v216 && v768;
-  const bool v770 = v767 < v1;
-  const bool v771 = v769 && v770;
-  if (v771) {
-    const float v772 = v220.m[1][1].thread_elements()[0];
-    const float v773 = v772 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v774 = bfloat(v773);
-    const uint v775 = v765 * v1;
-    const uint v776 = v775 + v767;
-    out[v776] = v774;
-  }
-  const uint v777 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v778 = v321 + v777;
-  const uint v779 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v780 = v26 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v782 = v216 && v781;
-  const bool v783 = v780 < v1;
-  const bool v784 = v782 && v783;
-  if (v784) {
-    const float v785 = v220.m[1][1].thread_elements()[1];
-    const float v786 = v785 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v787 = bfloat(v786);
-    const uint v788 = v778 * v1;
-    const uint v789 = v788 + v780;
-    out[v789] = v787;
-  }
-  const uint v790 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v791 = v321 + v790;
-  const uint v792 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v793 = v26 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v795 = v216 && v794;
-  const bool v796 = v793 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v220.m[1][2].thread_elements()[0];
-    const float v799 = v798 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v800 = bfloat(v799);
-    const uint v801 = v791 * v1;
-    const uint v802 = v801 + v793;
-    out[v802] = v800;
-  }
-  const uint v803 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v804 = v321 + v803;
-  const uint v805 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v806 = v26 + v805;
-  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v808 = v216 && v807;
-  const bool v809 = v806 < v1;
-  const bool v810 = v808 && v809;
-  if (v810) {
-    const float v811 = v220.m[1][2].thread_elements()[1];
-    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v813 = bfloat(v812);
-    const uint v814 = v804 * v1;
-    const uint v815 = v814 + v806;
-    out[v815] = v813;
-  }
-  const uint v816 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v817 = v321 + v816;
-  const uint v818 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v821 = v216 && v820;
-  const bool v822 = v819 < v1;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v220.m[1][3].thread_elements()[0];
-    const float v825 = v824 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v826 = bfloat(v825);
-    const uint v827 = v817 * v1;
-    const uint v828 = v827 + v819;
-    out[v828] = v826;
-  }
-  const uint v829 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v830 = v321 + v829;
-  const uint v831 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v832 = v26 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v834 = v216 && v833;
-  const bool v835 = v832 < v1;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v220.m[1][3].thread_elements()[1];
-    const float v838 = v837 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v839 = bfloat(v838);
-    const uint v840 = v830 * v1;
-    const uint v841 = v840 + v832;
-    out[v841] = v839;
-  }
-  const uint v842 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v843 = v321 + v842;
-  const uint v844 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v845 = v26 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v847 = v216 && v846;
-  const bool v848 = v845 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v220.m[1][4].thread_elements()[0];
-    const float v851 = v850 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v852 = bfloat(v851);
-    const uint v853 = v843 * v1;
-    const uint v854 = v853 + v845;
-    out[v854] = v852;
-  }
-  const uint v855 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v856 = v321 + v855;
-  const uint v857 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v858 = v26 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v860 = v216 && v859;
-  const bool v861 = v858 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v220.m[1][4].thread_elements()[1];
-    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v865 = bfloat(v864);
-    const uint v866 = v856 * v1;
-    const uint v867 = v866 + v858;
-    out[v867] = v865;
-  }
-  const uint v868 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v869 = v321 + v868;
-  const uint v870 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v871 = v26 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v873 = v216 && v872;
-  const bool v874 = v871 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v220.m[1][5].thread_elements()[0];
-    const float v877 = v876 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v878 = bfloat(v877);
-    const uint v879 = v869 * v1;
-    const uint v880 = v879 + v871;
-    out[v880] = v878;
-  }
-  const uint v881 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v882 = v321 + v881;
-  const uint v883 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v884 = v26 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v886 = v216 && v885;
-  const bool v887 = v884 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v220.m[1][5].thread_elements()[1];
-    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v891 = bfloat(v890);
-    const uint v892 = v882 * v1;
-    const uint v893 = v892 + v884;
-    out[v893] = v891;
-  }
-  const uint v894 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v895 = v321 + v894;
-  const uint v896 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v897 = v26 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v899 = v216 && v898;
-  const bool v900 = v897 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v220.m[1][6].thread_elements()[0];
-    const float v903 = v902 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v904 = bfloat(v903);
-    const uint v905 = v895 * v1;
-    const uint v906 = v905 + v897;
-    out[v906] = v904;
-  }
-  const uint v907 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v908 = v321 + v907;
-  const uint v909 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v910 = v26 + v909;
-  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v912 = v216 && v911;
-  const bool v913 = v910 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v220.m[1][6].thread_elements()[1];
-    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v917 = bfloat(v916);
-    const uint v918 = v908 * v1;
-    const uint v919 = v918 + v910;
-    out[v919] = v917;
-  }
-  const uint v920 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v921 = v321 + v920;
-  const uint v922 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v923 = v26 + v922;
-  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v925 = v216 && v924;
-  const bool v926 = v923 < v1;
-  const bool v927 = v925 && v926;
-  if (v927) {
-    const float v928 = v220.m[1][7].thread_elements()[0];
-    const float v929 = v928 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v930 = bfloat(v929);
-    const uint v931 = v921 * v1;
-    const uint v932 = v931 + v923;
-    out[v932] = v930;
-  }
-  const uint v933 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v934 = v321 + v933;
-  const uint v935 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v936 = v26 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v938 = v216 && v937;
-  const bool v939 = v936 < v1;
-  const bool v940 = v938 && v939;
-  if (v940) {
-    const float v941 = v220.m[1][7].thread_elements()[1];
-    const float v942 = v941 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v943 = bfloat(v942);
-    const uint v944 = v934 * v1;
-    const uint v945 = v944 + v936;
-    out[v945] = v943;
-  }
-  const uint v946 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v947 = v321 + v946;
-  const uint v948 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v949 = v26 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v951 = v216 && v950;
-  const bool v952 = v949 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v220.m[1][8].thread_elements()[0];
-    const float v955 = v954 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v956 = bfloat(v955);
-    const uint v957 = v947 * v1;
-    const uint v958 = v957 + v949;
-    out[v958] = v956;
-  }
-  const uint v959 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v960 = v321 + v959;
-  const uint v961 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v962 = v26 + v961;
-  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v964 = v216 && v963;
-  const bool v965 = v962 < v1;
-  const bool v966 = v964 && v965;
-  if (v966) {
-    const float v967 = v220.m[1][8].thread_elements()[1];
-    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v969 = bfloat(v968);
-    const uint v970 = v960 * v1;
-    const uint v971 = v970 + v962;
-    out[v971] = v969;
-  }
-  const uint v972 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v973 = v321 + v972;
-  const uint v974 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v977 = v216 && v976;
-  const bool v978 = v975 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v220.m[1][9].thread_elements()[0];
-    const float v981 = v980 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v982 = bfloat(v981);
-    const uint v983 = v973 * v1;
-    const uint v984 = v983 + v975;
-    out[v984] = v982;
-  }
-  const uint v985 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v986 = v321 + v985;
-  const uint v987 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v988 = v26 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v990 = v216 && v989;
-  const bool v991 = v988 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v220.m[1][9].thread_elements()[1];
-    const float v994 = v993 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v995 = bfloat(v994);
-    const uint v996 = v986 * v1;
-    const uint v997 = v996 + v988;
-    out[v997] = v995;
-  }
-  const uint v998 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v999 = v321 + v998;
-  const uint v1000 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1001 = v26 + v1000;
-  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1003 = v216 && v1002;
-  const bool v1004 = v1001 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v220.m[1][10].thread_elements()[0];
-    const float v1007 = v1006 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1008 = bfloat(v1007);
-    const uint v1009 = v999 * v1;
-    const uint v1010 = v1009 + v1001;
-    out[v1010] = v1008;
-  }
-  const uint v1011 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1012 = v321 + v1011;
-  const uint v1013 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1014 = v26 + v1013;
-  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1016 = v216 && v1015;
-  const bool v1017 = v1014 < v1;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v220.m[1][10].thread_elements()[1];
-    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1021 = bfloat(v1020);
-    const uint v1022 = v1012 * v1;
-    const uint v1023 = v1022 + v1014;
-    out[v1023] = v1021;
-  }
-  const uint v1024 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1025 = v321 + v1024;
-  const uint v1026 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1027 = v26 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1029 = v216 && v1028;
-  const bool v1030 = v1027 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v220.m[1][11].thread_elements()[0];
-    const float v1033 = v1032 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1034 = bfloat(v1033);
-    const uint v1035 = v1025 * v1;
-    const uint v1036 = v1035 + v1027;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1038 = v321 + v1037;
-  const uint v1039 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1040 = v26 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1042 = v216 && v1041;
-  const bool v1043 = v1040 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v220.m[1][11].thread_elements()[1];
-    const float v1046 = v1045 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1047 = bfloat(v1046);
-    const uint v1048 = v1038 * v1;
-    const uint v1049 = v1048 + v1040;
-    out[v1049] = v1047;
-  }
-  const uint v1050 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1051 = v321 + v1050;
-  const uint v1052 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1053 = v26 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1055 = v216 && v1054;
-  const bool v1056 = v1053 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v220.m[1][12].thread_elements()[0];
-    const float v1059 = v1058 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1060 = bfloat(v1059);
-    const uint v1061 = v1051 * v1;
-    const uint v1062 = v1061 + v1053;
-    out[v1062] = v1060;
-  }
-  const uint v1063 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1064 = v321 + v1063;
-  const uint v1065 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1066 = v26 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1068 = v216 && v1067;
-  const bool v1069 = v1066 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v220.m[1][12].thread_elements()[1];
-    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1073 = bfloat(v1072);
-    const uint v1074 = v1064 * v1;
-    const uint v1075 = v1074 + v1066;
-    out[v1075] = v1073;
-  }
-  const uint v1076 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1077 = v321 + v1076;
-  const uint v1078 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1079 = v26 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1081 = v216 && v1080;
-  const bool v1082 = v1079 < v1;
-  const bool v1083 = v1081 && v1082;
-  if (v1083) {
-    const float v1084 = v220.m[1][13].thread_elements()[0];
-    const float v1085 = v1084 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1086 = bfloat(v1085);
-    const uint v1087 = v1077 * v1;
-    const uint v1088 = v1087 + v1079;
-    out[v1088] = v1086;
-  }
-  const uint v1089 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1090 = v321 + v1089;
-  const uint v1091 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1092 = v26 + v1091;
-  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1094 = v216 && v1093;
-  const bool v1095 = v1092 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v220.m[1][13].thread_elements()[1];
-    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1099 = bfloat(v1098);
-    const uint v1100 = v1090 * v1;
-    const uint v1101 = v1100 + v1092;
-    out[v1101] = v1099;
-  }
-  const uint v1102 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1103 = v321 + v1102;
-  const uint v1104 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1105 = v26 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1107 = v216 && v1106;
-  const bool v1108 = v1105 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v220.m[1][14].thread_elements()[0];
-    const float v1111 = v1110 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1112 = bfloat(v1111);
-    const uint v1113 = v1103 * v1;
-    const uint v1114 = v1113 + v1105;
-    out[v1114] = v1112;
-  }
-  const uint v1115 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1116 = v321 + v1115;
-  const uint v1117 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1118 = v26 + v1117;
-  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1120 = v216 && v1119;
-  const bool v1121 = v1118 < v1;
-  const bool v1122 = v1120 && v1121;
-  if (v1122) {
-    const float v1123 = v220.m[1][14].thread_elements()[1];
-    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1125 = bfloat(v1124);
-    const uint v1126 = v1116 * v1;
-    const uint v1127 = v1126 + v1118;
-    out[v1127] = v1125;
-  }
-  const uint v1128 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1129 = v321 + v1128;
-  const uint v1130 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1131 = v26 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1133 = v216 && v1132;
-  const bool v1134 = v1131 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v220.m[1][15].thread_elements()[0];
-    const float v1137 = v1136 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1138 = bfloat(v1137);
-    const uint v1139 = v1129 * v1;
-    const uint v1140 = v1139 + v1131;
-    out[v1140] = v1138;
-  }
-  const uint v1141 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1142 = v321 + v1141;
-  const uint v1143 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1144 = v26 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1146 = v216 && v1145;
-  const bool v1147 = v1144 < v1;
-  const bool v1148 = v1146 && v1147;
-  if (v1148) {
-    const float v1149 = v220.m[1][15].thread_elements()[1];
-    const float v1150 = v1149 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1151 = bfloat(v1150);
-    const uint v1152 = v1142 * v1;
-    const uint v1153 = v1152 + v1144;
-    out[v1153] = v1151;
-  }
-  const uint v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-  iron_frag<float, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:185
-  iron_frag_fill(v1165, float(0.0f));
-  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:231
-    const uint v2553 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
-    const uint v2555 = v212 << 5u;
-    const uint v2556 = v2555 + v2553;
-    const uint v2560 = v2556 >> 3u;
-    const uint v2562 = v2556 & 7u;
-    const uint v2564 = v2562 << 3u;
-    const uint v2565 = v22 + v2560;
-    const bool v2567 = v2565 < v0;
-    const uint v2570 = v2565 * v2;
-    const uint v2575 = v2560 << 6u;
-    const uint v2579 = v2556 + 384u;
-    const uint v2581 = v2579 >> 3u;
-    const uint v2583 = v2579 & 7u;
-    const uint v2585 = v2583 << 3u;
-    const uint v2586 = v22 + v2581;
-    const bool v2588 = v2586 < v0;
-    const uint v2591 = v2586 * v2;
-    const uint v2596 = v2581 << 6u;
-    const uint v2600 = v2556 + 768u;
-    const bool v2602 = v2600 < 1024u;
-    const uint v2638 = v1155 + v2560;  // kernels/gemm/gemm_warpgroup.hpp:236
-    const bool v2640 = v2638 < v1;
-    const uint v2643 = v2638 * v2;
-    const uint v2659 = v1155 + v2581;
-    const bool v2661 = v2659 < v1;
-    const uint v2664 = v2659 * v2;
+  const uint v390 = v286 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+  const uint v391 = v390 << 4u;
+  const uint v393 = v287 << 6u;
+  const uint v394 = v22 + v393;
+  const uint v395 = v394 + v391;
+  const uint v396 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v397 = v395 + v396;
+  const uint v398 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v399 = v26 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v401 = v290 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v294.m[0][0].thread_elements()[0];
+    const float v405 = v404 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v406 = bfloat(v405);
+    const uint v407 = v397 * v1;
+    const uint v408 = v407 + v399;
+    out[v408] = v406;
+  }
+  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v410 = v395 + v409;
+  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v412 = v26 + v411;
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v414 = v290 && v413;
+  const bool v415 = v412 < v1;
+  const bool v416 = v414 && v415;
+  if (v416) {
+    const float v417 = v294.m[0][0].thread_elements()[1];
+    const float v418 = v417 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v419 = bfloat(v418);
+    const uint v420 = v410 * v1;
+    const uint v421 = v420 + v412;
+    out[v421] = v419;
+  }
+  const uint v422 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v423 = v395 + v422;
+  const uint v424 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v425 = v26 + v424;
+  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v427 = v290 && v426;
+  const bool v428 = v425 < v1;
+  const bool v429 = v427 && v428;
+  if (v429) {
+    const float v430 = v294.m[0][1].thread_elements()[0];
+    const float v431 = v430 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v432 = bfloat(v431);
+    const uint v433 = v423 * v1;
+    const uint v434 = v433 + v425;
+    out[v434] = v432;
+  }
+  const uint v435 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v436 = v395 + v435;
+  const uint v437 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v438 = v26 + v437;
+  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v440 = v290 && v439;
+  const bool v441 = v438 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v294.m[0][1].thread_elements()[1];
+    const float v444 = v443 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v445 = bfloat(v444);
+    const uint v446 = v436 * v1;
+    const uint v447 = v446 + v438;
+    out[v447] = v445;
+  }
+  const uint v448 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v449 = v395 + v448;
+  const uint v450 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v451 = v26 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v453 = v290 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v294.m[0][2].thread_elements()[0];
+    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v458 = bfloat(v457);
+    const uint v459 = v449 * v1;
+    const uint v460 = v459 + v451;
+    out[v460] = v458;
+  }
+  const uint v461 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v462 = v395 + v461;
+  const uint v463 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v464 = v26 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v466 = v290 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v294.m[0][2].thread_elements()[1];
+    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v471 = bfloat(v470);
+    const uint v472 = v462 * v1;
+    const uint v473 = v472 + v464;
+    out[v473] = v471;
+  }
+  const uint v474 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v475 = v395 + v474;
+  const uint v476 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v477 = v26 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v479 = v290 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v294.m[0][3].thread_elements()[0];
+    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v484 = bfloat(v483);
+    const uint v485 = v475 * v1;
+    const uint v486 = v485 + v477;
+    out[v486] = v484;
+  }
+  const uint v487 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v488 = v395 + v487;
+  const uint v489 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v490 = v26 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v492 = v290 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v294.m[0][3].thread_elements()[1];
+    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v497 = bfloat(v496);
+    const uint v498 = v488 * v1;
+    const uint v499 = v498 + v490;
+    out[v499] = v497;
+  }
+  const uint v500 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v501 = v395 + v500;
+  const uint v502 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v503 = v26 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v505 = v290 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v294.m[0][4].thread_elements()[0];
+    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v510 = bfloat(v509);
+    const uint v511 = v501 * v1;
+    const uint v512 = v511 + v503;
+    out[v512] = v510;
+  }
+  const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v514 = v395 + v513;
+  const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v516 = v26 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v518 = v290 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v294.m[0][4].thread_elements()[1];
+    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v523 = bfloat(v522);
+    const uint v524 = v514 * v1;
+    const uint v525 = v524 + v516;
+    out[v525] = v523;
+  }
+  const uint v526 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v527 = v395 + v526;
+  const uint v528 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v529 = v26 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v531 = v290 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v294.m[0][5].thread_elements()[0];
+    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v536 = bfloat(v535);
+    const uint v537 = v527 * v1;
+    const uint v538 = v537 + v529;
+    out[v538] = v536;
+  }
+  const uint v539 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v540 = v395 + v539;
+  const uint v541 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v542 = v26 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v544 = v290 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v294.m[0][5].thread_elements()[1];
+    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v549 = bfloat(v548);
+    const uint v550 = v540 * v1;
+    const uint v551 = v550 + v542;
+    out[v551] = v549;
+  }
+  const uint v552 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v553 = v395 + v552;
+  const uint v554 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v555 = v26 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v557 = v290 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v294.m[0][6].thread_elements()[0];
+    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v562 = bfloat(v561);
+    const uint v563 = v553 * v1;
+    const uint v564 = v563 + v555;
+    out[v564] = v562;
+  }
+  const uint v565 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v566 = v395 + v565;
+  const uint v567 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v568 = v26 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v570 = v290 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v294.m[0][6].thread_elements()[1];
+    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v575 = bfloat(v574);
+    const uint v576 = v566 * v1;
+    const uint v577 = v576 + v568;
+    out[v577] = v575;
+  }
+  const uint v578 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v579 = v395 + v578;
+  const uint v580 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v581 = v26 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v583 = v290 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v294.m[0][7].thread_elements()[0];
+    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v588 = bfloat(v587);
+    const uint v589 = v579 * v1;
+    const uint v590 = v589 + v581;
+    out[v590] = v588;
+  }
+  const uint v591 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v592 = v395 + v591;
+  const uint v593 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v594 = v26 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v596 = v290 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v294.m[0][7].thread_elements()[1];
+    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v601 = bfloat(v600);
+    const uint v602 = v592 * v1;
+    const uint v603 = v602 + v594;
+    out[v603] = v601;
+  }
+  const uint v604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v605 = v395 + v604;
+  const uint v606 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v607 = v26 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v609 = v290 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v294.m[0][8].thread_elements()[0];
+    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v614 = bfloat(v613);
+    const uint v615 = v605 * v1;
+    const uint v616 = v615 + v607;
+    out[v616] = v614;
+  }
+  const uint v617 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v618 = v395 + v617;
+  const uint v619 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v620 = v26 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v622 = v290 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v294.m[0][8].thread_elements()[1];
+    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v627 = bfloat(v626);
+    const uint v628 = v618 * v1;
+    const uint v629 = v628 + v620;
+    out[v629] = v627;
+  }
+  const uint v630 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v631 = v395 + v630;
+  const uint v632 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v633 = v26 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v635 = v290 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v294.m[0][9].thread_elements()[0];
+    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v640 = bfloat(v639);
+    const uint v641 = v631 * v1;
+    const uint v642 = v641 + v633;
+    out[v642] = v640;
+  }
+  const uint v643 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v644 = v395 + v643;
+  const uint v645 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v646 = v26 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v648 = v290 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v294.m[0][9].thread_elements()[1];
+    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v653 = bfloat(v652);
+    const uint v654 = v644 * v1;
+    const uint v655 = v654 + v646;
+    out[v655] = v653;
+  }
+  const uint v656 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v657 = v395 + v656;
+  const uint v658 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v659 = v26 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v661 = v290 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v294.m[0][10].thread_elements()[0];
+    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v666 = bfloat(v665);
+    const uint v667 = v657 * v1;
+    const uint v668 = v667 + v659;
+    out[v668] = v666;
+  }
+  const uint v669 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v670 = v395 + v669;
+  const uint v671 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v672 = v26 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v674 = v290 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v294.m[0][10].thread_elements()[1];
+    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v679 = bfloat(v678);
+    const uint v680 = v670 * v1;
+    const uint v681 = v680 + v672;
+    out[v681] = v679;
+  }
+  const uint v682 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v683 = v395 + v682;
+  const uint v684 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v685 = v26 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v687 = v290 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v294.m[0][11].thread_elements()[0];
+    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v692 = bfloat(v691);
+    const uint v693 = v683 * v1;
+    const uint v694 = v693 + v685;
+    out[v694] = v692;
+  }
+  const uint v695 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v696 = v395 + v695;
+  const uint v697 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v698 = v26 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v700 = v290 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v294.m[0][11].thread_elements()[1];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v705 = bfloat(v704);
+    const uint v706 = v696 * v1;
+    const uint v707 = v706 + v698;
+    out[v707] = v705;
+  }
+  const uint v708 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v709 = v395 + v708;
+  const uint v710 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v711 = v26 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v713 = v290 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v294.m[0][12].thread_elements()[0];
+    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v718 = bfloat(v717);
+    const uint v719 = v709 * v1;
+    const uint v720 = v719 + v711;
+    out[v720] = v718;
+  }
+  const uint v721 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v722 = v395 + v721;
+  const uint v723 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v724 = v26 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v726 = v290 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v294.m[0][12].thread_elements()[1];
+    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v731 = bfloat(v730);
+    const uint v732 = v722 * v1;
+    const uint v733 = v732 + v724;
+    out[v733] = v731;
+  }
+  const uint v734 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v735 = v395 + v734;
+  const uint v736 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v737 = v26 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v739 = v290 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v294.m[0][13].thread_elements()[0];
+    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v744 = bfloat(v743);
+    const uint v745 = v735 * v1;
+    const uint v746 = v745 + v737;
+    out[v746] = v744;
+  }
+  const uint v747 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v748 = v395 + v747;
+  const uint v749 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v750 = v26 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v752 = v290 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v294.m[0][13].thread_elements()[1];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v757 = bfloat(v756);
+    const uint v758 = v748 * v1;
+    const uint v759 = v758 + v750;
+    out[v759] = v757;
+  }
+  const uint v760 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v761 = v395 + v760;
+  const uint v762 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v763 = v26 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v765 = v290 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v294.m[0][14].thread_elements()[0];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v770 = bfloat(v769);
+    const uint v771 = v761 * v1;
+    const uint v772 = v771 + v763;
+    out[v772] = v770;
+  }
+  const uint v773 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v774 = v395 + v773;
+  const uint v775 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v776 = v26 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v778 = v290 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v294.m[0][14].thread_elements()[1];
+    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v783 = bfloat(v782);
+    const uint v784 = v774 * v1;
+    const uint v785 = v784 + v776;
+    out[v785] = v783;
+  }
+  const uint v786 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v787 = v395 + v786;
+  const uint v788 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v789 = v26 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v791 = v290 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v294.m[0][15].thread_elements()[0];
+    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v796 = bfloat(v795);
+    const uint v797 = v787 * v1;
+    const uint v798 = v797 + v789;
+    out[v798] = v796;
+  }
+  const uint v799 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v800 = v395 + v799;
+  const uint v801 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v802 = v26 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v804 = v290 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v294.m[0][15].thread_elements()[1];
+    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v809 = bfloat(v808);
+    const uint v810 = v800 * v1;
+    const uint v811 = v810 + v802;
+    out[v811] = v809;
+  }
+  const uint v812 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v813 = v395 + v812;
+  const uint v814 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v815 = v26 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v817 = v290 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v294.m[1][0].thread_elements()[0];
+    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v822 = bfloat(v821);
+    const uint v823 = v813 * v1;
+    const uint v824 = v823 + v815;
+    out[v824] = v822;
+  }
+  const uint v825 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v826 = v395 + v825;
+  const uint v827 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v828 = v26 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v830 = v290 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v294.m[1][0].thread_elements()[1];
+    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v835 = bfloat(v834);
+    const uint v836 = v826 * v1;
+    const uint v837 = v836 + v828;
+    out[v837] = v835;
+  }
+  const uint v838 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v839 = v395 + v838;
+  const uint v840 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v841 = v26 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v843 = v290 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v294.m[1][1].thread_elements()[0];
+    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v848 = bfloat(v847);
+    const uint v849 = v839 * v1;
+    const uint v850 = v849 + v841;
+    out[v850] = v848;
+  }
+  const uint v851 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v852 = v395 + v851;
+  const uint v853 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v854 = v26 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v856 = v290 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v294.m[1][1].thread_elements()[1];
+    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v861 = bfloat(v860);
+    const uint v862 = v852 * v1;
+    const uint v863 = v862 + v854;
+    out[v863] = v861;
+  }
+  const uint v864 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v865 = v395 + v864;
+  const uint v866 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v867 = v26 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v869 = v290 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v294.m[1][2].thread_elements()[0];
+    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v874 = bfloat(v873);
+    const uint v875 = v865 * v1;
+    const uint v876 = v875 + v867;
+    out[v876] = v874;
+  }
+  const uint v877 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v878 = v395 + v877;
+  const uint v879 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v880 = v26 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v882 = v290 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v294.m[1][2].thread_elements()[1];
+    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v887 = bfloat(v886);
+    const uint v888 = v878 * v1;
+    const uint v889 = v888 + v880;
+    out[v889] = v887;
+  }
+  const uint v890 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v891 = v395 + v890;
+  const uint v892 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v893 = v26 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v895 = v290 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v294.m[1][3].thread_elements()[0];
+    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v900 = bfloat(v899);
+    const uint v901 = v891 * v1;
+    const uint v902 = v901 + v893;
+    out[v902] = v900;
+  }
+  const uint v903 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v904 = v395 + v903;
+  const uint v905 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v906 = v26 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v908 = v290 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v294.m[1][3].thread_elements()[1];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v913 = bfloat(v912);
+    const uint v914 = v904 * v1;
+    const uint v915 = v914 + v906;
+    out[v915] = v913;
+  }
+  const uint v916 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v917 = v395 + v916;
+  const uint v918 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v919 = v26 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v921 = v290 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v294.m[1][4].thread_elements()[0];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v926 = bfloat(v925);
+    const uint v927 = v917 * v1;
+    const uint v928 = v927 + v919;
+    out[v928] = v926;
+  }
+  const uint v929 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v930 = v395 + v929;
+  const uint v931 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v932 = v26 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v934 = v290 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v294.m[1][4].thread_elements()[1];
+    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v939 = bfloat(v938);
+    const uint v940 = v930 * v1;
+    const uint v941 = v940 + v932;
+    out[v941] = v939;
+  }
+  const uint v942 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v943 = v395 + v942;
+  const uint v944 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v945 = v26 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v947 = v290 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v294.m[1][5].thread_elements()[0];
+    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v952 = bfloat(v951);
+    const uint v953 = v943 * v1;
+    const uint v954 = v953 + v945;
+    out[v954] = v952;
+  }
+  const uint v955 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v956 = v395 + v955;
+  const uint v957 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v958 = v26 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v960 = v290 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v294.m[1][5].thread_elements()[1];
+    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v965 = bfloat(v964);
+    const uint v966 = v956 * v1;
+    const uint v967 = v966 + v958;
+    out[v967] = v965;
+  }
+  const uint v968 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v969 = v395 + v968;
+  const uint v970 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v971 = v26 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v973 = v290 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v294.m[1][6].thread_elements()[0];
+    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v978 = bfloat(v977);
+    const uint v979 = v969 * v1;
+    const uint v980 = v979 + v971;
+    out[v980] = v978;
+  }
+  const uint v981 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v982 = v395 + v981;
+  const uint v983 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v984 = v26 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v986 = v290 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v294.m[1][6].thread_elements()[1];
+    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v991 = bfloat(v990);
+    const uint v992 = v982 * v1;
+    const uint v993 = v992 + v984;
+    out[v993] = v991;
+  }
+  const uint v994 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v995 = v395 + v994;
+  const uint v996 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v997 = v26 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v999 = v290 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v294.m[1][7].thread_elements()[0];
+    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1004 = bfloat(v1003);
+    const uint v1005 = v995 * v1;
+    const uint v1006 = v1005 + v997;
+    out[v1006] = v1004;
+  }
+  const uint v1007 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1008 = v395 + v1007;
+  const uint v1009 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1010 = v26 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1012 = v290 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v294.m[1][7].thread_elements()[1];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1017 = bfloat(v1016);
+    const uint v1018 = v1008 * v1;
+    const uint v1019 = v1018 + v1010;
+    out[v1019] = v1017;
+  }
+  const uint v1020 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1021 = v395 + v1020;
+  const uint v1022 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1023 = v26 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1025 = v290 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v294.m[1][8].thread_elements()[0];
+    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1030 = bfloat(v1029);
+    const uint v1031 = v1021 * v1;
+    const uint v1032 = v1031 + v1023;
+    out[v1032] = v1030;
+  }
+  const uint v1033 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1034 = v395 + v1033;
+  const uint v1035 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1036 = v26 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1038 = v290 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v294.m[1][8].thread_elements()[1];
+    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1043 = bfloat(v1042);
+    const uint v1044 = v1034 * v1;
+    const uint v1045 = v1044 + v1036;
+    out[v1045] = v1043;
+  }
+  const uint v1046 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1047 = v395 + v1046;
+  const uint v1048 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1049 = v26 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1051 = v290 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v294.m[1][9].thread_elements()[0];
+    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1056 = bfloat(v1055);
+    const uint v1057 = v1047 * v1;
+    const uint v1058 = v1057 + v1049;
+    out[v1058] = v1056;
+  }
+  const uint v1059 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1060 = v395 + v1059;
+  const uint v1061 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1062 = v26 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1064 = v290 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v294.m[1][9].thread_elements()[1];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1069 = bfloat(v1068);
+    const uint v1070 = v1060 * v1;
+    const uint v1071 = v1070 + v1062;
+    out[v1071] = v1069;
+  }
+  const uint v1072 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1073 = v395 + v1072;
+  const uint v1074 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1075 = v26 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1077 = v290 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v294.m[1][10].thread_elements()[0];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1082 = bfloat(v1081);
+    const uint v1083 = v1073 * v1;
+    const uint v1084 = v1083 + v1075;
+    out[v1084] = v1082;
+  }
+  const uint v1085 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1086 = v395 + v1085;
+  const uint v1087 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1088 = v26 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1090 = v290 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v294.m[1][10].thread_elements()[1];
+    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1095 = bfloat(v1094);
+    const uint v1096 = v1086 * v1;
+    const uint v1097 = v1096 + v1088;
+    out[v1097] = v1095;
+  }
+  const uint v1098 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1099 = v395 + v1098;
+  const uint v1100 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1101 = v26 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1103 = v290 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v294.m[1][11].thread_elements()[0];
+    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1108 = bfloat(v1107);
+    const uint v1109 = v1099 * v1;
+    const uint v1110 = v1109 + v1101;
+    out[v1110] = v1108;
+  }
+  const uint v1111 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1112 = v395 + v1111;
+  const uint v1113 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1114 = v26 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1116 = v290 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v294.m[1][11].thread_elements()[1];
+    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1121 = bfloat(v1120);
+    const uint v1122 = v1112 * v1;
+    const uint v1123 = v1122 + v1114;
+    out[v1123] = v1121;
+  }
+  const uint v1124 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1125 = v395 + v1124;
+  const uint v1126 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1127 = v26 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1129 = v290 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v294.m[1][12].thread_elements()[0];
+    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1134 = bfloat(v1133);
+    const uint v1135 = v1125 * v1;
+    const uint v1136 = v1135 + v1127;
+    out[v1136] = v1134;
+  }
+  const uint v1137 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1138 = v395 + v1137;
+  const uint v1139 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1140 = v26 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1142 = v290 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v294.m[1][12].thread_elements()[1];
+    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1147 = bfloat(v1146);
+    const uint v1148 = v1138 * v1;
+    const uint v1149 = v1148 + v1140;
+    out[v1149] = v1147;
+  }
+  const uint v1150 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1151 = v395 + v1150;
+  const uint v1152 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1153 = v26 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1155 = v290 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v294.m[1][13].thread_elements()[0];
+    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1160 = bfloat(v1159);
+    const uint v1161 = v1151 * v1;
+    const uint v1162 = v1161 + v1153;
+    out[v1162] = v1160;
+  }
+  const uint v1163 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1164 = v395 + v1163;
+  const uint v1165 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1166 = v26 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1168 = v290 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v294.m[1][13].thread_elements()[1];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1173 = bfloat(v1172);
+    const uint v1174 = v1164 * v1;
+    const uint v1175 = v1174 + v1166;
+    out[v1175] = v1173;
+  }
+  const uint v1176 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1177 = v395 + v1176;
+  const uint v1178 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1179 = v26 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1181 = v290 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v294.m[1][14].thread_elements()[0];
+    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1186 = bfloat(v1185);
+    const uint v1187 = v1177 * v1;
+    const uint v1188 = v1187 + v1179;
+    out[v1188] = v1186;
+  }
+  const uint v1189 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1190 = v395 + v1189;
+  const uint v1191 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1192 = v26 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1194 = v290 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v294.m[1][14].thread_elements()[1];
+    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1199 = bfloat(v1198);
+    const uint v1200 = v1190 * v1;
+    const uint v1201 = v1200 + v1192;
+    out[v1201] = v1199;
+  }
+  const uint v1202 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1203 = v395 + v1202;
+  const uint v1204 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1205 = v26 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1207 = v290 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v294.m[1][15].thread_elements()[0];
+    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1212 = bfloat(v1211);
+    const uint v1213 = v1203 * v1;
+    const uint v1214 = v1213 + v1205;
+    out[v1214] = v1212;
+  }
+  const uint v1215 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1216 = v395 + v1215;
+  const uint v1217 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1218 = v26 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1220 = v290 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v294.m[1][15].thread_elements()[1];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1225 = bfloat(v1224);
+    const uint v1226 = v1216 * v1;
+    const uint v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const uint v1229 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+  iron_frag<float, 16, 128> v1239;  // kernels/gemm/gemm_warpgroup.hpp:199
+  iron_frag_fill(v1239, float(0.0f));
+  if (v298) {  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2627 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
+    const uint v2629 = v286 << 5u;
+    const uint v2630 = v2629 + v2627;
+    const uint v2634 = v2630 >> 3u;
+    const uint v2636 = v2630 & 7u;
+    const uint v2638 = v2636 << 3u;
+    const uint v2639 = v22 + v2634;
+    const bool v2641 = v2639 < v0;
+    const uint v2644 = v2639 * v2;
+    const uint v2649 = v2634 << 6u;
+    const uint v2653 = v2630 + 384u;
+    const uint v2655 = v2653 >> 3u;
+    const uint v2657 = v2653 & 7u;
+    const uint v2659 = v2657 << 3u;
+    const uint v2660 = v22 + v2655;
+    const bool v2662 = v2660 < v0;
+    const uint v2665 = v2660 * v2;
+    const uint v2670 = v2655 << 6u;
+    const uint v2674 = v2630 + 768u;
+    const bool v2676 = v2674 < 1024u;
+    const uint v2712 = v1229 + v2634;  // kernels/gemm/gemm_warpgroup.hpp:250
+    const bool v2714 = v2712 < v1;
+    const uint v2717 = v2712 * v2;
+    const uint v2733 = v1229 + v2655;
+    const bool v2735 = v2733 < v1;
+    const uint v2738 = v2733 * v2;
 
-    for (uint v2544 = 0u; v2544 < v2; v2544 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
-      const uint v2546 = v2544 >> 6u;
-      const uint v2548 = v2546 % 1u;
+    for (uint v2618 = 0u; v2618 < v2; v2618 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
+      const uint v2620 = v2618 >> 6u;
+      const uint v2622 = v2620 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2551 = v2548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const uint v2566 = v2544 + v2564;
-      const bool v2568 = v2566 < v2;
-      const bool v2569 = v2567 && v2568;
-      const uint v2572 = v2570 + v2566;
-      const uint v2573 = v2569 ? v2572 : 0u;
-      const uint v2576 = v2551 + v2575;
-      const uint v2577 = v2576 + v2564;
+      const uint v2625 = v2622 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const uint v2640 = v2618 + v2638;
+      const bool v2642 = v2640 < v2;
+      const bool v2643 = v2641 && v2642;
+      const uint v2646 = v2644 + v2640;
+      const uint v2647 = v2643 ? v2646 : 0u;
+      const uint v2650 = v2625 + v2649;
+      const uint v2651 = v2650 + v2638;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2577 + e] = v2569 ? a[v2573 + e] : bfloat(0);
+        shm3[v2651 + e] = v2643 ? a[v2647 + e] : bfloat(0);
       }
-      const uint v2587 = v2544 + v2585;
-      const bool v2589 = v2587 < v2;
-      const bool v2590 = v2588 && v2589;
-      const uint v2593 = v2591 + v2587;
-      const uint v2594 = v2590 ? v2593 : 0u;
-      const uint v2597 = v2551 + v2596;
-      const uint v2598 = v2597 + v2585;
+      const uint v2661 = v2618 + v2659;
+      const bool v2663 = v2661 < v2;
+      const bool v2664 = v2662 && v2663;
+      const uint v2667 = v2665 + v2661;
+      const uint v2668 = v2664 ? v2667 : 0u;
+      const uint v2671 = v2625 + v2670;
+      const uint v2672 = v2671 + v2659;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2598 + e] = v2590 ? a[v2594 + e] : bfloat(0);
+        shm3[v2672 + e] = v2664 ? a[v2668 + e] : bfloat(0);
       }
-      if (v2602) {
-        const uint v2604 = v2600 >> 3u;
-        const uint v2606 = v2600 & 7u;
-        const uint v2608 = v2606 << 3u;
-        const uint v2609 = v22 + v2604;
-        const uint v2610 = v2544 + v2608;
-        const bool v2611 = v2609 < v0;
-        const bool v2612 = v2610 < v2;
-        const bool v2613 = v2611 && v2612;
-        const uint v2614 = v2609 * v2;
-        const uint v2616 = v2614 + v2610;
-        const uint v2617 = v2613 ? v2616 : 0u;
-        const uint v2619 = v2604 << 6u;
-        const uint v2620 = v2551 + v2619;
-        const uint v2621 = v2620 + v2608;
+      if (v2676) {
+        const uint v2678 = v2674 >> 3u;
+        const uint v2680 = v2674 & 7u;
+        const uint v2682 = v2680 << 3u;
+        const uint v2683 = v22 + v2678;
+        const uint v2684 = v2618 + v2682;
+        const bool v2685 = v2683 < v0;
+        const bool v2686 = v2684 < v2;
+        const bool v2687 = v2685 && v2686;
+        const uint v2688 = v2683 * v2;
+        const uint v2690 = v2688 + v2684;
+        const uint v2691 = v2687 ? v2690 : 0u;
+        const uint v2693 = v2678 << 6u;
+        const uint v2694 = v2625 + v2693;
+        const uint v2695 = v2694 + v2682;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2621 + e] = v2613 ? a[v2617 + e] : bfloat(0);
+          shm3[v2695 + e] = v2687 ? a[v2691 + e] : bfloat(0);
         }
       }
-      const bool v2642 = v2640 && v2568;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const uint v2645 = v2643 + v2566;
-      const uint v2646 = v2642 ? v2645 : 0u;
+      const bool v2716 = v2714 && v2642;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const uint v2719 = v2717 + v2640;
+      const uint v2720 = v2716 ? v2719 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2577 + e] = v2642 ? b[v2646 + e] : bfloat(0);
+        shm4[v2651 + e] = v2716 ? b[v2720 + e] : bfloat(0);
       }
-      const bool v2663 = v2661 && v2589;
-      const uint v2666 = v2664 + v2587;
-      const uint v2667 = v2663 ? v2666 : 0u;
+      const bool v2737 = v2735 && v2663;
+      const uint v2740 = v2738 + v2661;
+      const uint v2741 = v2737 ? v2740 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2598 + e] = v2663 ? b[v2667 + e] : bfloat(0);
+        shm4[v2672 + e] = v2737 ? b[v2741 + e] : bfloat(0);
       }
-      if (v2602) {
-        const uint v2677 = v2600 >> 3u;
-        const uint v2679 = v2600 & 7u;
-        const uint v2681 = v2679 << 3u;
-        const uint v2682 = v1155 + v2677;
-        const uint v2683 = v2544 + v2681;
-        const bool v2684 = v2682 < v1;
-        const bool v2685 = v2683 < v2;
-        const bool v2686 = v2684 && v2685;
-        const uint v2687 = v2682 * v2;
-        const uint v2689 = v2687 + v2683;
-        const uint v2690 = v2686 ? v2689 : 0u;
-        const uint v2692 = v2677 << 6u;
-        const uint v2693 = v2551 + v2692;
-        const uint v2694 = v2693 + v2681;
+      if (v2676) {
+        const uint v2751 = v2674 >> 3u;
+        const uint v2753 = v2674 & 7u;
+        const uint v2755 = v2753 << 3u;
+        const uint v2756 = v1229 + v2751;
+        const uint v2757 = v2618 + v2755;
+        const bool v2758 = v2756 < v1;
+        const bool v2759 = v2757 < v2;
+        const bool v2760 = v2758 && v2759;
+        const uint v2761 = v2756 * v2;
+        const uint v2763 = v2761 + v2757;
+        const uint v2764 = v2760 ? v2763 : 0u;
+        const uint v2766 = v2751 << 6u;
+        const uint v2767 = v2625 + v2766;
+        const uint v2768 = v2767 + v2755;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2694 + e] = v2686 ? b[v2690 + e] : bfloat(0);
+          shm4[v2768 + e] = v2760 ? b[v2764 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v216) {
-        const uint v2704 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v2705 = v2551 + v2704;
-        const uint v2805 = v317 << 6u;
-        const uint v2807 = v2705 + v2805;
-        iron_frag<bfloat, 16, 16> v2814;
-        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2814, shm3, long(v2807), long(64u));
-        iron_frag<bfloat, 16, 128> v2816;
-        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2816, shm4, long(v2551), long(64u));
-        iron_frag_mma(v1165, v2814, v2816);
-        const uint v2818 = v2807 + 16u;
-        const uint v2821 = v2551 + 16u;
-        iron_frag<bfloat, 16, 16> v2823;
-        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2823, shm3, long(v2818), long(64u));
-        iron_frag<bfloat, 16, 128> v2825;
-        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2825, shm4, long(v2821), long(64u));
-        iron_frag_mma(v1165, v2823, v2825);
-        const uint v2827 = v2807 + 32u;
-        const uint v2830 = v2551 + 32u;
-        iron_frag<bfloat, 16, 16> v2832;
-        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2832, shm3, long(v2827), long(64u));
-        iron_frag<bfloat, 16, 128> v2834;
-        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2834, shm4, long(v2830), long(64u));
-        iron_frag_mma(v1165, v2832, v2834);
-        const uint v2836 = v2807 + 48u;
-        const uint v2839 = v2551 + 48u;
-        iron_frag<bfloat, 16, 16> v2841;
-        iron_frag_fill(v2841, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2841, shm3, long(v2836), long(64u));
-        iron_frag<bfloat, 16, 128> v2843;
-        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2843, shm4, long(v2839), long(64u));
-        iron_frag_mma(v1165, v2841, v2843);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
-  } else {
-    const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-    const uint v1198 = iron_tid.x;
-
-    for (uint v1196 = 0u; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-      for (uint v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1205 = v22 + v1202;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1206 = v1205 < v0;
-        const uint v1207 = v1196 + v1204;
-        const bool v1208 = v1207 < v2;
-        const bool v1209 = v1206 && v1208;
-        if (v1209) {
-          const uint v1211 = v1205 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1213 = v1211 + v1196;
-          const uint v1214 = v1213 + v1204;
-          const bfloat v1215 = a[v1214];
-          const uint v1217 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1218 = v1217 + v1204;
-          shm3[v1218] = v1215;
-        } else {
-          const uint v1220 = v1202 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1221 = v1220 + v1204;
-          shm3[v1221] = bfloat(0.0f);
-        }
-      }
-
-      for (uint v1226 = v1198; v1226 < 8192u; v1226 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1228 = v1226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1230 = v1226 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1231 = v1155 + v1228;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1232 = v1231 < v1;
-        const uint v1233 = v1196 + v1230;
-        const bool v1234 = v1233 < v2;
-        const bool v1235 = v1232 && v1234;
-        if (v1235) {
-          const uint v1237 = v1231 * v2;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1239 = v1237 + v1196;
-          const uint v1240 = v1239 + v1230;
-          const bfloat v1241 = b[v1240];
-          const uint v1243 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1244 = v1243 + v1230;
-          shm4[v1244] = v1241;
-        } else {
-          const uint v1246 = v1228 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1247 = v1246 + v1230;
-          shm4[v1247] = bfloat(0.0f);
-        }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
-        const uint v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v2850 = v317 << 6u;
-        const uint v2852 = v1256 + v2850;
-        iron_frag<bfloat, 16, 16> v2859;
-        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2859, shm3, long(v2852), long(64u));
-        iron_frag<bfloat, 16, 128> v2861;
-        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2861, shm4, long(0u), long(64u));
-        iron_frag_mma(v1165, v2859, v2861);
-        const uint v2863 = v2852 + 16u;
-        iron_frag<bfloat, 16, 16> v2868;
-        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2868, shm3, long(v2863), long(64u));
-        iron_frag<bfloat, 16, 128> v2870;
-        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2870, shm4, long(16u), long(64u));
-        iron_frag_mma(v1165, v2868, v2870);
-        const uint v2872 = v2852 + 32u;
-        iron_frag<bfloat, 16, 16> v2877;
-        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2877, shm3, long(v2872), long(64u));
-        iron_frag<bfloat, 16, 128> v2879;
-        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2879, shm4, long(32u), long(64u));
-        iron_frag_mma(v1165, v2877, v2879);
-        const uint v2881 = v2852 + 48u;
-        iron_frag<bfloat, 16, 16> v2886;
-        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2886, shm3, long(v2881), long(64u));
-        iron_frag<bfloat, 16, 128> v2888;
+      if (v290) {
+        const uint v2778 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v2779 = v2625 + v2778;
+        const uint v2879 = v391 << 6u;
+        const uint v2881 = v2779 + v2879;
+        iron_frag<bfloat, 16, 16> v2888;
         iron_frag_fill(v2888, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2888, shm4, long(48u), long(64u));
-        iron_frag_mma(v1165, v2886, v2888);
+        iron_frag_load<false>(v2888, shm3, long(v2881), long(64u));
+        iron_frag<bfloat, 16, 128> v2890;
+        iron_frag_fill(v2890, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2890, shm4, long(v2625), long(64u));
+        iron_frag_mma(v1239, v2888, v2890);
+        const uint v2892 = v2881 + 16u;
+        const uint v2895 = v2625 + 16u;
+        iron_frag<bfloat, 16, 16> v2897;
+        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2897, shm3, long(v2892), long(64u));
+        iron_frag<bfloat, 16, 128> v2899;
+        iron_frag_fill(v2899, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2899, shm4, long(v2895), long(64u));
+        iron_frag_mma(v1239, v2897, v2899);
+        const uint v2901 = v2881 + 32u;
+        const uint v2904 = v2625 + 32u;
+        iron_frag<bfloat, 16, 16> v2906;
+        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2906, shm3, long(v2901), long(64u));
+        iron_frag<bfloat, 16, 128> v2908;
+        iron_frag_fill(v2908, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2908, shm4, long(v2904), long(64u));
+        iron_frag_mma(v1239, v2906, v2908);
+        const uint v2910 = v2881 + 48u;
+        const uint v2913 = v2625 + 48u;
+        iron_frag<bfloat, 16, 16> v2915;
+        iron_frag_fill(v2915, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2915, shm3, long(v2910), long(64u));
+        iron_frag<bfloat, 16, 128> v2917;
+        iron_frag_fill(v2917, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2917, shm4, long(v2913), long(64u));
+        iron_frag_mma(v1239, v2915, v2917);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
+  } else {
+    const uint v1271 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v1272 = iron_tid.x;
+
+    for (uint v1270 = 0u; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+      for (uint v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1280 = v1279 < v0;
+        const uint v1281 = v1270 + v1278;
+        const bool v1282 = v1281 < v2;
+        const bool v1283 = v1280 && v1282;
+        if (v1283) {
+          const uint v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1287 = v1285 + v1270;
+          const uint v1288 = v1287 + v1278;
+          const bfloat v1289 = a[v1288];
+          const uint v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1292 = v1291 + v1278;
+          shm3[v1292] = v1289;
+        } else {
+          const uint v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1295 = v1294 + v1278;
+          shm3[v1295] = bfloat(0.0f);
+        }
+      }
+
+      for (uint v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1306 = v1305 < v1;
+        const uint v1307 = v1270 + v1304;
+        const bool v1308 = v1307 < v2;
+        const bool v1309 = v1306 && v1308;
+        if (v1309) {
+          const uint v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1313 = v1311 + v1270;
+          const uint v1314 = v1313 + v1304;
+          const bfloat v1315 = b[v1314];
+          const uint v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1318 = v1317 + v1304;
+          shm4[v1318] = v1315;
+        } else {
+          const uint v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1321 = v1320 + v1304;
+          shm4[v1321] = bfloat(0.0f);
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
+        const uint v1330 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+        const uint v2924 = v391 << 6u;
+        const uint v2926 = v1330 + v2924;
+        iron_frag<bfloat, 16, 16> v2933;
+        iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2933, shm3, long(v2926), long(64u));
+        iron_frag<bfloat, 16, 128> v2935;
+        iron_frag_fill(v2935, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2935, shm4, long(0u), long(64u));
+        iron_frag_mma(v1239, v2933, v2935);
+        const uint v2937 = v2926 + 16u;
+        iron_frag<bfloat, 16, 16> v2942;
+        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2942, shm3, long(v2937), long(64u));
+        iron_frag<bfloat, 16, 128> v2944;
+        iron_frag_fill(v2944, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2944, shm4, long(16u), long(64u));
+        iron_frag_mma(v1239, v2942, v2944);
+        const uint v2946 = v2926 + 32u;
+        iron_frag<bfloat, 16, 16> v2951;
+        iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2951, shm3, long(v2946), long(64u));
+        iron_frag<bfloat, 16, 128> v2953;
+        iron_frag_fill(v2953, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2953, shm4, long(32u), long(64u));
+        iron_frag_mma(v1239, v2951, v2953);
+        const uint v2955 = v2926 + 48u;
+        iron_frag<bfloat, 16, 16> v2960;
+        iron_frag_fill(v2960, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2960, shm3, long(v2955), long(64u));
+        iron_frag<bfloat, 16, 128> v2962;
+        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2962, shm4, long(48u), long(64u));
+        iron_frag_mma(v1239, v2960, v2962);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
     }
   }
-  const uint v1267 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1268 = v321 + v1267;
-  const uint v1269 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1270 = v1155 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1272 = v216 && v1271;
-  const bool v1273 = v1270 < v1;
-  const bool v1274 = v1272 && v1273;
-  if (v1274) {
-    const float v1275 = v1165.m[0][0].thread_elements()[0];
-    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1277 = bfloat(v1276);
-    const uint v1278 = v1268 * v1;
-    const uint v1279 = v1278 + v1270;
-    out[v1279] = v1277;
+  const uint v1341 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1342 = v395 + v1341;
+  const uint v1343 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1344 = v1229 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1346 = v290 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v1239.m[0][0].thread_elements()[0];
+    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1351 = bfloat(v1350);
+    const uint v1352 = v1342 * v1;
+    const uint v1353 = v1352 + v1344;
+    out[v1353] = v1351;
   }
-  const uint v1280 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1281 = v321 + v1280;
-  const uint v1282 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1283 = v1155 + v1282;
-  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1285 = v216 && v1284;
-  const bool v1286 = v1283 < v1;
-  const bool v1287 = v1285 && v1286;
-  if (v1287) {
-    const float v1288 = v1165.m[0][0].thread_elements()[1];
-    const float v1289 = v1288 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1290 = bfloat(v1289);
-    const uint v1291 = v1281 * v1;
-    const uint v1292 = v1291 + v1283;
-    out[v1292] = v1290;
+  const uint v1354 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1355 = v395 + v1354;
+  const uint v1356 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1357 = v1229 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1359 = v290 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v1239.m[0][0].thread_elements()[1];
+    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1364 = bfloat(v1363);
+    const uint v1365 = v1355 * v1;
+    const uint v1366 = v1365 + v1357;
+    out[v1366] = v1364;
   }
-  const uint v1293 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1294 = v321 + v1293;
-  const uint v1295 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1296 = v1155 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1298 = v216 && v1297;
-  const bool v1299 = v1296 < v1;
-  const bool v1300 = v1298 && v1299;
-  if (v1300) {
-    const float v1301 = v1165.m[0][1].thread_elements()[0];
-    const float v1302 = v1301 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1303 = bfloat(v1302);
-    const uint v1304 = v1294 * v1;
-    const uint v1305 = v1304 + v1296;
-    out[v1305] = v1303;
+  const uint v1367 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1368 = v395 + v1367;
+  const uint v1369 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1370 = v1229 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1372 = v290 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v1239.m[0][1].thread_elements()[0];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1377 = bfloat(v1376);
+    const uint v1378 = v1368 * v1;
+    const uint v1379 = v1378 + v1370;
+    out[v1379] = v1377;
   }
-  const uint v1306 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1307 = v321 + v1306;
-  const uint v1308 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1309 = v1155 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1311 = v216 && v1310;
-  const bool v1312 = v1309 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v1165.m[0][1].thread_elements()[1];
-    const float v1315 = v1314 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1316 = bfloat(v1315);
-    const uint v1317 = v1307 * v1;
-    const uint v1318 = v1317 + v1309;
-    out[v1318] = v1316;
+  const uint v1380 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1381 = v395 + v1380;
+  const uint v1382 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1383 = v1229 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1385 = v290 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v1239.m[0][1].thread_elements()[1];
+    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1390 = bfloat(v1389);
+    const uint v1391 = v1381 * v1;
+    const uint v1392 = v1391 + v1383;
+    out[v1392] = v1390;
   }
-  const uint v1319 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1320 = v321 + v1319;
-  const uint v1321 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1322 = v1155 + v1321;
-  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1324 = v216 && v1323;
-  const bool v1325 = v1322 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v1165.m[0][2].thread_elements()[0];
-    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1329 = bfloat(v1328);
-    const uint v1330 = v1320 * v1;
-    const uint v1331 = v1330 + v1322;
-    out[v1331] = v1329;
+  const uint v1393 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1394 = v395 + v1393;
+  const uint v1395 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1396 = v1229 + v1395;
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1398 = v290 && v1397;
+  const bool v1399 = v1396 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v1239.m[0][2].thread_elements()[0];
+    const float v1402 = v1401 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1403 = bfloat(v1402);
+    const uint v1404 = v1394 * v1;
+    const uint v1405 = v1404 + v1396;
+    out[v1405] = v1403;
   }
-  const uint v1332 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1333 = v321 + v1332;
-  const uint v1334 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1335 = v1155 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1337 = v216 && v1336;
-  const bool v1338 = v1335 < v1;
-  const bool v1339 = v1337 && v1338;
-  if (v1339) {
-    const float v1340 = v1165.m[0][2].thread_elements()[1];
-    const float v1341 = v1340 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1342 = bfloat(v1341);
-    const uint v1343 = v1333 * v1;
-    const uint v1344 = v1343 + v1335;
-    out[v1344] = v1342;
+  const uint v1406 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1407 = v395 + v1406;
+  const uint v1408 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1409 = v1229 + v1408;
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1411 = v290 && v1410;
+  const bool v1412 = v1409 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v1239.m[0][2].thread_elements()[1];
+    const float v1415 = v1414 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1416 = bfloat(v1415);
+    const uint v1417 = v1407 * v1;
+    const uint v1418 = v1417 + v1409;
+    out[v1418] = v1416;
   }
-  const uint v1345 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1346 = v321 + v1345;
-  const uint v1347 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1348 = v1155 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1350 = v216 && v1349;
-  const bool v1351 = v1348 < v1;
-  const bool v1352 = v1350 && v1351;
-  if (v1352) {
-    const float v1353 = v1165.m[0][3].thread_elements()[0];
-    const float v1354 = v1353 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1355 = bfloat(v1354);
-    const uint v1356 = v1346 * v1;
-    const uint v1357 = v1356 + v1348;
-    out[v1357] = v1355;
+  const uint v1419 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1420 = v395 + v1419;
+  const uint v1421 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1422 = v1229 + v1421;
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1424 = v290 && v1423;
+  const bool v1425 = v1422 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v1239.m[0][3].thread_elements()[0];
+    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1429 = bfloat(v1428);
+    const uint v1430 = v1420 * v1;
+    const uint v1431 = v1430 + v1422;
+    out[v1431] = v1429;
   }
-  const uint v1358 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1359 = v321 + v1358;
-  const uint v1360 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1361 = v1155 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1363 = v216 && v1362;
-  const bool v1364 = v1361 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v1165.m[0][3].thread_elements()[1];
-    const float v1367 = v1366 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1368 = bfloat(v1367);
-    const uint v1369 = v1359 * v1;
-    const uint v1370 = v1369 + v1361;
-    out[v1370] = v1368;
+  const uint v1432 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1433 = v395 + v1432;
+  const uint v1434 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1435 = v1229 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1437 = v290 && v1436;
+  const bool v1438 = v1435 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v1239.m[0][3].thread_elements()[1];
+    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1442 = bfloat(v1441);
+    const uint v1443 = v1433 * v1;
+    const uint v1444 = v1443 + v1435;
+    out[v1444] = v1442;
   }
-  const uint v1371 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1372 = v321 + v1371;
-  const uint v1373 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1374 = v1155 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1376 = v216 && v1375;
-  const bool v1377 = v1374 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v1165.m[0][4].thread_elements()[0];
-    const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v1372 * v1;
-    const uint v1383 = v1382 + v1374;
-    out[v1383] = v1381;
+  const uint v1445 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1446 = v395 + v1445;
+  const uint v1447 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1448 = v1229 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1450 = v290 && v1449;
+  const bool v1451 = v1448 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v1239.m[0][4].thread_elements()[0];
+    const float v1454 = v1453 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1455 = bfloat(v1454);
+    const uint v1456 = v1446 * v1;
+    const uint v1457 = v1456 + v1448;
+    out[v1457] = v1455;
   }
-  const uint v1384 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1385 = v321 + v1384;
-  const uint v1386 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1387 = v1155 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1389 = v216 && v1388;
-  const bool v1390 = v1387 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v1165.m[0][4].thread_elements()[1];
-    const float v1393 = v1392 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1394 = bfloat(v1393);
-    const uint v1395 = v1385 * v1;
-    const uint v1396 = v1395 + v1387;
-    out[v1396] = v1394;
+  const uint v1458 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1459 = v395 + v1458;
+  const uint v1460 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1461 = v1229 + v1460;
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1463 = v290 && v1462;
+  const bool v1464 = v1461 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v1239.m[0][4].thread_elements()[1];
+    const float v1467 = v1466 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1468 = bfloat(v1467);
+    const uint v1469 = v1459 * v1;
+    const uint v1470 = v1469 + v1461;
+    out[v1470] = v1468;
   }
-  const uint v1397 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1398 = v321 + v1397;
-  const uint v1399 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1400 = v1155 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1402 = v216 && v1401;
-  const bool v1403 = v1400 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v1165.m[0][5].thread_elements()[0];
-    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1407 = bfloat(v1406);
-    const uint v1408 = v1398 * v1;
-    const uint v1409 = v1408 + v1400;
-    out[v1409] = v1407;
+  const uint v1471 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1472 = v395 + v1471;
+  const uint v1473 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1474 = v1229 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1476 = v290 && v1475;
+  const bool v1477 = v1474 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v1239.m[0][5].thread_elements()[0];
+    const float v1480 = v1479 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1481 = bfloat(v1480);
+    const uint v1482 = v1472 * v1;
+    const uint v1483 = v1482 + v1474;
+    out[v1483] = v1481;
   }
-  const uint v1410 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1411 = v321 + v1410;
-  const uint v1412 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1413 = v1155 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1415 = v216 && v1414;
-  const bool v1416 = v1413 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v1165.m[0][5].thread_elements()[1];
-    const float v1419 = v1418 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1420 = bfloat(v1419);
-    const uint v1421 = v1411 * v1;
-    const uint v1422 = v1421 + v1413;
-    out[v1422] = v1420;
+  const uint v1484 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1485 = v395 + v1484;
+  const uint v1486 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1487 = v1229 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1489 = v290 && v1488;
+  const bool v1490 = v1487 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v1239.m[0][5].thread_elements()[1];
+    const float v1493 = v1492 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1494 = bfloat(v1493);
+    const uint v1495 = v1485 * v1;
+    const uint v1496 = v1495 + v1487;
+    out[v1496] = v1494;
   }
-  const uint v1423 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1424 = v321 + v1423;
-  const uint v1425 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1426 = v1155 + v1425;
-  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1428 = v216 && v1427;
-  const bool v1429 = v1426 < v1;
-  const bool v1430 = v1428 && v1429;
-  if (v1430) {
-    const float v1431 = v1165.m[0][6].thread_elements()[0];
-    const float v1432 = v1431 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1433 = bfloat(v1432);
-    const uint v1434 = v1424 * v1;
-    const uint v1435 = v1434 + v1426;
-    out[v1435] = v1433;
+  const uint v1497 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1498 = v395 + v1497;
+  const uint v1499 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1500 = v1229 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1502 = v290 && v1501;
+  const bool v1503 = v1500 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v1239.m[0][6].thread_elements()[0];
+    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1507 = bfloat(v1506);
+    const uint v1508 = v1498 * v1;
+    const uint v1509 = v1508 + v1500;
+    out[v1509] = v1507;
   }
-  const uint v1436 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1437 = v321 + v1436;
-  const uint v1438 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1439 = v1155 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1441 = v216 && v1440;
-  const bool v1442 = v1439 < v1;
-  const bool v1443 = v1441 && v1442;
-  if (v1443) {
-    const float v1444 = v1165.m[0][6].thread_elements()[1];
-    const float v1445 = v1444 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1446 = bfloat(v1445);
-    const uint v1447 = v1437 * v1;
-    const uint v1448 = v1447 + v1439;
-    out[v1448] = v1446;
+  const uint v1510 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1511 = v395 + v1510;
+  const uint v1512 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1513 = v1229 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1515 = v290 && v1514;
+  const bool v1516 = v1513 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v1239.m[0][6].thread_elements()[1];
+    const float v1519 = v1518 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1520 = bfloat(v1519);
+    const uint v1521 = v1511 * v1;
+    const uint v1522 = v1521 + v1513;
+    out[v1522] = v1520;
   }
-  const uint v1449 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1450 = v321 + v1449;
-  const uint v1451 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1452 = v1155 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1454 = v216 && v1453;
-  const bool v1455 = v1452 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v1165.m[0][7].thread_elements()[0];
-    const float v1458 = v1457 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1459 = bfloat(v1458);
-    const uint v1460 = v1450 * v1;
-    const uint v1461 = v1460 + v1452;
-    out[v1461] = v1459;
+  const uint v1523 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1524 = v395 + v1523;
+  const uint v1525 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1526 = v1229 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1528 = v290 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1239.m[0][7].thread_elements()[0];
+    const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1533 = bfloat(v1532);
+    const uint v1534 = v1524 * v1;
+    const uint v1535 = v1534 + v1526;
+    out[v1535] = v1533;
   }
-  const uint v1462 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1463 = v321 + v1462;
-  const uint v1464 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1465 = v1155 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1467 = v216 && v1466;
-  const bool v1468 = v1465 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v1165.m[0][7].thread_elements()[1];
-    const float v1471 = v1470 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1472 = bfloat(v1471);
-    const uint v1473 = v1463 * v1;
-    const uint v1474 = v1473 + v1465;
-    out[v1474] = v1472;
+  const uint v1536 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1537 = v395 + v1536;
+  const uint v1538 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1539 = v1229 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1541 = v290 && v1540;
+  const bool v1542 = v1539 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v1239.m[0][7].thread_elements()[1];
+    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1546 = bfloat(v1545);
+    const uint v1547 = v1537 * v1;
+    const uint v1548 = v1547 + v1539;
+    out[v1548] = v1546;
   }
-  const uint v1475 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1476 = v321 + v1475;
-  const uint v1477 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1478 = v1155 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1480 = v216 && v1479;
-  const bool v1481 = v1478 < v1;
-  const bool v1482 = v1480 && v1481;
-  if (v1482) {
-    const float v1483 = v1165.m[0][8].thread_elements()[0];
-    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1485 = bfloat(v1484);
-    const uint v1486 = v1476 * v1;
-    const uint v1487 = v1486 + v1478;
-    out[v1487] = v1485;
+  const uint v1549 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1550 = v395 + v1549;
+  const uint v1551 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1552 = v1229 + v1551;
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1554 = v290 && v1553;
+  const bool v1555 = v1552 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v1239.m[0][8].thread_elements()[0];
+    const float v1558 = v1557 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1559 = bfloat(v1558);
+    const uint v1560 = v1550 * v1;
+    const uint v1561 = v1560 + v1552;
+    out[v1561] = v1559;
   }
-  const uint v1488 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1489 = v321 + v1488;
-  const uint v1490 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1491 = v1155 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1493 = v216 && v1492;
-  const bool v1494 = v1491 < v1;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v1165.m[0][8].thread_elements()[1];
-    const float v1497 = v1496 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1498 = bfloat(v1497);
-    const uint v1499 = v1489 * v1;
-    const uint v1500 = v1499 + v1491;
-    out[v1500] = v1498;
+  const uint v1562 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1563 = v395 + v1562;
+  const uint v1564 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1565 = v1229 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1567 = v290 && v1566;
+  const bool v1568 = v1565 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v1239.m[0][8].thread_elements()[1];
+    const float v1571 = v1570 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1572 = bfloat(v1571);
+    const uint v1573 = v1563 * v1;
+    const uint v1574 = v1573 + v1565;
+    out[v1574] = v1572;
   }
-  const uint v1501 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1502 = v321 + v1501;
-  const uint v1503 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1504 = v1155 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1506 = v216 && v1505;
-  const bool v1507 = v1504 < v1;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v1165.m[0][9].thread_elements()[0];
-    const float v1510 = v1509 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1511 = bfloat(v1510);
-    const uint v1512 = v1502 * v1;
-    const uint v1513 = v1512 + v1504;
-    out[v1513] = v1511;
+  const uint v1575 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1576 = v395 + v1575;
+  const uint v1577 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1578 = v1229 + v1577;
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1580 = v290 && v1579;
+  const bool v1581 = v1578 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v1239.m[0][9].thread_elements()[0];
+    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1585 = bfloat(v1584);
+    const uint v1586 = v1576 * v1;
+    const uint v1587 = v1586 + v1578;
+    out[v1587] = v1585;
   }
-  const uint v1514 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1515 = v321 + v1514;
-  const uint v1516 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1517 = v1155 + v1516;
-  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1519 = v216 && v1518;
-  const bool v1520 = v1517 < v1;
-  const bool v1521 = v1519 && v1520;
-  if (v1521) {
-    const float v1522 = v1165.m[0][9].thread_elements()[1];
-    const float v1523 = v1522 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1524 = bfloat(v1523);
-    const uint v1525 = v1515 * v1;
-    const uint v1526 = v1525 + v1517;
-    out[v1526] = v1524;
+  const uint v1588 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1589 = v395 + v1588;
+  const uint v1590 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1591 = v1229 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1593 = v290 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1239.m[0][9].thread_elements()[1];
+    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1598 = bfloat(v1597);
+    const uint v1599 = v1589 * v1;
+    const uint v1600 = v1599 + v1591;
+    out[v1600] = v1598;
   }
-  const uint v1527 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1528 = v321 + v1527;
-  const uint v1529 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1530 = v1155 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1532 = v216 && v1531;
-  const bool v1533 = v1530 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v1165.m[0][10].thread_elements()[0];
-    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1537 = bfloat(v1536);
-    const uint v1538 = v1528 * v1;
-    const uint v1539 = v1538 + v1530;
-    out[v1539] = v1537;
+  const uint v1601 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1602 = v395 + v1601;
+  const uint v1603 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1604 = v1229 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1606 = v290 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1239.m[0][10].thread_elements()[0];
+    const float v1610 = v1609 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1611 = bfloat(v1610);
+    const uint v1612 = v1602 * v1;
+    const uint v1613 = v1612 + v1604;
+    out[v1613] = v1611;
   }
-  const uint v1540 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1541 = v321 + v1540;
-  const uint v1542 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1543 = v1155 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1545 = v216 && v1544;
-  const bool v1546 = v1543 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v1165.m[0][10].thread_elements()[1];
-    const float v1549 = v1548 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1550 = bfloat(v1549);
-    const uint v1551 = v1541 * v1;
-    const uint v1552 = v1551 + v1543;
-    out[v1552] = v1550;
+  const uint v1614 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1615 = v395 + v1614;
+  const uint v1616 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1617 = v1229 + v1616;
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1619 = v290 && v1618;
+  const bool v1620 = v1617 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v1239.m[0][10].thread_elements()[1];
+    const float v1623 = v1622 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1624 = bfloat(v1623);
+    const uint v1625 = v1615 * v1;
+    const uint v1626 = v1625 + v1617;
+    out[v1626] = v1624;
   }
-  const uint v1553 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1554 = v321 + v1553;
-  const uint v1555 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1556 = v1155 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1558 = v216 && v1557;
-  const bool v1559 = v1556 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v1165.m[0][11].thread_elements()[0];
-    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1563 = bfloat(v1562);
-    const uint v1564 = v1554 * v1;
-    const uint v1565 = v1564 + v1556;
-    out[v1565] = v1563;
+  const uint v1627 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1628 = v395 + v1627;
+  const uint v1629 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1630 = v1229 + v1629;
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1632 = v290 && v1631;
+  const bool v1633 = v1630 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v1239.m[0][11].thread_elements()[0];
+    const float v1636 = v1635 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1637 = bfloat(v1636);
+    const uint v1638 = v1628 * v1;
+    const uint v1639 = v1638 + v1630;
+    out[v1639] = v1637;
   }
-  const uint v1566 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1567 = v321 + v1566;
-  const uint v1568 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1569 = v1155 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1571 = v216 && v1570;
-  const bool v1572 = v1569 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v1165.m[0][11].thread_elements()[1];
-    const float v1575 = v1574 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1576 = bfloat(v1575);
-    const uint v1577 = v1567 * v1;
-    const uint v1578 = v1577 + v1569;
-    out[v1578] = v1576;
+  const uint v1640 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1641 = v395 + v1640;
+  const uint v1642 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1643 = v1229 + v1642;
+  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1645 = v290 && v1644;
+  const bool v1646 = v1643 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v1239.m[0][11].thread_elements()[1];
+    const float v1649 = v1648 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1650 = bfloat(v1649);
+    const uint v1651 = v1641 * v1;
+    const uint v1652 = v1651 + v1643;
+    out[v1652] = v1650;
   }
-  const uint v1579 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1580 = v321 + v1579;
-  const uint v1581 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1582 = v1155 + v1581;
-  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1584 = v216 && v1583;
-  const bool v1585 = v1582 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v1165.m[0][12].thread_elements()[0];
-    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1589 = bfloat(v1588);
-    const uint v1590 = v1580 * v1;
-    const uint v1591 = v1590 + v1582;
-    out[v1591] = v1589;
+  const uint v1653 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1654 = v395 + v1653;
+  const uint v1655 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1656 = v1229 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1658 = v290 && v1657;
+  const bool v1659 = v1656 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v1239.m[0][12].thread_elements()[0];
+    const float v1662 = v1661 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1663 = bfloat(v1662);
+    const uint v1664 = v1654 * v1;
+    const uint v1665 = v1664 + v1656;
+    out[v1665] = v1663;
   }
-  const uint v1592 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1593 = v321 + v1592;
-  const uint v1594 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1595 = v1155 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1597 = v216 && v1596;
-  const bool v1598 = v1595 < v1;
-  const bool v1599 = v1597 && v1598;
-  if (v1599) {
-    const float v1600 = v1165.m[0][12].thread_elements()[1];
-    const float v1601 = v1600 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1602 = bfloat(v1601);
-    const uint v1603 = v1593 * v1;
-    const uint v1604 = v1603 + v1595;
-    out[v1604] = v1602;
+  const uint v1666 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1667 = v395 + v1666;
+  const uint v1668 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1669 = v1229 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1671 = v290 && v1670;
+  const bool v1672 = v1669 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v1239.m[0][12].thread_elements()[1];
+    const float v1675 = v1674 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1676 = bfloat(v1675);
+    const uint v1677 = v1667 * v1;
+    const uint v1678 = v1677 + v1669;
+    out[v1678] = v1676;
   }
-  const uint v1605 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1606 = v321 + v1605;
-  const uint v1607 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1608 = v1155 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1610 = v216 && v1609;
-  const bool v1611 = v1608 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v1165.m[0][13].thread_elements()[0];
-    const float v1614 = v1613 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1615 = bfloat(v1614);
-    const uint v1616 = v1606 * v1;
-    const uint v1617 = v1616 + v1608;
-    out[v1617] = v1615;
+  const uint v1679 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1680 = v395 + v1679;
+  const uint v1681 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1682 = v1229 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1684 = v290 && v1683;
+  const bool v1685 = v1682 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v1239.m[0][13].thread_elements()[0];
+    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1689 = bfloat(v1688);
+    const uint v1690 = v1680 * v1;
+    const uint v1691 = v1690 + v1682;
+    out[v1691] = v1689;
   }
-  const uint v1618 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1619 = v321 + v1618;
-  const uint v1620 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1621 = v1155 + v1620;
-  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1623 = v216 && v1622;
-  const bool v1624 = v1621 < v1;
-  const bool v1625 = v1623 && v1624;
-  if (v1625) {
-    const float v1626 = v1165.m[0][13].thread_elements()[1];
-    const float v1627 = v1626 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1628 = bfloat(v1627);
-    const uint v1629 = v1619 * v1;
-    const uint v1630 = v1629 + v1621;
-    out[v1630] = v1628;
+  const uint v1692 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1693 = v395 + v1692;
+  const uint v1694 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1695 = v1229 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1697 = v290 && v1696;
+  const bool v1698 = v1695 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v1239.m[0][13].thread_elements()[1];
+    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1702 = bfloat(v1701);
+    const uint v1703 = v1693 * v1;
+    const uint v1704 = v1703 + v1695;
+    out[v1704] = v1702;
   }
-  const uint v1631 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1632 = v321 + v1631;
-  const uint v1633 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1634 = v1155 + v1633;
-  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1636 = v216 && v1635;
-  const bool v1637 = v1634 < v1;
-  const bool v1638 = v1636 && v1637;
-  if (v1638) {
-    const float v1639 = v1165.m[0][14].thread_elements()[0];
-    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1641 = bfloat(v1640);
-    const uint v1642 = v1632 * v1;
-    const uint v1643 = v1642 + v1634;
-    out[v1643] = v1641;
+  const uint v1705 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1706 = v395 + v1705;
+  const uint v1707 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1708 = v1229 + v1707;
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1710 = v290 && v1709;
+  const bool v1711 = v1708 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v1239.m[0][14].thread_elements()[0];
+    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1715 = bfloat(v1714);
+    const uint v1716 = v1706 * v1;
+    const uint v1717 = v1716 + v1708;
+    out[v1717] = v1715;
   }
-  const uint v1644 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1645 = v321 + v1644;
-  const uint v1646 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1647 = v1155 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1649 = v216 && v1648;
-  const bool v1650 = v1647 < v1;
-  const bool v1651 = v1649 && v1650;
-  if (v1651) {
-    const float v1652 = v1165.m[0][14].thread_elements()[1];
-    const float v1653 = v1652 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1654 = bfloat(v1653);
-    const uint v1655 = v1645 * v1;
-    const uint v1656 = v1655 + v1647;
-    out[v1656] = v1654;
+  const uint v1718 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1719 = v395 + v1718;
+  const uint v1720 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1721 = v1229 + v1720;
+  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1723 = v290 && v1722;
+  const bool v1724 = v1721 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v1239.m[0][14].thread_elements()[1];
+    const float v1727 = v1726 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1728 = bfloat(v1727);
+    const uint v1729 = v1719 * v1;
+    const uint v1730 = v1729 + v1721;
+    out[v1730] = v1728;
   }
-  const uint v1657 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1658 = v321 + v1657;
-  const uint v1659 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1660 = v1155 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1662 = v216 && v1661;
-  const bool v1663 = v1660 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v1165.m[0][15].thread_elements()[0];
-    const float v1666 = v1665 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1667 = bfloat(v1666);
-    const uint v1668 = v1658 * v1;
-    const uint v1669 = v1668 + v1660;
-    out[v1669] = v1667;
+  const uint v1731 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1732 = v395 + v1731;
+  const uint v1733 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1734 = v1229 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1736 = v290 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1239.m[0][15].thread_elements()[0];
+    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1741 = bfloat(v1740);
+    const uint v1742 = v1732 * v1;
+    const uint v1743 = v1742 + v1734;
+    out[v1743] = v1741;
   }
-  const uint v1670 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1671 = v321 + v1670;
-  const uint v1672 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1673 = v1155 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1675 = v216 && v1674;
-  const bool v1676 = v1673 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v1165.m[0][15].thread_elements()[1];
-    const float v1679 = v1678 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1680 = bfloat(v1679);
-    const uint v1681 = v1671 * v1;
-    const uint v1682 = v1681 + v1673;
-    out[v1682] = v1680;
+  const uint v1744 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1745 = v395 + v1744;
+  const uint v1746 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1747 = v1229 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1749 = v290 && v1748;
+  const bool v1750 = v1747 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v1239.m[0][15].thread_elements()[1];
+    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1754 = bfloat(v1753);
+    const uint v1755 = v1745 * v1;
+    const uint v1756 = v1755 + v1747;
+    out[v1756] = v1754;
   }
-  const uint v1683 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1684 = v321 + v1683;
-  const uint v1685 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1686 = v1155 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1688 = v216 && v1687;
-  const bool v1689 = v1686 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v1165.m[1][0].thread_elements()[0];
-    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1693 = bfloat(v1692);
-    const uint v1694 = v1684 * v1;
-    const uint v1695 = v1694 + v1686;
-    out[v1695] = v1693;
+  const uint v1757 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1758 = v395 + v1757;
+  const uint v1759 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1760 = v1229 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1762 = v290 && v1761;
+  const bool v1763 = v1760 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v1239.m[1][0].thread_elements()[0];
+    const float v1766 = v1765 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1767 = bfloat(v1766);
+    const uint v1768 = v1758 * v1;
+    const uint v1769 = v1768 + v1760;
+    out[v1769] = v1767;
   }
-  const uint v1696 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1697 = v321 + v1696;
-  const uint v1698 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1699 = v1155 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1701 = v216 && v1700;
-  const bool v1702 = v1699 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v1165.m[1][0].thread_elements()[1];
-    const float v1705 = v1704 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1706 = bfloat(v1705);
-    const uint v1707 = v1697 * v1;
-    const uint v1708 = v1707 + v1699;
-    out[v1708] = v1706;
+  const uint v1770 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1771 = v395 + v1770;
+  const uint v1772 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1773 = v1229 + v1772;
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1775 = v290 && v1774;
+  const bool v1776 = v1773 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v1239.m[1][0].thread_elements()[1];
+    const float v1779 = v1778 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1780 = bfloat(v1779);
+    const uint v1781 = v1771 * v1;
+    const uint v1782 = v1781 + v1773;
+    out[v1782] = v1780;
   }
-  const uint v1709 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1710 = v321 + v1709;
-  const uint v1711 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1712 = v1155 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1714 = v216 && v1713;
-  const bool v1715 = v1712 < v1;
-  const bool v1716 = v1714 && v1715;
-  if (v1716) {
-    const float v1717 = v1165.m[1][1].thread_elements()[0];
-    const float v1718 = v1717 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1719 = bfloat(v1718);
-    const uint v1720 = v1710 * v1;
-    const uint v1721 = v1720 + v1712;
-    out[v1721] = v1719;
+  const uint v1783 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1784 = v395 + v1783;
+  const uint v1785 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1786 = v1229 + v1785;
+  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1788 = v290 && v1787;
+  const bool v1789 = v1786 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v1239.m[1][1].thread_elements()[0];
+    const float v1792 = v1791 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1793 = bfloat(v1792);
+    const uint v1794 = v1784 * v1;
+    const uint v1795 = v1794 + v1786;
+    out[v1795] = v1793;
   }
-  const uint v1722 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1723 = v321 + v1722;
-  const uint v1724 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1725 = v1155 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1727 = v216 && v1726;
-  const bool v1728 = v1725 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v1165.m[1][1].thread_elements()[1];
-    const float v1731 = v1730 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1732 = bfloat(v1731);
-    const uint v1733 = v1723 * v1;
-    const uint v1734 = v1733 + v1725;
-    out[v1734] = v1732;
+  const uint v1796 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1797 = v395 + v1796;
+  const uint v1798 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1799 = v1229 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1801 = v290 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1239.m[1][1].thread_elements()[1];
+    const float v1805 = v1804 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1806 = bfloat(v1805);
+    const uint v1807 = v1797 * v1;
+    const uint v1808 = v1807 + v1799;
+    out[v1808] = v1806;
   }
-  const uint v1735 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1736 = v321 + v1735;
-  const uint v1737 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1738 = v1155 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1740 = v216 && v1739;
-  const bool v1741 = v1738 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v1165.m[1][2].thread_elements()[0];
-    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1745 = bfloat(v1744);
-    const uint v1746 = v1736 * v1;
-    const uint v1747 = v1746 + v1738;
-    out[v1747] = v1745;
+  const uint v1809 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1810 = v395 + v1809;
+  const uint v1811 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1812 = v1229 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1814 = v290 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1239.m[1][2].thread_elements()[0];
+    const float v1818 = v1817 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1819 = bfloat(v1818);
+    const uint v1820 = v1810 * v1;
+    const uint v1821 = v1820 + v1812;
+    out[v1821] = v1819;
   }
-  const uint v1748 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1749 = v321 + v1748;
-  const uint v1750 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1751 = v1155 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1753 = v216 && v1752;
-  const bool v1754 = v1751 < v1;
-  const bool v1755 = v1753 && v1754;
-  if (v1755) {
-    const float v1756 = v1165.m[1][2].thread_elements()[1];
-    const float v1757 = v1756 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1758 = bfloat(v1757);
-    const uint v1759 = v1749 * v1;
-    const uint v1760 = v1759 + v1751;
-    out[v1760] = v1758;
+  const uint v1822 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1823 = v395 + v1822;
+  const uint v1824 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1825 = v1229 + v1824;
+  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1827 = v290 && v1826;
+  const bool v1828 = v1825 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v1239.m[1][2].thread_elements()[1];
+    const float v1831 = v1830 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1832 = bfloat(v1831);
+    const uint v1833 = v1823 * v1;
+    const uint v1834 = v1833 + v1825;
+    out[v1834] = v1832;
   }
-  const uint v1761 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1762 = v321 + v1761;
-  const uint v1763 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1764 = v1155 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1766 = v216 && v1765;
-  const bool v1767 = v1764 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v1165.m[1][3].thread_elements()[0];
-    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1771 = bfloat(v1770);
-    const uint v1772 = v1762 * v1;
-    const uint v1773 = v1772 + v1764;
-    out[v1773] = v1771;
+  const uint v1835 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1836 = v395 + v1835;
+  const uint v1837 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1838 = v1229 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1840 = v290 && v1839;
+  const bool v1841 = v1838 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v1239.m[1][3].thread_elements()[0];
+    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1845 = bfloat(v1844);
+    const uint v1846 = v1836 * v1;
+    const uint v1847 = v1846 + v1838;
+    out[v1847] = v1845;
   }
-  const uint v1774 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1775 = v321 + v1774;
-  const uint v1776 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1777 = v1155 + v1776;
-  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1779 = v216 && v1778;
-  const bool v1780 = v1777 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v1165.m[1][3].thread_elements()[1];
-    const float v1783 = v1782 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1784 = bfloat(v1783);
-    const uint v1785 = v1775 * v1;
-    const uint v1786 = v1785 + v1777;
-    out[v1786] = v1784;
+  const uint v1848 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1849 = v395 + v1848;
+  const uint v1850 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1851 = v1229 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1853 = v290 && v1852;
+  const bool v1854 = v1851 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v1239.m[1][3].thread_elements()[1];
+    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1858 = bfloat(v1857);
+    const uint v1859 = v1849 * v1;
+    const uint v1860 = v1859 + v1851;
+    out[v1860] = v1858;
   }
-  const uint v1787 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1788 = v321 + v1787;
-  const uint v1789 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1790 = v1155 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1792 = v216 && v1791;
-  const bool v1793 = v1790 < v1;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v1165.m[1][4].thread_elements()[0];
-    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1797 = bfloat(v1796);
-    const uint v1798 = v1788 * v1;
-    const uint v1799 = v1798 + v1790;
-    out[v1799] = v1797;
+  const uint v1861 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1862 = v395 + v1861;
+  const uint v1863 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1864 = v1229 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1866 = v290 && v1865;
+  const bool v1867 = v1864 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v1239.m[1][4].thread_elements()[0];
+    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1871 = bfloat(v1870);
+    const uint v1872 = v1862 * v1;
+    const uint v1873 = v1872 + v1864;
+    out[v1873] = v1871;
   }
-  const uint v1800 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1801 = v321 + v1800;
-  const uint v1802 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1803 = v1155 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1805 = v216 && v1804;
-  const bool v1806 = v1803 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v1165.m[1][4].thread_elements()[1];
-    const float v1809 = v1808 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1810 = bfloat(v1809);
-    const uint v1811 = v1801 * v1;
-    const uint v1812 = v1811 + v1803;
-    out[v1812] = v1810;
+  const uint v1874 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1875 = v395 + v1874;
+  const uint v1876 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1877 = v1229 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1879 = v290 && v1878;
+  const bool v1880 = v1877 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v1239.m[1][4].thread_elements()[1];
+    const float v1883 = v1882 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1884 = bfloat(v1883);
+    const uint v1885 = v1875 * v1;
+    const uint v1886 = v1885 + v1877;
+    out[v1886] = v1884;
   }
-  const uint v1813 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1814 = v321 + v1813;
-  const uint v1815 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1816 = v1155 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1818 = v216 && v1817;
-  const bool v1819 = v1816 < v1;
-  const bool v1820 = v1818 && v1819;
-  if (v1820) {
-    const float v1821 = v1165.m[1][5].thread_elements()[0];
-    const float v1822 = v1821 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1823 = bfloat(v1822);
-    const uint v1824 = v1814 * v1;
-    const uint v1825 = v1824 + v1816;
-    out[v1825] = v1823;
+  const uint v1887 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1888 = v395 + v1887;
+  const uint v1889 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1890 = v1229 + v1889;
+  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1892 = v290 && v1891;
+  const bool v1893 = v1890 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1239.m[1][5].thread_elements()[0];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1897 = bfloat(v1896);
+    const uint v1898 = v1888 * v1;
+    const uint v1899 = v1898 + v1890;
+    out[v1899] = v1897;
   }
-  const uint v1826 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1827 = v321 + v1826;
-  const uint v1828 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1829 = v1155 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1831 = v216 && v1830;
-  const bool v1832 = v1829 < v1;
-  const bool v1833 = v1831 && v1832;
-  if (v1833) {
-    const float v1834 = v1165.m[1][5].thread_elements()[1];
-    const float v1835 = v1834 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1836 = bfloat(v1835);
-    const uint v1837 = v1827 * v1;
-    const uint v1838 = v1837 + v1829;
-    out[v1838] = v1836;
+  const uint v1900 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1901 = v395 + v1900;
+  const uint v1902 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1903 = v1229 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1905 = v290 && v1904;
+  const bool v1906 = v1903 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v1239.m[1][5].thread_elements()[1];
+    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1910 = bfloat(v1909);
+    const uint v1911 = v1901 * v1;
+    const uint v1912 = v1911 + v1903;
+    out[v1912] = v1910;
   }
-  const uint v1839 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1840 = v321 + v1839;
-  const uint v1841 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1842 = v1155 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1844 = v216 && v1843;
-  const bool v1845 = v1842 < v1;
-  const bool v1846 = v1844 && v1845;
-  if (v1846) {
-    const float v1847 = v1165.m[1][6].thread_elements()[0];
-    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1849 = bfloat(v1848);
-    const uint v1850 = v1840 * v1;
-    const uint v1851 = v1850 + v1842;
-    out[v1851] = v1849;
+  const uint v1913 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1914 = v395 + v1913;
+  const uint v1915 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1916 = v1229 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1918 = v290 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1239.m[1][6].thread_elements()[0];
+    const float v1922 = v1921 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1923 = bfloat(v1922);
+    const uint v1924 = v1914 * v1;
+    const uint v1925 = v1924 + v1916;
+    out[v1925] = v1923;
   }
-  const uint v1852 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1853 = v321 + v1852;
-  const uint v1854 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1855 = v1155 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1857 = v216 && v1856;
-  const bool v1858 = v1855 < v1;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v1165.m[1][6].thread_elements()[1];
-    const float v1861 = v1860 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1862 = bfloat(v1861);
-    const uint v1863 = v1853 * v1;
-    const uint v1864 = v1863 + v1855;
-    out[v1864] = v1862;
+  const uint v1926 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1927 = v395 + v1926;
+  const uint v1928 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1929 = v1229 + v1928;
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1931 = v290 && v1930;
+  const bool v1932 = v1929 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v1239.m[1][6].thread_elements()[1];
+    const float v1935 = v1934 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1936 = bfloat(v1935);
+    const uint v1937 = v1927 * v1;
+    const uint v1938 = v1937 + v1929;
+    out[v1938] = v1936;
   }
-  const uint v1865 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1866 = v321 + v1865;
-  const uint v1867 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1868 = v1155 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1870 = v216 && v1869;
-  const bool v1871 = v1868 < v1;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v1165.m[1][7].thread_elements()[0];
-    const float v1874 = v1873 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1875 = bfloat(v1874);
-    const uint v1876 = v1866 * v1;
-    const uint v1877 = v1876 + v1868;
-    out[v1877] = v1875;
+  const uint v1939 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1940 = v395 + v1939;
+  const uint v1941 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1942 = v1229 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1944 = v290 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1239.m[1][7].thread_elements()[0];
+    const float v1948 = v1947 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1949 = bfloat(v1948);
+    const uint v1950 = v1940 * v1;
+    const uint v1951 = v1950 + v1942;
+    out[v1951] = v1949;
   }
-  const uint v1878 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1879 = v321 + v1878;
-  const uint v1880 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1881 = v1155 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1883 = v216 && v1882;
-  const bool v1884 = v1881 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v1165.m[1][7].thread_elements()[1];
-    const float v1887 = v1886 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1888 = bfloat(v1887);
-    const uint v1889 = v1879 * v1;
-    const uint v1890 = v1889 + v1881;
-    out[v1890] = v1888;
+  const uint v1952 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1953 = v395 + v1952;
+  const uint v1954 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1955 = v1229 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1957 = v290 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1239.m[1][7].thread_elements()[1];
+    const float v1961 = v1960 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1962 = bfloat(v1961);
+    const uint v1963 = v1953 * v1;
+    const uint v1964 = v1963 + v1955;
+    out[v1964] = v1962;
   }
-  const uint v1891 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1892 = v321 + v1891;
-  const uint v1893 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1894 = v1155 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1896 = v216 && v1895;
-  const bool v1897 = v1894 < v1;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v1165.m[1][8].thread_elements()[0];
-    const float v1900 = v1899 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1901 = bfloat(v1900);
-    const uint v1902 = v1892 * v1;
-    const uint v1903 = v1902 + v1894;
-    out[v1903] = v1901;
+  const uint v1965 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1966 = v395 + v1965;
+  const uint v1967 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1968 = v1229 + v1967;
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1970 = v290 && v1969;
+  const bool v1971 = v1968 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v1239.m[1][8].thread_elements()[0];
+    const float v1974 = v1973 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1975 = bfloat(v1974);
+    const uint v1976 = v1966 * v1;
+    const uint v1977 = v1976 + v1968;
+    out[v1977] = v1975;
   }
-  const uint v1904 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1905 = v321 + v1904;
-  const uint v1906 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1907 = v1155 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1909 = v216 && v1908;
-  const bool v1910 = v1907 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v1165.m[1][8].thread_elements()[1];
-    const float v1913 = v1912 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1914 = bfloat(v1913);
-    const uint v1915 = v1905 * v1;
-    const uint v1916 = v1915 + v1907;
-    out[v1916] = v1914;
+  const uint v1978 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1979 = v395 + v1978;
+  const uint v1980 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1981 = v1229 + v1980;
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1983 = v290 && v1982;
+  const bool v1984 = v1981 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v1239.m[1][8].thread_elements()[1];
+    const float v1987 = v1986 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1988 = bfloat(v1987);
+    const uint v1989 = v1979 * v1;
+    const uint v1990 = v1989 + v1981;
+    out[v1990] = v1988;
   }
-  const uint v1917 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1918 = v321 + v1917;
-  const uint v1919 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1920 = v1155 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1922 = v216 && v1921;
-  const bool v1923 = v1920 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v1165.m[1][9].thread_elements()[0];
-    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1927 = bfloat(v1926);
-    const uint v1928 = v1918 * v1;
-    const uint v1929 = v1928 + v1920;
-    out[v1929] = v1927;
+  const uint v1991 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v1992 = v395 + v1991;
+  const uint v1993 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v1994 = v1229 + v1993;
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v1996 = v290 && v1995;
+  const bool v1997 = v1994 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v1239.m[1][9].thread_elements()[0];
+    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2001 = bfloat(v2000);
+    const uint v2002 = v1992 * v1;
+    const uint v2003 = v2002 + v1994;
+    out[v2003] = v2001;
   }
-  const uint v1930 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1931 = v321 + v1930;
-  const uint v1932 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1933 = v1155 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1935 = v216 && v1934;
-  const bool v1936 = v1933 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v1165.m[1][9].thread_elements()[1];
-    const float v1939 = v1938 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1940 = bfloat(v1939);
-    const uint v1941 = v1931 * v1;
-    const uint v1942 = v1941 + v1933;
-    out[v1942] = v1940;
+  const uint v2004 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2005 = v395 + v2004;
+  const uint v2006 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2007 = v1229 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2009 = v290 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1239.m[1][9].thread_elements()[1];
+    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2014 = bfloat(v2013);
+    const uint v2015 = v2005 * v1;
+    const uint v2016 = v2015 + v2007;
+    out[v2016] = v2014;
   }
-  const uint v1943 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1944 = v321 + v1943;
-  const uint v1945 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1946 = v1155 + v1945;
-  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1948 = v216 && v1947;
-  const bool v1949 = v1946 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v1165.m[1][10].thread_elements()[0];
-    const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1953 = bfloat(v1952);
-    const uint v1954 = v1944 * v1;
-    const uint v1955 = v1954 + v1946;
-    out[v1955] = v1953;
+  const uint v2017 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2018 = v395 + v2017;
+  const uint v2019 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2020 = v1229 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2022 = v290 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1239.m[1][10].thread_elements()[0];
+    const float v2026 = v2025 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2027 = bfloat(v2026);
+    const uint v2028 = v2018 * v1;
+    const uint v2029 = v2028 + v2020;
+    out[v2029] = v2027;
   }
-  const uint v1956 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1957 = v321 + v1956;
-  const uint v1958 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1959 = v1155 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1961 = v216 && v1960;
-  const bool v1962 = v1959 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v1165.m[1][10].thread_elements()[1];
-    const float v1965 = v1964 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1966 = bfloat(v1965);
-    const uint v1967 = v1957 * v1;
-    const uint v1968 = v1967 + v1959;
-    out[v1968] = v1966;
+  const uint v2030 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2031 = v395 + v2030;
+  const uint v2032 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2033 = v1229 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2035 = v290 && v2034;
+  const bool v2036 = v2033 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v1239.m[1][10].thread_elements()[1];
+    const float v2039 = v2038 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2040 = bfloat(v2039);
+    const uint v2041 = v2031 * v1;
+    const uint v2042 = v2041 + v2033;
+    out[v2042] = v2040;
   }
-  const uint v1969 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1970 = v321 + v1969;
-  const uint v1971 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1972 = v1155 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1974 = v216 && v1973;
-  const bool v1975 = v1972 < v1;
-  const bool v1976 = v1974 && v1975;
-  if (v1976) {
-    const float v1977 = v1165.m[1][11].thread_elements()[0];
-    const float v1978 = v1977 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1979 = bfloat(v1978);
-    const uint v1980 = v1970 * v1;
-    const uint v1981 = v1980 + v1972;
-    out[v1981] = v1979;
+  const uint v2043 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2044 = v395 + v2043;
+  const uint v2045 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2046 = v1229 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2048 = v290 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1239.m[1][11].thread_elements()[0];
+    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2053 = bfloat(v2052);
+    const uint v2054 = v2044 * v1;
+    const uint v2055 = v2054 + v2046;
+    out[v2055] = v2053;
   }
-  const uint v1982 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1983 = v321 + v1982;
-  const uint v1984 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1985 = v1155 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v1987 = v216 && v1986;
-  const bool v1988 = v1985 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v1165.m[1][11].thread_elements()[1];
-    const float v1991 = v1990 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1992 = bfloat(v1991);
-    const uint v1993 = v1983 * v1;
-    const uint v1994 = v1993 + v1985;
-    out[v1994] = v1992;
+  const uint v2056 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2057 = v395 + v2056;
+  const uint v2058 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2059 = v1229 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2061 = v290 && v2060;
+  const bool v2062 = v2059 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v1239.m[1][11].thread_elements()[1];
+    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2066 = bfloat(v2065);
+    const uint v2067 = v2057 * v1;
+    const uint v2068 = v2067 + v2059;
+    out[v2068] = v2066;
   }
-  const uint v1995 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v1996 = v321 + v1995;
-  const uint v1997 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v1998 = v1155 + v1997;
-  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2000 = v216 && v1999;
-  const bool v2001 = v1998 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v1165.m[1][12].thread_elements()[0];
-    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2005 = bfloat(v2004);
-    const uint v2006 = v1996 * v1;
-    const uint v2007 = v2006 + v1998;
-    out[v2007] = v2005;
+  const uint v2069 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2070 = v395 + v2069;
+  const uint v2071 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2072 = v1229 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2074 = v290 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1239.m[1][12].thread_elements()[0];
+    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2079 = bfloat(v2078);
+    const uint v2080 = v2070 * v1;
+    const uint v2081 = v2080 + v2072;
+    out[v2081] = v2079;
   }
-  const uint v2008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2009 = v321 + v2008;
-  const uint v2010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2011 = v1155 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2013 = v216 && v2012;
-  const bool v2014 = v2011 < v1;
-  const bool v2015 = v2013 && v2014;
-  if (v2015) {
-    const float v2016 = v1165.m[1][12].thread_elements()[1];
-    const float v2017 = v2016 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2018 = bfloat(v2017);
-    const uint v2019 = v2009 * v1;
-    const uint v2020 = v2019 + v2011;
-    out[v2020] = v2018;
+  const uint v2082 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2083 = v395 + v2082;
+  const uint v2084 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2085 = v1229 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2087 = v290 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1239.m[1][12].thread_elements()[1];
+    const float v2091 = v2090 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2092 = bfloat(v2091);
+    const uint v2093 = v2083 * v1;
+    const uint v2094 = v2093 + v2085;
+    out[v2094] = v2092;
   }
-  const uint v2021 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2022 = v321 + v2021;
-  const uint v2023 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2024 = v1155 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2026 = v216 && v2025;
-  const bool v2027 = v2024 < v1;
-  const bool v2028 = v2026 && v2027;
-  if (v2028) {
-    const float v2029 = v1165.m[1][13].thread_elements()[0];
-    const float v2030 = v2029 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2031 = bfloat(v2030);
-    const uint v2032 = v2022 * v1;
-    const uint v2033 = v2032 + v2024;
-    out[v2033] = v2031;
+  const uint v2095 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2096 = v395 + v2095;
+  const uint v2097 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2098 = v1229 + v2097;
+  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2100 = v290 && v2099;
+  const bool v2101 = v2098 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v1239.m[1][13].thread_elements()[0];
+    const float v2104 = v2103 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2105 = bfloat(v2104);
+    const uint v2106 = v2096 * v1;
+    const uint v2107 = v2106 + v2098;
+    out[v2107] = v2105;
   }
-  const uint v2034 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2035 = v321 + v2034;
-  const uint v2036 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2037 = v1155 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2039 = v216 && v2038;
-  const bool v2040 = v2037 < v1;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v1165.m[1][13].thread_elements()[1];
-    const float v2043 = v2042 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2044 = bfloat(v2043);
-    const uint v2045 = v2035 * v1;
-    const uint v2046 = v2045 + v2037;
-    out[v2046] = v2044;
+  const uint v2108 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2109 = v395 + v2108;
+  const uint v2110 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2111 = v1229 + v2110;
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2113 = v290 && v2112;
+  const bool v2114 = v2111 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v1239.m[1][13].thread_elements()[1];
+    const float v2117 = v2116 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2118 = bfloat(v2117);
+    const uint v2119 = v2109 * v1;
+    const uint v2120 = v2119 + v2111;
+    out[v2120] = v2118;
   }
-  const uint v2047 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2048 = v321 + v2047;
-  const uint v2049 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2050 = v1155 + v2049;
-  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2052 = v216 && v2051;
-  const bool v2053 = v2050 < v1;
-  const bool v2054 = v2052 && v2053;
-  if (v2054) {
-    const float v2055 = v1165.m[1][14].thread_elements()[0];
-    const float v2056 = v2055 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2057 = bfloat(v2056);
-    const uint v2058 = v2048 * v1;
-    const uint v2059 = v2058 + v2050;
-    out[v2059] = v2057;
+  const uint v2121 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2122 = v395 + v2121;
+  const uint v2123 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2124 = v1229 + v2123;
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2126 = v290 && v2125;
+  const bool v2127 = v2124 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v1239.m[1][14].thread_elements()[0];
+    const float v2130 = v2129 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2131 = bfloat(v2130);
+    const uint v2132 = v2122 * v1;
+    const uint v2133 = v2132 + v2124;
+    out[v2133] = v2131;
   }
-  const uint v2060 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2061 = v321 + v2060;
-  const uint v2062 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2063 = v1155 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2065 = v216 && v2064;
-  const bool v2066 = v2063 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v1165.m[1][14].thread_elements()[1];
-    const float v2069 = v2068 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2070 = bfloat(v2069);
-    const uint v2071 = v2061 * v1;
-    const uint v2072 = v2071 + v2063;
-    out[v2072] = v2070;
+  const uint v2134 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2135 = v395 + v2134;
+  const uint v2136 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2137 = v1229 + v2136;
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2139 = v290 && v2138;
+  const bool v2140 = v2137 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v1239.m[1][14].thread_elements()[1];
+    const float v2143 = v2142 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2144 = bfloat(v2143);
+    const uint v2145 = v2135 * v1;
+    const uint v2146 = v2145 + v2137;
+    out[v2146] = v2144;
   }
-  const uint v2073 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2074 = v321 + v2073;
-  const uint v2075 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2076 = v1155 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2078 = v216 && v2077;
-  const bool v2079 = v2076 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v1165.m[1][15].thread_elements()[0];
-    const float v2082 = v2081 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2083 = bfloat(v2082);
-    const uint v2084 = v2074 * v1;
-    const uint v2085 = v2084 + v2076;
-    out[v2085] = v2083;
+  const uint v2147 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2148 = v395 + v2147;
+  const uint v2149 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2150 = v1229 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2152 = v290 && v2151;
+  const bool v2153 = v2150 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v1239.m[1][15].thread_elements()[0];
+    const float v2156 = v2155 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2157 = bfloat(v2156);
+    const uint v2158 = v2148 * v1;
+    const uint v2159 = v2158 + v2150;
+    out[v2159] = v2157;
   }
-  const uint v2086 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-  const uint v2087 = v321 + v2086;
-  const uint v2088 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-  const uint v2089 = v1155 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-  const bool v2091 = v216 && v2090;
-  const bool v2092 = v2089 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v1165.m[1][15].thread_elements()[1];
-    const float v2095 = v2094 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2096 = bfloat(v2095);
-    const uint v2097 = v2087 * v1;
-    const uint v2098 = v2097 + v2089;
-    out[v2098] = v2096;
+  const uint v2160 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+  const uint v2161 = v395 + v2160;
+  const uint v2162 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+  const uint v2163 = v1229 + v2162;
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+  const bool v2165 = v290 && v2164;
+  const bool v2166 = v2163 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v1239.m[1][15].thread_elements()[1];
+    const float v2169 = v2168 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2170 = bfloat(v2169);
+    const uint v2171 = v2161 * v1;
+    const uint v2172 = v2171 + v2163;
+    out[v2172] = v2170;
   }
 }

@@ -127,15 +127,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v3567 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3568 = v57 ? v39 : v3567;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v3568;
-    const uint v3569 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3570 = v57 ? v63 : v3569;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v3570;
-    const uint v3571 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3572 = v57 ? v45 : v3571;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v3572;
+    const uint v3572 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3573 = v57 ? v39 : v3572;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3573;
+    const uint v3574 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3575 = v57 ? v63 : v3574;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3575;
+    const uint v3576 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3577 = v57 ? v45 : v3576;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3577;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -148,9 +148,9 @@ kernel void iron_moe_gemm_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v3573 = v29;
-  const uint v3574 = v67 ? v73 : v3573;
-  v29 = v3574;
+  const uint v3578 = v29;
+  const uint v3579 = v67 ? v73 : v3578;
+  v29 = v3579;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -159,3335 +159,3335 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v245 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
-    const uint v246 = v245 >> 2u;
-    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
-    iron_frag<float, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:185
-    iron_frag_fill(v253, float(0.0f));
-    const uint v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
-    const bool v257 = v256 == 0u;
-    if (v257) {
-      const uint v2950 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const uint v2952 = v245 << 5u;
-      const uint v2953 = v2952 + v2950;
-      const uint v2957 = v2953 >> 3u;
-      const uint v2959 = v2953 & 7u;
-      const uint v2961 = v2959 << 3u;
-      const uint v2962 = v75 + v2957;
-      const bool v2964 = v2962 < v0;
-      const uint v2967 = v2962 * v3;
-      const uint v2972 = v2957 << 6u;
-      const uint v2976 = v2953 + 384u;
-      const uint v2978 = v2976 >> 3u;
-      const uint v2980 = v2976 & 7u;
-      const uint v2982 = v2980 << 3u;
-      const uint v2983 = v75 + v2978;
-      const bool v2985 = v2983 < v0;
-      const uint v2988 = v2983 * v3;
-      const uint v2993 = v2978 << 6u;
-      const uint v2997 = v2953 + 768u;
-      const bool v2999 = v2997 < 1024u;
-      const uint v3035 = v79 + v2957;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3037 = v3035 < v80;
-      const uint v3040 = v3035 * v3;
-      const uint v3056 = v79 + v2978;
-      const bool v3058 = v3056 < v80;
-      const uint v3061 = v3056 * v3;
+    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
+    const uint v251 = v250 >> 2u;
+    const bool v254 = v250 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
+    iron_frag<float, 16, 128> v258;  // kernels/gemm/gemm_warpgroup.hpp:199
+    iron_frag_fill(v258, float(0.0f));
+    const uint v261 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
+    const bool v262 = v261 == 0u;
+    if (v262) {
+      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const uint v2957 = v250 << 5u;
+      const uint v2958 = v2957 + v2955;
+      const uint v2962 = v2958 >> 3u;
+      const uint v2964 = v2958 & 7u;
+      const uint v2966 = v2964 << 3u;
+      const uint v2967 = v75 + v2962;
+      const bool v2969 = v2967 < v0;
+      const uint v2972 = v2967 * v3;
+      const uint v2977 = v2962 << 6u;
+      const uint v2981 = v2958 + 384u;
+      const uint v2983 = v2981 >> 3u;
+      const uint v2985 = v2981 & 7u;
+      const uint v2987 = v2985 << 3u;
+      const uint v2988 = v75 + v2983;
+      const bool v2990 = v2988 < v0;
+      const uint v2993 = v2988 * v3;
+      const uint v2998 = v2983 << 6u;
+      const uint v3002 = v2958 + 768u;
+      const bool v3004 = v3002 < 1024u;
+      const uint v3040 = v79 + v2962;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3042 = v3040 < v80;
+      const uint v3045 = v3040 * v3;
+      const uint v3061 = v79 + v2983;
+      const bool v3063 = v3061 < v80;
+      const uint v3066 = v3061 * v3;
 
-      for (uint v2941 = 0u; v2941 < v3; v2941 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
-        const uint v2943 = v2941 >> 6u;
-        const uint v2945 = v2943 % 1u;
+      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
+        const uint v2948 = v2946 >> 6u;
+        const uint v2950 = v2948 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2948 = v2945 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const uint v2963 = v2941 + v2961;
-        const bool v2965 = v2963 < v3;
-        const bool v2966 = v2964 && v2965;
-        const uint v2969 = v2967 + v2963;
-        const uint v2970 = v2966 ? v2969 : 0u;
-        const uint v2973 = v2948 + v2972;
-        const uint v2974 = v2973 + v2961;
+        const uint v2953 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const uint v2968 = v2946 + v2966;
+        const bool v2970 = v2968 < v3;
+        const bool v2971 = v2969 && v2970;
+        const uint v2974 = v2972 + v2968;
+        const uint v2975 = v2971 ? v2974 : 0u;
+        const uint v2978 = v2953 + v2977;
+        const uint v2979 = v2978 + v2966;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2974 + e] = v2966 ? x_sorted[v2970 + e] : bfloat(0);
+          shm3[v2979 + e] = v2971 ? x_sorted[v2975 + e] : bfloat(0);
         }
-        const uint v2984 = v2941 + v2982;
-        const bool v2986 = v2984 < v3;
-        const bool v2987 = v2985 && v2986;
-        const uint v2990 = v2988 + v2984;
-        const uint v2991 = v2987 ? v2990 : 0u;
-        const uint v2994 = v2948 + v2993;
-        const uint v2995 = v2994 + v2982;
+        const uint v2989 = v2946 + v2987;
+        const bool v2991 = v2989 < v3;
+        const bool v2992 = v2990 && v2991;
+        const uint v2995 = v2993 + v2989;
+        const uint v2996 = v2992 ? v2995 : 0u;
+        const uint v2999 = v2953 + v2998;
+        const uint v3000 = v2999 + v2987;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2995 + e] = v2987 ? x_sorted[v2991 + e] : bfloat(0);
+          shm3[v3000 + e] = v2992 ? x_sorted[v2996 + e] : bfloat(0);
         }
-        if (v2999) {
-          const uint v3001 = v2997 >> 3u;
-          const uint v3003 = v2997 & 7u;
-          const uint v3005 = v3003 << 3u;
-          const uint v3006 = v75 + v3001;
-          const uint v3007 = v2941 + v3005;
-          const bool v3008 = v3006 < v0;
-          const bool v3009 = v3007 < v3;
-          const bool v3010 = v3008 && v3009;
-          const uint v3011 = v3006 * v3;
-          const uint v3013 = v3011 + v3007;
-          const uint v3014 = v3010 ? v3013 : 0u;
-          const uint v3016 = v3001 << 6u;
-          const uint v3017 = v2948 + v3016;
-          const uint v3018 = v3017 + v3005;
+        if (v3004) {
+          const uint v3006 = v3002 >> 3u;
+          const uint v3008 = v3002 & 7u;
+          const uint v3010 = v3008 << 3u;
+          const uint v3011 = v75 + v3006;
+          const uint v3012 = v2946 + v3010;
+          const bool v3013 = v3011 < v0;
+          const bool v3014 = v3012 < v3;
+          const bool v3015 = v3013 && v3014;
+          const uint v3016 = v3011 * v3;
+          const uint v3018 = v3016 + v3012;
+          const uint v3019 = v3015 ? v3018 : 0u;
+          const uint v3021 = v3006 << 6u;
+          const uint v3022 = v2953 + v3021;
+          const uint v3023 = v3022 + v3010;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3018 + e] = v3010 ? x_sorted[v3014 + e] : bfloat(0);
+            shm3[v3023 + e] = v3015 ? x_sorted[v3019 + e] : bfloat(0);
           }
         }
-        const bool v3039 = v3037 && v2965;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const uint v3042 = v3040 + v2963;
-        const uint v3043 = v3039 ? v3042 : 0u;
+        const bool v3044 = v3042 && v2970;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const uint v3047 = v3045 + v2968;
+        const uint v3048 = v3044 ? v3047 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2974 + e] = v3039 ? w[v3043 + e] : bfloat(0);
+          shm4[v2979 + e] = v3044 ? w[v3048 + e] : bfloat(0);
         }
-        const bool v3060 = v3058 && v2986;
-        const uint v3063 = v3061 + v2984;
-        const uint v3064 = v3060 ? v3063 : 0u;
+        const bool v3065 = v3063 && v2991;
+        const uint v3068 = v3066 + v2989;
+        const uint v3069 = v3065 ? v3068 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2995 + e] = v3060 ? w[v3064 + e] : bfloat(0);
+          shm4[v3000 + e] = v3065 ? w[v3069 + e] : bfloat(0);
         }
-        if (v2999) {
-          const uint v3074 = v2997 >> 3u;
-          const uint v3076 = v2997 & 7u;
-          const uint v3078 = v3076 << 3u;
-          const uint v3079 = v79 + v3074;
-          const uint v3080 = v2941 + v3078;
-          const bool v3081 = v3079 < v80;
-          const bool v3082 = v3080 < v3;
-          const bool v3083 = v3081 && v3082;
-          const uint v3084 = v3079 * v3;
-          const uint v3086 = v3084 + v3080;
-          const uint v3087 = v3083 ? v3086 : 0u;
-          const uint v3089 = v3074 << 6u;
-          const uint v3090 = v2948 + v3089;
-          const uint v3091 = v3090 + v3078;
+        if (v3004) {
+          const uint v3079 = v3002 >> 3u;
+          const uint v3081 = v3002 & 7u;
+          const uint v3083 = v3081 << 3u;
+          const uint v3084 = v79 + v3079;
+          const uint v3085 = v2946 + v3083;
+          const bool v3086 = v3084 < v80;
+          const bool v3087 = v3085 < v3;
+          const bool v3088 = v3086 && v3087;
+          const uint v3089 = v3084 * v3;
+          const uint v3091 = v3089 + v3085;
+          const uint v3092 = v3088 ? v3091 : 0u;
+          const uint v3094 = v3079 << 6u;
+          const uint v3095 = v2953 + v3094;
+          const uint v3096 = v3095 + v3083;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3091 + e] = v3083 ? w[v3087 + e] : bfloat(0);
+            shm4[v3096 + e] = v3088 ? w[v3092 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v249) {
-          const uint v3100 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const uint v3101 = v3100 << 6u;
-          const uint v3102 = v2948 + v3101;
-          const uint v3273 = v245 & 3u;
-          const uint v3275 = v3273 << 4u;
-          const uint v3277 = v3275 << 6u;
-          const uint v3279 = v3102 + v3277;
-          iron_frag<bfloat, 16, 16> v3286;
-          iron_frag_fill(v3286, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3286, shm3, long(v3279), long(64u));
-          iron_frag<bfloat, 16, 128> v3288;
-          iron_frag_fill(v3288, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3288, shm4, long(v2948), long(64u));
-          iron_frag_mma(v253, v3286, v3288);
-          const uint v3290 = v3279 + 16u;
-          const uint v3293 = v2948 + 16u;
-          iron_frag<bfloat, 16, 16> v3295;
-          iron_frag_fill(v3295, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3295, shm3, long(v3290), long(64u));
-          iron_frag<bfloat, 16, 128> v3297;
-          iron_frag_fill(v3297, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3297, shm4, long(v3293), long(64u));
-          iron_frag_mma(v253, v3295, v3297);
-          const uint v3299 = v3279 + 32u;
-          const uint v3302 = v2948 + 32u;
-          iron_frag<bfloat, 16, 16> v3304;
-          iron_frag_fill(v3304, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3304, shm3, long(v3299), long(64u));
-          iron_frag<bfloat, 16, 128> v3306;
-          iron_frag_fill(v3306, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3306, shm4, long(v3302), long(64u));
-          iron_frag_mma(v253, v3304, v3306);
-          const uint v3308 = v3279 + 48u;
-          const uint v3311 = v2948 + 48u;
-          iron_frag<bfloat, 16, 16> v3313;
-          iron_frag_fill(v3313, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3313, shm3, long(v3308), long(64u));
-          iron_frag<bfloat, 16, 128> v3315;
-          iron_frag_fill(v3315, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3315, shm4, long(v3311), long(64u));
-          iron_frag_mma(v253, v3313, v3315);
+        if (v254) {
+          const uint v3105 = v251 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const uint v3106 = v3105 << 6u;
+          const uint v3107 = v2953 + v3106;
+          const uint v3278 = v250 & 3u;
+          const uint v3280 = v3278 << 4u;
+          const uint v3282 = v3280 << 6u;
+          const uint v3284 = v3107 + v3282;
+          iron_frag<bfloat, 16, 16> v3291;
+          iron_frag_fill(v3291, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3291, shm3, long(v3284), long(64u));
+          iron_frag<bfloat, 16, 128> v3293;
+          iron_frag_fill(v3293, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3293, shm4, long(v2953), long(64u));
+          iron_frag_mma(v258, v3291, v3293);
+          const uint v3295 = v3284 + 16u;
+          const uint v3298 = v2953 + 16u;
+          iron_frag<bfloat, 16, 16> v3300;
+          iron_frag_fill(v3300, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3300, shm3, long(v3295), long(64u));
+          iron_frag<bfloat, 16, 128> v3302;
+          iron_frag_fill(v3302, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3302, shm4, long(v3298), long(64u));
+          iron_frag_mma(v258, v3300, v3302);
+          const uint v3304 = v3284 + 32u;
+          const uint v3307 = v2953 + 32u;
+          iron_frag<bfloat, 16, 16> v3309;
+          iron_frag_fill(v3309, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3309, shm3, long(v3304), long(64u));
+          iron_frag<bfloat, 16, 128> v3311;
+          iron_frag_fill(v3311, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3311, shm4, long(v3307), long(64u));
+          iron_frag_mma(v258, v3309, v3311);
+          const uint v3313 = v3284 + 48u;
+          const uint v3316 = v2953 + 48u;
+          iron_frag<bfloat, 16, 16> v3318;
+          iron_frag_fill(v3318, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3318, shm3, long(v3313), long(64u));
+          iron_frag<bfloat, 16, 128> v3320;
+          iron_frag_fill(v3320, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3320, shm4, long(v3316), long(64u));
+          iron_frag_mma(v258, v3318, v3320);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
     } else {
-      const uint v285 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v286 = iron_tid.x;
+      const uint v290 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v291 = iron_tid.x;
 
-      for (uint v284 = 0u; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-        for (uint v288 = v286; v288 < 8192u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v290 = v288 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v292 = v288 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v293 = v75 + v290;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v294 = v293 < v0;
-          const uint v295 = v284 + v292;
-          const bool v296 = v295 < v3;
-          const bool v297 = v294 && v296;
-          if (v297) {
-            const uint v299 = v293 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v301 = v299 + v284;
-            const uint v302 = v301 + v292;
-            const bfloat v303 = x_sorted[v302];
-            const uint v305 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v306 = v305 + v292;
-            shm3[v306] = v303;
+      for (uint v289 = 0u; v289 < v3; v289 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+        for (uint v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v299 = v298 < v0;
+          const uint v300 = v289 + v297;
+          const bool v301 = v300 < v3;
+          const bool v302 = v299 && v301;
+          if (v302) {
+            const uint v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v306 = v304 + v289;
+            const uint v307 = v306 + v297;
+            const bfloat v308 = x_sorted[v307];
+            const uint v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v311 = v310 + v297;
+            shm3[v311] = v308;
           } else {
-            const uint v308 = v290 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v309 = v308 + v292;
-            shm3[v309] = bfloat(0.0f);
+            const uint v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v314 = v313 + v297;
+            shm3[v314] = bfloat(0.0f);
           }
         }
 
-        for (uint v314 = v286; v314 < 8192u; v314 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v316 = v314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v318 = v314 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v319 = v79 + v316;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v320 = v319 < v80;
-          const uint v321 = v284 + v318;
-          const bool v322 = v321 < v3;
-          const bool v323 = v320 && v322;
-          if (v323) {
-            const uint v325 = v319 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v327 = v325 + v284;
-            const uint v328 = v327 + v318;
-            const bfloat v329 = w[v328];
-            const uint v331 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v332 = v331 + v318;
-            shm4[v332] = v329;
+        for (uint v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v325 = v324 < v80;
+          const uint v326 = v289 + v323;
+          const bool v327 = v326 < v3;
+          const bool v328 = v325 && v327;
+          if (v328) {
+            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v332 = v330 + v289;
+            const uint v333 = v332 + v323;
+            const bfloat v334 = w[v333];
+            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v337 = v336 + v323;
+            shm4[v337] = v334;
           } else {
-            const uint v334 = v316 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v335 = v334 + v318;
-            shm4[v335] = bfloat(0.0f);
+            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v340 = v339 + v323;
+            shm4[v340] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
-          const uint v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const uint v344 = v343 << 6u;
-          const uint v3318 = v245 & 3u;
-          const uint v3320 = v3318 << 4u;
-          const uint v3322 = v3320 << 6u;
-          const uint v3324 = v344 + v3322;
-          iron_frag<bfloat, 16, 16> v3331;
-          iron_frag_fill(v3331, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3331, shm3, long(v3324), long(64u));
-          iron_frag<bfloat, 16, 128> v3333;
-          iron_frag_fill(v3333, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3333, shm4, long(0u), long(64u));
-          iron_frag_mma(v253, v3331, v3333);
-          const uint v3335 = v3324 + 16u;
-          iron_frag<bfloat, 16, 16> v3340;
-          iron_frag_fill(v3340, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3340, shm3, long(v3335), long(64u));
-          iron_frag<bfloat, 16, 128> v3342;
-          iron_frag_fill(v3342, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3342, shm4, long(16u), long(64u));
-          iron_frag_mma(v253, v3340, v3342);
-          const uint v3344 = v3324 + 32u;
-          iron_frag<bfloat, 16, 16> v3349;
-          iron_frag_fill(v3349, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3349, shm3, long(v3344), long(64u));
-          iron_frag<bfloat, 16, 128> v3351;
-          iron_frag_fill(v3351, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3351, shm4, long(32u), long(64u));
-          iron_frag_mma(v253, v3349, v3351);
-          const uint v3353 = v3324 + 48u;
-          iron_frag<bfloat, 16, 16> v3358;
-          iron_frag_fill(v3358, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3358, shm3, long(v3353), long(64u));
-          iron_frag<bfloat, 16, 128> v3360;
-          iron_frag_fill(v3360, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3360, shm4, long(48u), long(64u));
-          iron_frag_mma(v253, v3358, v3360);
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+        if (v254) {  // kernels/gemm/gemm_warpgroup.hpp:239
+          const uint v348 = v251 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const uint v349 = v348 << 6u;
+          const uint v3323 = v250 & 3u;
+          const uint v3325 = v3323 << 4u;
+          const uint v3327 = v3325 << 6u;
+          const uint v3329 = v349 + v3327;
+          iron_frag<bfloat, 16, 16> v3336;
+          iron_frag_fill(v3336, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3336, shm3, long(v3329), long(64u));
+          iron_frag<bfloat, 16, 128> v3338;
+          iron_frag_fill(v3338, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3338, shm4, long(0u), long(64u));
+          iron_frag_mma(v258, v3336, v3338);
+          const uint v3340 = v3329 + 16u;
+          iron_frag<bfloat, 16, 16> v3345;
+          iron_frag_fill(v3345, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3345, shm3, long(v3340), long(64u));
+          iron_frag<bfloat, 16, 128> v3347;
+          iron_frag_fill(v3347, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3347, shm4, long(16u), long(64u));
+          iron_frag_mma(v258, v3345, v3347);
+          const uint v3349 = v3329 + 32u;
+          iron_frag<bfloat, 16, 16> v3354;
+          iron_frag_fill(v3354, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3354, shm3, long(v3349), long(64u));
+          iron_frag<bfloat, 16, 128> v3356;
+          iron_frag_fill(v3356, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3356, shm4, long(32u), long(64u));
+          iron_frag_mma(v258, v3354, v3356);
+          const uint v3358 = v3329 + 48u;
+          iron_frag<bfloat, 16, 16> v3363;
+          iron_frag_fill(v3363, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3363, shm3, long(v3358), long(64u));
+          iron_frag<bfloat, 16, 128> v3365;
+          iron_frag_fill(v3365, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3365, shm4, long(48u), long(64u));
+          iron_frag_mma(v258, v3363, v3365);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-      }
-    }
-    const uint v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
-    const uint v350 = v349 << 4u;
-    const uint v352 = v246 << 6u;
-    const uint v353 = v75 + v352;
-    const uint v354 = v353 + v350;
-    const uint v355 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v356 = v354 + v355;
-    const uint v357 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v358 = v79 + v357;
-    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v360 = v249 && v359;
-    const bool v361 = v358 < v80;
-    const bool v362 = v360 && v361;
-    if (v362) {
-      const float v363 = v253.m[0][0].thread_elements()[0];
-      const bool v364 = v356 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v365 = v358 - v78;
-      const bool v366 = v365 < v2;
-      const bool v367 = v364 && v366;
-      if (v367) {
-        const bfloat v368 = bfloat(v363);
-        const uint v369 = v356 * v2;
-        const uint v370 = v369 + v358;
-        const uint v371 = v370 - v78;
-        out[v371] = v368;
-      }
-    }
-    const uint v372 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v373 = v354 + v372;
-    const uint v374 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v375 = v79 + v374;
-    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v377 = v249 && v376;
-    const bool v378 = v375 < v80;
-    const bool v379 = v377 && v378;
-    if (v379) {
-      const float v380 = v253.m[0][0].thread_elements()[1];
-      const bool v381 = v373 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v382 = v375 - v78;
-      const bool v383 = v382 < v2;
-      const bool v384 = v381 && v383;
-      if (v384) {
-        const bfloat v385 = bfloat(v380);
-        const uint v386 = v373 * v2;
-        const uint v387 = v386 + v375;
-        const uint v388 = v387 - v78;
-        out[v388] = v385;
-      }
-    }
-    const uint v389 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v390 = v354 + v389;
-    const uint v391 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v392 = v79 + v391;
-    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v394 = v249 && v393;
-    const bool v395 = v392 < v80;
-    const bool v396 = v394 && v395;
-    if (v396) {
-      const float v397 = v253.m[0][1].thread_elements()[0];
-      const bool v398 = v390 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v399 = v392 - v78;
-      const bool v400 = v399 < v2;
-      const bool v401 = v398 && v400;
-      if (v401) {
-        const bfloat v402 = bfloat(v397);
-        const uint v403 = v390 * v2;
-        const uint v404 = v403 + v392;
-        const uint v405 = v404 - v78;
-        out[v405] = v402;
-      }
-    }
-    const uint v406 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v407 = v354 + v406;
-    const uint v408 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v409 = v79 + v408;
-    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v411 = v249 && v410;
-    const bool v412 = v409 < v80;
-    const bool v413 = v411 && v412;
-    if (v413) {
-      const float v414 = v253.m[0][1].thread_elements()[1];
-      const bool v415 = v407 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v416 = v409 - v78;
-      const bool v417 = v416 < v2;
-      const bool v418 = v415 && v417;
-      if (v418) {
-        const bfloat v419 = bfloat(v414);
-        const uint v420 = v407 * v2;
-        const uint v421 = v420 + v409;
-        const uint v422 = v421 - v78;
-        out[v422] = v419;
-      }
-    }
-    const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v424 = v354 + v423;
-    const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v426 = v79 + v425;
-    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v428 = v249 && v427;
-    const bool v429 = v426 < v80;
-    const bool v430 = v428 && v429;
-    if (v430) {
-      const float v431 = v253.m[0][2].thread_elements()[0];
-      const bool v432 = v424 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v433 = v426 - v78;
-      const bool v434 = v433 < v2;
-      const bool v435 = v432 && v434;
-      if (v435) {
-        const bfloat v436 = bfloat(v431);
-        const uint v437 = v424 * v2;
-        const uint v438 = v437 + v426;
-        const uint v439 = v438 - v78;
-        out[v439] = v436;
-      }
-    }
-    const uint v440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v441 = v354 + v440;
-    const uint v442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v443 = v79 + v442;
-    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v445 = v249 && v444;
-    const bool v446 = v443 < v80;
-    const bool v447 = v445 && v446;
-    if (v447) {
-      const float v448 = v253.m[0][2].thread_elements()[1];
-      const bool v449 = v441 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v450 = v443 - v78;
-      const bool v451 = v450 < v2;
-      const bool v452 = v449 && v451;
-      if (v452) {
-        const bfloat v453 = bfloat(v448);
-        const uint v454 = v441 * v2;
-        const uint v455 = v454 + v443;
-        const uint v456 = v455 - v78;
-        out[v456] = v453;
-      }
-    }
-    const uint v457 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v458 = v354 + v457;
-    const uint v459 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v460 = v79 + v459;
-    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v462 = v249 && v461;
-    const bool v463 = v460 < v80;
-    const bool v464 = v462 && v463;
-    if (v464) {
-      const float v465 = v253.m[0][3].thread_elements()[0];
-      const bool v466 = v458 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v467 = v460 - v78;
-      const bool v468 = v467 < v2;
-      const bool v469 = v466 && v468;
-      if (v469) {
-        const bfloat v470 = bfloat(v465);
-        const uint v471 = v458 * v2;
-        const uint v472 = v471 + v460;
-        const uint v473 = v472 - v78;
-        out[v473] = v470;
-      }
-    }
-    const uint v474 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v475 = v354 + v474;
-    const uint v476 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v479 = v249 && v478;
-    const bool v480 = v477 < v80;
-    const bool v481 = v479 && v480;
-    if (v481) {
-      const float v482 = v253.m[0][3].thread_elements()[1];
-      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v484 = v477 - v78;
-      const bool v485 = v484 < v2;
-      const bool v486 = v483 && v485;
-      if (v486) {
-        const bfloat v487 = bfloat(v482);
-        const uint v488 = v475 * v2;
-        const uint v489 = v488 + v477;
-        const uint v490 = v489 - v78;
-        out[v490] = v487;
-      }
-    }
-    const uint v491 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v492 = v354 + v491;
-    const uint v493 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v496 = v249 && v495;
-    const bool v497 = v494 < v80;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v253.m[0][4].thread_elements()[0];
-      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v501 = v494 - v78;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const bfloat v504 = bfloat(v499);
-        const uint v505 = v492 * v2;
-        const uint v506 = v505 + v494;
-        const uint v507 = v506 - v78;
-        out[v507] = v504;
-      }
-    }
-    const uint v508 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v509 = v354 + v508;
-    const uint v510 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v513 = v249 && v512;
-    const bool v514 = v511 < v80;
-    const bool v515 = v513 && v514;
-    if (v515) {
-      const float v516 = v253.m[0][4].thread_elements()[1];
-      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v518 = v511 - v78;
-      const bool v519 = v518 < v2;
-      const bool v520 = v517 && v519;
-      if (v520) {
-        const bfloat v521 = bfloat(v516);
-        const uint v522 = v509 * v2;
-        const uint v523 = v522 + v511;
-        const uint v524 = v523 - v78;
-        out[v524] = v521;
-      }
-    }
-    const uint v525 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v526 = v354 + v525;
-    const uint v527 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v530 = v249 && v529;
-    const bool v531 = v528 < v80;
-    const bool v532 = v530 && v531;
-    if (v532) {
-      const float v533 = v253.m[0][5].thread_elements()[0];
-      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v535 = v528 - v78;
-      const bool v536 = v535 < v2;
-      const bool v537 = v534 && v536;
-      if (v537) {
-        const bfloat v538 = bfloat(v533);
-        const uint v539 = v526 * v2;
-        const uint v540 = v539 + v528;
-        const uint v541 = v540 - v78;
-        out[v541] = v538;
-      }
-    }
-    const uint v542 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v543 = v354 + v542;
-    const uint v544 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v547 = v249 && v546;
-    const bool v548 = v545 < v80;
-    const bool v549 = v547 && v548;
-    if (v549) {
-      const float v550 = v253.m[0][5].thread_elements()[1];
-      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v552 = v545 - v78;
-      const bool v553 = v552 < v2;
-      const bool v554 = v551 && v553;
-      if (v554) {
-        const bfloat v555 = bfloat(v550);
-        const uint v556 = v543 * v2;
-        const uint v557 = v556 + v545;
-        const uint v558 = v557 - v78;
-        out[v558] = v555;
-      }
-    }
-    const uint v559 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v560 = v354 + v559;
-    const uint v561 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v564 = v249 && v563;
-    const bool v565 = v562 < v80;
-    const bool v566 = v564 && v565;
-    if (v566) {
-      const float v567 = v253.m[0][6].thread_elements()[0];
-      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v569 = v562 - v78;
-      const bool v570 = v569 < v2;
-      const bool v571 = v568 && v570;
-      if (v571) {
-        const bfloat v572 = bfloat(v567);
-        const uint v573 = v560 * v2;
-        const uint v574 = v573 + v562;
-        const uint v575 = v574 - v78;
-        out[v575] = v572;
-      }
-    }
-    const uint v576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v577 = v354 + v576;
-    const uint v578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v581 = v249 && v580;
-    const bool v582 = v579 < v80;
-    const bool v583 = v581 && v582;
-    if (v583) {
-      const float v584 = v253.m[0][6].thread_elements()[1];
-      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v586 = v579 - v78;
-      const bool v587 = v586 < v2;
-      const bool v588 = v585 && v587;
-      if (v588) {
-        const bfloat v589 = bfloat(v584);
-        const uint v590 = v577 * v2;
-        const uint v591 = v590 + v579;
-        const uint v592 = v591 - v78;
-        out[v592] = v589;
-      }
-    }
-    const uint v593 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v594 = v354 + v593;
-    const uint v595 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v598 = v249 && v597;
-    const bool v599 = v596 < v80;
-    const bool v600 = v598 && v599;
-    if (v600) {
-      const float v601 = v253.m[0][7].thread_elements()[0];
-      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v603 = v596 - v78;
-      const bool v604 = v603 < v2;
-      const bool v605 = v602 && v604;
-      if (v605) {
-        const bfloat v606 = bfloat(v601);
-        const uint v607 = v594 * v2;
-        const uint v608 = v607 + v596;
-        const uint v609 = v608 - v78;
-        out[v609] = v606;
-      }
-    }
-    const uint v610 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v611 = v354 + v610;
-    const uint v612 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v615 = v249 && v614;
-    const bool v616 = v613 < v80;
-    const bool v617 = v615 && v616;
-    if (v617) {
-      const float v618 = v253.m[0][7].thread_elements()[1];
-      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v620 = v613 - v78;
-      const bool v621 = v620 < v2;
-      const bool v622 = v619 && v621;
-      if (v622) {
-        const bfloat v623 = bfloat(v618);
-        const uint v624 = v611 * v2;
-        const uint v625 = v624 + v613;
-        const uint v626 = v625 - v78;
-        out[v626] = v623;
-      }
-    }
-    const uint v627 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v628 = v354 + v627;
-    const uint v629 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v632 = v249 && v631;
-    const bool v633 = v630 < v80;
-    const bool v634 = v632 && v633;
-    if (v634) {
-      const float v635 = v253.m[0][8].thread_elements()[0];
-      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v637 = v630 - v78;
-      const bool v638 = v637 < v2;
-      const bool v639 = v636 && v638;
-      if (v639) {
-        const bfloat v640 = bfloat(v635);
-        const uint v641 = v628 * v2;
-        const uint v642 = v641 + v630;
-        const uint v643 = v642 - v78;
-        out[v643] = v640;
-      }
-    }
-    const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v645 = v354 + v644;
-    const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v649 = v249 && v648;
-    const bool v650 = v647 < v80;
-    const bool v651 = v649 && v650;
-    if (v651) {
-      const float v652 = v253.m[0][8].thread_elements()[1];
-      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v654 = v647 - v78;
-      const bool v655 = v654 < v2;
-      const bool v656 = v653 && v655;
-      if (v656) {
-        const bfloat v657 = bfloat(v652);
-        const uint v658 = v645 * v2;
-        const uint v659 = v658 + v647;
-        const uint v660 = v659 - v78;
-        out[v660] = v657;
-      }
-    }
-    const uint v661 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v662 = v354 + v661;
-    const uint v663 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v666 = v249 && v665;
-    const bool v667 = v664 < v80;
-    const bool v668 = v666 && v667;
-    if (v668) {
-      const float v669 = v253.m[0][9].thread_elements()[0];
-      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v671 = v664 - v78;
-      const bool v672 = v671 < v2;
-      const bool v673 = v670 && v672;
-      if (v673) {
-        const bfloat v674 = bfloat(v669);
-        const uint v675 = v662 * v2;
-        const uint v676 = v675 + v664;
-        const uint v677 = v676 - v78;
-        out[v677] = v674;
-      }
-    }
-    const uint v678 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v679 = v354 + v678;
-    const uint v680 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v683 = v249 && v682;
-    const bool v684 = v681 < v80;
-    const bool v685 = v683 && v684;
-    if (v685) {
-      const float v686 = v253.m[0][9].thread_elements()[1];
-      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v688 = v681 - v78;
-      const bool v689 = v688 < v2;
-      const bool v690 = v687 && v689;
-      if (v690) {
-        const bfloat v691 = bfloat(v686);
-        const uint v692 = v679 * v2;
-        const uint v693 = v692 + v681;
-        const uint v694 = v693 - v78;
-        out[v694] = v691;
-      }
-    }
-    const uint v695 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v696 = v354 + v695;
-    const uint v697 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v700 = v249 && v699;
-    const bool v701 = v698 < v80;
-    const bool v702 = v700 && v701;
-    if (v702) {
-      const float v703 = v253.m[0][10].thread_elements()[0];
-      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v705 = v698 - v78;
-      const bool v706 = v705 < v2;
-      const bool v707 = v704 && v706;
-      if (v707) {
-        const bfloat v708 = bfloat(v703);
-        const uint v709 = v696 * v2;
-        const uint v710 = v709 + v698;
-        const uint v711 = v710 - v78;
-        out[v711] = v708;
-      }
-    }
-    const uint v712 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v713 = v354 + v712;
-    const uint v714 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v717 = v249 && v716;
-    const bool v718 = v715 < v80;
-    const bool v719 = v717 && v718;
-    if (v719) {
-      const float v720 = v253.m[0][10].thread_elements()[1];
-      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v722 = v715 - v78;
-      const bool v723 = v722 < v2;
-      const bool v724 = v721 && v723;
-      if (v724) {
-        const bfloat v725 = bfloat(v720);
-        const uint v726 = v713 * v2;
-        const uint v727 = v726 + v715;
-        const uint v728 = v727 - v78;
-        out[v728] = v725;
-      }
-    }
-    const uint v729 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v730 = v354 + v729;
-    const uint v731 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v734 = v249 && v733;
-    const bool v735 = v732 < v80;
-    const bool v736 = v734 && v735;
-    if (v736) {
-      const float v737 = v253.m[0][11].thread_elements()[0];
-      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v739 = v732 - v78;
-      const bool v740 = v739 < v2;
-      const bool v741 = v738 && v740;
-      if (v741) {
-        const bfloat v742 = bfloat(v737);
-        const uint v743 = v730 * v2;
-        const uint v744 = v743 + v732;
-        const uint v745 = v744 - v78;
-        out[v745] = v742;
-      }
-    }
-    const uint v746 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v747 = v354 + v746;
-    const uint v748 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v751 = v249 && v750;
-    const bool v752 = v749 < v80;
-    const bool v753 = v751 && v752;
-    if (v753) {
-      const float v754 = v253.m[0][11].thread_elements()[1];
-      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v756 = v749 - v78;
-      const bool v757 = v756 < v2;
-      const bool v758 = v755 && v757;
-      if (v758) {
-        const bfloat v759 = bfloat(v754);
-        const uint v760 = v747 * v2;
-        const uint v761 = v760 + v749;
-        const uint v762 = v761 - v78;
-        out[v762] = v759;
-      }
-    }
-    const uint v763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v764 = v354 + v763;
-    const uint v765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v768 = v249 && v767;
-    const bool v769 = v766 < v80;
-    const bool v770 = v768 && v769;
-    if (v770) {
-      const float v771 = v253.m[0][12].thread_elements()[0];
-      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v773 = v766 - v78;
-      const bool v774 = v773 < v2;
-      const bool v775 = v772 && v774;
-      if (v775) {
-        const bfloat v776 = bfloat(v771);
-        const uint v777 = v764 * v2;
-        const uint v778 = v777 + v766;
-        const uint v779 = v778 - v78;
-        out[v779] = v776;
-      }
-    }
-    const uint v780 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v781 = v354 + v780;
-    const uint v782 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v785 = v249 && v784;
-    const bool v786 = v783 < v80;
-    const bool v787 = v785 && v786;
-    if (v787) {
-      const float v788 = v253.m[0][12].thread_elements()[1];
-      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v790 = v783 - v78;
-      const bool v791 = v790 < v2;
-      const bool v792 = v789 && v791;
-      if (v792) {
-        const bfloat v793 = bfloat(v788);
-        const uint v794 = v781 * v2;
-        const uint v795 = v794 + v783;
-        const uint v796 = v795 - v78;
-        out[v796] = v793;
-      }
-    }
-    const uint v797 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v798 = v354 + v797;
-    const uint v799 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v802 = v249 && v801;
-    const bool v803 = v800 < v80;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v253.m[0][13].thread_elements()[0];
-      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v807 = v800 - v78;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const bfloat v810 = bfloat(v805);
-        const uint v811 = v798 * v2;
-        const uint v812 = v811 + v800;
-        const uint v813 = v812 - v78;
-        out[v813] = v810;
-      }
-    }
-    const uint v814 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v815 = v354 + v814;
-    const uint v816 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v819 = v249 && v818;
-    const bool v820 = v817 < v80;
-    const bool v821 = v819 && v820;
-    if (v821) {
-      const float v822 = v253.m[0][13].thread_elements()[1];
-      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v824 = v817 - v78;
-      const bool v825 = v824 < v2;
-      const bool v826 = v823 && v825;
-      if (v826) {
-        const bfloat v827 = bfloat(v822);
-        const uint v828 = v815 * v2;
-        const uint v829 = v828 + v817;
-        const uint v830 = v829 - v78;
-        out[v830] = v827;
-      }
-    }
-    const uint v831 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v832 = v354 + v831;
-    const uint v833 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v836 = v249 && v835;
-    const bool v837 = v834 < v80;
-    const bool v838 = v836 && v837;
-    if (v838) {
-      const float v839 = v253.m[0][14].thread_elements()[0];
-      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v841 = v834 - v78;
-      const bool v842 = v841 < v2;
-      const bool v843 = v840 && v842;
-      if (v843) {
-        const bfloat v844 = bfloat(v839);
-        const uint v845 = v832 * v2;
-        const uint v846 = v845 + v834;
-        const uint v847 = v846 - v78;
-        out[v847] = v844;
-      }
-    }
-    const uint v848 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v849 = v354 + v848;
-    const uint v850 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v853 = v249 && v852;
-    const bool v854 = v851 < v80;
-    const bool v855 = v853 && v854;
-    if (v855) {
-      const float v856 = v253.m[0][14].thread_elements()[1];
-      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v858 = v851 - v78;
-      const bool v859 = v858 < v2;
-      const bool v860 = v857 && v859;
-      if (v860) {
-        const bfloat v861 = bfloat(v856);
-        const uint v862 = v849 * v2;
-        const uint v863 = v862 + v851;
-        const uint v864 = v863 - v78;
-        out[v864] = v861;
-      }
-    }
-    const uint v865 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v866 = v354 + v865;
-    const uint v867 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v870 = v249 && v869;
-    const bool v871 = v868 < v80;
-    const bool v872 = v870 && v871;
-    if (v872) {
-      const float v873 = v253.m[0][15].thread_elements()[0];
-      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v875 = v868 - v78;
-      const bool v876 = v875 < v2;
-      const bool v877 = v874 && v876;
-      if (v877) {
-        const bfloat v878 = bfloat(v873);
-        const uint v879 = v866 * v2;
-        const uint v880 = v879 + v868;
-        const uint v881 = v880 - v78;
-        out[v881] = v878;
-      }
-    }
-    const uint v882 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v883 = v354 + v882;
-    const uint v884 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v887 = v249 && v886;
-    const bool v888 = v885 < v80;
-    const bool v889 = v887 && v888;
-    if (v889) {
-      const float v890 = v253.m[0][15].thread_elements()[1];
-      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v892 = v885 - v78;
-      const bool v893 = v892 < v2;
-      const bool v894 = v891 && v893;
-      if (v894) {
-        const bfloat v895 = bfloat(v890);
-        const uint v896 = v883 * v2;
-        const uint v897 = v896 + v885;
-        const uint v898 = v897 - v78;
-        out[v898] = v895;
-      }
-    }
-    const uint v899 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v900 = v354 + v899;
-    const uint v901 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v904 = v249 && v903;
-    const bool v905 = v902 < v80;
-    const bool v906 = v904 && v905;
-    if (v906) {
-      const float v907 = v253.m[1][0].thread_elements()[0];
-      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v909 = v902 - v78;
-      const bool v910 = v909 < v2;
-      const bool v911 = v908 && v910;
-      if (v911) {
-        const bfloat v912 = bfloat(v907);
-        const uint v913 = v900 * v2;
-        const uint v914 = v913 + v902;
-        const uint v915 = v914 - v78;
-        out[v915] = v912;
-      }
-    }
-    const uint v916 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v917 = v354 + v916;
-    const uint v918 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v921 = v249 && v920;
-    const bool v922 = v919 < v80;
-    const bool v923 = v921 && v922;
-    if (v923) {
-      const float v924 = v253.m[1][0].thread_elements()[1];
-      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v926 = v919 - v78;
-      const bool v927 = v926 < v2;
-      const bool v928 = v925 && v927;
-      if (v928) {
-        const bfloat v929 = bfloat(v924);
-        const uint v930 = v917 * v2;
-        const uint v931 = v930 + v919;
-        const uint v932 = v931 - v78;
-        out[v932] = v929;
-      }
-    }
-    const uint v933 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v934 = v354 + v933;
-    const uint v935 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v938 = v249 && v937;
-    const bool v939 = v936 < v80;
-    const bool v940 = v938 && v939;
-    if (v940) {
-      const float v941 = v253.m[1][1].thread_elements()[0];
-      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v943 = v936 - v78;
-      const bool v944 = v943 < v2;
-      const bool v945 = v942 && v944;
-      if (v945) {
-        const bfloat v946 = bfloat(v941);
-        const uint v947 = v934 * v2;
-        const uint v948 = v947 + v936;
-        const uint v949 = v948 - v78;
-        out[v949] = v946;
-      }
-    }
-    const uint v950 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v951 = v354 + v950;
-    const uint v952 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v955 = v249 && v954;
-    const bool v956 = v953 < v80;
-    const bool v957 = v955 && v956;
-    if (v957) {
-      const float v958 = v253.m[1][1].thread_elements()[1];
-      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v960 = v953 - v78;
-      const bool v961 = v960 < v2;
-      const bool v962 = v959 && v961;
-      if (v962) {
-        const bfloat v963 = bfloat(v958);
-        const uint v964 = v951 * v2;
-        const uint v965 = v964 + v953;
-        const uint v966 = v965 - v78;
-        out[v966] = v963;
-      }
-    }
-    const uint v967 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v968 = v354 + v967;
-    const uint v969 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v972 = v249 && v971;
-    const bool v973 = v970 < v80;
-    const bool v974 = v972 && v973;
-    if (v974) {
-      const float v975 = v253.m[1][2].thread_elements()[0];
-      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v977 = v970 - v78;
-      const bool v978 = v977 < v2;
-      const bool v979 = v976 && v978;
-      if (v979) {
-        const bfloat v980 = bfloat(v975);
-        const uint v981 = v968 * v2;
-        const uint v982 = v981 + v970;
-        const uint v983 = v982 - v78;
-        out[v983] = v980;
-      }
-    }
-    const uint v984 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v985 = v354 + v984;
-    const uint v986 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v989 = v249 && v988;
-    const bool v990 = v987 < v80;
-    const bool v991 = v989 && v990;
-    if (v991) {
-      const float v992 = v253.m[1][2].thread_elements()[1];
-      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v994 = v987 - v78;
-      const bool v995 = v994 < v2;
-      const bool v996 = v993 && v995;
-      if (v996) {
-        const bfloat v997 = bfloat(v992);
-        const uint v998 = v985 * v2;
-        const uint v999 = v998 + v987;
-        const uint v1000 = v999 - v78;
-        out[v1000] = v997;
-      }
-    }
-    const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1002 = v354 + v1001;
-    const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1006 = v249 && v1005;
-    const bool v1007 = v1004 < v80;
-    const bool v1008 = v1006 && v1007;
-    if (v1008) {
-      const float v1009 = v253.m[1][3].thread_elements()[0];
-      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1011 = v1004 - v78;
-      const bool v1012 = v1011 < v2;
-      const bool v1013 = v1010 && v1012;
-      if (v1013) {
-        const bfloat v1014 = bfloat(v1009);
-        const uint v1015 = v1002 * v2;
-        const uint v1016 = v1015 + v1004;
-        const uint v1017 = v1016 - v78;
-        out[v1017] = v1014;
-      }
-    }
-    const uint v1018 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1019 = v354 + v1018;
-    const uint v1020 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1023 = v249 && v1022;
-    const bool v1024 = v1021 < v80;
-    const bool v1025 = v1023 && v1024;
-    if (v1025) {
-      const float v1026 = v253.m[1][3].thread_elements()[1];
-      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1028 = v1021 - v78;
-      const bool v1029 = v1028 < v2;
-      const bool v1030 = v1027 && v1029;
-      if (v1030) {
-        const bfloat v1031 = bfloat(v1026);
-        const uint v1032 = v1019 * v2;
-        const uint v1033 = v1032 + v1021;
-        const uint v1034 = v1033 - v78;
-        out[v1034] = v1031;
-      }
-    }
-    const uint v1035 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1036 = v354 + v1035;
-    const uint v1037 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1040 = v249 && v1039;
-    const bool v1041 = v1038 < v80;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v253.m[1][4].thread_elements()[0];
-      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1045 = v1038 - v78;
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1044 && v1046;
-      if (v1047) {
-        const bfloat v1048 = bfloat(v1043);
-        const uint v1049 = v1036 * v2;
-        const uint v1050 = v1049 + v1038;
-        const uint v1051 = v1050 - v78;
-        out[v1051] = v1048;
-      }
-    }
-    const uint v1052 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1053 = v354 + v1052;
-    const uint v1054 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1057 = v249 && v1056;
-    const bool v1058 = v1055 < v80;
-    const bool v1059 = v1057 && v1058;
-    if (v1059) {
-      const float v1060 = v253.m[1][4].thread_elements()[1];
-      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1062 = v1055 - v78;
-      const bool v1063 = v1062 < v2;
-      const bool v1064 = v1061 && v1063;
-      if (v1064) {
-        const bfloat v1065 = bfloat(v1060);
-        const uint v1066 = v1053 * v2;
-        const uint v1067 = v1066 + v1055;
-        const uint v1068 = v1067 - v78;
-        out[v1068] = v1065;
-      }
-    }
-    const uint v1069 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1070 = v354 + v1069;
-    const uint v1071 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1074 = v249 && v1073;
-    const bool v1075 = v1072 < v80;
-    const bool v1076 = v1074 && v1075;
-    if (v1076) {
-      const float v1077 = v253.m[1][5].thread_elements()[0];
-      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1079 = v1072 - v78;
-      const bool v1080 = v1079 < v2;
-      const bool v1081 = v1078 && v1080;
-      if (v1081) {
-        const bfloat v1082 = bfloat(v1077);
-        const uint v1083 = v1070 * v2;
-        const uint v1084 = v1083 + v1072;
-        const uint v1085 = v1084 - v78;
-        out[v1085] = v1082;
-      }
-    }
-    const uint v1086 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1087 = v354 + v1086;
-    const uint v1088 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1091 = v249 && v1090;
-    const bool v1092 = v1089 < v80;
-    const bool v1093 = v1091 && v1092;
-    if (v1093) {
-      const float v1094 = v253.m[1][5].thread_elements()[1];
-      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1096 = v1089 - v78;
-      const bool v1097 = v1096 < v2;
-      const bool v1098 = v1095 && v1097;
-      if (v1098) {
-        const bfloat v1099 = bfloat(v1094);
-        const uint v1100 = v1087 * v2;
-        const uint v1101 = v1100 + v1089;
-        const uint v1102 = v1101 - v78;
-        out[v1102] = v1099;
-      }
-    }
-    const uint v1103 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1104 = v354 + v1103;
-    const uint v1105 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1108 = v249 && v1107;
-    const bool v1109 = v1106 < v80;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v253.m[1][6].thread_elements()[0];
-      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1113 = v1106 - v78;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const bfloat v1116 = bfloat(v1111);
-        const uint v1117 = v1104 * v2;
-        const uint v1118 = v1117 + v1106;
-        const uint v1119 = v1118 - v78;
-        out[v1119] = v1116;
-      }
-    }
-    const uint v1120 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1121 = v354 + v1120;
-    const uint v1122 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1125 = v249 && v1124;
-    const bool v1126 = v1123 < v80;
-    const bool v1127 = v1125 && v1126;
-    if (v1127) {
-      const float v1128 = v253.m[1][6].thread_elements()[1];
-      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1130 = v1123 - v78;
-      const bool v1131 = v1130 < v2;
-      const bool v1132 = v1129 && v1131;
-      if (v1132) {
-        const bfloat v1133 = bfloat(v1128);
-        const uint v1134 = v1121 * v2;
-        const uint v1135 = v1134 + v1123;
-        const uint v1136 = v1135 - v78;
-        out[v1136] = v1133;
-      }
-    }
-    const uint v1137 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1138 = v354 + v1137;
-    const uint v1139 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1142 = v249 && v1141;
-    const bool v1143 = v1140 < v80;
-    const bool v1144 = v1142 && v1143;
-    if (v1144) {
-      const float v1145 = v253.m[1][7].thread_elements()[0];
-      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1147 = v1140 - v78;
-      const bool v1148 = v1147 < v2;
-      const bool v1149 = v1146 && v1148;
-      if (v1149) {
-        const bfloat v1150 = bfloat(v1145);
-        const uint v1151 = v1138 * v2;
-        const uint v1152 = v1151 + v1140;
-        const uint v1153 = v1152 - v78;
-        out[v1153] = v1150;
-      }
-    }
-    const uint v1154 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1155 = v354 + v1154;
-    const uint v1156 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1159 = v249 && v1158;
-    const bool v1160 = v1157 < v80;
-    const bool v1161 = v1159 && v1160;
-    if (v1161) {
-      const float v1162 = v253.m[1][7].thread_elements()[1];
-      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1164 = v1157 - v78;
-      const bool v1165 = v1164 < v2;
-      const bool v1166 = v1163 && v1165;
-      if (v1166) {
-        const bfloat v1167 = bfloat(v1162);
-        const uint v1168 = v1155 * v2;
-        const uint v1169 = v1168 + v1157;
-        const uint v1170 = v1169 - v78;
-        out[v1170] = v1167;
-      }
-    }
-    const uint v1171 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1172 = v354 + v1171;
-    const uint v1173 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1176 = v249 && v1175;
-    const bool v1177 = v1174 < v80;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const float v1179 = v253.m[1][8].thread_elements()[0];
-      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1181 = v1174 - v78;
-      const bool v1182 = v1181 < v2;
-      const bool v1183 = v1180 && v1182;
-      if (v1183) {
-        const bfloat v1184 = bfloat(v1179);
-        const uint v1185 = v1172 * v2;
-        const uint v1186 = v1185 + v1174;
-        const uint v1187 = v1186 - v78;
-        out[v1187] = v1184;
-      }
-    }
-    const uint v1188 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1189 = v354 + v1188;
-    const uint v1190 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1193 = v249 && v1192;
-    const bool v1194 = v1191 < v80;
-    const bool v1195 = v1193 && v1194;
-    if (v1195) {
-      const float v1196 = v253.m[1][8].thread_elements()[1];
-      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1198 = v1191 - v78;
-      const bool v1199 = v1198 < v2;
-      const bool v1200 = v1197 && v1199;
-      if (v1200) {
-        const bfloat v1201 = bfloat(v1196);
-        const uint v1202 = v1189 * v2;
-        const uint v1203 = v1202 + v1191;
-        const uint v1204 = v1203 - v78;
-        out[v1204] = v1201;
-      }
-    }
-    const uint v1205 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1206 = v354 + v1205;
-    const uint v1207 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1210 = v249 && v1209;
-    const bool v1211 = v1208 < v80;
-    const bool v1212 = v1210 && v1211;
-    if (v1212) {
-      const float v1213 = v253.m[1][9].thread_elements()[0];
-      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1215 = v1208 - v78;
-      const bool v1216 = v1215 < v2;
-      const bool v1217 = v1214 && v1216;
-      if (v1217) {
-        const bfloat v1218 = bfloat(v1213);
-        const uint v1219 = v1206 * v2;
-        const uint v1220 = v1219 + v1208;
-        const uint v1221 = v1220 - v78;
-        out[v1221] = v1218;
-      }
-    }
-    const uint v1222 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1223 = v354 + v1222;
-    const uint v1224 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1227 = v249 && v1226;
-    const bool v1228 = v1225 < v80;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const float v1230 = v253.m[1][9].thread_elements()[1];
-      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1232 = v1225 - v78;
-      const bool v1233 = v1232 < v2;
-      const bool v1234 = v1231 && v1233;
-      if (v1234) {
-        const bfloat v1235 = bfloat(v1230);
-        const uint v1236 = v1223 * v2;
-        const uint v1237 = v1236 + v1225;
-        const uint v1238 = v1237 - v78;
-        out[v1238] = v1235;
-      }
-    }
-    const uint v1239 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1240 = v354 + v1239;
-    const uint v1241 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1244 = v249 && v1243;
-    const bool v1245 = v1242 < v80;
-    const bool v1246 = v1244 && v1245;
-    if (v1246) {
-      const float v1247 = v253.m[1][10].thread_elements()[0];
-      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1249 = v1242 - v78;
-      const bool v1250 = v1249 < v2;
-      const bool v1251 = v1248 && v1250;
-      if (v1251) {
-        const bfloat v1252 = bfloat(v1247);
-        const uint v1253 = v1240 * v2;
-        const uint v1254 = v1253 + v1242;
-        const uint v1255 = v1254 - v78;
-        out[v1255] = v1252;
-      }
-    }
-    const uint v1256 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1257 = v354 + v1256;
-    const uint v1258 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1261 = v249 && v1260;
-    const bool v1262 = v1259 < v80;
-    const bool v1263 = v1261 && v1262;
-    if (v1263) {
-      const float v1264 = v253.m[1][10].thread_elements()[1];
-      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1266 = v1259 - v78;
-      const bool v1267 = v1266 < v2;
-      const bool v1268 = v1265 && v1267;
-      if (v1268) {
-        const bfloat v1269 = bfloat(v1264);
-        const uint v1270 = v1257 * v2;
-        const uint v1271 = v1270 + v1259;
-        const uint v1272 = v1271 - v78;
-        out[v1272] = v1269;
-      }
-    }
-    const uint v1273 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1274 = v354 + v1273;
-    const uint v1275 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1278 = v249 && v1277;
-    const bool v1279 = v1276 < v80;
-    const bool v1280 = v1278 && v1279;
-    if (v1280) {
-      const float v1281 = v253.m[1][11].thread_elements()[0];
-      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1283 = v1276 - v78;
-      const bool v1284 = v1283 < v2;
-      const bool v1285 = v1282 && v1284;
-      if (v1285) {
-        const bfloat v1286 = bfloat(v1281);
-        const uint v1287 = v1274 * v2;
-        const uint v1288 = v1287 + v1276;
-        const uint v1289 = v1288 - v78;
-        out[v1289] = v1286;
-      }
-    }
-    const uint v1290 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1291 = v354 + v1290;
-    const uint v1292 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1295 = v249 && v1294;
-    const bool v1296 = v1293 < v80;
-    const bool v1297 = v1295 && v1296;
-    if (v1297) {
-      const float v1298 = v253.m[1][11].thread_elements()[1];
-      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1300 = v1293 - v78;
-      const bool v1301 = v1300 < v2;
-      const bool v1302 = v1299 && v1301;
-      if (v1302) {
-        const bfloat v1303 = bfloat(v1298);
-        const uint v1304 = v1291 * v2;
-        const uint v1305 = v1304 + v1293;
-        const uint v1306 = v1305 - v78;
-        out[v1306] = v1303;
-      }
-    }
-    const uint v1307 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1308 = v354 + v1307;
-    const uint v1309 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1312 = v249 && v1311;
-    const bool v1313 = v1310 < v80;
-    const bool v1314 = v1312 && v1313;
-    if (v1314) {
-      const float v1315 = v253.m[1][12].thread_elements()[0];
-      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1317 = v1310 - v78;
-      const bool v1318 = v1317 < v2;
-      const bool v1319 = v1316 && v1318;
-      if (v1319) {
-        const bfloat v1320 = bfloat(v1315);
-        const uint v1321 = v1308 * v2;
-        const uint v1322 = v1321 + v1310;
-        const uint v1323 = v1322 - v78;
-        out[v1323] = v1320;
-      }
-    }
-    const uint v1324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1325 = v354 + v1324;
-    const uint v1326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1329 = v249 && v1328;
-    const bool v1330 = v1327 < v80;
-    const bool v1331 = v1329 && v1330;
-    if (v1331) {
-      const float v1332 = v253.m[1][12].thread_elements()[1];
-      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1334 = v1327 - v78;
-      const bool v1335 = v1334 < v2;
-      const bool v1336 = v1333 && v1335;
-      if (v1336) {
-        const bfloat v1337 = bfloat(v1332);
-        const uint v1338 = v1325 * v2;
-        const uint v1339 = v1338 + v1327;
-        const uint v1340 = v1339 - v78;
-        out[v1340] = v1337;
-      }
-    }
-    const uint v1341 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1342 = v354 + v1341;
-    const uint v1343 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1346 = v249 && v1345;
-    const bool v1347 = v1344 < v80;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v253.m[1][13].thread_elements()[0];
-      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1351 = v1344 - v78;
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1350 && v1352;
-      if (v1353) {
-        const bfloat v1354 = bfloat(v1349);
-        const uint v1355 = v1342 * v2;
-        const uint v1356 = v1355 + v1344;
-        const uint v1357 = v1356 - v78;
-        out[v1357] = v1354;
-      }
-    }
-    const uint v1358 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1359 = v354 + v1358;
-    const uint v1360 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1363 = v249 && v1362;
-    const bool v1364 = v1361 < v80;
-    const bool v1365 = v1363 && v1364;
-    if (v1365) {
-      const float v1366 = v253.m[1][13].thread_elements()[1];
-      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1368 = v1361 - v78;
-      const bool v1369 = v1368 < v2;
-      const bool v1370 = v1367 && v1369;
-      if (v1370) {
-        const bfloat v1371 = bfloat(v1366);
-        const uint v1372 = v1359 * v2;
-        const uint v1373 = v1372 + v1361;
-        const uint v1374 = v1373 - v78;
-        out[v1374] = v1371;
-      }
-    }
-    const uint v1375 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1376 = v354 + v1375;
-    const uint v1377 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1380 = v249 && v1379;
-    const bool v1381 = v1378 < v80;
-    const bool v1382 = v1380 && v1381;
-    if (v1382) {
-      const float v1383 = v253.m[1][14].thread_elements()[0];
-      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1385 = v1378 - v78;
-      const bool v1386 = v1385 < v2;
-      const bool v1387 = v1384 && v1386;
-      if (v1387) {
-        const bfloat v1388 = bfloat(v1383);
-        const uint v1389 = v1376 * v2;
-        const uint v1390 = v1389 + v1378;
-        const uint v1391 = v1390 - v78;
-        out[v1391] = v1388;
-      }
-    }
-    const uint v1392 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1393 = v354 + v1392;
-    const uint v1394 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1397 = v249 && v1396;
-    const bool v1398 = v1395 < v80;
-    const bool v1399 = v1397 && v1398;
-    if (v1399) {
-      const float v1400 = v253.m[1][14].thread_elements()[1];
-      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1402 = v1395 - v78;
-      const bool v1403 = v1402 < v2;
-      const bool v1404 = v1401 && v1403;
-      if (v1404) {
-        const bfloat v1405 = bfloat(v1400);
-        const uint v1406 = v1393 * v2;
-        const uint v1407 = v1406 + v1395;
-        const uint v1408 = v1407 - v78;
-        out[v1408] = v1405;
-      }
-    }
-    const uint v1409 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1410 = v354 + v1409;
-    const uint v1411 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1414 = v249 && v1413;
-    const bool v1415 = v1412 < v80;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v253.m[1][15].thread_elements()[0];
-      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1419 = v1412 - v78;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const bfloat v1422 = bfloat(v1417);
-        const uint v1423 = v1410 * v2;
-        const uint v1424 = v1423 + v1412;
-        const uint v1425 = v1424 - v78;
-        out[v1425] = v1422;
-      }
-    }
-    const uint v1426 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1427 = v354 + v1426;
-    const uint v1428 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1431 = v249 && v1430;
-    const bool v1432 = v1429 < v80;
-    const bool v1433 = v1431 && v1432;
-    if (v1433) {
-      const float v1434 = v253.m[1][15].thread_elements()[1];
-      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1436 = v1429 - v78;
-      const bool v1437 = v1436 < v2;
-      const bool v1438 = v1435 && v1437;
-      if (v1438) {
-        const bfloat v1439 = bfloat(v1434);
-        const uint v1440 = v1427 * v2;
-        const uint v1441 = v1440 + v1429;
-        const uint v1442 = v1441 - v78;
-        out[v1442] = v1439;
-      }
-    }
-    const uint v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
-    iron_frag<float, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:185
-    iron_frag_fill(v1454, float(0.0f));
-    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:231
-      const uint v3115 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
-      const uint v3117 = v245 << 5u;
-      const uint v3118 = v3117 + v3115;
-      const uint v3122 = v3118 >> 3u;
-      const uint v3124 = v3118 & 7u;
-      const uint v3126 = v3124 << 3u;
-      const uint v3127 = v75 + v3122;
-      const bool v3129 = v3127 < v0;
-      const uint v3132 = v3127 * v3;
-      const uint v3137 = v3122 << 6u;
-      const uint v3141 = v3118 + 384u;
-      const uint v3143 = v3141 >> 3u;
-      const uint v3145 = v3141 & 7u;
-      const uint v3147 = v3145 << 3u;
-      const uint v3148 = v75 + v3143;
-      const bool v3150 = v3148 < v0;
-      const uint v3153 = v3148 * v3;
-      const uint v3158 = v3143 << 6u;
-      const uint v3162 = v3118 + 768u;
-      const bool v3164 = v3162 < 1024u;
-      const uint v3200 = v1444 + v3122;  // kernels/gemm/gemm_warpgroup.hpp:236
-      const bool v3202 = v3200 < v80;
-      const uint v3205 = v3200 * v3;
-      const uint v3221 = v1444 + v3143;
-      const bool v3223 = v3221 < v80;
-      const uint v3226 = v3221 * v3;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+      }
+    }
+    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
+    const uint v355 = v354 << 4u;
+    const uint v357 = v251 << 6u;
+    const uint v358 = v75 + v357;
+    const uint v359 = v358 + v355;
+    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v361 = v359 + v360;
+    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v363 = v79 + v362;
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v365 = v254 && v364;
+    const bool v366 = v363 < v80;
+    const bool v367 = v365 && v366;
+    if (v367) {
+      const float v368 = v258.m[0][0].thread_elements()[0];
+      const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v370 = v363 - v78;
+      const bool v371 = v370 < v2;
+      const bool v372 = v369 && v371;
+      if (v372) {
+        const bfloat v373 = bfloat(v368);
+        const uint v374 = v361 * v2;
+        const uint v375 = v374 + v363;
+        const uint v376 = v375 - v78;
+        out[v376] = v373;
+      }
+    }
+    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v378 = v359 + v377;
+    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v380 = v79 + v379;
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v382 = v254 && v381;
+    const bool v383 = v380 < v80;
+    const bool v384 = v382 && v383;
+    if (v384) {
+      const float v385 = v258.m[0][0].thread_elements()[1];
+      const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v387 = v380 - v78;
+      const bool v388 = v387 < v2;
+      const bool v389 = v386 && v388;
+      if (v389) {
+        const bfloat v390 = bfloat(v385);
+        const uint v391 = v378 * v2;
+        const uint v392 = v391 + v380;
+        const uint v393 = v392 - v78;
+        out[v393] = v390;
+      }
+    }
+    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v395 = v359 + v394;
+    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v397 = v79 + v396;
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v399 = v254 && v398;
+    const bool v400 = v397 < v80;
+    const bool v401 = v399 && v400;
+    if (v401) {
+      const float v402 = v258.m[0][1].thread_elements()[0];
+      const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v404 = v397 - v78;
+      const bool v405 = v404 < v2;
+      const bool v406 = v403 && v405;
+      if (v406) {
+        const bfloat v407 = bfloat(v402);
+        const uint v408 = v395 * v2;
+        const uint v409 = v408 + v397;
+        const uint v410 = v409 - v78;
+        out[v410] = v407;
+      }
+    }
+    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v412 = v359 + v411;
+    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v414 = v79 + v413;
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v416 = v254 && v415;
+    const bool v417 = v414 < v80;
+    const bool v418 = v416 && v417;
+    if (v418) {
+      const float v419 = v258.m[0][1].thread_elements()[1];
+      const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v421 = v414 - v78;
+      const bool v422 = v421 < v2;
+      const bool v423 = v420 && v422;
+      if (v423) {
+        const bfloat v424 = bfloat(v419);
+        const uint v425 = v412 * v2;
+        const uint v426 = v425 + v414;
+        const uint v427 = v426 - v78;
+        out[v427] = v424;
+      }
+    }
+    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v429 = v359 + v428;
+    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v431 = v79 + v430;
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v433 = v254 && v432;
+    const bool v434 = v431 < v80;
+    const bool v435 = v433 && v434;
+    if (v435) {
+      const float v436 = v258.m[0][2].thread_elements()[0];
+      const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v438 = v431 - v78;
+      const bool v439 = v438 < v2;
+      const bool v440 = v437 && v439;
+      if (v440) {
+        const bfloat v441 = bfloat(v436);
+        const uint v442 = v429 * v2;
+        const uint v443 = v442 + v431;
+        const uint v444 = v443 - v78;
+        out[v444] = v441;
+      }
+    }
+    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v446 = v359 + v445;
+    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v448 = v79 + v447;
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v450 = v254 && v449;
+    const bool v451 = v448 < v80;
+    const bool v452 = v450 && v451;
+    if (v452) {
+      const float v453 = v258.m[0][2].thread_elements()[1];
+      const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v455 = v448 - v78;
+      const bool v456 = v455 < v2;
+      const bool v457 = v454 && v456;
+      if (v457) {
+        const bfloat v458 = bfloat(v453);
+        const uint v459 = v446 * v2;
+        const uint v460 = v459 + v448;
+        const uint v461 = v460 - v78;
+        out[v461] = v458;
+      }
+    }
+    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v463 = v359 + v462;
+    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v465 = v79 + v464;
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v467 = v254 && v466;
+    const bool v468 = v465 < v80;
+    const bool v469 = v467 && v468;
+    if (v469) {
+      const float v470 = v258.m[0][3].thread_elements()[0];
+      const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v472 = v465 - v78;
+      const bool v473 = v472 < v2;
+      const bool v474 = v471 && v473;
+      if (v474) {
+        const bfloat v475 = bfloat(v470);
+        const uint v476 = v463 * v2;
+        const uint v477 = v476 + v465;
+        const uint v478 = v477 - v78;
+        out[v478] = v475;
+      }
+    }
+    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v480 = v359 + v479;
+    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v482 = v79 + v481;
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v484 = v254 && v483;
+    const bool v485 = v482 < v80;
+    const bool v486 = v484 && v485;
+    if (v486) {
+      const float v487 = v258.m[0][3].thread_elements()[1];
+      const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v489 = v482 - v78;
+      const bool v490 = v489 < v2;
+      const bool v491 = v488 && v490;
+      if (v491) {
+        const bfloat v492 = bfloat(v487);
+        const uint v493 = v480 * v2;
+        const uint v494 = v493 + v482;
+        const uint v495 = v494 - v78;
+        out[v495] = v492;
+      }
+    }
+    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v497 = v359 + v496;
+    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v499 = v79 + v498;
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v501 = v254 && v500;
+    const bool v502 = v499 < v80;
+    const bool v503 = v501 && v502;
+    if (v503) {
+      const float v504 = v258.m[0][4].thread_elements()[0];
+      const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v506 = v499 - v78;
+      const bool v507 = v506 < v2;
+      const bool v508 = v505 && v507;
+      if (v508) {
+        const bfloat v509 = bfloat(v504);
+        const uint v510 = v497 * v2;
+        const uint v511 = v510 + v499;
+        const uint v512 = v511 - v78;
+        out[v512] = v509;
+      }
+    }
+    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v514 = v359 + v513;
+    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v516 = v79 + v515;
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v518 = v254 && v517;
+    const bool v519 = v516 < v80;
+    const bool v520 = v518 && v519;
+    if (v520) {
+      const float v521 = v258.m[0][4].thread_elements()[1];
+      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v523 = v516 - v78;
+      const bool v524 = v523 < v2;
+      const bool v525 = v522 && v524;
+      if (v525) {
+        const bfloat v526 = bfloat(v521);
+        const uint v527 = v514 * v2;
+        const uint v528 = v527 + v516;
+        const uint v529 = v528 - v78;
+        out[v529] = v526;
+      }
+    }
+    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v531 = v359 + v530;
+    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v533 = v79 + v532;
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v535 = v254 && v534;
+    const bool v536 = v533 < v80;
+    const bool v537 = v535 && v536;
+    if (v537) {
+      const float v538 = v258.m[0][5].thread_elements()[0];
+      const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v540 = v533 - v78;
+      const bool v541 = v540 < v2;
+      const bool v542 = v539 && v541;
+      if (v542) {
+        const bfloat v543 = bfloat(v538);
+        const uint v544 = v531 * v2;
+        const uint v545 = v544 + v533;
+        const uint v546 = v545 - v78;
+        out[v546] = v543;
+      }
+    }
+    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v548 = v359 + v547;
+    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v550 = v79 + v549;
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v552 = v254 && v551;
+    const bool v553 = v550 < v80;
+    const bool v554 = v552 && v553;
+    if (v554) {
+      const float v555 = v258.m[0][5].thread_elements()[1];
+      const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v557 = v550 - v78;
+      const bool v558 = v557 < v2;
+      const bool v559 = v556 && v558;
+      if (v559) {
+        const bfloat v560 = bfloat(v555);
+        const uint v561 = v548 * v2;
+        const uint v562 = v561 + v550;
+        const uint v563 = v562 - v78;
+        out[v563] = v560;
+      }
+    }
+    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v565 = v359 + v564;
+    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v567 = v79 + v566;
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v569 = v254 && v568;
+    const bool v570 = v567 < v80;
+    const bool v571 = v569 && v570;
+    if (v571) {
+      const float v572 = v258.m[0][6].thread_elements()[0];
+      const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v574 = v567 - v78;
+      const bool v575 = v574 < v2;
+      const bool v576 = v573 && v575;
+      if (v576) {
+        const bfloat v577 = bfloat(v572);
+        const uint v578 = v565 * v2;
+        const uint v579 = v578 + v567;
+        const uint v580 = v579 - v78;
+        out[v580] = v577;
+      }
+    }
+    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v582 = v359 + v581;
+    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v584 = v79 + v583;
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v586 = v254 && v585;
+    const bool v587 = v584 < v80;
+    const bool v588 = v586 && v587;
+    if (v588) {
+      const float v589 = v258.m[0][6].thread_elements()[1];
+      const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v591 = v584 - v78;
+      const bool v592 = v591 < v2;
+      const bool v593 = v590 && v592;
+      if (v593) {
+        const bfloat v594 = bfloat(v589);
+        const uint v595 = v582 * v2;
+        const uint v596 = v595 + v584;
+        const uint v597 = v596 - v78;
+        out[v597] = v594;
+      }
+    }
+    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v599 = v359 + v598;
+    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v601 = v79 + v600;
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v603 = v254 && v602;
+    const bool v604 = v601 < v80;
+    const bool v605 = v603 && v604;
+    if (v605) {
+      const float v606 = v258.m[0][7].thread_elements()[0];
+      const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v608 = v601 - v78;
+      const bool v609 = v608 < v2;
+      const bool v610 = v607 && v609;
+      if (v610) {
+        const bfloat v611 = bfloat(v606);
+        const uint v612 = v599 * v2;
+        const uint v613 = v612 + v601;
+        const uint v614 = v613 - v78;
+        out[v614] = v611;
+      }
+    }
+    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v616 = v359 + v615;
+    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v618 = v79 + v617;
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v620 = v254 && v619;
+    const bool v621 = v618 < v80;
+    const bool v622 = v620 && v621;
+    if (v622) {
+      const float v623 = v258.m[0][7].thread_elements()[1];
+      const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v625 = v618 - v78;
+      const bool v626 = v625 < v2;
+      const bool v627 = v624 && v626;
+      if (v627) {
+        const bfloat v628 = bfloat(v623);
+        const uint v629 = v616 * v2;
+        const uint v630 = v629 + v618;
+        const uint v631 = v630 - v78;
+        out[v631] = v628;
+      }
+    }
+    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v633 = v359 + v632;
+    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v635 = v79 + v634;
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v637 = v254 && v636;
+    const bool v638 = v635 < v80;
+    const bool v639 = v637 && v638;
+    if (v639) {
+      const float v640 = v258.m[0][8].thread_elements()[0];
+      const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v642 = v635 - v78;
+      const bool v643 = v642 < v2;
+      const bool v644 = v641 && v643;
+      if (v644) {
+        const bfloat v645 = bfloat(v640);
+        const uint v646 = v633 * v2;
+        const uint v647 = v646 + v635;
+        const uint v648 = v647 - v78;
+        out[v648] = v645;
+      }
+    }
+    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v650 = v359 + v649;
+    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v652 = v79 + v651;
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v654 = v254 && v653;
+    const bool v655 = v652 < v80;
+    const bool v656 = v654 && v655;
+    if (v656) {
+      const float v657 = v258.m[0][8].thread_elements()[1];
+      const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v659 = v652 - v78;
+      const bool v660 = v659 < v2;
+      const bool v661 = v658 && v660;
+      if (v661) {
+        const bfloat v662 = bfloat(v657);
+        const uint v663 = v650 * v2;
+        const uint v664 = v663 + v652;
+        const uint v665 = v664 - v78;
+        out[v665] = v662;
+      }
+    }
+    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v667 = v359 + v666;
+    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v669 = v79 + v668;
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v671 = v254 && v670;
+    const bool v672 = v669 < v80;
+    const bool v673 = v671 && v672;
+    if (v673) {
+      const float v674 = v258.m[0][9].thread_elements()[0];
+      const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v676 = v669 - v78;
+      const bool v677 = v676 < v2;
+      const bool v678 = v675 && v677;
+      if (v678) {
+        const bfloat v679 = bfloat(v674);
+        const uint v680 = v667 * v2;
+        const uint v681 = v680 + v669;
+        const uint v682 = v681 - v78;
+        out[v682] = v679;
+      }
+    }
+    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v684 = v359 + v683;
+    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v686 = v79 + v685;
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v688 = v254 && v687;
+    const bool v689 = v686 < v80;
+    const bool v690 = v688 && v689;
+    if (v690) {
+      const float v691 = v258.m[0][9].thread_elements()[1];
+      const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v693 = v686 - v78;
+      const bool v694 = v693 < v2;
+      const bool v695 = v692 && v694;
+      if (v695) {
+        const bfloat v696 = bfloat(v691);
+        const uint v697 = v684 * v2;
+        const uint v698 = v697 + v686;
+        const uint v699 = v698 - v78;
+        out[v699] = v696;
+      }
+    }
+    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v701 = v359 + v700;
+    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v703 = v79 + v702;
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v705 = v254 && v704;
+    const bool v706 = v703 < v80;
+    const bool v707 = v705 && v706;
+    if (v707) {
+      const float v708 = v258.m[0][10].thread_elements()[0];
+      const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v710 = v703 - v78;
+      const bool v711 = v710 < v2;
+      const bool v712 = v709 && v711;
+      if (v712) {
+        const bfloat v713 = bfloat(v708);
+        const uint v714 = v701 * v2;
+        const uint v715 = v714 + v703;
+        const uint v716 = v715 - v78;
+        out[v716] = v713;
+      }
+    }
+    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v718 = v359 + v717;
+    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v720 = v79 + v719;
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v722 = v254 && v721;
+    const bool v723 = v720 < v80;
+    const bool v724 = v722 && v723;
+    if (v724) {
+      const float v725 = v258.m[0][10].thread_elements()[1];
+      const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v727 = v720 - v78;
+      const bool v728 = v727 < v2;
+      const bool v729 = v726 && v728;
+      if (v729) {
+        const bfloat v730 = bfloat(v725);
+        const uint v731 = v718 * v2;
+        const uint v732 = v731 + v720;
+        const uint v733 = v732 - v78;
+        out[v733] = v730;
+      }
+    }
+    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v735 = v359 + v734;
+    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v737 = v79 + v736;
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v739 = v254 && v738;
+    const bool v740 = v737 < v80;
+    const bool v741 = v739 && v740;
+    if (v741) {
+      const float v742 = v258.m[0][11].thread_elements()[0];
+      const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v744 = v737 - v78;
+      const bool v745 = v744 < v2;
+      const bool v746 = v743 && v745;
+      if (v746) {
+        const bfloat v747 = bfloat(v742);
+        const uint v748 = v735 * v2;
+        const uint v749 = v748 + v737;
+        const uint v750 = v749 - v78;
+        out[v750] = v747;
+      }
+    }
+    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v752 = v359 + v751;
+    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v754 = v79 + v753;
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v756 = v254 && v755;
+    const bool v757 = v754 < v80;
+    const bool v758 = v756 && v757;
+    if (v758) {
+      const float v759 = v258.m[0][11].thread_elements()[1];
+      const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v761 = v754 - v78;
+      const bool v762 = v761 < v2;
+      const bool v763 = v760 && v762;
+      if (v763) {
+        const bfloat v764 = bfloat(v759);
+        const uint v765 = v752 * v2;
+        const uint v766 = v765 + v754;
+        const uint v767 = v766 - v78;
+        out[v767] = v764;
+      }
+    }
+    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v769 = v359 + v768;
+    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v771 = v79 + v770;
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v773 = v254 && v772;
+    const bool v774 = v771 < v80;
+    const bool v775 = v773 && v774;
+    if (v775) {
+      const float v776 = v258.m[0][12].thread_elements()[0];
+      const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v778 = v771 - v78;
+      const bool v779 = v778 < v2;
+      const bool v780 = v777 && v779;
+      if (v780) {
+        const bfloat v781 = bfloat(v776);
+        const uint v782 = v769 * v2;
+        const uint v783 = v782 + v771;
+        const uint v784 = v783 - v78;
+        out[v784] = v781;
+      }
+    }
+    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v786 = v359 + v785;
+    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v788 = v79 + v787;
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v790 = v254 && v789;
+    const bool v791 = v788 < v80;
+    const bool v792 = v790 && v791;
+    if (v792) {
+      const float v793 = v258.m[0][12].thread_elements()[1];
+      const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v795 = v788 - v78;
+      const bool v796 = v795 < v2;
+      const bool v797 = v794 && v796;
+      if (v797) {
+        const bfloat v798 = bfloat(v793);
+        const uint v799 = v786 * v2;
+        const uint v800 = v799 + v788;
+        const uint v801 = v800 - v78;
+        out[v801] = v798;
+      }
+    }
+    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v803 = v359 + v802;
+    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v805 = v79 + v804;
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v807 = v254 && v806;
+    const bool v808 = v805 < v80;
+    const bool v809 = v807 && v808;
+    if (v809) {
+      const float v810 = v258.m[0][13].thread_elements()[0];
+      const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v812 = v805 - v78;
+      const bool v813 = v812 < v2;
+      const bool v814 = v811 && v813;
+      if (v814) {
+        const bfloat v815 = bfloat(v810);
+        const uint v816 = v803 * v2;
+        const uint v817 = v816 + v805;
+        const uint v818 = v817 - v78;
+        out[v818] = v815;
+      }
+    }
+    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v820 = v359 + v819;
+    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v822 = v79 + v821;
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v824 = v254 && v823;
+    const bool v825 = v822 < v80;
+    const bool v826 = v824 && v825;
+    if (v826) {
+      const float v827 = v258.m[0][13].thread_elements()[1];
+      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v829 = v822 - v78;
+      const bool v830 = v829 < v2;
+      const bool v831 = v828 && v830;
+      if (v831) {
+        const bfloat v832 = bfloat(v827);
+        const uint v833 = v820 * v2;
+        const uint v834 = v833 + v822;
+        const uint v835 = v834 - v78;
+        out[v835] = v832;
+      }
+    }
+    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v837 = v359 + v836;
+    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v839 = v79 + v838;
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v841 = v254 && v840;
+    const bool v842 = v839 < v80;
+    const bool v843 = v841 && v842;
+    if (v843) {
+      const float v844 = v258.m[0][14].thread_elements()[0];
+      const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v846 = v839 - v78;
+      const bool v847 = v846 < v2;
+      const bool v848 = v845 && v847;
+      if (v848) {
+        const bfloat v849 = bfloat(v844);
+        const uint v850 = v837 * v2;
+        const uint v851 = v850 + v839;
+        const uint v852 = v851 - v78;
+        out[v852] = v849;
+      }
+    }
+    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v854 = v359 + v853;
+    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v856 = v79 + v855;
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v858 = v254 && v857;
+    const bool v859 = v856 < v80;
+    const bool v860 = v858 && v859;
+    if (v860) {
+      const float v861 = v258.m[0][14].thread_elements()[1];
+      const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v863 = v856 - v78;
+      const bool v864 = v863 < v2;
+      const bool v865 = v862 && v864;
+      if (v865) {
+        const bfloat v866 = bfloat(v861);
+        const uint v867 = v854 * v2;
+        const uint v868 = v867 + v856;
+        const uint v869 = v868 - v78;
+        out[v869] = v866;
+      }
+    }
+    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v871 = v359 + v870;
+    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v873 = v79 + v872;
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v875 = v254 && v874;
+    const bool v876 = v873 < v80;
+    const bool v877 = v875 && v876;
+    if (v877) {
+      const float v878 = v258.m[0][15].thread_elements()[0];
+      const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v880 = v873 - v78;
+      const bool v881 = v880 < v2;
+      const bool v882 = v879 && v881;
+      if (v882) {
+        const bfloat v883 = bfloat(v878);
+        const uint v884 = v871 * v2;
+        const uint v885 = v884 + v873;
+        const uint v886 = v885 - v78;
+        out[v886] = v883;
+      }
+    }
+    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v888 = v359 + v887;
+    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v890 = v79 + v889;
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v892 = v254 && v891;
+    const bool v893 = v890 < v80;
+    const bool v894 = v892 && v893;
+    if (v894) {
+      const float v895 = v258.m[0][15].thread_elements()[1];
+      const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v897 = v890 - v78;
+      const bool v898 = v897 < v2;
+      const bool v899 = v896 && v898;
+      if (v899) {
+        const bfloat v900 = bfloat(v895);
+        const uint v901 = v888 * v2;
+        const uint v902 = v901 + v890;
+        const uint v903 = v902 - v78;
+        out[v903] = v900;
+      }
+    }
+    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v905 = v359 + v904;
+    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v907 = v79 + v906;
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v909 = v254 && v908;
+    const bool v910 = v907 < v80;
+    const bool v911 = v909 && v910;
+    if (v911) {
+      const float v912 = v258.m[1][0].thread_elements()[0];
+      const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v914 = v907 - v78;
+      const bool v915 = v914 < v2;
+      const bool v916 = v913 && v915;
+      if (v916) {
+        const bfloat v917 = bfloat(v912);
+        const uint v918 = v905 * v2;
+        const uint v919 = v918 + v907;
+        const uint v920 = v919 - v78;
+        out[v920] = v917;
+      }
+    }
+    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v922 = v359 + v921;
+    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v924 = v79 + v923;
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v926 = v254 && v925;
+    const bool v927 = v924 < v80;
+    const bool v928 = v926 && v927;
+    if (v928) {
+      const float v929 = v258.m[1][0].thread_elements()[1];
+      const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v931 = v924 - v78;
+      const bool v932 = v931 < v2;
+      const bool v933 = v930 && v932;
+      if (v933) {
+        const bfloat v934 = bfloat(v929);
+        const uint v935 = v922 * v2;
+        const uint v936 = v935 + v924;
+        const uint v937 = v936 - v78;
+        out[v937] = v934;
+      }
+    }
+    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v939 = v359 + v938;
+    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v941 = v79 + v940;
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v943 = v254 && v942;
+    const bool v944 = v941 < v80;
+    const bool v945 = v943 && v944;
+    if (v945) {
+      const float v946 = v258.m[1][1].thread_elements()[0];
+      const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v948 = v941 - v78;
+      const bool v949 = v948 < v2;
+      const bool v950 = v947 && v949;
+      if (v950) {
+        const bfloat v951 = bfloat(v946);
+        const uint v952 = v939 * v2;
+        const uint v953 = v952 + v941;
+        const uint v954 = v953 - v78;
+        out[v954] = v951;
+      }
+    }
+    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v956 = v359 + v955;
+    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v958 = v79 + v957;
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v960 = v254 && v959;
+    const bool v961 = v958 < v80;
+    const bool v962 = v960 && v961;
+    if (v962) {
+      const float v963 = v258.m[1][1].thread_elements()[1];
+      const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v965 = v958 - v78;
+      const bool v966 = v965 < v2;
+      const bool v967 = v964 && v966;
+      if (v967) {
+        const bfloat v968 = bfloat(v963);
+        const uint v969 = v956 * v2;
+        const uint v970 = v969 + v958;
+        const uint v971 = v970 - v78;
+        out[v971] = v968;
+      }
+    }
+    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v973 = v359 + v972;
+    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v975 = v79 + v974;
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v977 = v254 && v976;
+    const bool v978 = v975 < v80;
+    const bool v979 = v977 && v978;
+    if (v979) {
+      const float v980 = v258.m[1][2].thread_elements()[0];
+      const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v982 = v975 - v78;
+      const bool v983 = v982 < v2;
+      const bool v984 = v981 && v983;
+      if (v984) {
+        const bfloat v985 = bfloat(v980);
+        const uint v986 = v973 * v2;
+        const uint v987 = v986 + v975;
+        const uint v988 = v987 - v78;
+        out[v988] = v985;
+      }
+    }
+    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v990 = v359 + v989;
+    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v992 = v79 + v991;
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v994 = v254 && v993;
+    const bool v995 = v992 < v80;
+    const bool v996 = v994 && v995;
+    if (v996) {
+      const float v997 = v258.m[1][2].thread_elements()[1];
+      const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v999 = v992 - v78;
+      const bool v1000 = v999 < v2;
+      const bool v1001 = v998 && v1000;
+      if (v1001) {
+        const bfloat v1002 = bfloat(v997);
+        const uint v1003 = v990 * v2;
+        const uint v1004 = v1003 + v992;
+        const uint v1005 = v1004 - v78;
+        out[v1005] = v1002;
+      }
+    }
+    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1007 = v359 + v1006;
+    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1009 = v79 + v1008;
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1011 = v254 && v1010;
+    const bool v1012 = v1009 < v80;
+    const bool v1013 = v1011 && v1012;
+    if (v1013) {
+      const float v1014 = v258.m[1][3].thread_elements()[0];
+      const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1016 = v1009 - v78;
+      const bool v1017 = v1016 < v2;
+      const bool v1018 = v1015 && v1017;
+      if (v1018) {
+        const bfloat v1019 = bfloat(v1014);
+        const uint v1020 = v1007 * v2;
+        const uint v1021 = v1020 + v1009;
+        const uint v1022 = v1021 - v78;
+        out[v1022] = v1019;
+      }
+    }
+    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1024 = v359 + v1023;
+    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1026 = v79 + v1025;
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1028 = v254 && v1027;
+    const bool v1029 = v1026 < v80;
+    const bool v1030 = v1028 && v1029;
+    if (v1030) {
+      const float v1031 = v258.m[1][3].thread_elements()[1];
+      const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1033 = v1026 - v78;
+      const bool v1034 = v1033 < v2;
+      const bool v1035 = v1032 && v1034;
+      if (v1035) {
+        const bfloat v1036 = bfloat(v1031);
+        const uint v1037 = v1024 * v2;
+        const uint v1038 = v1037 + v1026;
+        const uint v1039 = v1038 - v78;
+        out[v1039] = v1036;
+      }
+    }
+    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1041 = v359 + v1040;
+    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1043 = v79 + v1042;
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1045 = v254 && v1044;
+    const bool v1046 = v1043 < v80;
+    const bool v1047 = v1045 && v1046;
+    if (v1047) {
+      const float v1048 = v258.m[1][4].thread_elements()[0];
+      const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1050 = v1043 - v78;
+      const bool v1051 = v1050 < v2;
+      const bool v1052 = v1049 && v1051;
+      if (v1052) {
+        const bfloat v1053 = bfloat(v1048);
+        const uint v1054 = v1041 * v2;
+        const uint v1055 = v1054 + v1043;
+        const uint v1056 = v1055 - v78;
+        out[v1056] = v1053;
+      }
+    }
+    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1058 = v359 + v1057;
+    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1060 = v79 + v1059;
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1062 = v254 && v1061;
+    const bool v1063 = v1060 < v80;
+    const bool v1064 = v1062 && v1063;
+    if (v1064) {
+      const float v1065 = v258.m[1][4].thread_elements()[1];
+      const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1067 = v1060 - v78;
+      const bool v1068 = v1067 < v2;
+      const bool v1069 = v1066 && v1068;
+      if (v1069) {
+        const bfloat v1070 = bfloat(v1065);
+        const uint v1071 = v1058 * v2;
+        const uint v1072 = v1071 + v1060;
+        const uint v1073 = v1072 - v78;
+        out[v1073] = v1070;
+      }
+    }
+    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1075 = v359 + v1074;
+    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1077 = v79 + v1076;
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1079 = v254 && v1078;
+    const bool v1080 = v1077 < v80;
+    const bool v1081 = v1079 && v1080;
+    if (v1081) {
+      const float v1082 = v258.m[1][5].thread_elements()[0];
+      const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1084 = v1077 - v78;
+      const bool v1085 = v1084 < v2;
+      const bool v1086 = v1083 && v1085;
+      if (v1086) {
+        const bfloat v1087 = bfloat(v1082);
+        const uint v1088 = v1075 * v2;
+        const uint v1089 = v1088 + v1077;
+        const uint v1090 = v1089 - v78;
+        out[v1090] = v1087;
+      }
+    }
+    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1092 = v359 + v1091;
+    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1094 = v79 + v1093;
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1096 = v254 && v1095;
+    const bool v1097 = v1094 < v80;
+    const bool v1098 = v1096 && v1097;
+    if (v1098) {
+      const float v1099 = v258.m[1][5].thread_elements()[1];
+      const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1101 = v1094 - v78;
+      const bool v1102 = v1101 < v2;
+      const bool v1103 = v1100 && v1102;
+      if (v1103) {
+        const bfloat v1104 = bfloat(v1099);
+        const uint v1105 = v1092 * v2;
+        const uint v1106 = v1105 + v1094;
+        const uint v1107 = v1106 - v78;
+        out[v1107] = v1104;
+      }
+    }
+    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1109 = v359 + v1108;
+    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1111 = v79 + v1110;
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1113 = v254 && v1112;
+    const bool v1114 = v1111 < v80;
+    const bool v1115 = v1113 && v1114;
+    if (v1115) {
+      const float v1116 = v258.m[1][6].thread_elements()[0];
+      const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1118 = v1111 - v78;
+      const bool v1119 = v1118 < v2;
+      const bool v1120 = v1117 && v1119;
+      if (v1120) {
+        const bfloat v1121 = bfloat(v1116);
+        const uint v1122 = v1109 * v2;
+        const uint v1123 = v1122 + v1111;
+        const uint v1124 = v1123 - v78;
+        out[v1124] = v1121;
+      }
+    }
+    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1126 = v359 + v1125;
+    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1128 = v79 + v1127;
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1130 = v254 && v1129;
+    const bool v1131 = v1128 < v80;
+    const bool v1132 = v1130 && v1131;
+    if (v1132) {
+      const float v1133 = v258.m[1][6].thread_elements()[1];
+      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1135 = v1128 - v78;
+      const bool v1136 = v1135 < v2;
+      const bool v1137 = v1134 && v1136;
+      if (v1137) {
+        const bfloat v1138 = bfloat(v1133);
+        const uint v1139 = v1126 * v2;
+        const uint v1140 = v1139 + v1128;
+        const uint v1141 = v1140 - v78;
+        out[v1141] = v1138;
+      }
+    }
+    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1143 = v359 + v1142;
+    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1145 = v79 + v1144;
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1147 = v254 && v1146;
+    const bool v1148 = v1145 < v80;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const float v1150 = v258.m[1][7].thread_elements()[0];
+      const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1152 = v1145 - v78;
+      const bool v1153 = v1152 < v2;
+      const bool v1154 = v1151 && v1153;
+      if (v1154) {
+        const bfloat v1155 = bfloat(v1150);
+        const uint v1156 = v1143 * v2;
+        const uint v1157 = v1156 + v1145;
+        const uint v1158 = v1157 - v78;
+        out[v1158] = v1155;
+      }
+    }
+    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1160 = v359 + v1159;
+    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1162 = v79 + v1161;
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1164 = v254 && v1163;
+    const bool v1165 = v1162 < v80;
+    const bool v1166 = v1164 && v1165;
+    if (v1166) {
+      const float v1167 = v258.m[1][7].thread_elements()[1];
+      const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1169 = v1162 - v78;
+      const bool v1170 = v1169 < v2;
+      const bool v1171 = v1168 && v1170;
+      if (v1171) {
+        const bfloat v1172 = bfloat(v1167);
+        const uint v1173 = v1160 * v2;
+        const uint v1174 = v1173 + v1162;
+        const uint v1175 = v1174 - v78;
+        out[v1175] = v1172;
+      }
+    }
+    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1177 = v359 + v1176;
+    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1179 = v79 + v1178;
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1181 = v254 && v1180;
+    const bool v1182 = v1179 < v80;
+    const bool v1183 = v1181 && v1182;
+    if (v1183) {
+      const float v1184 = v258.m[1][8].thread_elements()[0];
+      const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1186 = v1179 - v78;
+      const bool v1187 = v1186 < v2;
+      const bool v1188 = v1185 && v1187;
+      if (v1188) {
+        const bfloat v1189 = bfloat(v1184);
+        const uint v1190 = v1177 * v2;
+        const uint v1191 = v1190 + v1179;
+        const uint v1192 = v1191 - v78;
+        out[v1192] = v1189;
+      }
+    }
+    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1194 = v359 + v1193;
+    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1196 = v79 + v1195;
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1198 = v254 && v1197;
+    const bool v1199 = v1196 < v80;
+    const bool v1200 = v1198 && v1199;
+    if (v1200) {
+      const float v1201 = v258.m[1][8].thread_elements()[1];
+      const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1203 = v1196 - v78;
+      const bool v1204 = v1203 < v2;
+      const bool v1205 = v1202 && v1204;
+      if (v1205) {
+        const bfloat v1206 = bfloat(v1201);
+        const uint v1207 = v1194 * v2;
+        const uint v1208 = v1207 + v1196;
+        const uint v1209 = v1208 - v78;
+        out[v1209] = v1206;
+      }
+    }
+    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1211 = v359 + v1210;
+    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1213 = v79 + v1212;
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1215 = v254 && v1214;
+    const bool v1216 = v1213 < v80;
+    const bool v1217 = v1215 && v1216;
+    if (v1217) {
+      const float v1218 = v258.m[1][9].thread_elements()[0];
+      const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1220 = v1213 - v78;
+      const bool v1221 = v1220 < v2;
+      const bool v1222 = v1219 && v1221;
+      if (v1222) {
+        const bfloat v1223 = bfloat(v1218);
+        const uint v1224 = v1211 * v2;
+        const uint v1225 = v1224 + v1213;
+        const uint v1226 = v1225 - v78;
+        out[v1226] = v1223;
+      }
+    }
+    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1228 = v359 + v1227;
+    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1230 = v79 + v1229;
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1232 = v254 && v1231;
+    const bool v1233 = v1230 < v80;
+    const bool v1234 = v1232 && v1233;
+    if (v1234) {
+      const float v1235 = v258.m[1][9].thread_elements()[1];
+      const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1237 = v1230 - v78;
+      const bool v1238 = v1237 < v2;
+      const bool v1239 = v1236 && v1238;
+      if (v1239) {
+        const bfloat v1240 = bfloat(v1235);
+        const uint v1241 = v1228 * v2;
+        const uint v1242 = v1241 + v1230;
+        const uint v1243 = v1242 - v78;
+        out[v1243] = v1240;
+      }
+    }
+    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1245 = v359 + v1244;
+    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1247 = v79 + v1246;
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1249 = v254 && v1248;
+    const bool v1250 = v1247 < v80;
+    const bool v1251 = v1249 && v1250;
+    if (v1251) {
+      const float v1252 = v258.m[1][10].thread_elements()[0];
+      const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1254 = v1247 - v78;
+      const bool v1255 = v1254 < v2;
+      const bool v1256 = v1253 && v1255;
+      if (v1256) {
+        const bfloat v1257 = bfloat(v1252);
+        const uint v1258 = v1245 * v2;
+        const uint v1259 = v1258 + v1247;
+        const uint v1260 = v1259 - v78;
+        out[v1260] = v1257;
+      }
+    }
+    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1262 = v359 + v1261;
+    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1264 = v79 + v1263;
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1266 = v254 && v1265;
+    const bool v1267 = v1264 < v80;
+    const bool v1268 = v1266 && v1267;
+    if (v1268) {
+      const float v1269 = v258.m[1][10].thread_elements()[1];
+      const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1271 = v1264 - v78;
+      const bool v1272 = v1271 < v2;
+      const bool v1273 = v1270 && v1272;
+      if (v1273) {
+        const bfloat v1274 = bfloat(v1269);
+        const uint v1275 = v1262 * v2;
+        const uint v1276 = v1275 + v1264;
+        const uint v1277 = v1276 - v78;
+        out[v1277] = v1274;
+      }
+    }
+    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1279 = v359 + v1278;
+    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1281 = v79 + v1280;
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1283 = v254 && v1282;
+    const bool v1284 = v1281 < v80;
+    const bool v1285 = v1283 && v1284;
+    if (v1285) {
+      const float v1286 = v258.m[1][11].thread_elements()[0];
+      const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1288 = v1281 - v78;
+      const bool v1289 = v1288 < v2;
+      const bool v1290 = v1287 && v1289;
+      if (v1290) {
+        const bfloat v1291 = bfloat(v1286);
+        const uint v1292 = v1279 * v2;
+        const uint v1293 = v1292 + v1281;
+        const uint v1294 = v1293 - v78;
+        out[v1294] = v1291;
+      }
+    }
+    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1296 = v359 + v1295;
+    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1298 = v79 + v1297;
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1300 = v254 && v1299;
+    const bool v1301 = v1298 < v80;
+    const bool v1302 = v1300 && v1301;
+    if (v1302) {
+      const float v1303 = v258.m[1][11].thread_elements()[1];
+      const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1305 = v1298 - v78;
+      const bool v1306 = v1305 < v2;
+      const bool v1307 = v1304 && v1306;
+      if (v1307) {
+        const bfloat v1308 = bfloat(v1303);
+        const uint v1309 = v1296 * v2;
+        const uint v1310 = v1309 + v1298;
+        const uint v1311 = v1310 - v78;
+        out[v1311] = v1308;
+      }
+    }
+    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1313 = v359 + v1312;
+    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1315 = v79 + v1314;
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1317 = v254 && v1316;
+    const bool v1318 = v1315 < v80;
+    const bool v1319 = v1317 && v1318;
+    if (v1319) {
+      const float v1320 = v258.m[1][12].thread_elements()[0];
+      const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1322 = v1315 - v78;
+      const bool v1323 = v1322 < v2;
+      const bool v1324 = v1321 && v1323;
+      if (v1324) {
+        const bfloat v1325 = bfloat(v1320);
+        const uint v1326 = v1313 * v2;
+        const uint v1327 = v1326 + v1315;
+        const uint v1328 = v1327 - v78;
+        out[v1328] = v1325;
+      }
+    }
+    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1330 = v359 + v1329;
+    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1332 = v79 + v1331;
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1334 = v254 && v1333;
+    const bool v1335 = v1332 < v80;
+    const bool v1336 = v1334 && v1335;
+    if (v1336) {
+      const float v1337 = v258.m[1][12].thread_elements()[1];
+      const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1339 = v1332 - v78;
+      const bool v1340 = v1339 < v2;
+      const bool v1341 = v1338 && v1340;
+      if (v1341) {
+        const bfloat v1342 = bfloat(v1337);
+        const uint v1343 = v1330 * v2;
+        const uint v1344 = v1343 + v1332;
+        const uint v1345 = v1344 - v78;
+        out[v1345] = v1342;
+      }
+    }
+    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1347 = v359 + v1346;
+    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1349 = v79 + v1348;
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1351 = v254 && v1350;
+    const bool v1352 = v1349 < v80;
+    const bool v1353 = v1351 && v1352;
+    if (v1353) {
+      const float v1354 = v258.m[1][13].thread_elements()[0];
+      const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1356 = v1349 - v78;
+      const bool v1357 = v1356 < v2;
+      const bool v1358 = v1355 && v1357;
+      if (v1358) {
+        const bfloat v1359 = bfloat(v1354);
+        const uint v1360 = v1347 * v2;
+        const uint v1361 = v1360 + v1349;
+        const uint v1362 = v1361 - v78;
+        out[v1362] = v1359;
+      }
+    }
+    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1364 = v359 + v1363;
+    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1366 = v79 + v1365;
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1368 = v254 && v1367;
+    const bool v1369 = v1366 < v80;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const float v1371 = v258.m[1][13].thread_elements()[1];
+      const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1373 = v1366 - v78;
+      const bool v1374 = v1373 < v2;
+      const bool v1375 = v1372 && v1374;
+      if (v1375) {
+        const bfloat v1376 = bfloat(v1371);
+        const uint v1377 = v1364 * v2;
+        const uint v1378 = v1377 + v1366;
+        const uint v1379 = v1378 - v78;
+        out[v1379] = v1376;
+      }
+    }
+    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1381 = v359 + v1380;
+    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1383 = v79 + v1382;
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1385 = v254 && v1384;
+    const bool v1386 = v1383 < v80;
+    const bool v1387 = v1385 && v1386;
+    if (v1387) {
+      const float v1388 = v258.m[1][14].thread_elements()[0];
+      const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1390 = v1383 - v78;
+      const bool v1391 = v1390 < v2;
+      const bool v1392 = v1389 && v1391;
+      if (v1392) {
+        const bfloat v1393 = bfloat(v1388);
+        const uint v1394 = v1381 * v2;
+        const uint v1395 = v1394 + v1383;
+        const uint v1396 = v1395 - v78;
+        out[v1396] = v1393;
+      }
+    }
+    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1398 = v359 + v1397;
+    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1400 = v79 + v1399;
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1402 = v254 && v1401;
+    const bool v1403 = v1400 < v80;
+    const bool v1404 = v1402 && v1403;
+    if (v1404) {
+      const float v1405 = v258.m[1][14].thread_elements()[1];
+      const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1407 = v1400 - v78;
+      const bool v1408 = v1407 < v2;
+      const bool v1409 = v1406 && v1408;
+      if (v1409) {
+        const bfloat v1410 = bfloat(v1405);
+        const uint v1411 = v1398 * v2;
+        const uint v1412 = v1411 + v1400;
+        const uint v1413 = v1412 - v78;
+        out[v1413] = v1410;
+      }
+    }
+    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1415 = v359 + v1414;
+    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1417 = v79 + v1416;
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1419 = v254 && v1418;
+    const bool v1420 = v1417 < v80;
+    const bool v1421 = v1419 && v1420;
+    if (v1421) {
+      const float v1422 = v258.m[1][15].thread_elements()[0];
+      const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1424 = v1417 - v78;
+      const bool v1425 = v1424 < v2;
+      const bool v1426 = v1423 && v1425;
+      if (v1426) {
+        const bfloat v1427 = bfloat(v1422);
+        const uint v1428 = v1415 * v2;
+        const uint v1429 = v1428 + v1417;
+        const uint v1430 = v1429 - v78;
+        out[v1430] = v1427;
+      }
+    }
+    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1432 = v359 + v1431;
+    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1434 = v79 + v1433;
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1436 = v254 && v1435;
+    const bool v1437 = v1434 < v80;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v258.m[1][15].thread_elements()[1];
+      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1441 = v1434 - v78;
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1440 && v1442;
+      if (v1443) {
+        const bfloat v1444 = bfloat(v1439);
+        const uint v1445 = v1432 * v2;
+        const uint v1446 = v1445 + v1434;
+        const uint v1447 = v1446 - v78;
+        out[v1447] = v1444;
+      }
+    }
+    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
+    iron_frag<float, 16, 128> v1459;  // kernels/gemm/gemm_warpgroup.hpp:199
+    iron_frag_fill(v1459, float(0.0f));
+    if (v262) {  // kernels/gemm/gemm_warpgroup.hpp:245
+      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
+      const uint v3122 = v250 << 5u;
+      const uint v3123 = v3122 + v3120;
+      const uint v3127 = v3123 >> 3u;
+      const uint v3129 = v3123 & 7u;
+      const uint v3131 = v3129 << 3u;
+      const uint v3132 = v75 + v3127;
+      const bool v3134 = v3132 < v0;
+      const uint v3137 = v3132 * v3;
+      const uint v3142 = v3127 << 6u;
+      const uint v3146 = v3123 + 384u;
+      const uint v3148 = v3146 >> 3u;
+      const uint v3150 = v3146 & 7u;
+      const uint v3152 = v3150 << 3u;
+      const uint v3153 = v75 + v3148;
+      const bool v3155 = v3153 < v0;
+      const uint v3158 = v3153 * v3;
+      const uint v3163 = v3148 << 6u;
+      const uint v3167 = v3123 + 768u;
+      const bool v3169 = v3167 < 1024u;
+      const uint v3205 = v1449 + v3127;  // kernels/gemm/gemm_warpgroup.hpp:250
+      const bool v3207 = v3205 < v80;
+      const uint v3210 = v3205 * v3;
+      const uint v3226 = v1449 + v3148;
+      const bool v3228 = v3226 < v80;
+      const uint v3231 = v3226 * v3;
 
-      for (uint v3106 = 0u; v3106 < v3; v3106 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
-        const uint v3108 = v3106 >> 6u;
-        const uint v3110 = v3108 % 1u;
+      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
+        const uint v3113 = v3111 >> 6u;
+        const uint v3115 = v3113 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3113 = v3110 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
-        const uint v3128 = v3106 + v3126;
-        const bool v3130 = v3128 < v3;
-        const bool v3131 = v3129 && v3130;
-        const uint v3134 = v3132 + v3128;
-        const uint v3135 = v3131 ? v3134 : 0u;
-        const uint v3138 = v3113 + v3137;
-        const uint v3139 = v3138 + v3126;
+        const uint v3118 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
+        const uint v3133 = v3111 + v3131;
+        const bool v3135 = v3133 < v3;
+        const bool v3136 = v3134 && v3135;
+        const uint v3139 = v3137 + v3133;
+        const uint v3140 = v3136 ? v3139 : 0u;
+        const uint v3143 = v3118 + v3142;
+        const uint v3144 = v3143 + v3131;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3139 + e] = v3131 ? x_sorted[v3135 + e] : bfloat(0);
+          shm3[v3144 + e] = v3136 ? x_sorted[v3140 + e] : bfloat(0);
         }
-        const uint v3149 = v3106 + v3147;
-        const bool v3151 = v3149 < v3;
-        const bool v3152 = v3150 && v3151;
-        const uint v3155 = v3153 + v3149;
-        const uint v3156 = v3152 ? v3155 : 0u;
-        const uint v3159 = v3113 + v3158;
-        const uint v3160 = v3159 + v3147;
+        const uint v3154 = v3111 + v3152;
+        const bool v3156 = v3154 < v3;
+        const bool v3157 = v3155 && v3156;
+        const uint v3160 = v3158 + v3154;
+        const uint v3161 = v3157 ? v3160 : 0u;
+        const uint v3164 = v3118 + v3163;
+        const uint v3165 = v3164 + v3152;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3160 + e] = v3152 ? x_sorted[v3156 + e] : bfloat(0);
+          shm3[v3165 + e] = v3157 ? x_sorted[v3161 + e] : bfloat(0);
         }
-        if (v3164) {
-          const uint v3166 = v3162 >> 3u;
-          const uint v3168 = v3162 & 7u;
-          const uint v3170 = v3168 << 3u;
-          const uint v3171 = v75 + v3166;
-          const uint v3172 = v3106 + v3170;
-          const bool v3173 = v3171 < v0;
-          const bool v3174 = v3172 < v3;
-          const bool v3175 = v3173 && v3174;
-          const uint v3176 = v3171 * v3;
-          const uint v3178 = v3176 + v3172;
-          const uint v3179 = v3175 ? v3178 : 0u;
-          const uint v3181 = v3166 << 6u;
-          const uint v3182 = v3113 + v3181;
-          const uint v3183 = v3182 + v3170;
+        if (v3169) {
+          const uint v3171 = v3167 >> 3u;
+          const uint v3173 = v3167 & 7u;
+          const uint v3175 = v3173 << 3u;
+          const uint v3176 = v75 + v3171;
+          const uint v3177 = v3111 + v3175;
+          const bool v3178 = v3176 < v0;
+          const bool v3179 = v3177 < v3;
+          const bool v3180 = v3178 && v3179;
+          const uint v3181 = v3176 * v3;
+          const uint v3183 = v3181 + v3177;
+          const uint v3184 = v3180 ? v3183 : 0u;
+          const uint v3186 = v3171 << 6u;
+          const uint v3187 = v3118 + v3186;
+          const uint v3188 = v3187 + v3175;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3183 + e] = v3175 ? x_sorted[v3179 + e] : bfloat(0);
+            shm3[v3188 + e] = v3180 ? x_sorted[v3184 + e] : bfloat(0);
           }
         }
-        const bool v3204 = v3202 && v3130;  // kernels/gemm/gemm_warpgroup.hpp:236
-        const uint v3207 = v3205 + v3128;
-        const uint v3208 = v3204 ? v3207 : 0u;
+        const bool v3209 = v3207 && v3135;  // kernels/gemm/gemm_warpgroup.hpp:250
+        const uint v3212 = v3210 + v3133;
+        const uint v3213 = v3209 ? v3212 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3139 + e] = v3204 ? w[v3208 + e] : bfloat(0);
+          shm4[v3144 + e] = v3209 ? w[v3213 + e] : bfloat(0);
         }
-        const bool v3225 = v3223 && v3151;
-        const uint v3228 = v3226 + v3149;
-        const uint v3229 = v3225 ? v3228 : 0u;
+        const bool v3230 = v3228 && v3156;
+        const uint v3233 = v3231 + v3154;
+        const uint v3234 = v3230 ? v3233 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3160 + e] = v3225 ? w[v3229 + e] : bfloat(0);
+          shm4[v3165 + e] = v3230 ? w[v3234 + e] : bfloat(0);
         }
-        if (v3164) {
-          const uint v3239 = v3162 >> 3u;
-          const uint v3241 = v3162 & 7u;
-          const uint v3243 = v3241 << 3u;
-          const uint v3244 = v1444 + v3239;
-          const uint v3245 = v3106 + v3243;
-          const bool v3246 = v3244 < v80;
-          const bool v3247 = v3245 < v3;
-          const bool v3248 = v3246 && v3247;
-          const uint v3249 = v3244 * v3;
-          const uint v3251 = v3249 + v3245;
-          const uint v3252 = v3248 ? v3251 : 0u;
-          const uint v3254 = v3239 << 6u;
-          const uint v3255 = v3113 + v3254;
-          const uint v3256 = v3255 + v3243;
+        if (v3169) {
+          const uint v3244 = v3167 >> 3u;
+          const uint v3246 = v3167 & 7u;
+          const uint v3248 = v3246 << 3u;
+          const uint v3249 = v1449 + v3244;
+          const uint v3250 = v3111 + v3248;
+          const bool v3251 = v3249 < v80;
+          const bool v3252 = v3250 < v3;
+          const bool v3253 = v3251 && v3252;
+          const uint v3254 = v3249 * v3;
+          const uint v3256 = v3254 + v3250;
+          const uint v3257 = v3253 ? v3256 : 0u;
+          const uint v3259 = v3244 << 6u;
+          const uint v3260 = v3118 + v3259;
+          const uint v3261 = v3260 + v3248;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3256 + e] = v3248 ? w[v3252 + e] : bfloat(0);
+            shm4[v3261 + e] = v3253 ? w[v3257 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v249) {
-          const uint v3266 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const uint v3267 = v3113 + v3266;
-          const uint v3367 = v350 << 6u;
-          const uint v3369 = v3267 + v3367;
-          iron_frag<bfloat, 16, 16> v3376;
-          iron_frag_fill(v3376, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3376, shm3, long(v3369), long(64u));
-          iron_frag<bfloat, 16, 128> v3378;
-          iron_frag_fill(v3378, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3378, shm4, long(v3113), long(64u));
-          iron_frag_mma(v1454, v3376, v3378);
-          const uint v3380 = v3369 + 16u;
-          const uint v3383 = v3113 + 16u;
-          iron_frag<bfloat, 16, 16> v3385;
-          iron_frag_fill(v3385, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3385, shm3, long(v3380), long(64u));
-          iron_frag<bfloat, 16, 128> v3387;
-          iron_frag_fill(v3387, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3387, shm4, long(v3383), long(64u));
-          iron_frag_mma(v1454, v3385, v3387);
-          const uint v3389 = v3369 + 32u;
-          const uint v3392 = v3113 + 32u;
-          iron_frag<bfloat, 16, 16> v3394;
-          iron_frag_fill(v3394, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3394, shm3, long(v3389), long(64u));
-          iron_frag<bfloat, 16, 128> v3396;
-          iron_frag_fill(v3396, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3396, shm4, long(v3392), long(64u));
-          iron_frag_mma(v1454, v3394, v3396);
-          const uint v3398 = v3369 + 48u;
-          const uint v3401 = v3113 + 48u;
-          iron_frag<bfloat, 16, 16> v3403;
-          iron_frag_fill(v3403, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3403, shm3, long(v3398), long(64u));
-          iron_frag<bfloat, 16, 128> v3405;
-          iron_frag_fill(v3405, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3405, shm4, long(v3401), long(64u));
-          iron_frag_mma(v1454, v3403, v3405);
+        if (v254) {
+          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const uint v3272 = v3118 + v3271;
+          const uint v3372 = v355 << 6u;
+          const uint v3374 = v3272 + v3372;
+          iron_frag<bfloat, 16, 16> v3381;
+          iron_frag_fill(v3381, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3381, shm3, long(v3374), long(64u));
+          iron_frag<bfloat, 16, 128> v3383;
+          iron_frag_fill(v3383, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3383, shm4, long(v3118), long(64u));
+          iron_frag_mma(v1459, v3381, v3383);
+          const uint v3385 = v3374 + 16u;
+          const uint v3388 = v3118 + 16u;
+          iron_frag<bfloat, 16, 16> v3390;
+          iron_frag_fill(v3390, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3390, shm3, long(v3385), long(64u));
+          iron_frag<bfloat, 16, 128> v3392;
+          iron_frag_fill(v3392, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3392, shm4, long(v3388), long(64u));
+          iron_frag_mma(v1459, v3390, v3392);
+          const uint v3394 = v3374 + 32u;
+          const uint v3397 = v3118 + 32u;
+          iron_frag<bfloat, 16, 16> v3399;
+          iron_frag_fill(v3399, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3399, shm3, long(v3394), long(64u));
+          iron_frag<bfloat, 16, 128> v3401;
+          iron_frag_fill(v3401, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3401, shm4, long(v3397), long(64u));
+          iron_frag_mma(v1459, v3399, v3401);
+          const uint v3403 = v3374 + 48u;
+          const uint v3406 = v3118 + 48u;
+          iron_frag<bfloat, 16, 16> v3408;
+          iron_frag_fill(v3408, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3408, shm3, long(v3403), long(64u));
+          iron_frag<bfloat, 16, 128> v3410;
+          iron_frag_fill(v3410, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3410, shm4, long(v3406), long(64u));
+          iron_frag_mma(v1459, v3408, v3410);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
     } else {
-      const uint v1486 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1487 = iron_tid.x;
+      const uint v1491 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1492 = iron_tid.x;
 
-      for (uint v1485 = 0u; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
-        for (uint v1489 = v1487; v1489 < 8192u; v1489 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1491 = v1489 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1493 = v1489 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1494 = v75 + v1491;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1495 = v1494 < v0;
-          const uint v1496 = v1485 + v1493;
-          const bool v1497 = v1496 < v3;
-          const bool v1498 = v1495 && v1497;
-          if (v1498) {
-            const uint v1500 = v1494 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1502 = v1500 + v1485;
-            const uint v1503 = v1502 + v1493;
-            const bfloat v1504 = x_sorted[v1503];
-            const uint v1506 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v1507 = v1506 + v1493;
-            shm3[v1507] = v1504;
+      for (uint v1490 = 0u; v1490 < v3; v1490 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
+        for (uint v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1500 = v1499 < v0;
+          const uint v1501 = v1490 + v1498;
+          const bool v1502 = v1501 < v3;
+          const bool v1503 = v1500 && v1502;
+          if (v1503) {
+            const uint v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1507 = v1505 + v1490;
+            const uint v1508 = v1507 + v1498;
+            const bfloat v1509 = x_sorted[v1508];
+            const uint v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v1512 = v1511 + v1498;
+            shm3[v1512] = v1509;
           } else {
-            const uint v1509 = v1491 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v1510 = v1509 + v1493;
-            shm3[v1510] = bfloat(0.0f);
+            const uint v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v1515 = v1514 + v1498;
+            shm3[v1515] = bfloat(0.0f);
           }
         }
 
-        for (uint v1515 = v1487; v1515 < 8192u; v1515 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1517 = v1515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1519 = v1515 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1520 = v1444 + v1517;  // kernels/gemm/gemm_tiles.hpp:98
-          const bool v1521 = v1520 < v80;
-          const uint v1522 = v1485 + v1519;
-          const bool v1523 = v1522 < v3;
-          const bool v1524 = v1521 && v1523;
-          if (v1524) {
-            const uint v1526 = v1520 * v3;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1528 = v1526 + v1485;
-            const uint v1529 = v1528 + v1519;
-            const bfloat v1530 = w[v1529];
-            const uint v1532 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-            const uint v1533 = v1532 + v1519;
-            shm4[v1533] = v1530;
+        for (uint v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:98
+          const bool v1526 = v1525 < v80;
+          const uint v1527 = v1490 + v1524;
+          const bool v1528 = v1527 < v3;
+          const bool v1529 = v1526 && v1528;
+          if (v1529) {
+            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1533 = v1531 + v1490;
+            const uint v1534 = v1533 + v1524;
+            const bfloat v1535 = w[v1534];
+            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v1538 = v1537 + v1524;
+            shm4[v1538] = v1535;
           } else {
-            const uint v1535 = v1517 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-            const uint v1536 = v1535 + v1519;
-            shm4[v1536] = bfloat(0.0f);
+            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v1541 = v1540 + v1524;
+            shm4[v1541] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
-          const uint v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
-          const uint v3412 = v350 << 6u;
-          const uint v3414 = v1545 + v3412;
-          iron_frag<bfloat, 16, 16> v3421;
-          iron_frag_fill(v3421, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3421, shm3, long(v3414), long(64u));
-          iron_frag<bfloat, 16, 128> v3423;
-          iron_frag_fill(v3423, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3423, shm4, long(0u), long(64u));
-          iron_frag_mma(v1454, v3421, v3423);
-          const uint v3425 = v3414 + 16u;
-          iron_frag<bfloat, 16, 16> v3430;
-          iron_frag_fill(v3430, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3430, shm3, long(v3425), long(64u));
-          iron_frag<bfloat, 16, 128> v3432;
-          iron_frag_fill(v3432, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3432, shm4, long(16u), long(64u));
-          iron_frag_mma(v1454, v3430, v3432);
-          const uint v3434 = v3414 + 32u;
-          iron_frag<bfloat, 16, 16> v3439;
-          iron_frag_fill(v3439, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3439, shm3, long(v3434), long(64u));
-          iron_frag<bfloat, 16, 128> v3441;
-          iron_frag_fill(v3441, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3441, shm4, long(32u), long(64u));
-          iron_frag_mma(v1454, v3439, v3441);
-          const uint v3443 = v3414 + 48u;
-          iron_frag<bfloat, 16, 16> v3448;
-          iron_frag_fill(v3448, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3448, shm3, long(v3443), long(64u));
-          iron_frag<bfloat, 16, 128> v3450;
-          iron_frag_fill(v3450, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3450, shm4, long(48u), long(64u));
-          iron_frag_mma(v1454, v3448, v3450);
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
+        if (v254) {  // kernels/gemm/gemm_warpgroup.hpp:239
+          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
+          const uint v3417 = v355 << 6u;
+          const uint v3419 = v1550 + v3417;
+          iron_frag<bfloat, 16, 16> v3426;
+          iron_frag_fill(v3426, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3426, shm3, long(v3419), long(64u));
+          iron_frag<bfloat, 16, 128> v3428;
+          iron_frag_fill(v3428, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3428, shm4, long(0u), long(64u));
+          iron_frag_mma(v1459, v3426, v3428);
+          const uint v3430 = v3419 + 16u;
+          iron_frag<bfloat, 16, 16> v3435;
+          iron_frag_fill(v3435, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3435, shm3, long(v3430), long(64u));
+          iron_frag<bfloat, 16, 128> v3437;
+          iron_frag_fill(v3437, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3437, shm4, long(16u), long(64u));
+          iron_frag_mma(v1459, v3435, v3437);
+          const uint v3439 = v3419 + 32u;
+          iron_frag<bfloat, 16, 16> v3444;
+          iron_frag_fill(v3444, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3444, shm3, long(v3439), long(64u));
+          iron_frag<bfloat, 16, 128> v3446;
+          iron_frag_fill(v3446, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3446, shm4, long(32u), long(64u));
+          iron_frag_mma(v1459, v3444, v3446);
+          const uint v3448 = v3419 + 48u;
+          iron_frag<bfloat, 16, 16> v3453;
+          iron_frag_fill(v3453, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3453, shm3, long(v3448), long(64u));
+          iron_frag<bfloat, 16, 128> v3455;
+          iron_frag_fill(v3455, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3455, shm4, long(48u), long(64u));
+          iron_frag_mma(v1459, v3453, v3455);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
-      }
-    }
-    const uint v1556 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1557 = v354 + v1556;
-    const uint v1558 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1559 = v1444 + v1558;
-    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1561 = v249 && v1560;
-    const bool v1562 = v1559 < v80;
-    const bool v1563 = v1561 && v1562;
-    if (v1563) {
-      const float v1564 = v1454.m[0][0].thread_elements()[0];
-      const bool v1565 = v1557 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1566 = v1559 - v78;
-      const bool v1567 = v1566 < v2;
-      const bool v1568 = v1565 && v1567;
-      if (v1568) {
-        const bfloat v1569 = bfloat(v1564);
-        const uint v1570 = v1557 * v2;
-        const uint v1571 = v1570 + v1559;
-        const uint v1572 = v1571 - v78;
-        out[v1572] = v1569;
-      }
-    }
-    const uint v1573 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1574 = v354 + v1573;
-    const uint v1575 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1576 = v1444 + v1575;
-    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1578 = v249 && v1577;
-    const bool v1579 = v1576 < v80;
-    const bool v1580 = v1578 && v1579;
-    if (v1580) {
-      const float v1581 = v1454.m[0][0].thread_elements()[1];
-      const bool v1582 = v1574 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1583 = v1576 - v78;
-      const bool v1584 = v1583 < v2;
-      const bool v1585 = v1582 && v1584;
-      if (v1585) {
-        const bfloat v1586 = bfloat(v1581);
-        const uint v1587 = v1574 * v2;
-        const uint v1588 = v1587 + v1576;
-        const uint v1589 = v1588 - v78;
-        out[v1589] = v1586;
-      }
-    }
-    const uint v1590 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1591 = v354 + v1590;
-    const uint v1592 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1593 = v1444 + v1592;
-    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1595 = v249 && v1594;
-    const bool v1596 = v1593 < v80;
-    const bool v1597 = v1595 && v1596;
-    if (v1597) {
-      const float v1598 = v1454.m[0][1].thread_elements()[0];
-      const bool v1599 = v1591 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1600 = v1593 - v78;
-      const bool v1601 = v1600 < v2;
-      const bool v1602 = v1599 && v1601;
-      if (v1602) {
-        const bfloat v1603 = bfloat(v1598);
-        const uint v1604 = v1591 * v2;
-        const uint v1605 = v1604 + v1593;
-        const uint v1606 = v1605 - v78;
-        out[v1606] = v1603;
-      }
-    }
-    const uint v1607 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1608 = v354 + v1607;
-    const uint v1609 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1610 = v1444 + v1609;
-    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1612 = v249 && v1611;
-    const bool v1613 = v1610 < v80;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v1454.m[0][1].thread_elements()[1];
-      const bool v1616 = v1608 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1617 = v1610 - v78;
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1616 && v1618;
-      if (v1619) {
-        const bfloat v1620 = bfloat(v1615);
-        const uint v1621 = v1608 * v2;
-        const uint v1622 = v1621 + v1610;
-        const uint v1623 = v1622 - v78;
-        out[v1623] = v1620;
-      }
-    }
-    const uint v1624 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1625 = v354 + v1624;
-    const uint v1626 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1627 = v1444 + v1626;
-    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1629 = v249 && v1628;
-    const bool v1630 = v1627 < v80;
-    const bool v1631 = v1629 && v1630;
-    if (v1631) {
-      const float v1632 = v1454.m[0][2].thread_elements()[0];
-      const bool v1633 = v1625 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1634 = v1627 - v78;
-      const bool v1635 = v1634 < v2;
-      const bool v1636 = v1633 && v1635;
-      if (v1636) {
-        const bfloat v1637 = bfloat(v1632);
-        const uint v1638 = v1625 * v2;
-        const uint v1639 = v1638 + v1627;
-        const uint v1640 = v1639 - v78;
-        out[v1640] = v1637;
-      }
-    }
-    const uint v1641 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1642 = v354 + v1641;
-    const uint v1643 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1644 = v1444 + v1643;
-    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1646 = v249 && v1645;
-    const bool v1647 = v1644 < v80;
-    const bool v1648 = v1646 && v1647;
-    if (v1648) {
-      const float v1649 = v1454.m[0][2].thread_elements()[1];
-      const bool v1650 = v1642 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1651 = v1644 - v78;
-      const bool v1652 = v1651 < v2;
-      const bool v1653 = v1650 && v1652;
-      if (v1653) {
-        const bfloat v1654 = bfloat(v1649);
-        const uint v1655 = v1642 * v2;
-        const uint v1656 = v1655 + v1644;
-        const uint v1657 = v1656 - v78;
-        out[v1657] = v1654;
-      }
-    }
-    const uint v1658 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1659 = v354 + v1658;
-    const uint v1660 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1661 = v1444 + v1660;
-    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1663 = v249 && v1662;
-    const bool v1664 = v1661 < v80;
-    const bool v1665 = v1663 && v1664;
-    if (v1665) {
-      const float v1666 = v1454.m[0][3].thread_elements()[0];
-      const bool v1667 = v1659 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1668 = v1661 - v78;
-      const bool v1669 = v1668 < v2;
-      const bool v1670 = v1667 && v1669;
-      if (v1670) {
-        const bfloat v1671 = bfloat(v1666);
-        const uint v1672 = v1659 * v2;
-        const uint v1673 = v1672 + v1661;
-        const uint v1674 = v1673 - v78;
-        out[v1674] = v1671;
-      }
-    }
-    const uint v1675 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1676 = v354 + v1675;
-    const uint v1677 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1678 = v1444 + v1677;
-    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1680 = v249 && v1679;
-    const bool v1681 = v1678 < v80;
-    const bool v1682 = v1680 && v1681;
-    if (v1682) {
-      const float v1683 = v1454.m[0][3].thread_elements()[1];
-      const bool v1684 = v1676 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1685 = v1678 - v78;
-      const bool v1686 = v1685 < v2;
-      const bool v1687 = v1684 && v1686;
-      if (v1687) {
-        const bfloat v1688 = bfloat(v1683);
-        const uint v1689 = v1676 * v2;
-        const uint v1690 = v1689 + v1678;
-        const uint v1691 = v1690 - v78;
-        out[v1691] = v1688;
-      }
-    }
-    const uint v1692 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1693 = v354 + v1692;
-    const uint v1694 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1695 = v1444 + v1694;
-    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1697 = v249 && v1696;
-    const bool v1698 = v1695 < v80;
-    const bool v1699 = v1697 && v1698;
-    if (v1699) {
-      const float v1700 = v1454.m[0][4].thread_elements()[0];
-      const bool v1701 = v1693 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1702 = v1695 - v78;
-      const bool v1703 = v1702 < v2;
-      const bool v1704 = v1701 && v1703;
-      if (v1704) {
-        const bfloat v1705 = bfloat(v1700);
-        const uint v1706 = v1693 * v2;
-        const uint v1707 = v1706 + v1695;
-        const uint v1708 = v1707 - v78;
-        out[v1708] = v1705;
-      }
-    }
-    const uint v1709 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1710 = v354 + v1709;
-    const uint v1711 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1712 = v1444 + v1711;
-    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1714 = v249 && v1713;
-    const bool v1715 = v1712 < v80;
-    const bool v1716 = v1714 && v1715;
-    if (v1716) {
-      const float v1717 = v1454.m[0][4].thread_elements()[1];
-      const bool v1718 = v1710 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1719 = v1712 - v78;
-      const bool v1720 = v1719 < v2;
-      const bool v1721 = v1718 && v1720;
-      if (v1721) {
-        const bfloat v1722 = bfloat(v1717);
-        const uint v1723 = v1710 * v2;
-        const uint v1724 = v1723 + v1712;
-        const uint v1725 = v1724 - v78;
-        out[v1725] = v1722;
-      }
-    }
-    const uint v1726 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1727 = v354 + v1726;
-    const uint v1728 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1729 = v1444 + v1728;
-    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1731 = v249 && v1730;
-    const bool v1732 = v1729 < v80;
-    const bool v1733 = v1731 && v1732;
-    if (v1733) {
-      const float v1734 = v1454.m[0][5].thread_elements()[0];
-      const bool v1735 = v1727 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1736 = v1729 - v78;
-      const bool v1737 = v1736 < v2;
-      const bool v1738 = v1735 && v1737;
-      if (v1738) {
-        const bfloat v1739 = bfloat(v1734);
-        const uint v1740 = v1727 * v2;
-        const uint v1741 = v1740 + v1729;
-        const uint v1742 = v1741 - v78;
-        out[v1742] = v1739;
-      }
-    }
-    const uint v1743 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1744 = v354 + v1743;
-    const uint v1745 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1746 = v1444 + v1745;
-    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1748 = v249 && v1747;
-    const bool v1749 = v1746 < v80;
-    const bool v1750 = v1748 && v1749;
-    if (v1750) {
-      const float v1751 = v1454.m[0][5].thread_elements()[1];
-      const bool v1752 = v1744 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1753 = v1746 - v78;
-      const bool v1754 = v1753 < v2;
-      const bool v1755 = v1752 && v1754;
-      if (v1755) {
-        const bfloat v1756 = bfloat(v1751);
-        const uint v1757 = v1744 * v2;
-        const uint v1758 = v1757 + v1746;
-        const uint v1759 = v1758 - v78;
-        out[v1759] = v1756;
-      }
-    }
-    const uint v1760 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1761 = v354 + v1760;
-    const uint v1762 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1763 = v1444 + v1762;
-    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1765 = v249 && v1764;
-    const bool v1766 = v1763 < v80;
-    const bool v1767 = v1765 && v1766;
-    if (v1767) {
-      const float v1768 = v1454.m[0][6].thread_elements()[0];
-      const bool v1769 = v1761 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1770 = v1763 - v78;
-      const bool v1771 = v1770 < v2;
-      const bool v1772 = v1769 && v1771;
-      if (v1772) {
-        const bfloat v1773 = bfloat(v1768);
-        const uint v1774 = v1761 * v2;
-        const uint v1775 = v1774 + v1763;
-        const uint v1776 = v1775 - v78;
-        out[v1776] = v1773;
-      }
-    }
-    const uint v1777 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1778 = v354 + v1777;
-    const uint v1779 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1780 = v1444 + v1779;
-    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1782 = v249 && v1781;
-    const bool v1783 = v1780 < v80;
-    const bool v1784 = v1782 && v1783;
-    if (v1784) {
-      const float v1785 = v1454.m[0][6].thread_elements()[1];
-      const bool v1786 = v1778 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1787 = v1780 - v78;
-      const bool v1788 = v1787 < v2;
-      const bool v1789 = v1786 && v1788;
-      if (v1789) {
-        const bfloat v1790 = bfloat(v1785);
-        const uint v1791 = v1778 * v2;
-        const uint v1792 = v1791 + v1780;
-        const uint v1793 = v1792 - v78;
-        out[v1793] = v1790;
-      }
-    }
-    const uint v1794 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1795 = v354 + v1794;
-    const uint v1796 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1797 = v1444 + v1796;
-    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1799 = v249 && v1798;
-    const bool v1800 = v1797 < v80;
-    const bool v1801 = v1799 && v1800;
-    if (v1801) {
-      const float v1802 = v1454.m[0][7].thread_elements()[0];
-      const bool v1803 = v1795 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1804 = v1797 - v78;
-      const bool v1805 = v1804 < v2;
-      const bool v1806 = v1803 && v1805;
-      if (v1806) {
-        const bfloat v1807 = bfloat(v1802);
-        const uint v1808 = v1795 * v2;
-        const uint v1809 = v1808 + v1797;
-        const uint v1810 = v1809 - v78;
-        out[v1810] = v1807;
-      }
-    }
-    const uint v1811 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1812 = v354 + v1811;
-    const uint v1813 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1814 = v1444 + v1813;
-    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1816 = v249 && v1815;
-    const bool v1817 = v1814 < v80;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v1454.m[0][7].thread_elements()[1];
-      const bool v1820 = v1812 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1821 = v1814 - v78;
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1820 && v1822;
-      if (v1823) {
-        const bfloat v1824 = bfloat(v1819);
-        const uint v1825 = v1812 * v2;
-        const uint v1826 = v1825 + v1814;
-        const uint v1827 = v1826 - v78;
-        out[v1827] = v1824;
-      }
-    }
-    const uint v1828 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1829 = v354 + v1828;
-    const uint v1830 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1831 = v1444 + v1830;
-    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1833 = v249 && v1832;
-    const bool v1834 = v1831 < v80;
-    const bool v1835 = v1833 && v1834;
-    if (v1835) {
-      const float v1836 = v1454.m[0][8].thread_elements()[0];
-      const bool v1837 = v1829 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1838 = v1831 - v78;
-      const bool v1839 = v1838 < v2;
-      const bool v1840 = v1837 && v1839;
-      if (v1840) {
-        const bfloat v1841 = bfloat(v1836);
-        const uint v1842 = v1829 * v2;
-        const uint v1843 = v1842 + v1831;
-        const uint v1844 = v1843 - v78;
-        out[v1844] = v1841;
-      }
-    }
-    const uint v1845 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1846 = v354 + v1845;
-    const uint v1847 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1848 = v1444 + v1847;
-    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1850 = v249 && v1849;
-    const bool v1851 = v1848 < v80;
-    const bool v1852 = v1850 && v1851;
-    if (v1852) {
-      const float v1853 = v1454.m[0][8].thread_elements()[1];
-      const bool v1854 = v1846 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1855 = v1848 - v78;
-      const bool v1856 = v1855 < v2;
-      const bool v1857 = v1854 && v1856;
-      if (v1857) {
-        const bfloat v1858 = bfloat(v1853);
-        const uint v1859 = v1846 * v2;
-        const uint v1860 = v1859 + v1848;
-        const uint v1861 = v1860 - v78;
-        out[v1861] = v1858;
-      }
-    }
-    const uint v1862 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1863 = v354 + v1862;
-    const uint v1864 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1865 = v1444 + v1864;
-    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1867 = v249 && v1866;
-    const bool v1868 = v1865 < v80;
-    const bool v1869 = v1867 && v1868;
-    if (v1869) {
-      const float v1870 = v1454.m[0][9].thread_elements()[0];
-      const bool v1871 = v1863 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1872 = v1865 - v78;
-      const bool v1873 = v1872 < v2;
-      const bool v1874 = v1871 && v1873;
-      if (v1874) {
-        const bfloat v1875 = bfloat(v1870);
-        const uint v1876 = v1863 * v2;
-        const uint v1877 = v1876 + v1865;
-        const uint v1878 = v1877 - v78;
-        out[v1878] = v1875;
-      }
-    }
-    const uint v1879 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1880 = v354 + v1879;
-    const uint v1881 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1882 = v1444 + v1881;
-    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1884 = v249 && v1883;
-    const bool v1885 = v1882 < v80;
-    const bool v1886 = v1884 && v1885;
-    if (v1886) {
-      const float v1887 = v1454.m[0][9].thread_elements()[1];
-      const bool v1888 = v1880 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1889 = v1882 - v78;
-      const bool v1890 = v1889 < v2;
-      const bool v1891 = v1888 && v1890;
-      if (v1891) {
-        const bfloat v1892 = bfloat(v1887);
-        const uint v1893 = v1880 * v2;
-        const uint v1894 = v1893 + v1882;
-        const uint v1895 = v1894 - v78;
-        out[v1895] = v1892;
-      }
-    }
-    const uint v1896 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1897 = v354 + v1896;
-    const uint v1898 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1899 = v1444 + v1898;
-    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1901 = v249 && v1900;
-    const bool v1902 = v1899 < v80;
-    const bool v1903 = v1901 && v1902;
-    if (v1903) {
-      const float v1904 = v1454.m[0][10].thread_elements()[0];
-      const bool v1905 = v1897 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1906 = v1899 - v78;
-      const bool v1907 = v1906 < v2;
-      const bool v1908 = v1905 && v1907;
-      if (v1908) {
-        const bfloat v1909 = bfloat(v1904);
-        const uint v1910 = v1897 * v2;
-        const uint v1911 = v1910 + v1899;
-        const uint v1912 = v1911 - v78;
-        out[v1912] = v1909;
-      }
-    }
-    const uint v1913 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1914 = v354 + v1913;
-    const uint v1915 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1916 = v1444 + v1915;
-    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1918 = v249 && v1917;
-    const bool v1919 = v1916 < v80;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v1454.m[0][10].thread_elements()[1];
-      const bool v1922 = v1914 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1923 = v1916 - v78;
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1922 && v1924;
-      if (v1925) {
-        const bfloat v1926 = bfloat(v1921);
-        const uint v1927 = v1914 * v2;
-        const uint v1928 = v1927 + v1916;
-        const uint v1929 = v1928 - v78;
-        out[v1929] = v1926;
-      }
-    }
-    const uint v1930 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1931 = v354 + v1930;
-    const uint v1932 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1933 = v1444 + v1932;
-    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1935 = v249 && v1934;
-    const bool v1936 = v1933 < v80;
-    const bool v1937 = v1935 && v1936;
-    if (v1937) {
-      const float v1938 = v1454.m[0][11].thread_elements()[0];
-      const bool v1939 = v1931 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1940 = v1933 - v78;
-      const bool v1941 = v1940 < v2;
-      const bool v1942 = v1939 && v1941;
-      if (v1942) {
-        const bfloat v1943 = bfloat(v1938);
-        const uint v1944 = v1931 * v2;
-        const uint v1945 = v1944 + v1933;
-        const uint v1946 = v1945 - v78;
-        out[v1946] = v1943;
-      }
-    }
-    const uint v1947 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1948 = v354 + v1947;
-    const uint v1949 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1950 = v1444 + v1949;
-    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1952 = v249 && v1951;
-    const bool v1953 = v1950 < v80;
-    const bool v1954 = v1952 && v1953;
-    if (v1954) {
-      const float v1955 = v1454.m[0][11].thread_elements()[1];
-      const bool v1956 = v1948 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1957 = v1950 - v78;
-      const bool v1958 = v1957 < v2;
-      const bool v1959 = v1956 && v1958;
-      if (v1959) {
-        const bfloat v1960 = bfloat(v1955);
-        const uint v1961 = v1948 * v2;
-        const uint v1962 = v1961 + v1950;
-        const uint v1963 = v1962 - v78;
-        out[v1963] = v1960;
-      }
-    }
-    const uint v1964 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1965 = v354 + v1964;
-    const uint v1966 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1967 = v1444 + v1966;
-    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1969 = v249 && v1968;
-    const bool v1970 = v1967 < v80;
-    const bool v1971 = v1969 && v1970;
-    if (v1971) {
-      const float v1972 = v1454.m[0][12].thread_elements()[0];
-      const bool v1973 = v1965 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1974 = v1967 - v78;
-      const bool v1975 = v1974 < v2;
-      const bool v1976 = v1973 && v1975;
-      if (v1976) {
-        const bfloat v1977 = bfloat(v1972);
-        const uint v1978 = v1965 * v2;
-        const uint v1979 = v1978 + v1967;
-        const uint v1980 = v1979 - v78;
-        out[v1980] = v1977;
-      }
-    }
-    const uint v1981 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1982 = v354 + v1981;
-    const uint v1983 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v1984 = v1444 + v1983;
-    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v1986 = v249 && v1985;
-    const bool v1987 = v1984 < v80;
-    const bool v1988 = v1986 && v1987;
-    if (v1988) {
-      const float v1989 = v1454.m[0][12].thread_elements()[1];
-      const bool v1990 = v1982 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1991 = v1984 - v78;
-      const bool v1992 = v1991 < v2;
-      const bool v1993 = v1990 && v1992;
-      if (v1993) {
-        const bfloat v1994 = bfloat(v1989);
-        const uint v1995 = v1982 * v2;
-        const uint v1996 = v1995 + v1984;
-        const uint v1997 = v1996 - v78;
-        out[v1997] = v1994;
-      }
-    }
-    const uint v1998 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v1999 = v354 + v1998;
-    const uint v2000 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2001 = v1444 + v2000;
-    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2003 = v249 && v2002;
-    const bool v2004 = v2001 < v80;
-    const bool v2005 = v2003 && v2004;
-    if (v2005) {
-      const float v2006 = v1454.m[0][13].thread_elements()[0];
-      const bool v2007 = v1999 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2008 = v2001 - v78;
-      const bool v2009 = v2008 < v2;
-      const bool v2010 = v2007 && v2009;
-      if (v2010) {
-        const bfloat v2011 = bfloat(v2006);
-        const uint v2012 = v1999 * v2;
-        const uint v2013 = v2012 + v2001;
-        const uint v2014 = v2013 - v78;
-        out[v2014] = v2011;
-      }
-    }
-    const uint v2015 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2016 = v354 + v2015;
-    const uint v2017 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2018 = v1444 + v2017;
-    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2020 = v249 && v2019;
-    const bool v2021 = v2018 < v80;
-    const bool v2022 = v2020 && v2021;
-    if (v2022) {
-      const float v2023 = v1454.m[0][13].thread_elements()[1];
-      const bool v2024 = v2016 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2025 = v2018 - v78;
-      const bool v2026 = v2025 < v2;
-      const bool v2027 = v2024 && v2026;
-      if (v2027) {
-        const bfloat v2028 = bfloat(v2023);
-        const uint v2029 = v2016 * v2;
-        const uint v2030 = v2029 + v2018;
-        const uint v2031 = v2030 - v78;
-        out[v2031] = v2028;
-      }
-    }
-    const uint v2032 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2033 = v354 + v2032;
-    const uint v2034 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2035 = v1444 + v2034;
-    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2037 = v249 && v2036;
-    const bool v2038 = v2035 < v80;
-    const bool v2039 = v2037 && v2038;
-    if (v2039) {
-      const float v2040 = v1454.m[0][14].thread_elements()[0];
-      const bool v2041 = v2033 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2042 = v2035 - v78;
-      const bool v2043 = v2042 < v2;
-      const bool v2044 = v2041 && v2043;
-      if (v2044) {
-        const bfloat v2045 = bfloat(v2040);
-        const uint v2046 = v2033 * v2;
-        const uint v2047 = v2046 + v2035;
-        const uint v2048 = v2047 - v78;
-        out[v2048] = v2045;
-      }
-    }
-    const uint v2049 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2050 = v354 + v2049;
-    const uint v2051 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2052 = v1444 + v2051;
-    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2054 = v249 && v2053;
-    const bool v2055 = v2052 < v80;
-    const bool v2056 = v2054 && v2055;
-    if (v2056) {
-      const float v2057 = v1454.m[0][14].thread_elements()[1];
-      const bool v2058 = v2050 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2059 = v2052 - v78;
-      const bool v2060 = v2059 < v2;
-      const bool v2061 = v2058 && v2060;
-      if (v2061) {
-        const bfloat v2062 = bfloat(v2057);
-        const uint v2063 = v2050 * v2;
-        const uint v2064 = v2063 + v2052;
-        const uint v2065 = v2064 - v78;
-        out[v2065] = v2062;
-      }
-    }
-    const uint v2066 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2067 = v354 + v2066;
-    const uint v2068 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2069 = v1444 + v2068;
-    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2071 = v249 && v2070;
-    const bool v2072 = v2069 < v80;
-    const bool v2073 = v2071 && v2072;
-    if (v2073) {
-      const float v2074 = v1454.m[0][15].thread_elements()[0];
-      const bool v2075 = v2067 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2076 = v2069 - v78;
-      const bool v2077 = v2076 < v2;
-      const bool v2078 = v2075 && v2077;
-      if (v2078) {
-        const bfloat v2079 = bfloat(v2074);
-        const uint v2080 = v2067 * v2;
-        const uint v2081 = v2080 + v2069;
-        const uint v2082 = v2081 - v78;
-        out[v2082] = v2079;
-      }
-    }
-    const uint v2083 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2084 = v354 + v2083;
-    const uint v2085 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2086 = v1444 + v2085;
-    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2088 = v249 && v2087;
-    const bool v2089 = v2086 < v80;
-    const bool v2090 = v2088 && v2089;
-    if (v2090) {
-      const float v2091 = v1454.m[0][15].thread_elements()[1];
-      const bool v2092 = v2084 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2093 = v2086 - v78;
-      const bool v2094 = v2093 < v2;
-      const bool v2095 = v2092 && v2094;
-      if (v2095) {
-        const bfloat v2096 = bfloat(v2091);
-        const uint v2097 = v2084 * v2;
-        const uint v2098 = v2097 + v2086;
-        const uint v2099 = v2098 - v78;
-        out[v2099] = v2096;
-      }
-    }
-    const uint v2100 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2101 = v354 + v2100;
-    const uint v2102 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2103 = v1444 + v2102;
-    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2105 = v249 && v2104;
-    const bool v2106 = v2103 < v80;
-    const bool v2107 = v2105 && v2106;
-    if (v2107) {
-      const float v2108 = v1454.m[1][0].thread_elements()[0];
-      const bool v2109 = v2101 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2110 = v2103 - v78;
-      const bool v2111 = v2110 < v2;
-      const bool v2112 = v2109 && v2111;
-      if (v2112) {
-        const bfloat v2113 = bfloat(v2108);
-        const uint v2114 = v2101 * v2;
-        const uint v2115 = v2114 + v2103;
-        const uint v2116 = v2115 - v78;
-        out[v2116] = v2113;
-      }
-    }
-    const uint v2117 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2118 = v354 + v2117;
-    const uint v2119 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2120 = v1444 + v2119;
-    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2122 = v249 && v2121;
-    const bool v2123 = v2120 < v80;
-    const bool v2124 = v2122 && v2123;
-    if (v2124) {
-      const float v2125 = v1454.m[1][0].thread_elements()[1];
-      const bool v2126 = v2118 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2127 = v2120 - v78;
-      const bool v2128 = v2127 < v2;
-      const bool v2129 = v2126 && v2128;
-      if (v2129) {
-        const bfloat v2130 = bfloat(v2125);
-        const uint v2131 = v2118 * v2;
-        const uint v2132 = v2131 + v2120;
-        const uint v2133 = v2132 - v78;
-        out[v2133] = v2130;
-      }
-    }
-    const uint v2134 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2135 = v354 + v2134;
-    const uint v2136 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2137 = v1444 + v2136;
-    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2139 = v249 && v2138;
-    const bool v2140 = v2137 < v80;
-    const bool v2141 = v2139 && v2140;
-    if (v2141) {
-      const float v2142 = v1454.m[1][1].thread_elements()[0];
-      const bool v2143 = v2135 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2144 = v2137 - v78;
-      const bool v2145 = v2144 < v2;
-      const bool v2146 = v2143 && v2145;
-      if (v2146) {
-        const bfloat v2147 = bfloat(v2142);
-        const uint v2148 = v2135 * v2;
-        const uint v2149 = v2148 + v2137;
-        const uint v2150 = v2149 - v78;
-        out[v2150] = v2147;
-      }
-    }
-    const uint v2151 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2152 = v354 + v2151;
-    const uint v2153 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2154 = v1444 + v2153;
-    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2156 = v249 && v2155;
-    const bool v2157 = v2154 < v80;
-    const bool v2158 = v2156 && v2157;
-    if (v2158) {
-      const float v2159 = v1454.m[1][1].thread_elements()[1];
-      const bool v2160 = v2152 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2161 = v2154 - v78;
-      const bool v2162 = v2161 < v2;
-      const bool v2163 = v2160 && v2162;
-      if (v2163) {
-        const bfloat v2164 = bfloat(v2159);
-        const uint v2165 = v2152 * v2;
-        const uint v2166 = v2165 + v2154;
-        const uint v2167 = v2166 - v78;
-        out[v2167] = v2164;
-      }
-    }
-    const uint v2168 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2169 = v354 + v2168;
-    const uint v2170 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2171 = v1444 + v2170;
-    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2173 = v249 && v2172;
-    const bool v2174 = v2171 < v80;
-    const bool v2175 = v2173 && v2174;
-    if (v2175) {
-      const float v2176 = v1454.m[1][2].thread_elements()[0];
-      const bool v2177 = v2169 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2178 = v2171 - v78;
-      const bool v2179 = v2178 < v2;
-      const bool v2180 = v2177 && v2179;
-      if (v2180) {
-        const bfloat v2181 = bfloat(v2176);
-        const uint v2182 = v2169 * v2;
-        const uint v2183 = v2182 + v2171;
-        const uint v2184 = v2183 - v78;
-        out[v2184] = v2181;
-      }
-    }
-    const uint v2185 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2186 = v354 + v2185;
-    const uint v2187 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2188 = v1444 + v2187;
-    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2190 = v249 && v2189;
-    const bool v2191 = v2188 < v80;
-    const bool v2192 = v2190 && v2191;
-    if (v2192) {
-      const float v2193 = v1454.m[1][2].thread_elements()[1];
-      const bool v2194 = v2186 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2195 = v2188 - v78;
-      const bool v2196 = v2195 < v2;
-      const bool v2197 = v2194 && v2196;
-      if (v2197) {
-        const bfloat v2198 = bfloat(v2193);
-        const uint v2199 = v2186 * v2;
-        const uint v2200 = v2199 + v2188;
-        const uint v2201 = v2200 - v78;
-        out[v2201] = v2198;
-      }
-    }
-    const uint v2202 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2203 = v354 + v2202;
-    const uint v2204 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2205 = v1444 + v2204;
-    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2207 = v249 && v2206;
-    const bool v2208 = v2205 < v80;
-    const bool v2209 = v2207 && v2208;
-    if (v2209) {
-      const float v2210 = v1454.m[1][3].thread_elements()[0];
-      const bool v2211 = v2203 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2212 = v2205 - v78;
-      const bool v2213 = v2212 < v2;
-      const bool v2214 = v2211 && v2213;
-      if (v2214) {
-        const bfloat v2215 = bfloat(v2210);
-        const uint v2216 = v2203 * v2;
-        const uint v2217 = v2216 + v2205;
-        const uint v2218 = v2217 - v78;
-        out[v2218] = v2215;
-      }
-    }
-    const uint v2219 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2220 = v354 + v2219;
-    const uint v2221 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2222 = v1444 + v2221;
-    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2224 = v249 && v2223;
-    const bool v2225 = v2222 < v80;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v1454.m[1][3].thread_elements()[1];
-      const bool v2228 = v2220 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2229 = v2222 - v78;
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2228 && v2230;
-      if (v2231) {
-        const bfloat v2232 = bfloat(v2227);
-        const uint v2233 = v2220 * v2;
-        const uint v2234 = v2233 + v2222;
-        const uint v2235 = v2234 - v78;
-        out[v2235] = v2232;
-      }
-    }
-    const uint v2236 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2237 = v354 + v2236;
-    const uint v2238 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2239 = v1444 + v2238;
-    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2241 = v249 && v2240;
-    const bool v2242 = v2239 < v80;
-    const bool v2243 = v2241 && v2242;
-    if (v2243) {
-      const float v2244 = v1454.m[1][4].thread_elements()[0];
-      const bool v2245 = v2237 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2246 = v2239 - v78;
-      const bool v2247 = v2246 < v2;
-      const bool v2248 = v2245 && v2247;
-      if (v2248) {
-        const bfloat v2249 = bfloat(v2244);
-        const uint v2250 = v2237 * v2;
-        const uint v2251 = v2250 + v2239;
-        const uint v2252 = v2251 - v78;
-        out[v2252] = v2249;
-      }
-    }
-    const uint v2253 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2254 = v354 + v2253;
-    const uint v2255 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2256 = v1444 + v2255;
-    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2258 = v249 && v2257;
-    const bool v2259 = v2256 < v80;
-    const bool v2260 = v2258 && v2259;
-    if (v2260) {
-      const float v2261 = v1454.m[1][4].thread_elements()[1];
-      const bool v2262 = v2254 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2263 = v2256 - v78;
-      const bool v2264 = v2263 < v2;
-      const bool v2265 = v2262 && v2264;
-      if (v2265) {
-        const bfloat v2266 = bfloat(v2261);
-        const uint v2267 = v2254 * v2;
-        const uint v2268 = v2267 + v2256;
-        const uint v2269 = v2268 - v78;
-        out[v2269] = v2266;
-      }
-    }
-    const uint v2270 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2271 = v354 + v2270;
-    const uint v2272 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2273 = v1444 + v2272;
-    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2275 = v249 && v2274;
-    const bool v2276 = v2273 < v80;
-    const bool v2277 = v2275 && v2276;
-    if (v2277) {
-      const float v2278 = v1454.m[1][5].thread_elements()[0];
-      const bool v2279 = v2271 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2280 = v2273 - v78;
-      const bool v2281 = v2280 < v2;
-      const bool v2282 = v2279 && v2281;
-      if (v2282) {
-        const bfloat v2283 = bfloat(v2278);
-        const uint v2284 = v2271 * v2;
-        const uint v2285 = v2284 + v2273;
-        const uint v2286 = v2285 - v78;
-        out[v2286] = v2283;
-      }
-    }
-    const uint v2287 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2288 = v354 + v2287;
-    const uint v2289 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2290 = v1444 + v2289;
-    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2292 = v249 && v2291;
-    const bool v2293 = v2290 < v80;
-    const bool v2294 = v2292 && v2293;
-    if (v2294) {
-      const float v2295 = v1454.m[1][5].thread_elements()[1];
-      const bool v2296 = v2288 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2297 = v2290 - v78;
-      const bool v2298 = v2297 < v2;
-      const bool v2299 = v2296 && v2298;
-      if (v2299) {
-        const bfloat v2300 = bfloat(v2295);
-        const uint v2301 = v2288 * v2;
-        const uint v2302 = v2301 + v2290;
-        const uint v2303 = v2302 - v78;
-        out[v2303] = v2300;
-      }
-    }
-    const uint v2304 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2305 = v354 + v2304;
-    const uint v2306 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2307 = v1444 + v2306;
-    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2309 = v249 && v2308;
-    const bool v2310 = v2307 < v80;
-    const bool v2311 = v2309 && v2310;
-    if (v2311) {
-      const float v2312 = v1454.m[1][6].thread_elements()[0];
-      const bool v2313 = v2305 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2314 = v2307 - v78;
-      const bool v2315 = v2314 < v2;
-      const bool v2316 = v2313 && v2315;
-      if (v2316) {
-        const bfloat v2317 = bfloat(v2312);
-        const uint v2318 = v2305 * v2;
-        const uint v2319 = v2318 + v2307;
-        const uint v2320 = v2319 - v78;
-        out[v2320] = v2317;
-      }
-    }
-    const uint v2321 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2322 = v354 + v2321;
-    const uint v2323 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2324 = v1444 + v2323;
-    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2326 = v249 && v2325;
-    const bool v2327 = v2324 < v80;
-    const bool v2328 = v2326 && v2327;
-    if (v2328) {
-      const float v2329 = v1454.m[1][6].thread_elements()[1];
-      const bool v2330 = v2322 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2331 = v2324 - v78;
-      const bool v2332 = v2331 < v2;
-      const bool v2333 = v2330 && v2332;
-      if (v2333) {
-        const bfloat v2334 = bfloat(v2329);
-        const uint v2335 = v2322 * v2;
-        const uint v2336 = v2335 + v2324;
-        const uint v2337 = v2336 - v78;
-        out[v2337] = v2334;
-      }
-    }
-    const uint v2338 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2339 = v354 + v2338;
-    const uint v2340 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2341 = v1444 + v2340;
-    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2343 = v249 && v2342;
-    const bool v2344 = v2341 < v80;
-    const bool v2345 = v2343 && v2344;
-    if (v2345) {
-      const float v2346 = v1454.m[1][7].thread_elements()[0];
-      const bool v2347 = v2339 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2348 = v2341 - v78;
-      const bool v2349 = v2348 < v2;
-      const bool v2350 = v2347 && v2349;
-      if (v2350) {
-        const bfloat v2351 = bfloat(v2346);
-        const uint v2352 = v2339 * v2;
-        const uint v2353 = v2352 + v2341;
-        const uint v2354 = v2353 - v78;
-        out[v2354] = v2351;
-      }
-    }
-    const uint v2355 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2356 = v354 + v2355;
-    const uint v2357 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2358 = v1444 + v2357;
-    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2360 = v249 && v2359;
-    const bool v2361 = v2358 < v80;
-    const bool v2362 = v2360 && v2361;
-    if (v2362) {
-      const float v2363 = v1454.m[1][7].thread_elements()[1];
-      const bool v2364 = v2356 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2365 = v2358 - v78;
-      const bool v2366 = v2365 < v2;
-      const bool v2367 = v2364 && v2366;
-      if (v2367) {
-        const bfloat v2368 = bfloat(v2363);
-        const uint v2369 = v2356 * v2;
-        const uint v2370 = v2369 + v2358;
-        const uint v2371 = v2370 - v78;
-        out[v2371] = v2368;
-      }
-    }
-    const uint v2372 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2373 = v354 + v2372;
-    const uint v2374 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2375 = v1444 + v2374;
-    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2377 = v249 && v2376;
-    const bool v2378 = v2375 < v80;
-    const bool v2379 = v2377 && v2378;
-    if (v2379) {
-      const float v2380 = v1454.m[1][8].thread_elements()[0];
-      const bool v2381 = v2373 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2382 = v2375 - v78;
-      const bool v2383 = v2382 < v2;
-      const bool v2384 = v2381 && v2383;
-      if (v2384) {
-        const bfloat v2385 = bfloat(v2380);
-        const uint v2386 = v2373 * v2;
-        const uint v2387 = v2386 + v2375;
-        const uint v2388 = v2387 - v78;
-        out[v2388] = v2385;
-      }
-    }
-    const uint v2389 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2390 = v354 + v2389;
-    const uint v2391 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2392 = v1444 + v2391;
-    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2394 = v249 && v2393;
-    const bool v2395 = v2392 < v80;
-    const bool v2396 = v2394 && v2395;
-    if (v2396) {
-      const float v2397 = v1454.m[1][8].thread_elements()[1];
-      const bool v2398 = v2390 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2399 = v2392 - v78;
-      const bool v2400 = v2399 < v2;
-      const bool v2401 = v2398 && v2400;
-      if (v2401) {
-        const bfloat v2402 = bfloat(v2397);
-        const uint v2403 = v2390 * v2;
-        const uint v2404 = v2403 + v2392;
-        const uint v2405 = v2404 - v78;
-        out[v2405] = v2402;
-      }
-    }
-    const uint v2406 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2407 = v354 + v2406;
-    const uint v2408 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2409 = v1444 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2411 = v249 && v2410;
-    const bool v2412 = v2409 < v80;
-    const bool v2413 = v2411 && v2412;
-    if (v2413) {
-      const float v2414 = v1454.m[1][9].thread_elements()[0];
-      const bool v2415 = v2407 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2416 = v2409 - v78;
-      const bool v2417 = v2416 < v2;
-      const bool v2418 = v2415 && v2417;
-      if (v2418) {
-        const bfloat v2419 = bfloat(v2414);
-        const uint v2420 = v2407 * v2;
-        const uint v2421 = v2420 + v2409;
-        const uint v2422 = v2421 - v78;
-        out[v2422] = v2419;
-      }
-    }
-    const uint v2423 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2424 = v354 + v2423;
-    const uint v2425 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2426 = v1444 + v2425;
-    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2428 = v249 && v2427;
-    const bool v2429 = v2426 < v80;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v1454.m[1][9].thread_elements()[1];
-      const bool v2432 = v2424 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2433 = v2426 - v78;
-      const bool v2434 = v2433 < v2;
-      const bool v2435 = v2432 && v2434;
-      if (v2435) {
-        const bfloat v2436 = bfloat(v2431);
-        const uint v2437 = v2424 * v2;
-        const uint v2438 = v2437 + v2426;
-        const uint v2439 = v2438 - v78;
-        out[v2439] = v2436;
-      }
-    }
-    const uint v2440 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2441 = v354 + v2440;
-    const uint v2442 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2443 = v1444 + v2442;
-    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2445 = v249 && v2444;
-    const bool v2446 = v2443 < v80;
-    const bool v2447 = v2445 && v2446;
-    if (v2447) {
-      const float v2448 = v1454.m[1][10].thread_elements()[0];
-      const bool v2449 = v2441 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2450 = v2443 - v78;
-      const bool v2451 = v2450 < v2;
-      const bool v2452 = v2449 && v2451;
-      if (v2452) {
-        const bfloat v2453 = bfloat(v2448);
-        const uint v2454 = v2441 * v2;
-        const uint v2455 = v2454 + v2443;
-        const uint v2456 = v2455 - v78;
-        out[v2456] = v2453;
-      }
-    }
-    const uint v2457 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2458 = v354 + v2457;
-    const uint v2459 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2460 = v1444 + v2459;
-    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2462 = v249 && v2461;
-    const bool v2463 = v2460 < v80;
-    const bool v2464 = v2462 && v2463;
-    if (v2464) {
-      const float v2465 = v1454.m[1][10].thread_elements()[1];
-      const bool v2466 = v2458 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2467 = v2460 - v78;
-      const bool v2468 = v2467 < v2;
-      const bool v2469 = v2466 && v2468;
-      if (v2469) {
-        const bfloat v2470 = bfloat(v2465);
-        const uint v2471 = v2458 * v2;
-        const uint v2472 = v2471 + v2460;
-        const uint v2473 = v2472 - v78;
-        out[v2473] = v2470;
-      }
-    }
-    const uint v2474 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2475 = v354 + v2474;
-    const uint v2476 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2477 = v1444 + v2476;
-    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2479 = v249 && v2478;
-    const bool v2480 = v2477 < v80;
-    const bool v2481 = v2479 && v2480;
-    if (v2481) {
-      const float v2482 = v1454.m[1][11].thread_elements()[0];
-      const bool v2483 = v2475 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2484 = v2477 - v78;
-      const bool v2485 = v2484 < v2;
-      const bool v2486 = v2483 && v2485;
-      if (v2486) {
-        const bfloat v2487 = bfloat(v2482);
-        const uint v2488 = v2475 * v2;
-        const uint v2489 = v2488 + v2477;
-        const uint v2490 = v2489 - v78;
-        out[v2490] = v2487;
-      }
-    }
-    const uint v2491 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2492 = v354 + v2491;
-    const uint v2493 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2494 = v1444 + v2493;
-    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2496 = v249 && v2495;
-    const bool v2497 = v2494 < v80;
-    const bool v2498 = v2496 && v2497;
-    if (v2498) {
-      const float v2499 = v1454.m[1][11].thread_elements()[1];
-      const bool v2500 = v2492 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2501 = v2494 - v78;
-      const bool v2502 = v2501 < v2;
-      const bool v2503 = v2500 && v2502;
-      if (v2503) {
-        const bfloat v2504 = bfloat(v2499);
-        const uint v2505 = v2492 * v2;
-        const uint v2506 = v2505 + v2494;
-        const uint v2507 = v2506 - v78;
-        out[v2507] = v2504;
-      }
-    }
-    const uint v2508 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2509 = v354 + v2508;
-    const uint v2510 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2511 = v1444 + v2510;
-    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2513 = v249 && v2512;
-    const bool v2514 = v2511 < v80;
-    const bool v2515 = v2513 && v2514;
-    if (v2515) {
-      const float v2516 = v1454.m[1][12].thread_elements()[0];
-      const bool v2517 = v2509 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2518 = v2511 - v78;
-      const bool v2519 = v2518 < v2;
-      const bool v2520 = v2517 && v2519;
-      if (v2520) {
-        const bfloat v2521 = bfloat(v2516);
-        const uint v2522 = v2509 * v2;
-        const uint v2523 = v2522 + v2511;
-        const uint v2524 = v2523 - v78;
-        out[v2524] = v2521;
-      }
-    }
-    const uint v2525 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2526 = v354 + v2525;
-    const uint v2527 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2528 = v1444 + v2527;
-    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2530 = v249 && v2529;
-    const bool v2531 = v2528 < v80;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v1454.m[1][12].thread_elements()[1];
-      const bool v2534 = v2526 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2535 = v2528 - v78;
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2534 && v2536;
-      if (v2537) {
-        const bfloat v2538 = bfloat(v2533);
-        const uint v2539 = v2526 * v2;
-        const uint v2540 = v2539 + v2528;
-        const uint v2541 = v2540 - v78;
-        out[v2541] = v2538;
-      }
-    }
-    const uint v2542 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2543 = v354 + v2542;
-    const uint v2544 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2545 = v1444 + v2544;
-    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2547 = v249 && v2546;
-    const bool v2548 = v2545 < v80;
-    const bool v2549 = v2547 && v2548;
-    if (v2549) {
-      const float v2550 = v1454.m[1][13].thread_elements()[0];
-      const bool v2551 = v2543 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2552 = v2545 - v78;
-      const bool v2553 = v2552 < v2;
-      const bool v2554 = v2551 && v2553;
-      if (v2554) {
-        const bfloat v2555 = bfloat(v2550);
-        const uint v2556 = v2543 * v2;
-        const uint v2557 = v2556 + v2545;
-        const uint v2558 = v2557 - v78;
-        out[v2558] = v2555;
-      }
-    }
-    const uint v2559 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2560 = v354 + v2559;
-    const uint v2561 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2562 = v1444 + v2561;
-    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2564 = v249 && v2563;
-    const bool v2565 = v2562 < v80;
-    const bool v2566 = v2564 && v2565;
-    if (v2566) {
-      const float v2567 = v1454.m[1][13].thread_elements()[1];
-      const bool v2568 = v2560 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2569 = v2562 - v78;
-      const bool v2570 = v2569 < v2;
-      const bool v2571 = v2568 && v2570;
-      if (v2571) {
-        const bfloat v2572 = bfloat(v2567);
-        const uint v2573 = v2560 * v2;
-        const uint v2574 = v2573 + v2562;
-        const uint v2575 = v2574 - v78;
-        out[v2575] = v2572;
-      }
-    }
-    const uint v2576 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2577 = v354 + v2576;
-    const uint v2578 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2579 = v1444 + v2578;
-    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2581 = v249 && v2580;
-    const bool v2582 = v2579 < v80;
-    const bool v2583 = v2581 && v2582;
-    if (v2583) {
-      const float v2584 = v1454.m[1][14].thread_elements()[0];
-      const bool v2585 = v2577 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2586 = v2579 - v78;
-      const bool v2587 = v2586 < v2;
-      const bool v2588 = v2585 && v2587;
-      if (v2588) {
-        const bfloat v2589 = bfloat(v2584);
-        const uint v2590 = v2577 * v2;
-        const uint v2591 = v2590 + v2579;
-        const uint v2592 = v2591 - v78;
-        out[v2592] = v2589;
-      }
-    }
-    const uint v2593 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2594 = v354 + v2593;
-    const uint v2595 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2596 = v1444 + v2595;
-    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2598 = v249 && v2597;
-    const bool v2599 = v2596 < v80;
-    const bool v2600 = v2598 && v2599;
-    if (v2600) {
-      const float v2601 = v1454.m[1][14].thread_elements()[1];
-      const bool v2602 = v2594 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2603 = v2596 - v78;
-      const bool v2604 = v2603 < v2;
-      const bool v2605 = v2602 && v2604;
-      if (v2605) {
-        const bfloat v2606 = bfloat(v2601);
-        const uint v2607 = v2594 * v2;
-        const uint v2608 = v2607 + v2596;
-        const uint v2609 = v2608 - v78;
-        out[v2609] = v2606;
-      }
-    }
-    const uint v2610 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2611 = v354 + v2610;
-    const uint v2612 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2613 = v1444 + v2612;
-    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2615 = v249 && v2614;
-    const bool v2616 = v2613 < v80;
-    const bool v2617 = v2615 && v2616;
-    if (v2617) {
-      const float v2618 = v1454.m[1][15].thread_elements()[0];
-      const bool v2619 = v2611 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2620 = v2613 - v78;
-      const bool v2621 = v2620 < v2;
-      const bool v2622 = v2619 && v2621;
-      if (v2622) {
-        const bfloat v2623 = bfloat(v2618);
-        const uint v2624 = v2611 * v2;
-        const uint v2625 = v2624 + v2613;
-        const uint v2626 = v2625 - v78;
-        out[v2626] = v2623;
-      }
-    }
-    const uint v2627 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
-    const uint v2628 = v354 + v2627;
-    const uint v2629 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
-    const uint v2630 = v1444 + v2629;
-    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
-    const bool v2632 = v249 && v2631;
-    const bool v2633 = v2630 < v80;
-    const bool v2634 = v2632 && v2633;
-    if (v2634) {
-      const float v2635 = v1454.m[1][15].thread_elements()[1];
-      const bool v2636 = v2628 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2637 = v2630 - v78;
-      const bool v2638 = v2637 < v2;
-      const bool v2639 = v2636 && v2638;
-      if (v2639) {
-        const bfloat v2640 = bfloat(v2635);
-        const uint v2641 = v2628 * v2;
-        const uint v2642 = v2641 + v2630;
-        const uint v2643 = v2642 - v78;
-        out[v2643] = v2640;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+      }
+    }
+    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1562 = v359 + v1561;
+    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1564 = v1449 + v1563;
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1566 = v254 && v1565;
+    const bool v1567 = v1564 < v80;
+    const bool v1568 = v1566 && v1567;
+    if (v1568) {
+      const float v1569 = v1459.m[0][0].thread_elements()[0];
+      const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1571 = v1564 - v78;
+      const bool v1572 = v1571 < v2;
+      const bool v1573 = v1570 && v1572;
+      if (v1573) {
+        const bfloat v1574 = bfloat(v1569);
+        const uint v1575 = v1562 * v2;
+        const uint v1576 = v1575 + v1564;
+        const uint v1577 = v1576 - v78;
+        out[v1577] = v1574;
+      }
+    }
+    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1579 = v359 + v1578;
+    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1581 = v1449 + v1580;
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1583 = v254 && v1582;
+    const bool v1584 = v1581 < v80;
+    const bool v1585 = v1583 && v1584;
+    if (v1585) {
+      const float v1586 = v1459.m[0][0].thread_elements()[1];
+      const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1588 = v1581 - v78;
+      const bool v1589 = v1588 < v2;
+      const bool v1590 = v1587 && v1589;
+      if (v1590) {
+        const bfloat v1591 = bfloat(v1586);
+        const uint v1592 = v1579 * v2;
+        const uint v1593 = v1592 + v1581;
+        const uint v1594 = v1593 - v78;
+        out[v1594] = v1591;
+      }
+    }
+    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1596 = v359 + v1595;
+    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1598 = v1449 + v1597;
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1600 = v254 && v1599;
+    const bool v1601 = v1598 < v80;
+    const bool v1602 = v1600 && v1601;
+    if (v1602) {
+      const float v1603 = v1459.m[0][1].thread_elements()[0];
+      const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1605 = v1598 - v78;
+      const bool v1606 = v1605 < v2;
+      const bool v1607 = v1604 && v1606;
+      if (v1607) {
+        const bfloat v1608 = bfloat(v1603);
+        const uint v1609 = v1596 * v2;
+        const uint v1610 = v1609 + v1598;
+        const uint v1611 = v1610 - v78;
+        out[v1611] = v1608;
+      }
+    }
+    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1613 = v359 + v1612;
+    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1615 = v1449 + v1614;
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1617 = v254 && v1616;
+    const bool v1618 = v1615 < v80;
+    const bool v1619 = v1617 && v1618;
+    if (v1619) {
+      const float v1620 = v1459.m[0][1].thread_elements()[1];
+      const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1622 = v1615 - v78;
+      const bool v1623 = v1622 < v2;
+      const bool v1624 = v1621 && v1623;
+      if (v1624) {
+        const bfloat v1625 = bfloat(v1620);
+        const uint v1626 = v1613 * v2;
+        const uint v1627 = v1626 + v1615;
+        const uint v1628 = v1627 - v78;
+        out[v1628] = v1625;
+      }
+    }
+    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1630 = v359 + v1629;
+    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1632 = v1449 + v1631;
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1634 = v254 && v1633;
+    const bool v1635 = v1632 < v80;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v1459.m[0][2].thread_elements()[0];
+      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1639 = v1632 - v78;
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1638 && v1640;
+      if (v1641) {
+        const bfloat v1642 = bfloat(v1637);
+        const uint v1643 = v1630 * v2;
+        const uint v1644 = v1643 + v1632;
+        const uint v1645 = v1644 - v78;
+        out[v1645] = v1642;
+      }
+    }
+    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1647 = v359 + v1646;
+    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1649 = v1449 + v1648;
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1651 = v254 && v1650;
+    const bool v1652 = v1649 < v80;
+    const bool v1653 = v1651 && v1652;
+    if (v1653) {
+      const float v1654 = v1459.m[0][2].thread_elements()[1];
+      const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1656 = v1649 - v78;
+      const bool v1657 = v1656 < v2;
+      const bool v1658 = v1655 && v1657;
+      if (v1658) {
+        const bfloat v1659 = bfloat(v1654);
+        const uint v1660 = v1647 * v2;
+        const uint v1661 = v1660 + v1649;
+        const uint v1662 = v1661 - v78;
+        out[v1662] = v1659;
+      }
+    }
+    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1664 = v359 + v1663;
+    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1666 = v1449 + v1665;
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1668 = v254 && v1667;
+    const bool v1669 = v1666 < v80;
+    const bool v1670 = v1668 && v1669;
+    if (v1670) {
+      const float v1671 = v1459.m[0][3].thread_elements()[0];
+      const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1673 = v1666 - v78;
+      const bool v1674 = v1673 < v2;
+      const bool v1675 = v1672 && v1674;
+      if (v1675) {
+        const bfloat v1676 = bfloat(v1671);
+        const uint v1677 = v1664 * v2;
+        const uint v1678 = v1677 + v1666;
+        const uint v1679 = v1678 - v78;
+        out[v1679] = v1676;
+      }
+    }
+    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1681 = v359 + v1680;
+    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1683 = v1449 + v1682;
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1685 = v254 && v1684;
+    const bool v1686 = v1683 < v80;
+    const bool v1687 = v1685 && v1686;
+    if (v1687) {
+      const float v1688 = v1459.m[0][3].thread_elements()[1];
+      const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1690 = v1683 - v78;
+      const bool v1691 = v1690 < v2;
+      const bool v1692 = v1689 && v1691;
+      if (v1692) {
+        const bfloat v1693 = bfloat(v1688);
+        const uint v1694 = v1681 * v2;
+        const uint v1695 = v1694 + v1683;
+        const uint v1696 = v1695 - v78;
+        out[v1696] = v1693;
+      }
+    }
+    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1698 = v359 + v1697;
+    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1700 = v1449 + v1699;
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1702 = v254 && v1701;
+    const bool v1703 = v1700 < v80;
+    const bool v1704 = v1702 && v1703;
+    if (v1704) {
+      const float v1705 = v1459.m[0][4].thread_elements()[0];
+      const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1707 = v1700 - v78;
+      const bool v1708 = v1707 < v2;
+      const bool v1709 = v1706 && v1708;
+      if (v1709) {
+        const bfloat v1710 = bfloat(v1705);
+        const uint v1711 = v1698 * v2;
+        const uint v1712 = v1711 + v1700;
+        const uint v1713 = v1712 - v78;
+        out[v1713] = v1710;
+      }
+    }
+    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1715 = v359 + v1714;
+    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1717 = v1449 + v1716;
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1719 = v254 && v1718;
+    const bool v1720 = v1717 < v80;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const float v1722 = v1459.m[0][4].thread_elements()[1];
+      const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1724 = v1717 - v78;
+      const bool v1725 = v1724 < v2;
+      const bool v1726 = v1723 && v1725;
+      if (v1726) {
+        const bfloat v1727 = bfloat(v1722);
+        const uint v1728 = v1715 * v2;
+        const uint v1729 = v1728 + v1717;
+        const uint v1730 = v1729 - v78;
+        out[v1730] = v1727;
+      }
+    }
+    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1732 = v359 + v1731;
+    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1734 = v1449 + v1733;
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1736 = v254 && v1735;
+    const bool v1737 = v1734 < v80;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const float v1739 = v1459.m[0][5].thread_elements()[0];
+      const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1741 = v1734 - v78;
+      const bool v1742 = v1741 < v2;
+      const bool v1743 = v1740 && v1742;
+      if (v1743) {
+        const bfloat v1744 = bfloat(v1739);
+        const uint v1745 = v1732 * v2;
+        const uint v1746 = v1745 + v1734;
+        const uint v1747 = v1746 - v78;
+        out[v1747] = v1744;
+      }
+    }
+    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1749 = v359 + v1748;
+    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1751 = v1449 + v1750;
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1753 = v254 && v1752;
+    const bool v1754 = v1751 < v80;
+    const bool v1755 = v1753 && v1754;
+    if (v1755) {
+      const float v1756 = v1459.m[0][5].thread_elements()[1];
+      const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1758 = v1751 - v78;
+      const bool v1759 = v1758 < v2;
+      const bool v1760 = v1757 && v1759;
+      if (v1760) {
+        const bfloat v1761 = bfloat(v1756);
+        const uint v1762 = v1749 * v2;
+        const uint v1763 = v1762 + v1751;
+        const uint v1764 = v1763 - v78;
+        out[v1764] = v1761;
+      }
+    }
+    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1766 = v359 + v1765;
+    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1768 = v1449 + v1767;
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1770 = v254 && v1769;
+    const bool v1771 = v1768 < v80;
+    const bool v1772 = v1770 && v1771;
+    if (v1772) {
+      const float v1773 = v1459.m[0][6].thread_elements()[0];
+      const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1775 = v1768 - v78;
+      const bool v1776 = v1775 < v2;
+      const bool v1777 = v1774 && v1776;
+      if (v1777) {
+        const bfloat v1778 = bfloat(v1773);
+        const uint v1779 = v1766 * v2;
+        const uint v1780 = v1779 + v1768;
+        const uint v1781 = v1780 - v78;
+        out[v1781] = v1778;
+      }
+    }
+    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1783 = v359 + v1782;
+    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1785 = v1449 + v1784;
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1787 = v254 && v1786;
+    const bool v1788 = v1785 < v80;
+    const bool v1789 = v1787 && v1788;
+    if (v1789) {
+      const float v1790 = v1459.m[0][6].thread_elements()[1];
+      const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1792 = v1785 - v78;
+      const bool v1793 = v1792 < v2;
+      const bool v1794 = v1791 && v1793;
+      if (v1794) {
+        const bfloat v1795 = bfloat(v1790);
+        const uint v1796 = v1783 * v2;
+        const uint v1797 = v1796 + v1785;
+        const uint v1798 = v1797 - v78;
+        out[v1798] = v1795;
+      }
+    }
+    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1800 = v359 + v1799;
+    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1802 = v1449 + v1801;
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1804 = v254 && v1803;
+    const bool v1805 = v1802 < v80;
+    const bool v1806 = v1804 && v1805;
+    if (v1806) {
+      const float v1807 = v1459.m[0][7].thread_elements()[0];
+      const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1809 = v1802 - v78;
+      const bool v1810 = v1809 < v2;
+      const bool v1811 = v1808 && v1810;
+      if (v1811) {
+        const bfloat v1812 = bfloat(v1807);
+        const uint v1813 = v1800 * v2;
+        const uint v1814 = v1813 + v1802;
+        const uint v1815 = v1814 - v78;
+        out[v1815] = v1812;
+      }
+    }
+    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1817 = v359 + v1816;
+    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1819 = v1449 + v1818;
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1821 = v254 && v1820;
+    const bool v1822 = v1819 < v80;
+    const bool v1823 = v1821 && v1822;
+    if (v1823) {
+      const float v1824 = v1459.m[0][7].thread_elements()[1];
+      const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1826 = v1819 - v78;
+      const bool v1827 = v1826 < v2;
+      const bool v1828 = v1825 && v1827;
+      if (v1828) {
+        const bfloat v1829 = bfloat(v1824);
+        const uint v1830 = v1817 * v2;
+        const uint v1831 = v1830 + v1819;
+        const uint v1832 = v1831 - v78;
+        out[v1832] = v1829;
+      }
+    }
+    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1834 = v359 + v1833;
+    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1836 = v1449 + v1835;
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1838 = v254 && v1837;
+    const bool v1839 = v1836 < v80;
+    const bool v1840 = v1838 && v1839;
+    if (v1840) {
+      const float v1841 = v1459.m[0][8].thread_elements()[0];
+      const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1843 = v1836 - v78;
+      const bool v1844 = v1843 < v2;
+      const bool v1845 = v1842 && v1844;
+      if (v1845) {
+        const bfloat v1846 = bfloat(v1841);
+        const uint v1847 = v1834 * v2;
+        const uint v1848 = v1847 + v1836;
+        const uint v1849 = v1848 - v78;
+        out[v1849] = v1846;
+      }
+    }
+    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1851 = v359 + v1850;
+    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1853 = v1449 + v1852;
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1855 = v254 && v1854;
+    const bool v1856 = v1853 < v80;
+    const bool v1857 = v1855 && v1856;
+    if (v1857) {
+      const float v1858 = v1459.m[0][8].thread_elements()[1];
+      const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1860 = v1853 - v78;
+      const bool v1861 = v1860 < v2;
+      const bool v1862 = v1859 && v1861;
+      if (v1862) {
+        const bfloat v1863 = bfloat(v1858);
+        const uint v1864 = v1851 * v2;
+        const uint v1865 = v1864 + v1853;
+        const uint v1866 = v1865 - v78;
+        out[v1866] = v1863;
+      }
+    }
+    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1868 = v359 + v1867;
+    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1870 = v1449 + v1869;
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1872 = v254 && v1871;
+    const bool v1873 = v1870 < v80;
+    const bool v1874 = v1872 && v1873;
+    if (v1874) {
+      const float v1875 = v1459.m[0][9].thread_elements()[0];
+      const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1877 = v1870 - v78;
+      const bool v1878 = v1877 < v2;
+      const bool v1879 = v1876 && v1878;
+      if (v1879) {
+        const bfloat v1880 = bfloat(v1875);
+        const uint v1881 = v1868 * v2;
+        const uint v1882 = v1881 + v1870;
+        const uint v1883 = v1882 - v78;
+        out[v1883] = v1880;
+      }
+    }
+    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1885 = v359 + v1884;
+    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1887 = v1449 + v1886;
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1889 = v254 && v1888;
+    const bool v1890 = v1887 < v80;
+    const bool v1891 = v1889 && v1890;
+    if (v1891) {
+      const float v1892 = v1459.m[0][9].thread_elements()[1];
+      const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1894 = v1887 - v78;
+      const bool v1895 = v1894 < v2;
+      const bool v1896 = v1893 && v1895;
+      if (v1896) {
+        const bfloat v1897 = bfloat(v1892);
+        const uint v1898 = v1885 * v2;
+        const uint v1899 = v1898 + v1887;
+        const uint v1900 = v1899 - v78;
+        out[v1900] = v1897;
+      }
+    }
+    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1902 = v359 + v1901;
+    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1904 = v1449 + v1903;
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1906 = v254 && v1905;
+    const bool v1907 = v1904 < v80;
+    const bool v1908 = v1906 && v1907;
+    if (v1908) {
+      const float v1909 = v1459.m[0][10].thread_elements()[0];
+      const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1911 = v1904 - v78;
+      const bool v1912 = v1911 < v2;
+      const bool v1913 = v1910 && v1912;
+      if (v1913) {
+        const bfloat v1914 = bfloat(v1909);
+        const uint v1915 = v1902 * v2;
+        const uint v1916 = v1915 + v1904;
+        const uint v1917 = v1916 - v78;
+        out[v1917] = v1914;
+      }
+    }
+    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1919 = v359 + v1918;
+    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1921 = v1449 + v1920;
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1923 = v254 && v1922;
+    const bool v1924 = v1921 < v80;
+    const bool v1925 = v1923 && v1924;
+    if (v1925) {
+      const float v1926 = v1459.m[0][10].thread_elements()[1];
+      const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1928 = v1921 - v78;
+      const bool v1929 = v1928 < v2;
+      const bool v1930 = v1927 && v1929;
+      if (v1930) {
+        const bfloat v1931 = bfloat(v1926);
+        const uint v1932 = v1919 * v2;
+        const uint v1933 = v1932 + v1921;
+        const uint v1934 = v1933 - v78;
+        out[v1934] = v1931;
+      }
+    }
+    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1936 = v359 + v1935;
+    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1938 = v1449 + v1937;
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1940 = v254 && v1939;
+    const bool v1941 = v1938 < v80;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v1459.m[0][11].thread_elements()[0];
+      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1945 = v1938 - v78;
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1944 && v1946;
+      if (v1947) {
+        const bfloat v1948 = bfloat(v1943);
+        const uint v1949 = v1936 * v2;
+        const uint v1950 = v1949 + v1938;
+        const uint v1951 = v1950 - v78;
+        out[v1951] = v1948;
+      }
+    }
+    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1953 = v359 + v1952;
+    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1955 = v1449 + v1954;
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1957 = v254 && v1956;
+    const bool v1958 = v1955 < v80;
+    const bool v1959 = v1957 && v1958;
+    if (v1959) {
+      const float v1960 = v1459.m[0][11].thread_elements()[1];
+      const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1962 = v1955 - v78;
+      const bool v1963 = v1962 < v2;
+      const bool v1964 = v1961 && v1963;
+      if (v1964) {
+        const bfloat v1965 = bfloat(v1960);
+        const uint v1966 = v1953 * v2;
+        const uint v1967 = v1966 + v1955;
+        const uint v1968 = v1967 - v78;
+        out[v1968] = v1965;
+      }
+    }
+    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1970 = v359 + v1969;
+    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1972 = v1449 + v1971;
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1974 = v254 && v1973;
+    const bool v1975 = v1972 < v80;
+    const bool v1976 = v1974 && v1975;
+    if (v1976) {
+      const float v1977 = v1459.m[0][12].thread_elements()[0];
+      const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1979 = v1972 - v78;
+      const bool v1980 = v1979 < v2;
+      const bool v1981 = v1978 && v1980;
+      if (v1981) {
+        const bfloat v1982 = bfloat(v1977);
+        const uint v1983 = v1970 * v2;
+        const uint v1984 = v1983 + v1972;
+        const uint v1985 = v1984 - v78;
+        out[v1985] = v1982;
+      }
+    }
+    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v1987 = v359 + v1986;
+    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v1989 = v1449 + v1988;
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v1991 = v254 && v1990;
+    const bool v1992 = v1989 < v80;
+    const bool v1993 = v1991 && v1992;
+    if (v1993) {
+      const float v1994 = v1459.m[0][12].thread_elements()[1];
+      const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1996 = v1989 - v78;
+      const bool v1997 = v1996 < v2;
+      const bool v1998 = v1995 && v1997;
+      if (v1998) {
+        const bfloat v1999 = bfloat(v1994);
+        const uint v2000 = v1987 * v2;
+        const uint v2001 = v2000 + v1989;
+        const uint v2002 = v2001 - v78;
+        out[v2002] = v1999;
+      }
+    }
+    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2004 = v359 + v2003;
+    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2006 = v1449 + v2005;
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2008 = v254 && v2007;
+    const bool v2009 = v2006 < v80;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const float v2011 = v1459.m[0][13].thread_elements()[0];
+      const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2013 = v2006 - v78;
+      const bool v2014 = v2013 < v2;
+      const bool v2015 = v2012 && v2014;
+      if (v2015) {
+        const bfloat v2016 = bfloat(v2011);
+        const uint v2017 = v2004 * v2;
+        const uint v2018 = v2017 + v2006;
+        const uint v2019 = v2018 - v78;
+        out[v2019] = v2016;
+      }
+    }
+    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2021 = v359 + v2020;
+    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2023 = v1449 + v2022;
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2025 = v254 && v2024;
+    const bool v2026 = v2023 < v80;
+    const bool v2027 = v2025 && v2026;
+    if (v2027) {
+      const float v2028 = v1459.m[0][13].thread_elements()[1];
+      const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2030 = v2023 - v78;
+      const bool v2031 = v2030 < v2;
+      const bool v2032 = v2029 && v2031;
+      if (v2032) {
+        const bfloat v2033 = bfloat(v2028);
+        const uint v2034 = v2021 * v2;
+        const uint v2035 = v2034 + v2023;
+        const uint v2036 = v2035 - v78;
+        out[v2036] = v2033;
+      }
+    }
+    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2038 = v359 + v2037;
+    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2040 = v1449 + v2039;
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2042 = v254 && v2041;
+    const bool v2043 = v2040 < v80;
+    const bool v2044 = v2042 && v2043;
+    if (v2044) {
+      const float v2045 = v1459.m[0][14].thread_elements()[0];
+      const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2047 = v2040 - v78;
+      const bool v2048 = v2047 < v2;
+      const bool v2049 = v2046 && v2048;
+      if (v2049) {
+        const bfloat v2050 = bfloat(v2045);
+        const uint v2051 = v2038 * v2;
+        const uint v2052 = v2051 + v2040;
+        const uint v2053 = v2052 - v78;
+        out[v2053] = v2050;
+      }
+    }
+    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2055 = v359 + v2054;
+    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2057 = v1449 + v2056;
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2059 = v254 && v2058;
+    const bool v2060 = v2057 < v80;
+    const bool v2061 = v2059 && v2060;
+    if (v2061) {
+      const float v2062 = v1459.m[0][14].thread_elements()[1];
+      const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2064 = v2057 - v78;
+      const bool v2065 = v2064 < v2;
+      const bool v2066 = v2063 && v2065;
+      if (v2066) {
+        const bfloat v2067 = bfloat(v2062);
+        const uint v2068 = v2055 * v2;
+        const uint v2069 = v2068 + v2057;
+        const uint v2070 = v2069 - v78;
+        out[v2070] = v2067;
+      }
+    }
+    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2072 = v359 + v2071;
+    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2074 = v1449 + v2073;
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2076 = v254 && v2075;
+    const bool v2077 = v2074 < v80;
+    const bool v2078 = v2076 && v2077;
+    if (v2078) {
+      const float v2079 = v1459.m[0][15].thread_elements()[0];
+      const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2081 = v2074 - v78;
+      const bool v2082 = v2081 < v2;
+      const bool v2083 = v2080 && v2082;
+      if (v2083) {
+        const bfloat v2084 = bfloat(v2079);
+        const uint v2085 = v2072 * v2;
+        const uint v2086 = v2085 + v2074;
+        const uint v2087 = v2086 - v78;
+        out[v2087] = v2084;
+      }
+    }
+    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2089 = v359 + v2088;
+    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2091 = v1449 + v2090;
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2093 = v254 && v2092;
+    const bool v2094 = v2091 < v80;
+    const bool v2095 = v2093 && v2094;
+    if (v2095) {
+      const float v2096 = v1459.m[0][15].thread_elements()[1];
+      const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2098 = v2091 - v78;
+      const bool v2099 = v2098 < v2;
+      const bool v2100 = v2097 && v2099;
+      if (v2100) {
+        const bfloat v2101 = bfloat(v2096);
+        const uint v2102 = v2089 * v2;
+        const uint v2103 = v2102 + v2091;
+        const uint v2104 = v2103 - v78;
+        out[v2104] = v2101;
+      }
+    }
+    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2106 = v359 + v2105;
+    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2108 = v1449 + v2107;
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2110 = v254 && v2109;
+    const bool v2111 = v2108 < v80;
+    const bool v2112 = v2110 && v2111;
+    if (v2112) {
+      const float v2113 = v1459.m[1][0].thread_elements()[0];
+      const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2115 = v2108 - v78;
+      const bool v2116 = v2115 < v2;
+      const bool v2117 = v2114 && v2116;
+      if (v2117) {
+        const bfloat v2118 = bfloat(v2113);
+        const uint v2119 = v2106 * v2;
+        const uint v2120 = v2119 + v2108;
+        const uint v2121 = v2120 - v78;
+        out[v2121] = v2118;
+      }
+    }
+    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2123 = v359 + v2122;
+    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2125 = v1449 + v2124;
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2127 = v254 && v2126;
+    const bool v2128 = v2125 < v80;
+    const bool v2129 = v2127 && v2128;
+    if (v2129) {
+      const float v2130 = v1459.m[1][0].thread_elements()[1];
+      const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2132 = v2125 - v78;
+      const bool v2133 = v2132 < v2;
+      const bool v2134 = v2131 && v2133;
+      if (v2134) {
+        const bfloat v2135 = bfloat(v2130);
+        const uint v2136 = v2123 * v2;
+        const uint v2137 = v2136 + v2125;
+        const uint v2138 = v2137 - v78;
+        out[v2138] = v2135;
+      }
+    }
+    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2140 = v359 + v2139;
+    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2142 = v1449 + v2141;
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2144 = v254 && v2143;
+    const bool v2145 = v2142 < v80;
+    const bool v2146 = v2144 && v2145;
+    if (v2146) {
+      const float v2147 = v1459.m[1][1].thread_elements()[0];
+      const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2149 = v2142 - v78;
+      const bool v2150 = v2149 < v2;
+      const bool v2151 = v2148 && v2150;
+      if (v2151) {
+        const bfloat v2152 = bfloat(v2147);
+        const uint v2153 = v2140 * v2;
+        const uint v2154 = v2153 + v2142;
+        const uint v2155 = v2154 - v78;
+        out[v2155] = v2152;
+      }
+    }
+    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2157 = v359 + v2156;
+    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2159 = v1449 + v2158;
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2161 = v254 && v2160;
+    const bool v2162 = v2159 < v80;
+    const bool v2163 = v2161 && v2162;
+    if (v2163) {
+      const float v2164 = v1459.m[1][1].thread_elements()[1];
+      const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2166 = v2159 - v78;
+      const bool v2167 = v2166 < v2;
+      const bool v2168 = v2165 && v2167;
+      if (v2168) {
+        const bfloat v2169 = bfloat(v2164);
+        const uint v2170 = v2157 * v2;
+        const uint v2171 = v2170 + v2159;
+        const uint v2172 = v2171 - v78;
+        out[v2172] = v2169;
+      }
+    }
+    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2174 = v359 + v2173;
+    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2176 = v1449 + v2175;
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2178 = v254 && v2177;
+    const bool v2179 = v2176 < v80;
+    const bool v2180 = v2178 && v2179;
+    if (v2180) {
+      const float v2181 = v1459.m[1][2].thread_elements()[0];
+      const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2183 = v2176 - v78;
+      const bool v2184 = v2183 < v2;
+      const bool v2185 = v2182 && v2184;
+      if (v2185) {
+        const bfloat v2186 = bfloat(v2181);
+        const uint v2187 = v2174 * v2;
+        const uint v2188 = v2187 + v2176;
+        const uint v2189 = v2188 - v78;
+        out[v2189] = v2186;
+      }
+    }
+    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2191 = v359 + v2190;
+    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2193 = v1449 + v2192;
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2195 = v254 && v2194;
+    const bool v2196 = v2193 < v80;
+    const bool v2197 = v2195 && v2196;
+    if (v2197) {
+      const float v2198 = v1459.m[1][2].thread_elements()[1];
+      const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2200 = v2193 - v78;
+      const bool v2201 = v2200 < v2;
+      const bool v2202 = v2199 && v2201;
+      if (v2202) {
+        const bfloat v2203 = bfloat(v2198);
+        const uint v2204 = v2191 * v2;
+        const uint v2205 = v2204 + v2193;
+        const uint v2206 = v2205 - v78;
+        out[v2206] = v2203;
+      }
+    }
+    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2208 = v359 + v2207;
+    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2210 = v1449 + v2209;
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2212 = v254 && v2211;
+    const bool v2213 = v2210 < v80;
+    const bool v2214 = v2212 && v2213;
+    if (v2214) {
+      const float v2215 = v1459.m[1][3].thread_elements()[0];
+      const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2217 = v2210 - v78;
+      const bool v2218 = v2217 < v2;
+      const bool v2219 = v2216 && v2218;
+      if (v2219) {
+        const bfloat v2220 = bfloat(v2215);
+        const uint v2221 = v2208 * v2;
+        const uint v2222 = v2221 + v2210;
+        const uint v2223 = v2222 - v78;
+        out[v2223] = v2220;
+      }
+    }
+    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2225 = v359 + v2224;
+    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2227 = v1449 + v2226;
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2229 = v254 && v2228;
+    const bool v2230 = v2227 < v80;
+    const bool v2231 = v2229 && v2230;
+    if (v2231) {
+      const float v2232 = v1459.m[1][3].thread_elements()[1];
+      const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2234 = v2227 - v78;
+      const bool v2235 = v2234 < v2;
+      const bool v2236 = v2233 && v2235;
+      if (v2236) {
+        const bfloat v2237 = bfloat(v2232);
+        const uint v2238 = v2225 * v2;
+        const uint v2239 = v2238 + v2227;
+        const uint v2240 = v2239 - v78;
+        out[v2240] = v2237;
+      }
+    }
+    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2242 = v359 + v2241;
+    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2244 = v1449 + v2243;
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2246 = v254 && v2245;
+    const bool v2247 = v2244 < v80;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v1459.m[1][4].thread_elements()[0];
+      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2251 = v2244 - v78;
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2250 && v2252;
+      if (v2253) {
+        const bfloat v2254 = bfloat(v2249);
+        const uint v2255 = v2242 * v2;
+        const uint v2256 = v2255 + v2244;
+        const uint v2257 = v2256 - v78;
+        out[v2257] = v2254;
+      }
+    }
+    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2259 = v359 + v2258;
+    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2261 = v1449 + v2260;
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2263 = v254 && v2262;
+    const bool v2264 = v2261 < v80;
+    const bool v2265 = v2263 && v2264;
+    if (v2265) {
+      const float v2266 = v1459.m[1][4].thread_elements()[1];
+      const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2268 = v2261 - v78;
+      const bool v2269 = v2268 < v2;
+      const bool v2270 = v2267 && v2269;
+      if (v2270) {
+        const bfloat v2271 = bfloat(v2266);
+        const uint v2272 = v2259 * v2;
+        const uint v2273 = v2272 + v2261;
+        const uint v2274 = v2273 - v78;
+        out[v2274] = v2271;
+      }
+    }
+    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2276 = v359 + v2275;
+    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2278 = v1449 + v2277;
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2280 = v254 && v2279;
+    const bool v2281 = v2278 < v80;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v1459.m[1][5].thread_elements()[0];
+      const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2285 = v2278 - v78;
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2284 && v2286;
+      if (v2287) {
+        const bfloat v2288 = bfloat(v2283);
+        const uint v2289 = v2276 * v2;
+        const uint v2290 = v2289 + v2278;
+        const uint v2291 = v2290 - v78;
+        out[v2291] = v2288;
+      }
+    }
+    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2293 = v359 + v2292;
+    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2295 = v1449 + v2294;
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2297 = v254 && v2296;
+    const bool v2298 = v2295 < v80;
+    const bool v2299 = v2297 && v2298;
+    if (v2299) {
+      const float v2300 = v1459.m[1][5].thread_elements()[1];
+      const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2302 = v2295 - v78;
+      const bool v2303 = v2302 < v2;
+      const bool v2304 = v2301 && v2303;
+      if (v2304) {
+        const bfloat v2305 = bfloat(v2300);
+        const uint v2306 = v2293 * v2;
+        const uint v2307 = v2306 + v2295;
+        const uint v2308 = v2307 - v78;
+        out[v2308] = v2305;
+      }
+    }
+    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2310 = v359 + v2309;
+    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2312 = v1449 + v2311;
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2314 = v254 && v2313;
+    const bool v2315 = v2312 < v80;
+    const bool v2316 = v2314 && v2315;
+    if (v2316) {
+      const float v2317 = v1459.m[1][6].thread_elements()[0];
+      const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2319 = v2312 - v78;
+      const bool v2320 = v2319 < v2;
+      const bool v2321 = v2318 && v2320;
+      if (v2321) {
+        const bfloat v2322 = bfloat(v2317);
+        const uint v2323 = v2310 * v2;
+        const uint v2324 = v2323 + v2312;
+        const uint v2325 = v2324 - v78;
+        out[v2325] = v2322;
+      }
+    }
+    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2327 = v359 + v2326;
+    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2329 = v1449 + v2328;
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2331 = v254 && v2330;
+    const bool v2332 = v2329 < v80;
+    const bool v2333 = v2331 && v2332;
+    if (v2333) {
+      const float v2334 = v1459.m[1][6].thread_elements()[1];
+      const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2336 = v2329 - v78;
+      const bool v2337 = v2336 < v2;
+      const bool v2338 = v2335 && v2337;
+      if (v2338) {
+        const bfloat v2339 = bfloat(v2334);
+        const uint v2340 = v2327 * v2;
+        const uint v2341 = v2340 + v2329;
+        const uint v2342 = v2341 - v78;
+        out[v2342] = v2339;
+      }
+    }
+    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2344 = v359 + v2343;
+    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2346 = v1449 + v2345;
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2348 = v254 && v2347;
+    const bool v2349 = v2346 < v80;
+    const bool v2350 = v2348 && v2349;
+    if (v2350) {
+      const float v2351 = v1459.m[1][7].thread_elements()[0];
+      const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2353 = v2346 - v78;
+      const bool v2354 = v2353 < v2;
+      const bool v2355 = v2352 && v2354;
+      if (v2355) {
+        const bfloat v2356 = bfloat(v2351);
+        const uint v2357 = v2344 * v2;
+        const uint v2358 = v2357 + v2346;
+        const uint v2359 = v2358 - v78;
+        out[v2359] = v2356;
+      }
+    }
+    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2361 = v359 + v2360;
+    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2363 = v1449 + v2362;
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2365 = v254 && v2364;
+    const bool v2366 = v2363 < v80;
+    const bool v2367 = v2365 && v2366;
+    if (v2367) {
+      const float v2368 = v1459.m[1][7].thread_elements()[1];
+      const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2370 = v2363 - v78;
+      const bool v2371 = v2370 < v2;
+      const bool v2372 = v2369 && v2371;
+      if (v2372) {
+        const bfloat v2373 = bfloat(v2368);
+        const uint v2374 = v2361 * v2;
+        const uint v2375 = v2374 + v2363;
+        const uint v2376 = v2375 - v78;
+        out[v2376] = v2373;
+      }
+    }
+    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2378 = v359 + v2377;
+    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2380 = v1449 + v2379;
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2382 = v254 && v2381;
+    const bool v2383 = v2380 < v80;
+    const bool v2384 = v2382 && v2383;
+    if (v2384) {
+      const float v2385 = v1459.m[1][8].thread_elements()[0];
+      const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2387 = v2380 - v78;
+      const bool v2388 = v2387 < v2;
+      const bool v2389 = v2386 && v2388;
+      if (v2389) {
+        const bfloat v2390 = bfloat(v2385);
+        const uint v2391 = v2378 * v2;
+        const uint v2392 = v2391 + v2380;
+        const uint v2393 = v2392 - v78;
+        out[v2393] = v2390;
+      }
+    }
+    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2395 = v359 + v2394;
+    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2397 = v1449 + v2396;
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2399 = v254 && v2398;
+    const bool v2400 = v2397 < v80;
+    const bool v2401 = v2399 && v2400;
+    if (v2401) {
+      const float v2402 = v1459.m[1][8].thread_elements()[1];
+      const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2404 = v2397 - v78;
+      const bool v2405 = v2404 < v2;
+      const bool v2406 = v2403 && v2405;
+      if (v2406) {
+        const bfloat v2407 = bfloat(v2402);
+        const uint v2408 = v2395 * v2;
+        const uint v2409 = v2408 + v2397;
+        const uint v2410 = v2409 - v78;
+        out[v2410] = v2407;
+      }
+    }
+    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2412 = v359 + v2411;
+    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2414 = v1449 + v2413;
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2416 = v254 && v2415;
+    const bool v2417 = v2414 < v80;
+    const bool v2418 = v2416 && v2417;
+    if (v2418) {
+      const float v2419 = v1459.m[1][9].thread_elements()[0];
+      const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2421 = v2414 - v78;
+      const bool v2422 = v2421 < v2;
+      const bool v2423 = v2420 && v2422;
+      if (v2423) {
+        const bfloat v2424 = bfloat(v2419);
+        const uint v2425 = v2412 * v2;
+        const uint v2426 = v2425 + v2414;
+        const uint v2427 = v2426 - v78;
+        out[v2427] = v2424;
+      }
+    }
+    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2429 = v359 + v2428;
+    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2431 = v1449 + v2430;
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2433 = v254 && v2432;
+    const bool v2434 = v2431 < v80;
+    const bool v2435 = v2433 && v2434;
+    if (v2435) {
+      const float v2436 = v1459.m[1][9].thread_elements()[1];
+      const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2438 = v2431 - v78;
+      const bool v2439 = v2438 < v2;
+      const bool v2440 = v2437 && v2439;
+      if (v2440) {
+        const bfloat v2441 = bfloat(v2436);
+        const uint v2442 = v2429 * v2;
+        const uint v2443 = v2442 + v2431;
+        const uint v2444 = v2443 - v78;
+        out[v2444] = v2441;
+      }
+    }
+    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2446 = v359 + v2445;
+    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2448 = v1449 + v2447;
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2450 = v254 && v2449;
+    const bool v2451 = v2448 < v80;
+    const bool v2452 = v2450 && v2451;
+    if (v2452) {
+      const float v2453 = v1459.m[1][10].thread_elements()[0];
+      const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2455 = v2448 - v78;
+      const bool v2456 = v2455 < v2;
+      const bool v2457 = v2454 && v2456;
+      if (v2457) {
+        const bfloat v2458 = bfloat(v2453);
+        const uint v2459 = v2446 * v2;
+        const uint v2460 = v2459 + v2448;
+        const uint v2461 = v2460 - v78;
+        out[v2461] = v2458;
+      }
+    }
+    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2463 = v359 + v2462;
+    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2465 = v1449 + v2464;
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2467 = v254 && v2466;
+    const bool v2468 = v2465 < v80;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const float v2470 = v1459.m[1][10].thread_elements()[1];
+      const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2472 = v2465 - v78;
+      const bool v2473 = v2472 < v2;
+      const bool v2474 = v2471 && v2473;
+      if (v2474) {
+        const bfloat v2475 = bfloat(v2470);
+        const uint v2476 = v2463 * v2;
+        const uint v2477 = v2476 + v2465;
+        const uint v2478 = v2477 - v78;
+        out[v2478] = v2475;
+      }
+    }
+    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2480 = v359 + v2479;
+    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2482 = v1449 + v2481;
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2484 = v254 && v2483;
+    const bool v2485 = v2482 < v80;
+    const bool v2486 = v2484 && v2485;
+    if (v2486) {
+      const float v2487 = v1459.m[1][11].thread_elements()[0];
+      const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2489 = v2482 - v78;
+      const bool v2490 = v2489 < v2;
+      const bool v2491 = v2488 && v2490;
+      if (v2491) {
+        const bfloat v2492 = bfloat(v2487);
+        const uint v2493 = v2480 * v2;
+        const uint v2494 = v2493 + v2482;
+        const uint v2495 = v2494 - v78;
+        out[v2495] = v2492;
+      }
+    }
+    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2497 = v359 + v2496;
+    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2499 = v1449 + v2498;
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2501 = v254 && v2500;
+    const bool v2502 = v2499 < v80;
+    const bool v2503 = v2501 && v2502;
+    if (v2503) {
+      const float v2504 = v1459.m[1][11].thread_elements()[1];
+      const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2506 = v2499 - v78;
+      const bool v2507 = v2506 < v2;
+      const bool v2508 = v2505 && v2507;
+      if (v2508) {
+        const bfloat v2509 = bfloat(v2504);
+        const uint v2510 = v2497 * v2;
+        const uint v2511 = v2510 + v2499;
+        const uint v2512 = v2511 - v78;
+        out[v2512] = v2509;
+      }
+    }
+    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2514 = v359 + v2513;
+    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2516 = v1449 + v2515;
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2518 = v254 && v2517;
+    const bool v2519 = v2516 < v80;
+    const bool v2520 = v2518 && v2519;
+    if (v2520) {
+      const float v2521 = v1459.m[1][12].thread_elements()[0];
+      const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2523 = v2516 - v78;
+      const bool v2524 = v2523 < v2;
+      const bool v2525 = v2522 && v2524;
+      if (v2525) {
+        const bfloat v2526 = bfloat(v2521);
+        const uint v2527 = v2514 * v2;
+        const uint v2528 = v2527 + v2516;
+        const uint v2529 = v2528 - v78;
+        out[v2529] = v2526;
+      }
+    }
+    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2531 = v359 + v2530;
+    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2533 = v1449 + v2532;
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2535 = v254 && v2534;
+    const bool v2536 = v2533 < v80;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const float v2538 = v1459.m[1][12].thread_elements()[1];
+      const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2540 = v2533 - v78;
+      const bool v2541 = v2540 < v2;
+      const bool v2542 = v2539 && v2541;
+      if (v2542) {
+        const bfloat v2543 = bfloat(v2538);
+        const uint v2544 = v2531 * v2;
+        const uint v2545 = v2544 + v2533;
+        const uint v2546 = v2545 - v78;
+        out[v2546] = v2543;
+      }
+    }
+    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2548 = v359 + v2547;
+    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2550 = v1449 + v2549;
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2552 = v254 && v2551;
+    const bool v2553 = v2550 < v80;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v1459.m[1][13].thread_elements()[0];
+      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2557 = v2550 - v78;
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2556 && v2558;
+      if (v2559) {
+        const bfloat v2560 = bfloat(v2555);
+        const uint v2561 = v2548 * v2;
+        const uint v2562 = v2561 + v2550;
+        const uint v2563 = v2562 - v78;
+        out[v2563] = v2560;
+      }
+    }
+    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2565 = v359 + v2564;
+    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2567 = v1449 + v2566;
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2569 = v254 && v2568;
+    const bool v2570 = v2567 < v80;
+    const bool v2571 = v2569 && v2570;
+    if (v2571) {
+      const float v2572 = v1459.m[1][13].thread_elements()[1];
+      const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2574 = v2567 - v78;
+      const bool v2575 = v2574 < v2;
+      const bool v2576 = v2573 && v2575;
+      if (v2576) {
+        const bfloat v2577 = bfloat(v2572);
+        const uint v2578 = v2565 * v2;
+        const uint v2579 = v2578 + v2567;
+        const uint v2580 = v2579 - v78;
+        out[v2580] = v2577;
+      }
+    }
+    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2582 = v359 + v2581;
+    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2584 = v1449 + v2583;
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2586 = v254 && v2585;
+    const bool v2587 = v2584 < v80;
+    const bool v2588 = v2586 && v2587;
+    if (v2588) {
+      const float v2589 = v1459.m[1][14].thread_elements()[0];
+      const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2591 = v2584 - v78;
+      const bool v2592 = v2591 < v2;
+      const bool v2593 = v2590 && v2592;
+      if (v2593) {
+        const bfloat v2594 = bfloat(v2589);
+        const uint v2595 = v2582 * v2;
+        const uint v2596 = v2595 + v2584;
+        const uint v2597 = v2596 - v78;
+        out[v2597] = v2594;
+      }
+    }
+    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2599 = v359 + v2598;
+    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2601 = v1449 + v2600;
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2603 = v254 && v2602;
+    const bool v2604 = v2601 < v80;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const float v2606 = v1459.m[1][14].thread_elements()[1];
+      const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2608 = v2601 - v78;
+      const bool v2609 = v2608 < v2;
+      const bool v2610 = v2607 && v2609;
+      if (v2610) {
+        const bfloat v2611 = bfloat(v2606);
+        const uint v2612 = v2599 * v2;
+        const uint v2613 = v2612 + v2601;
+        const uint v2614 = v2613 - v78;
+        out[v2614] = v2611;
+      }
+    }
+    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2616 = v359 + v2615;
+    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2618 = v1449 + v2617;
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2620 = v254 && v2619;
+    const bool v2621 = v2618 < v80;
+    const bool v2622 = v2620 && v2621;
+    if (v2622) {
+      const float v2623 = v1459.m[1][15].thread_elements()[0];
+      const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2625 = v2618 - v78;
+      const bool v2626 = v2625 < v2;
+      const bool v2627 = v2624 && v2626;
+      if (v2627) {
+        const bfloat v2628 = bfloat(v2623);
+        const uint v2629 = v2616 * v2;
+        const uint v2630 = v2629 + v2618;
+        const uint v2631 = v2630 - v78;
+        out[v2631] = v2628;
+      }
+    }
+    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
+    const uint v2633 = v359 + v2632;
+    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
+    const uint v2635 = v1449 + v2634;
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
+    const bool v2637 = v254 && v2636;
+    const bool v2638 = v2635 < v80;
+    const bool v2639 = v2637 && v2638;
+    if (v2639) {
+      const float v2640 = v1459.m[1][15].thread_elements()[1];
+      const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2642 = v2635 - v78;
+      const bool v2643 = v2642 < v2;
+      const bool v2644 = v2641 && v2643;
+      if (v2644) {
+        const bfloat v2645 = bfloat(v2640);
+        const uint v2646 = v2633 * v2;
+        const uint v2647 = v2646 + v2635;
+        const uint v2648 = v2647 - v78;
+        out[v2648] = v2645;
       }
     }
   } else {
-    const uint v2644 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v2645 = iron_tid.x;
+    const uint v2649 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2650 = iron_tid.x;
 
-    for (uint v2647 = v2645; v2647 < 32768u; v2647 += v2644) {
-      const uint v2649 = v2647 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v2650 = v75 + v2649;
-      const uint v2652 = v2647 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v2653 = v26 + v2652;
-      const bool v2654 = v2650 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2655 = v2653 < v2;
-      const bool v2656 = v2654 && v2655;
-      if (v2656) {
-        const uint v2659 = v2650 * v2;
-        const uint v2660 = v2659 + v2653;
-        out[v2660] = bfloat(0.0f);
+    for (uint v2652 = v2650; v2652 < 32768u; v2652 += v2649) {
+      const uint v2654 = v2652 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2655 = v75 + v2654;
+      const uint v2657 = v2652 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2658 = v26 + v2657;
+      const bool v2659 = v2655 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2660 = v2658 < v2;
+      const bool v2661 = v2659 && v2660;
+      if (v2661) {
+        const uint v2664 = v2655 * v2;
+        const uint v2665 = v2664 + v2658;
+        out[v2665] = bfloat(0.0f);
       }
     }
   }
