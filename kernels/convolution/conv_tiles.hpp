@@ -106,10 +106,12 @@ void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& 
   constexpr std::uint32_t kCols =
       gemm::step_k<T, std::remove_cvref_t<decltype(bsrc)>::wide_steps>();
   auto first = g * n;
-  gemm::product_from(make_im2col_a<T, kCols>(x, s, g * cin_g, row0, m), bsrc, m, n, k, row0, col0,
-                     [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-                       store(out[r * s.c_out + first + c], cast<T>(value(first + c, sum)));
-                     });
+  gemm::product_from(
+      make_im2col_a<T, kCols>(x, s, g * cin_g, row0, m), bsrc, m, n, k, row0, col0,
+      [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+        store(out[r * s.c_out + first + c], cast<T>(value(first + c, sum)));
+      },
+      n % 8u == 0u && s.c_out % 8u == 0u);  // out's rows whole 16-byte runs
 }
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]

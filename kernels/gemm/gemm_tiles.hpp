@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iron/iron.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -313,12 +314,16 @@ static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedR
 /// at a time. The epilogue is then traced once, in a loop, instead of once an accumulator slot
 /// (128 a lane): NVRTC spends ~90 ms less on a GEMM, ~270 on a fused activation (bench/NOTES.md
 /// §45), and a simdgroup's stores cover one row's consecutive columns, not eight rows' pairs.
+/// Where the tile lies wholly inside out and `aligned` holds (the epilogue's row pitch a multiple
+/// of kRun; by default n), each thread takes runs of kRun consecutive columns in straight-line
+/// order, whose stores vectorize merges into 16-byte ones (docs/compiler.md, "vectorize").
 template <class T, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& spent,
                      const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-                     Epilogue&& epilogue) {
+                     Epilogue&& epilogue, const std::optional<dsl::Expr<bool>>& aligned = {}) {
   using namespace iron::dsl;
+  constexpr std::uint32_t kRun = 8;          // columns a thread hands on together: 16 bytes of bf16
   constexpr std::uint32_t kPitch = kBN + 4;  // f32 rows 4 banks apart: a band's rows spread
   constexpr std::uint32_t kBands = kWM / kStagedRows;
   constexpr std::uint32_t kHalves = kBM / kWM;
@@ -326,6 +331,7 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
   constexpr std::uint32_t kAcross = kBN / kWN;  // simdgroups side by side in a half
   auto staged = overlay<f32>(spent, kStagedRows * kPitch);
   auto warp = simdgroup_id();
+  auto whole = row0 + kBM <= m && col0 + kBN <= n && (aligned ? *aligned : n % kRun == 0u);
   barrier();  // every simdgroup has read its last stage
   for (auto round : range(0u, kHalves * kBands)) {
     auto half = round / kBands;
@@ -343,10 +349,22 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
       }
     }
     barrier();
-    for (auto v : range(thread_id<0>(), kStagedRows * kBN, kThreads)) {
-      auto r = row0 + half * kWM + band * kStagedRows + v / kBN;
-      auto c = col0 + v % kBN;
-      IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kPitch + v % kBN])); }
+    auto first_row = row0 + half * kWM + band * kStagedRows;
+    IRON_IF(whole) {
+      for (auto u : range(thread_id<0>(), kStagedRows * kBN / kRun, kThreads)) {
+        auto v = u * kRun;
+        auto r = first_row + v / kBN;
+        auto c = col0 + v % kBN;
+        auto at = v / kBN * kPitch + v % kBN;
+        for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
+      }
+    }
+    IRON_ELSE {
+      for (auto v : range(thread_id<0>(), kStagedRows * kBN, kThreads)) {
+        auto r = first_row + v / kBN;
+        auto c = col0 + v % kBN;
+        IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kPitch + v % kBN])); }
+      }
     }
     barrier();
   }
@@ -358,13 +376,14 @@ template <Slices SLICES = Slices::Unrolled, class ASource, class BSource, class 
 void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                   const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-                  Epilogue&& epilogue) {
+                  Epilogue&& epilogue, const std::optional<dsl::Expr<bool>>& aligned = {}) {
   using namespace iron::dsl;
   using T = typename ASource::type;
-  product_tile_from<SLICES>(
-      asrc, bsrc, m, n, k, row0, col0,
-      [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>&, const Expr<u32>&,
-          const Shared<T>& spent) { staged_epilogue(acc, spent, m, n, row0, col0, epilogue); });
+  product_tile_from<SLICES>(asrc, bsrc, m, n, k, row0, col0,
+                            [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>&, const Expr<u32>&,
+                                const Shared<T>& spent) {
+                              staged_epilogue(acc, spent, m, n, row0, col0, epilogue, aligned);
+                            });
 }
 
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b

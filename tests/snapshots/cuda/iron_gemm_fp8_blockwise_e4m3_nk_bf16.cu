@@ -335,22 +335,22 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v2 = k;
   const unsigned int v5 = v2 + 127u;  // kernels/gemm/gemm_fp8.cpp:130
   const unsigned int v6 = v5 >> 7u;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v8 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v7;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v18 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v19 = v18 - v16;
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v16 + v23;
   const unsigned int v25 = v24 << 6u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v29 = v28 << 7u;
   const unsigned int v1314 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
   const unsigned int v1315 = v1314 >> 2u;
@@ -359,53 +359,53 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   iron_frag_fill(v1322, 0.0f);
   iron_frag<float, 2, 16, 128> v1324;  // /usr/include/c++/12/bits/stl_construct.h:119
   iron_frag_fill(v1324, 0.0f);
-  const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
   const unsigned int v1329 = threadIdx.x;
 
   for (unsigned int v1327 = 0u; v1327 < v2; v1327 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1337 = v1336 < v0;
       const unsigned int v1338 = v1327 + v1335;
       const bool v1339 = v1338 < v2;
       const bool v1340 = v1337 && v1339;
       if (v1340) {
-        const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1344 = v1342 + v1327;
         const unsigned int v1345 = v1344 + v1335;
         const iron_f8e4m3 v1346 = a[v1345];
-        const iron_f16 v1347 = iron_f32_to_f16(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1347 = iron_f32_to_f16(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1349 = v1333 << 6u;
         const unsigned int v1350 = v1349 + v1335;
         shm3[(v1350 ^ (((v1350 >> 6u) & 7u) << 3u))] = v1347;
       } else {
-        const unsigned int v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1353 = v1352 + v1335;
         shm3[(v1353 ^ (((v1353 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1364 = v1363 < v1;
       const unsigned int v1365 = v1327 + v1362;
       const bool v1366 = v1365 < v2;
       const bool v1367 = v1364 && v1366;
       if (v1367) {
-        const unsigned int v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1371 = v1369 + v1327;
         const unsigned int v1372 = v1371 + v1362;
         const iron_f8e4m3 v1373 = b[v1372];
-        const iron_f16 v1374 = iron_f32_to_f16(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1374 = iron_f32_to_f16(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1376 = v1360 << 6u;
         const unsigned int v1377 = v1376 + v1362;
         shm4[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = v1374;
       } else {
-        const unsigned int v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1380 = v1379 + v1362;
         shm4[(v1380 ^ (((v1380 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

@@ -336,75 +336,75 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v9 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v10 = blockIdx.y;
   const unsigned int v11 = v10 * v8;
   const unsigned int v12 = v11 + v9;
-  const unsigned int v14 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v14 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v17 = v16 << 3u;
-  const unsigned int v19 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v19 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v20 = v19 - v17;
   const unsigned int v21 = min(v20, 8u);
-  const unsigned int v23 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v23 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v24 = v23 % v21;
   const unsigned int v25 = v17 + v24;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v30 = v29 << 8u;
   const unsigned int v290 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
   const unsigned int v291 = v290 >> 2u;
   const bool v294 = v290 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
   iron_frag<float, 2, 16, 128> v298;  // kernels/gemm/gemm_warpgroup.hpp:199
   iron_frag_fill(v298, 0.0f);
-  const unsigned int v302 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v302 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
   const unsigned int v303 = threadIdx.x;
 
   for (unsigned int v301 = 0u; v301 < v2; v301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v311 = v310 < v0;
       const unsigned int v312 = v301 + v309;
       const bool v313 = v312 < v2;
       const bool v314 = v311 && v313;
       if (v314) {
-        const unsigned int v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v318 = v316 + v301;
         const unsigned int v319 = v318 + v309;
         const iron_f8e5m2 v320 = a[v319];
-        const iron_f16 v321 = iron_f32_to_f16(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v321 = iron_f32_to_f16(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v323 = v307 << 6u;
         const unsigned int v324 = v323 + v309;
         shm3[(v324 ^ (((v324 >> 6u) & 7u) << 3u))] = v321;
       } else {
-        const unsigned int v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v327 = v326 + v309;
         shm3[(v327 ^ (((v327 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v338 = v337 < v1;
       const unsigned int v339 = v301 + v336;
       const bool v340 = v339 < v2;
       const bool v341 = v338 && v340;
       if (v341) {
-        const unsigned int v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v345 = v343 + v301;
         const unsigned int v346 = v345 + v336;
         const iron_f8e5m2 v347 = b[v346];
-        const iron_f16 v348 = iron_f32_to_f16(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v348 = iron_f32_to_f16(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v350 = v334 << 6u;
         const unsigned int v351 = v350 + v336;
         shm4[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = v348;
       } else {
-        const unsigned int v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v354 = v353 + v336;
         shm4[(v354 ^ (((v354 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
@@ -1485,49 +1485,49 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   iron_frag_fill(v1217, 0.0f);
 
   for (unsigned int v1220 = 0u; v1220 < v2; v1220 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1230 = v1229 < v0;
       const unsigned int v1231 = v1220 + v1228;
       const bool v1232 = v1231 < v2;
       const bool v1233 = v1230 && v1232;
       if (v1233) {
-        const unsigned int v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1237 = v1235 + v1220;
         const unsigned int v1238 = v1237 + v1228;
         const iron_f8e5m2 v1239 = a[v1238];
-        const iron_f16 v1240 = iron_f32_to_f16(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1240 = iron_f32_to_f16(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1242 = v1226 << 6u;
         const unsigned int v1243 = v1242 + v1228;
         shm3[(v1243 ^ (((v1243 >> 6u) & 7u) << 3u))] = v1240;
       } else {
-        const unsigned int v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1246 = v1245 + v1228;
         shm3[(v1246 ^ (((v1246 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1257 = v1256 < v1;
       const unsigned int v1258 = v1220 + v1255;
       const bool v1259 = v1258 < v2;
       const bool v1260 = v1257 && v1259;
       if (v1260) {
-        const unsigned int v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1264 = v1262 + v1220;
         const unsigned int v1265 = v1264 + v1255;
         const iron_f8e5m2 v1266 = b[v1265];
-        const iron_f16 v1267 = iron_f32_to_f16(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1267 = iron_f32_to_f16(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1269 = v1253 << 6u;
         const unsigned int v1270 = v1269 + v1255;
         shm4[(v1270 ^ (((v1270 >> 6u) & 7u) << 3u))] = v1267;
       } else {
-        const unsigned int v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1273 = v1272 + v1255;
         shm4[(v1273 ^ (((v1273 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

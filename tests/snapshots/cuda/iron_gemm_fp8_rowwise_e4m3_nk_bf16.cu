@@ -333,75 +333,75 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v0 = m;  // kernels/gemm/gemm_fp8.cpp:83
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v3 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v4 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v3 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v4 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v5 = blockIdx.y;
   const unsigned int v6 = v5 * v3;
   const unsigned int v7 = v6 + v4;
-  const unsigned int v9 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v11 = v7 / v9;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v9 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v11 = v7 / v9;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v12 = v11 << 3u;
-  const unsigned int v14 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v14 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v15 = v14 - v12;
   const unsigned int v16 = min(v15, 8u);
-  const unsigned int v18 = v7 % v9;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v18 = v7 % v9;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v19 = v18 % v16;
   const unsigned int v20 = v12 + v19;
   const unsigned int v21 = v20 << 7u;
-  const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v25 = v24 << 8u;
   const unsigned int v312 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
   const unsigned int v313 = v312 >> 2u;
   const bool v316 = v312 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
   iron_frag<float, 2, 16, 128> v320;  // kernels/gemm/gemm_warpgroup.hpp:199
   iron_frag_fill(v320, 0.0f);
-  const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
   const unsigned int v325 = threadIdx.x;
 
   for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v333 = v332 < v0;
       const unsigned int v334 = v323 + v331;
       const bool v335 = v334 < v2;
       const bool v336 = v333 && v335;
       if (v336) {
-        const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v340 = v338 + v323;
         const unsigned int v341 = v340 + v331;
         const iron_f8e4m3 v342 = a[v341];
-        const iron_f16 v343 = iron_f32_to_f16(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v343 = iron_f32_to_f16(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v345 = v329 << 6u;
         const unsigned int v346 = v345 + v331;
         shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = v343;
       } else {
-        const unsigned int v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v349 = v348 + v331;
         shm3[(v349 ^ (((v349 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v360 = v359 < v1;
       const unsigned int v361 = v323 + v358;
       const bool v362 = v361 < v2;
       const bool v363 = v360 && v362;
       if (v363) {
-        const unsigned int v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v367 = v365 + v323;
         const unsigned int v368 = v367 + v358;
         const iron_f8e4m3 v369 = b[v368];
-        const iron_f16 v370 = iron_f32_to_f16(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v370 = iron_f32_to_f16(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v372 = v356 << 6u;
         const unsigned int v373 = v372 + v358;
         shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
       } else {
-        const unsigned int v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v376 = v375 + v358;
         shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
@@ -1674,49 +1674,49 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   iron_frag_fill(v1431, 0.0f);
 
   for (unsigned int v1434 = 0u; v1434 < v2; v1434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1444 = v1443 < v0;
       const unsigned int v1445 = v1434 + v1442;
       const bool v1446 = v1445 < v2;
       const bool v1447 = v1444 && v1446;
       if (v1447) {
-        const unsigned int v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1451 = v1449 + v1434;
         const unsigned int v1452 = v1451 + v1442;
         const iron_f8e4m3 v1453 = a[v1452];
-        const iron_f16 v1454 = iron_f32_to_f16(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1454 = iron_f32_to_f16(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1456 = v1440 << 6u;
         const unsigned int v1457 = v1456 + v1442;
         shm3[(v1457 ^ (((v1457 >> 6u) & 7u) << 3u))] = v1454;
       } else {
-        const unsigned int v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1460 = v1459 + v1442;
         shm3[(v1460 ^ (((v1460 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const unsigned int v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:98
+    for (unsigned int v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1471 = v1470 < v1;
       const unsigned int v1472 = v1434 + v1469;
       const bool v1473 = v1472 < v2;
       const bool v1474 = v1471 && v1473;
       if (v1474) {
-        const unsigned int v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const unsigned int v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const unsigned int v1478 = v1476 + v1434;
         const unsigned int v1479 = v1478 + v1469;
         const iron_f8e4m3 v1480 = b[v1479];
-        const iron_f16 v1481 = iron_f32_to_f16(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:103
+        const iron_f16 v1481 = iron_f32_to_f16(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1483 = v1467 << 6u;
         const unsigned int v1484 = v1483 + v1469;
         shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = v1481;
       } else {
-        const unsigned int v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const unsigned int v1487 = v1486 + v1469;
         shm4[(v1487 ^ (((v1487 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

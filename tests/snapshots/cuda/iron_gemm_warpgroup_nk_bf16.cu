@@ -259,22 +259,22 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v26 = v25 << 8u;
   unsigned int v283 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:334
   const unsigned int v286 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
@@ -598,51 +598,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v326 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v326 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
     const unsigned int v327 = threadIdx.x;
 
     for (unsigned int v325 = v283; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (unsigned int v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v335 = v334 < v0;
         const unsigned int v336 = v325 + v333;
         const bool v337 = v336 < v2;
         const bool v338 = v335 && v337;
         if (v338) {
-          const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v342 = v340 + v325;
           const unsigned int v343 = v342 + v333;
           const iron_bf16 v344 = a[v343];
-          const unsigned int v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const unsigned int v347 = v346 + v333;
           shm3[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = v344;
         } else {
-          const unsigned int v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v350 = v349 + v333;
           shm3[(v350 ^ (((v350 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v361 = v360 < v1;
         const unsigned int v362 = v325 + v359;
         const bool v363 = v362 < v2;
         const bool v364 = v361 && v363;
         if (v364) {
-          const unsigned int v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v368 = v366 + v325;
           const unsigned int v369 = v368 + v359;
           const iron_bf16 v370 = b[v369];
-          const unsigned int v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const unsigned int v373 = v372 + v359;
           shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
         } else {
-          const unsigned int v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v376 = v375 + v359;
           shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
@@ -2033,51 +2033,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v1271 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v1271 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
     const unsigned int v1272 = threadIdx.x;
 
     for (unsigned int v1270 = v283; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (unsigned int v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1280 = v1279 < v0;
         const unsigned int v1281 = v1270 + v1278;
         const bool v1282 = v1281 < v2;
         const bool v1283 = v1280 && v1282;
         if (v1283) {
-          const unsigned int v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v1287 = v1285 + v1270;
           const unsigned int v1288 = v1287 + v1278;
           const iron_bf16 v1289 = a[v1288];
-          const unsigned int v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const unsigned int v1292 = v1291 + v1278;
           shm3[(v1292 ^ (((v1292 >> 6u) & 7u) << 3u))] = v1289;
         } else {
-          const unsigned int v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v1295 = v1294 + v1278;
           shm3[(v1295 ^ (((v1295 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1306 = v1305 < v1;
         const unsigned int v1307 = v1270 + v1304;
         const bool v1308 = v1307 < v2;
         const bool v1309 = v1306 && v1308;
         if (v1309) {
-          const unsigned int v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v1313 = v1311 + v1270;
           const unsigned int v1314 = v1313 + v1304;
           const iron_bf16 v1315 = b[v1314];
-          const unsigned int v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const unsigned int v1318 = v1317 + v1304;
           shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = v1315;
         } else {
-          const unsigned int v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v1321 = v1320 + v1304;
           shm4[(v1321 ^ (((v1321 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }

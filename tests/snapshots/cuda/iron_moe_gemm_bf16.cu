@@ -261,21 +261,21 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v26 = v25 << 8u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -656,51 +656,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
       }
       __syncthreads();
     } else {
-      const unsigned int v290 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v290 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v291 = threadIdx.x;
 
       for (unsigned int v289 = v28; v289 < v3; v289 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-        for (unsigned int v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:98
+        for (unsigned int v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v299 = v298 < v0;
           const unsigned int v300 = v289 + v297;
           const bool v301 = v300 < v3;
           const bool v302 = v299 && v301;
           if (v302) {
-            const unsigned int v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const unsigned int v306 = v304 + v289;
             const unsigned int v307 = v306 + v297;
             const iron_bf16 v308 = x_sorted[v307];
-            const unsigned int v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const unsigned int v311 = v310 + v297;
             shm3[(v311 ^ (((v311 >> 6u) & 7u) << 3u))] = v308;
           } else {
-            const unsigned int v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const unsigned int v314 = v313 + v297;
             shm3[(v314 ^ (((v314 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:98
+        for (unsigned int v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v325 = v324 < v80;
           const unsigned int v326 = v289 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
-            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const unsigned int v332 = v330 + v289;
             const unsigned int v333 = v332 + v323;
             const iron_bf16 v334 = w[v333];
-            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const unsigned int v337 = v336 + v323;
             shm4[(v337 ^ (((v337 >> 6u) & 7u) << 3u))] = v334;
           } else {
-            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const unsigned int v340 = v339 + v323;
             shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
@@ -2475,51 +2475,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
       }
       __syncthreads();
     } else {
-      const unsigned int v1491 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const unsigned int v1491 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v1492 = threadIdx.x;
 
       for (unsigned int v1490 = v28; v1490 < v3; v1490 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-        for (unsigned int v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:98
+        for (unsigned int v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v1500 = v1499 < v0;
           const unsigned int v1501 = v1490 + v1498;
           const bool v1502 = v1501 < v3;
           const bool v1503 = v1500 && v1502;
           if (v1503) {
-            const unsigned int v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const unsigned int v1507 = v1505 + v1490;
             const unsigned int v1508 = v1507 + v1498;
             const iron_bf16 v1509 = x_sorted[v1508];
-            const unsigned int v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const unsigned int v1512 = v1511 + v1498;
             shm3[(v1512 ^ (((v1512 >> 6u) & 7u) << 3u))] = v1509;
           } else {
-            const unsigned int v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const unsigned int v1515 = v1514 + v1498;
             shm3[(v1515 ^ (((v1515 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:98
+        for (unsigned int v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v1526 = v1525 < v80;
           const unsigned int v1527 = v1490 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
-            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const unsigned int v1533 = v1531 + v1490;
             const unsigned int v1534 = v1533 + v1524;
             const iron_bf16 v1535 = w[v1534];
-            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const unsigned int v1538 = v1537 + v1524;
             shm4[(v1538 ^ (((v1538 >> 6u) & 7u) << 3u))] = v1535;
           } else {
-            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const unsigned int v1541 = v1540 + v1524;
             shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }

@@ -338,21 +338,21 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const unsigned int v5 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:134
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v4;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v15 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:137
   const unsigned int v16 = v15 - v13;
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v13 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v26 = v25 << 7u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -422,53 +422,53 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     iron_frag_fill(v1306, 0.0f);
     iron_frag<float, 2, 16, 128> v1308;  // /usr/include/c++/12/bits/stl_construct.h:119
     iron_frag_fill(v1308, 0.0f);
-    const unsigned int v1312 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const unsigned int v1312 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
     const unsigned int v1313 = threadIdx.x;
 
     for (unsigned int v1311 = 0u; v1311 < v3; v1311 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (unsigned int v1315 = v1313; v1315 < 4096u; v1315 += v1312) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1317 = v1315 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1319 = v1315 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1320 = v75 + v1317;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v1315 = v1313; v1315 < 4096u; v1315 += v1312) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1317 = v1315 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1319 = v1315 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1320 = v75 + v1317;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1321 = v1320 < v0;
         const unsigned int v1322 = v1311 + v1319;
         const bool v1323 = v1322 < v3;
         const bool v1324 = v1321 && v1323;
         if (v1324) {
-          const unsigned int v1326 = v1320 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1326 = v1320 * v3;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v1328 = v1326 + v1311;
           const unsigned int v1329 = v1328 + v1319;
           const iron_f8e4m3 v1330 = x_sorted[v1329];
-          const iron_f16 v1331 = iron_f32_to_f16(iron_to_f32(v1330));  // kernels/gemm/gemm_tiles.hpp:103
+          const iron_f16 v1331 = iron_f32_to_f16(iron_to_f32(v1330));  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v1333 = v1317 << 6u;
           const unsigned int v1334 = v1333 + v1319;
           shm3[(v1334 ^ (((v1334 >> 6u) & 7u) << 3u))] = v1331;
         } else {
-          const unsigned int v1336 = v1317 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1336 = v1317 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v1337 = v1336 + v1319;
           shm3[(v1337 ^ (((v1337 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v1342 = v1313; v1342 < 8192u; v1342 += v1312) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:98
+      for (unsigned int v1342 = v1313; v1342 < 8192u; v1342 += v1312) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1348 = v1347 < v88;
         const unsigned int v1349 = v1311 + v1346;
         const bool v1350 = v1349 < v3;
         const bool v1351 = v1348 && v1350;
         if (v1351) {
-          const unsigned int v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:100
           const unsigned int v1355 = v1353 + v1311;
           const unsigned int v1356 = v1355 + v1346;
           const iron_f8e4m3 v1357 = w[v1356];
-          const iron_f16 v1358 = iron_f32_to_f16(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:103
+          const iron_f16 v1358 = iron_f32_to_f16(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v1360 = v1344 << 6u;
           const unsigned int v1361 = v1360 + v1346;
           shm4[(v1361 ^ (((v1361 >> 6u) & 7u) << 3u))] = v1358;
         } else {
-          const unsigned int v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const unsigned int v1364 = v1363 + v1346;
           shm4[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }

@@ -128,22 +128,22 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   const uint v2 = k;
   const uint v5 = v2 + 127u;  // kernels/gemm/gemm_fp8.cpp:130
   const uint v6 = v5 >> 7u;
-  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v8 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v9 = iron_gid.y;
   const uint v10 = v9 * v7;
   const uint v11 = v10 + v8;
-  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v13 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v16 = v15 << 3u;
-  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v18 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v19 = v18 - v16;
   const uint v20 = min(v19, 8u);
-  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v22 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v23 = v22 % v20;
   const uint v24 = v16 + v23;
   const uint v25 = v24 << 6u;
-  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v29 = v28 << 7u;
   const uint v1314 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
   const uint v1315 = v1314 >> 2u;
@@ -152,53 +152,53 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   iron_frag_fill(v1322, float(0.0f));
   iron_frag<float, 16, 128> v1324;  // /usr/include/c++/12/bits/stl_construct.h:119
   iron_frag_fill(v1324, float(0.0f));
-  const uint v1328 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v1328 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
   const uint v1329 = iron_tid.x;
 
   for (uint v1327 = 0u; v1327 < v2; v1327 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1337 = v1336 < v0;
       const uint v1338 = v1327 + v1335;
       const bool v1339 = v1338 < v2;
       const bool v1340 = v1337 && v1339;
       if (v1340) {
-        const uint v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1344 = v1342 + v1327;
         const uint v1345 = v1344 + v1335;
         const iron_f8e4m3 v1346 = a[v1345];
-        const half v1347 = half(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1347 = half(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1349 = v1333 << 6u;
         const uint v1350 = v1349 + v1335;
         shm3[v1350] = v1347;
       } else {
-        const uint v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1353 = v1352 + v1335;
         shm3[v1353] = half(0.0f);
       }
     }
 
-    for (uint v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1364 = v1363 < v1;
       const uint v1365 = v1327 + v1362;
       const bool v1366 = v1365 < v2;
       const bool v1367 = v1364 && v1366;
       if (v1367) {
-        const uint v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1371 = v1369 + v1327;
         const uint v1372 = v1371 + v1362;
         const iron_f8e4m3 v1373 = b[v1372];
-        const half v1374 = half(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1374 = half(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1376 = v1360 << 6u;
         const uint v1377 = v1376 + v1362;
         shm4[v1377] = v1374;
       } else {
-        const uint v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1380 = v1379 + v1362;
         shm4[v1380] = half(0.0f);
       }

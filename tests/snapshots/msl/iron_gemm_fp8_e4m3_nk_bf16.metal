@@ -129,75 +129,75 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v9 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v9 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v10 = iron_gid.y;
   const uint v11 = v10 * v8;
   const uint v12 = v11 + v9;
-  const uint v14 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v14 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v17 = v16 << 3u;
-  const uint v19 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v19 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v20 = v19 - v17;
   const uint v21 = min(v20, 8u);
-  const uint v23 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v23 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v24 = v23 % v21;
   const uint v25 = v17 + v24;
   const uint v26 = v25 << 7u;
-  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v30 = v29 << 8u;
   const uint v290 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
   const uint v291 = v290 >> 2u;
   const bool v294 = v290 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
   iron_frag<float, 16, 128> v298;  // kernels/gemm/gemm_warpgroup.hpp:199
   iron_frag_fill(v298, float(0.0f));
-  const uint v302 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v302 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
   const uint v303 = iron_tid.x;
 
   for (uint v301 = 0u; v301 < v2; v301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v311 = v310 < v0;
       const uint v312 = v301 + v309;
       const bool v313 = v312 < v2;
       const bool v314 = v311 && v313;
       if (v314) {
-        const uint v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v318 = v316 + v301;
         const uint v319 = v318 + v309;
         const iron_f8e4m3 v320 = a[v319];
-        const half v321 = half(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v321 = half(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v323 = v307 << 6u;
         const uint v324 = v323 + v309;
         shm3[v324] = v321;
       } else {
-        const uint v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v327 = v326 + v309;
         shm3[v327] = half(0.0f);
       }
     }
 
-    for (uint v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v338 = v337 < v1;
       const uint v339 = v301 + v336;
       const bool v340 = v339 < v2;
       const bool v341 = v338 && v340;
       if (v341) {
-        const uint v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v345 = v343 + v301;
         const uint v346 = v345 + v336;
         const iron_f8e4m3 v347 = b[v346];
-        const half v348 = half(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v348 = half(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v350 = v334 << 6u;
         const uint v351 = v350 + v336;
         shm4[v351] = v348;
       } else {
-        const uint v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v354 = v353 + v336;
         shm4[v354] = half(0.0f);
       }
@@ -1278,49 +1278,49 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   iron_frag_fill(v1217, float(0.0f));
 
   for (uint v1220 = 0u; v1220 < v2; v1220 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1230 = v1229 < v0;
       const uint v1231 = v1220 + v1228;
       const bool v1232 = v1231 < v2;
       const bool v1233 = v1230 && v1232;
       if (v1233) {
-        const uint v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1237 = v1235 + v1220;
         const uint v1238 = v1237 + v1228;
         const iron_f8e4m3 v1239 = a[v1238];
-        const half v1240 = half(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1240 = half(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1242 = v1226 << 6u;
         const uint v1243 = v1242 + v1228;
         shm3[v1243] = v1240;
       } else {
-        const uint v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1246 = v1245 + v1228;
         shm3[v1246] = half(0.0f);
       }
     }
 
-    for (uint v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1257 = v1256 < v1;
       const uint v1258 = v1220 + v1255;
       const bool v1259 = v1258 < v2;
       const bool v1260 = v1257 && v1259;
       if (v1260) {
-        const uint v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1264 = v1262 + v1220;
         const uint v1265 = v1264 + v1255;
         const iron_f8e4m3 v1266 = b[v1265];
-        const half v1267 = half(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1267 = half(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1269 = v1253 << 6u;
         const uint v1270 = v1269 + v1255;
         shm4[v1270] = v1267;
       } else {
-        const uint v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1273 = v1272 + v1255;
         shm4[v1273] = half(0.0f);
       }

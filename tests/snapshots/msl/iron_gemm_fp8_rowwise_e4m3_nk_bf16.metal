@@ -126,75 +126,75 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_fp8.cpp:83
   const uint v1 = n;
   const uint v2 = k;
-  const uint v3 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v4 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v3 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v4 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v5 = iron_gid.y;
   const uint v6 = v5 * v3;
   const uint v7 = v6 + v4;
-  const uint v9 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v11 = v7 / v9;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v9 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v11 = v7 / v9;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v12 = v11 << 3u;
-  const uint v14 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v14 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v15 = v14 - v12;
   const uint v16 = min(v15, 8u);
-  const uint v18 = v7 % v9;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v18 = v7 % v9;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v19 = v18 % v16;
   const uint v20 = v12 + v19;
   const uint v21 = v20 << 7u;
-  const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v25 = v24 << 8u;
   const uint v312 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
   const uint v313 = v312 >> 2u;
   const bool v316 = v312 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
   iron_frag<float, 16, 128> v320;  // kernels/gemm/gemm_warpgroup.hpp:199
   iron_frag_fill(v320, float(0.0f));
-  const uint v324 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+  const uint v324 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
   const uint v325 = iron_tid.x;
 
   for (uint v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v333 = v332 < v0;
       const uint v334 = v323 + v331;
       const bool v335 = v334 < v2;
       const bool v336 = v333 && v335;
       if (v336) {
-        const uint v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v340 = v338 + v323;
         const uint v341 = v340 + v331;
         const iron_f8e4m3 v342 = a[v341];
-        const half v343 = half(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v343 = half(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v345 = v329 << 6u;
         const uint v346 = v345 + v331;
         shm3[v346] = v343;
       } else {
-        const uint v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v349 = v348 + v331;
         shm3[v349] = half(0.0f);
       }
     }
 
-    for (uint v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v360 = v359 < v1;
       const uint v361 = v323 + v358;
       const bool v362 = v361 < v2;
       const bool v363 = v360 && v362;
       if (v363) {
-        const uint v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v367 = v365 + v323;
         const uint v368 = v367 + v358;
         const iron_f8e4m3 v369 = b[v368];
-        const half v370 = half(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v370 = half(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v372 = v356 << 6u;
         const uint v373 = v372 + v358;
         shm4[v373] = v370;
       } else {
-        const uint v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v376 = v375 + v358;
         shm4[v376] = half(0.0f);
       }
@@ -1467,49 +1467,49 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   iron_frag_fill(v1431, float(0.0f));
 
   for (uint v1434 = 0u; v1434 < v2; v1434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1444 = v1443 < v0;
       const uint v1445 = v1434 + v1442;
       const bool v1446 = v1445 < v2;
       const bool v1447 = v1444 && v1446;
       if (v1447) {
-        const uint v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1451 = v1449 + v1434;
         const uint v1452 = v1451 + v1442;
         const iron_f8e4m3 v1453 = a[v1452];
-        const half v1454 = half(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1454 = half(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1456 = v1440 << 6u;
         const uint v1457 = v1456 + v1442;
         shm3[v1457] = v1454;
       } else {
-        const uint v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1460 = v1459 + v1442;
         shm3[v1460] = half(0.0f);
       }
     }
 
-    for (uint v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:95
-      const uint v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:98
+    for (uint v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:99
       const bool v1471 = v1470 < v1;
       const uint v1472 = v1434 + v1469;
       const bool v1473 = v1472 < v2;
       const bool v1474 = v1471 && v1473;
       if (v1474) {
-        const uint v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+        const uint v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:100
         const uint v1478 = v1476 + v1434;
         const uint v1479 = v1478 + v1469;
         const iron_f8e4m3 v1480 = b[v1479];
-        const half v1481 = half(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:103
+        const half v1481 = half(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1483 = v1467 << 6u;
         const uint v1484 = v1483 + v1469;
         shm4[v1484] = v1481;
       } else {
-        const uint v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
         const uint v1487 = v1486 + v1469;
         shm4[v1487] = half(0.0f);
       }

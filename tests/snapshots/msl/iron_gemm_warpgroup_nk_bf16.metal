@@ -84,22 +84,22 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v26 = v25 << 8u;
   const uint v286 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
   const uint v287 = v286 >> 2u;
@@ -260,51 +260,51 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
   } else {
-    const uint v326 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v326 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
     const uint v327 = iron_tid.x;
 
     for (uint v325 = 0u; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (uint v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v335 = v334 < v0;
         const uint v336 = v325 + v333;
         const bool v337 = v336 < v2;
         const bool v338 = v335 && v337;
         if (v338) {
-          const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v342 = v340 + v325;
           const uint v343 = v342 + v333;
           const bfloat v344 = a[v343];
-          const uint v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const uint v347 = v346 + v333;
           shm3[v347] = v344;
         } else {
-          const uint v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v350 = v349 + v333;
           shm3[v350] = bfloat(0.0f);
         }
       }
 
-      for (uint v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v361 = v360 < v1;
         const uint v362 = v325 + v359;
         const bool v363 = v362 < v2;
         const bool v364 = v361 && v363;
         if (v364) {
-          const uint v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v368 = v366 + v325;
           const uint v369 = v368 + v359;
           const bfloat v370 = b[v369];
-          const uint v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const uint v373 = v372 + v359;
           shm4[v373] = v370;
         } else {
-          const uint v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v376 = v375 + v359;
           shm4[v376] = bfloat(0.0f);
         }
@@ -1533,51 +1533,51 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
   } else {
-    const uint v1271 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v1271 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
     const uint v1272 = iron_tid.x;
 
     for (uint v1270 = 0u; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (uint v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1280 = v1279 < v0;
         const uint v1281 = v1270 + v1278;
         const bool v1282 = v1281 < v2;
         const bool v1283 = v1280 && v1282;
         if (v1283) {
-          const uint v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v1287 = v1285 + v1270;
           const uint v1288 = v1287 + v1278;
           const bfloat v1289 = a[v1288];
-          const uint v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const uint v1292 = v1291 + v1278;
           shm3[v1292] = v1289;
         } else {
-          const uint v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v1295 = v1294 + v1278;
           shm3[v1295] = bfloat(0.0f);
         }
       }
 
-      for (uint v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1306 = v1305 < v1;
         const uint v1307 = v1270 + v1304;
         const bool v1308 = v1307 < v2;
         const bool v1309 = v1306 && v1308;
         if (v1309) {
-          const uint v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v1313 = v1311 + v1270;
           const uint v1314 = v1313 + v1304;
           const bfloat v1315 = b[v1314];
-          const uint v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
           const uint v1318 = v1317 + v1304;
           shm4[v1318] = v1315;
         } else {
-          const uint v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v1321 = v1320 + v1304;
           shm4[v1321] = bfloat(0.0f);
         }

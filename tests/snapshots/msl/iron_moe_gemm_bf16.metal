@@ -86,21 +86,21 @@ kernel void iron_moe_gemm_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v26 = v25 << 8u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -318,51 +318,51 @@ kernel void iron_moe_gemm_bf16(
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
     } else {
-      const uint v290 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v290 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v291 = iron_tid.x;
 
       for (uint v289 = 0u; v289 < v3; v289 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-        for (uint v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:98
+        for (uint v293 = v291; v293 < 8192u; v293 += v290) {  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v295 = v293 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v297 = v293 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v298 = v75 + v295;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v299 = v298 < v0;
           const uint v300 = v289 + v297;
           const bool v301 = v300 < v3;
           const bool v302 = v299 && v301;
           if (v302) {
-            const uint v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v304 = v298 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const uint v306 = v304 + v289;
             const uint v307 = v306 + v297;
             const bfloat v308 = x_sorted[v307];
-            const uint v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v310 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const uint v311 = v310 + v297;
             shm3[v311] = v308;
           } else {
-            const uint v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v313 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const uint v314 = v313 + v297;
             shm3[v314] = bfloat(0.0f);
           }
         }
 
-        for (uint v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:98
+        for (uint v319 = v291; v319 < 8192u; v319 += v290) {  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v325 = v324 < v80;
           const uint v326 = v289 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
-            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const uint v332 = v330 + v289;
             const uint v333 = v332 + v323;
             const bfloat v334 = w[v333];
-            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const uint v337 = v336 + v323;
             shm4[v337] = v334;
           } else {
-            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const uint v340 = v339 + v323;
             shm4[v340] = bfloat(0.0f);
           }
@@ -1975,51 +1975,51 @@ kernel void iron_moe_gemm_bf16(
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
     } else {
-      const uint v1491 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+      const uint v1491 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v1492 = iron_tid.x;
 
       for (uint v1490 = 0u; v1490 < v3; v1490 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-        for (uint v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:98
+        for (uint v1494 = v1492; v1494 < 8192u; v1494 += v1491) {  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1496 = v1494 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1498 = v1494 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v1499 = v75 + v1496;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v1500 = v1499 < v0;
           const uint v1501 = v1490 + v1498;
           const bool v1502 = v1501 < v3;
           const bool v1503 = v1500 && v1502;
           if (v1503) {
-            const uint v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1505 = v1499 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const uint v1507 = v1505 + v1490;
             const uint v1508 = v1507 + v1498;
             const bfloat v1509 = x_sorted[v1508];
-            const uint v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v1511 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const uint v1512 = v1511 + v1498;
             shm3[v1512] = v1509;
           } else {
-            const uint v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v1514 = v1496 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const uint v1515 = v1514 + v1498;
             shm3[v1515] = bfloat(0.0f);
           }
         }
 
-        for (uint v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:98
+        for (uint v1520 = v1492; v1520 < 8192u; v1520 += v1491) {  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:99
           const bool v1526 = v1525 < v80;
           const uint v1527 = v1490 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
-            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:100
             const uint v1533 = v1531 + v1490;
             const uint v1534 = v1533 + v1524;
             const bfloat v1535 = w[v1534];
-            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
             const uint v1538 = v1537 + v1524;
             shm4[v1538] = v1535;
           } else {
-            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
             const uint v1541 = v1540 + v1524;
             shm4[v1541] = bfloat(0.0f);
           }

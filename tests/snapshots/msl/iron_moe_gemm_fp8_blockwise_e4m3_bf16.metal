@@ -131,21 +131,21 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
-  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:133
+  const uint v5 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:134
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v4;
   const uint v8 = v7 + v5;
-  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:134
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v10 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
   const uint v13 = v12 << 3u;
-  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v15 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:137
   const uint v16 = v15 - v13;
   const uint v17 = min(v16, 8u);
-  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v19 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v20 = v19 % v17;
   const uint v21 = v13 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v26 = v25 << 7u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -215,53 +215,53 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     iron_frag_fill(v1306, float(0.0f));
     iron_frag<float, 16, 128> v1308;  // /usr/include/c++/12/bits/stl_construct.h:119
     iron_frag_fill(v1308, float(0.0f));
-    const uint v1312 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
+    const uint v1312 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
     const uint v1313 = iron_tid.x;
 
     for (uint v1311 = 0u; v1311 < v3; v1311 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (uint v1315 = v1313; v1315 < 4096u; v1315 += v1312) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1317 = v1315 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1319 = v1315 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1320 = v75 + v1317;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v1315 = v1313; v1315 < 4096u; v1315 += v1312) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1317 = v1315 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1319 = v1315 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1320 = v75 + v1317;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1321 = v1320 < v0;
         const uint v1322 = v1311 + v1319;
         const bool v1323 = v1322 < v3;
         const bool v1324 = v1321 && v1323;
         if (v1324) {
-          const uint v1326 = v1320 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1326 = v1320 * v3;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v1328 = v1326 + v1311;
           const uint v1329 = v1328 + v1319;
           const iron_f8e4m3 v1330 = x_sorted[v1329];
-          const half v1331 = half(iron_to_f32(v1330));  // kernels/gemm/gemm_tiles.hpp:103
+          const half v1331 = half(iron_to_f32(v1330));  // kernels/gemm/gemm_tiles.hpp:104
           const uint v1333 = v1317 << 6u;
           const uint v1334 = v1333 + v1319;
           shm3[v1334] = v1331;
         } else {
-          const uint v1336 = v1317 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1336 = v1317 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v1337 = v1336 + v1319;
           shm3[v1337] = half(0.0f);
         }
       }
 
-      for (uint v1342 = v1313; v1342 < 8192u; v1342 += v1312) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:98
+      for (uint v1342 = v1313; v1342 < 8192u; v1342 += v1312) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:99
         const bool v1348 = v1347 < v88;
         const uint v1349 = v1311 + v1346;
         const bool v1350 = v1349 < v3;
         const bool v1351 = v1348 && v1350;
         if (v1351) {
-          const uint v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:100
           const uint v1355 = v1353 + v1311;
           const uint v1356 = v1355 + v1346;
           const iron_f8e4m3 v1357 = w[v1356];
-          const half v1358 = half(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:103
+          const half v1358 = half(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:104
           const uint v1360 = v1344 << 6u;
           const uint v1361 = v1360 + v1346;
           shm4[v1361] = v1358;
         } else {
-          const uint v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
           const uint v1364 = v1363 + v1346;
           shm4[v1364] = half(0.0f);
         }
