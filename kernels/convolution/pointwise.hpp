@@ -20,6 +20,8 @@ namespace iron::kernels::convolution {
 
 inline constexpr const char* kPointwiseKnob = "pointwise";
 inline constexpr const char* kWidthKnob = "bn";  ///< the pointwise tile's columns
+/// Fewest input channels the rule puts on the pointwise path: one 64-column step of k.
+inline constexpr double kMinChannels = 64;
 
 /// Whether this trace takes the pointwise path: the knob on and T 16-bit (f32 has no warpgroup
 /// product and keeps the tiles under either value).
@@ -44,34 +46,17 @@ inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<c
   return true;
 }
 
-/// The tile width for `c_out` channels: the one of 256, 128 and 64 that pads c_out least, the
-/// widest among equals (ResNet's 1024 channels take 256; EfficientNet's 144 take 64, 12% faster
-/// than 256 on an H100, bench/NOTES.md §55).
-inline std::uint32_t pointwise_width(std::uint64_t c_out) {
-  using gemm::warpgroup::kBN;
-  std::uint32_t best = kBN;
-  std::uint64_t least = std::uint64_t{dsl::tile_count(c_out, kBN)} * kBN;
-  for (const std::uint32_t bn : {kBN / 2, kBN / 4}) {
-    const std::uint64_t padded = std::uint64_t{dsl::tile_count(c_out, bn)} * bn;
-    if (padded < least) {
-      least = padded;
-      best = bn;
-    }
-  }
-  return best;
-}
-
-/// The pointwise configuration for a 16-bit launch whose `c_in` is whole 16-byte rows (the
-/// product's pipelined path) when `plain`, its tile as wide as pointwise_width says; else the
-/// defaults.
+/// The pointwise configuration for a 16-bit launch when `plain` and c_in fills at least one
+/// 64-column step of k (the product's 128-byte rows, kMinChannels), else the defaults (the
+/// tiles). The tile width stays at its default: on the H100, 256 columns beat 128 and 64 even at
+/// EfficientNet's 144 channels, and there, with c_in = 24, the tiles beat the warpgroup product
+/// (62.2 µs against 66.1, bench/NOTES.md §55).
 inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain) {
   const auto c_in = c.find("c_in");
-  const auto c_out = c.find("c_out");
-  const bool rows = c_in != c.end() && static_cast<std::uint64_t>(c_in->second) % 8 == 0;
+  const bool deep = c_in != c.end() && c_in->second >= kMinChannels &&
+                    static_cast<std::uint64_t>(c_in->second) % 8 == 0;
   const bool half = dtype == DType::F16 || dtype == DType::BF16;
-  if (!plain || !rows || !half || c_out == c.end()) return {};
-  return {{kPointwiseKnob, 1},
-          {kWidthKnob, pointwise_width(static_cast<std::uint64_t>(c_out->second))}};
+  return plain && deep && half ? dsl::TuningConfig{{kPointwiseKnob, 1}} : dsl::TuningConfig{};
 }
 
 /// The rule of iron_conv2d's dense forms.

@@ -40,27 +40,10 @@ TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
     EXPECT_EQ(chosen(kernel, DType::BF16, conv2d_1x1()), kPointwise) << kernel;
     EXPECT_EQ(chosen(kernel, DType::F16, conv2d_1x1()), kPointwise) << kernel;
   }
-  const LaunchConstants conv1d{{"batch", 2},   {"length", 75},     {"c_in", 16},
+  const LaunchConstants conv1d{{"batch", 2},   {"length", 75},     {"c_in", 64},
                                {"c_out", 24},  {"kernel_size", 1}, {"stride", 1},
                                {"padding", 0}, {"dilation", 1},    {"group_count", 1}};
-  // 24 channels: the 64-column tile pads them least.
-  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d),
-            (TuningConfig{{"bn", 64}, {"pointwise", 1}}));
-}
-
-// The tile's width: the one of 256, 128 and 64 columns that pads c_out least, the widest of equals.
-TEST(TuningRule, ThePointwiseTileIsAsWideAsPadsTheChannelsLeast) {
-  const auto width = [](double c_out) {
-    const TuningConfig c = chosen("iron_conv2d", DType::BF16, conv2d_1x1({{"c_out", c_out}}));
-    const auto bn = c.find("bn");
-    return bn == c.end() ? 256u : bn->second;  // the default is left out
-  };
-  EXPECT_EQ(width(1024), 256u);
-  EXPECT_EQ(width(144), 64u);   // 192 columns, against 256
-  EXPECT_EQ(width(200), 256u);  // 256 columns every way
-  EXPECT_EQ(width(300), 64u);   // 320, against 384 and 512
-  EXPECT_EQ(width(384), 128u);  // 384 both ways, the wider
-  EXPECT_EQ(width(8), 64u);
+  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d), kPointwise);
 }
 
 TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
@@ -70,7 +53,9 @@ TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
       {"stride 2", {{"stride_h", 2}, {"stride_w", 2}}},
       {"padded", {{"pad_w", 1}}},
       {"grouped", {{"group_count", 2}}},
-      {"c_in 12 (rows not whole 16-byte pieces)", {{"c_in", 12}}}};
+      {"c_in 12 (rows not whole 16-byte pieces)", {{"c_in", 12}}},
+      {"c_in 24 (less than one 64-column step of k)", {{"c_in", 24}}},
+      {"c_in 76 (rows not whole 16-byte pieces)", {{"c_in", 76}}}};
   for (const auto& [what, changed] : others) {
     EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(changed)), TuningConfig{}) << what;
   }
