@@ -14,6 +14,7 @@
 /// asynchronous copies; each simdgroup multiplies its two 16-row units by their group's weight.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <iron/iron.hpp>
 
@@ -58,6 +59,9 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
   using namespace iron::dsl;
   constexpr std::uint32_t kW = kNarrowCopy;
   constexpr std::uint32_t kPitch = narrow_pitch<T>();
+  // Lanes a weight row's pieces take: a power of two at least the kW-element pieces of a chunk.
+  constexpr std::uint32_t kPieceLanes = std::bit_ceil(narrow_cols<T>() / kW);
+  auto piece = thread_id<0>() % kPieceLanes * kW;  // this lane's first column of a weight row
   auto cin_g = s.cin_g();
   auto cout_g = s.cout_g();
   auto k = s.kh * s.kw * cin_g;
@@ -111,17 +115,19 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
       auto ky_end = min(ky0 + rows_a_chunk, s.kh);
       auto cols = (ky_end - ky0) * s.kw * cin_g;
       auto cols_rounded = (cols + 15u) / 16u * 16u;
-      auto pieces = cols_rounded / kW;
 
       // The set's weights: row u · 16 + n is channel n of group u, zeros past cout_g and cols.
-      for (auto v : range(thread_id<0>(), set_groups * kNarrowChannels * pieces, group_size<0>())) {
-        auto row = v / pieces;
-        auto p = (v - row * pieces) * kW;
-        auto n = row % kNarrowChannels;
-        auto valid = n < cout_g && p < cols;
-        auto from =
-            ((first_group + row / kNarrowChannels) * cout_g + n) * k + ky0 * s.kw * cin_g + p;
-        copy_async<kW>(tile_b[row * kPitch + p], weight[select(valid, from, Expr<u32>(0u))], valid);
+      // kPieceLanes lanes a row, one piece each, so that no copy divides.
+      IRON_IF(piece < cols_rounded) {
+        for (auto row : range(thread_id<0>() / kPieceLanes, set_groups * kNarrowChannels,
+                              gemm::kThreads / kPieceLanes)) {
+          auto n = row % kNarrowChannels;
+          auto valid = n < cout_g && piece < cols;
+          auto from =
+              ((first_group + row / kNarrowChannels) * cout_g + n) * k + ky0 * s.kw * cin_g + piece;
+          copy_async<kW>(tile_b[row * kPitch + piece], weight[select(valid, from, Expr<u32>(0u))],
+                         valid);
+        }
       }
       // The rows: (member, pixel p) at row member · P + p; zeros in the padding and past m.
       IRON_IF(copies) {

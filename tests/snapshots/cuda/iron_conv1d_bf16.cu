@@ -284,14 +284,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:96
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
-  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:129
   if (v25) {
     const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2585,8 +2585,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v2426 = v2354 + 7u;  // kernels/gemm/gemm_tiles.hpp:359
           const float v2427 = shm2[v2426];
           const iron_bf16 v2431 = iron_f32_to_bf16(v2427);  // kernels/convolution/conv_tiles.hpp:112
-          const unsigned int v4455 = v2347 + v2363;
-          *reinterpret_cast<iron_bf16x8*>(out + v4455) = iron_bf16x8{{v2361, v2371, v2381, v2391, v2401, v2411, v2421, v2431}};
+          const unsigned int v4456 = v2347 + v2363;
+          *reinterpret_cast<iron_bf16x8*>(out + v4456) = iron_bf16x8{{v2361, v2371, v2381, v2391, v2401, v2411, v2421, v2431}};
         }
       } else {
         for (unsigned int v2438 = v141; v2438 < 2048u; v2438 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2612,172 +2612,172 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const unsigned int v2468 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2469 = v7 * v2468;
-    const unsigned int v2471 = v6 << 1u;
-    const unsigned int v2472 = v1 + v2471;
-    const unsigned int v2473 = v2472 - v2469;
-    const unsigned int v2474 = v2473 - 1u;
-    const unsigned int v2475 = v2474 / v5;
-    const unsigned int v2476 = v2475 + 1u;
-    const unsigned int v2490 = v0 * v2476;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2495 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2496 = v2495 == v10;
-    const unsigned int v2499 = v16 << 1u;
-    const bool v2500 = v2499 <= 64u;
-    const bool v2501 = v2496 && v2500;
-    const unsigned int v2502 = v2501 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2506 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2507 = v2506 == v10;
-    const unsigned int v2510 = v16 << 2u;
-    const bool v2511 = v2510 <= 64u;
-    const bool v2512 = v2507 && v2511;
-    const unsigned int v2513 = v2512 ? 4u : v2502;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2517 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2518 = v2517 == v10;
-    const unsigned int v2521 = v16 << 3u;
-    const bool v2522 = v2521 <= 64u;
-    const bool v2523 = v2518 && v2522;
-    const unsigned int v2524 = v2523 ? 8u : v2513;  // kernels/convolution/narrow_groups.hpp:73
-    const unsigned int v2526 = 128u / v2524;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2527 = v8 / v2524;  // kernels/convolution/narrow_groups.hpp:76
-    const unsigned int v2528 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2531 = v2490 + 127u;
-    const unsigned int v2532 = v2531 >> 7u;
-    const unsigned int v2533 = blockIdx.z;
-    const unsigned int v2534 = v2533 * v2532;
-    const unsigned int v2535 = v2534 + v2528;
-    const unsigned int v2536 = v2535 % v2527;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2537 = v2535 / v2527;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2538 = v2536 * v2524;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2540 = v2490 + v2526;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2541 = v2540 - 1u;
-    const unsigned int v2542 = v2541 / v2526;
-    const bool v2543 = v2537 < v2542;
-    if (v2543) {
-      const unsigned int v2545 = v2524 * v16;  // kernels/convolution/narrow_groups.hpp:89
-      const unsigned int v2546 = v2545 >> 2u;
-      const bool v2550 = v2546 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2551 = v2550 ? 8u : 16u;
-      const bool v2554 = v2546 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2555 = v2554 ? 4u : v2551;
-      const bool v2558 = v2546 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2559 = v2558 ? 2u : v2555;
-      const bool v2562 = v2546 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2563 = v2562 ? 1u : v2559;
-      const unsigned int v2564 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2565 = v2564 % v2563;
-      const bool v2566 = v2565 < v2546;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2568 = v2565 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2569 = v2568 / v16;
-      const unsigned int v2570 = v2569 * v16;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2573 = v2568 - v2570;
-      const unsigned int v2576 = v2538 * v16;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2577 = v2576 + v2568;
-      const unsigned int v2579 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2580 = v2579 << 5u;
-      const unsigned int v2581 = v2580 / v2526;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2583 = v2580 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2584 = v2583 / v2526;
-      iron_frag<float, 2, 16, 16> v2586;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2586, 0.0f);
-      iron_frag<float, 2, 16, 16> v2588;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2588, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2590;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2590, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2592;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2592, iron_f32_to_bf16(0.0f));
-      const unsigned int v2595 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2611 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
-      const unsigned int v2613 = v2524 << 4u;
-      const unsigned int v2724 = v2580 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const unsigned int v2728 = v2581 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2734 = v2583 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const unsigned int v2738 = v2584 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const unsigned int v2463 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2464 = v2463 & 15u;
+    const unsigned int v2465 = v2464 << 2u;
+    const unsigned int v2473 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2474 = v7 * v2473;
+    const unsigned int v2476 = v6 << 1u;
+    const unsigned int v2477 = v1 + v2476;
+    const unsigned int v2478 = v2477 - v2474;
+    const unsigned int v2479 = v2478 - 1u;
+    const unsigned int v2480 = v2479 / v5;
+    const unsigned int v2481 = v2480 + 1u;
+    const unsigned int v2495 = v0 * v2481;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2500 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2501 = v2500 == v10;
+    const unsigned int v2504 = v16 << 1u;
+    const bool v2505 = v2504 <= 64u;
+    const bool v2506 = v2501 && v2505;
+    const unsigned int v2507 = v2506 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2511 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2512 = v2511 == v10;
+    const unsigned int v2515 = v16 << 2u;
+    const bool v2516 = v2515 <= 64u;
+    const bool v2517 = v2512 && v2516;
+    const unsigned int v2518 = v2517 ? 4u : v2507;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2522 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2523 = v2522 == v10;
+    const unsigned int v2526 = v16 << 3u;
+    const bool v2527 = v2526 <= 64u;
+    const bool v2528 = v2523 && v2527;
+    const unsigned int v2529 = v2528 ? 8u : v2518;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2531 = 128u / v2529;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2532 = v8 / v2529;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2533 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2536 = v2495 + 127u;
+    const unsigned int v2537 = v2536 >> 7u;
+    const unsigned int v2538 = blockIdx.z;
+    const unsigned int v2539 = v2538 * v2537;
+    const unsigned int v2540 = v2539 + v2533;
+    const unsigned int v2541 = v2540 % v2532;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2542 = v2540 / v2532;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2543 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2545 = v2495 + v2531;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2546 = v2545 - 1u;
+    const unsigned int v2547 = v2546 / v2531;
+    const bool v2548 = v2542 < v2547;
+    if (v2548) {
+      const unsigned int v2550 = v2529 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2551 = v2550 >> 2u;
+      const bool v2555 = v2551 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2556 = v2555 ? 8u : 16u;
+      const bool v2559 = v2551 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2560 = v2559 ? 4u : v2556;
+      const bool v2563 = v2551 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2564 = v2563 ? 2u : v2560;
+      const bool v2567 = v2551 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2568 = v2567 ? 1u : v2564;
+      const unsigned int v2570 = v2463 % v2568;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2571 = v2570 < v2551;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2573 = v2570 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2574 = v2573 / v16;
+      const unsigned int v2575 = v2574 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2578 = v2573 - v2575;
+      const unsigned int v2581 = v2543 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2582 = v2581 + v2573;
+      const unsigned int v2584 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2585 = v2584 << 5u;
+      const unsigned int v2586 = v2585 / v2531;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2588 = v2585 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2589 = v2588 / v2531;
+      iron_frag<float, 2, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2591, 0.0f);
+      iron_frag<float, 2, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2593, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2595, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2597, iron_f32_to_bf16(0.0f));
+      const unsigned int v2600 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2703 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2724 = v2585 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2728 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2734 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2738 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2597 = v10; v2597 < 1u; v2597 += v2595) {  // kernels/convolution/narrow_groups.hpp:110
-        const unsigned int v2598 = v2597 + v2595;  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2599 = min(v2598, 1u);
-        const unsigned int v2600 = v2599 - v2597;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2601 = v2600 * v4;
-        const unsigned int v2602 = v2601 * v16;
-        const unsigned int v2606 = v2602 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2607 = v2606 >> 4u;
-        const unsigned int v2608 = v2607 << 4u;
-        const unsigned int v2610 = v2608 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2614 = v2613 * v2610;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2627 = v2597 * v4;  // kernels/convolution/narrow_groups.hpp:123
-        const unsigned int v2628 = v2627 * v16;
+      for (unsigned int v2602 = v10; v2602 < 1u; v2602 += v2600) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2603 = v2602 + v2600;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2604 = min(v2603, 1u);
+        const unsigned int v2605 = v2604 - v2602;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2606 = v2605 * v4;
+        const unsigned int v2607 = v2606 * v16;
+        const unsigned int v2611 = v2607 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2612 = v2611 >> 4u;
+        const unsigned int v2613 = v2612 << 4u;
+        const bool v2614 = v2465 < v2613;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2614) {
+          const unsigned int v2616 = v2529 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2619 = v2463 >> 4u;
+          const bool v2625 = v2465 < v2607;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2627 = v2602 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2628 = v2627 * v16;
 
-        for (unsigned int v2616 = v2564; v2616 < v2614; v2616 += v2611) {  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2617 = v2616 / v2610;  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2619 = v2617 * v2610;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2620 = v2616 - v2619;
-          const unsigned int v2621 = v2620 << 2u;
-          const unsigned int v2623 = v2617 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2624 = v2623 < v12;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2625 = v2621 < v2602;
-          const bool v2626 = v2624 && v2625;
-          const unsigned int v2630 = v2617 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const unsigned int v2631 = v2538 + v2630;
-          const unsigned int v2632 = v2631 * v12;
-          const unsigned int v2633 = v2632 + v2623;
-          const unsigned int v2634 = v2633 * v22;
-          const unsigned int v2635 = v2634 + v2628;
-          const unsigned int v2636 = v2635 + v2621;
-          const unsigned int v2638 = v2626 ? v2636 : v10;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2640 = v2617 * 56u;
-          const unsigned int v2641 = v2640 + v2621;
-          iron_copy_async<8>(shm4 + v2641, weight + v2638, v2626);
+          for (unsigned int v2621 = v2619; v2621 < v2616; v2621 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2623 = v2621 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2624 = v2623 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2626 = v2624 && v2625;
+            const unsigned int v2630 = v2621 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2631 = v2543 + v2630;
+            const unsigned int v2632 = v2631 * v12;
+            const unsigned int v2633 = v2632 + v2623;
+            const unsigned int v2634 = v2633 * v22;
+            const unsigned int v2635 = v2634 + v2628;
+            const unsigned int v2636 = v2635 + v2465;
+            const unsigned int v2638 = v2626 ? v2636 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2640 = v2621 * 56u;
+            const unsigned int v2641 = v2640 + v2465;
+            iron_copy_async<8>(shm4 + v2641, weight + v2638, v2626);
+          }
         }
-        if (v2566) {  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2643 = 128u / v2563;  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2645 = v2564 / v2563;
-          const unsigned int v2647 = v2537 * v2526;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2659 = v2569 * v2526;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2571) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2643 = 128u / v2568;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2645 = v2463 / v2568;
+          const unsigned int v2647 = v2542 * v2531;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2659 = v2574 * v2531;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2646 = v2645; v2646 < v2526; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2649 = v2648 / v2476;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2650 = v2649 * v2476;  // kernels/convolution/narrow_groups.hpp:131
+          for (unsigned int v2646 = v2645; v2646 < v2531; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2649 = v2648 / v2481;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2650 = v2649 * v2481;  // kernels/convolution/narrow_groups.hpp:137
             const unsigned int v2651 = v2648 - v2650;
-            const unsigned int v2652 = v2651 / v2476;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2654 = v2652 * v2476;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2652 = v2651 / v2481;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2654 = v2652 * v2481;  // kernels/convolution/narrow_groups.hpp:140
             const unsigned int v2655 = v2651 - v2654;
             const unsigned int v2656 = v2655 * v5;
-            const bool v2657 = v2648 < v2490;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2660 = v2659 + v2646;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2657 = v2648 < v2495;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2660 = v2659 + v2646;  // kernels/convolution/narrow_groups.hpp:142
             const unsigned int v2661 = v2660 * 56u;
-            const unsigned int v2662 = v2661 + v2573;
+            const unsigned int v2662 = v2661 + v2578;
 
-            for (unsigned int v2664 = v2597; v2664 < v2599; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2666 = v2652 + v2664;  // kernels/convolution/narrow_groups.hpp:138
-              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:139
+            for (unsigned int v2664 = v2602; v2664 < v2604; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2666 = v2652 + v2664;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2668 = v2657 && v2667;
               const bool v2670 = v2666 < 1u;
               const bool v2671 = v2668 && v2670;
-              const unsigned int v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:146
               const unsigned int v2674 = v2649 + v2672;
-              const unsigned int v2676 = v2664 - v2597;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2676 = v2664 - v2602;  // kernels/convolution/narrow_groups.hpp:147
               const unsigned int v2677 = v2676 * v4;
               const unsigned int v2678 = v2677 * v16;
-              const unsigned int v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:145
-              const unsigned int v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const unsigned int v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:143
+              for (unsigned int v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:149
                 const unsigned int v2683 = v2656 + v2682;
-                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2685 = v2671 && v2684;
                 const bool v2687 = v2683 < v2686;
                 const bool v2688 = v2685 && v2687;
-                const unsigned int v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:151
                 const unsigned int v2691 = v2690 + v2689;
                 const unsigned int v2692 = v2691 - v6;
                 const unsigned int v2693 = v2692 * v2;
-                const unsigned int v2694 = v2693 + v2577;
-                const unsigned int v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2694 = v2693 + v2582;
+                const unsigned int v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:152
                 const unsigned int v2697 = v2681 * v16;
                 const unsigned int v2699 = v2698 + v2697;
                 iron_copy_async<8>(shm3 + v2699, x + v2696, v2688);
@@ -2785,269 +2785,269 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
             }
           }
         }
-        const unsigned int v2701 = v2608 - v2602;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2701 = v2613 - v2607;  // kernels/convolution/narrow_groups.hpp:158
         const unsigned int v2702 = v2701 >> 2u;
-        const unsigned int v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const unsigned int v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2707 = v2564; v2707 < v2705; v2707 += v2611) {
-          const unsigned int v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:155
+        for (unsigned int v2707 = v2463; v2707 < v2705; v2707 += v2703) {
+          const unsigned int v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:161
           const unsigned int v2713 = v2707 - v2712;
           const unsigned int v2714 = v2713 << 2u;
           const unsigned int v2716 = v2708 * 56u;
-          const unsigned int v2717 = v2716 + v2602;
+          const unsigned int v2717 = v2716 + v2607;
           const unsigned int v2718 = v2717 + v2714;
           iron_copy_async<8>(shm3 + v2718, x + v10, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2721 = v10; v2721 < v2608; v2721 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const unsigned int v2725 = v2724 + v2721;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load_shared<false>(v2590, shm3, v2725, 56u);
-          const unsigned int v2729 = v2728 + v2721;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<true>(v2592, shm4, v2729, 56u);
-          iron_frag_mma_sync(v2586, v2590, v2592);  // kernels/convolution/narrow_groups.hpp:166
-          const unsigned int v2735 = v2734 + v2721;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load_shared<false>(v2590, shm3, v2735, 56u);
-          const unsigned int v2739 = v2738 + v2721;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<true>(v2592, shm4, v2739, 56u);
-          iron_frag_mma_sync(v2588, v2590, v2592);  // kernels/convolution/narrow_groups.hpp:169
+        for (unsigned int v2721 = v10; v2721 < v2613; v2721 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2725 = v2724 + v2721;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2595, shm3, v2725, 56u);
+          const unsigned int v2729 = v2728 + v2721;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2597, shm4, v2729, 56u);
+          iron_frag_mma_sync(v2591, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2735 = v2734 + v2721;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2595, shm3, v2735, 56u);
+          const unsigned int v2739 = v2738 + v2721;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2597, shm4, v2739, 56u);
+          iron_frag_mma_sync(v2593, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:175
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2740 = v2581 * v2526;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2741 = v2537 * v2526;
-      const unsigned int v2742 = v2741 + v2580;
+      const unsigned int v2740 = v2586 * v2531;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2741 = v2542 * v2531;
+      const unsigned int v2742 = v2741 + v2585;
       const unsigned int v2743 = v2742 - v2740;
-      const unsigned int v2744 = v2538 + v2581;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2744 = v2543 + v2586;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2745 = v2744 * v12;
-      const unsigned int v2746 = static_cast<unsigned int>(v2586.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2746 = static_cast<unsigned int>(v2591.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2747 = v2743 + v2746;
-      const unsigned int v2748 = static_cast<unsigned int>(v2586.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2749 = v2747 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2748 = static_cast<unsigned int>(v2591.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2749 = v2747 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2750 = v2748 < v12;
       const bool v2751 = v2749 && v2750;
       if (v2751) {
-        const float v2752 = v2586.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2752 = v2591.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2754 = iron_f32_to_bf16(v2752);
-        const unsigned int v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2756 = v2755 + v2745;
         const unsigned int v2757 = v2756 + v2748;
         out[v2757] = v2754;
       }
-      const unsigned int v2758 = static_cast<unsigned int>(v2586.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2758 = static_cast<unsigned int>(v2591.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2759 = v2743 + v2758;
-      const unsigned int v2760 = static_cast<unsigned int>(v2586.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2761 = v2759 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2760 = static_cast<unsigned int>(v2591.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2761 = v2759 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2762 = v2760 < v12;
       const bool v2763 = v2761 && v2762;
       if (v2763) {
-        const float v2764 = v2586.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2764 = v2591.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
-        const unsigned int v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2768 = v2767 + v2745;
         const unsigned int v2769 = v2768 + v2760;
         out[v2769] = v2766;
       }
-      const unsigned int v2770 = static_cast<unsigned int>(v2586.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2770 = static_cast<unsigned int>(v2591.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2771 = v2743 + v2770;
-      const unsigned int v2772 = static_cast<unsigned int>(v2586.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2773 = v2771 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2772 = static_cast<unsigned int>(v2591.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2773 = v2771 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2774 = v2772 < v12;
       const bool v2775 = v2773 && v2774;
       if (v2775) {
-        const float v2776 = v2586.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2776 = v2591.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2778 = iron_f32_to_bf16(v2776);
-        const unsigned int v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2780 = v2779 + v2745;
         const unsigned int v2781 = v2780 + v2772;
         out[v2781] = v2778;
       }
-      const unsigned int v2782 = static_cast<unsigned int>(v2586.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2782 = static_cast<unsigned int>(v2591.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2783 = v2743 + v2782;
-      const unsigned int v2784 = static_cast<unsigned int>(v2586.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2785 = v2783 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2784 = static_cast<unsigned int>(v2591.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2785 = v2783 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2786 = v2784 < v12;
       const bool v2787 = v2785 && v2786;
       if (v2787) {
-        const float v2788 = v2586.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2788 = v2591.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2790 = iron_f32_to_bf16(v2788);
-        const unsigned int v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2792 = v2791 + v2745;
         const unsigned int v2793 = v2792 + v2784;
         out[v2793] = v2790;
       }
-      const unsigned int v2794 = static_cast<unsigned int>(v2586.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2794 = static_cast<unsigned int>(v2591.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2795 = v2743 + v2794;
-      const unsigned int v2796 = static_cast<unsigned int>(v2586.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2797 = v2795 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2796 = static_cast<unsigned int>(v2591.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2797 = v2795 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2798 = v2796 < v12;
       const bool v2799 = v2797 && v2798;
       if (v2799) {
-        const float v2800 = v2586.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2800 = v2591.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
-        const unsigned int v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2804 = v2803 + v2745;
         const unsigned int v2805 = v2804 + v2796;
         out[v2805] = v2802;
       }
-      const unsigned int v2806 = static_cast<unsigned int>(v2586.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2806 = static_cast<unsigned int>(v2591.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2807 = v2743 + v2806;
-      const unsigned int v2808 = static_cast<unsigned int>(v2586.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2809 = v2807 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2808 = static_cast<unsigned int>(v2591.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2809 = v2807 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2810 = v2808 < v12;
       const bool v2811 = v2809 && v2810;
       if (v2811) {
-        const float v2812 = v2586.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2812 = v2591.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
-        const unsigned int v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2816 = v2815 + v2745;
         const unsigned int v2817 = v2816 + v2808;
         out[v2817] = v2814;
       }
-      const unsigned int v2818 = static_cast<unsigned int>(v2586.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2818 = static_cast<unsigned int>(v2591.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2819 = v2743 + v2818;
-      const unsigned int v2820 = static_cast<unsigned int>(v2586.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2821 = v2819 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2820 = static_cast<unsigned int>(v2591.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2821 = v2819 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2822 = v2820 < v12;
       const bool v2823 = v2821 && v2822;
       if (v2823) {
-        const float v2824 = v2586.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2824 = v2591.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
-        const unsigned int v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2828 = v2827 + v2745;
         const unsigned int v2829 = v2828 + v2820;
         out[v2829] = v2826;
       }
-      const unsigned int v2830 = static_cast<unsigned int>(v2586.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2830 = static_cast<unsigned int>(v2591.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2831 = v2743 + v2830;
-      const unsigned int v2832 = static_cast<unsigned int>(v2586.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2833 = v2831 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2832 = static_cast<unsigned int>(v2591.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2833 = v2831 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2834 = v2832 < v12;
       const bool v2835 = v2833 && v2834;
       if (v2835) {
-        const float v2836 = v2586.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2836 = v2591.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2838 = iron_f32_to_bf16(v2836);
-        const unsigned int v2839 = v2831 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2839 = v2831 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2840 = v2839 + v2745;
         const unsigned int v2841 = v2840 + v2832;
         out[v2841] = v2838;
       }
-      const unsigned int v2844 = v2584 * v2526;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2846 = v2741 + v2583;
+      const unsigned int v2844 = v2589 * v2531;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2846 = v2741 + v2588;
       const unsigned int v2847 = v2846 - v2844;
-      const unsigned int v2848 = v2538 + v2584;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2848 = v2543 + v2589;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2849 = v2848 * v12;
-      const unsigned int v2850 = static_cast<unsigned int>(v2588.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2850 = static_cast<unsigned int>(v2593.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2851 = v2847 + v2850;
-      const unsigned int v2852 = static_cast<unsigned int>(v2588.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2853 = v2851 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2852 = static_cast<unsigned int>(v2593.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2853 = v2851 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2854 = v2852 < v12;
       const bool v2855 = v2853 && v2854;
       if (v2855) {
-        const float v2856 = v2588.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2856 = v2593.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2858 = iron_f32_to_bf16(v2856);
-        const unsigned int v2859 = v2851 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2859 = v2851 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2860 = v2859 + v2849;
         const unsigned int v2861 = v2860 + v2852;
         out[v2861] = v2858;
       }
-      const unsigned int v2862 = static_cast<unsigned int>(v2588.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2862 = static_cast<unsigned int>(v2593.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2863 = v2847 + v2862;
-      const unsigned int v2864 = static_cast<unsigned int>(v2588.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2865 = v2863 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2864 = static_cast<unsigned int>(v2593.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2865 = v2863 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2866 = v2864 < v12;
       const bool v2867 = v2865 && v2866;
       if (v2867) {
-        const float v2868 = v2588.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2868 = v2593.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
-        const unsigned int v2871 = v2863 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2871 = v2863 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2872 = v2871 + v2849;
         const unsigned int v2873 = v2872 + v2864;
         out[v2873] = v2870;
       }
-      const unsigned int v2874 = static_cast<unsigned int>(v2588.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2874 = static_cast<unsigned int>(v2593.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2875 = v2847 + v2874;
-      const unsigned int v2876 = static_cast<unsigned int>(v2588.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2877 = v2875 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2876 = static_cast<unsigned int>(v2593.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2877 = v2875 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2878 = v2876 < v12;
       const bool v2879 = v2877 && v2878;
       if (v2879) {
-        const float v2880 = v2588.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2880 = v2593.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2882 = iron_f32_to_bf16(v2880);
-        const unsigned int v2883 = v2875 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2883 = v2875 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2884 = v2883 + v2849;
         const unsigned int v2885 = v2884 + v2876;
         out[v2885] = v2882;
       }
-      const unsigned int v2886 = static_cast<unsigned int>(v2588.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2886 = static_cast<unsigned int>(v2593.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2887 = v2847 + v2886;
-      const unsigned int v2888 = static_cast<unsigned int>(v2588.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2889 = v2887 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2888 = static_cast<unsigned int>(v2593.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2889 = v2887 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2890 = v2888 < v12;
       const bool v2891 = v2889 && v2890;
       if (v2891) {
-        const float v2892 = v2588.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2892 = v2593.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2894 = iron_f32_to_bf16(v2892);
-        const unsigned int v2895 = v2887 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2895 = v2887 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2896 = v2895 + v2849;
         const unsigned int v2897 = v2896 + v2888;
         out[v2897] = v2894;
       }
-      const unsigned int v2898 = static_cast<unsigned int>(v2588.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2898 = static_cast<unsigned int>(v2593.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2899 = v2847 + v2898;
-      const unsigned int v2900 = static_cast<unsigned int>(v2588.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2901 = v2899 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2900 = static_cast<unsigned int>(v2593.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2901 = v2899 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2902 = v2900 < v12;
       const bool v2903 = v2901 && v2902;
       if (v2903) {
-        const float v2904 = v2588.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2904 = v2593.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2906 = iron_f32_to_bf16(v2904);
-        const unsigned int v2907 = v2899 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2907 = v2899 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2908 = v2907 + v2849;
         const unsigned int v2909 = v2908 + v2900;
         out[v2909] = v2906;
       }
-      const unsigned int v2910 = static_cast<unsigned int>(v2588.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2910 = static_cast<unsigned int>(v2593.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2911 = v2847 + v2910;
-      const unsigned int v2912 = static_cast<unsigned int>(v2588.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2913 = v2911 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2912 = static_cast<unsigned int>(v2593.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2913 = v2911 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2914 = v2912 < v12;
       const bool v2915 = v2913 && v2914;
       if (v2915) {
-        const float v2916 = v2588.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2916 = v2593.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2918 = iron_f32_to_bf16(v2916);
-        const unsigned int v2919 = v2911 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2919 = v2911 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2920 = v2919 + v2849;
         const unsigned int v2921 = v2920 + v2912;
         out[v2921] = v2918;
       }
-      const unsigned int v2922 = static_cast<unsigned int>(v2588.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2922 = static_cast<unsigned int>(v2593.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2923 = v2847 + v2922;
-      const unsigned int v2924 = static_cast<unsigned int>(v2588.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2925 = v2923 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2924 = static_cast<unsigned int>(v2593.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2925 = v2923 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2926 = v2924 < v12;
       const bool v2927 = v2925 && v2926;
       if (v2927) {
-        const float v2928 = v2588.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2928 = v2593.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
-        const unsigned int v2931 = v2923 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2931 = v2923 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2932 = v2931 + v2849;
         const unsigned int v2933 = v2932 + v2924;
         out[v2933] = v2930;
       }
-      const unsigned int v2934 = static_cast<unsigned int>(v2588.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2934 = static_cast<unsigned int>(v2593.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2935 = v2847 + v2934;
-      const unsigned int v2936 = static_cast<unsigned int>(v2588.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2937 = v2935 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2936 = static_cast<unsigned int>(v2593.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2937 = v2935 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2938 = v2936 < v12;
       const bool v2939 = v2937 && v2938;
       if (v2939) {
-        const float v2940 = v2588.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2940 = v2593.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2942 = iron_f32_to_bf16(v2940);
-        const unsigned int v2943 = v2935 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2943 = v2935 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2944 = v2943 + v2849;
         const unsigned int v2945 = v2944 + v2936;
         out[v2945] = v2942;

@@ -298,14 +298,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2656,8 +2656,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v2429 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:359
           const float v2430 = shm2[v2429];
           const iron_bf16 v2434 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:112
-          const unsigned int v4462 = v2350 + v2366;
-          *reinterpret_cast<iron_bf16x8*>(out + v4462) = iron_bf16x8{{v2364, v2374, v2384, v2394, v2404, v2414, v2424, v2434}};
+          const unsigned int v4463 = v2350 + v2366;
+          *reinterpret_cast<iron_bf16x8*>(out + v4463) = iron_bf16x8{{v2364, v2374, v2384, v2394, v2404, v2414, v2424, v2434}};
         }
       } else {
         for (unsigned int v2441 = v144; v2441 < 2048u; v2441 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2683,188 +2683,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const unsigned int v2466 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2467 = v2466 * v19;
-    const unsigned int v2471 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2472 = v12 * v2471;
-    const unsigned int v2474 = v10 << 1u;
-    const unsigned int v2475 = v2 + v2474;
-    const unsigned int v2476 = v2475 - v2472;
-    const unsigned int v2477 = v2476 - 1u;
-    const unsigned int v2478 = v2477 / v8;
-    const unsigned int v2479 = v2478 + 1u;
-    const unsigned int v2483 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2484 = v11 * v2483;
-    const unsigned int v2486 = v9 << 1u;
-    const unsigned int v2487 = v1 + v2486;
-    const unsigned int v2488 = v2487 - v2484;
-    const unsigned int v2489 = v2488 - 1u;
-    const unsigned int v2490 = v2489 / v7;
-    const unsigned int v2491 = v2490 + 1u;
-    const unsigned int v2492 = v2491 * v2479;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2493 = v0 * v2492;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2498 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2499 = v2498 == 0u;
-    const unsigned int v2502 = v19 << 1u;
-    const bool v2503 = v2502 <= 64u;
-    const bool v2504 = v2499 && v2503;
-    const unsigned int v2505 = v2504 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2509 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2510 = v2509 == 0u;
-    const unsigned int v2513 = v19 << 2u;
-    const bool v2514 = v2513 <= 64u;
-    const bool v2515 = v2510 && v2514;
-    const unsigned int v2516 = v2515 ? 4u : v2505;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2520 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2521 = v2520 == 0u;
-    const unsigned int v2524 = v19 << 3u;
-    const bool v2525 = v2524 <= 64u;
-    const bool v2526 = v2521 && v2525;
-    const unsigned int v2527 = v2526 ? 8u : v2516;  // kernels/convolution/narrow_groups.hpp:73
-    const unsigned int v2529 = 128u / v2527;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2530 = v13 / v2527;  // kernels/convolution/narrow_groups.hpp:76
-    const unsigned int v2531 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2534 = v2493 + 127u;
-    const unsigned int v2535 = v2534 >> 7u;
-    const unsigned int v2536 = blockIdx.z;
-    const unsigned int v2537 = v2536 * v2535;
-    const unsigned int v2538 = v2537 + v2531;
-    const unsigned int v2539 = v2538 % v2530;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2540 = v2538 / v2530;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2541 = v2539 * v2527;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2543 = v2493 + v2529;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2544 = v2543 - 1u;
-    const unsigned int v2545 = v2544 / v2529;
-    const bool v2546 = v2540 < v2545;
-    if (v2546) {
-      const unsigned int v2548 = v2527 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const unsigned int v2549 = v2548 >> 2u;
-      const bool v2553 = v2549 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2554 = v2553 ? 8u : 16u;
-      const bool v2557 = v2549 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2558 = v2557 ? 4u : v2554;
-      const bool v2561 = v2549 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2562 = v2561 ? 2u : v2558;
-      const bool v2565 = v2549 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2566 = v2565 ? 1u : v2562;
-      const unsigned int v2567 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2568 = v2567 % v2566;
-      const bool v2569 = v2568 < v2549;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2571 = v2568 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2572 = v2571 / v19;
-      const unsigned int v2573 = v2572 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2576 = v2571 - v2573;
-      const unsigned int v2579 = v2541 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2580 = v2579 + v2571;
-      const unsigned int v2582 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2583 = v2582 << 5u;
-      const unsigned int v2584 = v2583 / v2529;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2586 = v2583 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2587 = v2586 / v2529;
-      iron_frag<float, 2, 16, 16> v2589;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2589, 0.0f);
-      iron_frag<float, 2, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2591, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2593, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2595, iron_f32_to_bf16(0.0f));
-      const unsigned int v2598 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2614 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
-      const unsigned int v2616 = v2527 << 4u;
-      const unsigned int v2727 = v2583 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const unsigned int v2731 = v2584 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2737 = v2586 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const unsigned int v2741 = v2587 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const unsigned int v2466 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2467 = v2466 & 15u;
+    const unsigned int v2468 = v2467 << 2u;
+    const unsigned int v2471 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2472 = v2471 * v19;
+    const unsigned int v2476 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2477 = v12 * v2476;
+    const unsigned int v2479 = v10 << 1u;
+    const unsigned int v2480 = v2 + v2479;
+    const unsigned int v2481 = v2480 - v2477;
+    const unsigned int v2482 = v2481 - 1u;
+    const unsigned int v2483 = v2482 / v8;
+    const unsigned int v2484 = v2483 + 1u;
+    const unsigned int v2488 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2489 = v11 * v2488;
+    const unsigned int v2491 = v9 << 1u;
+    const unsigned int v2492 = v1 + v2491;
+    const unsigned int v2493 = v2492 - v2489;
+    const unsigned int v2494 = v2493 - 1u;
+    const unsigned int v2495 = v2494 / v7;
+    const unsigned int v2496 = v2495 + 1u;
+    const unsigned int v2497 = v2496 * v2484;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2498 = v0 * v2497;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2503 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2504 = v2503 == 0u;
+    const unsigned int v2507 = v19 << 1u;
+    const bool v2508 = v2507 <= 64u;
+    const bool v2509 = v2504 && v2508;
+    const unsigned int v2510 = v2509 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2514 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2515 = v2514 == 0u;
+    const unsigned int v2518 = v19 << 2u;
+    const bool v2519 = v2518 <= 64u;
+    const bool v2520 = v2515 && v2519;
+    const unsigned int v2521 = v2520 ? 4u : v2510;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2525 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2526 = v2525 == 0u;
+    const unsigned int v2529 = v19 << 3u;
+    const bool v2530 = v2529 <= 64u;
+    const bool v2531 = v2526 && v2530;
+    const unsigned int v2532 = v2531 ? 8u : v2521;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2534 = 128u / v2532;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2535 = v13 / v2532;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2536 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2539 = v2498 + 127u;
+    const unsigned int v2540 = v2539 >> 7u;
+    const unsigned int v2541 = blockIdx.z;
+    const unsigned int v2542 = v2541 * v2540;
+    const unsigned int v2543 = v2542 + v2536;
+    const unsigned int v2544 = v2543 % v2535;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2545 = v2543 / v2535;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2546 = v2544 * v2532;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2548 = v2498 + v2534;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2549 = v2548 - 1u;
+    const unsigned int v2550 = v2549 / v2534;
+    const bool v2551 = v2545 < v2550;
+    if (v2551) {
+      const unsigned int v2553 = v2532 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2554 = v2553 >> 2u;
+      const bool v2558 = v2554 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2559 = v2558 ? 8u : 16u;
+      const bool v2562 = v2554 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2563 = v2562 ? 4u : v2559;
+      const bool v2566 = v2554 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2567 = v2566 ? 2u : v2563;
+      const bool v2570 = v2554 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2571 = v2570 ? 1u : v2567;
+      const unsigned int v2573 = v2466 % v2571;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2574 = v2573 < v2554;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2576 = v2573 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2577 = v2576 / v19;
+      const unsigned int v2578 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2581 = v2576 - v2578;
+      const unsigned int v2584 = v2546 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2585 = v2584 + v2576;
+      const unsigned int v2587 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2588 = v2587 << 5u;
+      const unsigned int v2589 = v2588 / v2534;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2591 = v2588 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2592 = v2591 / v2534;
+      iron_frag<float, 2, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2594, 0.0f);
+      iron_frag<float, 2, 16, 16> v2596;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2596, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2598, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2600, iron_f32_to_bf16(0.0f));
+      const unsigned int v2603 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2706 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2727 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2731 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2737 = v2591 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2741 = v2592 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2600 = 0u; v2600 < v5; v2600 += v2598) {  // kernels/convolution/narrow_groups.hpp:110
-        const unsigned int v2601 = v2600 + v2598;  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2602 = min(v2601, v5);
-        const unsigned int v2603 = v2602 - v2600;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2604 = v2603 * v6;
-        const unsigned int v2605 = v2604 * v19;
-        const unsigned int v2609 = v2605 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2610 = v2609 >> 4u;
-        const unsigned int v2611 = v2610 << 4u;
-        const unsigned int v2613 = v2611 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2617 = v2616 * v2613;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2630 = v2600 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const unsigned int v2631 = v2630 * v19;
+      for (unsigned int v2605 = 0u; v2605 < v5; v2605 += v2603) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2606 = v2605 + v2603;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2607 = min(v2606, v5);
+        const unsigned int v2608 = v2607 - v2605;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2609 = v2608 * v6;
+        const unsigned int v2610 = v2609 * v19;
+        const unsigned int v2614 = v2610 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2615 = v2614 >> 4u;
+        const unsigned int v2616 = v2615 << 4u;
+        const bool v2617 = v2468 < v2616;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2617) {
+          const unsigned int v2619 = v2532 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2622 = v2466 >> 4u;
+          const bool v2628 = v2468 < v2610;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2630 = v2605 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2631 = v2630 * v19;
 
-        for (unsigned int v2619 = v2567; v2619 < v2617; v2619 += v2614) {  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2620 = v2619 / v2613;  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2622 = v2620 * v2613;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2623 = v2619 - v2622;
-          const unsigned int v2624 = v2623 << 2u;
-          const unsigned int v2626 = v2620 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2627 = v2626 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2628 = v2624 < v2605;
-          const bool v2629 = v2627 && v2628;
-          const unsigned int v2633 = v2620 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const unsigned int v2634 = v2541 + v2633;
-          const unsigned int v2635 = v2634 * v15;
-          const unsigned int v2636 = v2635 + v2626;
-          const unsigned int v2637 = v2636 * v2467;
-          const unsigned int v2638 = v2637 + v2631;
-          const unsigned int v2639 = v2638 + v2624;
-          const unsigned int v2641 = v2629 ? v2639 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2643 = v2620 * 56u;
-          const unsigned int v2644 = v2643 + v2624;
-          iron_copy_async<8>(shm4 + v2644, weight + v2641, v2629);
+          for (unsigned int v2624 = v2622; v2624 < v2619; v2624 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2626 = v2624 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2627 = v2626 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2629 = v2627 && v2628;
+            const unsigned int v2633 = v2624 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2634 = v2546 + v2633;
+            const unsigned int v2635 = v2634 * v15;
+            const unsigned int v2636 = v2635 + v2626;
+            const unsigned int v2637 = v2636 * v2472;
+            const unsigned int v2638 = v2637 + v2631;
+            const unsigned int v2639 = v2638 + v2468;
+            const unsigned int v2641 = v2629 ? v2639 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2643 = v2624 * 56u;
+            const unsigned int v2644 = v2643 + v2468;
+            iron_copy_async<8>(shm4 + v2644, weight + v2641, v2629);
+          }
         }
-        if (v2569) {  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2646 = 128u / v2566;  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2648 = v2567 / v2566;
-          const unsigned int v2650 = v2540 * v2529;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2662 = v2572 * v2529;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2574) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2646 = 128u / v2571;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2648 = v2466 / v2571;
+          const unsigned int v2650 = v2545 * v2534;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2662 = v2577 * v2534;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2649 = v2648; v2649 < v2529; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2652 = v2651 / v2492;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2653 = v2652 * v2492;  // kernels/convolution/narrow_groups.hpp:131
+          for (unsigned int v2649 = v2648; v2649 < v2534; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2652 = v2651 / v2497;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2653 = v2652 * v2497;  // kernels/convolution/narrow_groups.hpp:137
             const unsigned int v2654 = v2651 - v2653;
-            const unsigned int v2655 = v2654 / v2479;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2656 = v2655 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2657 = v2655 * v2479;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2655 = v2654 / v2484;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2656 = v2655 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2657 = v2655 * v2484;  // kernels/convolution/narrow_groups.hpp:140
             const unsigned int v2658 = v2654 - v2657;
             const unsigned int v2659 = v2658 * v8;
-            const bool v2660 = v2651 < v2493;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2663 = v2662 + v2649;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2660 = v2651 < v2498;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2663 = v2662 + v2649;  // kernels/convolution/narrow_groups.hpp:142
             const unsigned int v2664 = v2663 * 56u;
-            const unsigned int v2665 = v2664 + v2576;
-            const unsigned int v2676 = v2652 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2665 = v2664 + v2581;
+            const unsigned int v2676 = v2652 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2667 = v2600; v2667 < v2602; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (unsigned int v2667 = v2605; v2667 < v2607; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const unsigned int v2669 = v2656 + v2668;
-              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2671 = v2660 && v2670;
               const bool v2673 = v2669 < v2672;
               const bool v2674 = v2671 && v2673;
-              const unsigned int v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:146
               const unsigned int v2677 = v2676 + v2675;
               const unsigned int v2678 = v2677 - v9;
-              const unsigned int v2679 = v2667 - v2600;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2679 = v2667 - v2605;  // kernels/convolution/narrow_groups.hpp:147
               const unsigned int v2680 = v2679 * v6;
               const unsigned int v2681 = v2680 * v19;
-              const unsigned int v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const unsigned int v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const unsigned int v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (unsigned int v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const unsigned int v2686 = v2659 + v2685;
-                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2688 = v2674 && v2687;
                 const bool v2690 = v2686 < v2689;
                 const bool v2691 = v2688 && v2690;
-                const unsigned int v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const unsigned int v2694 = v2693 + v2692;
                 const unsigned int v2695 = v2694 - v10;
                 const unsigned int v2696 = v2695 * v3;
-                const unsigned int v2697 = v2696 + v2580;
-                const unsigned int v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2697 = v2696 + v2585;
+                const unsigned int v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const unsigned int v2700 = v2684 * v19;
                 const unsigned int v2702 = v2701 + v2700;
                 iron_copy_async<8>(shm3 + v2702, x + v2699, v2691);
@@ -2872,269 +2872,269 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
             }
           }
         }
-        const unsigned int v2704 = v2611 - v2605;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2704 = v2616 - v2610;  // kernels/convolution/narrow_groups.hpp:158
         const unsigned int v2705 = v2704 >> 2u;
-        const unsigned int v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const unsigned int v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2710 = v2567; v2710 < v2708; v2710 += v2614) {
-          const unsigned int v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:155
+        for (unsigned int v2710 = v2466; v2710 < v2708; v2710 += v2706) {
+          const unsigned int v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:161
           const unsigned int v2716 = v2710 - v2715;
           const unsigned int v2717 = v2716 << 2u;
           const unsigned int v2719 = v2711 * 56u;
-          const unsigned int v2720 = v2719 + v2605;
+          const unsigned int v2720 = v2719 + v2610;
           const unsigned int v2721 = v2720 + v2717;
           iron_copy_async<8>(shm3 + v2721, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2724 = 0u; v2724 < v2611; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const unsigned int v2728 = v2727 + v2724;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load_shared<false>(v2593, shm3, v2728, 56u);
-          const unsigned int v2732 = v2731 + v2724;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<true>(v2595, shm4, v2732, 56u);
-          iron_frag_mma_sync(v2589, v2593, v2595);  // kernels/convolution/narrow_groups.hpp:166
-          const unsigned int v2738 = v2737 + v2724;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load_shared<false>(v2593, shm3, v2738, 56u);
-          const unsigned int v2742 = v2741 + v2724;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<true>(v2595, shm4, v2742, 56u);
-          iron_frag_mma_sync(v2591, v2593, v2595);  // kernels/convolution/narrow_groups.hpp:169
+        for (unsigned int v2724 = 0u; v2724 < v2616; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2728 = v2727 + v2724;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2598, shm3, v2728, 56u);
+          const unsigned int v2732 = v2731 + v2724;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2600, shm4, v2732, 56u);
+          iron_frag_mma_sync(v2594, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2738 = v2737 + v2724;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2598, shm3, v2738, 56u);
+          const unsigned int v2742 = v2741 + v2724;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2600, shm4, v2742, 56u);
+          iron_frag_mma_sync(v2596, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:175
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2743 = v2584 * v2529;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2744 = v2540 * v2529;
-      const unsigned int v2745 = v2744 + v2583;
+      const unsigned int v2743 = v2589 * v2534;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2744 = v2545 * v2534;
+      const unsigned int v2745 = v2744 + v2588;
       const unsigned int v2746 = v2745 - v2743;
-      const unsigned int v2747 = v2541 + v2584;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2747 = v2546 + v2589;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2748 = v2747 * v15;
-      const unsigned int v2749 = static_cast<unsigned int>(v2589.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2749 = static_cast<unsigned int>(v2594.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2750 = v2746 + v2749;
-      const unsigned int v2751 = static_cast<unsigned int>(v2589.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2752 = v2750 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2751 = static_cast<unsigned int>(v2594.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2752 = v2750 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2753 = v2751 < v15;
       const bool v2754 = v2752 && v2753;
       if (v2754) {
-        const float v2755 = v2589.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2755 = v2594.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2757 = iron_f32_to_bf16(v2755);
-        const unsigned int v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2759 = v2758 + v2748;
         const unsigned int v2760 = v2759 + v2751;
         out[v2760] = v2757;
       }
-      const unsigned int v2761 = static_cast<unsigned int>(v2589.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2761 = static_cast<unsigned int>(v2594.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2762 = v2746 + v2761;
-      const unsigned int v2763 = static_cast<unsigned int>(v2589.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2764 = v2762 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2763 = static_cast<unsigned int>(v2594.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2764 = v2762 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2765 = v2763 < v15;
       const bool v2766 = v2764 && v2765;
       if (v2766) {
-        const float v2767 = v2589.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2767 = v2594.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2769 = iron_f32_to_bf16(v2767);
-        const unsigned int v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2771 = v2770 + v2748;
         const unsigned int v2772 = v2771 + v2763;
         out[v2772] = v2769;
       }
-      const unsigned int v2773 = static_cast<unsigned int>(v2589.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2773 = static_cast<unsigned int>(v2594.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2774 = v2746 + v2773;
-      const unsigned int v2775 = static_cast<unsigned int>(v2589.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2776 = v2774 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2775 = static_cast<unsigned int>(v2594.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2776 = v2774 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2777 = v2775 < v15;
       const bool v2778 = v2776 && v2777;
       if (v2778) {
-        const float v2779 = v2589.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2779 = v2594.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2781 = iron_f32_to_bf16(v2779);
-        const unsigned int v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2783 = v2782 + v2748;
         const unsigned int v2784 = v2783 + v2775;
         out[v2784] = v2781;
       }
-      const unsigned int v2785 = static_cast<unsigned int>(v2589.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2785 = static_cast<unsigned int>(v2594.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2786 = v2746 + v2785;
-      const unsigned int v2787 = static_cast<unsigned int>(v2589.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2788 = v2786 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2787 = static_cast<unsigned int>(v2594.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2788 = v2786 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2789 = v2787 < v15;
       const bool v2790 = v2788 && v2789;
       if (v2790) {
-        const float v2791 = v2589.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2791 = v2594.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2793 = iron_f32_to_bf16(v2791);
-        const unsigned int v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2795 = v2794 + v2748;
         const unsigned int v2796 = v2795 + v2787;
         out[v2796] = v2793;
       }
-      const unsigned int v2797 = static_cast<unsigned int>(v2589.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2797 = static_cast<unsigned int>(v2594.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2798 = v2746 + v2797;
-      const unsigned int v2799 = static_cast<unsigned int>(v2589.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2800 = v2798 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2799 = static_cast<unsigned int>(v2594.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2800 = v2798 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2801 = v2799 < v15;
       const bool v2802 = v2800 && v2801;
       if (v2802) {
-        const float v2803 = v2589.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2803 = v2594.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2805 = iron_f32_to_bf16(v2803);
-        const unsigned int v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2807 = v2806 + v2748;
         const unsigned int v2808 = v2807 + v2799;
         out[v2808] = v2805;
       }
-      const unsigned int v2809 = static_cast<unsigned int>(v2589.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2809 = static_cast<unsigned int>(v2594.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2810 = v2746 + v2809;
-      const unsigned int v2811 = static_cast<unsigned int>(v2589.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2812 = v2810 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2811 = static_cast<unsigned int>(v2594.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2812 = v2810 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2813 = v2811 < v15;
       const bool v2814 = v2812 && v2813;
       if (v2814) {
-        const float v2815 = v2589.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2815 = v2594.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2817 = iron_f32_to_bf16(v2815);
-        const unsigned int v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2819 = v2818 + v2748;
         const unsigned int v2820 = v2819 + v2811;
         out[v2820] = v2817;
       }
-      const unsigned int v2821 = static_cast<unsigned int>(v2589.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2821 = static_cast<unsigned int>(v2594.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2822 = v2746 + v2821;
-      const unsigned int v2823 = static_cast<unsigned int>(v2589.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2824 = v2822 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2823 = static_cast<unsigned int>(v2594.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2824 = v2822 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2825 = v2823 < v15;
       const bool v2826 = v2824 && v2825;
       if (v2826) {
-        const float v2827 = v2589.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2827 = v2594.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2829 = iron_f32_to_bf16(v2827);
-        const unsigned int v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2831 = v2830 + v2748;
         const unsigned int v2832 = v2831 + v2823;
         out[v2832] = v2829;
       }
-      const unsigned int v2833 = static_cast<unsigned int>(v2589.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2833 = static_cast<unsigned int>(v2594.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2834 = v2746 + v2833;
-      const unsigned int v2835 = static_cast<unsigned int>(v2589.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2836 = v2834 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2835 = static_cast<unsigned int>(v2594.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2836 = v2834 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2837 = v2835 < v15;
       const bool v2838 = v2836 && v2837;
       if (v2838) {
-        const float v2839 = v2589.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2839 = v2594.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2841 = iron_f32_to_bf16(v2839);
-        const unsigned int v2842 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2842 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2843 = v2842 + v2748;
         const unsigned int v2844 = v2843 + v2835;
         out[v2844] = v2841;
       }
-      const unsigned int v2847 = v2587 * v2529;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2849 = v2744 + v2586;
+      const unsigned int v2847 = v2592 * v2534;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2849 = v2744 + v2591;
       const unsigned int v2850 = v2849 - v2847;
-      const unsigned int v2851 = v2541 + v2587;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2851 = v2546 + v2592;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2852 = v2851 * v15;
-      const unsigned int v2853 = static_cast<unsigned int>(v2591.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2853 = static_cast<unsigned int>(v2596.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2854 = v2850 + v2853;
-      const unsigned int v2855 = static_cast<unsigned int>(v2591.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2856 = v2854 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2855 = static_cast<unsigned int>(v2596.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2856 = v2854 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2857 = v2855 < v15;
       const bool v2858 = v2856 && v2857;
       if (v2858) {
-        const float v2859 = v2591.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2859 = v2596.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2861 = iron_f32_to_bf16(v2859);
-        const unsigned int v2862 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2862 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2863 = v2862 + v2852;
         const unsigned int v2864 = v2863 + v2855;
         out[v2864] = v2861;
       }
-      const unsigned int v2865 = static_cast<unsigned int>(v2591.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2865 = static_cast<unsigned int>(v2596.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2866 = v2850 + v2865;
-      const unsigned int v2867 = static_cast<unsigned int>(v2591.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2868 = v2866 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2867 = static_cast<unsigned int>(v2596.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2868 = v2866 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2869 = v2867 < v15;
       const bool v2870 = v2868 && v2869;
       if (v2870) {
-        const float v2871 = v2591.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2871 = v2596.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2873 = iron_f32_to_bf16(v2871);
-        const unsigned int v2874 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2874 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2875 = v2874 + v2852;
         const unsigned int v2876 = v2875 + v2867;
         out[v2876] = v2873;
       }
-      const unsigned int v2877 = static_cast<unsigned int>(v2591.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2877 = static_cast<unsigned int>(v2596.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2878 = v2850 + v2877;
-      const unsigned int v2879 = static_cast<unsigned int>(v2591.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2880 = v2878 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2879 = static_cast<unsigned int>(v2596.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2880 = v2878 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2881 = v2879 < v15;
       const bool v2882 = v2880 && v2881;
       if (v2882) {
-        const float v2883 = v2591.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2883 = v2596.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2885 = iron_f32_to_bf16(v2883);
-        const unsigned int v2886 = v2878 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2886 = v2878 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2887 = v2886 + v2852;
         const unsigned int v2888 = v2887 + v2879;
         out[v2888] = v2885;
       }
-      const unsigned int v2889 = static_cast<unsigned int>(v2591.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2889 = static_cast<unsigned int>(v2596.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2890 = v2850 + v2889;
-      const unsigned int v2891 = static_cast<unsigned int>(v2591.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2892 = v2890 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2891 = static_cast<unsigned int>(v2596.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2892 = v2890 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2893 = v2891 < v15;
       const bool v2894 = v2892 && v2893;
       if (v2894) {
-        const float v2895 = v2591.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2895 = v2596.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2897 = iron_f32_to_bf16(v2895);
-        const unsigned int v2898 = v2890 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2898 = v2890 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2899 = v2898 + v2852;
         const unsigned int v2900 = v2899 + v2891;
         out[v2900] = v2897;
       }
-      const unsigned int v2901 = static_cast<unsigned int>(v2591.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2901 = static_cast<unsigned int>(v2596.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2902 = v2850 + v2901;
-      const unsigned int v2903 = static_cast<unsigned int>(v2591.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2904 = v2902 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2903 = static_cast<unsigned int>(v2596.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2904 = v2902 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2905 = v2903 < v15;
       const bool v2906 = v2904 && v2905;
       if (v2906) {
-        const float v2907 = v2591.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2907 = v2596.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
-        const unsigned int v2910 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2910 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2911 = v2910 + v2852;
         const unsigned int v2912 = v2911 + v2903;
         out[v2912] = v2909;
       }
-      const unsigned int v2913 = static_cast<unsigned int>(v2591.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2913 = static_cast<unsigned int>(v2596.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2914 = v2850 + v2913;
-      const unsigned int v2915 = static_cast<unsigned int>(v2591.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2916 = v2914 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2915 = static_cast<unsigned int>(v2596.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2916 = v2914 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2917 = v2915 < v15;
       const bool v2918 = v2916 && v2917;
       if (v2918) {
-        const float v2919 = v2591.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2919 = v2596.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2921 = iron_f32_to_bf16(v2919);
-        const unsigned int v2922 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2922 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2923 = v2922 + v2852;
         const unsigned int v2924 = v2923 + v2915;
         out[v2924] = v2921;
       }
-      const unsigned int v2925 = static_cast<unsigned int>(v2591.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2925 = static_cast<unsigned int>(v2596.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2926 = v2850 + v2925;
-      const unsigned int v2927 = static_cast<unsigned int>(v2591.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2928 = v2926 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2927 = static_cast<unsigned int>(v2596.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2928 = v2926 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2929 = v2927 < v15;
       const bool v2930 = v2928 && v2929;
       if (v2930) {
-        const float v2931 = v2591.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2931 = v2596.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2933 = iron_f32_to_bf16(v2931);
-        const unsigned int v2934 = v2926 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2934 = v2926 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2935 = v2934 + v2852;
         const unsigned int v2936 = v2935 + v2927;
         out[v2936] = v2933;
       }
-      const unsigned int v2937 = static_cast<unsigned int>(v2591.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2937 = static_cast<unsigned int>(v2596.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2938 = v2850 + v2937;
-      const unsigned int v2939 = static_cast<unsigned int>(v2591.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2940 = v2938 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2939 = static_cast<unsigned int>(v2596.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2940 = v2938 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2941 = v2939 < v15;
       const bool v2942 = v2940 && v2941;
       if (v2942) {
-        const float v2943 = v2591.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2943 = v2596.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const iron_bf16 v2945 = iron_f32_to_bf16(v2943);
-        const unsigned int v2946 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const unsigned int v2946 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2947 = v2946 + v2852;
         const unsigned int v2948 = v2947 + v2939;
         out[v2948] = v2945;

@@ -300,14 +300,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2635,15 +2635,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:112
-          const iron_bf16x8 v4538 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v2364 = v4538.v[0];
-          const iron_bf16 v2377 = v4538.v[1];
-          const iron_bf16 v2390 = v4538.v[2];
-          const iron_bf16 v2403 = v4538.v[3];
-          const iron_bf16 v2416 = v4538.v[4];
-          const iron_bf16 v2429 = v4538.v[5];
-          const iron_bf16 v2442 = v4538.v[6];
-          const iron_bf16 v2455 = v4538.v[7];
+          const iron_bf16x8 v4539 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v2364 = v4539.v[0];
+          const iron_bf16 v2377 = v4539.v[1];
+          const iron_bf16 v2390 = v4539.v[2];
+          const iron_bf16 v2403 = v4539.v[3];
+          const iron_bf16 v2416 = v4539.v[4];
+          const iron_bf16 v2429 = v4539.v[5];
+          const iron_bf16 v2442 = v4539.v[6];
+          const iron_bf16 v2455 = v4539.v[7];
           const float v2365 = iron_to_f32(v2364);
           const float v2366 = v2360 + v2365;
           const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/convolution/conv_tiles.hpp:112
@@ -2684,8 +2684,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const float v2456 = iron_to_f32(v2455);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2457 = v2451 + v2456;
           const iron_bf16 v2458 = iron_f32_to_bf16(v2457);  // kernels/convolution/conv_tiles.hpp:112
-          const unsigned int v4539 = v2350 + v2369;
-          *reinterpret_cast<iron_bf16x8*>(out + v4539) = iron_bf16x8{{v2367, v2380, v2393, v2406, v2419, v2432, v2445, v2458}};
+          const unsigned int v4540 = v2350 + v2369;
+          *reinterpret_cast<iron_bf16x8*>(out + v4540) = iron_bf16x8{{v2367, v2380, v2393, v2406, v2419, v2432, v2445, v2458}};
         }
       } else {
         for (unsigned int v2465 = v144; v2465 < 2048u; v2465 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2715,188 +2715,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const unsigned int v2493 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2494 = v2493 * v19;
-    const unsigned int v2498 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2499 = v12 * v2498;
-    const unsigned int v2501 = v10 << 1u;
-    const unsigned int v2502 = v2 + v2501;
-    const unsigned int v2503 = v2502 - v2499;
-    const unsigned int v2504 = v2503 - 1u;
-    const unsigned int v2505 = v2504 / v8;
-    const unsigned int v2506 = v2505 + 1u;
-    const unsigned int v2510 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2511 = v11 * v2510;
-    const unsigned int v2513 = v9 << 1u;
-    const unsigned int v2514 = v1 + v2513;
-    const unsigned int v2515 = v2514 - v2511;
-    const unsigned int v2516 = v2515 - 1u;
-    const unsigned int v2517 = v2516 / v7;
-    const unsigned int v2518 = v2517 + 1u;
-    const unsigned int v2519 = v2518 * v2506;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2520 = v0 * v2519;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2525 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2526 = v2525 == 0u;
-    const unsigned int v2529 = v19 << 1u;
-    const bool v2530 = v2529 <= 64u;
-    const bool v2531 = v2526 && v2530;
-    const unsigned int v2532 = v2531 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2536 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2537 = v2536 == 0u;
-    const unsigned int v2540 = v19 << 2u;
-    const bool v2541 = v2540 <= 64u;
-    const bool v2542 = v2537 && v2541;
-    const unsigned int v2543 = v2542 ? 4u : v2532;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2547 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2548 = v2547 == 0u;
-    const unsigned int v2551 = v19 << 3u;
-    const bool v2552 = v2551 <= 64u;
-    const bool v2553 = v2548 && v2552;
-    const unsigned int v2554 = v2553 ? 8u : v2543;  // kernels/convolution/narrow_groups.hpp:73
-    const unsigned int v2556 = 128u / v2554;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2557 = v13 / v2554;  // kernels/convolution/narrow_groups.hpp:76
-    const unsigned int v2558 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2561 = v2520 + 127u;
-    const unsigned int v2562 = v2561 >> 7u;
-    const unsigned int v2563 = blockIdx.z;
-    const unsigned int v2564 = v2563 * v2562;
-    const unsigned int v2565 = v2564 + v2558;
-    const unsigned int v2566 = v2565 % v2557;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2567 = v2565 / v2557;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2568 = v2566 * v2554;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2570 = v2520 + v2556;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2571 = v2570 - 1u;
-    const unsigned int v2572 = v2571 / v2556;
-    const bool v2573 = v2567 < v2572;
-    if (v2573) {
-      const unsigned int v2575 = v2554 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const unsigned int v2576 = v2575 >> 2u;
-      const bool v2580 = v2576 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2581 = v2580 ? 8u : 16u;
-      const bool v2584 = v2576 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2585 = v2584 ? 4u : v2581;
-      const bool v2588 = v2576 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2589 = v2588 ? 2u : v2585;
-      const bool v2592 = v2576 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2593 = v2592 ? 1u : v2589;
-      const unsigned int v2594 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2595 = v2594 % v2593;
-      const bool v2596 = v2595 < v2576;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2598 = v2595 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2599 = v2598 / v19;
-      const unsigned int v2600 = v2599 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2603 = v2598 - v2600;
-      const unsigned int v2606 = v2568 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2607 = v2606 + v2598;
-      const unsigned int v2609 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2610 = v2609 << 5u;
-      const unsigned int v2611 = v2610 / v2556;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2613 = v2610 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2614 = v2613 / v2556;
-      iron_frag<float, 2, 16, 16> v2616;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2616, 0.0f);
-      iron_frag<float, 2, 16, 16> v2618;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2618, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2620;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2620, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2622;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2622, iron_f32_to_bf16(0.0f));
-      const unsigned int v2625 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2641 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
-      const unsigned int v2643 = v2554 << 4u;
-      const unsigned int v2754 = v2610 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const unsigned int v2758 = v2611 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2764 = v2613 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const unsigned int v2768 = v2614 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const unsigned int v2493 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2494 = v2493 & 15u;
+    const unsigned int v2495 = v2494 << 2u;
+    const unsigned int v2498 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2499 = v2498 * v19;
+    const unsigned int v2503 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2504 = v12 * v2503;
+    const unsigned int v2506 = v10 << 1u;
+    const unsigned int v2507 = v2 + v2506;
+    const unsigned int v2508 = v2507 - v2504;
+    const unsigned int v2509 = v2508 - 1u;
+    const unsigned int v2510 = v2509 / v8;
+    const unsigned int v2511 = v2510 + 1u;
+    const unsigned int v2515 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2516 = v11 * v2515;
+    const unsigned int v2518 = v9 << 1u;
+    const unsigned int v2519 = v1 + v2518;
+    const unsigned int v2520 = v2519 - v2516;
+    const unsigned int v2521 = v2520 - 1u;
+    const unsigned int v2522 = v2521 / v7;
+    const unsigned int v2523 = v2522 + 1u;
+    const unsigned int v2524 = v2523 * v2511;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2525 = v0 * v2524;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2530 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2531 = v2530 == 0u;
+    const unsigned int v2534 = v19 << 1u;
+    const bool v2535 = v2534 <= 64u;
+    const bool v2536 = v2531 && v2535;
+    const unsigned int v2537 = v2536 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2541 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2542 = v2541 == 0u;
+    const unsigned int v2545 = v19 << 2u;
+    const bool v2546 = v2545 <= 64u;
+    const bool v2547 = v2542 && v2546;
+    const unsigned int v2548 = v2547 ? 4u : v2537;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2552 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2553 = v2552 == 0u;
+    const unsigned int v2556 = v19 << 3u;
+    const bool v2557 = v2556 <= 64u;
+    const bool v2558 = v2553 && v2557;
+    const unsigned int v2559 = v2558 ? 8u : v2548;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2561 = 128u / v2559;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2562 = v13 / v2559;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2563 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2566 = v2525 + 127u;
+    const unsigned int v2567 = v2566 >> 7u;
+    const unsigned int v2568 = blockIdx.z;
+    const unsigned int v2569 = v2568 * v2567;
+    const unsigned int v2570 = v2569 + v2563;
+    const unsigned int v2571 = v2570 % v2562;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2572 = v2570 / v2562;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2573 = v2571 * v2559;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2575 = v2525 + v2561;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2576 = v2575 - 1u;
+    const unsigned int v2577 = v2576 / v2561;
+    const bool v2578 = v2572 < v2577;
+    if (v2578) {
+      const unsigned int v2580 = v2559 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2581 = v2580 >> 2u;
+      const bool v2585 = v2581 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2586 = v2585 ? 8u : 16u;
+      const bool v2589 = v2581 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2590 = v2589 ? 4u : v2586;
+      const bool v2593 = v2581 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2594 = v2593 ? 2u : v2590;
+      const bool v2597 = v2581 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2598 = v2597 ? 1u : v2594;
+      const unsigned int v2600 = v2493 % v2598;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2601 = v2600 < v2581;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2603 = v2600 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2604 = v2603 / v19;
+      const unsigned int v2605 = v2604 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2608 = v2603 - v2605;
+      const unsigned int v2611 = v2573 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2612 = v2611 + v2603;
+      const unsigned int v2614 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2615 = v2614 << 5u;
+      const unsigned int v2616 = v2615 / v2561;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2618 = v2615 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2619 = v2618 / v2561;
+      iron_frag<float, 2, 16, 16> v2621;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2621, 0.0f);
+      iron_frag<float, 2, 16, 16> v2623;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2623, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2625;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2625, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2627;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2627, iron_f32_to_bf16(0.0f));
+      const unsigned int v2630 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2733 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2754 = v2615 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2758 = v2616 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2764 = v2618 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2768 = v2619 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2627 = 0u; v2627 < v5; v2627 += v2625) {  // kernels/convolution/narrow_groups.hpp:110
-        const unsigned int v2628 = v2627 + v2625;  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2629 = min(v2628, v5);
-        const unsigned int v2630 = v2629 - v2627;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2631 = v2630 * v6;
-        const unsigned int v2632 = v2631 * v19;
-        const unsigned int v2636 = v2632 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2637 = v2636 >> 4u;
-        const unsigned int v2638 = v2637 << 4u;
-        const unsigned int v2640 = v2638 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2644 = v2643 * v2640;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2657 = v2627 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const unsigned int v2658 = v2657 * v19;
+      for (unsigned int v2632 = 0u; v2632 < v5; v2632 += v2630) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2633 = v2632 + v2630;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2634 = min(v2633, v5);
+        const unsigned int v2635 = v2634 - v2632;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2636 = v2635 * v6;
+        const unsigned int v2637 = v2636 * v19;
+        const unsigned int v2641 = v2637 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2642 = v2641 >> 4u;
+        const unsigned int v2643 = v2642 << 4u;
+        const bool v2644 = v2495 < v2643;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2644) {
+          const unsigned int v2646 = v2559 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2649 = v2493 >> 4u;
+          const bool v2655 = v2495 < v2637;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2657 = v2632 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2658 = v2657 * v19;
 
-        for (unsigned int v2646 = v2594; v2646 < v2644; v2646 += v2641) {  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2647 = v2646 / v2640;  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2649 = v2647 * v2640;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2650 = v2646 - v2649;
-          const unsigned int v2651 = v2650 << 2u;
-          const unsigned int v2653 = v2647 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2654 = v2653 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2655 = v2651 < v2632;
-          const bool v2656 = v2654 && v2655;
-          const unsigned int v2660 = v2647 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const unsigned int v2661 = v2568 + v2660;
-          const unsigned int v2662 = v2661 * v15;
-          const unsigned int v2663 = v2662 + v2653;
-          const unsigned int v2664 = v2663 * v2494;
-          const unsigned int v2665 = v2664 + v2658;
-          const unsigned int v2666 = v2665 + v2651;
-          const unsigned int v2668 = v2656 ? v2666 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2670 = v2647 * 56u;
-          const unsigned int v2671 = v2670 + v2651;
-          iron_copy_async<8>(shm4 + v2671, weight + v2668, v2656);
+          for (unsigned int v2651 = v2649; v2651 < v2646; v2651 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2653 = v2651 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2654 = v2653 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2656 = v2654 && v2655;
+            const unsigned int v2660 = v2651 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2661 = v2573 + v2660;
+            const unsigned int v2662 = v2661 * v15;
+            const unsigned int v2663 = v2662 + v2653;
+            const unsigned int v2664 = v2663 * v2499;
+            const unsigned int v2665 = v2664 + v2658;
+            const unsigned int v2666 = v2665 + v2495;
+            const unsigned int v2668 = v2656 ? v2666 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2670 = v2651 * 56u;
+            const unsigned int v2671 = v2670 + v2495;
+            iron_copy_async<8>(shm4 + v2671, weight + v2668, v2656);
+          }
         }
-        if (v2596) {  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2673 = 128u / v2593;  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2675 = v2594 / v2593;
-          const unsigned int v2677 = v2567 * v2556;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2689 = v2599 * v2556;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2699 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2716 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2601) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2673 = 128u / v2598;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2675 = v2493 / v2598;
+          const unsigned int v2677 = v2572 * v2561;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2689 = v2604 * v2561;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2699 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2716 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2676 = v2675; v2676 < v2556; v2676 += v2673) {  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2678 = v2677 + v2676;  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2679 = v2678 / v2519;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2680 = v2679 * v2519;  // kernels/convolution/narrow_groups.hpp:131
+          for (unsigned int v2676 = v2675; v2676 < v2561; v2676 += v2673) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2678 = v2677 + v2676;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2679 = v2678 / v2524;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2680 = v2679 * v2524;  // kernels/convolution/narrow_groups.hpp:137
             const unsigned int v2681 = v2678 - v2680;
-            const unsigned int v2682 = v2681 / v2506;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2683 = v2682 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2684 = v2682 * v2506;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2682 = v2681 / v2511;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2683 = v2682 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2684 = v2682 * v2511;  // kernels/convolution/narrow_groups.hpp:140
             const unsigned int v2685 = v2681 - v2684;
             const unsigned int v2686 = v2685 * v8;
-            const bool v2687 = v2678 < v2520;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2690 = v2689 + v2676;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2687 = v2678 < v2525;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2690 = v2689 + v2676;  // kernels/convolution/narrow_groups.hpp:142
             const unsigned int v2691 = v2690 * 56u;
-            const unsigned int v2692 = v2691 + v2603;
-            const unsigned int v2703 = v2679 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2692 = v2691 + v2608;
+            const unsigned int v2703 = v2679 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2694 = v2627; v2694 < v2629; v2694 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2695 = v2694 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (unsigned int v2694 = v2632; v2694 < v2634; v2694 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2695 = v2694 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const unsigned int v2696 = v2683 + v2695;
-              const bool v2697 = v2696 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2697 = v2696 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2698 = v2687 && v2697;
               const bool v2700 = v2696 < v2699;
               const bool v2701 = v2698 && v2700;
-              const unsigned int v2702 = max(v2696, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2702 = max(v2696, v9);  // kernels/convolution/narrow_groups.hpp:146
               const unsigned int v2704 = v2703 + v2702;
               const unsigned int v2705 = v2704 - v9;
-              const unsigned int v2706 = v2694 - v2627;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2706 = v2694 - v2632;  // kernels/convolution/narrow_groups.hpp:147
               const unsigned int v2707 = v2706 * v6;
               const unsigned int v2708 = v2707 * v19;
-              const unsigned int v2720 = v2705 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const unsigned int v2728 = v2692 + v2708;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2720 = v2705 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2728 = v2692 + v2708;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2711 = 0u; v2711 < v6; v2711 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const unsigned int v2712 = v2711 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (unsigned int v2711 = 0u; v2711 < v6; v2711 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2712 = v2711 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const unsigned int v2713 = v2686 + v2712;
-                const bool v2714 = v2713 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2714 = v2713 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2715 = v2701 && v2714;
                 const bool v2717 = v2713 < v2716;
                 const bool v2718 = v2715 && v2717;
-                const unsigned int v2719 = max(v2713, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2719 = max(v2713, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const unsigned int v2721 = v2720 + v2719;
                 const unsigned int v2722 = v2721 - v10;
                 const unsigned int v2723 = v2722 * v3;
-                const unsigned int v2724 = v2723 + v2607;
-                const unsigned int v2726 = v2718 ? v2724 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2724 = v2723 + v2612;
+                const unsigned int v2726 = v2718 ? v2724 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const unsigned int v2727 = v2711 * v19;
                 const unsigned int v2729 = v2728 + v2727;
                 iron_copy_async<8>(shm3 + v2729, x + v2726, v2718);
@@ -2904,333 +2904,333 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
             }
           }
         }
-        const unsigned int v2731 = v2638 - v2632;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2731 = v2643 - v2637;  // kernels/convolution/narrow_groups.hpp:158
         const unsigned int v2732 = v2731 >> 2u;
-        const unsigned int v2735 = v2732 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const unsigned int v2735 = v2732 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2737 = v2594; v2737 < v2735; v2737 += v2641) {
-          const unsigned int v2738 = v2737 / v2732;  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2742 = v2738 * v2732;  // kernels/convolution/narrow_groups.hpp:155
+        for (unsigned int v2737 = v2493; v2737 < v2735; v2737 += v2733) {
+          const unsigned int v2738 = v2737 / v2732;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2742 = v2738 * v2732;  // kernels/convolution/narrow_groups.hpp:161
           const unsigned int v2743 = v2737 - v2742;
           const unsigned int v2744 = v2743 << 2u;
           const unsigned int v2746 = v2738 * 56u;
-          const unsigned int v2747 = v2746 + v2632;
+          const unsigned int v2747 = v2746 + v2637;
           const unsigned int v2748 = v2747 + v2744;
           iron_copy_async<8>(shm3 + v2748, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2751 = 0u; v2751 < v2638; v2751 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const unsigned int v2755 = v2754 + v2751;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load_shared<false>(v2620, shm3, v2755, 56u);
-          const unsigned int v2759 = v2758 + v2751;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<true>(v2622, shm4, v2759, 56u);
-          iron_frag_mma_sync(v2616, v2620, v2622);  // kernels/convolution/narrow_groups.hpp:166
-          const unsigned int v2765 = v2764 + v2751;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load_shared<false>(v2620, shm3, v2765, 56u);
-          const unsigned int v2769 = v2768 + v2751;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<true>(v2622, shm4, v2769, 56u);
-          iron_frag_mma_sync(v2618, v2620, v2622);  // kernels/convolution/narrow_groups.hpp:169
+        for (unsigned int v2751 = 0u; v2751 < v2643; v2751 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2755 = v2754 + v2751;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2625, shm3, v2755, 56u);
+          const unsigned int v2759 = v2758 + v2751;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2627, shm4, v2759, 56u);
+          iron_frag_mma_sync(v2621, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2765 = v2764 + v2751;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2625, shm3, v2765, 56u);
+          const unsigned int v2769 = v2768 + v2751;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2627, shm4, v2769, 56u);
+          iron_frag_mma_sync(v2623, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:175
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2770 = v2611 * v2556;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2771 = v2567 * v2556;
-      const unsigned int v2772 = v2771 + v2610;
+      const unsigned int v2770 = v2616 * v2561;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2771 = v2572 * v2561;
+      const unsigned int v2772 = v2771 + v2615;
       const unsigned int v2773 = v2772 - v2770;
-      const unsigned int v2774 = v2568 + v2611;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2774 = v2573 + v2616;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2775 = v2774 * v15;
-      const unsigned int v2776 = static_cast<unsigned int>(v2616.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2776 = static_cast<unsigned int>(v2621.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2777 = v2773 + v2776;
-      const unsigned int v2778 = static_cast<unsigned int>(v2616.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2779 = v2777 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2778 = static_cast<unsigned int>(v2621.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2779 = v2777 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2780 = v2778 < v15;
       const bool v2781 = v2779 && v2780;
       if (v2781) {
-        const float v2782 = v2616.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2782 = v2621.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2783 = v2775 + v2778;
         const iron_bf16 v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2785 = iron_to_f32(v2784);
         const float v2786 = v2782 + v2785;
-        const iron_bf16 v2787 = iron_f32_to_bf16(v2786);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2788 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2787 = iron_f32_to_bf16(v2786);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2788 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2789 = v2788 + v2775;
         const unsigned int v2790 = v2789 + v2778;
         out[v2790] = v2787;
       }
-      const unsigned int v2791 = static_cast<unsigned int>(v2616.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2791 = static_cast<unsigned int>(v2621.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2792 = v2773 + v2791;
-      const unsigned int v2793 = static_cast<unsigned int>(v2616.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2794 = v2792 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2793 = static_cast<unsigned int>(v2621.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2794 = v2792 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2795 = v2793 < v15;
       const bool v2796 = v2794 && v2795;
       if (v2796) {
-        const float v2797 = v2616.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2797 = v2621.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2798 = v2775 + v2793;
         const iron_bf16 v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2800 = iron_to_f32(v2799);
         const float v2801 = v2797 + v2800;
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2801);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2803 = v2792 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2802 = iron_f32_to_bf16(v2801);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2803 = v2792 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2804 = v2803 + v2775;
         const unsigned int v2805 = v2804 + v2793;
         out[v2805] = v2802;
       }
-      const unsigned int v2806 = static_cast<unsigned int>(v2616.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2806 = static_cast<unsigned int>(v2621.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2807 = v2773 + v2806;
-      const unsigned int v2808 = static_cast<unsigned int>(v2616.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2809 = v2807 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2808 = static_cast<unsigned int>(v2621.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2809 = v2807 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2810 = v2808 < v15;
       const bool v2811 = v2809 && v2810;
       if (v2811) {
-        const float v2812 = v2616.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2812 = v2621.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2813 = v2775 + v2808;
         const iron_bf16 v2814 = bias[v2813];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2815 = iron_to_f32(v2814);
         const float v2816 = v2812 + v2815;
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2816);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2818 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2817 = iron_f32_to_bf16(v2816);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2818 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2819 = v2818 + v2775;
         const unsigned int v2820 = v2819 + v2808;
         out[v2820] = v2817;
       }
-      const unsigned int v2821 = static_cast<unsigned int>(v2616.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2821 = static_cast<unsigned int>(v2621.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2822 = v2773 + v2821;
-      const unsigned int v2823 = static_cast<unsigned int>(v2616.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2824 = v2822 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2823 = static_cast<unsigned int>(v2621.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2824 = v2822 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2825 = v2823 < v15;
       const bool v2826 = v2824 && v2825;
       if (v2826) {
-        const float v2827 = v2616.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2827 = v2621.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2828 = v2775 + v2823;
         const iron_bf16 v2829 = bias[v2828];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2830 = iron_to_f32(v2829);
         const float v2831 = v2827 + v2830;
-        const iron_bf16 v2832 = iron_f32_to_bf16(v2831);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2833 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2832 = iron_f32_to_bf16(v2831);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2833 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2834 = v2833 + v2775;
         const unsigned int v2835 = v2834 + v2823;
         out[v2835] = v2832;
       }
-      const unsigned int v2836 = static_cast<unsigned int>(v2616.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2836 = static_cast<unsigned int>(v2621.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2837 = v2773 + v2836;
-      const unsigned int v2838 = static_cast<unsigned int>(v2616.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2839 = v2837 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2838 = static_cast<unsigned int>(v2621.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2839 = v2837 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2840 = v2838 < v15;
       const bool v2841 = v2839 && v2840;
       if (v2841) {
-        const float v2842 = v2616.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2842 = v2621.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2843 = v2775 + v2838;
         const iron_bf16 v2844 = bias[v2843];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2845 = iron_to_f32(v2844);
         const float v2846 = v2842 + v2845;
-        const iron_bf16 v2847 = iron_f32_to_bf16(v2846);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2848 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2847 = iron_f32_to_bf16(v2846);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2848 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2849 = v2848 + v2775;
         const unsigned int v2850 = v2849 + v2838;
         out[v2850] = v2847;
       }
-      const unsigned int v2851 = static_cast<unsigned int>(v2616.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2851 = static_cast<unsigned int>(v2621.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2852 = v2773 + v2851;
-      const unsigned int v2853 = static_cast<unsigned int>(v2616.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2854 = v2852 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2853 = static_cast<unsigned int>(v2621.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2854 = v2852 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2855 = v2853 < v15;
       const bool v2856 = v2854 && v2855;
       if (v2856) {
-        const float v2857 = v2616.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2857 = v2621.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2858 = v2775 + v2853;
         const iron_bf16 v2859 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2860 = iron_to_f32(v2859);
         const float v2861 = v2857 + v2860;
-        const iron_bf16 v2862 = iron_f32_to_bf16(v2861);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2863 = v2852 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2862 = iron_f32_to_bf16(v2861);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2863 = v2852 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2864 = v2863 + v2775;
         const unsigned int v2865 = v2864 + v2853;
         out[v2865] = v2862;
       }
-      const unsigned int v2866 = static_cast<unsigned int>(v2616.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2866 = static_cast<unsigned int>(v2621.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2867 = v2773 + v2866;
-      const unsigned int v2868 = static_cast<unsigned int>(v2616.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2869 = v2867 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2868 = static_cast<unsigned int>(v2621.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2869 = v2867 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2870 = v2868 < v15;
       const bool v2871 = v2869 && v2870;
       if (v2871) {
-        const float v2872 = v2616.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2872 = v2621.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2873 = v2775 + v2868;
         const iron_bf16 v2874 = bias[v2873];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2875 = iron_to_f32(v2874);
         const float v2876 = v2872 + v2875;
-        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2878 = v2867 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2878 = v2867 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2879 = v2878 + v2775;
         const unsigned int v2880 = v2879 + v2868;
         out[v2880] = v2877;
       }
-      const unsigned int v2881 = static_cast<unsigned int>(v2616.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2881 = static_cast<unsigned int>(v2621.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2882 = v2773 + v2881;
-      const unsigned int v2883 = static_cast<unsigned int>(v2616.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2884 = v2882 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2883 = static_cast<unsigned int>(v2621.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2885 = v2883 < v15;
       const bool v2886 = v2884 && v2885;
       if (v2886) {
-        const float v2887 = v2616.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2887 = v2621.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2888 = v2775 + v2883;
         const iron_bf16 v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2890 = iron_to_f32(v2889);
         const float v2891 = v2887 + v2890;
-        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2893 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2893 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2894 = v2893 + v2775;
         const unsigned int v2895 = v2894 + v2883;
         out[v2895] = v2892;
       }
-      const unsigned int v2898 = v2614 * v2556;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2900 = v2771 + v2613;
+      const unsigned int v2898 = v2619 * v2561;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2900 = v2771 + v2618;
       const unsigned int v2901 = v2900 - v2898;
-      const unsigned int v2902 = v2568 + v2614;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2902 = v2573 + v2619;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2903 = v2902 * v15;
-      const unsigned int v2904 = static_cast<unsigned int>(v2618.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2904 = static_cast<unsigned int>(v2623.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2905 = v2901 + v2904;
-      const unsigned int v2906 = static_cast<unsigned int>(v2618.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2907 = v2905 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2906 = static_cast<unsigned int>(v2623.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2907 = v2905 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2908 = v2906 < v15;
       const bool v2909 = v2907 && v2908;
       if (v2909) {
-        const float v2910 = v2618.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2910 = v2623.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2911 = v2903 + v2906;
         const iron_bf16 v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2913 = iron_to_f32(v2912);
         const float v2914 = v2910 + v2913;
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2916 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2916 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2917 = v2916 + v2903;
         const unsigned int v2918 = v2917 + v2906;
         out[v2918] = v2915;
       }
-      const unsigned int v2919 = static_cast<unsigned int>(v2618.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2919 = static_cast<unsigned int>(v2623.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2920 = v2901 + v2919;
-      const unsigned int v2921 = static_cast<unsigned int>(v2618.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2922 = v2920 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2921 = static_cast<unsigned int>(v2623.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2922 = v2920 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2923 = v2921 < v15;
       const bool v2924 = v2922 && v2923;
       if (v2924) {
-        const float v2925 = v2618.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2925 = v2623.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2926 = v2903 + v2921;
         const iron_bf16 v2927 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2928 = iron_to_f32(v2927);
         const float v2929 = v2925 + v2928;
-        const iron_bf16 v2930 = iron_f32_to_bf16(v2929);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2931 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2930 = iron_f32_to_bf16(v2929);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2931 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2932 = v2931 + v2903;
         const unsigned int v2933 = v2932 + v2921;
         out[v2933] = v2930;
       }
-      const unsigned int v2934 = static_cast<unsigned int>(v2618.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2934 = static_cast<unsigned int>(v2623.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2935 = v2901 + v2934;
-      const unsigned int v2936 = static_cast<unsigned int>(v2618.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2937 = v2935 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2936 = static_cast<unsigned int>(v2623.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2937 = v2935 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2938 = v2936 < v15;
       const bool v2939 = v2937 && v2938;
       if (v2939) {
-        const float v2940 = v2618.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2940 = v2623.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2941 = v2903 + v2936;
         const iron_bf16 v2942 = bias[v2941];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2943 = iron_to_f32(v2942);
         const float v2944 = v2940 + v2943;
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2944);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2946 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2944);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2946 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2947 = v2946 + v2903;
         const unsigned int v2948 = v2947 + v2936;
         out[v2948] = v2945;
       }
-      const unsigned int v2949 = static_cast<unsigned int>(v2618.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2949 = static_cast<unsigned int>(v2623.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2950 = v2901 + v2949;
-      const unsigned int v2951 = static_cast<unsigned int>(v2618.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2952 = v2950 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2951 = static_cast<unsigned int>(v2623.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2952 = v2950 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2953 = v2951 < v15;
       const bool v2954 = v2952 && v2953;
       if (v2954) {
-        const float v2955 = v2618.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2955 = v2623.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2956 = v2903 + v2951;
         const iron_bf16 v2957 = bias[v2956];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2958 = iron_to_f32(v2957);
         const float v2959 = v2955 + v2958;
-        const iron_bf16 v2960 = iron_f32_to_bf16(v2959);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2961 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2960 = iron_f32_to_bf16(v2959);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2961 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2962 = v2961 + v2903;
         const unsigned int v2963 = v2962 + v2951;
         out[v2963] = v2960;
       }
-      const unsigned int v2964 = static_cast<unsigned int>(v2618.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2964 = static_cast<unsigned int>(v2623.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2965 = v2901 + v2964;
-      const unsigned int v2966 = static_cast<unsigned int>(v2618.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2967 = v2965 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2966 = static_cast<unsigned int>(v2623.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2967 = v2965 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2968 = v2966 < v15;
       const bool v2969 = v2967 && v2968;
       if (v2969) {
-        const float v2970 = v2618.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2970 = v2623.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2971 = v2903 + v2966;
         const iron_bf16 v2972 = bias[v2971];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2973 = iron_to_f32(v2972);
         const float v2974 = v2970 + v2973;
-        const iron_bf16 v2975 = iron_f32_to_bf16(v2974);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2976 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2975 = iron_f32_to_bf16(v2974);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2976 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2977 = v2976 + v2903;
         const unsigned int v2978 = v2977 + v2966;
         out[v2978] = v2975;
       }
-      const unsigned int v2979 = static_cast<unsigned int>(v2618.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2979 = static_cast<unsigned int>(v2623.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2980 = v2901 + v2979;
-      const unsigned int v2981 = static_cast<unsigned int>(v2618.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2982 = v2980 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2981 = static_cast<unsigned int>(v2623.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2982 = v2980 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2983 = v2981 < v15;
       const bool v2984 = v2982 && v2983;
       if (v2984) {
-        const float v2985 = v2618.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2985 = v2623.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2986 = v2903 + v2981;
         const iron_bf16 v2987 = bias[v2986];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2988 = iron_to_f32(v2987);
         const float v2989 = v2985 + v2988;
-        const iron_bf16 v2990 = iron_f32_to_bf16(v2989);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2991 = v2980 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2990 = iron_f32_to_bf16(v2989);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2991 = v2980 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2992 = v2991 + v2903;
         const unsigned int v2993 = v2992 + v2981;
         out[v2993] = v2990;
       }
-      const unsigned int v2994 = static_cast<unsigned int>(v2618.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2994 = static_cast<unsigned int>(v2623.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2995 = v2901 + v2994;
-      const unsigned int v2996 = static_cast<unsigned int>(v2618.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2997 = v2995 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2996 = static_cast<unsigned int>(v2623.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2997 = v2995 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2998 = v2996 < v15;
       const bool v2999 = v2997 && v2998;
       if (v2999) {
-        const float v3000 = v2618.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3000 = v2623.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3001 = v2903 + v2996;
         const iron_bf16 v3002 = bias[v3001];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3003 = iron_to_f32(v3002);
         const float v3004 = v3000 + v3003;
-        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3006 = v2995 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3006 = v2995 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3007 = v3006 + v2903;
         const unsigned int v3008 = v3007 + v2996;
         out[v3008] = v3005;
       }
-      const unsigned int v3009 = static_cast<unsigned int>(v2618.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3009 = static_cast<unsigned int>(v2623.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3010 = v2901 + v3009;
-      const unsigned int v3011 = static_cast<unsigned int>(v2618.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3012 = v3010 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3011 = static_cast<unsigned int>(v2623.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3012 = v3010 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3013 = v3011 < v15;
       const bool v3014 = v3012 && v3013;
       if (v3014) {
-        const float v3015 = v2618.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3015 = v2623.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3016 = v2903 + v3011;
         const iron_bf16 v3017 = bias[v3016];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3018 = iron_to_f32(v3017);
         const float v3019 = v3015 + v3018;
-        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3021 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3021 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3022 = v3021 + v2903;
         const unsigned int v3023 = v3022 + v3011;
         out[v3023] = v3020;

@@ -300,14 +300,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2635,15 +2635,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:112
-          const iron_bf16x8 v4588 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v2364 = v4588.v[0];
-          const iron_bf16 v2379 = v4588.v[1];
-          const iron_bf16 v2394 = v4588.v[2];
-          const iron_bf16 v2409 = v4588.v[3];
-          const iron_bf16 v2424 = v4588.v[4];
-          const iron_bf16 v2439 = v4588.v[5];
-          const iron_bf16 v2454 = v4588.v[6];
-          const iron_bf16 v2469 = v4588.v[7];
+          const iron_bf16x8 v4589 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v2364 = v4589.v[0];
+          const iron_bf16 v2379 = v4589.v[1];
+          const iron_bf16 v2394 = v4589.v[2];
+          const iron_bf16 v2409 = v4589.v[3];
+          const iron_bf16 v2424 = v4589.v[4];
+          const iron_bf16 v2439 = v4589.v[5];
+          const iron_bf16 v2454 = v4589.v[6];
+          const iron_bf16 v2469 = v4589.v[7];
           const float v2365 = iron_to_f32(v2364);
           const float v2366 = v2360 + v2365;
           const float v2368 = fmaxf(v2366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
@@ -2692,8 +2692,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const float v2471 = v2465 + v2470;
           const float v2473 = fmaxf(v2471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:112
-          const unsigned int v4589 = v2350 + v2371;
-          *reinterpret_cast<iron_bf16x8*>(out + v4589) = iron_bf16x8{{v2369, v2384, v2399, v2414, v2429, v2444, v2459, v2474}};
+          const unsigned int v4590 = v2350 + v2371;
+          *reinterpret_cast<iron_bf16x8*>(out + v4590) = iron_bf16x8{{v2369, v2384, v2399, v2414, v2429, v2444, v2459, v2474}};
         }
       } else {
         for (unsigned int v2481 = v144; v2481 < 2048u; v2481 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2724,188 +2724,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const unsigned int v2511 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2512 = v2511 * v19;
-    const unsigned int v2516 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2517 = v12 * v2516;
-    const unsigned int v2519 = v10 << 1u;
-    const unsigned int v2520 = v2 + v2519;
-    const unsigned int v2521 = v2520 - v2517;
-    const unsigned int v2522 = v2521 - 1u;
-    const unsigned int v2523 = v2522 / v8;
-    const unsigned int v2524 = v2523 + 1u;
-    const unsigned int v2528 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2529 = v11 * v2528;
-    const unsigned int v2531 = v9 << 1u;
-    const unsigned int v2532 = v1 + v2531;
-    const unsigned int v2533 = v2532 - v2529;
-    const unsigned int v2534 = v2533 - 1u;
-    const unsigned int v2535 = v2534 / v7;
-    const unsigned int v2536 = v2535 + 1u;
-    const unsigned int v2537 = v2536 * v2524;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2538 = v0 * v2537;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2543 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2544 = v2543 == 0u;
-    const unsigned int v2547 = v19 << 1u;
-    const bool v2548 = v2547 <= 64u;
-    const bool v2549 = v2544 && v2548;
-    const unsigned int v2550 = v2549 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2554 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2555 = v2554 == 0u;
-    const unsigned int v2558 = v19 << 2u;
-    const bool v2559 = v2558 <= 64u;
-    const bool v2560 = v2555 && v2559;
-    const unsigned int v2561 = v2560 ? 4u : v2550;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2565 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2566 = v2565 == 0u;
-    const unsigned int v2569 = v19 << 3u;
-    const bool v2570 = v2569 <= 64u;
-    const bool v2571 = v2566 && v2570;
-    const unsigned int v2572 = v2571 ? 8u : v2561;  // kernels/convolution/narrow_groups.hpp:73
-    const unsigned int v2574 = 128u / v2572;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2575 = v13 / v2572;  // kernels/convolution/narrow_groups.hpp:76
-    const unsigned int v2576 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2579 = v2538 + 127u;
-    const unsigned int v2580 = v2579 >> 7u;
-    const unsigned int v2581 = blockIdx.z;
-    const unsigned int v2582 = v2581 * v2580;
-    const unsigned int v2583 = v2582 + v2576;
-    const unsigned int v2584 = v2583 % v2575;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2585 = v2583 / v2575;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2586 = v2584 * v2572;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2588 = v2538 + v2574;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2589 = v2588 - 1u;
-    const unsigned int v2590 = v2589 / v2574;
-    const bool v2591 = v2585 < v2590;
-    if (v2591) {
-      const unsigned int v2593 = v2572 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const unsigned int v2594 = v2593 >> 2u;
-      const bool v2598 = v2594 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2599 = v2598 ? 8u : 16u;
-      const bool v2602 = v2594 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2603 = v2602 ? 4u : v2599;
-      const bool v2606 = v2594 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2607 = v2606 ? 2u : v2603;
-      const bool v2610 = v2594 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2611 = v2610 ? 1u : v2607;
-      const unsigned int v2612 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2613 = v2612 % v2611;
-      const bool v2614 = v2613 < v2594;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2616 = v2613 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2617 = v2616 / v19;
-      const unsigned int v2618 = v2617 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2621 = v2616 - v2618;
-      const unsigned int v2624 = v2586 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2625 = v2624 + v2616;
-      const unsigned int v2627 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2628 = v2627 << 5u;
-      const unsigned int v2629 = v2628 / v2574;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2631 = v2628 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2632 = v2631 / v2574;
-      iron_frag<float, 2, 16, 16> v2634;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2634, 0.0f);
-      iron_frag<float, 2, 16, 16> v2636;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2636, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2638;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2638, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2640;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2640, iron_f32_to_bf16(0.0f));
-      const unsigned int v2643 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2659 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
-      const unsigned int v2661 = v2572 << 4u;
-      const unsigned int v2772 = v2628 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const unsigned int v2776 = v2629 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2782 = v2631 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const unsigned int v2786 = v2632 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const unsigned int v2511 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2512 = v2511 & 15u;
+    const unsigned int v2513 = v2512 << 2u;
+    const unsigned int v2516 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2517 = v2516 * v19;
+    const unsigned int v2521 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2522 = v12 * v2521;
+    const unsigned int v2524 = v10 << 1u;
+    const unsigned int v2525 = v2 + v2524;
+    const unsigned int v2526 = v2525 - v2522;
+    const unsigned int v2527 = v2526 - 1u;
+    const unsigned int v2528 = v2527 / v8;
+    const unsigned int v2529 = v2528 + 1u;
+    const unsigned int v2533 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2534 = v11 * v2533;
+    const unsigned int v2536 = v9 << 1u;
+    const unsigned int v2537 = v1 + v2536;
+    const unsigned int v2538 = v2537 - v2534;
+    const unsigned int v2539 = v2538 - 1u;
+    const unsigned int v2540 = v2539 / v7;
+    const unsigned int v2541 = v2540 + 1u;
+    const unsigned int v2542 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2543 = v0 * v2542;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2548 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2549 = v2548 == 0u;
+    const unsigned int v2552 = v19 << 1u;
+    const bool v2553 = v2552 <= 64u;
+    const bool v2554 = v2549 && v2553;
+    const unsigned int v2555 = v2554 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2559 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2560 = v2559 == 0u;
+    const unsigned int v2563 = v19 << 2u;
+    const bool v2564 = v2563 <= 64u;
+    const bool v2565 = v2560 && v2564;
+    const unsigned int v2566 = v2565 ? 4u : v2555;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2570 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2571 = v2570 == 0u;
+    const unsigned int v2574 = v19 << 3u;
+    const bool v2575 = v2574 <= 64u;
+    const bool v2576 = v2571 && v2575;
+    const unsigned int v2577 = v2576 ? 8u : v2566;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2579 = 128u / v2577;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2580 = v13 / v2577;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2581 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2584 = v2543 + 127u;
+    const unsigned int v2585 = v2584 >> 7u;
+    const unsigned int v2586 = blockIdx.z;
+    const unsigned int v2587 = v2586 * v2585;
+    const unsigned int v2588 = v2587 + v2581;
+    const unsigned int v2589 = v2588 % v2580;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2590 = v2588 / v2580;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2591 = v2589 * v2577;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2593 = v2543 + v2579;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2594 = v2593 - 1u;
+    const unsigned int v2595 = v2594 / v2579;
+    const bool v2596 = v2590 < v2595;
+    if (v2596) {
+      const unsigned int v2598 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2599 = v2598 >> 2u;
+      const bool v2603 = v2599 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2604 = v2603 ? 8u : 16u;
+      const bool v2607 = v2599 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2608 = v2607 ? 4u : v2604;
+      const bool v2611 = v2599 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2612 = v2611 ? 2u : v2608;
+      const bool v2615 = v2599 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2616 = v2615 ? 1u : v2612;
+      const unsigned int v2618 = v2511 % v2616;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2619 = v2618 < v2599;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2621 = v2618 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2622 = v2621 / v19;
+      const unsigned int v2623 = v2622 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2626 = v2621 - v2623;
+      const unsigned int v2629 = v2591 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2630 = v2629 + v2621;
+      const unsigned int v2632 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2633 = v2632 << 5u;
+      const unsigned int v2634 = v2633 / v2579;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2636 = v2633 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2637 = v2636 / v2579;
+      iron_frag<float, 2, 16, 16> v2639;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2639, 0.0f);
+      iron_frag<float, 2, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2641, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2643, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2645, iron_f32_to_bf16(0.0f));
+      const unsigned int v2648 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2751 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2772 = v2633 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2776 = v2634 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2782 = v2636 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2786 = v2637 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2645 = 0u; v2645 < v5; v2645 += v2643) {  // kernels/convolution/narrow_groups.hpp:110
-        const unsigned int v2646 = v2645 + v2643;  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2647 = min(v2646, v5);
-        const unsigned int v2648 = v2647 - v2645;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2649 = v2648 * v6;
-        const unsigned int v2650 = v2649 * v19;
-        const unsigned int v2654 = v2650 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2655 = v2654 >> 4u;
-        const unsigned int v2656 = v2655 << 4u;
-        const unsigned int v2658 = v2656 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2662 = v2661 * v2658;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2675 = v2645 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const unsigned int v2676 = v2675 * v19;
+      for (unsigned int v2650 = 0u; v2650 < v5; v2650 += v2648) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2651 = v2650 + v2648;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2652 = min(v2651, v5);
+        const unsigned int v2653 = v2652 - v2650;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2654 = v2653 * v6;
+        const unsigned int v2655 = v2654 * v19;
+        const unsigned int v2659 = v2655 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2660 = v2659 >> 4u;
+        const unsigned int v2661 = v2660 << 4u;
+        const bool v2662 = v2513 < v2661;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2662) {
+          const unsigned int v2664 = v2577 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2667 = v2511 >> 4u;
+          const bool v2673 = v2513 < v2655;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2675 = v2650 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2676 = v2675 * v19;
 
-        for (unsigned int v2664 = v2612; v2664 < v2662; v2664 += v2659) {  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2665 = v2664 / v2658;  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2667 = v2665 * v2658;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2668 = v2664 - v2667;
-          const unsigned int v2669 = v2668 << 2u;
-          const unsigned int v2671 = v2665 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2672 = v2671 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2673 = v2669 < v2650;
-          const bool v2674 = v2672 && v2673;
-          const unsigned int v2678 = v2665 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const unsigned int v2679 = v2586 + v2678;
-          const unsigned int v2680 = v2679 * v15;
-          const unsigned int v2681 = v2680 + v2671;
-          const unsigned int v2682 = v2681 * v2512;
-          const unsigned int v2683 = v2682 + v2676;
-          const unsigned int v2684 = v2683 + v2669;
-          const unsigned int v2686 = v2674 ? v2684 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2688 = v2665 * 56u;
-          const unsigned int v2689 = v2688 + v2669;
-          iron_copy_async<8>(shm4 + v2689, weight + v2686, v2674);
+          for (unsigned int v2669 = v2667; v2669 < v2664; v2669 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2671 = v2669 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2672 = v2671 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2674 = v2672 && v2673;
+            const unsigned int v2678 = v2669 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2679 = v2591 + v2678;
+            const unsigned int v2680 = v2679 * v15;
+            const unsigned int v2681 = v2680 + v2671;
+            const unsigned int v2682 = v2681 * v2517;
+            const unsigned int v2683 = v2682 + v2676;
+            const unsigned int v2684 = v2683 + v2513;
+            const unsigned int v2686 = v2674 ? v2684 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2688 = v2669 * 56u;
+            const unsigned int v2689 = v2688 + v2513;
+            iron_copy_async<8>(shm4 + v2689, weight + v2686, v2674);
+          }
         }
-        if (v2614) {  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2691 = 128u / v2611;  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2693 = v2612 / v2611;
-          const unsigned int v2695 = v2585 * v2574;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2707 = v2617 * v2574;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2717 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2734 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2619) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2691 = 128u / v2616;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2693 = v2511 / v2616;
+          const unsigned int v2695 = v2590 * v2579;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2707 = v2622 * v2579;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2717 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2734 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2694 = v2693; v2694 < v2574; v2694 += v2691) {  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2696 = v2695 + v2694;  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2697 = v2696 / v2537;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2698 = v2697 * v2537;  // kernels/convolution/narrow_groups.hpp:131
+          for (unsigned int v2694 = v2693; v2694 < v2579; v2694 += v2691) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2696 = v2695 + v2694;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2697 = v2696 / v2542;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2698 = v2697 * v2542;  // kernels/convolution/narrow_groups.hpp:137
             const unsigned int v2699 = v2696 - v2698;
-            const unsigned int v2700 = v2699 / v2524;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2701 = v2700 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2702 = v2700 * v2524;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2700 = v2699 / v2529;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2701 = v2700 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2702 = v2700 * v2529;  // kernels/convolution/narrow_groups.hpp:140
             const unsigned int v2703 = v2699 - v2702;
             const unsigned int v2704 = v2703 * v8;
-            const bool v2705 = v2696 < v2538;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2708 = v2707 + v2694;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2705 = v2696 < v2543;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2708 = v2707 + v2694;  // kernels/convolution/narrow_groups.hpp:142
             const unsigned int v2709 = v2708 * 56u;
-            const unsigned int v2710 = v2709 + v2621;
-            const unsigned int v2721 = v2697 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2710 = v2709 + v2626;
+            const unsigned int v2721 = v2697 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2712 = v2645; v2712 < v2647; v2712 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2713 = v2712 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (unsigned int v2712 = v2650; v2712 < v2652; v2712 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2713 = v2712 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const unsigned int v2714 = v2701 + v2713;
-              const bool v2715 = v2714 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2715 = v2714 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2716 = v2705 && v2715;
               const bool v2718 = v2714 < v2717;
               const bool v2719 = v2716 && v2718;
-              const unsigned int v2720 = max(v2714, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2720 = max(v2714, v9);  // kernels/convolution/narrow_groups.hpp:146
               const unsigned int v2722 = v2721 + v2720;
               const unsigned int v2723 = v2722 - v9;
-              const unsigned int v2724 = v2712 - v2645;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2724 = v2712 - v2650;  // kernels/convolution/narrow_groups.hpp:147
               const unsigned int v2725 = v2724 * v6;
               const unsigned int v2726 = v2725 * v19;
-              const unsigned int v2738 = v2723 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const unsigned int v2746 = v2710 + v2726;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2738 = v2723 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2746 = v2710 + v2726;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2729 = 0u; v2729 < v6; v2729 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const unsigned int v2730 = v2729 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (unsigned int v2729 = 0u; v2729 < v6; v2729 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2730 = v2729 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const unsigned int v2731 = v2704 + v2730;
-                const bool v2732 = v2731 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2732 = v2731 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2733 = v2719 && v2732;
                 const bool v2735 = v2731 < v2734;
                 const bool v2736 = v2733 && v2735;
-                const unsigned int v2737 = max(v2731, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2737 = max(v2731, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const unsigned int v2739 = v2738 + v2737;
                 const unsigned int v2740 = v2739 - v10;
                 const unsigned int v2741 = v2740 * v3;
-                const unsigned int v2742 = v2741 + v2625;
-                const unsigned int v2744 = v2736 ? v2742 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2742 = v2741 + v2630;
+                const unsigned int v2744 = v2736 ? v2742 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const unsigned int v2745 = v2729 * v19;
                 const unsigned int v2747 = v2746 + v2745;
                 iron_copy_async<8>(shm3 + v2747, x + v2744, v2736);
@@ -2913,349 +2913,349 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
             }
           }
         }
-        const unsigned int v2749 = v2656 - v2650;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2749 = v2661 - v2655;  // kernels/convolution/narrow_groups.hpp:158
         const unsigned int v2750 = v2749 >> 2u;
-        const unsigned int v2753 = v2750 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const unsigned int v2753 = v2750 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2755 = v2612; v2755 < v2753; v2755 += v2659) {
-          const unsigned int v2756 = v2755 / v2750;  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2760 = v2756 * v2750;  // kernels/convolution/narrow_groups.hpp:155
+        for (unsigned int v2755 = v2511; v2755 < v2753; v2755 += v2751) {
+          const unsigned int v2756 = v2755 / v2750;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2760 = v2756 * v2750;  // kernels/convolution/narrow_groups.hpp:161
           const unsigned int v2761 = v2755 - v2760;
           const unsigned int v2762 = v2761 << 2u;
           const unsigned int v2764 = v2756 * 56u;
-          const unsigned int v2765 = v2764 + v2650;
+          const unsigned int v2765 = v2764 + v2655;
           const unsigned int v2766 = v2765 + v2762;
           iron_copy_async<8>(shm3 + v2766, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2769 = 0u; v2769 < v2656; v2769 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const unsigned int v2773 = v2772 + v2769;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load_shared<false>(v2638, shm3, v2773, 56u);
-          const unsigned int v2777 = v2776 + v2769;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<true>(v2640, shm4, v2777, 56u);
-          iron_frag_mma_sync(v2634, v2638, v2640);  // kernels/convolution/narrow_groups.hpp:166
-          const unsigned int v2783 = v2782 + v2769;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load_shared<false>(v2638, shm3, v2783, 56u);
-          const unsigned int v2787 = v2786 + v2769;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<true>(v2640, shm4, v2787, 56u);
-          iron_frag_mma_sync(v2636, v2638, v2640);  // kernels/convolution/narrow_groups.hpp:169
+        for (unsigned int v2769 = 0u; v2769 < v2661; v2769 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2773 = v2772 + v2769;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2643, shm3, v2773, 56u);
+          const unsigned int v2777 = v2776 + v2769;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2645, shm4, v2777, 56u);
+          iron_frag_mma_sync(v2639, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2783 = v2782 + v2769;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2643, shm3, v2783, 56u);
+          const unsigned int v2787 = v2786 + v2769;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2645, shm4, v2787, 56u);
+          iron_frag_mma_sync(v2641, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:175
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2788 = v2629 * v2574;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2789 = v2585 * v2574;
-      const unsigned int v2790 = v2789 + v2628;
+      const unsigned int v2788 = v2634 * v2579;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2789 = v2590 * v2579;
+      const unsigned int v2790 = v2789 + v2633;
       const unsigned int v2791 = v2790 - v2788;
-      const unsigned int v2792 = v2586 + v2629;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2792 = v2591 + v2634;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2793 = v2792 * v15;
-      const unsigned int v2794 = static_cast<unsigned int>(v2634.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2794 = static_cast<unsigned int>(v2639.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2795 = v2791 + v2794;
-      const unsigned int v2796 = static_cast<unsigned int>(v2634.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2797 = v2795 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2796 = static_cast<unsigned int>(v2639.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2797 = v2795 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2798 = v2796 < v15;
       const bool v2799 = v2797 && v2798;
       if (v2799) {
-        const float v2800 = v2634.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2800 = v2639.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2801 = v2793 + v2796;
         const iron_bf16 v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2803 = iron_to_f32(v2802);
         const float v2804 = v2800 + v2803;
         const float v2806 = fmaxf(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2808 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2808 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2809 = v2808 + v2793;
         const unsigned int v2810 = v2809 + v2796;
         out[v2810] = v2807;
       }
-      const unsigned int v2811 = static_cast<unsigned int>(v2634.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2811 = static_cast<unsigned int>(v2639.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2812 = v2791 + v2811;
-      const unsigned int v2813 = static_cast<unsigned int>(v2634.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2814 = v2812 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2813 = static_cast<unsigned int>(v2639.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2814 = v2812 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2815 = v2813 < v15;
       const bool v2816 = v2814 && v2815;
       if (v2816) {
-        const float v2817 = v2634.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2817 = v2639.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2818 = v2793 + v2813;
         const iron_bf16 v2819 = bias[v2818];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2820 = iron_to_f32(v2819);
         const float v2821 = v2817 + v2820;
         const float v2823 = fmaxf(v2821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2825 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2825 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2826 = v2825 + v2793;
         const unsigned int v2827 = v2826 + v2813;
         out[v2827] = v2824;
       }
-      const unsigned int v2828 = static_cast<unsigned int>(v2634.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2828 = static_cast<unsigned int>(v2639.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2829 = v2791 + v2828;
-      const unsigned int v2830 = static_cast<unsigned int>(v2634.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2831 = v2829 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2830 = static_cast<unsigned int>(v2639.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2831 = v2829 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2832 = v2830 < v15;
       const bool v2833 = v2831 && v2832;
       if (v2833) {
-        const float v2834 = v2634.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2834 = v2639.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2835 = v2793 + v2830;
         const iron_bf16 v2836 = bias[v2835];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2837 = iron_to_f32(v2836);
         const float v2838 = v2834 + v2837;
         const float v2840 = fmaxf(v2838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2841 = iron_f32_to_bf16(v2840);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2842 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2841 = iron_f32_to_bf16(v2840);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2842 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2843 = v2842 + v2793;
         const unsigned int v2844 = v2843 + v2830;
         out[v2844] = v2841;
       }
-      const unsigned int v2845 = static_cast<unsigned int>(v2634.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2845 = static_cast<unsigned int>(v2639.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2846 = v2791 + v2845;
-      const unsigned int v2847 = static_cast<unsigned int>(v2634.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2848 = v2846 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2847 = static_cast<unsigned int>(v2639.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2848 = v2846 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2849 = v2847 < v15;
       const bool v2850 = v2848 && v2849;
       if (v2850) {
-        const float v2851 = v2634.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2851 = v2639.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2852 = v2793 + v2847;
         const iron_bf16 v2853 = bias[v2852];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2854 = iron_to_f32(v2853);
         const float v2855 = v2851 + v2854;
         const float v2857 = fmaxf(v2855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2858 = iron_f32_to_bf16(v2857);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2859 = v2846 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2858 = iron_f32_to_bf16(v2857);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2859 = v2846 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2860 = v2859 + v2793;
         const unsigned int v2861 = v2860 + v2847;
         out[v2861] = v2858;
       }
-      const unsigned int v2862 = static_cast<unsigned int>(v2634.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2862 = static_cast<unsigned int>(v2639.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2863 = v2791 + v2862;
-      const unsigned int v2864 = static_cast<unsigned int>(v2634.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2865 = v2863 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2864 = static_cast<unsigned int>(v2639.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2865 = v2863 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2866 = v2864 < v15;
       const bool v2867 = v2865 && v2866;
       if (v2867) {
-        const float v2868 = v2634.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2868 = v2639.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2869 = v2793 + v2864;
         const iron_bf16 v2870 = bias[v2869];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2871 = iron_to_f32(v2870);
         const float v2872 = v2868 + v2871;
         const float v2874 = fmaxf(v2872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2875 = iron_f32_to_bf16(v2874);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2876 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2875 = iron_f32_to_bf16(v2874);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2876 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2877 = v2876 + v2793;
         const unsigned int v2878 = v2877 + v2864;
         out[v2878] = v2875;
       }
-      const unsigned int v2879 = static_cast<unsigned int>(v2634.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2879 = static_cast<unsigned int>(v2639.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2880 = v2791 + v2879;
-      const unsigned int v2881 = static_cast<unsigned int>(v2634.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2882 = v2880 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2881 = static_cast<unsigned int>(v2639.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2882 = v2880 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2883 = v2881 < v15;
       const bool v2884 = v2882 && v2883;
       if (v2884) {
-        const float v2885 = v2634.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2885 = v2639.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2886 = v2793 + v2881;
         const iron_bf16 v2887 = bias[v2886];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2888 = iron_to_f32(v2887);
         const float v2889 = v2885 + v2888;
         const float v2891 = fmaxf(v2889, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2893 = v2880 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2893 = v2880 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2894 = v2893 + v2793;
         const unsigned int v2895 = v2894 + v2881;
         out[v2895] = v2892;
       }
-      const unsigned int v2896 = static_cast<unsigned int>(v2634.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2896 = static_cast<unsigned int>(v2639.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2897 = v2791 + v2896;
-      const unsigned int v2898 = static_cast<unsigned int>(v2634.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2899 = v2897 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2898 = static_cast<unsigned int>(v2639.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2899 = v2897 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2900 = v2898 < v15;
       const bool v2901 = v2899 && v2900;
       if (v2901) {
-        const float v2902 = v2634.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2902 = v2639.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2903 = v2793 + v2898;
         const iron_bf16 v2904 = bias[v2903];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2905 = iron_to_f32(v2904);
         const float v2906 = v2902 + v2905;
         const float v2908 = fmaxf(v2906, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2909 = iron_f32_to_bf16(v2908);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2910 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2909 = iron_f32_to_bf16(v2908);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2910 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2911 = v2910 + v2793;
         const unsigned int v2912 = v2911 + v2898;
         out[v2912] = v2909;
       }
-      const unsigned int v2913 = static_cast<unsigned int>(v2634.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2913 = static_cast<unsigned int>(v2639.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2914 = v2791 + v2913;
-      const unsigned int v2915 = static_cast<unsigned int>(v2634.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2916 = v2914 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2915 = static_cast<unsigned int>(v2639.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2916 = v2914 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2917 = v2915 < v15;
       const bool v2918 = v2916 && v2917;
       if (v2918) {
-        const float v2919 = v2634.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2919 = v2639.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2920 = v2793 + v2915;
         const iron_bf16 v2921 = bias[v2920];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2922 = iron_to_f32(v2921);
         const float v2923 = v2919 + v2922;
         const float v2925 = fmaxf(v2923, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2927 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2927 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2928 = v2927 + v2793;
         const unsigned int v2929 = v2928 + v2915;
         out[v2929] = v2926;
       }
-      const unsigned int v2932 = v2632 * v2574;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2934 = v2789 + v2631;
+      const unsigned int v2932 = v2637 * v2579;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2934 = v2789 + v2636;
       const unsigned int v2935 = v2934 - v2932;
-      const unsigned int v2936 = v2586 + v2632;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2936 = v2591 + v2637;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2937 = v2936 * v15;
-      const unsigned int v2938 = static_cast<unsigned int>(v2636.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2938 = static_cast<unsigned int>(v2641.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2939 = v2935 + v2938;
-      const unsigned int v2940 = static_cast<unsigned int>(v2636.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2941 = v2939 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2940 = static_cast<unsigned int>(v2641.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2941 = v2939 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2942 = v2940 < v15;
       const bool v2943 = v2941 && v2942;
       if (v2943) {
-        const float v2944 = v2636.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2944 = v2641.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2945 = v2937 + v2940;
         const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2947 = iron_to_f32(v2946);
         const float v2948 = v2944 + v2947;
         const float v2950 = fmaxf(v2948, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2952 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2952 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2953 = v2952 + v2937;
         const unsigned int v2954 = v2953 + v2940;
         out[v2954] = v2951;
       }
-      const unsigned int v2955 = static_cast<unsigned int>(v2636.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2955 = static_cast<unsigned int>(v2641.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2956 = v2935 + v2955;
-      const unsigned int v2957 = static_cast<unsigned int>(v2636.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2958 = v2956 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2957 = static_cast<unsigned int>(v2641.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2958 = v2956 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2959 = v2957 < v15;
       const bool v2960 = v2958 && v2959;
       if (v2960) {
-        const float v2961 = v2636.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2961 = v2641.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2962 = v2937 + v2957;
         const iron_bf16 v2963 = bias[v2962];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2964 = iron_to_f32(v2963);
         const float v2965 = v2961 + v2964;
         const float v2967 = fmaxf(v2965, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2968 = iron_f32_to_bf16(v2967);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2969 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2968 = iron_f32_to_bf16(v2967);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2969 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2970 = v2969 + v2937;
         const unsigned int v2971 = v2970 + v2957;
         out[v2971] = v2968;
       }
-      const unsigned int v2972 = static_cast<unsigned int>(v2636.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2972 = static_cast<unsigned int>(v2641.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2973 = v2935 + v2972;
-      const unsigned int v2974 = static_cast<unsigned int>(v2636.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2975 = v2973 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2974 = static_cast<unsigned int>(v2641.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2975 = v2973 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2976 = v2974 < v15;
       const bool v2977 = v2975 && v2976;
       if (v2977) {
-        const float v2978 = v2636.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2978 = v2641.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2979 = v2937 + v2974;
         const iron_bf16 v2980 = bias[v2979];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2981 = iron_to_f32(v2980);
         const float v2982 = v2978 + v2981;
         const float v2984 = fmaxf(v2982, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2985 = iron_f32_to_bf16(v2984);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2986 = v2973 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2985 = iron_f32_to_bf16(v2984);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2986 = v2973 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2987 = v2986 + v2937;
         const unsigned int v2988 = v2987 + v2974;
         out[v2988] = v2985;
       }
-      const unsigned int v2989 = static_cast<unsigned int>(v2636.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2989 = static_cast<unsigned int>(v2641.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2990 = v2935 + v2989;
-      const unsigned int v2991 = static_cast<unsigned int>(v2636.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2992 = v2990 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2991 = static_cast<unsigned int>(v2641.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2992 = v2990 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2993 = v2991 < v15;
       const bool v2994 = v2992 && v2993;
       if (v2994) {
-        const float v2995 = v2636.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2995 = v2641.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2996 = v2937 + v2991;
         const iron_bf16 v2997 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2998 = iron_to_f32(v2997);
         const float v2999 = v2995 + v2998;
         const float v3001 = fmaxf(v2999, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3003 = v2990 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3003 = v2990 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3004 = v3003 + v2937;
         const unsigned int v3005 = v3004 + v2991;
         out[v3005] = v3002;
       }
-      const unsigned int v3006 = static_cast<unsigned int>(v2636.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3006 = static_cast<unsigned int>(v2641.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3007 = v2935 + v3006;
-      const unsigned int v3008 = static_cast<unsigned int>(v2636.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3009 = v3007 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3008 = static_cast<unsigned int>(v2641.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3009 = v3007 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3010 = v3008 < v15;
       const bool v3011 = v3009 && v3010;
       if (v3011) {
-        const float v3012 = v2636.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3012 = v2641.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3013 = v2937 + v3008;
         const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3015 = iron_to_f32(v3014);
         const float v3016 = v3012 + v3015;
         const float v3018 = fmaxf(v3016, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3019 = iron_f32_to_bf16(v3018);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3020 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3019 = iron_f32_to_bf16(v3018);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3020 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3021 = v3020 + v2937;
         const unsigned int v3022 = v3021 + v3008;
         out[v3022] = v3019;
       }
-      const unsigned int v3023 = static_cast<unsigned int>(v2636.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3023 = static_cast<unsigned int>(v2641.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3024 = v2935 + v3023;
-      const unsigned int v3025 = static_cast<unsigned int>(v2636.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3026 = v3024 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3025 = static_cast<unsigned int>(v2641.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3026 = v3024 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3027 = v3025 < v15;
       const bool v3028 = v3026 && v3027;
       if (v3028) {
-        const float v3029 = v2636.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3029 = v2641.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3030 = v2937 + v3025;
         const iron_bf16 v3031 = bias[v3030];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3032 = iron_to_f32(v3031);
         const float v3033 = v3029 + v3032;
         const float v3035 = fmaxf(v3033, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3037 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3037 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3038 = v3037 + v2937;
         const unsigned int v3039 = v3038 + v3025;
         out[v3039] = v3036;
       }
-      const unsigned int v3040 = static_cast<unsigned int>(v2636.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3040 = static_cast<unsigned int>(v2641.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3041 = v2935 + v3040;
-      const unsigned int v3042 = static_cast<unsigned int>(v2636.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3043 = v3041 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3042 = static_cast<unsigned int>(v2641.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3043 = v3041 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3044 = v3042 < v15;
       const bool v3045 = v3043 && v3044;
       if (v3045) {
-        const float v3046 = v2636.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3046 = v2641.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3047 = v2937 + v3042;
         const iron_bf16 v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3049 = iron_to_f32(v3048);
         const float v3050 = v3046 + v3049;
         const float v3052 = fmaxf(v3050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3053 = iron_f32_to_bf16(v3052);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3054 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3053 = iron_f32_to_bf16(v3052);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3054 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3055 = v3054 + v2937;
         const unsigned int v3056 = v3055 + v3042;
         out[v3056] = v3053;
       }
-      const unsigned int v3057 = static_cast<unsigned int>(v2636.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3057 = static_cast<unsigned int>(v2641.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3058 = v2935 + v3057;
-      const unsigned int v3059 = static_cast<unsigned int>(v2636.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3060 = v3058 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3059 = static_cast<unsigned int>(v2641.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3060 = v3058 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3061 = v3059 < v15;
       const bool v3062 = v3060 && v3061;
       if (v3062) {
-        const float v3063 = v2636.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3063 = v2641.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3064 = v2937 + v3059;
         const iron_bf16 v3065 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3066 = iron_to_f32(v3065);
         const float v3067 = v3063 + v3066;
         const float v3069 = fmaxf(v3067, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3070 = iron_f32_to_bf16(v3069);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3071 = v3058 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3070 = iron_f32_to_bf16(v3069);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3071 = v3058 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3072 = v3071 + v2937;
         const unsigned int v3073 = v3072 + v3059;
         out[v3073] = v3070;

@@ -316,14 +316,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2651,15 +2651,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:112
-          const iron_bf16x8 v4713 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v2364 = v4713.v[0];
-          const iron_bf16 v2384 = v4713.v[1];
-          const iron_bf16 v2404 = v4713.v[2];
-          const iron_bf16 v2424 = v4713.v[3];
-          const iron_bf16 v2444 = v4713.v[4];
-          const iron_bf16 v2464 = v4713.v[5];
-          const iron_bf16 v2484 = v4713.v[6];
-          const iron_bf16 v2504 = v4713.v[7];
+          const iron_bf16x8 v4714 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v2364 = v4714.v[0];
+          const iron_bf16 v2384 = v4714.v[1];
+          const iron_bf16 v2404 = v4714.v[2];
+          const iron_bf16 v2424 = v4714.v[3];
+          const iron_bf16 v2444 = v4714.v[4];
+          const iron_bf16 v2464 = v4714.v[5];
+          const iron_bf16 v2484 = v4714.v[6];
+          const iron_bf16 v2504 = v4714.v[7];
           const float v2365 = iron_to_f32(v2364);
           const float v2366 = v2360 + v2365;
           const float v2368 = v2366 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -2740,8 +2740,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2512 = iron_recip_approx(v2511);
           const float v2513 = v2506 * v2512;
           const iron_bf16 v2514 = iron_f32_to_bf16(v2513);  // kernels/convolution/conv_tiles.hpp:112
-          const unsigned int v4714 = v2350 + v2376;
-          *reinterpret_cast<iron_bf16x8*>(out + v4714) = iron_bf16x8{{v2374, v2394, v2414, v2434, v2454, v2474, v2494, v2514}};
+          const unsigned int v4715 = v2350 + v2376;
+          *reinterpret_cast<iron_bf16x8*>(out + v4715) = iron_bf16x8{{v2374, v2394, v2414, v2434, v2454, v2474, v2494, v2514}};
         }
       } else {
         for (unsigned int v2521 = v144; v2521 < 2048u; v2521 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2776,188 +2776,188 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const unsigned int v2556 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const unsigned int v2557 = v2556 * v19;
-    const unsigned int v2561 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2562 = v12 * v2561;
-    const unsigned int v2564 = v10 << 1u;
-    const unsigned int v2565 = v2 + v2564;
-    const unsigned int v2566 = v2565 - v2562;
-    const unsigned int v2567 = v2566 - 1u;
-    const unsigned int v2568 = v2567 / v8;
-    const unsigned int v2569 = v2568 + 1u;
-    const unsigned int v2573 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2574 = v11 * v2573;
-    const unsigned int v2576 = v9 << 1u;
-    const unsigned int v2577 = v1 + v2576;
-    const unsigned int v2578 = v2577 - v2574;
-    const unsigned int v2579 = v2578 - 1u;
-    const unsigned int v2580 = v2579 / v7;
-    const unsigned int v2581 = v2580 + 1u;
-    const unsigned int v2582 = v2581 * v2569;  // kernels/convolution/narrow_groups.hpp:65
-    const unsigned int v2583 = v0 * v2582;  // kernels/convolution/narrow_groups.hpp:66
-    const unsigned int v2588 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2589 = v2588 == 0u;
-    const unsigned int v2592 = v19 << 1u;
-    const bool v2593 = v2592 <= 64u;
-    const bool v2594 = v2589 && v2593;
-    const unsigned int v2595 = v2594 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2599 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2600 = v2599 == 0u;
-    const unsigned int v2603 = v19 << 2u;
-    const bool v2604 = v2603 <= 64u;
-    const bool v2605 = v2600 && v2604;
-    const unsigned int v2606 = v2605 ? 4u : v2595;  // kernels/convolution/narrow_groups.hpp:74
-    const unsigned int v2610 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2611 = v2610 == 0u;
-    const unsigned int v2614 = v19 << 3u;
-    const bool v2615 = v2614 <= 64u;
-    const bool v2616 = v2611 && v2615;
-    const unsigned int v2617 = v2616 ? 8u : v2606;  // kernels/convolution/narrow_groups.hpp:73
-    const unsigned int v2619 = 128u / v2617;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2620 = v13 / v2617;  // kernels/convolution/narrow_groups.hpp:76
-    const unsigned int v2621 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2624 = v2583 + 127u;
-    const unsigned int v2625 = v2624 >> 7u;
-    const unsigned int v2626 = blockIdx.z;
-    const unsigned int v2627 = v2626 * v2625;
-    const unsigned int v2628 = v2627 + v2621;
-    const unsigned int v2629 = v2628 % v2620;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2630 = v2628 / v2620;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2631 = v2629 * v2617;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2633 = v2583 + v2619;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2634 = v2633 - 1u;
-    const unsigned int v2635 = v2634 / v2619;
-    const bool v2636 = v2630 < v2635;
-    if (v2636) {
-      const unsigned int v2638 = v2617 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const unsigned int v2639 = v2638 >> 2u;
-      const bool v2643 = v2639 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2644 = v2643 ? 8u : 16u;
-      const bool v2647 = v2639 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const unsigned int v2648 = v2647 ? 4u : v2644;
-      const bool v2651 = v2639 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const unsigned int v2652 = v2651 ? 2u : v2648;
-      const bool v2655 = v2639 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const unsigned int v2656 = v2655 ? 1u : v2652;
-      const unsigned int v2657 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2658 = v2657 % v2656;
-      const bool v2659 = v2658 < v2639;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2661 = v2658 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2662 = v2661 / v19;
-      const unsigned int v2663 = v2662 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2666 = v2661 - v2663;
-      const unsigned int v2669 = v2631 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const unsigned int v2670 = v2669 + v2661;
-      const unsigned int v2672 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2673 = v2672 << 5u;
-      const unsigned int v2674 = v2673 / v2619;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2676 = v2673 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2677 = v2676 / v2619;
-      iron_frag<float, 2, 16, 16> v2679;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2679, 0.0f);
-      iron_frag<float, 2, 16, 16> v2681;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2681, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2683;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2683, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2685;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2685, iron_f32_to_bf16(0.0f));
-      const unsigned int v2688 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2704 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:117
-      const unsigned int v2706 = v2617 << 4u;
-      const unsigned int v2817 = v2673 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const unsigned int v2821 = v2674 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const unsigned int v2827 = v2676 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const unsigned int v2831 = v2677 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const unsigned int v2556 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2557 = v2556 & 15u;
+    const unsigned int v2558 = v2557 << 2u;
+    const unsigned int v2561 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2562 = v2561 * v19;
+    const unsigned int v2566 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2567 = v12 * v2566;
+    const unsigned int v2569 = v10 << 1u;
+    const unsigned int v2570 = v2 + v2569;
+    const unsigned int v2571 = v2570 - v2567;
+    const unsigned int v2572 = v2571 - 1u;
+    const unsigned int v2573 = v2572 / v8;
+    const unsigned int v2574 = v2573 + 1u;
+    const unsigned int v2578 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2579 = v11 * v2578;
+    const unsigned int v2581 = v9 << 1u;
+    const unsigned int v2582 = v1 + v2581;
+    const unsigned int v2583 = v2582 - v2579;
+    const unsigned int v2584 = v2583 - 1u;
+    const unsigned int v2585 = v2584 / v7;
+    const unsigned int v2586 = v2585 + 1u;
+    const unsigned int v2587 = v2586 * v2574;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2588 = v0 * v2587;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2593 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2594 = v2593 == 0u;
+    const unsigned int v2597 = v19 << 1u;
+    const bool v2598 = v2597 <= 64u;
+    const bool v2599 = v2594 && v2598;
+    const unsigned int v2600 = v2599 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2604 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2605 = v2604 == 0u;
+    const unsigned int v2608 = v19 << 2u;
+    const bool v2609 = v2608 <= 64u;
+    const bool v2610 = v2605 && v2609;
+    const unsigned int v2611 = v2610 ? 4u : v2600;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2615 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2616 = v2615 == 0u;
+    const unsigned int v2619 = v19 << 3u;
+    const bool v2620 = v2619 <= 64u;
+    const bool v2621 = v2616 && v2620;
+    const unsigned int v2622 = v2621 ? 8u : v2611;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2624 = 128u / v2622;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2625 = v13 / v2622;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2626 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2629 = v2588 + 127u;
+    const unsigned int v2630 = v2629 >> 7u;
+    const unsigned int v2631 = blockIdx.z;
+    const unsigned int v2632 = v2631 * v2630;
+    const unsigned int v2633 = v2632 + v2626;
+    const unsigned int v2634 = v2633 % v2625;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2635 = v2633 / v2625;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2636 = v2634 * v2622;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2638 = v2588 + v2624;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2639 = v2638 - 1u;
+    const unsigned int v2640 = v2639 / v2624;
+    const bool v2641 = v2635 < v2640;
+    if (v2641) {
+      const unsigned int v2643 = v2622 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2644 = v2643 >> 2u;
+      const bool v2648 = v2644 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2649 = v2648 ? 8u : 16u;
+      const bool v2652 = v2644 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2653 = v2652 ? 4u : v2649;
+      const bool v2656 = v2644 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2657 = v2656 ? 2u : v2653;
+      const bool v2660 = v2644 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2661 = v2660 ? 1u : v2657;
+      const unsigned int v2663 = v2556 % v2661;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2664 = v2663 < v2644;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2666 = v2663 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2667 = v2666 / v19;
+      const unsigned int v2668 = v2667 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2671 = v2666 - v2668;
+      const unsigned int v2674 = v2636 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2675 = v2674 + v2666;
+      const unsigned int v2677 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2678 = v2677 << 5u;
+      const unsigned int v2679 = v2678 / v2624;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2681 = v2678 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2682 = v2681 / v2624;
+      iron_frag<float, 2, 16, 16> v2684;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2684, 0.0f);
+      iron_frag<float, 2, 16, 16> v2686;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2686, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2688;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2688, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2690;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2690, iron_f32_to_bf16(0.0f));
+      const unsigned int v2693 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2796 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2817 = v2678 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2821 = v2679 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2827 = v2681 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2831 = v2682 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2690 = 0u; v2690 < v5; v2690 += v2688) {  // kernels/convolution/narrow_groups.hpp:110
-        const unsigned int v2691 = v2690 + v2688;  // kernels/convolution/narrow_groups.hpp:111
-        const unsigned int v2692 = min(v2691, v5);
-        const unsigned int v2693 = v2692 - v2690;  // kernels/convolution/narrow_groups.hpp:112
-        const unsigned int v2694 = v2693 * v6;
-        const unsigned int v2695 = v2694 * v19;
-        const unsigned int v2699 = v2695 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2700 = v2699 >> 4u;
-        const unsigned int v2701 = v2700 << 4u;
-        const unsigned int v2703 = v2701 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2707 = v2706 * v2703;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2720 = v2690 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const unsigned int v2721 = v2720 * v19;
+      for (unsigned int v2695 = 0u; v2695 < v5; v2695 += v2693) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2696 = v2695 + v2693;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2697 = min(v2696, v5);
+        const unsigned int v2698 = v2697 - v2695;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2699 = v2698 * v6;
+        const unsigned int v2700 = v2699 * v19;
+        const unsigned int v2704 = v2700 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2705 = v2704 >> 4u;
+        const unsigned int v2706 = v2705 << 4u;
+        const bool v2707 = v2558 < v2706;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2707) {
+          const unsigned int v2709 = v2622 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2712 = v2556 >> 4u;
+          const bool v2718 = v2558 < v2700;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2720 = v2695 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2721 = v2720 * v19;
 
-        for (unsigned int v2709 = v2657; v2709 < v2707; v2709 += v2704) {  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2710 = v2709 / v2703;  // kernels/convolution/narrow_groups.hpp:118
-          const unsigned int v2712 = v2710 * v2703;  // kernels/convolution/narrow_groups.hpp:119
-          const unsigned int v2713 = v2709 - v2712;
-          const unsigned int v2714 = v2713 << 2u;
-          const unsigned int v2716 = v2710 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2717 = v2716 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2718 = v2714 < v2695;
-          const bool v2719 = v2717 && v2718;
-          const unsigned int v2723 = v2710 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const unsigned int v2724 = v2631 + v2723;
-          const unsigned int v2725 = v2724 * v15;
-          const unsigned int v2726 = v2725 + v2716;
-          const unsigned int v2727 = v2726 * v2557;
-          const unsigned int v2728 = v2727 + v2721;
-          const unsigned int v2729 = v2728 + v2714;
-          const unsigned int v2731 = v2719 ? v2729 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const unsigned int v2733 = v2710 * 56u;
-          const unsigned int v2734 = v2733 + v2714;
-          iron_copy_async<8>(shm4 + v2734, weight + v2731, v2719);
+          for (unsigned int v2714 = v2712; v2714 < v2709; v2714 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2716 = v2714 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2717 = v2716 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2719 = v2717 && v2718;
+            const unsigned int v2723 = v2714 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2724 = v2636 + v2723;
+            const unsigned int v2725 = v2724 * v15;
+            const unsigned int v2726 = v2725 + v2716;
+            const unsigned int v2727 = v2726 * v2562;
+            const unsigned int v2728 = v2727 + v2721;
+            const unsigned int v2729 = v2728 + v2558;
+            const unsigned int v2731 = v2719 ? v2729 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2733 = v2714 * 56u;
+            const unsigned int v2734 = v2733 + v2558;
+            iron_copy_async<8>(shm4 + v2734, weight + v2731, v2719);
+          }
         }
-        if (v2659) {  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2736 = 128u / v2656;  // kernels/convolution/narrow_groups.hpp:128
-          const unsigned int v2738 = v2657 / v2656;
-          const unsigned int v2740 = v2630 * v2619;  // kernels/convolution/narrow_groups.hpp:129
-          const unsigned int v2752 = v2662 * v2619;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2762 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2779 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2664) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2736 = 128u / v2661;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2738 = v2556 / v2661;
+          const unsigned int v2740 = v2635 * v2624;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2752 = v2667 * v2624;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2762 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2779 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2739 = v2738; v2739 < v2619; v2739 += v2736) {  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2741 = v2740 + v2739;  // kernels/convolution/narrow_groups.hpp:129
-            const unsigned int v2742 = v2741 / v2582;  // kernels/convolution/narrow_groups.hpp:130
-            const unsigned int v2743 = v2742 * v2582;  // kernels/convolution/narrow_groups.hpp:131
+          for (unsigned int v2739 = v2738; v2739 < v2624; v2739 += v2736) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2741 = v2740 + v2739;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2742 = v2741 / v2587;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2743 = v2742 * v2587;  // kernels/convolution/narrow_groups.hpp:137
             const unsigned int v2744 = v2741 - v2743;
-            const unsigned int v2745 = v2744 / v2569;  // kernels/convolution/narrow_groups.hpp:132
-            const unsigned int v2746 = v2745 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2747 = v2745 * v2569;  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2745 = v2744 / v2574;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2746 = v2745 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2747 = v2745 * v2574;  // kernels/convolution/narrow_groups.hpp:140
             const unsigned int v2748 = v2744 - v2747;
             const unsigned int v2749 = v2748 * v8;
-            const bool v2750 = v2741 < v2583;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2753 = v2752 + v2739;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2750 = v2741 < v2588;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2753 = v2752 + v2739;  // kernels/convolution/narrow_groups.hpp:142
             const unsigned int v2754 = v2753 * 56u;
-            const unsigned int v2755 = v2754 + v2666;
-            const unsigned int v2766 = v2742 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2755 = v2754 + v2671;
+            const unsigned int v2766 = v2742 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2757 = v2690; v2757 < v2692; v2757 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2758 = v2757 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (unsigned int v2757 = v2695; v2757 < v2697; v2757 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2758 = v2757 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const unsigned int v2759 = v2746 + v2758;
-              const bool v2760 = v2759 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2760 = v2759 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2761 = v2750 && v2760;
               const bool v2763 = v2759 < v2762;
               const bool v2764 = v2761 && v2763;
-              const unsigned int v2765 = max(v2759, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const unsigned int v2765 = max(v2759, v9);  // kernels/convolution/narrow_groups.hpp:146
               const unsigned int v2767 = v2766 + v2765;
               const unsigned int v2768 = v2767 - v9;
-              const unsigned int v2769 = v2757 - v2690;  // kernels/convolution/narrow_groups.hpp:141
+              const unsigned int v2769 = v2757 - v2695;  // kernels/convolution/narrow_groups.hpp:147
               const unsigned int v2770 = v2769 * v6;
               const unsigned int v2771 = v2770 * v19;
-              const unsigned int v2783 = v2768 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const unsigned int v2791 = v2755 + v2771;  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2783 = v2768 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2791 = v2755 + v2771;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2774 = 0u; v2774 < v6; v2774 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const unsigned int v2775 = v2774 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (unsigned int v2774 = 0u; v2774 < v6; v2774 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2775 = v2774 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const unsigned int v2776 = v2749 + v2775;
-                const bool v2777 = v2776 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2777 = v2776 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2778 = v2764 && v2777;
                 const bool v2780 = v2776 < v2779;
                 const bool v2781 = v2778 && v2780;
-                const unsigned int v2782 = max(v2776, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const unsigned int v2782 = max(v2776, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const unsigned int v2784 = v2783 + v2782;
                 const unsigned int v2785 = v2784 - v10;
                 const unsigned int v2786 = v2785 * v3;
-                const unsigned int v2787 = v2786 + v2670;
-                const unsigned int v2789 = v2781 ? v2787 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const unsigned int v2787 = v2786 + v2675;
+                const unsigned int v2789 = v2781 ? v2787 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const unsigned int v2790 = v2774 * v19;
                 const unsigned int v2792 = v2791 + v2790;
                 iron_copy_async<8>(shm3 + v2792, x + v2789, v2781);
@@ -2965,52 +2965,52 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
             }
           }
         }
-        const unsigned int v2794 = v2701 - v2695;  // kernels/convolution/narrow_groups.hpp:152
+        const unsigned int v2794 = v2706 - v2700;  // kernels/convolution/narrow_groups.hpp:158
         const unsigned int v2795 = v2794 >> 2u;
-        const unsigned int v2798 = v2795 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const unsigned int v2798 = v2795 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2800 = v2657; v2800 < v2798; v2800 += v2704) {
-          const unsigned int v2801 = v2800 / v2795;  // kernels/convolution/narrow_groups.hpp:154
-          const unsigned int v2805 = v2801 * v2795;  // kernels/convolution/narrow_groups.hpp:155
+        for (unsigned int v2800 = v2556; v2800 < v2798; v2800 += v2796) {
+          const unsigned int v2801 = v2800 / v2795;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2805 = v2801 * v2795;  // kernels/convolution/narrow_groups.hpp:161
           const unsigned int v2806 = v2800 - v2805;
           const unsigned int v2807 = v2806 << 2u;
           const unsigned int v2809 = v2801 * 56u;
-          const unsigned int v2810 = v2809 + v2695;
+          const unsigned int v2810 = v2809 + v2700;
           const unsigned int v2811 = v2810 + v2807;
           iron_copy_async<8>(shm3 + v2811, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:158
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:159
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:160
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2814 = 0u; v2814 < v2701; v2814 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const unsigned int v2818 = v2817 + v2814;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load_shared<false>(v2683, shm3, v2818, 56u);
-          const unsigned int v2822 = v2821 + v2814;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load_shared<true>(v2685, shm4, v2822, 56u);
-          iron_frag_mma_sync(v2679, v2683, v2685);  // kernels/convolution/narrow_groups.hpp:166
-          const unsigned int v2828 = v2827 + v2814;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load_shared<false>(v2683, shm3, v2828, 56u);
-          const unsigned int v2832 = v2831 + v2814;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load_shared<true>(v2685, shm4, v2832, 56u);
-          iron_frag_mma_sync(v2681, v2683, v2685);  // kernels/convolution/narrow_groups.hpp:169
+        for (unsigned int v2814 = 0u; v2814 < v2706; v2814 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2818 = v2817 + v2814;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2688, shm3, v2818, 56u);
+          const unsigned int v2822 = v2821 + v2814;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2690, shm4, v2822, 56u);
+          iron_frag_mma_sync(v2684, v2688, v2690);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2828 = v2827 + v2814;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2688, shm3, v2828, 56u);
+          const unsigned int v2832 = v2831 + v2814;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2690, shm4, v2832, 56u);
+          iron_frag_mma_sync(v2686, v2688, v2690);  // kernels/convolution/narrow_groups.hpp:175
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:171
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2833 = v2674 * v2619;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v2834 = v2630 * v2619;
-      const unsigned int v2835 = v2834 + v2673;
+      const unsigned int v2833 = v2679 * v2624;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2834 = v2635 * v2624;
+      const unsigned int v2835 = v2834 + v2678;
       const unsigned int v2836 = v2835 - v2833;
-      const unsigned int v2837 = v2631 + v2674;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v2837 = v2636 + v2679;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v2838 = v2837 * v15;
-      const unsigned int v2839 = static_cast<unsigned int>(v2679.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2839 = static_cast<unsigned int>(v2684.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2840 = v2836 + v2839;
-      const unsigned int v2841 = static_cast<unsigned int>(v2679.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2842 = v2840 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2841 = static_cast<unsigned int>(v2684.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2842 = v2840 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2843 = v2841 < v15;
       const bool v2844 = v2842 && v2843;
       if (v2844) {
-        const float v2845 = v2679.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2845 = v2684.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2846 = v2838 + v2841;
         const iron_bf16 v2847 = bias[v2846];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2848 = iron_to_f32(v2847);
@@ -3020,20 +3020,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2854 = 1.0f + v2852;
         const float v2855 = iron_recip_approx(v2854);
         const float v2856 = v2849 * v2855;
-        const iron_bf16 v2857 = iron_f32_to_bf16(v2856);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2858 = v2840 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2857 = iron_f32_to_bf16(v2856);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2858 = v2840 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2859 = v2858 + v2838;
         const unsigned int v2860 = v2859 + v2841;
         out[v2860] = v2857;
       }
-      const unsigned int v2861 = static_cast<unsigned int>(v2679.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2861 = static_cast<unsigned int>(v2684.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2862 = v2836 + v2861;
-      const unsigned int v2863 = static_cast<unsigned int>(v2679.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2864 = v2862 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2863 = static_cast<unsigned int>(v2684.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2864 = v2862 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2865 = v2863 < v15;
       const bool v2866 = v2864 && v2865;
       if (v2866) {
-        const float v2867 = v2679.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2867 = v2684.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2868 = v2838 + v2863;
         const iron_bf16 v2869 = bias[v2868];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2870 = iron_to_f32(v2869);
@@ -3043,20 +3043,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2876 = 1.0f + v2874;
         const float v2877 = iron_recip_approx(v2876);
         const float v2878 = v2871 * v2877;
-        const iron_bf16 v2879 = iron_f32_to_bf16(v2878);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2880 = v2862 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2879 = iron_f32_to_bf16(v2878);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2880 = v2862 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2881 = v2880 + v2838;
         const unsigned int v2882 = v2881 + v2863;
         out[v2882] = v2879;
       }
-      const unsigned int v2883 = static_cast<unsigned int>(v2679.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2883 = static_cast<unsigned int>(v2684.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2884 = v2836 + v2883;
-      const unsigned int v2885 = static_cast<unsigned int>(v2679.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2886 = v2884 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2885 = static_cast<unsigned int>(v2684.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2886 = v2884 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2887 = v2885 < v15;
       const bool v2888 = v2886 && v2887;
       if (v2888) {
-        const float v2889 = v2679.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2889 = v2684.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2890 = v2838 + v2885;
         const iron_bf16 v2891 = bias[v2890];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2892 = iron_to_f32(v2891);
@@ -3066,20 +3066,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2898 = 1.0f + v2896;
         const float v2899 = iron_recip_approx(v2898);
         const float v2900 = v2893 * v2899;
-        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2902 = v2884 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2902 = v2884 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2903 = v2902 + v2838;
         const unsigned int v2904 = v2903 + v2885;
         out[v2904] = v2901;
       }
-      const unsigned int v2905 = static_cast<unsigned int>(v2679.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2905 = static_cast<unsigned int>(v2684.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2906 = v2836 + v2905;
-      const unsigned int v2907 = static_cast<unsigned int>(v2679.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2908 = v2906 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2907 = static_cast<unsigned int>(v2684.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2908 = v2906 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2909 = v2907 < v15;
       const bool v2910 = v2908 && v2909;
       if (v2910) {
-        const float v2911 = v2679.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2911 = v2684.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2912 = v2838 + v2907;
         const iron_bf16 v2913 = bias[v2912];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2914 = iron_to_f32(v2913);
@@ -3089,20 +3089,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2920 = 1.0f + v2918;
         const float v2921 = iron_recip_approx(v2920);
         const float v2922 = v2915 * v2921;
-        const iron_bf16 v2923 = iron_f32_to_bf16(v2922);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2924 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2923 = iron_f32_to_bf16(v2922);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2924 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2925 = v2924 + v2838;
         const unsigned int v2926 = v2925 + v2907;
         out[v2926] = v2923;
       }
-      const unsigned int v2927 = static_cast<unsigned int>(v2679.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2927 = static_cast<unsigned int>(v2684.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2928 = v2836 + v2927;
-      const unsigned int v2929 = static_cast<unsigned int>(v2679.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2930 = v2928 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2929 = static_cast<unsigned int>(v2684.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2930 = v2928 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2931 = v2929 < v15;
       const bool v2932 = v2930 && v2931;
       if (v2932) {
-        const float v2933 = v2679.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2933 = v2684.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2934 = v2838 + v2929;
         const iron_bf16 v2935 = bias[v2934];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2936 = iron_to_f32(v2935);
@@ -3112,20 +3112,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2942 = 1.0f + v2940;
         const float v2943 = iron_recip_approx(v2942);
         const float v2944 = v2937 * v2943;
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2944);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2946 = v2928 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2944);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2946 = v2928 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2947 = v2946 + v2838;
         const unsigned int v2948 = v2947 + v2929;
         out[v2948] = v2945;
       }
-      const unsigned int v2949 = static_cast<unsigned int>(v2679.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2949 = static_cast<unsigned int>(v2684.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2950 = v2836 + v2949;
-      const unsigned int v2951 = static_cast<unsigned int>(v2679.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2952 = v2950 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2951 = static_cast<unsigned int>(v2684.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2952 = v2950 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2953 = v2951 < v15;
       const bool v2954 = v2952 && v2953;
       if (v2954) {
-        const float v2955 = v2679.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2955 = v2684.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2956 = v2838 + v2951;
         const iron_bf16 v2957 = bias[v2956];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2958 = iron_to_f32(v2957);
@@ -3135,20 +3135,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2964 = 1.0f + v2962;
         const float v2965 = iron_recip_approx(v2964);
         const float v2966 = v2959 * v2965;
-        const iron_bf16 v2967 = iron_f32_to_bf16(v2966);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2968 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2967 = iron_f32_to_bf16(v2966);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2968 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2969 = v2968 + v2838;
         const unsigned int v2970 = v2969 + v2951;
         out[v2970] = v2967;
       }
-      const unsigned int v2971 = static_cast<unsigned int>(v2679.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2971 = static_cast<unsigned int>(v2684.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2972 = v2836 + v2971;
-      const unsigned int v2973 = static_cast<unsigned int>(v2679.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2974 = v2972 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2973 = static_cast<unsigned int>(v2684.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2974 = v2972 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2975 = v2973 < v15;
       const bool v2976 = v2974 && v2975;
       if (v2976) {
-        const float v2977 = v2679.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2977 = v2684.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v2978 = v2838 + v2973;
         const iron_bf16 v2979 = bias[v2978];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2980 = iron_to_f32(v2979);
@@ -3158,20 +3158,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v2986 = 1.0f + v2984;
         const float v2987 = iron_recip_approx(v2986);
         const float v2988 = v2981 * v2987;
-        const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2990 = v2972 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2990 = v2972 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v2991 = v2990 + v2838;
         const unsigned int v2992 = v2991 + v2973;
         out[v2992] = v2989;
       }
-      const unsigned int v2993 = static_cast<unsigned int>(v2679.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v2993 = static_cast<unsigned int>(v2684.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v2994 = v2836 + v2993;
-      const unsigned int v2995 = static_cast<unsigned int>(v2679.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2996 = v2994 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v2995 = static_cast<unsigned int>(v2684.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2996 = v2994 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2997 = v2995 < v15;
       const bool v2998 = v2996 && v2997;
       if (v2998) {
-        const float v2999 = v2679.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2999 = v2684.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3000 = v2838 + v2995;
         const iron_bf16 v3001 = bias[v3000];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3002 = iron_to_f32(v3001);
@@ -3181,25 +3181,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3008 = 1.0f + v3006;
         const float v3009 = iron_recip_approx(v3008);
         const float v3010 = v3003 * v3009;
-        const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3012 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3012 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3013 = v3012 + v2838;
         const unsigned int v3014 = v3013 + v2995;
         out[v3014] = v3011;
       }
-      const unsigned int v3017 = v2677 * v2619;  // kernels/convolution/narrow_groups.hpp:176
-      const unsigned int v3019 = v2834 + v2676;
+      const unsigned int v3017 = v2682 * v2624;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3019 = v2834 + v2681;
       const unsigned int v3020 = v3019 - v3017;
-      const unsigned int v3021 = v2631 + v2677;  // kernels/convolution/narrow_groups.hpp:177
+      const unsigned int v3021 = v2636 + v2682;  // kernels/convolution/narrow_groups.hpp:183
       const unsigned int v3022 = v3021 * v15;
-      const unsigned int v3023 = static_cast<unsigned int>(v2681.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3023 = static_cast<unsigned int>(v2686.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3024 = v3020 + v3023;
-      const unsigned int v3025 = static_cast<unsigned int>(v2681.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3026 = v3024 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3025 = static_cast<unsigned int>(v2686.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3026 = v3024 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3027 = v3025 < v15;
       const bool v3028 = v3026 && v3027;
       if (v3028) {
-        const float v3029 = v2681.x[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3029 = v2686.x[0];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3030 = v3022 + v3025;
         const iron_bf16 v3031 = bias[v3030];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3032 = iron_to_f32(v3031);
@@ -3209,20 +3209,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3038 = 1.0f + v3036;
         const float v3039 = iron_recip_approx(v3038);
         const float v3040 = v3033 * v3039;
-        const iron_bf16 v3041 = iron_f32_to_bf16(v3040);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3042 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3041 = iron_f32_to_bf16(v3040);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3042 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3043 = v3042 + v3022;
         const unsigned int v3044 = v3043 + v3025;
         out[v3044] = v3041;
       }
-      const unsigned int v3045 = static_cast<unsigned int>(v2681.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3045 = static_cast<unsigned int>(v2686.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3046 = v3020 + v3045;
-      const unsigned int v3047 = static_cast<unsigned int>(v2681.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3048 = v3046 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3047 = static_cast<unsigned int>(v2686.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3048 = v3046 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3049 = v3047 < v15;
       const bool v3050 = v3048 && v3049;
       if (v3050) {
-        const float v3051 = v2681.x[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3051 = v2686.x[1];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3052 = v3022 + v3047;
         const iron_bf16 v3053 = bias[v3052];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3054 = iron_to_f32(v3053);
@@ -3232,20 +3232,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3060 = 1.0f + v3058;
         const float v3061 = iron_recip_approx(v3060);
         const float v3062 = v3055 * v3061;
-        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3064 = v3046 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3064 = v3046 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3065 = v3064 + v3022;
         const unsigned int v3066 = v3065 + v3047;
         out[v3066] = v3063;
       }
-      const unsigned int v3067 = static_cast<unsigned int>(v2681.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3067 = static_cast<unsigned int>(v2686.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3068 = v3020 + v3067;
-      const unsigned int v3069 = static_cast<unsigned int>(v2681.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3070 = v3068 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3069 = static_cast<unsigned int>(v2686.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3070 = v3068 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3071 = v3069 < v15;
       const bool v3072 = v3070 && v3071;
       if (v3072) {
-        const float v3073 = v2681.x[2];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3073 = v2686.x[2];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3074 = v3022 + v3069;
         const iron_bf16 v3075 = bias[v3074];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3076 = iron_to_f32(v3075);
@@ -3255,20 +3255,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3082 = 1.0f + v3080;
         const float v3083 = iron_recip_approx(v3082);
         const float v3084 = v3077 * v3083;
-        const iron_bf16 v3085 = iron_f32_to_bf16(v3084);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3086 = v3068 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3085 = iron_f32_to_bf16(v3084);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3086 = v3068 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3087 = v3086 + v3022;
         const unsigned int v3088 = v3087 + v3069;
         out[v3088] = v3085;
       }
-      const unsigned int v3089 = static_cast<unsigned int>(v2681.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3089 = static_cast<unsigned int>(v2686.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3090 = v3020 + v3089;
-      const unsigned int v3091 = static_cast<unsigned int>(v2681.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3092 = v3090 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3091 = static_cast<unsigned int>(v2686.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3092 = v3090 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3093 = v3091 < v15;
       const bool v3094 = v3092 && v3093;
       if (v3094) {
-        const float v3095 = v2681.x[3];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3095 = v2686.x[3];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3096 = v3022 + v3091;
         const iron_bf16 v3097 = bias[v3096];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3098 = iron_to_f32(v3097);
@@ -3278,20 +3278,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3104 = 1.0f + v3102;
         const float v3105 = iron_recip_approx(v3104);
         const float v3106 = v3099 * v3105;
-        const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3108 = v3090 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3108 = v3090 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3109 = v3108 + v3022;
         const unsigned int v3110 = v3109 + v3091;
         out[v3110] = v3107;
       }
-      const unsigned int v3111 = static_cast<unsigned int>(v2681.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3111 = static_cast<unsigned int>(v2686.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3112 = v3020 + v3111;
-      const unsigned int v3113 = static_cast<unsigned int>(v2681.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3114 = v3112 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3113 = static_cast<unsigned int>(v2686.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3114 = v3112 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3115 = v3113 < v15;
       const bool v3116 = v3114 && v3115;
       if (v3116) {
-        const float v3117 = v2681.x[4];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3117 = v2686.x[4];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3118 = v3022 + v3113;
         const iron_bf16 v3119 = bias[v3118];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3120 = iron_to_f32(v3119);
@@ -3301,20 +3301,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3126 = 1.0f + v3124;
         const float v3127 = iron_recip_approx(v3126);
         const float v3128 = v3121 * v3127;
-        const iron_bf16 v3129 = iron_f32_to_bf16(v3128);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3130 = v3112 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3129 = iron_f32_to_bf16(v3128);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3130 = v3112 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3131 = v3130 + v3022;
         const unsigned int v3132 = v3131 + v3113;
         out[v3132] = v3129;
       }
-      const unsigned int v3133 = static_cast<unsigned int>(v2681.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3133 = static_cast<unsigned int>(v2686.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3134 = v3020 + v3133;
-      const unsigned int v3135 = static_cast<unsigned int>(v2681.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3136 = v3134 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3135 = static_cast<unsigned int>(v2686.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3136 = v3134 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3137 = v3135 < v15;
       const bool v3138 = v3136 && v3137;
       if (v3138) {
-        const float v3139 = v2681.x[5];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3139 = v2686.x[5];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3140 = v3022 + v3135;
         const iron_bf16 v3141 = bias[v3140];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3142 = iron_to_f32(v3141);
@@ -3324,20 +3324,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3148 = 1.0f + v3146;
         const float v3149 = iron_recip_approx(v3148);
         const float v3150 = v3143 * v3149;
-        const iron_bf16 v3151 = iron_f32_to_bf16(v3150);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3152 = v3134 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3151 = iron_f32_to_bf16(v3150);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3152 = v3134 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3153 = v3152 + v3022;
         const unsigned int v3154 = v3153 + v3135;
         out[v3154] = v3151;
       }
-      const unsigned int v3155 = static_cast<unsigned int>(v2681.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3155 = static_cast<unsigned int>(v2686.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3156 = v3020 + v3155;
-      const unsigned int v3157 = static_cast<unsigned int>(v2681.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3158 = v3156 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3157 = static_cast<unsigned int>(v2686.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3158 = v3156 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3159 = v3157 < v15;
       const bool v3160 = v3158 && v3159;
       if (v3160) {
-        const float v3161 = v2681.x[6];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3161 = v2686.x[6];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3162 = v3022 + v3157;
         const iron_bf16 v3163 = bias[v3162];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3164 = iron_to_f32(v3163);
@@ -3347,20 +3347,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3170 = 1.0f + v3168;
         const float v3171 = iron_recip_approx(v3170);
         const float v3172 = v3165 * v3171;
-        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3174 = v3156 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3174 = v3156 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3175 = v3174 + v3022;
         const unsigned int v3176 = v3175 + v3157;
         out[v3176] = v3173;
       }
-      const unsigned int v3177 = static_cast<unsigned int>(v2681.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:179
+      const unsigned int v3177 = static_cast<unsigned int>(v2686.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
       const unsigned int v3178 = v3020 + v3177;
-      const unsigned int v3179 = static_cast<unsigned int>(v2681.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3180 = v3178 < v2583;  // kernels/convolution/narrow_groups.hpp:181
+      const unsigned int v3179 = static_cast<unsigned int>(v2686.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3180 = v3178 < v2588;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3181 = v3179 < v15;
       const bool v3182 = v3180 && v3181;
       if (v3182) {
-        const float v3183 = v2681.x[7];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3183 = v2686.x[7];  // kernels/convolution/narrow_groups.hpp:189
         const unsigned int v3184 = v3022 + v3179;
         const iron_bf16 v3185 = bias[v3184];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3186 = iron_to_f32(v3185);
@@ -3370,8 +3370,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const float v3192 = 1.0f + v3190;
         const float v3193 = iron_recip_approx(v3192);
         const float v3194 = v3187 * v3193;
-        const iron_bf16 v3195 = iron_f32_to_bf16(v3194);  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3196 = v3178 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const iron_bf16 v3195 = iron_f32_to_bf16(v3194);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3196 = v3178 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const unsigned int v3197 = v3196 + v3022;
         const unsigned int v3198 = v3197 + v3179;
         out[v3198] = v3195;

@@ -110,14 +110,14 @@ kernel void iron_conv1d_bf16(
   const uint v8 = group_count;
   uint v10 = 0u;  // kernels/convolution/conv2d.cpp:96
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const uint v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:49
+  const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
-  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:129
   if (v25) {
     const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -1943,8 +1943,8 @@ kernel void iron_conv1d_bf16(
           const uint v2426 = v2354 + 7u;  // kernels/gemm/gemm_tiles.hpp:359
           const float v2427 = shm2[v2426];
           const bfloat v2431 = bfloat(v2427);  // kernels/convolution/conv_tiles.hpp:112
-          const uint v3762 = v2347 + v2363;
-          *(device iron_bf16x8*)(out + v3762) = iron_bf16x8{{bfloat4(v2361, v2371, v2381, v2391), bfloat4(v2401, v2411, v2421, v2431)}};
+          const uint v3763 = v2347 + v2363;
+          *(device iron_bf16x8*)(out + v3763) = iron_bf16x8{{bfloat4(v2361, v2371, v2381, v2391), bfloat4(v2401, v2411, v2421, v2431)}};
         }
       } else {
         for (uint v2438 = v141; v2438 < 2048u; v2438 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -1970,174 +1970,174 @@ kernel void iron_conv1d_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const uint v2468 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const uint v2469 = v7 * v2468;
-    const uint v2471 = v6 << 1u;
-    const uint v2472 = v1 + v2471;
-    const uint v2473 = v2472 - v2469;
-    const uint v2474 = v2473 - 1u;
-    const uint v2475 = v2474 / v5;
-    const uint v2476 = v2475 + 1u;
-    const uint v2490 = v0 * v2476;  // kernels/convolution/narrow_groups.hpp:66
-    const uint v2495 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2496 = v2495 == v10;
-    const uint v2499 = v16 << 1u;
-    const bool v2500 = v2499 <= 64u;
-    const bool v2501 = v2496 && v2500;
-    const uint v2502 = v2501 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2506 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2507 = v2506 == v10;
-    const uint v2510 = v16 << 2u;
-    const bool v2511 = v2510 <= 64u;
-    const bool v2512 = v2507 && v2511;
-    const uint v2513 = v2512 ? 4u : v2502;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2517 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2518 = v2517 == v10;
-    const uint v2521 = v16 << 3u;
-    const bool v2522 = v2521 <= 64u;
-    const bool v2523 = v2518 && v2522;
-    const uint v2524 = v2523 ? 8u : v2513;  // kernels/convolution/narrow_groups.hpp:73
-    const uint v2526 = 128u / v2524;  // kernels/convolution/narrow_groups.hpp:75
-    const uint v2527 = v8 / v2524;  // kernels/convolution/narrow_groups.hpp:76
-    const uint v2528 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:77
-    const uint v2531 = v2490 + 127u;
-    const uint v2532 = v2531 >> 7u;
-    const uint v2533 = iron_gid.z;
-    const uint v2534 = v2533 * v2532;
-    const uint v2535 = v2534 + v2528;
-    const uint v2536 = v2535 % v2527;  // kernels/convolution/narrow_groups.hpp:78
-    const uint v2537 = v2535 / v2527;  // kernels/convolution/narrow_groups.hpp:79
-    const uint v2538 = v2536 * v2524;  // kernels/convolution/narrow_groups.hpp:80
-    const uint v2540 = v2490 + v2526;  // kernels/convolution/narrow_groups.hpp:82
-    const uint v2541 = v2540 - 1u;
-    const uint v2542 = v2541 / v2526;
-    const bool v2543 = v2537 < v2542;
-    if (v2543) {
-      const uint v2545 = v2524 * v16;  // kernels/convolution/narrow_groups.hpp:89
-      const uint v2546 = v2545 >> 2u;
-      const bool v2550 = v2546 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const uint v2551 = v2550 ? 8u : 16u;
-      const bool v2554 = v2546 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const uint v2555 = v2554 ? 4u : v2551;
-      const bool v2558 = v2546 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const uint v2559 = v2558 ? 2u : v2555;
-      const bool v2562 = v2546 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const uint v2563 = v2562 ? 1u : v2559;
-      const uint v2564 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:94
-      const uint v2565 = v2564 % v2563;
-      const bool v2566 = v2565 < v2546;  // kernels/convolution/narrow_groups.hpp:95
-      const uint v2568 = v2565 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const uint v2569 = v2568 / v16;
-      const uint v2570 = v2569 * v16;  // kernels/convolution/narrow_groups.hpp:97
-      const uint v2573 = v2568 - v2570;
-      const uint v2576 = v2538 * v16;  // kernels/convolution/narrow_groups.hpp:98
-      const uint v2577 = v2576 + v2568;
-      const uint v2579 = iron_sg;  // kernels/convolution/narrow_groups.hpp:100
-      const uint v2580 = v2579 << 5u;
-      const uint v2581 = v2580 / v2526;  // kernels/convolution/narrow_groups.hpp:101
-      const uint v2583 = v2580 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const uint v2584 = v2583 / v2526;
-      iron_frag<float, 16, 16> v2586;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2586, float(0.0f));
-      iron_frag<float, 16, 16> v2588;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2588, float(0.0f));
-      iron_frag<bfloat, 16, 16> v2590;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2590, bfloat(bfloat(0.0f)));
-      iron_frag<bfloat, 16, 16> v2592;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2592, bfloat(bfloat(0.0f)));
-      const uint v2595 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:109
-      const uint v2611 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:117
-      const uint v2613 = v2524 << 4u;
-      const uint v2724 = v2580 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const uint v2728 = v2581 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const uint v2734 = v2583 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const uint v2738 = v2584 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const uint v2463 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2464 = v2463 & 15u;
+    const uint v2465 = v2464 << 2u;
+    const uint v2473 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2474 = v7 * v2473;
+    const uint v2476 = v6 << 1u;
+    const uint v2477 = v1 + v2476;
+    const uint v2478 = v2477 - v2474;
+    const uint v2479 = v2478 - 1u;
+    const uint v2480 = v2479 / v5;
+    const uint v2481 = v2480 + 1u;
+    const uint v2495 = v0 * v2481;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2500 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2501 = v2500 == v10;
+    const uint v2504 = v16 << 1u;
+    const bool v2505 = v2504 <= 64u;
+    const bool v2506 = v2501 && v2505;
+    const uint v2507 = v2506 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2511 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2512 = v2511 == v10;
+    const uint v2515 = v16 << 2u;
+    const bool v2516 = v2515 <= 64u;
+    const bool v2517 = v2512 && v2516;
+    const uint v2518 = v2517 ? 4u : v2507;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2522 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2523 = v2522 == v10;
+    const uint v2526 = v16 << 3u;
+    const bool v2527 = v2526 <= 64u;
+    const bool v2528 = v2523 && v2527;
+    const uint v2529 = v2528 ? 8u : v2518;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2531 = 128u / v2529;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2532 = v8 / v2529;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2533 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2536 = v2495 + 127u;
+    const uint v2537 = v2536 >> 7u;
+    const uint v2538 = iron_gid.z;
+    const uint v2539 = v2538 * v2537;
+    const uint v2540 = v2539 + v2533;
+    const uint v2541 = v2540 % v2532;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2542 = v2540 / v2532;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2543 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2545 = v2495 + v2531;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2546 = v2545 - 1u;
+    const uint v2547 = v2546 / v2531;
+    const bool v2548 = v2542 < v2547;
+    if (v2548) {
+      const uint v2550 = v2529 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2551 = v2550 >> 2u;
+      const bool v2555 = v2551 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2556 = v2555 ? 8u : 16u;
+      const bool v2559 = v2551 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2560 = v2559 ? 4u : v2556;
+      const bool v2563 = v2551 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2564 = v2563 ? 2u : v2560;
+      const bool v2567 = v2551 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2568 = v2567 ? 1u : v2564;
+      const uint v2570 = v2463 % v2568;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2571 = v2570 < v2551;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2573 = v2570 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2574 = v2573 / v16;
+      const uint v2575 = v2574 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2578 = v2573 - v2575;
+      const uint v2581 = v2543 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2582 = v2581 + v2573;
+      const uint v2584 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2585 = v2584 << 5u;
+      const uint v2586 = v2585 / v2531;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2588 = v2585 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2589 = v2588 / v2531;
+      iron_frag<float, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2591, float(0.0f));
+      iron_frag<float, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2593, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2595, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2597, bfloat(bfloat(0.0f)));
+      const uint v2600 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2703 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2724 = v2585 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2728 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2734 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2738 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (uint v2597 = v10; v2597 < 1u; v2597 += v2595) {  // kernels/convolution/narrow_groups.hpp:110
-        const uint v2598 = v2597 + v2595;  // kernels/convolution/narrow_groups.hpp:111
-        const uint v2599 = min(v2598, 1u);
-        const uint v2600 = v2599 - v2597;  // kernels/convolution/narrow_groups.hpp:112
-        const uint v2601 = v2600 * v4;
-        const uint v2602 = v2601 * v16;
-        const uint v2606 = v2602 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2607 = v2606 >> 4u;
-        const uint v2608 = v2607 << 4u;
-        const uint v2610 = v2608 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const uint v2614 = v2613 * v2610;  // kernels/convolution/narrow_groups.hpp:117
-        const uint v2627 = v2597 * v4;  // kernels/convolution/narrow_groups.hpp:123
-        const uint v2628 = v2627 * v16;
+      for (uint v2602 = v10; v2602 < 1u; v2602 += v2600) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2603 = v2602 + v2600;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2604 = min(v2603, 1u);
+        const uint v2605 = v2604 - v2602;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2606 = v2605 * v4;
+        const uint v2607 = v2606 * v16;
+        const uint v2611 = v2607 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2612 = v2611 >> 4u;
+        const uint v2613 = v2612 << 4u;
+        const bool v2614 = v2465 < v2613;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2614) {
+          const uint v2616 = v2529 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2619 = v2463 >> 4u;
+          const bool v2625 = v2465 < v2607;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2627 = v2602 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2628 = v2627 * v16;
 
-        for (uint v2616 = v2564; v2616 < v2614; v2616 += v2611) {  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2617 = v2616 / v2610;  // kernels/convolution/narrow_groups.hpp:118
-          const uint v2619 = v2617 * v2610;  // kernels/convolution/narrow_groups.hpp:119
-          const uint v2620 = v2616 - v2619;
-          const uint v2621 = v2620 << 2u;
-          const uint v2623 = v2617 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2624 = v2623 < v12;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2625 = v2621 < v2602;
-          const bool v2626 = v2624 && v2625;
-          const uint v2630 = v2617 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const uint v2631 = v2538 + v2630;
-          const uint v2632 = v2631 * v12;
-          const uint v2633 = v2632 + v2623;
-          const uint v2634 = v2633 * v22;
-          const uint v2635 = v2634 + v2628;
-          const uint v2636 = v2635 + v2621;
-          const uint v2638 = v2626 ? v2636 : v10;  // kernels/convolution/narrow_groups.hpp:124
-          const uint v2640 = v2617 * 56u;
-          const uint v2641 = v2640 + v2621;
-          for (uint e = 0; e < 4u; ++e) {
-            shm4[v2641 + e] = v2626 ? weight[v2638 + e] : bfloat(0);
+          for (uint v2621 = v2619; v2621 < v2616; v2621 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2623 = v2621 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2624 = v2623 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2626 = v2624 && v2625;
+            const uint v2630 = v2621 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2631 = v2543 + v2630;
+            const uint v2632 = v2631 * v12;
+            const uint v2633 = v2632 + v2623;
+            const uint v2634 = v2633 * v22;
+            const uint v2635 = v2634 + v2628;
+            const uint v2636 = v2635 + v2465;
+            const uint v2638 = v2626 ? v2636 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2640 = v2621 * 56u;
+            const uint v2641 = v2640 + v2465;
+            for (uint e = 0; e < 4u; ++e) {
+              shm4[v2641 + e] = v2626 ? weight[v2638 + e] : bfloat(0);
+            }
           }
         }
-        if (v2566) {  // kernels/convolution/narrow_groups.hpp:127
-          const uint v2643 = 128u / v2563;  // kernels/convolution/narrow_groups.hpp:128
-          const uint v2645 = v2564 / v2563;
-          const uint v2647 = v2537 * v2526;  // kernels/convolution/narrow_groups.hpp:129
-          const uint v2659 = v2569 * v2526;  // kernels/convolution/narrow_groups.hpp:136
-          const uint v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2571) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2643 = 128u / v2568;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2645 = v2463 / v2568;
+          const uint v2647 = v2542 * v2531;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2659 = v2574 * v2531;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v2646 = v2645; v2646 < v2526; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:128
-            const uint v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:129
-            const uint v2649 = v2648 / v2476;  // kernels/convolution/narrow_groups.hpp:130
-            const uint v2650 = v2649 * v2476;  // kernels/convolution/narrow_groups.hpp:131
+          for (uint v2646 = v2645; v2646 < v2531; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2649 = v2648 / v2481;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2650 = v2649 * v2481;  // kernels/convolution/narrow_groups.hpp:137
             const uint v2651 = v2648 - v2650;
-            const uint v2652 = v2651 / v2476;  // kernels/convolution/narrow_groups.hpp:132
-            const uint v2654 = v2652 * v2476;  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2652 = v2651 / v2481;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2654 = v2652 * v2481;  // kernels/convolution/narrow_groups.hpp:140
             const uint v2655 = v2651 - v2654;
             const uint v2656 = v2655 * v5;
-            const bool v2657 = v2648 < v2490;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2660 = v2659 + v2646;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2657 = v2648 < v2495;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2660 = v2659 + v2646;  // kernels/convolution/narrow_groups.hpp:142
             const uint v2661 = v2660 * 56u;
-            const uint v2662 = v2661 + v2573;
+            const uint v2662 = v2661 + v2578;
 
-            for (uint v2664 = v2597; v2664 < v2599; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2666 = v2652 + v2664;  // kernels/convolution/narrow_groups.hpp:138
-              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:139
+            for (uint v2664 = v2602; v2664 < v2604; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2666 = v2652 + v2664;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2668 = v2657 && v2667;
               const bool v2670 = v2666 < 1u;
               const bool v2671 = v2668 && v2670;
-              const uint v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:140
+              const uint v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:146
               const uint v2674 = v2649 + v2672;
-              const uint v2676 = v2664 - v2597;  // kernels/convolution/narrow_groups.hpp:141
+              const uint v2676 = v2664 - v2602;  // kernels/convolution/narrow_groups.hpp:147
               const uint v2677 = v2676 * v4;
               const uint v2678 = v2677 * v16;
-              const uint v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:145
-              const uint v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (uint v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const uint v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:143
+              for (uint v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:149
                 const uint v2683 = v2656 + v2682;
-                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2685 = v2671 && v2684;
                 const bool v2687 = v2683 < v2686;
                 const bool v2688 = v2685 && v2687;
-                const uint v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:145
+                const uint v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:151
                 const uint v2691 = v2690 + v2689;
                 const uint v2692 = v2691 - v6;
                 const uint v2693 = v2692 * v2;
-                const uint v2694 = v2693 + v2577;
-                const uint v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:146
+                const uint v2694 = v2693 + v2582;
+                const uint v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:152
                 const uint v2697 = v2681 * v16;
                 const uint v2699 = v2698 + v2697;
                 for (uint e = 0; e < 4u; ++e) {
@@ -2147,271 +2147,271 @@ kernel void iron_conv1d_bf16(
             }
           }
         }
-        const uint v2701 = v2608 - v2602;  // kernels/convolution/narrow_groups.hpp:152
+        const uint v2701 = v2613 - v2607;  // kernels/convolution/narrow_groups.hpp:158
         const uint v2702 = v2701 >> 2u;
-        const uint v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const uint v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (uint v2707 = v2564; v2707 < v2705; v2707 += v2611) {
-          const uint v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:154
-          const uint v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:155
+        for (uint v2707 = v2463; v2707 < v2705; v2707 += v2703) {
+          const uint v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:161
           const uint v2713 = v2707 - v2712;
           const uint v2714 = v2713 << 2u;
           const uint v2716 = v2708 * 56u;
-          const uint v2717 = v2716 + v2602;
+          const uint v2717 = v2716 + v2607;
           const uint v2718 = v2717 + v2714;
           for (uint e = 0; e < 4u; ++e) {
             shm3[v2718 + e] = false ? x[v10 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:158
-        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:159
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:160
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
 
-        for (uint v2721 = v10; v2721 < v2608; v2721 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const uint v2725 = v2724 + v2721;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load<false>(v2590, shm3, long(v2725), long(56u));
-          const uint v2729 = v2728 + v2721;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load<true>(v2592, shm4, long(v2729), long(56u));
-          iron_frag_mma(v2586, v2590, v2592);  // kernels/convolution/narrow_groups.hpp:166
-          const uint v2735 = v2734 + v2721;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load<false>(v2590, shm3, long(v2735), long(56u));
-          const uint v2739 = v2738 + v2721;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load<true>(v2592, shm4, long(v2739), long(56u));
-          iron_frag_mma(v2588, v2590, v2592);  // kernels/convolution/narrow_groups.hpp:169
+        for (uint v2721 = v10; v2721 < v2613; v2721 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2725 = v2724 + v2721;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2595, shm3, long(v2725), long(56u));
+          const uint v2729 = v2728 + v2721;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2597, shm4, long(v2729), long(56u));
+          iron_frag_mma(v2591, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2735 = v2734 + v2721;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2595, shm3, long(v2735), long(56u));
+          const uint v2739 = v2738 + v2721;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2597, shm4, long(v2739), long(56u));
+          iron_frag_mma(v2593, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:175
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:171
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
       }
-      const uint v2740 = v2581 * v2526;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2741 = v2537 * v2526;
-      const uint v2742 = v2741 + v2580;
+      const uint v2740 = v2586 * v2531;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2741 = v2542 * v2531;
+      const uint v2742 = v2741 + v2585;
       const uint v2743 = v2742 - v2740;
-      const uint v2744 = v2538 + v2581;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2744 = v2543 + v2586;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2745 = v2744 * v12;
-      const uint v2746 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2746 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2747 = v2743 + v2746;
-      const uint v2748 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2749 = v2747 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2748 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2749 = v2747 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2750 = v2748 < v12;
       const bool v2751 = v2749 && v2750;
       if (v2751) {
-        const float v2752 = v2586.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2752 = v2591.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2754 = bfloat(v2752);
-        const uint v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2756 = v2755 + v2745;
         const uint v2757 = v2756 + v2748;
         out[v2757] = v2754;
       }
-      const uint v2758 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2758 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2759 = v2743 + v2758;
-      const uint v2760 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2761 = v2759 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2760 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2761 = v2759 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2762 = v2760 < v12;
       const bool v2763 = v2761 && v2762;
       if (v2763) {
-        const float v2764 = v2586.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2764 = v2591.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2766 = bfloat(v2764);
-        const uint v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2768 = v2767 + v2745;
         const uint v2769 = v2768 + v2760;
         out[v2769] = v2766;
       }
-      const uint v2770 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2770 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2771 = v2743 + v2770;
-      const uint v2772 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2773 = v2771 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2772 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2773 = v2771 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2774 = v2772 < v12;
       const bool v2775 = v2773 && v2774;
       if (v2775) {
-        const float v2776 = v2586.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2776 = v2591.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2778 = bfloat(v2776);
-        const uint v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2780 = v2779 + v2745;
         const uint v2781 = v2780 + v2772;
         out[v2781] = v2778;
       }
-      const uint v2782 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2782 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2783 = v2743 + v2782;
-      const uint v2784 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2785 = v2783 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2784 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2785 = v2783 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2786 = v2784 < v12;
       const bool v2787 = v2785 && v2786;
       if (v2787) {
-        const float v2788 = v2586.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2788 = v2591.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2790 = bfloat(v2788);
-        const uint v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2792 = v2791 + v2745;
         const uint v2793 = v2792 + v2784;
         out[v2793] = v2790;
       }
-      const uint v2794 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2794 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2795 = v2743 + v2794;
-      const uint v2796 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2797 = v2795 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2796 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2797 = v2795 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2798 = v2796 < v12;
       const bool v2799 = v2797 && v2798;
       if (v2799) {
-        const float v2800 = v2586.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2800 = v2591.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2802 = bfloat(v2800);
-        const uint v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2804 = v2803 + v2745;
         const uint v2805 = v2804 + v2796;
         out[v2805] = v2802;
       }
-      const uint v2806 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2806 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2807 = v2743 + v2806;
-      const uint v2808 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2809 = v2807 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2808 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2809 = v2807 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2810 = v2808 < v12;
       const bool v2811 = v2809 && v2810;
       if (v2811) {
-        const float v2812 = v2586.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2812 = v2591.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2814 = bfloat(v2812);
-        const uint v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2816 = v2815 + v2745;
         const uint v2817 = v2816 + v2808;
         out[v2817] = v2814;
       }
-      const uint v2818 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2818 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2819 = v2743 + v2818;
-      const uint v2820 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2821 = v2819 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2820 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2821 = v2819 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2822 = v2820 < v12;
       const bool v2823 = v2821 && v2822;
       if (v2823) {
-        const float v2824 = v2586.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2824 = v2591.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2826 = bfloat(v2824);
-        const uint v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2828 = v2827 + v2745;
         const uint v2829 = v2828 + v2820;
         out[v2829] = v2826;
       }
-      const uint v2830 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2830 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2831 = v2743 + v2830;
-      const uint v2832 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2833 = v2831 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2832 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2833 = v2831 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2834 = v2832 < v12;
       const bool v2835 = v2833 && v2834;
       if (v2835) {
-        const float v2836 = v2586.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2836 = v2591.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2838 = bfloat(v2836);
-        const uint v2839 = v2831 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2839 = v2831 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2840 = v2839 + v2745;
         const uint v2841 = v2840 + v2832;
         out[v2841] = v2838;
       }
-      const uint v2844 = v2584 * v2526;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2846 = v2741 + v2583;
+      const uint v2844 = v2589 * v2531;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2846 = v2741 + v2588;
       const uint v2847 = v2846 - v2844;
-      const uint v2848 = v2538 + v2584;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2848 = v2543 + v2589;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2849 = v2848 * v12;
-      const uint v2850 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2850 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2851 = v2847 + v2850;
-      const uint v2852 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2853 = v2851 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2852 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2853 = v2851 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2854 = v2852 < v12;
       const bool v2855 = v2853 && v2854;
       if (v2855) {
-        const float v2856 = v2588.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2856 = v2593.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2858 = bfloat(v2856);
-        const uint v2859 = v2851 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2859 = v2851 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2860 = v2859 + v2849;
         const uint v2861 = v2860 + v2852;
         out[v2861] = v2858;
       }
-      const uint v2862 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2862 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2863 = v2847 + v2862;
-      const uint v2864 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2865 = v2863 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2864 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2865 = v2863 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2866 = v2864 < v12;
       const bool v2867 = v2865 && v2866;
       if (v2867) {
-        const float v2868 = v2588.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2868 = v2593.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2870 = bfloat(v2868);
-        const uint v2871 = v2863 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2871 = v2863 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2872 = v2871 + v2849;
         const uint v2873 = v2872 + v2864;
         out[v2873] = v2870;
       }
-      const uint v2874 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2874 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2875 = v2847 + v2874;
-      const uint v2876 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2877 = v2875 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2876 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2877 = v2875 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2878 = v2876 < v12;
       const bool v2879 = v2877 && v2878;
       if (v2879) {
-        const float v2880 = v2588.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2880 = v2593.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2882 = bfloat(v2880);
-        const uint v2883 = v2875 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2883 = v2875 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2884 = v2883 + v2849;
         const uint v2885 = v2884 + v2876;
         out[v2885] = v2882;
       }
-      const uint v2886 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2886 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2887 = v2847 + v2886;
-      const uint v2888 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2889 = v2887 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2888 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2889 = v2887 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2890 = v2888 < v12;
       const bool v2891 = v2889 && v2890;
       if (v2891) {
-        const float v2892 = v2588.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2892 = v2593.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2894 = bfloat(v2892);
-        const uint v2895 = v2887 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2895 = v2887 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2896 = v2895 + v2849;
         const uint v2897 = v2896 + v2888;
         out[v2897] = v2894;
       }
-      const uint v2898 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2898 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2899 = v2847 + v2898;
-      const uint v2900 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2901 = v2899 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2900 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2901 = v2899 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2902 = v2900 < v12;
       const bool v2903 = v2901 && v2902;
       if (v2903) {
-        const float v2904 = v2588.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2904 = v2593.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2906 = bfloat(v2904);
-        const uint v2907 = v2899 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2907 = v2899 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2908 = v2907 + v2849;
         const uint v2909 = v2908 + v2900;
         out[v2909] = v2906;
       }
-      const uint v2910 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2910 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2911 = v2847 + v2910;
-      const uint v2912 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2913 = v2911 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2912 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2913 = v2911 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2914 = v2912 < v12;
       const bool v2915 = v2913 && v2914;
       if (v2915) {
-        const float v2916 = v2588.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2916 = v2593.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2918 = bfloat(v2916);
-        const uint v2919 = v2911 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2919 = v2911 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2920 = v2919 + v2849;
         const uint v2921 = v2920 + v2912;
         out[v2921] = v2918;
       }
-      const uint v2922 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2922 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2923 = v2847 + v2922;
-      const uint v2924 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2925 = v2923 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2924 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2925 = v2923 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2926 = v2924 < v12;
       const bool v2927 = v2925 && v2926;
       if (v2927) {
-        const float v2928 = v2588.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2928 = v2593.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2930 = bfloat(v2928);
-        const uint v2931 = v2923 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2931 = v2923 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2932 = v2931 + v2849;
         const uint v2933 = v2932 + v2924;
         out[v2933] = v2930;
       }
-      const uint v2934 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2934 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2935 = v2847 + v2934;
-      const uint v2936 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2937 = v2935 < v2490;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2936 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2937 = v2935 < v2495;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2938 = v2936 < v12;
       const bool v2939 = v2937 && v2938;
       if (v2939) {
-        const float v2940 = v2588.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2940 = v2593.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2942 = bfloat(v2940);
-        const uint v2943 = v2935 * v3;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2943 = v2935 * v3;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2944 = v2943 + v2849;
         const uint v2945 = v2944 + v2936;
         out[v2945] = v2942;

@@ -124,14 +124,14 @@ kernel void iron_conv2d_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -2005,8 +2005,8 @@ kernel void iron_conv2d_bf16(
           const uint v2429 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:359
           const float v2430 = shm2[v2429];
           const bfloat v2434 = bfloat(v2430);  // kernels/convolution/conv_tiles.hpp:112
-          const uint v3769 = v2350 + v2366;
-          *(device iron_bf16x8*)(out + v3769) = iron_bf16x8{{bfloat4(v2364, v2374, v2384, v2394), bfloat4(v2404, v2414, v2424, v2434)}};
+          const uint v3770 = v2350 + v2366;
+          *(device iron_bf16x8*)(out + v3770) = iron_bf16x8{{bfloat4(v2364, v2374, v2384, v2394), bfloat4(v2404, v2414, v2424, v2434)}};
         }
       } else {
         for (uint v2441 = v144; v2441 < 2048u; v2441 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2032,190 +2032,190 @@ kernel void iron_conv2d_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const uint v2466 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const uint v2467 = v2466 * v19;
-    const uint v2471 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const uint v2472 = v12 * v2471;
-    const uint v2474 = v10 << 1u;
-    const uint v2475 = v2 + v2474;
-    const uint v2476 = v2475 - v2472;
-    const uint v2477 = v2476 - 1u;
-    const uint v2478 = v2477 / v8;
-    const uint v2479 = v2478 + 1u;
-    const uint v2483 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const uint v2484 = v11 * v2483;
-    const uint v2486 = v9 << 1u;
-    const uint v2487 = v1 + v2486;
-    const uint v2488 = v2487 - v2484;
-    const uint v2489 = v2488 - 1u;
-    const uint v2490 = v2489 / v7;
-    const uint v2491 = v2490 + 1u;
-    const uint v2492 = v2491 * v2479;  // kernels/convolution/narrow_groups.hpp:65
-    const uint v2493 = v0 * v2492;  // kernels/convolution/narrow_groups.hpp:66
-    const uint v2498 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2499 = v2498 == 0u;
-    const uint v2502 = v19 << 1u;
-    const bool v2503 = v2502 <= 64u;
-    const bool v2504 = v2499 && v2503;
-    const uint v2505 = v2504 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2509 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2510 = v2509 == 0u;
-    const uint v2513 = v19 << 2u;
-    const bool v2514 = v2513 <= 64u;
-    const bool v2515 = v2510 && v2514;
-    const uint v2516 = v2515 ? 4u : v2505;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2520 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2521 = v2520 == 0u;
-    const uint v2524 = v19 << 3u;
-    const bool v2525 = v2524 <= 64u;
-    const bool v2526 = v2521 && v2525;
-    const uint v2527 = v2526 ? 8u : v2516;  // kernels/convolution/narrow_groups.hpp:73
-    const uint v2529 = 128u / v2527;  // kernels/convolution/narrow_groups.hpp:75
-    const uint v2530 = v13 / v2527;  // kernels/convolution/narrow_groups.hpp:76
-    const uint v2531 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:77
-    const uint v2534 = v2493 + 127u;
-    const uint v2535 = v2534 >> 7u;
-    const uint v2536 = iron_gid.z;
-    const uint v2537 = v2536 * v2535;
-    const uint v2538 = v2537 + v2531;
-    const uint v2539 = v2538 % v2530;  // kernels/convolution/narrow_groups.hpp:78
-    const uint v2540 = v2538 / v2530;  // kernels/convolution/narrow_groups.hpp:79
-    const uint v2541 = v2539 * v2527;  // kernels/convolution/narrow_groups.hpp:80
-    const uint v2543 = v2493 + v2529;  // kernels/convolution/narrow_groups.hpp:82
-    const uint v2544 = v2543 - 1u;
-    const uint v2545 = v2544 / v2529;
-    const bool v2546 = v2540 < v2545;
-    if (v2546) {
-      const uint v2548 = v2527 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const uint v2549 = v2548 >> 2u;
-      const bool v2553 = v2549 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const uint v2554 = v2553 ? 8u : 16u;
-      const bool v2557 = v2549 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const uint v2558 = v2557 ? 4u : v2554;
-      const bool v2561 = v2549 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const uint v2562 = v2561 ? 2u : v2558;
-      const bool v2565 = v2549 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const uint v2566 = v2565 ? 1u : v2562;
-      const uint v2567 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:94
-      const uint v2568 = v2567 % v2566;
-      const bool v2569 = v2568 < v2549;  // kernels/convolution/narrow_groups.hpp:95
-      const uint v2571 = v2568 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const uint v2572 = v2571 / v19;
-      const uint v2573 = v2572 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const uint v2576 = v2571 - v2573;
-      const uint v2579 = v2541 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const uint v2580 = v2579 + v2571;
-      const uint v2582 = iron_sg;  // kernels/convolution/narrow_groups.hpp:100
-      const uint v2583 = v2582 << 5u;
-      const uint v2584 = v2583 / v2529;  // kernels/convolution/narrow_groups.hpp:101
-      const uint v2586 = v2583 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const uint v2587 = v2586 / v2529;
-      iron_frag<float, 16, 16> v2589;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2589, float(0.0f));
-      iron_frag<float, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2591, float(0.0f));
-      iron_frag<bfloat, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2593, bfloat(bfloat(0.0f)));
-      iron_frag<bfloat, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2595, bfloat(bfloat(0.0f)));
-      const uint v2598 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const uint v2614 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:117
-      const uint v2616 = v2527 << 4u;
-      const uint v2727 = v2583 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const uint v2731 = v2584 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const uint v2737 = v2586 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const uint v2741 = v2587 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const uint v2466 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2467 = v2466 & 15u;
+    const uint v2468 = v2467 << 2u;
+    const uint v2471 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2472 = v2471 * v19;
+    const uint v2476 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2477 = v12 * v2476;
+    const uint v2479 = v10 << 1u;
+    const uint v2480 = v2 + v2479;
+    const uint v2481 = v2480 - v2477;
+    const uint v2482 = v2481 - 1u;
+    const uint v2483 = v2482 / v8;
+    const uint v2484 = v2483 + 1u;
+    const uint v2488 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2489 = v11 * v2488;
+    const uint v2491 = v9 << 1u;
+    const uint v2492 = v1 + v2491;
+    const uint v2493 = v2492 - v2489;
+    const uint v2494 = v2493 - 1u;
+    const uint v2495 = v2494 / v7;
+    const uint v2496 = v2495 + 1u;
+    const uint v2497 = v2496 * v2484;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2498 = v0 * v2497;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2503 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2504 = v2503 == 0u;
+    const uint v2507 = v19 << 1u;
+    const bool v2508 = v2507 <= 64u;
+    const bool v2509 = v2504 && v2508;
+    const uint v2510 = v2509 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2514 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2515 = v2514 == 0u;
+    const uint v2518 = v19 << 2u;
+    const bool v2519 = v2518 <= 64u;
+    const bool v2520 = v2515 && v2519;
+    const uint v2521 = v2520 ? 4u : v2510;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2525 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2526 = v2525 == 0u;
+    const uint v2529 = v19 << 3u;
+    const bool v2530 = v2529 <= 64u;
+    const bool v2531 = v2526 && v2530;
+    const uint v2532 = v2531 ? 8u : v2521;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2534 = 128u / v2532;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2535 = v13 / v2532;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2536 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2539 = v2498 + 127u;
+    const uint v2540 = v2539 >> 7u;
+    const uint v2541 = iron_gid.z;
+    const uint v2542 = v2541 * v2540;
+    const uint v2543 = v2542 + v2536;
+    const uint v2544 = v2543 % v2535;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2545 = v2543 / v2535;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2546 = v2544 * v2532;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2548 = v2498 + v2534;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2549 = v2548 - 1u;
+    const uint v2550 = v2549 / v2534;
+    const bool v2551 = v2545 < v2550;
+    if (v2551) {
+      const uint v2553 = v2532 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2554 = v2553 >> 2u;
+      const bool v2558 = v2554 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2559 = v2558 ? 8u : 16u;
+      const bool v2562 = v2554 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2563 = v2562 ? 4u : v2559;
+      const bool v2566 = v2554 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2567 = v2566 ? 2u : v2563;
+      const bool v2570 = v2554 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2571 = v2570 ? 1u : v2567;
+      const uint v2573 = v2466 % v2571;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2574 = v2573 < v2554;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2576 = v2573 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2577 = v2576 / v19;
+      const uint v2578 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2581 = v2576 - v2578;
+      const uint v2584 = v2546 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2585 = v2584 + v2576;
+      const uint v2587 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2588 = v2587 << 5u;
+      const uint v2589 = v2588 / v2534;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2591 = v2588 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2592 = v2591 / v2534;
+      iron_frag<float, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2594, float(0.0f));
+      iron_frag<float, 16, 16> v2596;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2596, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2598, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2600, bfloat(bfloat(0.0f)));
+      const uint v2603 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2706 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2727 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2731 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2737 = v2591 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2741 = v2592 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (uint v2600 = 0u; v2600 < v5; v2600 += v2598) {  // kernels/convolution/narrow_groups.hpp:110
-        const uint v2601 = v2600 + v2598;  // kernels/convolution/narrow_groups.hpp:111
-        const uint v2602 = min(v2601, v5);
-        const uint v2603 = v2602 - v2600;  // kernels/convolution/narrow_groups.hpp:112
-        const uint v2604 = v2603 * v6;
-        const uint v2605 = v2604 * v19;
-        const uint v2609 = v2605 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2610 = v2609 >> 4u;
-        const uint v2611 = v2610 << 4u;
-        const uint v2613 = v2611 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const uint v2617 = v2616 * v2613;  // kernels/convolution/narrow_groups.hpp:117
-        const uint v2630 = v2600 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const uint v2631 = v2630 * v19;
+      for (uint v2605 = 0u; v2605 < v5; v2605 += v2603) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2606 = v2605 + v2603;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2607 = min(v2606, v5);
+        const uint v2608 = v2607 - v2605;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2609 = v2608 * v6;
+        const uint v2610 = v2609 * v19;
+        const uint v2614 = v2610 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2615 = v2614 >> 4u;
+        const uint v2616 = v2615 << 4u;
+        const bool v2617 = v2468 < v2616;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2617) {
+          const uint v2619 = v2532 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2622 = v2466 >> 4u;
+          const bool v2628 = v2468 < v2610;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2630 = v2605 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2631 = v2630 * v19;
 
-        for (uint v2619 = v2567; v2619 < v2617; v2619 += v2614) {  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2620 = v2619 / v2613;  // kernels/convolution/narrow_groups.hpp:118
-          const uint v2622 = v2620 * v2613;  // kernels/convolution/narrow_groups.hpp:119
-          const uint v2623 = v2619 - v2622;
-          const uint v2624 = v2623 << 2u;
-          const uint v2626 = v2620 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2627 = v2626 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2628 = v2624 < v2605;
-          const bool v2629 = v2627 && v2628;
-          const uint v2633 = v2620 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const uint v2634 = v2541 + v2633;
-          const uint v2635 = v2634 * v15;
-          const uint v2636 = v2635 + v2626;
-          const uint v2637 = v2636 * v2467;
-          const uint v2638 = v2637 + v2631;
-          const uint v2639 = v2638 + v2624;
-          const uint v2641 = v2629 ? v2639 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const uint v2643 = v2620 * 56u;
-          const uint v2644 = v2643 + v2624;
-          for (uint e = 0; e < 4u; ++e) {
-            shm4[v2644 + e] = v2629 ? weight[v2641 + e] : bfloat(0);
+          for (uint v2624 = v2622; v2624 < v2619; v2624 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2626 = v2624 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2627 = v2626 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2629 = v2627 && v2628;
+            const uint v2633 = v2624 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2634 = v2546 + v2633;
+            const uint v2635 = v2634 * v15;
+            const uint v2636 = v2635 + v2626;
+            const uint v2637 = v2636 * v2472;
+            const uint v2638 = v2637 + v2631;
+            const uint v2639 = v2638 + v2468;
+            const uint v2641 = v2629 ? v2639 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2643 = v2624 * 56u;
+            const uint v2644 = v2643 + v2468;
+            for (uint e = 0; e < 4u; ++e) {
+              shm4[v2644 + e] = v2629 ? weight[v2641 + e] : bfloat(0);
+            }
           }
         }
-        if (v2569) {  // kernels/convolution/narrow_groups.hpp:127
-          const uint v2646 = 128u / v2566;  // kernels/convolution/narrow_groups.hpp:128
-          const uint v2648 = v2567 / v2566;
-          const uint v2650 = v2540 * v2529;  // kernels/convolution/narrow_groups.hpp:129
-          const uint v2662 = v2572 * v2529;  // kernels/convolution/narrow_groups.hpp:136
-          const uint v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const uint v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2574) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2646 = 128u / v2571;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2648 = v2466 / v2571;
+          const uint v2650 = v2545 * v2534;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2662 = v2577 * v2534;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v2649 = v2648; v2649 < v2529; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:128
-            const uint v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:129
-            const uint v2652 = v2651 / v2492;  // kernels/convolution/narrow_groups.hpp:130
-            const uint v2653 = v2652 * v2492;  // kernels/convolution/narrow_groups.hpp:131
+          for (uint v2649 = v2648; v2649 < v2534; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2652 = v2651 / v2497;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2653 = v2652 * v2497;  // kernels/convolution/narrow_groups.hpp:137
             const uint v2654 = v2651 - v2653;
-            const uint v2655 = v2654 / v2479;  // kernels/convolution/narrow_groups.hpp:132
-            const uint v2656 = v2655 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2657 = v2655 * v2479;  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2655 = v2654 / v2484;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2656 = v2655 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2657 = v2655 * v2484;  // kernels/convolution/narrow_groups.hpp:140
             const uint v2658 = v2654 - v2657;
             const uint v2659 = v2658 * v8;
-            const bool v2660 = v2651 < v2493;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2663 = v2662 + v2649;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2660 = v2651 < v2498;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2663 = v2662 + v2649;  // kernels/convolution/narrow_groups.hpp:142
             const uint v2664 = v2663 * 56u;
-            const uint v2665 = v2664 + v2576;
-            const uint v2676 = v2652 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2665 = v2664 + v2581;
+            const uint v2676 = v2652 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (uint v2667 = v2600; v2667 < v2602; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (uint v2667 = v2605; v2667 < v2607; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const uint v2669 = v2656 + v2668;
-              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2671 = v2660 && v2670;
               const bool v2673 = v2669 < v2672;
               const bool v2674 = v2671 && v2673;
-              const uint v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const uint v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:146
               const uint v2677 = v2676 + v2675;
               const uint v2678 = v2677 - v9;
-              const uint v2679 = v2667 - v2600;  // kernels/convolution/narrow_groups.hpp:141
+              const uint v2679 = v2667 - v2605;  // kernels/convolution/narrow_groups.hpp:147
               const uint v2680 = v2679 * v6;
               const uint v2681 = v2680 * v19;
-              const uint v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const uint v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (uint v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const uint v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (uint v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const uint v2686 = v2659 + v2685;
-                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2688 = v2674 && v2687;
                 const bool v2690 = v2686 < v2689;
                 const bool v2691 = v2688 && v2690;
-                const uint v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const uint v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const uint v2694 = v2693 + v2692;
                 const uint v2695 = v2694 - v10;
                 const uint v2696 = v2695 * v3;
-                const uint v2697 = v2696 + v2580;
-                const uint v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const uint v2697 = v2696 + v2585;
+                const uint v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const uint v2700 = v2684 * v19;
                 const uint v2702 = v2701 + v2700;
                 for (uint e = 0; e < 4u; ++e) {
@@ -2225,271 +2225,271 @@ kernel void iron_conv2d_bf16(
             }
           }
         }
-        const uint v2704 = v2611 - v2605;  // kernels/convolution/narrow_groups.hpp:152
+        const uint v2704 = v2616 - v2610;  // kernels/convolution/narrow_groups.hpp:158
         const uint v2705 = v2704 >> 2u;
-        const uint v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const uint v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (uint v2710 = v2567; v2710 < v2708; v2710 += v2614) {
-          const uint v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:154
-          const uint v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:155
+        for (uint v2710 = v2466; v2710 < v2708; v2710 += v2706) {
+          const uint v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:161
           const uint v2716 = v2710 - v2715;
           const uint v2717 = v2716 << 2u;
           const uint v2719 = v2711 * 56u;
-          const uint v2720 = v2719 + v2605;
+          const uint v2720 = v2719 + v2610;
           const uint v2721 = v2720 + v2717;
           for (uint e = 0; e < 4u; ++e) {
             shm3[v2721 + e] = false ? x[0u + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:158
-        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:159
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:160
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
 
-        for (uint v2724 = 0u; v2724 < v2611; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const uint v2728 = v2727 + v2724;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load<false>(v2593, shm3, long(v2728), long(56u));
-          const uint v2732 = v2731 + v2724;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load<true>(v2595, shm4, long(v2732), long(56u));
-          iron_frag_mma(v2589, v2593, v2595);  // kernels/convolution/narrow_groups.hpp:166
-          const uint v2738 = v2737 + v2724;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load<false>(v2593, shm3, long(v2738), long(56u));
-          const uint v2742 = v2741 + v2724;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load<true>(v2595, shm4, long(v2742), long(56u));
-          iron_frag_mma(v2591, v2593, v2595);  // kernels/convolution/narrow_groups.hpp:169
+        for (uint v2724 = 0u; v2724 < v2616; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2728 = v2727 + v2724;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2598, shm3, long(v2728), long(56u));
+          const uint v2732 = v2731 + v2724;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2600, shm4, long(v2732), long(56u));
+          iron_frag_mma(v2594, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2738 = v2737 + v2724;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2598, shm3, long(v2738), long(56u));
+          const uint v2742 = v2741 + v2724;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2600, shm4, long(v2742), long(56u));
+          iron_frag_mma(v2596, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:175
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:171
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
       }
-      const uint v2743 = v2584 * v2529;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2744 = v2540 * v2529;
-      const uint v2745 = v2744 + v2583;
+      const uint v2743 = v2589 * v2534;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2744 = v2545 * v2534;
+      const uint v2745 = v2744 + v2588;
       const uint v2746 = v2745 - v2743;
-      const uint v2747 = v2541 + v2584;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2747 = v2546 + v2589;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2748 = v2747 * v15;
-      const uint v2749 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2749 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2750 = v2746 + v2749;
-      const uint v2751 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2752 = v2750 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2751 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2752 = v2750 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2753 = v2751 < v15;
       const bool v2754 = v2752 && v2753;
       if (v2754) {
-        const float v2755 = v2589.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2755 = v2594.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2757 = bfloat(v2755);
-        const uint v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2759 = v2758 + v2748;
         const uint v2760 = v2759 + v2751;
         out[v2760] = v2757;
       }
-      const uint v2761 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2761 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2762 = v2746 + v2761;
-      const uint v2763 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2764 = v2762 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2763 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2764 = v2762 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2765 = v2763 < v15;
       const bool v2766 = v2764 && v2765;
       if (v2766) {
-        const float v2767 = v2589.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2767 = v2594.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2769 = bfloat(v2767);
-        const uint v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2771 = v2770 + v2748;
         const uint v2772 = v2771 + v2763;
         out[v2772] = v2769;
       }
-      const uint v2773 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2773 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2774 = v2746 + v2773;
-      const uint v2775 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2776 = v2774 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2775 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2776 = v2774 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2777 = v2775 < v15;
       const bool v2778 = v2776 && v2777;
       if (v2778) {
-        const float v2779 = v2589.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2779 = v2594.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2781 = bfloat(v2779);
-        const uint v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2783 = v2782 + v2748;
         const uint v2784 = v2783 + v2775;
         out[v2784] = v2781;
       }
-      const uint v2785 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2785 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2786 = v2746 + v2785;
-      const uint v2787 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2788 = v2786 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2787 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2788 = v2786 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2789 = v2787 < v15;
       const bool v2790 = v2788 && v2789;
       if (v2790) {
-        const float v2791 = v2589.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2791 = v2594.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2793 = bfloat(v2791);
-        const uint v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2795 = v2794 + v2748;
         const uint v2796 = v2795 + v2787;
         out[v2796] = v2793;
       }
-      const uint v2797 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2797 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2798 = v2746 + v2797;
-      const uint v2799 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2800 = v2798 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2799 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2800 = v2798 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2801 = v2799 < v15;
       const bool v2802 = v2800 && v2801;
       if (v2802) {
-        const float v2803 = v2589.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2803 = v2594.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2805 = bfloat(v2803);
-        const uint v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2807 = v2806 + v2748;
         const uint v2808 = v2807 + v2799;
         out[v2808] = v2805;
       }
-      const uint v2809 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2809 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2810 = v2746 + v2809;
-      const uint v2811 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2812 = v2810 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2811 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2812 = v2810 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2813 = v2811 < v15;
       const bool v2814 = v2812 && v2813;
       if (v2814) {
-        const float v2815 = v2589.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2815 = v2594.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2817 = bfloat(v2815);
-        const uint v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2819 = v2818 + v2748;
         const uint v2820 = v2819 + v2811;
         out[v2820] = v2817;
       }
-      const uint v2821 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2821 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2822 = v2746 + v2821;
-      const uint v2823 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2824 = v2822 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2823 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2824 = v2822 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2825 = v2823 < v15;
       const bool v2826 = v2824 && v2825;
       if (v2826) {
-        const float v2827 = v2589.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2827 = v2594.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2829 = bfloat(v2827);
-        const uint v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2831 = v2830 + v2748;
         const uint v2832 = v2831 + v2823;
         out[v2832] = v2829;
       }
-      const uint v2833 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2833 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2834 = v2746 + v2833;
-      const uint v2835 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2836 = v2834 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2835 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2836 = v2834 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2837 = v2835 < v15;
       const bool v2838 = v2836 && v2837;
       if (v2838) {
-        const float v2839 = v2589.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2839 = v2594.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2841 = bfloat(v2839);
-        const uint v2842 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2842 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2843 = v2842 + v2748;
         const uint v2844 = v2843 + v2835;
         out[v2844] = v2841;
       }
-      const uint v2847 = v2587 * v2529;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2849 = v2744 + v2586;
+      const uint v2847 = v2592 * v2534;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2849 = v2744 + v2591;
       const uint v2850 = v2849 - v2847;
-      const uint v2851 = v2541 + v2587;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2851 = v2546 + v2592;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2852 = v2851 * v15;
-      const uint v2853 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2853 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2854 = v2850 + v2853;
-      const uint v2855 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2856 = v2854 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2855 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2856 = v2854 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2857 = v2855 < v15;
       const bool v2858 = v2856 && v2857;
       if (v2858) {
-        const float v2859 = v2591.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2859 = v2596.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2861 = bfloat(v2859);
-        const uint v2862 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2862 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2863 = v2862 + v2852;
         const uint v2864 = v2863 + v2855;
         out[v2864] = v2861;
       }
-      const uint v2865 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2865 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2866 = v2850 + v2865;
-      const uint v2867 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2868 = v2866 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2867 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2868 = v2866 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2869 = v2867 < v15;
       const bool v2870 = v2868 && v2869;
       if (v2870) {
-        const float v2871 = v2591.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2871 = v2596.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2873 = bfloat(v2871);
-        const uint v2874 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2874 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2875 = v2874 + v2852;
         const uint v2876 = v2875 + v2867;
         out[v2876] = v2873;
       }
-      const uint v2877 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2877 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2878 = v2850 + v2877;
-      const uint v2879 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2880 = v2878 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2879 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2880 = v2878 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2881 = v2879 < v15;
       const bool v2882 = v2880 && v2881;
       if (v2882) {
-        const float v2883 = v2591.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2883 = v2596.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2885 = bfloat(v2883);
-        const uint v2886 = v2878 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2886 = v2878 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2887 = v2886 + v2852;
         const uint v2888 = v2887 + v2879;
         out[v2888] = v2885;
       }
-      const uint v2889 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2889 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2890 = v2850 + v2889;
-      const uint v2891 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2892 = v2890 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2891 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2892 = v2890 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2893 = v2891 < v15;
       const bool v2894 = v2892 && v2893;
       if (v2894) {
-        const float v2895 = v2591.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2895 = v2596.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2897 = bfloat(v2895);
-        const uint v2898 = v2890 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2898 = v2890 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2899 = v2898 + v2852;
         const uint v2900 = v2899 + v2891;
         out[v2900] = v2897;
       }
-      const uint v2901 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2901 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2902 = v2850 + v2901;
-      const uint v2903 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2904 = v2902 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2903 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2904 = v2902 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2905 = v2903 < v15;
       const bool v2906 = v2904 && v2905;
       if (v2906) {
-        const float v2907 = v2591.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2907 = v2596.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2909 = bfloat(v2907);
-        const uint v2910 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2910 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2911 = v2910 + v2852;
         const uint v2912 = v2911 + v2903;
         out[v2912] = v2909;
       }
-      const uint v2913 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2913 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2914 = v2850 + v2913;
-      const uint v2915 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2916 = v2914 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2915 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2916 = v2914 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2917 = v2915 < v15;
       const bool v2918 = v2916 && v2917;
       if (v2918) {
-        const float v2919 = v2591.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2919 = v2596.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2921 = bfloat(v2919);
-        const uint v2922 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2922 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2923 = v2922 + v2852;
         const uint v2924 = v2923 + v2915;
         out[v2924] = v2921;
       }
-      const uint v2925 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2925 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2926 = v2850 + v2925;
-      const uint v2927 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2928 = v2926 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2927 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2928 = v2926 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2929 = v2927 < v15;
       const bool v2930 = v2928 && v2929;
       if (v2930) {
-        const float v2931 = v2591.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2931 = v2596.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2933 = bfloat(v2931);
-        const uint v2934 = v2926 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2934 = v2926 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2935 = v2934 + v2852;
         const uint v2936 = v2935 + v2927;
         out[v2936] = v2933;
       }
-      const uint v2937 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2937 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2938 = v2850 + v2937;
-      const uint v2939 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2940 = v2938 < v2493;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2939 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2940 = v2938 < v2498;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2941 = v2939 < v15;
       const bool v2942 = v2940 && v2941;
       if (v2942) {
-        const float v2943 = v2591.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2943 = v2596.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const bfloat v2945 = bfloat(v2943);
-        const uint v2946 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const uint v2946 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2947 = v2946 + v2852;
         const uint v2948 = v2947 + v2939;
         out[v2948] = v2945;

@@ -126,14 +126,14 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -1984,15 +1984,15 @@ kernel void iron_conv2d_fused_bias_bf16(
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:359
           const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:112
-          const iron_bf16x8 v3845 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const bfloat v2364 = v3845.part[0][0];
-          const bfloat v2377 = v3845.part[0][1];
-          const bfloat v2390 = v3845.part[0][2];
-          const bfloat v2403 = v3845.part[0][3];
-          const bfloat v2416 = v3845.part[1][0];
-          const bfloat v2429 = v3845.part[1][1];
-          const bfloat v2442 = v3845.part[1][2];
-          const bfloat v2455 = v3845.part[1][3];
+          const iron_bf16x8 v3846 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
+          const bfloat v2364 = v3846.part[0][0];
+          const bfloat v2377 = v3846.part[0][1];
+          const bfloat v2390 = v3846.part[0][2];
+          const bfloat v2403 = v3846.part[0][3];
+          const bfloat v2416 = v3846.part[1][0];
+          const bfloat v2429 = v3846.part[1][1];
+          const bfloat v2442 = v3846.part[1][2];
+          const bfloat v2455 = v3846.part[1][3];
           const float v2365 = float(v2364);
           const float v2366 = v2360 + v2365;
           const bfloat v2367 = bfloat(v2366);  // kernels/convolution/conv_tiles.hpp:112
@@ -2033,8 +2033,8 @@ kernel void iron_conv2d_fused_bias_bf16(
           const float v2456 = float(v2455);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2457 = v2451 + v2456;
           const bfloat v2458 = bfloat(v2457);  // kernels/convolution/conv_tiles.hpp:112
-          const uint v3846 = v2350 + v2369;
-          *(device iron_bf16x8*)(out + v3846) = iron_bf16x8{{bfloat4(v2367, v2380, v2393, v2406), bfloat4(v2419, v2432, v2445, v2458)}};
+          const uint v3847 = v2350 + v2369;
+          *(device iron_bf16x8*)(out + v3847) = iron_bf16x8{{bfloat4(v2367, v2380, v2393, v2406), bfloat4(v2419, v2432, v2445, v2458)}};
         }
       } else {
         for (uint v2465 = v144; v2465 < 2048u; v2465 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2064,190 +2064,190 @@ kernel void iron_conv2d_fused_bias_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const uint v2493 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const uint v2494 = v2493 * v19;
-    const uint v2498 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const uint v2499 = v12 * v2498;
-    const uint v2501 = v10 << 1u;
-    const uint v2502 = v2 + v2501;
-    const uint v2503 = v2502 - v2499;
-    const uint v2504 = v2503 - 1u;
-    const uint v2505 = v2504 / v8;
-    const uint v2506 = v2505 + 1u;
-    const uint v2510 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const uint v2511 = v11 * v2510;
-    const uint v2513 = v9 << 1u;
-    const uint v2514 = v1 + v2513;
-    const uint v2515 = v2514 - v2511;
-    const uint v2516 = v2515 - 1u;
-    const uint v2517 = v2516 / v7;
-    const uint v2518 = v2517 + 1u;
-    const uint v2519 = v2518 * v2506;  // kernels/convolution/narrow_groups.hpp:65
-    const uint v2520 = v0 * v2519;  // kernels/convolution/narrow_groups.hpp:66
-    const uint v2525 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2526 = v2525 == 0u;
-    const uint v2529 = v19 << 1u;
-    const bool v2530 = v2529 <= 64u;
-    const bool v2531 = v2526 && v2530;
-    const uint v2532 = v2531 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2536 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2537 = v2536 == 0u;
-    const uint v2540 = v19 << 2u;
-    const bool v2541 = v2540 <= 64u;
-    const bool v2542 = v2537 && v2541;
-    const uint v2543 = v2542 ? 4u : v2532;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2547 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2548 = v2547 == 0u;
-    const uint v2551 = v19 << 3u;
-    const bool v2552 = v2551 <= 64u;
-    const bool v2553 = v2548 && v2552;
-    const uint v2554 = v2553 ? 8u : v2543;  // kernels/convolution/narrow_groups.hpp:73
-    const uint v2556 = 128u / v2554;  // kernels/convolution/narrow_groups.hpp:75
-    const uint v2557 = v13 / v2554;  // kernels/convolution/narrow_groups.hpp:76
-    const uint v2558 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:77
-    const uint v2561 = v2520 + 127u;
-    const uint v2562 = v2561 >> 7u;
-    const uint v2563 = iron_gid.z;
-    const uint v2564 = v2563 * v2562;
-    const uint v2565 = v2564 + v2558;
-    const uint v2566 = v2565 % v2557;  // kernels/convolution/narrow_groups.hpp:78
-    const uint v2567 = v2565 / v2557;  // kernels/convolution/narrow_groups.hpp:79
-    const uint v2568 = v2566 * v2554;  // kernels/convolution/narrow_groups.hpp:80
-    const uint v2570 = v2520 + v2556;  // kernels/convolution/narrow_groups.hpp:82
-    const uint v2571 = v2570 - 1u;
-    const uint v2572 = v2571 / v2556;
-    const bool v2573 = v2567 < v2572;
-    if (v2573) {
-      const uint v2575 = v2554 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const uint v2576 = v2575 >> 2u;
-      const bool v2580 = v2576 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const uint v2581 = v2580 ? 8u : 16u;
-      const bool v2584 = v2576 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const uint v2585 = v2584 ? 4u : v2581;
-      const bool v2588 = v2576 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const uint v2589 = v2588 ? 2u : v2585;
-      const bool v2592 = v2576 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const uint v2593 = v2592 ? 1u : v2589;
-      const uint v2594 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:94
-      const uint v2595 = v2594 % v2593;
-      const bool v2596 = v2595 < v2576;  // kernels/convolution/narrow_groups.hpp:95
-      const uint v2598 = v2595 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const uint v2599 = v2598 / v19;
-      const uint v2600 = v2599 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const uint v2603 = v2598 - v2600;
-      const uint v2606 = v2568 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const uint v2607 = v2606 + v2598;
-      const uint v2609 = iron_sg;  // kernels/convolution/narrow_groups.hpp:100
-      const uint v2610 = v2609 << 5u;
-      const uint v2611 = v2610 / v2556;  // kernels/convolution/narrow_groups.hpp:101
-      const uint v2613 = v2610 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const uint v2614 = v2613 / v2556;
-      iron_frag<float, 16, 16> v2616;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2616, float(0.0f));
-      iron_frag<float, 16, 16> v2618;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2618, float(0.0f));
-      iron_frag<bfloat, 16, 16> v2620;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2620, bfloat(bfloat(0.0f)));
-      iron_frag<bfloat, 16, 16> v2622;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2622, bfloat(bfloat(0.0f)));
-      const uint v2625 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const uint v2641 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:117
-      const uint v2643 = v2554 << 4u;
-      const uint v2754 = v2610 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const uint v2758 = v2611 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const uint v2764 = v2613 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const uint v2768 = v2614 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const uint v2493 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2494 = v2493 & 15u;
+    const uint v2495 = v2494 << 2u;
+    const uint v2498 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2499 = v2498 * v19;
+    const uint v2503 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2504 = v12 * v2503;
+    const uint v2506 = v10 << 1u;
+    const uint v2507 = v2 + v2506;
+    const uint v2508 = v2507 - v2504;
+    const uint v2509 = v2508 - 1u;
+    const uint v2510 = v2509 / v8;
+    const uint v2511 = v2510 + 1u;
+    const uint v2515 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2516 = v11 * v2515;
+    const uint v2518 = v9 << 1u;
+    const uint v2519 = v1 + v2518;
+    const uint v2520 = v2519 - v2516;
+    const uint v2521 = v2520 - 1u;
+    const uint v2522 = v2521 / v7;
+    const uint v2523 = v2522 + 1u;
+    const uint v2524 = v2523 * v2511;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2525 = v0 * v2524;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2530 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2531 = v2530 == 0u;
+    const uint v2534 = v19 << 1u;
+    const bool v2535 = v2534 <= 64u;
+    const bool v2536 = v2531 && v2535;
+    const uint v2537 = v2536 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2541 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2542 = v2541 == 0u;
+    const uint v2545 = v19 << 2u;
+    const bool v2546 = v2545 <= 64u;
+    const bool v2547 = v2542 && v2546;
+    const uint v2548 = v2547 ? 4u : v2537;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2552 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2553 = v2552 == 0u;
+    const uint v2556 = v19 << 3u;
+    const bool v2557 = v2556 <= 64u;
+    const bool v2558 = v2553 && v2557;
+    const uint v2559 = v2558 ? 8u : v2548;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2561 = 128u / v2559;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2562 = v13 / v2559;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2563 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2566 = v2525 + 127u;
+    const uint v2567 = v2566 >> 7u;
+    const uint v2568 = iron_gid.z;
+    const uint v2569 = v2568 * v2567;
+    const uint v2570 = v2569 + v2563;
+    const uint v2571 = v2570 % v2562;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2572 = v2570 / v2562;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2573 = v2571 * v2559;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2575 = v2525 + v2561;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2576 = v2575 - 1u;
+    const uint v2577 = v2576 / v2561;
+    const bool v2578 = v2572 < v2577;
+    if (v2578) {
+      const uint v2580 = v2559 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2581 = v2580 >> 2u;
+      const bool v2585 = v2581 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2586 = v2585 ? 8u : 16u;
+      const bool v2589 = v2581 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2590 = v2589 ? 4u : v2586;
+      const bool v2593 = v2581 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2594 = v2593 ? 2u : v2590;
+      const bool v2597 = v2581 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2598 = v2597 ? 1u : v2594;
+      const uint v2600 = v2493 % v2598;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2601 = v2600 < v2581;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2603 = v2600 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2604 = v2603 / v19;
+      const uint v2605 = v2604 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2608 = v2603 - v2605;
+      const uint v2611 = v2573 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2612 = v2611 + v2603;
+      const uint v2614 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2615 = v2614 << 5u;
+      const uint v2616 = v2615 / v2561;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2618 = v2615 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2619 = v2618 / v2561;
+      iron_frag<float, 16, 16> v2621;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2621, float(0.0f));
+      iron_frag<float, 16, 16> v2623;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2623, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2625;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2625, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2627;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2627, bfloat(bfloat(0.0f)));
+      const uint v2630 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2733 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2754 = v2615 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2758 = v2616 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2764 = v2618 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2768 = v2619 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (uint v2627 = 0u; v2627 < v5; v2627 += v2625) {  // kernels/convolution/narrow_groups.hpp:110
-        const uint v2628 = v2627 + v2625;  // kernels/convolution/narrow_groups.hpp:111
-        const uint v2629 = min(v2628, v5);
-        const uint v2630 = v2629 - v2627;  // kernels/convolution/narrow_groups.hpp:112
-        const uint v2631 = v2630 * v6;
-        const uint v2632 = v2631 * v19;
-        const uint v2636 = v2632 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2637 = v2636 >> 4u;
-        const uint v2638 = v2637 << 4u;
-        const uint v2640 = v2638 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const uint v2644 = v2643 * v2640;  // kernels/convolution/narrow_groups.hpp:117
-        const uint v2657 = v2627 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const uint v2658 = v2657 * v19;
+      for (uint v2632 = 0u; v2632 < v5; v2632 += v2630) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2633 = v2632 + v2630;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2634 = min(v2633, v5);
+        const uint v2635 = v2634 - v2632;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2636 = v2635 * v6;
+        const uint v2637 = v2636 * v19;
+        const uint v2641 = v2637 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2642 = v2641 >> 4u;
+        const uint v2643 = v2642 << 4u;
+        const bool v2644 = v2495 < v2643;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2644) {
+          const uint v2646 = v2559 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2649 = v2493 >> 4u;
+          const bool v2655 = v2495 < v2637;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2657 = v2632 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2658 = v2657 * v19;
 
-        for (uint v2646 = v2594; v2646 < v2644; v2646 += v2641) {  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2647 = v2646 / v2640;  // kernels/convolution/narrow_groups.hpp:118
-          const uint v2649 = v2647 * v2640;  // kernels/convolution/narrow_groups.hpp:119
-          const uint v2650 = v2646 - v2649;
-          const uint v2651 = v2650 << 2u;
-          const uint v2653 = v2647 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2654 = v2653 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2655 = v2651 < v2632;
-          const bool v2656 = v2654 && v2655;
-          const uint v2660 = v2647 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const uint v2661 = v2568 + v2660;
-          const uint v2662 = v2661 * v15;
-          const uint v2663 = v2662 + v2653;
-          const uint v2664 = v2663 * v2494;
-          const uint v2665 = v2664 + v2658;
-          const uint v2666 = v2665 + v2651;
-          const uint v2668 = v2656 ? v2666 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const uint v2670 = v2647 * 56u;
-          const uint v2671 = v2670 + v2651;
-          for (uint e = 0; e < 4u; ++e) {
-            shm4[v2671 + e] = v2656 ? weight[v2668 + e] : bfloat(0);
+          for (uint v2651 = v2649; v2651 < v2646; v2651 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2653 = v2651 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2654 = v2653 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2656 = v2654 && v2655;
+            const uint v2660 = v2651 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2661 = v2573 + v2660;
+            const uint v2662 = v2661 * v15;
+            const uint v2663 = v2662 + v2653;
+            const uint v2664 = v2663 * v2499;
+            const uint v2665 = v2664 + v2658;
+            const uint v2666 = v2665 + v2495;
+            const uint v2668 = v2656 ? v2666 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2670 = v2651 * 56u;
+            const uint v2671 = v2670 + v2495;
+            for (uint e = 0; e < 4u; ++e) {
+              shm4[v2671 + e] = v2656 ? weight[v2668 + e] : bfloat(0);
+            }
           }
         }
-        if (v2596) {  // kernels/convolution/narrow_groups.hpp:127
-          const uint v2673 = 128u / v2593;  // kernels/convolution/narrow_groups.hpp:128
-          const uint v2675 = v2594 / v2593;
-          const uint v2677 = v2567 * v2556;  // kernels/convolution/narrow_groups.hpp:129
-          const uint v2689 = v2599 * v2556;  // kernels/convolution/narrow_groups.hpp:136
-          const uint v2699 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const uint v2716 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2601) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2673 = 128u / v2598;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2675 = v2493 / v2598;
+          const uint v2677 = v2572 * v2561;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2689 = v2604 * v2561;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2699 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2716 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v2676 = v2675; v2676 < v2556; v2676 += v2673) {  // kernels/convolution/narrow_groups.hpp:128
-            const uint v2678 = v2677 + v2676;  // kernels/convolution/narrow_groups.hpp:129
-            const uint v2679 = v2678 / v2519;  // kernels/convolution/narrow_groups.hpp:130
-            const uint v2680 = v2679 * v2519;  // kernels/convolution/narrow_groups.hpp:131
+          for (uint v2676 = v2675; v2676 < v2561; v2676 += v2673) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2678 = v2677 + v2676;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2679 = v2678 / v2524;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2680 = v2679 * v2524;  // kernels/convolution/narrow_groups.hpp:137
             const uint v2681 = v2678 - v2680;
-            const uint v2682 = v2681 / v2506;  // kernels/convolution/narrow_groups.hpp:132
-            const uint v2683 = v2682 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2684 = v2682 * v2506;  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2682 = v2681 / v2511;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2683 = v2682 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2684 = v2682 * v2511;  // kernels/convolution/narrow_groups.hpp:140
             const uint v2685 = v2681 - v2684;
             const uint v2686 = v2685 * v8;
-            const bool v2687 = v2678 < v2520;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2690 = v2689 + v2676;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2687 = v2678 < v2525;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2690 = v2689 + v2676;  // kernels/convolution/narrow_groups.hpp:142
             const uint v2691 = v2690 * 56u;
-            const uint v2692 = v2691 + v2603;
-            const uint v2703 = v2679 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2692 = v2691 + v2608;
+            const uint v2703 = v2679 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (uint v2694 = v2627; v2694 < v2629; v2694 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2695 = v2694 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (uint v2694 = v2632; v2694 < v2634; v2694 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2695 = v2694 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const uint v2696 = v2683 + v2695;
-              const bool v2697 = v2696 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2697 = v2696 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2698 = v2687 && v2697;
               const bool v2700 = v2696 < v2699;
               const bool v2701 = v2698 && v2700;
-              const uint v2702 = max(v2696, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const uint v2702 = max(v2696, v9);  // kernels/convolution/narrow_groups.hpp:146
               const uint v2704 = v2703 + v2702;
               const uint v2705 = v2704 - v9;
-              const uint v2706 = v2694 - v2627;  // kernels/convolution/narrow_groups.hpp:141
+              const uint v2706 = v2694 - v2632;  // kernels/convolution/narrow_groups.hpp:147
               const uint v2707 = v2706 * v6;
               const uint v2708 = v2707 * v19;
-              const uint v2720 = v2705 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const uint v2728 = v2692 + v2708;  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2720 = v2705 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2728 = v2692 + v2708;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (uint v2711 = 0u; v2711 < v6; v2711 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const uint v2712 = v2711 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (uint v2711 = 0u; v2711 < v6; v2711 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2712 = v2711 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const uint v2713 = v2686 + v2712;
-                const bool v2714 = v2713 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2714 = v2713 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2715 = v2701 && v2714;
                 const bool v2717 = v2713 < v2716;
                 const bool v2718 = v2715 && v2717;
-                const uint v2719 = max(v2713, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const uint v2719 = max(v2713, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const uint v2721 = v2720 + v2719;
                 const uint v2722 = v2721 - v10;
                 const uint v2723 = v2722 * v3;
-                const uint v2724 = v2723 + v2607;
-                const uint v2726 = v2718 ? v2724 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const uint v2724 = v2723 + v2612;
+                const uint v2726 = v2718 ? v2724 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const uint v2727 = v2711 * v19;
                 const uint v2729 = v2728 + v2727;
                 for (uint e = 0; e < 4u; ++e) {
@@ -2257,335 +2257,335 @@ kernel void iron_conv2d_fused_bias_bf16(
             }
           }
         }
-        const uint v2731 = v2638 - v2632;  // kernels/convolution/narrow_groups.hpp:152
+        const uint v2731 = v2643 - v2637;  // kernels/convolution/narrow_groups.hpp:158
         const uint v2732 = v2731 >> 2u;
-        const uint v2735 = v2732 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const uint v2735 = v2732 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (uint v2737 = v2594; v2737 < v2735; v2737 += v2641) {
-          const uint v2738 = v2737 / v2732;  // kernels/convolution/narrow_groups.hpp:154
-          const uint v2742 = v2738 * v2732;  // kernels/convolution/narrow_groups.hpp:155
+        for (uint v2737 = v2493; v2737 < v2735; v2737 += v2733) {
+          const uint v2738 = v2737 / v2732;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2742 = v2738 * v2732;  // kernels/convolution/narrow_groups.hpp:161
           const uint v2743 = v2737 - v2742;
           const uint v2744 = v2743 << 2u;
           const uint v2746 = v2738 * 56u;
-          const uint v2747 = v2746 + v2632;
+          const uint v2747 = v2746 + v2637;
           const uint v2748 = v2747 + v2744;
           for (uint e = 0; e < 4u; ++e) {
             shm3[v2748 + e] = false ? x[0u + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:158
-        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:159
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:160
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
 
-        for (uint v2751 = 0u; v2751 < v2638; v2751 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const uint v2755 = v2754 + v2751;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load<false>(v2620, shm3, long(v2755), long(56u));
-          const uint v2759 = v2758 + v2751;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load<true>(v2622, shm4, long(v2759), long(56u));
-          iron_frag_mma(v2616, v2620, v2622);  // kernels/convolution/narrow_groups.hpp:166
-          const uint v2765 = v2764 + v2751;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load<false>(v2620, shm3, long(v2765), long(56u));
-          const uint v2769 = v2768 + v2751;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load<true>(v2622, shm4, long(v2769), long(56u));
-          iron_frag_mma(v2618, v2620, v2622);  // kernels/convolution/narrow_groups.hpp:169
+        for (uint v2751 = 0u; v2751 < v2643; v2751 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2755 = v2754 + v2751;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2625, shm3, long(v2755), long(56u));
+          const uint v2759 = v2758 + v2751;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2627, shm4, long(v2759), long(56u));
+          iron_frag_mma(v2621, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2765 = v2764 + v2751;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2625, shm3, long(v2765), long(56u));
+          const uint v2769 = v2768 + v2751;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2627, shm4, long(v2769), long(56u));
+          iron_frag_mma(v2623, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:175
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:171
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
       }
-      const uint v2770 = v2611 * v2556;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2771 = v2567 * v2556;
-      const uint v2772 = v2771 + v2610;
+      const uint v2770 = v2616 * v2561;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2771 = v2572 * v2561;
+      const uint v2772 = v2771 + v2615;
       const uint v2773 = v2772 - v2770;
-      const uint v2774 = v2568 + v2611;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2774 = v2573 + v2616;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2775 = v2774 * v15;
-      const uint v2776 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2776 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2777 = v2773 + v2776;
-      const uint v2778 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2779 = v2777 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2778 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2779 = v2777 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2780 = v2778 < v15;
       const bool v2781 = v2779 && v2780;
       if (v2781) {
-        const float v2782 = v2616.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2782 = v2621.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2783 = v2775 + v2778;
         const bfloat v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2785 = float(v2784);
         const float v2786 = v2782 + v2785;
-        const bfloat v2787 = bfloat(v2786);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2788 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2787 = bfloat(v2786);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2788 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2789 = v2788 + v2775;
         const uint v2790 = v2789 + v2778;
         out[v2790] = v2787;
       }
-      const uint v2791 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2791 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2792 = v2773 + v2791;
-      const uint v2793 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2794 = v2792 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2793 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2794 = v2792 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2795 = v2793 < v15;
       const bool v2796 = v2794 && v2795;
       if (v2796) {
-        const float v2797 = v2616.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2797 = v2621.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2798 = v2775 + v2793;
         const bfloat v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2800 = float(v2799);
         const float v2801 = v2797 + v2800;
-        const bfloat v2802 = bfloat(v2801);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2803 = v2792 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2802 = bfloat(v2801);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2803 = v2792 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2804 = v2803 + v2775;
         const uint v2805 = v2804 + v2793;
         out[v2805] = v2802;
       }
-      const uint v2806 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2806 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2807 = v2773 + v2806;
-      const uint v2808 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2809 = v2807 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2808 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2809 = v2807 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2810 = v2808 < v15;
       const bool v2811 = v2809 && v2810;
       if (v2811) {
-        const float v2812 = v2616.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2812 = v2621.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2813 = v2775 + v2808;
         const bfloat v2814 = bias[v2813];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2815 = float(v2814);
         const float v2816 = v2812 + v2815;
-        const bfloat v2817 = bfloat(v2816);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2818 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2817 = bfloat(v2816);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2818 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2819 = v2818 + v2775;
         const uint v2820 = v2819 + v2808;
         out[v2820] = v2817;
       }
-      const uint v2821 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2821 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2822 = v2773 + v2821;
-      const uint v2823 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2824 = v2822 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2823 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2824 = v2822 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2825 = v2823 < v15;
       const bool v2826 = v2824 && v2825;
       if (v2826) {
-        const float v2827 = v2616.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2827 = v2621.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2828 = v2775 + v2823;
         const bfloat v2829 = bias[v2828];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2830 = float(v2829);
         const float v2831 = v2827 + v2830;
-        const bfloat v2832 = bfloat(v2831);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2833 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2832 = bfloat(v2831);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2833 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2834 = v2833 + v2775;
         const uint v2835 = v2834 + v2823;
         out[v2835] = v2832;
       }
-      const uint v2836 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2836 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2837 = v2773 + v2836;
-      const uint v2838 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2839 = v2837 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2838 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2839 = v2837 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2840 = v2838 < v15;
       const bool v2841 = v2839 && v2840;
       if (v2841) {
-        const float v2842 = v2616.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2842 = v2621.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2843 = v2775 + v2838;
         const bfloat v2844 = bias[v2843];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2845 = float(v2844);
         const float v2846 = v2842 + v2845;
-        const bfloat v2847 = bfloat(v2846);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2848 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2847 = bfloat(v2846);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2848 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2849 = v2848 + v2775;
         const uint v2850 = v2849 + v2838;
         out[v2850] = v2847;
       }
-      const uint v2851 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2851 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2852 = v2773 + v2851;
-      const uint v2853 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2854 = v2852 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2853 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2854 = v2852 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2855 = v2853 < v15;
       const bool v2856 = v2854 && v2855;
       if (v2856) {
-        const float v2857 = v2616.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2857 = v2621.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2858 = v2775 + v2853;
         const bfloat v2859 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2860 = float(v2859);
         const float v2861 = v2857 + v2860;
-        const bfloat v2862 = bfloat(v2861);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2863 = v2852 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2862 = bfloat(v2861);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2863 = v2852 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2864 = v2863 + v2775;
         const uint v2865 = v2864 + v2853;
         out[v2865] = v2862;
       }
-      const uint v2866 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2866 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2867 = v2773 + v2866;
-      const uint v2868 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2869 = v2867 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2868 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2869 = v2867 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2870 = v2868 < v15;
       const bool v2871 = v2869 && v2870;
       if (v2871) {
-        const float v2872 = v2616.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2872 = v2621.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2873 = v2775 + v2868;
         const bfloat v2874 = bias[v2873];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2875 = float(v2874);
         const float v2876 = v2872 + v2875;
-        const bfloat v2877 = bfloat(v2876);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2878 = v2867 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2877 = bfloat(v2876);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2878 = v2867 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2879 = v2878 + v2775;
         const uint v2880 = v2879 + v2868;
         out[v2880] = v2877;
       }
-      const uint v2881 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2881 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2882 = v2773 + v2881;
-      const uint v2883 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2884 = v2882 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2883 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2885 = v2883 < v15;
       const bool v2886 = v2884 && v2885;
       if (v2886) {
-        const float v2887 = v2616.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2887 = v2621.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2888 = v2775 + v2883;
         const bfloat v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2890 = float(v2889);
         const float v2891 = v2887 + v2890;
-        const bfloat v2892 = bfloat(v2891);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2893 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2892 = bfloat(v2891);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2893 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2894 = v2893 + v2775;
         const uint v2895 = v2894 + v2883;
         out[v2895] = v2892;
       }
-      const uint v2898 = v2614 * v2556;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2900 = v2771 + v2613;
+      const uint v2898 = v2619 * v2561;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2900 = v2771 + v2618;
       const uint v2901 = v2900 - v2898;
-      const uint v2902 = v2568 + v2614;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2902 = v2573 + v2619;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2903 = v2902 * v15;
-      const uint v2904 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2904 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2905 = v2901 + v2904;
-      const uint v2906 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2907 = v2905 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2906 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2907 = v2905 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2908 = v2906 < v15;
       const bool v2909 = v2907 && v2908;
       if (v2909) {
-        const float v2910 = v2618.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2910 = v2623.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2911 = v2903 + v2906;
         const bfloat v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2913 = float(v2912);
         const float v2914 = v2910 + v2913;
-        const bfloat v2915 = bfloat(v2914);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2916 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2915 = bfloat(v2914);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2916 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2917 = v2916 + v2903;
         const uint v2918 = v2917 + v2906;
         out[v2918] = v2915;
       }
-      const uint v2919 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2919 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2920 = v2901 + v2919;
-      const uint v2921 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2922 = v2920 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2921 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2922 = v2920 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2923 = v2921 < v15;
       const bool v2924 = v2922 && v2923;
       if (v2924) {
-        const float v2925 = v2618.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2925 = v2623.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2926 = v2903 + v2921;
         const bfloat v2927 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2928 = float(v2927);
         const float v2929 = v2925 + v2928;
-        const bfloat v2930 = bfloat(v2929);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2931 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2930 = bfloat(v2929);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2931 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2932 = v2931 + v2903;
         const uint v2933 = v2932 + v2921;
         out[v2933] = v2930;
       }
-      const uint v2934 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2934 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2935 = v2901 + v2934;
-      const uint v2936 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2937 = v2935 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2936 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2937 = v2935 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2938 = v2936 < v15;
       const bool v2939 = v2937 && v2938;
       if (v2939) {
-        const float v2940 = v2618.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2940 = v2623.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2941 = v2903 + v2936;
         const bfloat v2942 = bias[v2941];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2943 = float(v2942);
         const float v2944 = v2940 + v2943;
-        const bfloat v2945 = bfloat(v2944);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2946 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2945 = bfloat(v2944);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2946 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2947 = v2946 + v2903;
         const uint v2948 = v2947 + v2936;
         out[v2948] = v2945;
       }
-      const uint v2949 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2949 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2950 = v2901 + v2949;
-      const uint v2951 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2952 = v2950 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2951 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2952 = v2950 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2953 = v2951 < v15;
       const bool v2954 = v2952 && v2953;
       if (v2954) {
-        const float v2955 = v2618.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2955 = v2623.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2956 = v2903 + v2951;
         const bfloat v2957 = bias[v2956];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2958 = float(v2957);
         const float v2959 = v2955 + v2958;
-        const bfloat v2960 = bfloat(v2959);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2961 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2960 = bfloat(v2959);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2961 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2962 = v2961 + v2903;
         const uint v2963 = v2962 + v2951;
         out[v2963] = v2960;
       }
-      const uint v2964 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2964 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2965 = v2901 + v2964;
-      const uint v2966 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2967 = v2965 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2966 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2967 = v2965 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2968 = v2966 < v15;
       const bool v2969 = v2967 && v2968;
       if (v2969) {
-        const float v2970 = v2618.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2970 = v2623.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2971 = v2903 + v2966;
         const bfloat v2972 = bias[v2971];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2973 = float(v2972);
         const float v2974 = v2970 + v2973;
-        const bfloat v2975 = bfloat(v2974);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2976 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2975 = bfloat(v2974);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2976 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2977 = v2976 + v2903;
         const uint v2978 = v2977 + v2966;
         out[v2978] = v2975;
       }
-      const uint v2979 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2979 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2980 = v2901 + v2979;
-      const uint v2981 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2982 = v2980 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2981 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2982 = v2980 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2983 = v2981 < v15;
       const bool v2984 = v2982 && v2983;
       if (v2984) {
-        const float v2985 = v2618.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2985 = v2623.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2986 = v2903 + v2981;
         const bfloat v2987 = bias[v2986];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2988 = float(v2987);
         const float v2989 = v2985 + v2988;
-        const bfloat v2990 = bfloat(v2989);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2991 = v2980 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2990 = bfloat(v2989);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2991 = v2980 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2992 = v2991 + v2903;
         const uint v2993 = v2992 + v2981;
         out[v2993] = v2990;
       }
-      const uint v2994 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2994 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2995 = v2901 + v2994;
-      const uint v2996 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2997 = v2995 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2996 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2997 = v2995 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2998 = v2996 < v15;
       const bool v2999 = v2997 && v2998;
       if (v2999) {
-        const float v3000 = v2618.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3000 = v2623.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3001 = v2903 + v2996;
         const bfloat v3002 = bias[v3001];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3003 = float(v3002);
         const float v3004 = v3000 + v3003;
-        const bfloat v3005 = bfloat(v3004);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3006 = v2995 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3005 = bfloat(v3004);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3006 = v2995 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3007 = v3006 + v2903;
         const uint v3008 = v3007 + v2996;
         out[v3008] = v3005;
       }
-      const uint v3009 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v3009 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v3010 = v2901 + v3009;
-      const uint v3011 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3012 = v3010 < v2520;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v3011 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3012 = v3010 < v2525;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3013 = v3011 < v15;
       const bool v3014 = v3012 && v3013;
       if (v3014) {
-        const float v3015 = v2618.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3015 = v2623.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3016 = v2903 + v3011;
         const bfloat v3017 = bias[v3016];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3018 = float(v3017);
         const float v3019 = v3015 + v3018;
-        const bfloat v3020 = bfloat(v3019);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3021 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3020 = bfloat(v3019);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3021 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3022 = v3021 + v2903;
         const uint v3023 = v3022 + v3011;
         out[v3023] = v3020;

@@ -126,14 +126,14 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:48
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:49
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:48
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:129
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:99
@@ -1984,15 +1984,15 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:359
           const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:112
-          const iron_bf16x8 v3895 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const bfloat v2364 = v3895.part[0][0];
-          const bfloat v2379 = v3895.part[0][1];
-          const bfloat v2394 = v3895.part[0][2];
-          const bfloat v2409 = v3895.part[0][3];
-          const bfloat v2424 = v3895.part[1][0];
-          const bfloat v2439 = v3895.part[1][1];
-          const bfloat v2454 = v3895.part[1][2];
-          const bfloat v2469 = v3895.part[1][3];
+          const iron_bf16x8 v3896 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
+          const bfloat v2364 = v3896.part[0][0];
+          const bfloat v2379 = v3896.part[0][1];
+          const bfloat v2394 = v3896.part[0][2];
+          const bfloat v2409 = v3896.part[0][3];
+          const bfloat v2424 = v3896.part[1][0];
+          const bfloat v2439 = v3896.part[1][1];
+          const bfloat v2454 = v3896.part[1][2];
+          const bfloat v2469 = v3896.part[1][3];
           const float v2365 = float(v2364);
           const float v2366 = v2360 + v2365;
           const float v2368 = fmax(v2366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
@@ -2041,8 +2041,8 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const float v2471 = v2465 + v2470;
           const float v2473 = fmax(v2471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const bfloat v2474 = bfloat(v2473);  // kernels/convolution/conv_tiles.hpp:112
-          const uint v3896 = v2350 + v2371;
-          *(device iron_bf16x8*)(out + v3896) = iron_bf16x8{{bfloat4(v2369, v2384, v2399, v2414), bfloat4(v2429, v2444, v2459, v2474)}};
+          const uint v3897 = v2350 + v2371;
+          *(device iron_bf16x8*)(out + v3897) = iron_bf16x8{{bfloat4(v2369, v2384, v2399, v2414), bfloat4(v2429, v2444, v2459, v2474)}};
         }
       } else {
         for (uint v2481 = v144; v2481 < 2048u; v2481 += 128u) {  // kernels/gemm/gemm_tiles.hpp:363
@@ -2073,190 +2073,190 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:369
     }
   } else {
-    const uint v2511 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:63
-    const uint v2512 = v2511 * v19;
-    const uint v2516 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const uint v2517 = v12 * v2516;
-    const uint v2519 = v10 << 1u;
-    const uint v2520 = v2 + v2519;
-    const uint v2521 = v2520 - v2517;
-    const uint v2522 = v2521 - 1u;
-    const uint v2523 = v2522 / v8;
-    const uint v2524 = v2523 + 1u;
-    const uint v2528 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const uint v2529 = v11 * v2528;
-    const uint v2531 = v9 << 1u;
-    const uint v2532 = v1 + v2531;
-    const uint v2533 = v2532 - v2529;
-    const uint v2534 = v2533 - 1u;
-    const uint v2535 = v2534 / v7;
-    const uint v2536 = v2535 + 1u;
-    const uint v2537 = v2536 * v2524;  // kernels/convolution/narrow_groups.hpp:65
-    const uint v2538 = v0 * v2537;  // kernels/convolution/narrow_groups.hpp:66
-    const uint v2543 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2544 = v2543 == 0u;
-    const uint v2547 = v19 << 1u;
-    const bool v2548 = v2547 <= 64u;
-    const bool v2549 = v2544 && v2548;
-    const uint v2550 = v2549 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2554 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2555 = v2554 == 0u;
-    const uint v2558 = v19 << 2u;
-    const bool v2559 = v2558 <= 64u;
-    const bool v2560 = v2555 && v2559;
-    const uint v2561 = v2560 ? 4u : v2550;  // kernels/convolution/narrow_groups.hpp:74
-    const uint v2565 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:70
-    const bool v2566 = v2565 == 0u;
-    const uint v2569 = v19 << 3u;
-    const bool v2570 = v2569 <= 64u;
-    const bool v2571 = v2566 && v2570;
-    const uint v2572 = v2571 ? 8u : v2561;  // kernels/convolution/narrow_groups.hpp:73
-    const uint v2574 = 128u / v2572;  // kernels/convolution/narrow_groups.hpp:75
-    const uint v2575 = v13 / v2572;  // kernels/convolution/narrow_groups.hpp:76
-    const uint v2576 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:77
-    const uint v2579 = v2538 + 127u;
-    const uint v2580 = v2579 >> 7u;
-    const uint v2581 = iron_gid.z;
-    const uint v2582 = v2581 * v2580;
-    const uint v2583 = v2582 + v2576;
-    const uint v2584 = v2583 % v2575;  // kernels/convolution/narrow_groups.hpp:78
-    const uint v2585 = v2583 / v2575;  // kernels/convolution/narrow_groups.hpp:79
-    const uint v2586 = v2584 * v2572;  // kernels/convolution/narrow_groups.hpp:80
-    const uint v2588 = v2538 + v2574;  // kernels/convolution/narrow_groups.hpp:82
-    const uint v2589 = v2588 - 1u;
-    const uint v2590 = v2589 / v2574;
-    const bool v2591 = v2585 < v2590;
-    if (v2591) {
-      const uint v2593 = v2572 * v19;  // kernels/convolution/narrow_groups.hpp:89
-      const uint v2594 = v2593 >> 2u;
-      const bool v2598 = v2594 <= 8u;  // kernels/convolution/narrow_groups.hpp:93
-      const uint v2599 = v2598 ? 8u : 16u;
-      const bool v2602 = v2594 <= 4u;  // kernels/convolution/narrow_groups.hpp:92
-      const uint v2603 = v2602 ? 4u : v2599;
-      const bool v2606 = v2594 <= 2u;  // kernels/convolution/narrow_groups.hpp:91
-      const uint v2607 = v2606 ? 2u : v2603;
-      const bool v2610 = v2594 <= 1u;  // kernels/convolution/narrow_groups.hpp:90
-      const uint v2611 = v2610 ? 1u : v2607;
-      const uint v2612 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:94
-      const uint v2613 = v2612 % v2611;
-      const bool v2614 = v2613 < v2594;  // kernels/convolution/narrow_groups.hpp:95
-      const uint v2616 = v2613 << 2u;  // kernels/convolution/narrow_groups.hpp:96
-      const uint v2617 = v2616 / v19;
-      const uint v2618 = v2617 * v19;  // kernels/convolution/narrow_groups.hpp:97
-      const uint v2621 = v2616 - v2618;
-      const uint v2624 = v2586 * v19;  // kernels/convolution/narrow_groups.hpp:98
-      const uint v2625 = v2624 + v2616;
-      const uint v2627 = iron_sg;  // kernels/convolution/narrow_groups.hpp:100
-      const uint v2628 = v2627 << 5u;
-      const uint v2629 = v2628 / v2574;  // kernels/convolution/narrow_groups.hpp:101
-      const uint v2631 = v2628 + 16u;  // kernels/convolution/narrow_groups.hpp:102
-      const uint v2632 = v2631 / v2574;
-      iron_frag<float, 16, 16> v2634;  // kernels/convolution/narrow_groups.hpp:103
-      iron_frag_fill(v2634, float(0.0f));
-      iron_frag<float, 16, 16> v2636;  // kernels/convolution/narrow_groups.hpp:104
-      iron_frag_fill(v2636, float(0.0f));
-      iron_frag<bfloat, 16, 16> v2638;  // kernels/convolution/narrow_groups.hpp:105
-      iron_frag_fill(v2638, bfloat(bfloat(0.0f)));
-      iron_frag<bfloat, 16, 16> v2640;  // kernels/convolution/narrow_groups.hpp:106
-      iron_frag_fill(v2640, bfloat(bfloat(0.0f)));
-      const uint v2643 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:109
-      const uint v2659 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:117
-      const uint v2661 = v2572 << 4u;
-      const uint v2772 = v2628 * 56u;  // kernels/convolution/narrow_groups.hpp:164
-      const uint v2776 = v2629 * 896u;  // kernels/convolution/narrow_groups.hpp:165
-      const uint v2782 = v2631 * 56u;  // kernels/convolution/narrow_groups.hpp:167
-      const uint v2786 = v2632 * 896u;  // kernels/convolution/narrow_groups.hpp:168
+    const uint v2511 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2512 = v2511 & 15u;
+    const uint v2513 = v2512 << 2u;
+    const uint v2516 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2517 = v2516 * v19;
+    const uint v2521 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2522 = v12 * v2521;
+    const uint v2524 = v10 << 1u;
+    const uint v2525 = v2 + v2524;
+    const uint v2526 = v2525 - v2522;
+    const uint v2527 = v2526 - 1u;
+    const uint v2528 = v2527 / v8;
+    const uint v2529 = v2528 + 1u;
+    const uint v2533 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2534 = v11 * v2533;
+    const uint v2536 = v9 << 1u;
+    const uint v2537 = v1 + v2536;
+    const uint v2538 = v2537 - v2534;
+    const uint v2539 = v2538 - 1u;
+    const uint v2540 = v2539 / v7;
+    const uint v2541 = v2540 + 1u;
+    const uint v2542 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2543 = v0 * v2542;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2548 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2549 = v2548 == 0u;
+    const uint v2552 = v19 << 1u;
+    const bool v2553 = v2552 <= 64u;
+    const bool v2554 = v2549 && v2553;
+    const uint v2555 = v2554 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2559 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2560 = v2559 == 0u;
+    const uint v2563 = v19 << 2u;
+    const bool v2564 = v2563 <= 64u;
+    const bool v2565 = v2560 && v2564;
+    const uint v2566 = v2565 ? 4u : v2555;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2570 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2571 = v2570 == 0u;
+    const uint v2574 = v19 << 3u;
+    const bool v2575 = v2574 <= 64u;
+    const bool v2576 = v2571 && v2575;
+    const uint v2577 = v2576 ? 8u : v2566;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2579 = 128u / v2577;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2580 = v13 / v2577;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2581 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2584 = v2543 + 127u;
+    const uint v2585 = v2584 >> 7u;
+    const uint v2586 = iron_gid.z;
+    const uint v2587 = v2586 * v2585;
+    const uint v2588 = v2587 + v2581;
+    const uint v2589 = v2588 % v2580;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2590 = v2588 / v2580;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2591 = v2589 * v2577;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2593 = v2543 + v2579;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2594 = v2593 - 1u;
+    const uint v2595 = v2594 / v2579;
+    const bool v2596 = v2590 < v2595;
+    if (v2596) {
+      const uint v2598 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2599 = v2598 >> 2u;
+      const bool v2603 = v2599 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2604 = v2603 ? 8u : 16u;
+      const bool v2607 = v2599 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2608 = v2607 ? 4u : v2604;
+      const bool v2611 = v2599 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2612 = v2611 ? 2u : v2608;
+      const bool v2615 = v2599 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2616 = v2615 ? 1u : v2612;
+      const uint v2618 = v2511 % v2616;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2619 = v2618 < v2599;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2621 = v2618 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2622 = v2621 / v19;
+      const uint v2623 = v2622 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2626 = v2621 - v2623;
+      const uint v2629 = v2591 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2630 = v2629 + v2621;
+      const uint v2632 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2633 = v2632 << 5u;
+      const uint v2634 = v2633 / v2579;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2636 = v2633 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2637 = v2636 / v2579;
+      iron_frag<float, 16, 16> v2639;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2639, float(0.0f));
+      iron_frag<float, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2641, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2643, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2645, bfloat(bfloat(0.0f)));
+      const uint v2648 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2751 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2772 = v2633 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2776 = v2634 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2782 = v2636 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2786 = v2637 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (uint v2645 = 0u; v2645 < v5; v2645 += v2643) {  // kernels/convolution/narrow_groups.hpp:110
-        const uint v2646 = v2645 + v2643;  // kernels/convolution/narrow_groups.hpp:111
-        const uint v2647 = min(v2646, v5);
-        const uint v2648 = v2647 - v2645;  // kernels/convolution/narrow_groups.hpp:112
-        const uint v2649 = v2648 * v6;
-        const uint v2650 = v2649 * v19;
-        const uint v2654 = v2650 + 15u;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2655 = v2654 >> 4u;
-        const uint v2656 = v2655 << 4u;
-        const uint v2658 = v2656 >> 2u;  // kernels/convolution/narrow_groups.hpp:114
-        const uint v2662 = v2661 * v2658;  // kernels/convolution/narrow_groups.hpp:117
-        const uint v2675 = v2645 * v6;  // kernels/convolution/narrow_groups.hpp:123
-        const uint v2676 = v2675 * v19;
+      for (uint v2650 = 0u; v2650 < v5; v2650 += v2648) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2651 = v2650 + v2648;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2652 = min(v2651, v5);
+        const uint v2653 = v2652 - v2650;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2654 = v2653 * v6;
+        const uint v2655 = v2654 * v19;
+        const uint v2659 = v2655 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2660 = v2659 >> 4u;
+        const uint v2661 = v2660 << 4u;
+        const bool v2662 = v2513 < v2661;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2662) {
+          const uint v2664 = v2577 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2667 = v2511 >> 4u;
+          const bool v2673 = v2513 < v2655;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2675 = v2650 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2676 = v2675 * v19;
 
-        for (uint v2664 = v2612; v2664 < v2662; v2664 += v2659) {  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2665 = v2664 / v2658;  // kernels/convolution/narrow_groups.hpp:118
-          const uint v2667 = v2665 * v2658;  // kernels/convolution/narrow_groups.hpp:119
-          const uint v2668 = v2664 - v2667;
-          const uint v2669 = v2668 << 2u;
-          const uint v2671 = v2665 & 15u;  // kernels/convolution/narrow_groups.hpp:120
-          const bool v2672 = v2671 < v15;  // kernels/convolution/narrow_groups.hpp:121
-          const bool v2673 = v2669 < v2650;
-          const bool v2674 = v2672 && v2673;
-          const uint v2678 = v2665 >> 4u;  // kernels/convolution/narrow_groups.hpp:123
-          const uint v2679 = v2586 + v2678;
-          const uint v2680 = v2679 * v15;
-          const uint v2681 = v2680 + v2671;
-          const uint v2682 = v2681 * v2512;
-          const uint v2683 = v2682 + v2676;
-          const uint v2684 = v2683 + v2669;
-          const uint v2686 = v2674 ? v2684 : 0u;  // kernels/convolution/narrow_groups.hpp:124
-          const uint v2688 = v2665 * 56u;
-          const uint v2689 = v2688 + v2669;
-          for (uint e = 0; e < 4u; ++e) {
-            shm4[v2689 + e] = v2674 ? weight[v2686 + e] : bfloat(0);
+          for (uint v2669 = v2667; v2669 < v2664; v2669 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2671 = v2669 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2672 = v2671 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2674 = v2672 && v2673;
+            const uint v2678 = v2669 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2679 = v2591 + v2678;
+            const uint v2680 = v2679 * v15;
+            const uint v2681 = v2680 + v2671;
+            const uint v2682 = v2681 * v2517;
+            const uint v2683 = v2682 + v2676;
+            const uint v2684 = v2683 + v2513;
+            const uint v2686 = v2674 ? v2684 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2688 = v2669 * 56u;
+            const uint v2689 = v2688 + v2513;
+            for (uint e = 0; e < 4u; ++e) {
+              shm4[v2689 + e] = v2674 ? weight[v2686 + e] : bfloat(0);
+            }
           }
         }
-        if (v2614) {  // kernels/convolution/narrow_groups.hpp:127
-          const uint v2691 = 128u / v2611;  // kernels/convolution/narrow_groups.hpp:128
-          const uint v2693 = v2612 / v2611;
-          const uint v2695 = v2585 * v2574;  // kernels/convolution/narrow_groups.hpp:129
-          const uint v2707 = v2617 * v2574;  // kernels/convolution/narrow_groups.hpp:136
-          const uint v2717 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:139
-          const uint v2734 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:144
+        if (v2619) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2691 = 128u / v2616;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2693 = v2511 / v2616;
+          const uint v2695 = v2590 * v2579;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2707 = v2622 * v2579;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2717 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2734 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v2694 = v2693; v2694 < v2574; v2694 += v2691) {  // kernels/convolution/narrow_groups.hpp:128
-            const uint v2696 = v2695 + v2694;  // kernels/convolution/narrow_groups.hpp:129
-            const uint v2697 = v2696 / v2537;  // kernels/convolution/narrow_groups.hpp:130
-            const uint v2698 = v2697 * v2537;  // kernels/convolution/narrow_groups.hpp:131
+          for (uint v2694 = v2693; v2694 < v2579; v2694 += v2691) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2696 = v2695 + v2694;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2697 = v2696 / v2542;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2698 = v2697 * v2542;  // kernels/convolution/narrow_groups.hpp:137
             const uint v2699 = v2696 - v2698;
-            const uint v2700 = v2699 / v2524;  // kernels/convolution/narrow_groups.hpp:132
-            const uint v2701 = v2700 * v7;  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2702 = v2700 * v2524;  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2700 = v2699 / v2529;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2701 = v2700 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2702 = v2700 * v2529;  // kernels/convolution/narrow_groups.hpp:140
             const uint v2703 = v2699 - v2702;
             const uint v2704 = v2703 * v8;
-            const bool v2705 = v2696 < v2538;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2708 = v2707 + v2694;  // kernels/convolution/narrow_groups.hpp:136
+            const bool v2705 = v2696 < v2543;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2708 = v2707 + v2694;  // kernels/convolution/narrow_groups.hpp:142
             const uint v2709 = v2708 * 56u;
-            const uint v2710 = v2709 + v2621;
-            const uint v2721 = v2697 * v1;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2710 = v2709 + v2626;
+            const uint v2721 = v2697 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (uint v2712 = v2645; v2712 < v2647; v2712 += 1u) {  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2713 = v2712 * v11;  // kernels/convolution/narrow_groups.hpp:138
+            for (uint v2712 = v2650; v2712 < v2652; v2712 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2713 = v2712 * v11;  // kernels/convolution/narrow_groups.hpp:144
               const uint v2714 = v2701 + v2713;
-              const bool v2715 = v2714 >= v9;  // kernels/convolution/narrow_groups.hpp:139
+              const bool v2715 = v2714 >= v9;  // kernels/convolution/narrow_groups.hpp:145
               const bool v2716 = v2705 && v2715;
               const bool v2718 = v2714 < v2717;
               const bool v2719 = v2716 && v2718;
-              const uint v2720 = max(v2714, v9);  // kernels/convolution/narrow_groups.hpp:140
+              const uint v2720 = max(v2714, v9);  // kernels/convolution/narrow_groups.hpp:146
               const uint v2722 = v2721 + v2720;
               const uint v2723 = v2722 - v9;
-              const uint v2724 = v2712 - v2645;  // kernels/convolution/narrow_groups.hpp:141
+              const uint v2724 = v2712 - v2650;  // kernels/convolution/narrow_groups.hpp:147
               const uint v2725 = v2724 * v6;
               const uint v2726 = v2725 * v19;
-              const uint v2738 = v2723 * v2;  // kernels/convolution/narrow_groups.hpp:145
-              const uint v2746 = v2710 + v2726;  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2738 = v2723 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2746 = v2710 + v2726;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (uint v2729 = 0u; v2729 < v6; v2729 += 1u) {  // kernels/convolution/narrow_groups.hpp:142
-                const uint v2730 = v2729 * v12;  // kernels/convolution/narrow_groups.hpp:143
+              for (uint v2729 = 0u; v2729 < v6; v2729 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2730 = v2729 * v12;  // kernels/convolution/narrow_groups.hpp:149
                 const uint v2731 = v2704 + v2730;
-                const bool v2732 = v2731 >= v10;  // kernels/convolution/narrow_groups.hpp:144
+                const bool v2732 = v2731 >= v10;  // kernels/convolution/narrow_groups.hpp:150
                 const bool v2733 = v2719 && v2732;
                 const bool v2735 = v2731 < v2734;
                 const bool v2736 = v2733 && v2735;
-                const uint v2737 = max(v2731, v10);  // kernels/convolution/narrow_groups.hpp:145
+                const uint v2737 = max(v2731, v10);  // kernels/convolution/narrow_groups.hpp:151
                 const uint v2739 = v2738 + v2737;
                 const uint v2740 = v2739 - v10;
                 const uint v2741 = v2740 * v3;
-                const uint v2742 = v2741 + v2625;
-                const uint v2744 = v2736 ? v2742 : 0u;  // kernels/convolution/narrow_groups.hpp:146
+                const uint v2742 = v2741 + v2630;
+                const uint v2744 = v2736 ? v2742 : 0u;  // kernels/convolution/narrow_groups.hpp:152
                 const uint v2745 = v2729 * v19;
                 const uint v2747 = v2746 + v2745;
                 for (uint e = 0; e < 4u; ++e) {
@@ -2266,351 +2266,351 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
             }
           }
         }
-        const uint v2749 = v2656 - v2650;  // kernels/convolution/narrow_groups.hpp:152
+        const uint v2749 = v2661 - v2655;  // kernels/convolution/narrow_groups.hpp:158
         const uint v2750 = v2749 >> 2u;
-        const uint v2753 = v2750 << 7u;  // kernels/convolution/narrow_groups.hpp:153
+        const uint v2753 = v2750 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (uint v2755 = v2612; v2755 < v2753; v2755 += v2659) {
-          const uint v2756 = v2755 / v2750;  // kernels/convolution/narrow_groups.hpp:154
-          const uint v2760 = v2756 * v2750;  // kernels/convolution/narrow_groups.hpp:155
+        for (uint v2755 = v2511; v2755 < v2753; v2755 += v2751) {
+          const uint v2756 = v2755 / v2750;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2760 = v2756 * v2750;  // kernels/convolution/narrow_groups.hpp:161
           const uint v2761 = v2755 - v2760;
           const uint v2762 = v2761 << 2u;
           const uint v2764 = v2756 * 56u;
-          const uint v2765 = v2764 + v2650;
+          const uint v2765 = v2764 + v2655;
           const uint v2766 = v2765 + v2762;
           for (uint e = 0; e < 4u; ++e) {
             shm3[v2766 + e] = false ? x[0u + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:158
-        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:159
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:160
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
 
-        for (uint v2769 = 0u; v2769 < v2656; v2769 += 16u) {  // kernels/convolution/narrow_groups.hpp:163
-          const uint v2773 = v2772 + v2769;  // kernels/convolution/narrow_groups.hpp:164
-          iron_frag_load<false>(v2638, shm3, long(v2773), long(56u));
-          const uint v2777 = v2776 + v2769;  // kernels/convolution/narrow_groups.hpp:165
-          iron_frag_load<true>(v2640, shm4, long(v2777), long(56u));
-          iron_frag_mma(v2634, v2638, v2640);  // kernels/convolution/narrow_groups.hpp:166
-          const uint v2783 = v2782 + v2769;  // kernels/convolution/narrow_groups.hpp:167
-          iron_frag_load<false>(v2638, shm3, long(v2783), long(56u));
-          const uint v2787 = v2786 + v2769;  // kernels/convolution/narrow_groups.hpp:168
-          iron_frag_load<true>(v2640, shm4, long(v2787), long(56u));
-          iron_frag_mma(v2636, v2638, v2640);  // kernels/convolution/narrow_groups.hpp:169
+        for (uint v2769 = 0u; v2769 < v2661; v2769 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2773 = v2772 + v2769;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2643, shm3, long(v2773), long(56u));
+          const uint v2777 = v2776 + v2769;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2645, shm4, long(v2777), long(56u));
+          iron_frag_mma(v2639, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2783 = v2782 + v2769;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2643, shm3, long(v2783), long(56u));
+          const uint v2787 = v2786 + v2769;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2645, shm4, long(v2787), long(56u));
+          iron_frag_mma(v2641, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:175
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:171
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
       }
-      const uint v2788 = v2629 * v2574;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2789 = v2585 * v2574;
-      const uint v2790 = v2789 + v2628;
+      const uint v2788 = v2634 * v2579;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2789 = v2590 * v2579;
+      const uint v2790 = v2789 + v2633;
       const uint v2791 = v2790 - v2788;
-      const uint v2792 = v2586 + v2629;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2792 = v2591 + v2634;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2793 = v2792 * v15;
-      const uint v2794 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2794 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2795 = v2791 + v2794;
-      const uint v2796 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2797 = v2795 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2796 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2797 = v2795 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2798 = v2796 < v15;
       const bool v2799 = v2797 && v2798;
       if (v2799) {
-        const float v2800 = v2634.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2800 = v2639.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2801 = v2793 + v2796;
         const bfloat v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2803 = float(v2802);
         const float v2804 = v2800 + v2803;
         const float v2806 = fmax(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2807 = bfloat(v2806);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2808 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2807 = bfloat(v2806);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2808 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2809 = v2808 + v2793;
         const uint v2810 = v2809 + v2796;
         out[v2810] = v2807;
       }
-      const uint v2811 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2811 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2812 = v2791 + v2811;
-      const uint v2813 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2814 = v2812 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2813 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2814 = v2812 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2815 = v2813 < v15;
       const bool v2816 = v2814 && v2815;
       if (v2816) {
-        const float v2817 = v2634.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2817 = v2639.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2818 = v2793 + v2813;
         const bfloat v2819 = bias[v2818];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2820 = float(v2819);
         const float v2821 = v2817 + v2820;
         const float v2823 = fmax(v2821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2824 = bfloat(v2823);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2825 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2824 = bfloat(v2823);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2825 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2826 = v2825 + v2793;
         const uint v2827 = v2826 + v2813;
         out[v2827] = v2824;
       }
-      const uint v2828 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2828 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2829 = v2791 + v2828;
-      const uint v2830 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2831 = v2829 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2830 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2831 = v2829 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2832 = v2830 < v15;
       const bool v2833 = v2831 && v2832;
       if (v2833) {
-        const float v2834 = v2634.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2834 = v2639.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2835 = v2793 + v2830;
         const bfloat v2836 = bias[v2835];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2837 = float(v2836);
         const float v2838 = v2834 + v2837;
         const float v2840 = fmax(v2838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2841 = bfloat(v2840);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2842 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2841 = bfloat(v2840);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2842 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2843 = v2842 + v2793;
         const uint v2844 = v2843 + v2830;
         out[v2844] = v2841;
       }
-      const uint v2845 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2845 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2846 = v2791 + v2845;
-      const uint v2847 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2848 = v2846 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2847 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2848 = v2846 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2849 = v2847 < v15;
       const bool v2850 = v2848 && v2849;
       if (v2850) {
-        const float v2851 = v2634.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2851 = v2639.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2852 = v2793 + v2847;
         const bfloat v2853 = bias[v2852];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2854 = float(v2853);
         const float v2855 = v2851 + v2854;
         const float v2857 = fmax(v2855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2858 = bfloat(v2857);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2859 = v2846 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2858 = bfloat(v2857);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2859 = v2846 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2860 = v2859 + v2793;
         const uint v2861 = v2860 + v2847;
         out[v2861] = v2858;
       }
-      const uint v2862 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2862 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2863 = v2791 + v2862;
-      const uint v2864 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2865 = v2863 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2864 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2865 = v2863 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2866 = v2864 < v15;
       const bool v2867 = v2865 && v2866;
       if (v2867) {
-        const float v2868 = v2634.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2868 = v2639.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2869 = v2793 + v2864;
         const bfloat v2870 = bias[v2869];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2871 = float(v2870);
         const float v2872 = v2868 + v2871;
         const float v2874 = fmax(v2872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2875 = bfloat(v2874);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2876 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2875 = bfloat(v2874);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2876 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2877 = v2876 + v2793;
         const uint v2878 = v2877 + v2864;
         out[v2878] = v2875;
       }
-      const uint v2879 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2879 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2880 = v2791 + v2879;
-      const uint v2881 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2882 = v2880 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2881 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2882 = v2880 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2883 = v2881 < v15;
       const bool v2884 = v2882 && v2883;
       if (v2884) {
-        const float v2885 = v2634.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2885 = v2639.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2886 = v2793 + v2881;
         const bfloat v2887 = bias[v2886];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2888 = float(v2887);
         const float v2889 = v2885 + v2888;
         const float v2891 = fmax(v2889, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2892 = bfloat(v2891);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2893 = v2880 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2892 = bfloat(v2891);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2893 = v2880 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2894 = v2893 + v2793;
         const uint v2895 = v2894 + v2881;
         out[v2895] = v2892;
       }
-      const uint v2896 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2896 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2897 = v2791 + v2896;
-      const uint v2898 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2899 = v2897 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2898 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2899 = v2897 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2900 = v2898 < v15;
       const bool v2901 = v2899 && v2900;
       if (v2901) {
-        const float v2902 = v2634.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2902 = v2639.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2903 = v2793 + v2898;
         const bfloat v2904 = bias[v2903];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2905 = float(v2904);
         const float v2906 = v2902 + v2905;
         const float v2908 = fmax(v2906, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2909 = bfloat(v2908);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2910 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2909 = bfloat(v2908);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2910 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2911 = v2910 + v2793;
         const uint v2912 = v2911 + v2898;
         out[v2912] = v2909;
       }
-      const uint v2913 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2913 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2914 = v2791 + v2913;
-      const uint v2915 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2916 = v2914 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2915 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2916 = v2914 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2917 = v2915 < v15;
       const bool v2918 = v2916 && v2917;
       if (v2918) {
-        const float v2919 = v2634.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2919 = v2639.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2920 = v2793 + v2915;
         const bfloat v2921 = bias[v2920];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2922 = float(v2921);
         const float v2923 = v2919 + v2922;
         const float v2925 = fmax(v2923, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2926 = bfloat(v2925);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2927 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2926 = bfloat(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2927 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2928 = v2927 + v2793;
         const uint v2929 = v2928 + v2915;
         out[v2929] = v2926;
       }
-      const uint v2932 = v2632 * v2574;  // kernels/convolution/narrow_groups.hpp:176
-      const uint v2934 = v2789 + v2631;
+      const uint v2932 = v2637 * v2579;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2934 = v2789 + v2636;
       const uint v2935 = v2934 - v2932;
-      const uint v2936 = v2586 + v2632;  // kernels/convolution/narrow_groups.hpp:177
+      const uint v2936 = v2591 + v2637;  // kernels/convolution/narrow_groups.hpp:183
       const uint v2937 = v2936 * v15;
-      const uint v2938 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2938 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2939 = v2935 + v2938;
-      const uint v2940 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2941 = v2939 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2940 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2941 = v2939 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2942 = v2940 < v15;
       const bool v2943 = v2941 && v2942;
       if (v2943) {
-        const float v2944 = v2636.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2944 = v2641.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2945 = v2937 + v2940;
         const bfloat v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2947 = float(v2946);
         const float v2948 = v2944 + v2947;
         const float v2950 = fmax(v2948, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2951 = bfloat(v2950);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2952 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2951 = bfloat(v2950);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2952 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2953 = v2952 + v2937;
         const uint v2954 = v2953 + v2940;
         out[v2954] = v2951;
       }
-      const uint v2955 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2955 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2956 = v2935 + v2955;
-      const uint v2957 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2958 = v2956 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2957 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2958 = v2956 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2959 = v2957 < v15;
       const bool v2960 = v2958 && v2959;
       if (v2960) {
-        const float v2961 = v2636.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2961 = v2641.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2962 = v2937 + v2957;
         const bfloat v2963 = bias[v2962];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2964 = float(v2963);
         const float v2965 = v2961 + v2964;
         const float v2967 = fmax(v2965, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2968 = bfloat(v2967);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2969 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2968 = bfloat(v2967);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2969 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2970 = v2969 + v2937;
         const uint v2971 = v2970 + v2957;
         out[v2971] = v2968;
       }
-      const uint v2972 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2972 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2973 = v2935 + v2972;
-      const uint v2974 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2975 = v2973 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2974 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2975 = v2973 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2976 = v2974 < v15;
       const bool v2977 = v2975 && v2976;
       if (v2977) {
-        const float v2978 = v2636.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2978 = v2641.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2979 = v2937 + v2974;
         const bfloat v2980 = bias[v2979];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2981 = float(v2980);
         const float v2982 = v2978 + v2981;
         const float v2984 = fmax(v2982, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v2985 = bfloat(v2984);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2986 = v2973 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v2985 = bfloat(v2984);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2986 = v2973 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v2987 = v2986 + v2937;
         const uint v2988 = v2987 + v2974;
         out[v2988] = v2985;
       }
-      const uint v2989 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v2989 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v2990 = v2935 + v2989;
-      const uint v2991 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v2992 = v2990 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v2991 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2992 = v2990 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v2993 = v2991 < v15;
       const bool v2994 = v2992 && v2993;
       if (v2994) {
-        const float v2995 = v2636.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v2995 = v2641.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v2996 = v2937 + v2991;
         const bfloat v2997 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:64
         const float v2998 = float(v2997);
         const float v2999 = v2995 + v2998;
         const float v3001 = fmax(v2999, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v3002 = bfloat(v3001);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3003 = v2990 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3002 = bfloat(v3001);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3003 = v2990 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3004 = v3003 + v2937;
         const uint v3005 = v3004 + v2991;
         out[v3005] = v3002;
       }
-      const uint v3006 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v3006 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v3007 = v2935 + v3006;
-      const uint v3008 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3009 = v3007 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v3008 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3009 = v3007 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3010 = v3008 < v15;
       const bool v3011 = v3009 && v3010;
       if (v3011) {
-        const float v3012 = v2636.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3012 = v2641.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3013 = v2937 + v3008;
         const bfloat v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3015 = float(v3014);
         const float v3016 = v3012 + v3015;
         const float v3018 = fmax(v3016, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v3019 = bfloat(v3018);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3020 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3019 = bfloat(v3018);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3020 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3021 = v3020 + v2937;
         const uint v3022 = v3021 + v3008;
         out[v3022] = v3019;
       }
-      const uint v3023 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v3023 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v3024 = v2935 + v3023;
-      const uint v3025 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3026 = v3024 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v3025 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3026 = v3024 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3027 = v3025 < v15;
       const bool v3028 = v3026 && v3027;
       if (v3028) {
-        const float v3029 = v2636.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3029 = v2641.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3030 = v2937 + v3025;
         const bfloat v3031 = bias[v3030];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3032 = float(v3031);
         const float v3033 = v3029 + v3032;
         const float v3035 = fmax(v3033, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v3036 = bfloat(v3035);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3037 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3036 = bfloat(v3035);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3037 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3038 = v3037 + v2937;
         const uint v3039 = v3038 + v3025;
         out[v3039] = v3036;
       }
-      const uint v3040 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v3040 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v3041 = v2935 + v3040;
-      const uint v3042 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3043 = v3041 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v3042 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3043 = v3041 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3044 = v3042 < v15;
       const bool v3045 = v3043 && v3044;
       if (v3045) {
-        const float v3046 = v2636.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3046 = v2641.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3047 = v2937 + v3042;
         const bfloat v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3049 = float(v3048);
         const float v3050 = v3046 + v3049;
         const float v3052 = fmax(v3050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v3053 = bfloat(v3052);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3054 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3053 = bfloat(v3052);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3054 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3055 = v3054 + v2937;
         const uint v3056 = v3055 + v3042;
         out[v3056] = v3053;
       }
-      const uint v3057 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:179
+      const uint v3057 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
       const uint v3058 = v2935 + v3057;
-      const uint v3059 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:180
-      const bool v3060 = v3058 < v2538;  // kernels/convolution/narrow_groups.hpp:181
+      const uint v3059 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3060 = v3058 < v2543;  // kernels/convolution/narrow_groups.hpp:187
       const bool v3061 = v3059 < v15;
       const bool v3062 = v3060 && v3061;
       if (v3062) {
-        const float v3063 = v2636.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:183
+        const float v3063 = v2641.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
         const uint v3064 = v2937 + v3059;
         const bfloat v3065 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:64
         const float v3066 = float(v3065);
         const float v3067 = v3063 + v3066;
         const float v3069 = fmax(v3067, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const bfloat v3070 = bfloat(v3069);  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3071 = v3058 * v4;  // kernels/convolution/narrow_groups.hpp:182
+        const bfloat v3070 = bfloat(v3069);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3071 = v3058 * v4;  // kernels/convolution/narrow_groups.hpp:188
         const uint v3072 = v3071 + v2937;
         const uint v3073 = v3072 + v3059;
         out[v3073] = v3070;
