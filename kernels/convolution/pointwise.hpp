@@ -7,6 +7,7 @@
 /// traced under it refuses any other shape (docs/tuning.md, "Rules").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <iron/iron.hpp>
@@ -37,13 +38,8 @@ inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<c
     const auto found = c.find(name);
     return found != c.end() && found->second == want;
   };
-  for (const char* name : ones) {
-    if (!is(name, 1.0)) return false;
-  }
-  for (const char* name : zeros) {
-    if (!is(name, 0.0)) return false;
-  }
-  return true;
+  return std::ranges::all_of(ones, [&](const char* name) { return is(name, 1.0); }) &&
+         std::ranges::all_of(zeros, [&](const char* name) { return is(name, 0.0); });
 }
 
 /// The pointwise configuration for a 16-bit launch when `plain` and c_in fills at least one

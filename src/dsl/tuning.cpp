@@ -70,7 +70,7 @@ TuningSpace& TuningSpace::prefer(TuningRule rule) {
 TuningConfig TuningSpace::preferred(std::string_view kernel, DType dtype,
                                     const LaunchConstants& constants) const {
   if (rule_ == nullptr) return {};
-  const TuningConfig config = rule_(dtype, constants);
+  TuningConfig config = rule_(dtype, constants);
   complete(kernel, config);  // a rule's configuration is checked like a file's
   return config;
 }
