@@ -171,8 +171,9 @@ LaunchPlan launch_plan(const runtime::DeviceKernel& defaults, const std::string&
   return plan;
 }
 
-/// Launches the form on `stream` under the configuration the tuning file IRON_TUNING_FILE holds
-/// for these constexprs on the first CUDA device (docs/tuning.md), else its defaults.
+/// Launches the form on `stream` under the configuration the tuning files (IRON_TUNING_FILE and
+/// the built-in ones) hold for these constexprs on the first CUDA device, else the kernel's rule's,
+/// else its defaults (docs/tuning.md).
 void launch_on_device(const runtime::DeviceKernel& defaults, const std::string& dtype_name,
                       const IronPyArg* args, void* stream) {
   if (!runtime::cuda_available()) {
