@@ -314,9 +314,10 @@ static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedR
 /// at a time. The epilogue is then traced once, in a loop, instead of once an accumulator slot
 /// (128 a lane): NVRTC spends ~90 ms less on a GEMM, ~270 on a fused activation (bench/NOTES.md
 /// §45), and a simdgroup's stores cover one row's consecutive columns, not eight rows' pairs.
-/// Where the tile lies wholly inside out and `aligned` holds (the epilogue's row pitch a multiple
-/// of kRun; by default n), each thread takes runs of kRun consecutive columns in straight-line
-/// order, whose stores vectorize merges into 16-byte ones (docs/compiler.md, "vectorize").
+/// For 16-bit T, where the tile lies wholly inside out and `aligned` holds (the epilogue's row
+/// pitch a multiple of kRun; by default n), each thread takes runs of kRun consecutive columns in
+/// straight-line order, whose stores vectorize merges into 16-byte ones (docs/compiler.md,
+/// "vectorize").
 template <class T, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& spent,
                      const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
@@ -331,7 +332,13 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
   constexpr std::uint32_t kAcross = kBN / kWN;  // simdgroups side by side in a half
   auto staged = overlay<f32>(spent, kStagedRows * kPitch);
   auto warp = simdgroup_id();
-  auto whole = row0 + kBM <= m && col0 + kBN <= n && (aligned ? *aligned : n % kRun == 0u);
+  // Runs for 16-bit T only: in f32 the second copy of the epilogue cost the convolution's
+  // unbound form (both its bodies) a spill at 255 registers.
+  constexpr bool kRuns = lane_bytes<T>() == 2;
+  std::optional<Expr<bool>> whole;
+  if constexpr (kRuns) {
+    whole = row0 + kBM <= m && col0 + kBN <= n && (aligned ? *aligned : n % kRun == 0u);
+  }
   barrier();  // every simdgroup has read its last stage
   for (auto round : range(0u, kHalves * kBands)) {
     auto half = round / kBands;
@@ -350,21 +357,26 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
     }
     barrier();
     auto first_row = row0 + half * kWM + band * kStagedRows;
-    IRON_IF(whole) {
-      for (auto u : range(thread_id<0>(), kStagedRows * kBN / kRun, kThreads)) {
-        auto v = u * kRun;
-        auto r = first_row + v / kBN;
-        auto c = col0 + v % kBN;
-        auto at = v / kBN * kPitch + v % kBN;
-        for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
-      }
-    }
-    IRON_ELSE {
+    const auto checked = [&] {
       for (auto v : range(thread_id<0>(), kStagedRows * kBN, kThreads)) {
         auto r = first_row + v / kBN;
         auto c = col0 + v % kBN;
         IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kPitch + v % kBN])); }
       }
+    };
+    if constexpr (kRuns) {
+      IRON_IF(*whole) {
+        for (auto u : range(thread_id<0>(), kStagedRows * kBN / kRun, kThreads)) {
+          auto v = u * kRun;
+          auto r = first_row + v / kBN;
+          auto c = col0 + v % kBN;
+          auto at = v / kBN * kPitch + v % kBN;
+          for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
+        }
+      }
+      IRON_ELSE { checked(); }
+    } else {
+      checked();
     }
     barrier();
   }
