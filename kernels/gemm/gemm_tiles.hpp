@@ -307,6 +307,42 @@ inline constexpr std::uint32_t kStagedRows = 16;
 static_assert(ir::slots_in_row_bands({ir::FragmentRole::Acc, kWM, kWN}, kStagedRows),
               "a band's slots are named statically");
 
+/// Columns a thread hands on together from a staged band of a whole tile: 16 bytes of bf16.
+inline constexpr std::uint32_t kRun = 8;
+
+/// Hands the ROWS × COLS f32 sums staged in `staged` (rows PITCH apart) on to epilogue(r, c,
+/// sum) for out's rows first_row … and columns col0 …, THREADS threads taking runs of kRun
+/// consecutive columns in straight-line order, so that an epilogue's stores of a run merge into
+/// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 512 bytes of a row a time.
+/// For a band wholly inside out, whose row pitch is a multiple of kRun.
+template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
+          class Epilogue>
+void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
+                  const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  for (auto u : range(thread_id<0>(), ROWS * COLS / kRun, THREADS)) {
+    auto v = u * kRun;
+    auto r = first_row + v / COLS;
+    auto c = col0 + v % COLS;
+    auto at = v / COLS * PITCH + v % COLS;
+    for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
+  }
+}
+
+/// The same, each element checked against (m, n): for a band that may reach past out's edges.
+template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
+          class Epilogue>
+void hand_on_checked(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
+                     const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& m,
+                     const dsl::Expr<dsl::u32>& n, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  for (auto v : range(thread_id<0>(), ROWS * COLS, THREADS)) {
+    auto r = first_row + v / COLS;
+    auto c = col0 + v % COLS;
+    IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / COLS * PITCH + v % COLS])); }
+  }
+}
+
 /// Hands every element (r, c) < (m, n) of the kBM×kBN tile at (row0, col0) to epilogue(r, c,
 /// sum) through shared memory: round by round, the two simdgroups of one half of the tile's rows
 /// store one kStagedRows band of their accumulators (all kBN columns) to an overlay of the spent
@@ -324,7 +360,6 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                      Epilogue&& epilogue, const std::optional<dsl::Expr<bool>>& aligned = {}) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kRun = 8;          // columns a thread hands on together: 16 bytes of bf16
   constexpr std::uint32_t kPitch = kBN + 4;  // f32 rows 4 banks apart: a band's rows spread
   constexpr std::uint32_t kBands = kWM / kStagedRows;
   constexpr std::uint32_t kHalves = kBM / kWM;
@@ -357,26 +392,16 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
     }
     barrier();
     auto first_row = row0 + half * kWM + band * kStagedRows;
-    const auto checked = [&] {
-      for (auto v : range(thread_id<0>(), kStagedRows * kBN, kThreads)) {
-        auto r = first_row + v / kBN;
-        auto c = col0 + v % kBN;
-        IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kPitch + v % kBN])); }
-      }
-    };
     if constexpr (kRuns) {
       IRON_IF(*whole) {
-        for (auto u : range(thread_id<0>(), kStagedRows * kBN / kRun, kThreads)) {
-          auto v = u * kRun;
-          auto r = first_row + v / kBN;
-          auto c = col0 + v % kBN;
-          auto at = v / kBN * kPitch + v % kBN;
-          for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
-        }
+        hand_on_runs<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, epilogue);
       }
-      IRON_ELSE { checked(); }
+      IRON_ELSE {
+        hand_on_checked<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, m, n,
+                                                            epilogue);
+      }
     } else {
-      checked();
+      hand_on_checked<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, m, n, epilogue);
     }
     barrier();
   }

@@ -111,7 +111,6 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
-  constexpr std::uint32_t kRun = 8;  // columns a thread hands over together: 16 bytes of bf16
   constexpr std::uint32_t kPitch = BN + 4;
   auto staged = shared<f32>(kStagedRows * kPitch);
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
@@ -126,35 +125,19 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
     }
     barrier();
     IRON_IF(consumer) {
-      const auto copy_out = [&](bool checked) {
-        for (auto v : range(thread_id<0>(), kStagedRows * BN, kConsumerThreads)) {
-          auto r = row0 + round * kStagedRows + v / BN;
-          auto c = col0 + v % BN;
-          const auto sum = [&] { return load(staged[v / BN * kPitch + v % BN]); };
-          if (checked) {
-            IRON_IF(r < m && c < n) { epilogue(r, c, sum()); }
-          } else {
-            epilogue(r, c, sum());
-          }
-        }
-      };
-      // A whole tile: each thread a run of kRun consecutive columns, handed over in
-      // straight-line order, so that an epilogue's stores of them merge into one 16-byte store
-      // (docs/compiler.md, "vectorize"): a warp writes 512 bytes of a row a time.
-      const auto copy_out_runs = [&] {
-        for (auto u : range(thread_id<0>(), kStagedRows * BN / kRun, kConsumerThreads)) {
-          auto v = u * kRun;
-          auto r = row0 + round * kStagedRows + v / BN;
-          auto c = col0 + v % BN;
-          auto at = v / BN * kPitch + v % BN;
-          for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
-        }
+      auto first_row = row0 + round * kStagedRows;
+      const auto checked = [&] {
+        hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, m, n,
+                                                                   epilogue);
       };
       if constexpr (WHOLE_TILES) {
-        IRON_IF(whole) { copy_out_runs(); }
-        IRON_ELSE { copy_out(true); }
+        IRON_IF(whole) {
+          hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0,
+                                                                  epilogue);
+        }
+        IRON_ELSE { checked(); }
       } else {
-        copy_out(true);
+        checked();
       }
     }
     barrier();

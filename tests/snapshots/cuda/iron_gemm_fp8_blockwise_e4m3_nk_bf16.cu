@@ -352,1626 +352,1626 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v25 = v24 << 6u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v1314 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const unsigned int v1315 = v1314 >> 2u;
-  const bool v1318 = v1314 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 2, 16, 128> v1322;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1322, 0.0f);
-  iron_frag<float, 2, 16, 128> v1324;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1324, 0.0f);
-  const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-  const unsigned int v1329 = threadIdx.x;
+  const unsigned int v1311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const unsigned int v1312 = v1311 >> 2u;
+  const bool v1315 = v1311 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v1319;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1319, 0.0f);
+  iron_frag<float, 2, 16, 128> v1321;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1321, 0.0f);
+  const unsigned int v1325 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const unsigned int v1326 = threadIdx.x;
 
-  for (unsigned int v1327 = 0u; v1327 < v2; v1327 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1337 = v1336 < v0;
-      const unsigned int v1338 = v1327 + v1335;
-      const bool v1339 = v1338 < v2;
-      const bool v1340 = v1337 && v1339;
-      if (v1340) {
-        const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v1344 = v1342 + v1327;
-        const unsigned int v1345 = v1344 + v1335;
-        const iron_f8e4m3 v1346 = a[v1345];
-        const iron_f16 v1347 = iron_f32_to_f16(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1349 = v1333 << 6u;
-        const unsigned int v1350 = v1349 + v1335;
-        shm3[(v1350 ^ (((v1350 >> 6u) & 7u) << 3u))] = v1347;
+  for (unsigned int v1324 = 0u; v1324 < v2; v1324 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (unsigned int v1328 = v1326; v1328 < 4096u; v1328 += v1325) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1330 = v1328 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1332 = v1328 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1333 = v25 + v1330;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1334 = v1333 < v0;
+      const unsigned int v1335 = v1324 + v1332;
+      const bool v1336 = v1335 < v2;
+      const bool v1337 = v1334 && v1336;
+      if (v1337) {
+        const unsigned int v1339 = v1333 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1341 = v1339 + v1324;
+        const unsigned int v1342 = v1341 + v1332;
+        const iron_f8e4m3 v1343 = a[v1342];
+        const iron_f16 v1344 = iron_f32_to_f16(iron_to_f32(v1343));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1346 = v1330 << 6u;
+        const unsigned int v1347 = v1346 + v1332;
+        shm3[(v1347 ^ (((v1347 >> 6u) & 7u) << 3u))] = v1344;
       } else {
-        const unsigned int v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1353 = v1352 + v1335;
-        shm3[(v1353 ^ (((v1353 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1349 = v1330 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1350 = v1349 + v1332;
+        shm3[(v1350 ^ (((v1350 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1364 = v1363 < v1;
-      const unsigned int v1365 = v1327 + v1362;
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1364 && v1366;
-      if (v1367) {
-        const unsigned int v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v1371 = v1369 + v1327;
-        const unsigned int v1372 = v1371 + v1362;
-        const iron_f8e4m3 v1373 = b[v1372];
-        const iron_f16 v1374 = iron_f32_to_f16(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1376 = v1360 << 6u;
-        const unsigned int v1377 = v1376 + v1362;
-        shm4[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = v1374;
+    for (unsigned int v1355 = v1326; v1355 < 8192u; v1355 += v1325) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1361 = v1360 < v1;
+      const unsigned int v1362 = v1324 + v1359;
+      const bool v1363 = v1362 < v2;
+      const bool v1364 = v1361 && v1363;
+      if (v1364) {
+        const unsigned int v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1368 = v1366 + v1324;
+        const unsigned int v1369 = v1368 + v1359;
+        const iron_f8e4m3 v1370 = b[v1369];
+        const iron_f16 v1371 = iron_f32_to_f16(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1373 = v1357 << 6u;
+        const unsigned int v1374 = v1373 + v1359;
+        shm4[(v1374 ^ (((v1374 >> 6u) & 7u) << 3u))] = v1371;
       } else {
-        const unsigned int v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1380 = v1379 + v1362;
-        shm4[(v1380 ^ (((v1380 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1377 = v1376 + v1359;
+        shm4[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v1318) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const unsigned int v1388 = v1315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const unsigned int v1389 = v1388 << 6u;
-      const unsigned int v2686 = v1314 & 3u;
-      const unsigned int v2688 = v2686 << 4u;
-      const unsigned int v2690 = v2688 << 6u;
-      const unsigned int v2692 = v1389 + v2690;
-      iron_frag<iron_f16, 0, 16, 16> v2699;
-      iron_frag_fill(v2699, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2699, shm3, v2692, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2701;
-      iron_frag_fill(v2701, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2701, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1324, v2699, v2701);
-      const unsigned int v2703 = v2692 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2708;
-      iron_frag_fill(v2708, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2708, shm3, v2703, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2710;
-      iron_frag_fill(v2710, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2710, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1324, v2708, v2710);
-      const unsigned int v2712 = v2692 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2717;
-      iron_frag_fill(v2717, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2717, shm3, v2712, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2719;
-      iron_frag_fill(v2719, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2719, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1324, v2717, v2719);
-      const unsigned int v2721 = v2692 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2726;
-      iron_frag_fill(v2726, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2726, shm3, v2721, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2728;
-      iron_frag_fill(v2728, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2728, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1324, v2726, v2728);
-      const unsigned int v1394 = v1327 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v1395 = v1394 & 127u;
-      const bool v1396 = v1395 == 0u;
-      const bool v1399 = v1394 >= v2;
-      const bool v1400 = v1396 || v1399;
-      if (v1400) {
-        const unsigned int v1402 = v1327 >> 7u;
-        const unsigned int v1410 = v25 + v1388;  // kernels/gemm/gemm_warpgroup.hpp:210
-        const unsigned int v1411 = v1410 + v2688;
-        iron_frag<float, 2, 16, 8> v1413;  // kernels/gemm/gemm_warpgroup.hpp:211
-        iron_frag_fill(v1413, 0.0f);
-        const unsigned int v1415 = static_cast<unsigned int>(v1413.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v1418 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const unsigned int v1419 = v1411 + v1415;
-        const unsigned int v1420 = min(v1419, v1418);
-        const unsigned int v1421 = v1420 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1422 = v1421 + v1402;
-        const float v1423 = scale_a[v1422];
-        v1413.x[0] = v1423;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v1425 = static_cast<unsigned int>(v1413.row(1, iron_linear_thread() & 31u));
-        const unsigned int v1429 = v1411 + v1425;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const unsigned int v1430 = min(v1429, v1418);
-        const unsigned int v1431 = v1430 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1432 = v1431 + v1402;
-        const float v1433 = scale_a[v1432];
-        v1413.x[1] = v1433;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v1435 = static_cast<unsigned int>(v1413.row(2, iron_linear_thread() & 31u));
-        const unsigned int v1439 = v1411 + v1435;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const unsigned int v1440 = min(v1439, v1418);
-        const unsigned int v1441 = v1440 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1442 = v1441 + v1402;
-        const float v1443 = scale_a[v1442];
-        v1413.x[2] = v1443;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v1445 = static_cast<unsigned int>(v1413.row(3, iron_linear_thread() & 31u));
-        const unsigned int v1449 = v1411 + v1445;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const unsigned int v1450 = min(v1449, v1418);
-        const unsigned int v1451 = v1450 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1452 = v1451 + v1402;
-        const float v1453 = scale_a[v1452];
-        v1413.x[3] = v1453;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const unsigned int v1455 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const unsigned int v1456 = v1455 * v6;
-        const unsigned int v1457 = v1456 + v1402;
-        const float v1458 = scale_b[v1457];
-        const float v1459 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1460 = v1459 * v1458;
-        const float v1461 = v1324.x[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1462 = v1461 * v1460;
-        const float v1463 = v1322.x[0];
-        const float v1464 = v1463 + v1462;
-        v1322.x[0] = v1464;
-        v1324.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1466 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1467 = v1466 * v1458;
-        const float v1468 = v1324.x[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1469 = v1468 * v1467;
-        const float v1470 = v1322.x[1];
-        const float v1471 = v1470 + v1469;
-        v1322.x[1] = v1471;
-        v1324.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1473 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1474 = v1473 * v1458;
-        const float v1475 = v1324.x[2];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1476 = v1475 * v1474;
-        const float v1477 = v1322.x[2];
-        const float v1478 = v1477 + v1476;
-        v1322.x[2] = v1478;
-        v1324.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1480 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1481 = v1480 * v1458;
-        const float v1482 = v1324.x[3];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1483 = v1482 * v1481;
-        const float v1484 = v1322.x[3];
-        const float v1485 = v1484 + v1483;
-        v1322.x[3] = v1485;
-        v1324.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1487 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1488 = v1487 * v1458;
-        const float v1489 = v1324.x[4];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1490 = v1489 * v1488;
-        const float v1491 = v1322.x[4];
-        const float v1492 = v1491 + v1490;
-        v1322.x[4] = v1492;
-        v1324.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1494 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1495 = v1494 * v1458;
-        const float v1496 = v1324.x[5];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1497 = v1496 * v1495;
-        const float v1498 = v1322.x[5];
-        const float v1499 = v1498 + v1497;
-        v1322.x[5] = v1499;
-        v1324.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1501 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1502 = v1501 * v1458;
-        const float v1503 = v1324.x[6];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1504 = v1503 * v1502;
-        const float v1505 = v1322.x[6];
-        const float v1506 = v1505 + v1504;
-        v1322.x[6] = v1506;
-        v1324.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1508 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1509 = v1508 * v1458;
-        const float v1510 = v1324.x[7];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1511 = v1510 * v1509;
-        const float v1512 = v1322.x[7];
-        const float v1513 = v1512 + v1511;
-        v1322.x[7] = v1513;
-        v1324.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1515 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1516 = v1515 * v1458;
-        const float v1517 = v1324.x[8];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1518 = v1517 * v1516;
-        const float v1519 = v1322.x[8];
-        const float v1520 = v1519 + v1518;
-        v1322.x[8] = v1520;
-        v1324.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1522 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1523 = v1522 * v1458;
-        const float v1524 = v1324.x[9];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1525 = v1524 * v1523;
-        const float v1526 = v1322.x[9];
-        const float v1527 = v1526 + v1525;
-        v1322.x[9] = v1527;
-        v1324.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1529 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1530 = v1529 * v1458;
-        const float v1531 = v1324.x[10];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1532 = v1531 * v1530;
-        const float v1533 = v1322.x[10];
-        const float v1534 = v1533 + v1532;
-        v1322.x[10] = v1534;
-        v1324.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1536 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1537 = v1536 * v1458;
-        const float v1538 = v1324.x[11];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1539 = v1538 * v1537;
-        const float v1540 = v1322.x[11];
-        const float v1541 = v1540 + v1539;
-        v1322.x[11] = v1541;
-        v1324.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1543 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1544 = v1543 * v1458;
-        const float v1545 = v1324.x[12];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1546 = v1545 * v1544;
-        const float v1547 = v1322.x[12];
-        const float v1548 = v1547 + v1546;
-        v1322.x[12] = v1548;
-        v1324.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1550 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1551 = v1550 * v1458;
-        const float v1552 = v1324.x[13];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1553 = v1552 * v1551;
-        const float v1554 = v1322.x[13];
-        const float v1555 = v1554 + v1553;
-        v1322.x[13] = v1555;
-        v1324.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1557 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1558 = v1557 * v1458;
-        const float v1559 = v1324.x[14];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1560 = v1559 * v1558;
-        const float v1561 = v1322.x[14];
-        const float v1562 = v1561 + v1560;
-        v1322.x[14] = v1562;
-        v1324.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1564 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1565 = v1564 * v1458;
-        const float v1566 = v1324.x[15];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1567 = v1566 * v1565;
-        const float v1568 = v1322.x[15];
-        const float v1569 = v1568 + v1567;
-        v1322.x[15] = v1569;
-        v1324.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1571 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1572 = v1571 * v1458;
-        const float v1573 = v1324.x[16];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1574 = v1573 * v1572;
-        const float v1575 = v1322.x[16];
-        const float v1576 = v1575 + v1574;
-        v1322.x[16] = v1576;
-        v1324.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1578 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1579 = v1578 * v1458;
-        const float v1580 = v1324.x[17];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1581 = v1580 * v1579;
-        const float v1582 = v1322.x[17];
-        const float v1583 = v1582 + v1581;
-        v1322.x[17] = v1583;
-        v1324.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1585 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1586 = v1585 * v1458;
-        const float v1587 = v1324.x[18];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1588 = v1587 * v1586;
-        const float v1589 = v1322.x[18];
-        const float v1590 = v1589 + v1588;
-        v1322.x[18] = v1590;
-        v1324.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1592 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1593 = v1592 * v1458;
-        const float v1594 = v1324.x[19];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1595 = v1594 * v1593;
-        const float v1596 = v1322.x[19];
-        const float v1597 = v1596 + v1595;
-        v1322.x[19] = v1597;
-        v1324.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1599 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1600 = v1599 * v1458;
-        const float v1601 = v1324.x[20];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1602 = v1601 * v1600;
-        const float v1603 = v1322.x[20];
-        const float v1604 = v1603 + v1602;
-        v1322.x[20] = v1604;
-        v1324.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1606 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1607 = v1606 * v1458;
-        const float v1608 = v1324.x[21];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1609 = v1608 * v1607;
-        const float v1610 = v1322.x[21];
-        const float v1611 = v1610 + v1609;
-        v1322.x[21] = v1611;
-        v1324.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1613 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1614 = v1613 * v1458;
-        const float v1615 = v1324.x[22];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1616 = v1615 * v1614;
-        const float v1617 = v1322.x[22];
-        const float v1618 = v1617 + v1616;
-        v1322.x[22] = v1618;
-        v1324.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1620 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1621 = v1620 * v1458;
-        const float v1622 = v1324.x[23];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1623 = v1622 * v1621;
-        const float v1624 = v1322.x[23];
-        const float v1625 = v1624 + v1623;
-        v1322.x[23] = v1625;
-        v1324.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1627 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1628 = v1627 * v1458;
-        const float v1629 = v1324.x[24];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1630 = v1629 * v1628;
-        const float v1631 = v1322.x[24];
-        const float v1632 = v1631 + v1630;
-        v1322.x[24] = v1632;
-        v1324.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1634 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1635 = v1634 * v1458;
-        const float v1636 = v1324.x[25];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1637 = v1636 * v1635;
-        const float v1638 = v1322.x[25];
-        const float v1639 = v1638 + v1637;
-        v1322.x[25] = v1639;
-        v1324.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1641 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1642 = v1641 * v1458;
-        const float v1643 = v1324.x[26];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1644 = v1643 * v1642;
-        const float v1645 = v1322.x[26];
-        const float v1646 = v1645 + v1644;
-        v1322.x[26] = v1646;
-        v1324.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1648 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1649 = v1648 * v1458;
-        const float v1650 = v1324.x[27];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1651 = v1650 * v1649;
-        const float v1652 = v1322.x[27];
-        const float v1653 = v1652 + v1651;
-        v1322.x[27] = v1653;
-        v1324.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1655 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1656 = v1655 * v1458;
-        const float v1657 = v1324.x[28];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1658 = v1657 * v1656;
-        const float v1659 = v1322.x[28];
-        const float v1660 = v1659 + v1658;
-        v1322.x[28] = v1660;
-        v1324.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1662 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1663 = v1662 * v1458;
-        const float v1664 = v1324.x[29];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1665 = v1664 * v1663;
-        const float v1666 = v1322.x[29];
-        const float v1667 = v1666 + v1665;
-        v1322.x[29] = v1667;
-        v1324.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1669 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1670 = v1669 * v1458;
-        const float v1671 = v1324.x[30];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1672 = v1671 * v1670;
-        const float v1673 = v1322.x[30];
-        const float v1674 = v1673 + v1672;
-        v1322.x[30] = v1674;
-        v1324.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1676 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1677 = v1676 * v1458;
-        const float v1678 = v1324.x[31];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1679 = v1678 * v1677;
-        const float v1680 = v1322.x[31];
-        const float v1681 = v1680 + v1679;
-        v1322.x[31] = v1681;
-        v1324.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1683 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1684 = v1683 * v1458;
-        const float v1685 = v1324.x[32];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1686 = v1685 * v1684;
-        const float v1687 = v1322.x[32];
-        const float v1688 = v1687 + v1686;
-        v1322.x[32] = v1688;
-        v1324.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1690 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1691 = v1690 * v1458;
-        const float v1692 = v1324.x[33];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1693 = v1692 * v1691;
-        const float v1694 = v1322.x[33];
-        const float v1695 = v1694 + v1693;
-        v1322.x[33] = v1695;
-        v1324.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1697 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1698 = v1697 * v1458;
-        const float v1699 = v1324.x[34];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1700 = v1699 * v1698;
-        const float v1701 = v1322.x[34];
-        const float v1702 = v1701 + v1700;
-        v1322.x[34] = v1702;
-        v1324.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1704 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1705 = v1704 * v1458;
-        const float v1706 = v1324.x[35];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1707 = v1706 * v1705;
-        const float v1708 = v1322.x[35];
-        const float v1709 = v1708 + v1707;
-        v1322.x[35] = v1709;
-        v1324.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1711 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1712 = v1711 * v1458;
-        const float v1713 = v1324.x[36];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1714 = v1713 * v1712;
-        const float v1715 = v1322.x[36];
-        const float v1716 = v1715 + v1714;
-        v1322.x[36] = v1716;
-        v1324.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1718 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1719 = v1718 * v1458;
-        const float v1720 = v1324.x[37];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1721 = v1720 * v1719;
-        const float v1722 = v1322.x[37];
-        const float v1723 = v1722 + v1721;
-        v1322.x[37] = v1723;
-        v1324.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1725 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1726 = v1725 * v1458;
-        const float v1727 = v1324.x[38];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1728 = v1727 * v1726;
-        const float v1729 = v1322.x[38];
-        const float v1730 = v1729 + v1728;
-        v1322.x[38] = v1730;
-        v1324.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1732 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1733 = v1732 * v1458;
-        const float v1734 = v1324.x[39];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1735 = v1734 * v1733;
-        const float v1736 = v1322.x[39];
-        const float v1737 = v1736 + v1735;
-        v1322.x[39] = v1737;
-        v1324.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1739 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1740 = v1739 * v1458;
-        const float v1741 = v1324.x[40];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1742 = v1741 * v1740;
-        const float v1743 = v1322.x[40];
-        const float v1744 = v1743 + v1742;
-        v1322.x[40] = v1744;
-        v1324.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1746 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1747 = v1746 * v1458;
-        const float v1748 = v1324.x[41];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1749 = v1748 * v1747;
-        const float v1750 = v1322.x[41];
-        const float v1751 = v1750 + v1749;
-        v1322.x[41] = v1751;
-        v1324.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1753 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1754 = v1753 * v1458;
-        const float v1755 = v1324.x[42];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1756 = v1755 * v1754;
-        const float v1757 = v1322.x[42];
-        const float v1758 = v1757 + v1756;
-        v1322.x[42] = v1758;
-        v1324.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1760 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1761 = v1760 * v1458;
-        const float v1762 = v1324.x[43];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1763 = v1762 * v1761;
-        const float v1764 = v1322.x[43];
-        const float v1765 = v1764 + v1763;
-        v1322.x[43] = v1765;
-        v1324.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1767 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1768 = v1767 * v1458;
-        const float v1769 = v1324.x[44];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1770 = v1769 * v1768;
-        const float v1771 = v1322.x[44];
-        const float v1772 = v1771 + v1770;
-        v1322.x[44] = v1772;
-        v1324.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1774 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1775 = v1774 * v1458;
-        const float v1776 = v1324.x[45];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1777 = v1776 * v1775;
-        const float v1778 = v1322.x[45];
-        const float v1779 = v1778 + v1777;
-        v1322.x[45] = v1779;
-        v1324.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1781 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1782 = v1781 * v1458;
-        const float v1783 = v1324.x[46];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1784 = v1783 * v1782;
-        const float v1785 = v1322.x[46];
-        const float v1786 = v1785 + v1784;
-        v1322.x[46] = v1786;
-        v1324.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1788 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1789 = v1788 * v1458;
-        const float v1790 = v1324.x[47];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1791 = v1790 * v1789;
-        const float v1792 = v1322.x[47];
-        const float v1793 = v1792 + v1791;
-        v1322.x[47] = v1793;
-        v1324.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1795 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1796 = v1795 * v1458;
-        const float v1797 = v1324.x[48];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1798 = v1797 * v1796;
-        const float v1799 = v1322.x[48];
-        const float v1800 = v1799 + v1798;
-        v1322.x[48] = v1800;
-        v1324.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1802 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1803 = v1802 * v1458;
-        const float v1804 = v1324.x[49];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1805 = v1804 * v1803;
-        const float v1806 = v1322.x[49];
-        const float v1807 = v1806 + v1805;
-        v1322.x[49] = v1807;
-        v1324.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1809 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1810 = v1809 * v1458;
-        const float v1811 = v1324.x[50];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1812 = v1811 * v1810;
-        const float v1813 = v1322.x[50];
-        const float v1814 = v1813 + v1812;
-        v1322.x[50] = v1814;
-        v1324.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1816 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1817 = v1816 * v1458;
-        const float v1818 = v1324.x[51];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1819 = v1818 * v1817;
-        const float v1820 = v1322.x[51];
-        const float v1821 = v1820 + v1819;
-        v1322.x[51] = v1821;
-        v1324.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1823 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1824 = v1823 * v1458;
-        const float v1825 = v1324.x[52];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1826 = v1825 * v1824;
-        const float v1827 = v1322.x[52];
-        const float v1828 = v1827 + v1826;
-        v1322.x[52] = v1828;
-        v1324.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1830 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1831 = v1830 * v1458;
-        const float v1832 = v1324.x[53];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1833 = v1832 * v1831;
-        const float v1834 = v1322.x[53];
-        const float v1835 = v1834 + v1833;
-        v1322.x[53] = v1835;
-        v1324.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1837 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1838 = v1837 * v1458;
-        const float v1839 = v1324.x[54];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1840 = v1839 * v1838;
-        const float v1841 = v1322.x[54];
-        const float v1842 = v1841 + v1840;
-        v1322.x[54] = v1842;
-        v1324.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1844 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1845 = v1844 * v1458;
-        const float v1846 = v1324.x[55];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1847 = v1846 * v1845;
-        const float v1848 = v1322.x[55];
-        const float v1849 = v1848 + v1847;
-        v1322.x[55] = v1849;
-        v1324.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1851 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1852 = v1851 * v1458;
-        const float v1853 = v1324.x[56];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1854 = v1853 * v1852;
-        const float v1855 = v1322.x[56];
-        const float v1856 = v1855 + v1854;
-        v1322.x[56] = v1856;
-        v1324.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1858 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1859 = v1858 * v1458;
-        const float v1860 = v1324.x[57];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1861 = v1860 * v1859;
-        const float v1862 = v1322.x[57];
-        const float v1863 = v1862 + v1861;
-        v1322.x[57] = v1863;
-        v1324.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1865 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1866 = v1865 * v1458;
-        const float v1867 = v1324.x[58];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1868 = v1867 * v1866;
-        const float v1869 = v1322.x[58];
-        const float v1870 = v1869 + v1868;
-        v1322.x[58] = v1870;
-        v1324.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1872 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1873 = v1872 * v1458;
-        const float v1874 = v1324.x[59];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1875 = v1874 * v1873;
-        const float v1876 = v1322.x[59];
-        const float v1877 = v1876 + v1875;
-        v1322.x[59] = v1877;
-        v1324.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1879 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1880 = v1879 * v1458;
-        const float v1881 = v1324.x[60];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1882 = v1881 * v1880;
-        const float v1883 = v1322.x[60];
-        const float v1884 = v1883 + v1882;
-        v1322.x[60] = v1884;
-        v1324.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1886 = v1413.x[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1887 = v1886 * v1458;
-        const float v1888 = v1324.x[61];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1889 = v1888 * v1887;
-        const float v1890 = v1322.x[61];
-        const float v1891 = v1890 + v1889;
-        v1322.x[61] = v1891;
-        v1324.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1893 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1894 = v1893 * v1458;
-        const float v1895 = v1324.x[62];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1896 = v1895 * v1894;
-        const float v1897 = v1322.x[62];
-        const float v1898 = v1897 + v1896;
-        v1322.x[62] = v1898;
-        v1324.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1900 = v1413.x[2];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1901 = v1900 * v1458;
-        const float v1902 = v1324.x[63];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1903 = v1902 * v1901;
-        const float v1904 = v1322.x[63];
-        const float v1905 = v1904 + v1903;
-        v1322.x[63] = v1905;
-        v1324.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v1315) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const unsigned int v1385 = v1312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const unsigned int v1386 = v1385 << 6u;
+      const unsigned int v2683 = v1311 & 3u;
+      const unsigned int v2685 = v2683 << 4u;
+      const unsigned int v2687 = v2685 << 6u;
+      const unsigned int v2689 = v1386 + v2687;
+      iron_frag<iron_f16, 0, 16, 16> v2696;
+      iron_frag_fill(v2696, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2696, shm3, v2689, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2698;
+      iron_frag_fill(v2698, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2698, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1321, v2696, v2698);
+      const unsigned int v2700 = v2689 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2705;
+      iron_frag_fill(v2705, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2705, shm3, v2700, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2707;
+      iron_frag_fill(v2707, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2707, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1321, v2705, v2707);
+      const unsigned int v2709 = v2689 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2714;
+      iron_frag_fill(v2714, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2714, shm3, v2709, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2716;
+      iron_frag_fill(v2716, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2716, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1321, v2714, v2716);
+      const unsigned int v2718 = v2689 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2723;
+      iron_frag_fill(v2723, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2723, shm3, v2718, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2725;
+      iron_frag_fill(v2725, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2725, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1321, v2723, v2725);
+      const unsigned int v1391 = v1324 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:213
+      const unsigned int v1392 = v1391 & 127u;
+      const bool v1393 = v1392 == 0u;
+      const bool v1396 = v1391 >= v2;
+      const bool v1397 = v1393 || v1396;
+      if (v1397) {
+        const unsigned int v1399 = v1324 >> 7u;
+        const unsigned int v1407 = v25 + v1385;  // kernels/gemm/gemm_warpgroup.hpp:193
+        const unsigned int v1408 = v1407 + v2685;
+        iron_frag<float, 2, 16, 8> v1410;  // kernels/gemm/gemm_warpgroup.hpp:194
+        iron_frag_fill(v1410, 0.0f);
+        const unsigned int v1412 = static_cast<unsigned int>(v1410.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:195
+        const unsigned int v1415 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const unsigned int v1416 = v1408 + v1412;
+        const unsigned int v1417 = min(v1416, v1415);
+        const unsigned int v1418 = v1417 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1419 = v1418 + v1399;
+        const float v1420 = scale_a[v1419];
+        v1410.x[0] = v1420;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const unsigned int v1422 = static_cast<unsigned int>(v1410.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1426 = v1408 + v1422;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const unsigned int v1427 = min(v1426, v1415);
+        const unsigned int v1428 = v1427 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1429 = v1428 + v1399;
+        const float v1430 = scale_a[v1429];
+        v1410.x[1] = v1430;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const unsigned int v1432 = static_cast<unsigned int>(v1410.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1436 = v1408 + v1432;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const unsigned int v1437 = min(v1436, v1415);
+        const unsigned int v1438 = v1437 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1439 = v1438 + v1399;
+        const float v1440 = scale_a[v1439];
+        v1410.x[2] = v1440;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const unsigned int v1442 = static_cast<unsigned int>(v1410.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1446 = v1408 + v1442;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const unsigned int v1447 = min(v1446, v1415);
+        const unsigned int v1448 = v1447 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1449 = v1448 + v1399;
+        const float v1450 = scale_a[v1449];
+        v1410.x[3] = v1450;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const unsigned int v1452 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const unsigned int v1453 = v1452 * v6;
+        const unsigned int v1454 = v1453 + v1399;
+        const float v1455 = scale_b[v1454];
+        const float v1456 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1457 = v1456 * v1455;
+        const float v1458 = v1321.x[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1459 = v1458 * v1457;
+        const float v1460 = v1319.x[0];
+        const float v1461 = v1460 + v1459;
+        v1319.x[0] = v1461;
+        v1321.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1463 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1464 = v1463 * v1455;
+        const float v1465 = v1321.x[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1466 = v1465 * v1464;
+        const float v1467 = v1319.x[1];
+        const float v1468 = v1467 + v1466;
+        v1319.x[1] = v1468;
+        v1321.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1470 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1471 = v1470 * v1455;
+        const float v1472 = v1321.x[2];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1473 = v1472 * v1471;
+        const float v1474 = v1319.x[2];
+        const float v1475 = v1474 + v1473;
+        v1319.x[2] = v1475;
+        v1321.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1477 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1478 = v1477 * v1455;
+        const float v1479 = v1321.x[3];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1480 = v1479 * v1478;
+        const float v1481 = v1319.x[3];
+        const float v1482 = v1481 + v1480;
+        v1319.x[3] = v1482;
+        v1321.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1484 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1485 = v1484 * v1455;
+        const float v1486 = v1321.x[4];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1487 = v1486 * v1485;
+        const float v1488 = v1319.x[4];
+        const float v1489 = v1488 + v1487;
+        v1319.x[4] = v1489;
+        v1321.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1491 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1492 = v1491 * v1455;
+        const float v1493 = v1321.x[5];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1494 = v1493 * v1492;
+        const float v1495 = v1319.x[5];
+        const float v1496 = v1495 + v1494;
+        v1319.x[5] = v1496;
+        v1321.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1498 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1499 = v1498 * v1455;
+        const float v1500 = v1321.x[6];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1501 = v1500 * v1499;
+        const float v1502 = v1319.x[6];
+        const float v1503 = v1502 + v1501;
+        v1319.x[6] = v1503;
+        v1321.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1505 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1506 = v1505 * v1455;
+        const float v1507 = v1321.x[7];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1508 = v1507 * v1506;
+        const float v1509 = v1319.x[7];
+        const float v1510 = v1509 + v1508;
+        v1319.x[7] = v1510;
+        v1321.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1512 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1513 = v1512 * v1455;
+        const float v1514 = v1321.x[8];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1515 = v1514 * v1513;
+        const float v1516 = v1319.x[8];
+        const float v1517 = v1516 + v1515;
+        v1319.x[8] = v1517;
+        v1321.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1519 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1520 = v1519 * v1455;
+        const float v1521 = v1321.x[9];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1522 = v1521 * v1520;
+        const float v1523 = v1319.x[9];
+        const float v1524 = v1523 + v1522;
+        v1319.x[9] = v1524;
+        v1321.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1526 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1527 = v1526 * v1455;
+        const float v1528 = v1321.x[10];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1529 = v1528 * v1527;
+        const float v1530 = v1319.x[10];
+        const float v1531 = v1530 + v1529;
+        v1319.x[10] = v1531;
+        v1321.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1533 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1534 = v1533 * v1455;
+        const float v1535 = v1321.x[11];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1536 = v1535 * v1534;
+        const float v1537 = v1319.x[11];
+        const float v1538 = v1537 + v1536;
+        v1319.x[11] = v1538;
+        v1321.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1540 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1541 = v1540 * v1455;
+        const float v1542 = v1321.x[12];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1543 = v1542 * v1541;
+        const float v1544 = v1319.x[12];
+        const float v1545 = v1544 + v1543;
+        v1319.x[12] = v1545;
+        v1321.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1547 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1548 = v1547 * v1455;
+        const float v1549 = v1321.x[13];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1550 = v1549 * v1548;
+        const float v1551 = v1319.x[13];
+        const float v1552 = v1551 + v1550;
+        v1319.x[13] = v1552;
+        v1321.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1554 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1555 = v1554 * v1455;
+        const float v1556 = v1321.x[14];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1557 = v1556 * v1555;
+        const float v1558 = v1319.x[14];
+        const float v1559 = v1558 + v1557;
+        v1319.x[14] = v1559;
+        v1321.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1561 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1562 = v1561 * v1455;
+        const float v1563 = v1321.x[15];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1564 = v1563 * v1562;
+        const float v1565 = v1319.x[15];
+        const float v1566 = v1565 + v1564;
+        v1319.x[15] = v1566;
+        v1321.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1568 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1569 = v1568 * v1455;
+        const float v1570 = v1321.x[16];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1571 = v1570 * v1569;
+        const float v1572 = v1319.x[16];
+        const float v1573 = v1572 + v1571;
+        v1319.x[16] = v1573;
+        v1321.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1575 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1576 = v1575 * v1455;
+        const float v1577 = v1321.x[17];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1578 = v1577 * v1576;
+        const float v1579 = v1319.x[17];
+        const float v1580 = v1579 + v1578;
+        v1319.x[17] = v1580;
+        v1321.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1582 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1583 = v1582 * v1455;
+        const float v1584 = v1321.x[18];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1585 = v1584 * v1583;
+        const float v1586 = v1319.x[18];
+        const float v1587 = v1586 + v1585;
+        v1319.x[18] = v1587;
+        v1321.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1589 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1590 = v1589 * v1455;
+        const float v1591 = v1321.x[19];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1592 = v1591 * v1590;
+        const float v1593 = v1319.x[19];
+        const float v1594 = v1593 + v1592;
+        v1319.x[19] = v1594;
+        v1321.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1596 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1597 = v1596 * v1455;
+        const float v1598 = v1321.x[20];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1599 = v1598 * v1597;
+        const float v1600 = v1319.x[20];
+        const float v1601 = v1600 + v1599;
+        v1319.x[20] = v1601;
+        v1321.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1603 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1604 = v1603 * v1455;
+        const float v1605 = v1321.x[21];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1606 = v1605 * v1604;
+        const float v1607 = v1319.x[21];
+        const float v1608 = v1607 + v1606;
+        v1319.x[21] = v1608;
+        v1321.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1610 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1611 = v1610 * v1455;
+        const float v1612 = v1321.x[22];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1613 = v1612 * v1611;
+        const float v1614 = v1319.x[22];
+        const float v1615 = v1614 + v1613;
+        v1319.x[22] = v1615;
+        v1321.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1617 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1618 = v1617 * v1455;
+        const float v1619 = v1321.x[23];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1620 = v1619 * v1618;
+        const float v1621 = v1319.x[23];
+        const float v1622 = v1621 + v1620;
+        v1319.x[23] = v1622;
+        v1321.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1624 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1625 = v1624 * v1455;
+        const float v1626 = v1321.x[24];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1627 = v1626 * v1625;
+        const float v1628 = v1319.x[24];
+        const float v1629 = v1628 + v1627;
+        v1319.x[24] = v1629;
+        v1321.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1631 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1632 = v1631 * v1455;
+        const float v1633 = v1321.x[25];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1634 = v1633 * v1632;
+        const float v1635 = v1319.x[25];
+        const float v1636 = v1635 + v1634;
+        v1319.x[25] = v1636;
+        v1321.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1638 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1639 = v1638 * v1455;
+        const float v1640 = v1321.x[26];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1641 = v1640 * v1639;
+        const float v1642 = v1319.x[26];
+        const float v1643 = v1642 + v1641;
+        v1319.x[26] = v1643;
+        v1321.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1645 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1646 = v1645 * v1455;
+        const float v1647 = v1321.x[27];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1648 = v1647 * v1646;
+        const float v1649 = v1319.x[27];
+        const float v1650 = v1649 + v1648;
+        v1319.x[27] = v1650;
+        v1321.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1652 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1653 = v1652 * v1455;
+        const float v1654 = v1321.x[28];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1655 = v1654 * v1653;
+        const float v1656 = v1319.x[28];
+        const float v1657 = v1656 + v1655;
+        v1319.x[28] = v1657;
+        v1321.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1659 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1660 = v1659 * v1455;
+        const float v1661 = v1321.x[29];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1662 = v1661 * v1660;
+        const float v1663 = v1319.x[29];
+        const float v1664 = v1663 + v1662;
+        v1319.x[29] = v1664;
+        v1321.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1666 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1667 = v1666 * v1455;
+        const float v1668 = v1321.x[30];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1669 = v1668 * v1667;
+        const float v1670 = v1319.x[30];
+        const float v1671 = v1670 + v1669;
+        v1319.x[30] = v1671;
+        v1321.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1673 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1674 = v1673 * v1455;
+        const float v1675 = v1321.x[31];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1676 = v1675 * v1674;
+        const float v1677 = v1319.x[31];
+        const float v1678 = v1677 + v1676;
+        v1319.x[31] = v1678;
+        v1321.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1680 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1681 = v1680 * v1455;
+        const float v1682 = v1321.x[32];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1683 = v1682 * v1681;
+        const float v1684 = v1319.x[32];
+        const float v1685 = v1684 + v1683;
+        v1319.x[32] = v1685;
+        v1321.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1687 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1688 = v1687 * v1455;
+        const float v1689 = v1321.x[33];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1690 = v1689 * v1688;
+        const float v1691 = v1319.x[33];
+        const float v1692 = v1691 + v1690;
+        v1319.x[33] = v1692;
+        v1321.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1694 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1695 = v1694 * v1455;
+        const float v1696 = v1321.x[34];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1697 = v1696 * v1695;
+        const float v1698 = v1319.x[34];
+        const float v1699 = v1698 + v1697;
+        v1319.x[34] = v1699;
+        v1321.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1701 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1702 = v1701 * v1455;
+        const float v1703 = v1321.x[35];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1704 = v1703 * v1702;
+        const float v1705 = v1319.x[35];
+        const float v1706 = v1705 + v1704;
+        v1319.x[35] = v1706;
+        v1321.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1708 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1709 = v1708 * v1455;
+        const float v1710 = v1321.x[36];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1711 = v1710 * v1709;
+        const float v1712 = v1319.x[36];
+        const float v1713 = v1712 + v1711;
+        v1319.x[36] = v1713;
+        v1321.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1715 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1716 = v1715 * v1455;
+        const float v1717 = v1321.x[37];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1718 = v1717 * v1716;
+        const float v1719 = v1319.x[37];
+        const float v1720 = v1719 + v1718;
+        v1319.x[37] = v1720;
+        v1321.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1722 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1723 = v1722 * v1455;
+        const float v1724 = v1321.x[38];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1725 = v1724 * v1723;
+        const float v1726 = v1319.x[38];
+        const float v1727 = v1726 + v1725;
+        v1319.x[38] = v1727;
+        v1321.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1729 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1730 = v1729 * v1455;
+        const float v1731 = v1321.x[39];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1732 = v1731 * v1730;
+        const float v1733 = v1319.x[39];
+        const float v1734 = v1733 + v1732;
+        v1319.x[39] = v1734;
+        v1321.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1736 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1737 = v1736 * v1455;
+        const float v1738 = v1321.x[40];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1739 = v1738 * v1737;
+        const float v1740 = v1319.x[40];
+        const float v1741 = v1740 + v1739;
+        v1319.x[40] = v1741;
+        v1321.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1743 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1744 = v1743 * v1455;
+        const float v1745 = v1321.x[41];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1746 = v1745 * v1744;
+        const float v1747 = v1319.x[41];
+        const float v1748 = v1747 + v1746;
+        v1319.x[41] = v1748;
+        v1321.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1750 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1751 = v1750 * v1455;
+        const float v1752 = v1321.x[42];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1753 = v1752 * v1751;
+        const float v1754 = v1319.x[42];
+        const float v1755 = v1754 + v1753;
+        v1319.x[42] = v1755;
+        v1321.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1757 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1758 = v1757 * v1455;
+        const float v1759 = v1321.x[43];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1760 = v1759 * v1758;
+        const float v1761 = v1319.x[43];
+        const float v1762 = v1761 + v1760;
+        v1319.x[43] = v1762;
+        v1321.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1764 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1765 = v1764 * v1455;
+        const float v1766 = v1321.x[44];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1767 = v1766 * v1765;
+        const float v1768 = v1319.x[44];
+        const float v1769 = v1768 + v1767;
+        v1319.x[44] = v1769;
+        v1321.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1771 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1772 = v1771 * v1455;
+        const float v1773 = v1321.x[45];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1774 = v1773 * v1772;
+        const float v1775 = v1319.x[45];
+        const float v1776 = v1775 + v1774;
+        v1319.x[45] = v1776;
+        v1321.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1778 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1779 = v1778 * v1455;
+        const float v1780 = v1321.x[46];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1781 = v1780 * v1779;
+        const float v1782 = v1319.x[46];
+        const float v1783 = v1782 + v1781;
+        v1319.x[46] = v1783;
+        v1321.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1785 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1786 = v1785 * v1455;
+        const float v1787 = v1321.x[47];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1788 = v1787 * v1786;
+        const float v1789 = v1319.x[47];
+        const float v1790 = v1789 + v1788;
+        v1319.x[47] = v1790;
+        v1321.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1792 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1793 = v1792 * v1455;
+        const float v1794 = v1321.x[48];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1795 = v1794 * v1793;
+        const float v1796 = v1319.x[48];
+        const float v1797 = v1796 + v1795;
+        v1319.x[48] = v1797;
+        v1321.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1799 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1800 = v1799 * v1455;
+        const float v1801 = v1321.x[49];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1802 = v1801 * v1800;
+        const float v1803 = v1319.x[49];
+        const float v1804 = v1803 + v1802;
+        v1319.x[49] = v1804;
+        v1321.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1806 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1807 = v1806 * v1455;
+        const float v1808 = v1321.x[50];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1809 = v1808 * v1807;
+        const float v1810 = v1319.x[50];
+        const float v1811 = v1810 + v1809;
+        v1319.x[50] = v1811;
+        v1321.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1813 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1814 = v1813 * v1455;
+        const float v1815 = v1321.x[51];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1816 = v1815 * v1814;
+        const float v1817 = v1319.x[51];
+        const float v1818 = v1817 + v1816;
+        v1319.x[51] = v1818;
+        v1321.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1820 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1821 = v1820 * v1455;
+        const float v1822 = v1321.x[52];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1823 = v1822 * v1821;
+        const float v1824 = v1319.x[52];
+        const float v1825 = v1824 + v1823;
+        v1319.x[52] = v1825;
+        v1321.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1827 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1828 = v1827 * v1455;
+        const float v1829 = v1321.x[53];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1830 = v1829 * v1828;
+        const float v1831 = v1319.x[53];
+        const float v1832 = v1831 + v1830;
+        v1319.x[53] = v1832;
+        v1321.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1834 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1835 = v1834 * v1455;
+        const float v1836 = v1321.x[54];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1837 = v1836 * v1835;
+        const float v1838 = v1319.x[54];
+        const float v1839 = v1838 + v1837;
+        v1319.x[54] = v1839;
+        v1321.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1841 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1842 = v1841 * v1455;
+        const float v1843 = v1321.x[55];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1844 = v1843 * v1842;
+        const float v1845 = v1319.x[55];
+        const float v1846 = v1845 + v1844;
+        v1319.x[55] = v1846;
+        v1321.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1848 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1849 = v1848 * v1455;
+        const float v1850 = v1321.x[56];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1851 = v1850 * v1849;
+        const float v1852 = v1319.x[56];
+        const float v1853 = v1852 + v1851;
+        v1319.x[56] = v1853;
+        v1321.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1855 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1856 = v1855 * v1455;
+        const float v1857 = v1321.x[57];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1858 = v1857 * v1856;
+        const float v1859 = v1319.x[57];
+        const float v1860 = v1859 + v1858;
+        v1319.x[57] = v1860;
+        v1321.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1862 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1863 = v1862 * v1455;
+        const float v1864 = v1321.x[58];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1865 = v1864 * v1863;
+        const float v1866 = v1319.x[58];
+        const float v1867 = v1866 + v1865;
+        v1319.x[58] = v1867;
+        v1321.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1869 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1870 = v1869 * v1455;
+        const float v1871 = v1321.x[59];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1872 = v1871 * v1870;
+        const float v1873 = v1319.x[59];
+        const float v1874 = v1873 + v1872;
+        v1319.x[59] = v1874;
+        v1321.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1876 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1877 = v1876 * v1455;
+        const float v1878 = v1321.x[60];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1879 = v1878 * v1877;
+        const float v1880 = v1319.x[60];
+        const float v1881 = v1880 + v1879;
+        v1319.x[60] = v1881;
+        v1321.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1883 = v1410.x[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1884 = v1883 * v1455;
+        const float v1885 = v1321.x[61];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1886 = v1885 * v1884;
+        const float v1887 = v1319.x[61];
+        const float v1888 = v1887 + v1886;
+        v1319.x[61] = v1888;
+        v1321.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1890 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1891 = v1890 * v1455;
+        const float v1892 = v1321.x[62];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1893 = v1892 * v1891;
+        const float v1894 = v1319.x[62];
+        const float v1895 = v1894 + v1893;
+        v1319.x[62] = v1895;
+        v1321.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1897 = v1410.x[2];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1898 = v1897 * v1455;
+        const float v1899 = v1321.x[63];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1900 = v1899 * v1898;
+        const float v1901 = v1319.x[63];
+        const float v1902 = v1901 + v1900;
+        v1319.x[63] = v1902;
+        v1321.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const unsigned int v1910 = v1314 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const unsigned int v1911 = v1910 << 4u;
-  const unsigned int v1913 = v1315 << 6u;
-  const unsigned int v1914 = v25 + v1913;
-  const unsigned int v1915 = v1914 + v1911;
-  const unsigned int v1916 = static_cast<unsigned int>(v1322.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1917 = v1915 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v1322.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1919 = v29 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1921 = v1318 && v1920;
-  const bool v1922 = v1919 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v1322.x[0];
-    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1926 = v1917 * v1;
-    const unsigned int v1927 = v1926 + v1919;
-    out[v1927] = v1925;
-  }
-  const unsigned int v1928 = static_cast<unsigned int>(v1322.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1929 = v1915 + v1928;
-  const unsigned int v1930 = static_cast<unsigned int>(v1322.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1931 = v29 + v1930;
-  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1933 = v1318 && v1932;
-  const bool v1934 = v1931 < v1;
-  const bool v1935 = v1933 && v1934;
-  if (v1935) {
-    const float v1936 = v1322.x[1];
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1938 = v1929 * v1;
-    const unsigned int v1939 = v1938 + v1931;
-    out[v1939] = v1937;
-  }
-  const unsigned int v1940 = static_cast<unsigned int>(v1322.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1941 = v1915 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1322.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1943 = v29 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1945 = v1318 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1322.x[2];
-    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1950 = v1941 * v1;
-    const unsigned int v1951 = v1950 + v1943;
-    out[v1951] = v1949;
-  }
-  const unsigned int v1952 = static_cast<unsigned int>(v1322.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1953 = v1915 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1322.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1955 = v29 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1957 = v1318 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1322.x[3];
-    const iron_bf16 v1961 = iron_f32_to_bf16(v1960);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1962 = v1953 * v1;
-    const unsigned int v1963 = v1962 + v1955;
-    out[v1963] = v1961;
-  }
-  const unsigned int v1964 = static_cast<unsigned int>(v1322.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1965 = v1915 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v1322.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1967 = v29 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1969 = v1318 && v1968;
-  const bool v1970 = v1967 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v1322.x[4];
-    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1974 = v1965 * v1;
-    const unsigned int v1975 = v1974 + v1967;
-    out[v1975] = v1973;
-  }
-  const unsigned int v1976 = static_cast<unsigned int>(v1322.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1977 = v1915 + v1976;
-  const unsigned int v1978 = static_cast<unsigned int>(v1322.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1979 = v29 + v1978;
-  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1981 = v1318 && v1980;
-  const bool v1982 = v1979 < v1;
-  const bool v1983 = v1981 && v1982;
-  if (v1983) {
-    const float v1984 = v1322.x[5];
-    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1986 = v1977 * v1;
-    const unsigned int v1987 = v1986 + v1979;
-    out[v1987] = v1985;
-  }
-  const unsigned int v1988 = static_cast<unsigned int>(v1322.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1989 = v1915 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1322.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1991 = v29 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1993 = v1318 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1322.x[6];
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v1998 = v1989 * v1;
-    const unsigned int v1999 = v1998 + v1991;
-    out[v1999] = v1997;
-  }
-  const unsigned int v2000 = static_cast<unsigned int>(v1322.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2001 = v1915 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1322.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2003 = v29 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2005 = v1318 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1322.x[7];
-    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2010 = v2001 * v1;
-    const unsigned int v2011 = v2010 + v2003;
-    out[v2011] = v2009;
-  }
-  const unsigned int v2012 = static_cast<unsigned int>(v1322.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2013 = v1915 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v1322.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2015 = v29 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2017 = v1318 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1322.x[8];
-    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2022 = v2013 * v1;
-    const unsigned int v2023 = v2022 + v2015;
-    out[v2023] = v2021;
-  }
-  const unsigned int v2024 = static_cast<unsigned int>(v1322.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2025 = v1915 + v2024;
-  const unsigned int v2026 = static_cast<unsigned int>(v1322.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2027 = v29 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2029 = v1318 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1322.x[9];
-    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2034 = v2025 * v1;
-    const unsigned int v2035 = v2034 + v2027;
-    out[v2035] = v2033;
-  }
-  const unsigned int v2036 = static_cast<unsigned int>(v1322.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2037 = v1915 + v2036;
-  const unsigned int v2038 = static_cast<unsigned int>(v1322.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2039 = v29 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2041 = v1318 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1322.x[10];
-    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2046 = v2037 * v1;
-    const unsigned int v2047 = v2046 + v2039;
-    out[v2047] = v2045;
-  }
-  const unsigned int v2048 = static_cast<unsigned int>(v1322.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2049 = v1915 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1322.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2051 = v29 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2053 = v1318 && v2052;
-  const bool v2054 = v2051 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v1322.x[11];
-    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2058 = v2049 * v1;
-    const unsigned int v2059 = v2058 + v2051;
-    out[v2059] = v2057;
-  }
-  const unsigned int v2060 = static_cast<unsigned int>(v1322.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2061 = v1915 + v2060;
-  const unsigned int v2062 = static_cast<unsigned int>(v1322.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2063 = v29 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2065 = v1318 && v2064;
-  const bool v2066 = v2063 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v1322.x[12];
-    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2070 = v2061 * v1;
-    const unsigned int v2071 = v2070 + v2063;
-    out[v2071] = v2069;
-  }
-  const unsigned int v2072 = static_cast<unsigned int>(v1322.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2073 = v1915 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v1322.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2075 = v29 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2077 = v1318 && v2076;
-  const bool v2078 = v2075 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v1322.x[13];
-    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2082 = v2073 * v1;
-    const unsigned int v2083 = v2082 + v2075;
-    out[v2083] = v2081;
-  }
-  const unsigned int v2084 = static_cast<unsigned int>(v1322.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2085 = v1915 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v1322.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2087 = v29 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2089 = v1318 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1322.x[14];
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2094 = v2085 * v1;
-    const unsigned int v2095 = v2094 + v2087;
-    out[v2095] = v2093;
-  }
-  const unsigned int v2096 = static_cast<unsigned int>(v1322.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2097 = v1915 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1322.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2099 = v29 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2101 = v1318 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1322.x[15];
-    const iron_bf16 v2105 = iron_f32_to_bf16(v2104);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2106 = v2097 * v1;
-    const unsigned int v2107 = v2106 + v2099;
-    out[v2107] = v2105;
-  }
-  const unsigned int v2108 = static_cast<unsigned int>(v1322.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2109 = v1915 + v2108;
-  const unsigned int v2110 = static_cast<unsigned int>(v1322.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2111 = v29 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2113 = v1318 && v2112;
-  const bool v2114 = v2111 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v1322.x[16];
-    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2118 = v2109 * v1;
-    const unsigned int v2119 = v2118 + v2111;
-    out[v2119] = v2117;
-  }
-  const unsigned int v2120 = static_cast<unsigned int>(v1322.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2121 = v1915 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v1322.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2123 = v29 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2125 = v1318 && v2124;
-  const bool v2126 = v2123 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v1322.x[17];
-    const iron_bf16 v2129 = iron_f32_to_bf16(v2128);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2130 = v2121 * v1;
-    const unsigned int v2131 = v2130 + v2123;
-    out[v2131] = v2129;
-  }
-  const unsigned int v2132 = static_cast<unsigned int>(v1322.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2133 = v1915 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v1322.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2135 = v29 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2137 = v1318 && v2136;
-  const bool v2138 = v2135 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v1322.x[18];
-    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2142 = v2133 * v1;
-    const unsigned int v2143 = v2142 + v2135;
-    out[v2143] = v2141;
-  }
-  const unsigned int v2144 = static_cast<unsigned int>(v1322.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2145 = v1915 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1322.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2147 = v29 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2149 = v1318 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1322.x[19];
-    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2154 = v2145 * v1;
-    const unsigned int v2155 = v2154 + v2147;
-    out[v2155] = v2153;
-  }
-  const unsigned int v2156 = static_cast<unsigned int>(v1322.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2157 = v1915 + v2156;
-  const unsigned int v2158 = static_cast<unsigned int>(v1322.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2159 = v29 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2161 = v1318 && v2160;
-  const bool v2162 = v2159 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v1322.x[20];
-    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2166 = v2157 * v1;
-    const unsigned int v2167 = v2166 + v2159;
-    out[v2167] = v2165;
-  }
-  const unsigned int v2168 = static_cast<unsigned int>(v1322.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2169 = v1915 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v1322.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2171 = v29 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2173 = v1318 && v2172;
-  const bool v2174 = v2171 < v1;
-  const bool v2175 = v2173 && v2174;
-  if (v2175) {
-    const float v2176 = v1322.x[21];
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2178 = v2169 * v1;
-    const unsigned int v2179 = v2178 + v2171;
-    out[v2179] = v2177;
-  }
-  const unsigned int v2180 = static_cast<unsigned int>(v1322.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2181 = v1915 + v2180;
-  const unsigned int v2182 = static_cast<unsigned int>(v1322.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2183 = v29 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2185 = v1318 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1322.x[22];
-    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2190 = v2181 * v1;
-    const unsigned int v2191 = v2190 + v2183;
-    out[v2191] = v2189;
-  }
-  const unsigned int v2192 = static_cast<unsigned int>(v1322.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2193 = v1915 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1322.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2195 = v29 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2197 = v1318 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1322.x[23];
-    const iron_bf16 v2201 = iron_f32_to_bf16(v2200);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2202 = v2193 * v1;
-    const unsigned int v2203 = v2202 + v2195;
-    out[v2203] = v2201;
-  }
-  const unsigned int v2204 = static_cast<unsigned int>(v1322.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2205 = v1915 + v2204;
-  const unsigned int v2206 = static_cast<unsigned int>(v1322.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2207 = v29 + v2206;
-  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2209 = v1318 && v2208;
-  const bool v2210 = v2207 < v1;
-  const bool v2211 = v2209 && v2210;
-  if (v2211) {
-    const float v2212 = v1322.x[24];
-    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2214 = v2205 * v1;
-    const unsigned int v2215 = v2214 + v2207;
-    out[v2215] = v2213;
-  }
-  const unsigned int v2216 = static_cast<unsigned int>(v1322.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2217 = v1915 + v2216;
-  const unsigned int v2218 = static_cast<unsigned int>(v1322.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2219 = v29 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2221 = v1318 && v2220;
-  const bool v2222 = v2219 < v1;
-  const bool v2223 = v2221 && v2222;
-  if (v2223) {
-    const float v2224 = v1322.x[25];
-    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2226 = v2217 * v1;
-    const unsigned int v2227 = v2226 + v2219;
-    out[v2227] = v2225;
-  }
-  const unsigned int v2228 = static_cast<unsigned int>(v1322.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2229 = v1915 + v2228;
-  const unsigned int v2230 = static_cast<unsigned int>(v1322.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2231 = v29 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2233 = v1318 && v2232;
-  const bool v2234 = v2231 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v1322.x[26];
-    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2238 = v2229 * v1;
-    const unsigned int v2239 = v2238 + v2231;
-    out[v2239] = v2237;
-  }
-  const unsigned int v2240 = static_cast<unsigned int>(v1322.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2241 = v1915 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v1322.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2243 = v29 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2245 = v1318 && v2244;
-  const bool v2246 = v2243 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v1322.x[27];
-    const iron_bf16 v2249 = iron_f32_to_bf16(v2248);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2250 = v2241 * v1;
-    const unsigned int v2251 = v2250 + v2243;
-    out[v2251] = v2249;
-  }
-  const unsigned int v2252 = static_cast<unsigned int>(v1322.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2253 = v1915 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v1322.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2255 = v29 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2257 = v1318 && v2256;
-  const bool v2258 = v2255 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v1322.x[28];
-    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2262 = v2253 * v1;
-    const unsigned int v2263 = v2262 + v2255;
-    out[v2263] = v2261;
-  }
-  const unsigned int v2264 = static_cast<unsigned int>(v1322.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2265 = v1915 + v2264;
-  const unsigned int v2266 = static_cast<unsigned int>(v1322.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2267 = v29 + v2266;
-  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2269 = v1318 && v2268;
-  const bool v2270 = v2267 < v1;
-  const bool v2271 = v2269 && v2270;
-  if (v2271) {
-    const float v2272 = v1322.x[29];
-    const iron_bf16 v2273 = iron_f32_to_bf16(v2272);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2274 = v2265 * v1;
-    const unsigned int v2275 = v2274 + v2267;
-    out[v2275] = v2273;
-  }
-  const unsigned int v2276 = static_cast<unsigned int>(v1322.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2277 = v1915 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v1322.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2279 = v29 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2281 = v1318 && v2280;
-  const bool v2282 = v2279 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v1322.x[30];
-    const iron_bf16 v2285 = iron_f32_to_bf16(v2284);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2286 = v2277 * v1;
-    const unsigned int v2287 = v2286 + v2279;
-    out[v2287] = v2285;
-  }
-  const unsigned int v2288 = static_cast<unsigned int>(v1322.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2289 = v1915 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v1322.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2291 = v29 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2293 = v1318 && v2292;
-  const bool v2294 = v2291 < v1;
-  const bool v2295 = v2293 && v2294;
-  if (v2295) {
-    const float v2296 = v1322.x[31];
-    const iron_bf16 v2297 = iron_f32_to_bf16(v2296);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2298 = v2289 * v1;
-    const unsigned int v2299 = v2298 + v2291;
-    out[v2299] = v2297;
-  }
-  const unsigned int v2300 = static_cast<unsigned int>(v1322.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2301 = v1915 + v2300;
-  const unsigned int v2302 = static_cast<unsigned int>(v1322.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2303 = v29 + v2302;
-  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2305 = v1318 && v2304;
-  const bool v2306 = v2303 < v1;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v1322.x[32];
-    const iron_bf16 v2309 = iron_f32_to_bf16(v2308);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2310 = v2301 * v1;
-    const unsigned int v2311 = v2310 + v2303;
-    out[v2311] = v2309;
-  }
-  const unsigned int v2312 = static_cast<unsigned int>(v1322.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2313 = v1915 + v2312;
-  const unsigned int v2314 = static_cast<unsigned int>(v1322.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2315 = v29 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2317 = v1318 && v2316;
-  const bool v2318 = v2315 < v1;
-  const bool v2319 = v2317 && v2318;
-  if (v2319) {
-    const float v2320 = v1322.x[33];
-    const iron_bf16 v2321 = iron_f32_to_bf16(v2320);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2322 = v2313 * v1;
-    const unsigned int v2323 = v2322 + v2315;
-    out[v2323] = v2321;
-  }
-  const unsigned int v2324 = static_cast<unsigned int>(v1322.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2325 = v1915 + v2324;
-  const unsigned int v2326 = static_cast<unsigned int>(v1322.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2327 = v29 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2329 = v1318 && v2328;
-  const bool v2330 = v2327 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v1322.x[34];
-    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2334 = v2325 * v1;
-    const unsigned int v2335 = v2334 + v2327;
-    out[v2335] = v2333;
-  }
-  const unsigned int v2336 = static_cast<unsigned int>(v1322.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2337 = v1915 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v1322.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2339 = v29 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2341 = v1318 && v2340;
-  const bool v2342 = v2339 < v1;
-  const bool v2343 = v2341 && v2342;
-  if (v2343) {
-    const float v2344 = v1322.x[35];
-    const iron_bf16 v2345 = iron_f32_to_bf16(v2344);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2346 = v2337 * v1;
-    const unsigned int v2347 = v2346 + v2339;
-    out[v2347] = v2345;
-  }
-  const unsigned int v2348 = static_cast<unsigned int>(v1322.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2349 = v1915 + v2348;
-  const unsigned int v2350 = static_cast<unsigned int>(v1322.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2351 = v29 + v2350;
-  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2353 = v1318 && v2352;
-  const bool v2354 = v2351 < v1;
-  const bool v2355 = v2353 && v2354;
-  if (v2355) {
-    const float v2356 = v1322.x[36];
-    const iron_bf16 v2357 = iron_f32_to_bf16(v2356);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2358 = v2349 * v1;
-    const unsigned int v2359 = v2358 + v2351;
-    out[v2359] = v2357;
-  }
-  const unsigned int v2360 = static_cast<unsigned int>(v1322.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2361 = v1915 + v2360;
-  const unsigned int v2362 = static_cast<unsigned int>(v1322.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2363 = v29 + v2362;
-  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2365 = v1318 && v2364;
-  const bool v2366 = v2363 < v1;
-  const bool v2367 = v2365 && v2366;
-  if (v2367) {
-    const float v2368 = v1322.x[37];
-    const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2370 = v2361 * v1;
-    const unsigned int v2371 = v2370 + v2363;
-    out[v2371] = v2369;
-  }
-  const unsigned int v2372 = static_cast<unsigned int>(v1322.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2373 = v1915 + v2372;
-  const unsigned int v2374 = static_cast<unsigned int>(v1322.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2375 = v29 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2377 = v1318 && v2376;
-  const bool v2378 = v2375 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v1322.x[38];
-    const iron_bf16 v2381 = iron_f32_to_bf16(v2380);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2382 = v2373 * v1;
-    const unsigned int v2383 = v2382 + v2375;
-    out[v2383] = v2381;
-  }
-  const unsigned int v2384 = static_cast<unsigned int>(v1322.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2385 = v1915 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v1322.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2387 = v29 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2389 = v1318 && v2388;
-  const bool v2390 = v2387 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v1322.x[39];
-    const iron_bf16 v2393 = iron_f32_to_bf16(v2392);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2394 = v2385 * v1;
-    const unsigned int v2395 = v2394 + v2387;
-    out[v2395] = v2393;
-  }
-  const unsigned int v2396 = static_cast<unsigned int>(v1322.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2397 = v1915 + v2396;
-  const unsigned int v2398 = static_cast<unsigned int>(v1322.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2399 = v29 + v2398;
-  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2401 = v1318 && v2400;
-  const bool v2402 = v2399 < v1;
-  const bool v2403 = v2401 && v2402;
-  if (v2403) {
-    const float v2404 = v1322.x[40];
-    const iron_bf16 v2405 = iron_f32_to_bf16(v2404);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2406 = v2397 * v1;
-    const unsigned int v2407 = v2406 + v2399;
-    out[v2407] = v2405;
-  }
-  const unsigned int v2408 = static_cast<unsigned int>(v1322.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2409 = v1915 + v2408;
-  const unsigned int v2410 = static_cast<unsigned int>(v1322.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2411 = v29 + v2410;
-  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2413 = v1318 && v2412;
-  const bool v2414 = v2411 < v1;
-  const bool v2415 = v2413 && v2414;
-  if (v2415) {
-    const float v2416 = v1322.x[41];
-    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2418 = v2409 * v1;
-    const unsigned int v2419 = v2418 + v2411;
-    out[v2419] = v2417;
-  }
-  const unsigned int v2420 = static_cast<unsigned int>(v1322.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2421 = v1915 + v2420;
-  const unsigned int v2422 = static_cast<unsigned int>(v1322.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2423 = v29 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2425 = v1318 && v2424;
-  const bool v2426 = v2423 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v1322.x[42];
-    const iron_bf16 v2429 = iron_f32_to_bf16(v2428);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2430 = v2421 * v1;
-    const unsigned int v2431 = v2430 + v2423;
-    out[v2431] = v2429;
-  }
-  const unsigned int v2432 = static_cast<unsigned int>(v1322.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2433 = v1915 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v1322.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2435 = v29 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2437 = v1318 && v2436;
-  const bool v2438 = v2435 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v1322.x[43];
-    const iron_bf16 v2441 = iron_f32_to_bf16(v2440);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2442 = v2433 * v1;
-    const unsigned int v2443 = v2442 + v2435;
-    out[v2443] = v2441;
-  }
-  const unsigned int v2444 = static_cast<unsigned int>(v1322.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2445 = v1915 + v2444;
-  const unsigned int v2446 = static_cast<unsigned int>(v1322.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2447 = v29 + v2446;
-  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2449 = v1318 && v2448;
-  const bool v2450 = v2447 < v1;
-  const bool v2451 = v2449 && v2450;
-  if (v2451) {
-    const float v2452 = v1322.x[44];
-    const iron_bf16 v2453 = iron_f32_to_bf16(v2452);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2454 = v2445 * v1;
-    const unsigned int v2455 = v2454 + v2447;
-    out[v2455] = v2453;
-  }
-  const unsigned int v2456 = static_cast<unsigned int>(v1322.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2457 = v1915 + v2456;
-  const unsigned int v2458 = static_cast<unsigned int>(v1322.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2459 = v29 + v2458;
-  const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2461 = v1318 && v2460;
-  const bool v2462 = v2459 < v1;
-  const bool v2463 = v2461 && v2462;
-  if (v2463) {
-    const float v2464 = v1322.x[45];
-    const iron_bf16 v2465 = iron_f32_to_bf16(v2464);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2466 = v2457 * v1;
-    const unsigned int v2467 = v2466 + v2459;
-    out[v2467] = v2465;
-  }
-  const unsigned int v2468 = static_cast<unsigned int>(v1322.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2469 = v1915 + v2468;
-  const unsigned int v2470 = static_cast<unsigned int>(v1322.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2471 = v29 + v2470;
-  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2473 = v1318 && v2472;
-  const bool v2474 = v2471 < v1;
-  const bool v2475 = v2473 && v2474;
-  if (v2475) {
-    const float v2476 = v1322.x[46];
-    const iron_bf16 v2477 = iron_f32_to_bf16(v2476);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2478 = v2469 * v1;
-    const unsigned int v2479 = v2478 + v2471;
-    out[v2479] = v2477;
-  }
-  const unsigned int v2480 = static_cast<unsigned int>(v1322.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2481 = v1915 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v1322.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2483 = v29 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2485 = v1318 && v2484;
-  const bool v2486 = v2483 < v1;
-  const bool v2487 = v2485 && v2486;
-  if (v2487) {
-    const float v2488 = v1322.x[47];
-    const iron_bf16 v2489 = iron_f32_to_bf16(v2488);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2490 = v2481 * v1;
-    const unsigned int v2491 = v2490 + v2483;
-    out[v2491] = v2489;
-  }
-  const unsigned int v2492 = static_cast<unsigned int>(v1322.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2493 = v1915 + v2492;
-  const unsigned int v2494 = static_cast<unsigned int>(v1322.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2495 = v29 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2497 = v1318 && v2496;
-  const bool v2498 = v2495 < v1;
-  const bool v2499 = v2497 && v2498;
-  if (v2499) {
-    const float v2500 = v1322.x[48];
-    const iron_bf16 v2501 = iron_f32_to_bf16(v2500);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2502 = v2493 * v1;
-    const unsigned int v2503 = v2502 + v2495;
-    out[v2503] = v2501;
-  }
-  const unsigned int v2504 = static_cast<unsigned int>(v1322.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2505 = v1915 + v2504;
-  const unsigned int v2506 = static_cast<unsigned int>(v1322.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2507 = v29 + v2506;
-  const bool v2508 = v2505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2509 = v1318 && v2508;
-  const bool v2510 = v2507 < v1;
-  const bool v2511 = v2509 && v2510;
-  if (v2511) {
-    const float v2512 = v1322.x[49];
-    const iron_bf16 v2513 = iron_f32_to_bf16(v2512);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2514 = v2505 * v1;
-    const unsigned int v2515 = v2514 + v2507;
-    out[v2515] = v2513;
-  }
-  const unsigned int v2516 = static_cast<unsigned int>(v1322.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2517 = v1915 + v2516;
-  const unsigned int v2518 = static_cast<unsigned int>(v1322.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2519 = v29 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2521 = v1318 && v2520;
-  const bool v2522 = v2519 < v1;
-  const bool v2523 = v2521 && v2522;
-  if (v2523) {
-    const float v2524 = v1322.x[50];
-    const iron_bf16 v2525 = iron_f32_to_bf16(v2524);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2526 = v2517 * v1;
-    const unsigned int v2527 = v2526 + v2519;
-    out[v2527] = v2525;
-  }
-  const unsigned int v2528 = static_cast<unsigned int>(v1322.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2529 = v1915 + v2528;
-  const unsigned int v2530 = static_cast<unsigned int>(v1322.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2531 = v29 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2533 = v1318 && v2532;
-  const bool v2534 = v2531 < v1;
-  const bool v2535 = v2533 && v2534;
-  if (v2535) {
-    const float v2536 = v1322.x[51];
-    const iron_bf16 v2537 = iron_f32_to_bf16(v2536);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2538 = v2529 * v1;
-    const unsigned int v2539 = v2538 + v2531;
-    out[v2539] = v2537;
-  }
-  const unsigned int v2540 = static_cast<unsigned int>(v1322.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2541 = v1915 + v2540;
-  const unsigned int v2542 = static_cast<unsigned int>(v1322.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2543 = v29 + v2542;
-  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2545 = v1318 && v2544;
-  const bool v2546 = v2543 < v1;
-  const bool v2547 = v2545 && v2546;
-  if (v2547) {
-    const float v2548 = v1322.x[52];
-    const iron_bf16 v2549 = iron_f32_to_bf16(v2548);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2550 = v2541 * v1;
-    const unsigned int v2551 = v2550 + v2543;
-    out[v2551] = v2549;
-  }
-  const unsigned int v2552 = static_cast<unsigned int>(v1322.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2553 = v1915 + v2552;
-  const unsigned int v2554 = static_cast<unsigned int>(v1322.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2555 = v29 + v2554;
-  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2557 = v1318 && v2556;
-  const bool v2558 = v2555 < v1;
-  const bool v2559 = v2557 && v2558;
-  if (v2559) {
-    const float v2560 = v1322.x[53];
-    const iron_bf16 v2561 = iron_f32_to_bf16(v2560);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2562 = v2553 * v1;
-    const unsigned int v2563 = v2562 + v2555;
-    out[v2563] = v2561;
-  }
-  const unsigned int v2564 = static_cast<unsigned int>(v1322.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2565 = v1915 + v2564;
-  const unsigned int v2566 = static_cast<unsigned int>(v1322.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2567 = v29 + v2566;
-  const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2569 = v1318 && v2568;
-  const bool v2570 = v2567 < v1;
-  const bool v2571 = v2569 && v2570;
-  if (v2571) {
-    const float v2572 = v1322.x[54];
-    const iron_bf16 v2573 = iron_f32_to_bf16(v2572);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2574 = v2565 * v1;
-    const unsigned int v2575 = v2574 + v2567;
-    out[v2575] = v2573;
-  }
-  const unsigned int v2576 = static_cast<unsigned int>(v1322.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2577 = v1915 + v2576;
-  const unsigned int v2578 = static_cast<unsigned int>(v1322.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2579 = v29 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2581 = v1318 && v2580;
-  const bool v2582 = v2579 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v1322.x[55];
-    const iron_bf16 v2585 = iron_f32_to_bf16(v2584);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2586 = v2577 * v1;
-    const unsigned int v2587 = v2586 + v2579;
-    out[v2587] = v2585;
-  }
-  const unsigned int v2588 = static_cast<unsigned int>(v1322.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2589 = v1915 + v2588;
-  const unsigned int v2590 = static_cast<unsigned int>(v1322.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2591 = v29 + v2590;
-  const bool v2592 = v2589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2593 = v1318 && v2592;
-  const bool v2594 = v2591 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v1322.x[56];
-    const iron_bf16 v2597 = iron_f32_to_bf16(v2596);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2598 = v2589 * v1;
-    const unsigned int v2599 = v2598 + v2591;
-    out[v2599] = v2597;
-  }
-  const unsigned int v2600 = static_cast<unsigned int>(v1322.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2601 = v1915 + v2600;
-  const unsigned int v2602 = static_cast<unsigned int>(v1322.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2603 = v29 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2605 = v1318 && v2604;
-  const bool v2606 = v2603 < v1;
-  const bool v2607 = v2605 && v2606;
-  if (v2607) {
-    const float v2608 = v1322.x[57];
-    const iron_bf16 v2609 = iron_f32_to_bf16(v2608);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2610 = v2601 * v1;
-    const unsigned int v2611 = v2610 + v2603;
-    out[v2611] = v2609;
-  }
-  const unsigned int v2612 = static_cast<unsigned int>(v1322.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2613 = v1915 + v2612;
-  const unsigned int v2614 = static_cast<unsigned int>(v1322.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2615 = v29 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2617 = v1318 && v2616;
-  const bool v2618 = v2615 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v1322.x[58];
-    const iron_bf16 v2621 = iron_f32_to_bf16(v2620);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2622 = v2613 * v1;
-    const unsigned int v2623 = v2622 + v2615;
-    out[v2623] = v2621;
-  }
-  const unsigned int v2624 = static_cast<unsigned int>(v1322.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2625 = v1915 + v2624;
-  const unsigned int v2626 = static_cast<unsigned int>(v1322.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2627 = v29 + v2626;
-  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2629 = v1318 && v2628;
-  const bool v2630 = v2627 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v1322.x[59];
-    const iron_bf16 v2633 = iron_f32_to_bf16(v2632);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2634 = v2625 * v1;
-    const unsigned int v2635 = v2634 + v2627;
-    out[v2635] = v2633;
-  }
-  const unsigned int v2636 = static_cast<unsigned int>(v1322.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2637 = v1915 + v2636;
-  const unsigned int v2638 = static_cast<unsigned int>(v1322.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2639 = v29 + v2638;
-  const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2641 = v1318 && v2640;
-  const bool v2642 = v2639 < v1;
-  const bool v2643 = v2641 && v2642;
-  if (v2643) {
-    const float v2644 = v1322.x[60];
-    const iron_bf16 v2645 = iron_f32_to_bf16(v2644);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2646 = v2637 * v1;
-    const unsigned int v2647 = v2646 + v2639;
-    out[v2647] = v2645;
-  }
-  const unsigned int v2648 = static_cast<unsigned int>(v1322.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2649 = v1915 + v2648;
-  const unsigned int v2650 = static_cast<unsigned int>(v1322.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2651 = v29 + v2650;
-  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2653 = v1318 && v2652;
-  const bool v2654 = v2651 < v1;
-  const bool v2655 = v2653 && v2654;
-  if (v2655) {
-    const float v2656 = v1322.x[61];
-    const iron_bf16 v2657 = iron_f32_to_bf16(v2656);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2658 = v2649 * v1;
-    const unsigned int v2659 = v2658 + v2651;
-    out[v2659] = v2657;
-  }
-  const unsigned int v2660 = static_cast<unsigned int>(v1322.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2661 = v1915 + v2660;
-  const unsigned int v2662 = static_cast<unsigned int>(v1322.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2663 = v29 + v2662;
-  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2665 = v1318 && v2664;
-  const bool v2666 = v2663 < v1;
-  const bool v2667 = v2665 && v2666;
-  if (v2667) {
-    const float v2668 = v1322.x[62];
-    const iron_bf16 v2669 = iron_f32_to_bf16(v2668);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2670 = v2661 * v1;
-    const unsigned int v2671 = v2670 + v2663;
-    out[v2671] = v2669;
-  }
-  const unsigned int v2672 = static_cast<unsigned int>(v1322.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2673 = v1915 + v2672;
-  const unsigned int v2674 = static_cast<unsigned int>(v1322.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2675 = v29 + v2674;
-  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2677 = v1318 && v2676;
-  const bool v2678 = v2675 < v1;
-  const bool v2679 = v2677 && v2678;
-  if (v2679) {
-    const float v2680 = v1322.x[63];
-    const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/gemm/gemm_fp8.cpp:134
-    const unsigned int v2682 = v2673 * v1;
-    const unsigned int v2683 = v2682 + v2675;
-    out[v2683] = v2681;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const unsigned int v1907 = v1311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const unsigned int v1908 = v1907 << 4u;
+  const unsigned int v1910 = v1312 << 6u;
+  const unsigned int v1911 = v25 + v1910;
+  const unsigned int v1912 = v1911 + v1908;
+  const unsigned int v1913 = static_cast<unsigned int>(v1319.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1914 = v1912 + v1913;
+  const unsigned int v1915 = static_cast<unsigned int>(v1319.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1916 = v29 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1918 = v1315 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1319.x[0];
+    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1923 = v1914 * v1;
+    const unsigned int v1924 = v1923 + v1916;
+    out[v1924] = v1922;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v1319.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1926 = v1912 + v1925;
+  const unsigned int v1927 = static_cast<unsigned int>(v1319.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1928 = v29 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1930 = v1315 && v1929;
+  const bool v1931 = v1928 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v1319.x[1];
+    const iron_bf16 v1934 = iron_f32_to_bf16(v1933);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1935 = v1926 * v1;
+    const unsigned int v1936 = v1935 + v1928;
+    out[v1936] = v1934;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v1319.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1938 = v1912 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v1319.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1940 = v29 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1942 = v1315 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1319.x[2];
+    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1947 = v1938 * v1;
+    const unsigned int v1948 = v1947 + v1940;
+    out[v1948] = v1946;
+  }
+  const unsigned int v1949 = static_cast<unsigned int>(v1319.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1950 = v1912 + v1949;
+  const unsigned int v1951 = static_cast<unsigned int>(v1319.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1952 = v29 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1954 = v1315 && v1953;
+  const bool v1955 = v1952 < v1;
+  const bool v1956 = v1954 && v1955;
+  if (v1956) {
+    const float v1957 = v1319.x[3];
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1959 = v1950 * v1;
+    const unsigned int v1960 = v1959 + v1952;
+    out[v1960] = v1958;
+  }
+  const unsigned int v1961 = static_cast<unsigned int>(v1319.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1962 = v1912 + v1961;
+  const unsigned int v1963 = static_cast<unsigned int>(v1319.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1964 = v29 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1966 = v1315 && v1965;
+  const bool v1967 = v1964 < v1;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v1319.x[4];
+    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1971 = v1962 * v1;
+    const unsigned int v1972 = v1971 + v1964;
+    out[v1972] = v1970;
+  }
+  const unsigned int v1973 = static_cast<unsigned int>(v1319.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1974 = v1912 + v1973;
+  const unsigned int v1975 = static_cast<unsigned int>(v1319.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1976 = v29 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1978 = v1315 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1319.x[5];
+    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1983 = v1974 * v1;
+    const unsigned int v1984 = v1983 + v1976;
+    out[v1984] = v1982;
+  }
+  const unsigned int v1985 = static_cast<unsigned int>(v1319.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1986 = v1912 + v1985;
+  const unsigned int v1987 = static_cast<unsigned int>(v1319.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1988 = v29 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1990 = v1315 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1319.x[6];
+    const iron_bf16 v1994 = iron_f32_to_bf16(v1993);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v1995 = v1986 * v1;
+    const unsigned int v1996 = v1995 + v1988;
+    out[v1996] = v1994;
+  }
+  const unsigned int v1997 = static_cast<unsigned int>(v1319.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1998 = v1912 + v1997;
+  const unsigned int v1999 = static_cast<unsigned int>(v1319.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2000 = v29 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2002 = v1315 && v2001;
+  const bool v2003 = v2000 < v1;
+  const bool v2004 = v2002 && v2003;
+  if (v2004) {
+    const float v2005 = v1319.x[7];
+    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2007 = v1998 * v1;
+    const unsigned int v2008 = v2007 + v2000;
+    out[v2008] = v2006;
+  }
+  const unsigned int v2009 = static_cast<unsigned int>(v1319.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2010 = v1912 + v2009;
+  const unsigned int v2011 = static_cast<unsigned int>(v1319.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2012 = v29 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2014 = v1315 && v2013;
+  const bool v2015 = v2012 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v1319.x[8];
+    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2019 = v2010 * v1;
+    const unsigned int v2020 = v2019 + v2012;
+    out[v2020] = v2018;
+  }
+  const unsigned int v2021 = static_cast<unsigned int>(v1319.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2022 = v1912 + v2021;
+  const unsigned int v2023 = static_cast<unsigned int>(v1319.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2024 = v29 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2026 = v1315 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1319.x[9];
+    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2031 = v2022 * v1;
+    const unsigned int v2032 = v2031 + v2024;
+    out[v2032] = v2030;
+  }
+  const unsigned int v2033 = static_cast<unsigned int>(v1319.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2034 = v1912 + v2033;
+  const unsigned int v2035 = static_cast<unsigned int>(v1319.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2036 = v29 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2038 = v1315 && v2037;
+  const bool v2039 = v2036 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v1319.x[10];
+    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2043 = v2034 * v1;
+    const unsigned int v2044 = v2043 + v2036;
+    out[v2044] = v2042;
+  }
+  const unsigned int v2045 = static_cast<unsigned int>(v1319.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2046 = v1912 + v2045;
+  const unsigned int v2047 = static_cast<unsigned int>(v1319.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2048 = v29 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2050 = v1315 && v2049;
+  const bool v2051 = v2048 < v1;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v1319.x[11];
+    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2055 = v2046 * v1;
+    const unsigned int v2056 = v2055 + v2048;
+    out[v2056] = v2054;
+  }
+  const unsigned int v2057 = static_cast<unsigned int>(v1319.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2058 = v1912 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v1319.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2060 = v29 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2062 = v1315 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1319.x[12];
+    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2067 = v2058 * v1;
+    const unsigned int v2068 = v2067 + v2060;
+    out[v2068] = v2066;
+  }
+  const unsigned int v2069 = static_cast<unsigned int>(v1319.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2070 = v1912 + v2069;
+  const unsigned int v2071 = static_cast<unsigned int>(v1319.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2072 = v29 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2074 = v1315 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1319.x[13];
+    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2079 = v2070 * v1;
+    const unsigned int v2080 = v2079 + v2072;
+    out[v2080] = v2078;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v1319.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2082 = v1912 + v2081;
+  const unsigned int v2083 = static_cast<unsigned int>(v1319.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2084 = v29 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2086 = v1315 && v2085;
+  const bool v2087 = v2084 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v1319.x[14];
+    const iron_bf16 v2090 = iron_f32_to_bf16(v2089);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2091 = v2082 * v1;
+    const unsigned int v2092 = v2091 + v2084;
+    out[v2092] = v2090;
+  }
+  const unsigned int v2093 = static_cast<unsigned int>(v1319.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2094 = v1912 + v2093;
+  const unsigned int v2095 = static_cast<unsigned int>(v1319.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2096 = v29 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2098 = v1315 && v2097;
+  const bool v2099 = v2096 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v1319.x[15];
+    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2103 = v2094 * v1;
+    const unsigned int v2104 = v2103 + v2096;
+    out[v2104] = v2102;
+  }
+  const unsigned int v2105 = static_cast<unsigned int>(v1319.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2106 = v1912 + v2105;
+  const unsigned int v2107 = static_cast<unsigned int>(v1319.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2108 = v29 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2110 = v1315 && v2109;
+  const bool v2111 = v2108 < v1;
+  const bool v2112 = v2110 && v2111;
+  if (v2112) {
+    const float v2113 = v1319.x[16];
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2115 = v2106 * v1;
+    const unsigned int v2116 = v2115 + v2108;
+    out[v2116] = v2114;
+  }
+  const unsigned int v2117 = static_cast<unsigned int>(v1319.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2118 = v1912 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v1319.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2120 = v29 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2122 = v1315 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1319.x[17];
+    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2127 = v2118 * v1;
+    const unsigned int v2128 = v2127 + v2120;
+    out[v2128] = v2126;
+  }
+  const unsigned int v2129 = static_cast<unsigned int>(v1319.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2130 = v1912 + v2129;
+  const unsigned int v2131 = static_cast<unsigned int>(v1319.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2132 = v29 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2134 = v1315 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1319.x[18];
+    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2139 = v2130 * v1;
+    const unsigned int v2140 = v2139 + v2132;
+    out[v2140] = v2138;
+  }
+  const unsigned int v2141 = static_cast<unsigned int>(v1319.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2142 = v1912 + v2141;
+  const unsigned int v2143 = static_cast<unsigned int>(v1319.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2144 = v29 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2146 = v1315 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1319.x[19];
+    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2151 = v2142 * v1;
+    const unsigned int v2152 = v2151 + v2144;
+    out[v2152] = v2150;
+  }
+  const unsigned int v2153 = static_cast<unsigned int>(v1319.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2154 = v1912 + v2153;
+  const unsigned int v2155 = static_cast<unsigned int>(v1319.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2156 = v29 + v2155;
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2158 = v1315 && v2157;
+  const bool v2159 = v2156 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v1319.x[20];
+    const iron_bf16 v2162 = iron_f32_to_bf16(v2161);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2163 = v2154 * v1;
+    const unsigned int v2164 = v2163 + v2156;
+    out[v2164] = v2162;
+  }
+  const unsigned int v2165 = static_cast<unsigned int>(v1319.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2166 = v1912 + v2165;
+  const unsigned int v2167 = static_cast<unsigned int>(v1319.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2168 = v29 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2170 = v1315 && v2169;
+  const bool v2171 = v2168 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v1319.x[21];
+    const iron_bf16 v2174 = iron_f32_to_bf16(v2173);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2175 = v2166 * v1;
+    const unsigned int v2176 = v2175 + v2168;
+    out[v2176] = v2174;
+  }
+  const unsigned int v2177 = static_cast<unsigned int>(v1319.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2178 = v1912 + v2177;
+  const unsigned int v2179 = static_cast<unsigned int>(v1319.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2180 = v29 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2182 = v1315 && v2181;
+  const bool v2183 = v2180 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v1319.x[22];
+    const iron_bf16 v2186 = iron_f32_to_bf16(v2185);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2187 = v2178 * v1;
+    const unsigned int v2188 = v2187 + v2180;
+    out[v2188] = v2186;
+  }
+  const unsigned int v2189 = static_cast<unsigned int>(v1319.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2190 = v1912 + v2189;
+  const unsigned int v2191 = static_cast<unsigned int>(v1319.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2192 = v29 + v2191;
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2194 = v1315 && v2193;
+  const bool v2195 = v2192 < v1;
+  const bool v2196 = v2194 && v2195;
+  if (v2196) {
+    const float v2197 = v1319.x[23];
+    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2199 = v2190 * v1;
+    const unsigned int v2200 = v2199 + v2192;
+    out[v2200] = v2198;
+  }
+  const unsigned int v2201 = static_cast<unsigned int>(v1319.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2202 = v1912 + v2201;
+  const unsigned int v2203 = static_cast<unsigned int>(v1319.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2204 = v29 + v2203;
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2206 = v1315 && v2205;
+  const bool v2207 = v2204 < v1;
+  const bool v2208 = v2206 && v2207;
+  if (v2208) {
+    const float v2209 = v1319.x[24];
+    const iron_bf16 v2210 = iron_f32_to_bf16(v2209);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2211 = v2202 * v1;
+    const unsigned int v2212 = v2211 + v2204;
+    out[v2212] = v2210;
+  }
+  const unsigned int v2213 = static_cast<unsigned int>(v1319.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2214 = v1912 + v2213;
+  const unsigned int v2215 = static_cast<unsigned int>(v1319.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2216 = v29 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2218 = v1315 && v2217;
+  const bool v2219 = v2216 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v1319.x[25];
+    const iron_bf16 v2222 = iron_f32_to_bf16(v2221);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2223 = v2214 * v1;
+    const unsigned int v2224 = v2223 + v2216;
+    out[v2224] = v2222;
+  }
+  const unsigned int v2225 = static_cast<unsigned int>(v1319.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2226 = v1912 + v2225;
+  const unsigned int v2227 = static_cast<unsigned int>(v1319.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2228 = v29 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2230 = v1315 && v2229;
+  const bool v2231 = v2228 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v1319.x[26];
+    const iron_bf16 v2234 = iron_f32_to_bf16(v2233);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2235 = v2226 * v1;
+    const unsigned int v2236 = v2235 + v2228;
+    out[v2236] = v2234;
+  }
+  const unsigned int v2237 = static_cast<unsigned int>(v1319.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2238 = v1912 + v2237;
+  const unsigned int v2239 = static_cast<unsigned int>(v1319.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2240 = v29 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2242 = v1315 && v2241;
+  const bool v2243 = v2240 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v1319.x[27];
+    const iron_bf16 v2246 = iron_f32_to_bf16(v2245);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2247 = v2238 * v1;
+    const unsigned int v2248 = v2247 + v2240;
+    out[v2248] = v2246;
+  }
+  const unsigned int v2249 = static_cast<unsigned int>(v1319.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2250 = v1912 + v2249;
+  const unsigned int v2251 = static_cast<unsigned int>(v1319.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2252 = v29 + v2251;
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2254 = v1315 && v2253;
+  const bool v2255 = v2252 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v1319.x[28];
+    const iron_bf16 v2258 = iron_f32_to_bf16(v2257);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2259 = v2250 * v1;
+    const unsigned int v2260 = v2259 + v2252;
+    out[v2260] = v2258;
+  }
+  const unsigned int v2261 = static_cast<unsigned int>(v1319.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2262 = v1912 + v2261;
+  const unsigned int v2263 = static_cast<unsigned int>(v1319.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2264 = v29 + v2263;
+  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2266 = v1315 && v2265;
+  const bool v2267 = v2264 < v1;
+  const bool v2268 = v2266 && v2267;
+  if (v2268) {
+    const float v2269 = v1319.x[29];
+    const iron_bf16 v2270 = iron_f32_to_bf16(v2269);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2271 = v2262 * v1;
+    const unsigned int v2272 = v2271 + v2264;
+    out[v2272] = v2270;
+  }
+  const unsigned int v2273 = static_cast<unsigned int>(v1319.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2274 = v1912 + v2273;
+  const unsigned int v2275 = static_cast<unsigned int>(v1319.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2276 = v29 + v2275;
+  const bool v2277 = v2274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2278 = v1315 && v2277;
+  const bool v2279 = v2276 < v1;
+  const bool v2280 = v2278 && v2279;
+  if (v2280) {
+    const float v2281 = v1319.x[30];
+    const iron_bf16 v2282 = iron_f32_to_bf16(v2281);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2283 = v2274 * v1;
+    const unsigned int v2284 = v2283 + v2276;
+    out[v2284] = v2282;
+  }
+  const unsigned int v2285 = static_cast<unsigned int>(v1319.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2286 = v1912 + v2285;
+  const unsigned int v2287 = static_cast<unsigned int>(v1319.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2288 = v29 + v2287;
+  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2290 = v1315 && v2289;
+  const bool v2291 = v2288 < v1;
+  const bool v2292 = v2290 && v2291;
+  if (v2292) {
+    const float v2293 = v1319.x[31];
+    const iron_bf16 v2294 = iron_f32_to_bf16(v2293);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2295 = v2286 * v1;
+    const unsigned int v2296 = v2295 + v2288;
+    out[v2296] = v2294;
+  }
+  const unsigned int v2297 = static_cast<unsigned int>(v1319.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2298 = v1912 + v2297;
+  const unsigned int v2299 = static_cast<unsigned int>(v1319.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2300 = v29 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2302 = v1315 && v2301;
+  const bool v2303 = v2300 < v1;
+  const bool v2304 = v2302 && v2303;
+  if (v2304) {
+    const float v2305 = v1319.x[32];
+    const iron_bf16 v2306 = iron_f32_to_bf16(v2305);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2307 = v2298 * v1;
+    const unsigned int v2308 = v2307 + v2300;
+    out[v2308] = v2306;
+  }
+  const unsigned int v2309 = static_cast<unsigned int>(v1319.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2310 = v1912 + v2309;
+  const unsigned int v2311 = static_cast<unsigned int>(v1319.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2312 = v29 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2314 = v1315 && v2313;
+  const bool v2315 = v2312 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v1319.x[33];
+    const iron_bf16 v2318 = iron_f32_to_bf16(v2317);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2319 = v2310 * v1;
+    const unsigned int v2320 = v2319 + v2312;
+    out[v2320] = v2318;
+  }
+  const unsigned int v2321 = static_cast<unsigned int>(v1319.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2322 = v1912 + v2321;
+  const unsigned int v2323 = static_cast<unsigned int>(v1319.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2324 = v29 + v2323;
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2326 = v1315 && v2325;
+  const bool v2327 = v2324 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v1319.x[34];
+    const iron_bf16 v2330 = iron_f32_to_bf16(v2329);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2331 = v2322 * v1;
+    const unsigned int v2332 = v2331 + v2324;
+    out[v2332] = v2330;
+  }
+  const unsigned int v2333 = static_cast<unsigned int>(v1319.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2334 = v1912 + v2333;
+  const unsigned int v2335 = static_cast<unsigned int>(v1319.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2336 = v29 + v2335;
+  const bool v2337 = v2334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2338 = v1315 && v2337;
+  const bool v2339 = v2336 < v1;
+  const bool v2340 = v2338 && v2339;
+  if (v2340) {
+    const float v2341 = v1319.x[35];
+    const iron_bf16 v2342 = iron_f32_to_bf16(v2341);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2343 = v2334 * v1;
+    const unsigned int v2344 = v2343 + v2336;
+    out[v2344] = v2342;
+  }
+  const unsigned int v2345 = static_cast<unsigned int>(v1319.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2346 = v1912 + v2345;
+  const unsigned int v2347 = static_cast<unsigned int>(v1319.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2348 = v29 + v2347;
+  const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2350 = v1315 && v2349;
+  const bool v2351 = v2348 < v1;
+  const bool v2352 = v2350 && v2351;
+  if (v2352) {
+    const float v2353 = v1319.x[36];
+    const iron_bf16 v2354 = iron_f32_to_bf16(v2353);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2355 = v2346 * v1;
+    const unsigned int v2356 = v2355 + v2348;
+    out[v2356] = v2354;
+  }
+  const unsigned int v2357 = static_cast<unsigned int>(v1319.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2358 = v1912 + v2357;
+  const unsigned int v2359 = static_cast<unsigned int>(v1319.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2360 = v29 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2362 = v1315 && v2361;
+  const bool v2363 = v2360 < v1;
+  const bool v2364 = v2362 && v2363;
+  if (v2364) {
+    const float v2365 = v1319.x[37];
+    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2367 = v2358 * v1;
+    const unsigned int v2368 = v2367 + v2360;
+    out[v2368] = v2366;
+  }
+  const unsigned int v2369 = static_cast<unsigned int>(v1319.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2370 = v1912 + v2369;
+  const unsigned int v2371 = static_cast<unsigned int>(v1319.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2372 = v29 + v2371;
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2374 = v1315 && v2373;
+  const bool v2375 = v2372 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v1319.x[38];
+    const iron_bf16 v2378 = iron_f32_to_bf16(v2377);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2379 = v2370 * v1;
+    const unsigned int v2380 = v2379 + v2372;
+    out[v2380] = v2378;
+  }
+  const unsigned int v2381 = static_cast<unsigned int>(v1319.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2382 = v1912 + v2381;
+  const unsigned int v2383 = static_cast<unsigned int>(v1319.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2384 = v29 + v2383;
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2386 = v1315 && v2385;
+  const bool v2387 = v2384 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v1319.x[39];
+    const iron_bf16 v2390 = iron_f32_to_bf16(v2389);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2391 = v2382 * v1;
+    const unsigned int v2392 = v2391 + v2384;
+    out[v2392] = v2390;
+  }
+  const unsigned int v2393 = static_cast<unsigned int>(v1319.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2394 = v1912 + v2393;
+  const unsigned int v2395 = static_cast<unsigned int>(v1319.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2396 = v29 + v2395;
+  const bool v2397 = v2394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2398 = v1315 && v2397;
+  const bool v2399 = v2396 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v1319.x[40];
+    const iron_bf16 v2402 = iron_f32_to_bf16(v2401);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2403 = v2394 * v1;
+    const unsigned int v2404 = v2403 + v2396;
+    out[v2404] = v2402;
+  }
+  const unsigned int v2405 = static_cast<unsigned int>(v1319.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2406 = v1912 + v2405;
+  const unsigned int v2407 = static_cast<unsigned int>(v1319.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2408 = v29 + v2407;
+  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2410 = v1315 && v2409;
+  const bool v2411 = v2408 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v1319.x[41];
+    const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2415 = v2406 * v1;
+    const unsigned int v2416 = v2415 + v2408;
+    out[v2416] = v2414;
+  }
+  const unsigned int v2417 = static_cast<unsigned int>(v1319.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2418 = v1912 + v2417;
+  const unsigned int v2419 = static_cast<unsigned int>(v1319.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2420 = v29 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2422 = v1315 && v2421;
+  const bool v2423 = v2420 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v1319.x[42];
+    const iron_bf16 v2426 = iron_f32_to_bf16(v2425);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2427 = v2418 * v1;
+    const unsigned int v2428 = v2427 + v2420;
+    out[v2428] = v2426;
+  }
+  const unsigned int v2429 = static_cast<unsigned int>(v1319.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2430 = v1912 + v2429;
+  const unsigned int v2431 = static_cast<unsigned int>(v1319.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2432 = v29 + v2431;
+  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2434 = v1315 && v2433;
+  const bool v2435 = v2432 < v1;
+  const bool v2436 = v2434 && v2435;
+  if (v2436) {
+    const float v2437 = v1319.x[43];
+    const iron_bf16 v2438 = iron_f32_to_bf16(v2437);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2439 = v2430 * v1;
+    const unsigned int v2440 = v2439 + v2432;
+    out[v2440] = v2438;
+  }
+  const unsigned int v2441 = static_cast<unsigned int>(v1319.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2442 = v1912 + v2441;
+  const unsigned int v2443 = static_cast<unsigned int>(v1319.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2444 = v29 + v2443;
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2446 = v1315 && v2445;
+  const bool v2447 = v2444 < v1;
+  const bool v2448 = v2446 && v2447;
+  if (v2448) {
+    const float v2449 = v1319.x[44];
+    const iron_bf16 v2450 = iron_f32_to_bf16(v2449);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2451 = v2442 * v1;
+    const unsigned int v2452 = v2451 + v2444;
+    out[v2452] = v2450;
+  }
+  const unsigned int v2453 = static_cast<unsigned int>(v1319.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2454 = v1912 + v2453;
+  const unsigned int v2455 = static_cast<unsigned int>(v1319.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2456 = v29 + v2455;
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2458 = v1315 && v2457;
+  const bool v2459 = v2456 < v1;
+  const bool v2460 = v2458 && v2459;
+  if (v2460) {
+    const float v2461 = v1319.x[45];
+    const iron_bf16 v2462 = iron_f32_to_bf16(v2461);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2463 = v2454 * v1;
+    const unsigned int v2464 = v2463 + v2456;
+    out[v2464] = v2462;
+  }
+  const unsigned int v2465 = static_cast<unsigned int>(v1319.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2466 = v1912 + v2465;
+  const unsigned int v2467 = static_cast<unsigned int>(v1319.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2468 = v29 + v2467;
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2470 = v1315 && v2469;
+  const bool v2471 = v2468 < v1;
+  const bool v2472 = v2470 && v2471;
+  if (v2472) {
+    const float v2473 = v1319.x[46];
+    const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2475 = v2466 * v1;
+    const unsigned int v2476 = v2475 + v2468;
+    out[v2476] = v2474;
+  }
+  const unsigned int v2477 = static_cast<unsigned int>(v1319.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2478 = v1912 + v2477;
+  const unsigned int v2479 = static_cast<unsigned int>(v1319.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2480 = v29 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2482 = v1315 && v2481;
+  const bool v2483 = v2480 < v1;
+  const bool v2484 = v2482 && v2483;
+  if (v2484) {
+    const float v2485 = v1319.x[47];
+    const iron_bf16 v2486 = iron_f32_to_bf16(v2485);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2487 = v2478 * v1;
+    const unsigned int v2488 = v2487 + v2480;
+    out[v2488] = v2486;
+  }
+  const unsigned int v2489 = static_cast<unsigned int>(v1319.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2490 = v1912 + v2489;
+  const unsigned int v2491 = static_cast<unsigned int>(v1319.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2492 = v29 + v2491;
+  const bool v2493 = v2490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2494 = v1315 && v2493;
+  const bool v2495 = v2492 < v1;
+  const bool v2496 = v2494 && v2495;
+  if (v2496) {
+    const float v2497 = v1319.x[48];
+    const iron_bf16 v2498 = iron_f32_to_bf16(v2497);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2499 = v2490 * v1;
+    const unsigned int v2500 = v2499 + v2492;
+    out[v2500] = v2498;
+  }
+  const unsigned int v2501 = static_cast<unsigned int>(v1319.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2502 = v1912 + v2501;
+  const unsigned int v2503 = static_cast<unsigned int>(v1319.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2504 = v29 + v2503;
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2506 = v1315 && v2505;
+  const bool v2507 = v2504 < v1;
+  const bool v2508 = v2506 && v2507;
+  if (v2508) {
+    const float v2509 = v1319.x[49];
+    const iron_bf16 v2510 = iron_f32_to_bf16(v2509);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2511 = v2502 * v1;
+    const unsigned int v2512 = v2511 + v2504;
+    out[v2512] = v2510;
+  }
+  const unsigned int v2513 = static_cast<unsigned int>(v1319.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2514 = v1912 + v2513;
+  const unsigned int v2515 = static_cast<unsigned int>(v1319.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2516 = v29 + v2515;
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2518 = v1315 && v2517;
+  const bool v2519 = v2516 < v1;
+  const bool v2520 = v2518 && v2519;
+  if (v2520) {
+    const float v2521 = v1319.x[50];
+    const iron_bf16 v2522 = iron_f32_to_bf16(v2521);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2523 = v2514 * v1;
+    const unsigned int v2524 = v2523 + v2516;
+    out[v2524] = v2522;
+  }
+  const unsigned int v2525 = static_cast<unsigned int>(v1319.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2526 = v1912 + v2525;
+  const unsigned int v2527 = static_cast<unsigned int>(v1319.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2528 = v29 + v2527;
+  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2530 = v1315 && v2529;
+  const bool v2531 = v2528 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v1319.x[51];
+    const iron_bf16 v2534 = iron_f32_to_bf16(v2533);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2535 = v2526 * v1;
+    const unsigned int v2536 = v2535 + v2528;
+    out[v2536] = v2534;
+  }
+  const unsigned int v2537 = static_cast<unsigned int>(v1319.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2538 = v1912 + v2537;
+  const unsigned int v2539 = static_cast<unsigned int>(v1319.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2540 = v29 + v2539;
+  const bool v2541 = v2538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2542 = v1315 && v2541;
+  const bool v2543 = v2540 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v1319.x[52];
+    const iron_bf16 v2546 = iron_f32_to_bf16(v2545);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2547 = v2538 * v1;
+    const unsigned int v2548 = v2547 + v2540;
+    out[v2548] = v2546;
+  }
+  const unsigned int v2549 = static_cast<unsigned int>(v1319.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2550 = v1912 + v2549;
+  const unsigned int v2551 = static_cast<unsigned int>(v1319.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2552 = v29 + v2551;
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2554 = v1315 && v2553;
+  const bool v2555 = v2552 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v1319.x[53];
+    const iron_bf16 v2558 = iron_f32_to_bf16(v2557);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2559 = v2550 * v1;
+    const unsigned int v2560 = v2559 + v2552;
+    out[v2560] = v2558;
+  }
+  const unsigned int v2561 = static_cast<unsigned int>(v1319.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2562 = v1912 + v2561;
+  const unsigned int v2563 = static_cast<unsigned int>(v1319.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2564 = v29 + v2563;
+  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2566 = v1315 && v2565;
+  const bool v2567 = v2564 < v1;
+  const bool v2568 = v2566 && v2567;
+  if (v2568) {
+    const float v2569 = v1319.x[54];
+    const iron_bf16 v2570 = iron_f32_to_bf16(v2569);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2571 = v2562 * v1;
+    const unsigned int v2572 = v2571 + v2564;
+    out[v2572] = v2570;
+  }
+  const unsigned int v2573 = static_cast<unsigned int>(v1319.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2574 = v1912 + v2573;
+  const unsigned int v2575 = static_cast<unsigned int>(v1319.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2576 = v29 + v2575;
+  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2578 = v1315 && v2577;
+  const bool v2579 = v2576 < v1;
+  const bool v2580 = v2578 && v2579;
+  if (v2580) {
+    const float v2581 = v1319.x[55];
+    const iron_bf16 v2582 = iron_f32_to_bf16(v2581);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2583 = v2574 * v1;
+    const unsigned int v2584 = v2583 + v2576;
+    out[v2584] = v2582;
+  }
+  const unsigned int v2585 = static_cast<unsigned int>(v1319.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2586 = v1912 + v2585;
+  const unsigned int v2587 = static_cast<unsigned int>(v1319.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2588 = v29 + v2587;
+  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2590 = v1315 && v2589;
+  const bool v2591 = v2588 < v1;
+  const bool v2592 = v2590 && v2591;
+  if (v2592) {
+    const float v2593 = v1319.x[56];
+    const iron_bf16 v2594 = iron_f32_to_bf16(v2593);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2595 = v2586 * v1;
+    const unsigned int v2596 = v2595 + v2588;
+    out[v2596] = v2594;
+  }
+  const unsigned int v2597 = static_cast<unsigned int>(v1319.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2598 = v1912 + v2597;
+  const unsigned int v2599 = static_cast<unsigned int>(v1319.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2600 = v29 + v2599;
+  const bool v2601 = v2598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2602 = v1315 && v2601;
+  const bool v2603 = v2600 < v1;
+  const bool v2604 = v2602 && v2603;
+  if (v2604) {
+    const float v2605 = v1319.x[57];
+    const iron_bf16 v2606 = iron_f32_to_bf16(v2605);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2607 = v2598 * v1;
+    const unsigned int v2608 = v2607 + v2600;
+    out[v2608] = v2606;
+  }
+  const unsigned int v2609 = static_cast<unsigned int>(v1319.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2610 = v1912 + v2609;
+  const unsigned int v2611 = static_cast<unsigned int>(v1319.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2612 = v29 + v2611;
+  const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2614 = v1315 && v2613;
+  const bool v2615 = v2612 < v1;
+  const bool v2616 = v2614 && v2615;
+  if (v2616) {
+    const float v2617 = v1319.x[58];
+    const iron_bf16 v2618 = iron_f32_to_bf16(v2617);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2619 = v2610 * v1;
+    const unsigned int v2620 = v2619 + v2612;
+    out[v2620] = v2618;
+  }
+  const unsigned int v2621 = static_cast<unsigned int>(v1319.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2622 = v1912 + v2621;
+  const unsigned int v2623 = static_cast<unsigned int>(v1319.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2624 = v29 + v2623;
+  const bool v2625 = v2622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2626 = v1315 && v2625;
+  const bool v2627 = v2624 < v1;
+  const bool v2628 = v2626 && v2627;
+  if (v2628) {
+    const float v2629 = v1319.x[59];
+    const iron_bf16 v2630 = iron_f32_to_bf16(v2629);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2631 = v2622 * v1;
+    const unsigned int v2632 = v2631 + v2624;
+    out[v2632] = v2630;
+  }
+  const unsigned int v2633 = static_cast<unsigned int>(v1319.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2634 = v1912 + v2633;
+  const unsigned int v2635 = static_cast<unsigned int>(v1319.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2636 = v29 + v2635;
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2638 = v1315 && v2637;
+  const bool v2639 = v2636 < v1;
+  const bool v2640 = v2638 && v2639;
+  if (v2640) {
+    const float v2641 = v1319.x[60];
+    const iron_bf16 v2642 = iron_f32_to_bf16(v2641);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2643 = v2634 * v1;
+    const unsigned int v2644 = v2643 + v2636;
+    out[v2644] = v2642;
+  }
+  const unsigned int v2645 = static_cast<unsigned int>(v1319.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2646 = v1912 + v2645;
+  const unsigned int v2647 = static_cast<unsigned int>(v1319.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2648 = v29 + v2647;
+  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2650 = v1315 && v2649;
+  const bool v2651 = v2648 < v1;
+  const bool v2652 = v2650 && v2651;
+  if (v2652) {
+    const float v2653 = v1319.x[61];
+    const iron_bf16 v2654 = iron_f32_to_bf16(v2653);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2655 = v2646 * v1;
+    const unsigned int v2656 = v2655 + v2648;
+    out[v2656] = v2654;
+  }
+  const unsigned int v2657 = static_cast<unsigned int>(v1319.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2658 = v1912 + v2657;
+  const unsigned int v2659 = static_cast<unsigned int>(v1319.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2660 = v29 + v2659;
+  const bool v2661 = v2658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2662 = v1315 && v2661;
+  const bool v2663 = v2660 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v1319.x[62];
+    const iron_bf16 v2666 = iron_f32_to_bf16(v2665);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2667 = v2658 * v1;
+    const unsigned int v2668 = v2667 + v2660;
+    out[v2668] = v2666;
+  }
+  const unsigned int v2669 = static_cast<unsigned int>(v1319.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2670 = v1912 + v2669;
+  const unsigned int v2671 = static_cast<unsigned int>(v1319.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2672 = v29 + v2671;
+  const bool v2673 = v2670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2674 = v1315 && v2673;
+  const bool v2675 = v2672 < v1;
+  const bool v2676 = v2674 && v2675;
+  if (v2676) {
+    const float v2677 = v1319.x[63];
+    const iron_bf16 v2678 = iron_f32_to_bf16(v2677);  // kernels/gemm/gemm_fp8.cpp:134
+    const unsigned int v2679 = v2670 * v1;
+    const unsigned int v2680 = v2679 + v2672;
+    out[v2680] = v2678;
   }
 }

@@ -350,2630 +350,2630 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v312 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const unsigned int v313 = v312 >> 2u;
-  const bool v316 = v312 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 2, 16, 128> v320;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v320, 0.0f);
-  const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-  const unsigned int v325 = threadIdx.x;
+  const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const unsigned int v310 = v309 >> 2u;
+  const bool v313 = v309 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v317;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v317, 0.0f);
+  const unsigned int v321 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const unsigned int v322 = threadIdx.x;
 
-  for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v332 = v21 + v329;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v333 = v332 < v0;
-      const unsigned int v334 = v323 + v331;
-      const bool v335 = v334 < v2;
-      const bool v336 = v333 && v335;
-      if (v336) {
-        const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v340 = v338 + v323;
-        const unsigned int v341 = v340 + v331;
-        const iron_f8e4m3 v342 = a[v341];
-        const iron_f16 v343 = iron_f32_to_f16(iron_to_f32(v342));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v345 = v329 << 6u;
-        const unsigned int v346 = v345 + v331;
-        shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = v343;
+  for (unsigned int v320 = 0u; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (unsigned int v324 = v322; v324 < 8192u; v324 += v321) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v326 = v324 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v328 = v324 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v329 = v21 + v326;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v330 = v329 < v0;
+      const unsigned int v331 = v320 + v328;
+      const bool v332 = v331 < v2;
+      const bool v333 = v330 && v332;
+      if (v333) {
+        const unsigned int v335 = v329 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v337 = v335 + v320;
+        const unsigned int v338 = v337 + v328;
+        const iron_f8e4m3 v339 = a[v338];
+        const iron_f16 v340 = iron_f32_to_f16(iron_to_f32(v339));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v342 = v326 << 6u;
+        const unsigned int v343 = v342 + v328;
+        shm3[(v343 ^ (((v343 >> 6u) & 7u) << 3u))] = v340;
       } else {
-        const unsigned int v348 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v349 = v348 + v331;
-        shm3[(v349 ^ (((v349 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v345 = v326 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v346 = v345 + v328;
+        shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v354 = v325; v354 < 8192u; v354 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v359 = v25 + v356;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v360 = v359 < v1;
-      const unsigned int v361 = v323 + v358;
-      const bool v362 = v361 < v2;
-      const bool v363 = v360 && v362;
-      if (v363) {
-        const unsigned int v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v367 = v365 + v323;
-        const unsigned int v368 = v367 + v358;
-        const iron_f8e4m3 v369 = b[v368];
-        const iron_f16 v370 = iron_f32_to_f16(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v372 = v356 << 6u;
-        const unsigned int v373 = v372 + v358;
-        shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
+    for (unsigned int v351 = v322; v351 < 8192u; v351 += v321) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v353 = v351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v357 = v356 < v1;
+      const unsigned int v358 = v320 + v355;
+      const bool v359 = v358 < v2;
+      const bool v360 = v357 && v359;
+      if (v360) {
+        const unsigned int v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v364 = v362 + v320;
+        const unsigned int v365 = v364 + v355;
+        const iron_f8e4m3 v366 = b[v365];
+        const iron_f16 v367 = iron_f32_to_f16(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v369 = v353 << 6u;
+        const unsigned int v370 = v369 + v355;
+        shm4[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
       } else {
-        const unsigned int v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v376 = v375 + v358;
-        shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v372 = v353 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v373 = v372 + v355;
+        shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const unsigned int v384 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const unsigned int v385 = v384 << 6u;
-      const unsigned int v2533 = v312 & 3u;
-      const unsigned int v2535 = v2533 << 4u;
-      const unsigned int v2537 = v2535 << 6u;
-      const unsigned int v2539 = v385 + v2537;
-      iron_frag<iron_f16, 0, 16, 16> v2546;
-      iron_frag_fill(v2546, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2546, shm3, v2539, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2548;
-      iron_frag_fill(v2548, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2548, shm4, 0u, 64u);
-      iron_frag_mma_sync(v320, v2546, v2548);
-      const unsigned int v2550 = v2539 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2555;
-      iron_frag_fill(v2555, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2555, shm3, v2550, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2557;
-      iron_frag_fill(v2557, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2557, shm4, 16u, 64u);
-      iron_frag_mma_sync(v320, v2555, v2557);
-      const unsigned int v2559 = v2539 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2564;
-      iron_frag_fill(v2564, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2564, shm3, v2559, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2566;
-      iron_frag_fill(v2566, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2566, shm4, 32u, 64u);
-      iron_frag_mma_sync(v320, v2564, v2566);
-      const unsigned int v2568 = v2539 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2573;
-      iron_frag_fill(v2573, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2573, shm3, v2568, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2575;
-      iron_frag_fill(v2575, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2575, shm4, 48u, 64u);
-      iron_frag_mma_sync(v320, v2573, v2575);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const unsigned int v381 = v310 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const unsigned int v382 = v381 << 6u;
+      const unsigned int v2530 = v309 & 3u;
+      const unsigned int v2532 = v2530 << 4u;
+      const unsigned int v2534 = v2532 << 6u;
+      const unsigned int v2536 = v382 + v2534;
+      iron_frag<iron_f16, 0, 16, 16> v2543;
+      iron_frag_fill(v2543, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2543, shm3, v2536, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2545;
+      iron_frag_fill(v2545, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2545, shm4, 0u, 64u);
+      iron_frag_mma_sync(v317, v2543, v2545);
+      const unsigned int v2547 = v2536 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2552;
+      iron_frag_fill(v2552, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2552, shm3, v2547, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2554;
+      iron_frag_fill(v2554, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2554, shm4, 16u, 64u);
+      iron_frag_mma_sync(v317, v2552, v2554);
+      const unsigned int v2556 = v2536 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2561;
+      iron_frag_fill(v2561, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2561, shm3, v2556, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2563;
+      iron_frag_fill(v2563, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2563, shm4, 32u, 64u);
+      iron_frag_mma_sync(v317, v2561, v2563);
+      const unsigned int v2565 = v2536 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2570;
+      iron_frag_fill(v2570, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2570, shm3, v2565, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2572;
+      iron_frag_fill(v2572, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2572, shm4, 48u, 64u);
+      iron_frag_mma_sync(v317, v2570, v2572);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const unsigned int v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const unsigned int v391 = v390 << 4u;
-  const unsigned int v393 = v313 << 6u;
-  const unsigned int v394 = v21 + v393;
-  const unsigned int v395 = v394 + v391;
-  const unsigned int v396 = static_cast<unsigned int>(v320.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v397 = v395 + v396;
-  const unsigned int v398 = static_cast<unsigned int>(v320.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v399 = v25 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v401 = v316 && v400;
-  const bool v402 = v399 < v1;
-  const bool v403 = v401 && v402;
-  if (v403) {
-    const float v404 = v320.x[0];
-    const float v405 = scale_b[v399];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v406 = scale_a[v397];
-    const float v407 = v404 * v406;
-    const float v408 = v407 * v405;
-    const iron_bf16 v409 = iron_f32_to_bf16(v408);
-    const unsigned int v410 = v397 * v1;
-    const unsigned int v411 = v410 + v399;
-    out[v411] = v409;
-  }
-  const unsigned int v412 = static_cast<unsigned int>(v320.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v413 = v395 + v412;
-  const unsigned int v414 = static_cast<unsigned int>(v320.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v415 = v25 + v414;
-  const bool v416 = v413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v417 = v316 && v416;
-  const bool v418 = v415 < v1;
-  const bool v419 = v417 && v418;
-  if (v419) {
-    const float v420 = v320.x[1];
-    const float v421 = scale_b[v415];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v422 = scale_a[v413];
-    const float v423 = v420 * v422;
-    const float v424 = v423 * v421;
-    const iron_bf16 v425 = iron_f32_to_bf16(v424);
-    const unsigned int v426 = v413 * v1;
-    const unsigned int v427 = v426 + v415;
-    out[v427] = v425;
-  }
-  const unsigned int v428 = static_cast<unsigned int>(v320.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v429 = v395 + v428;
-  const unsigned int v430 = static_cast<unsigned int>(v320.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v431 = v25 + v430;
-  const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v433 = v316 && v432;
-  const bool v434 = v431 < v1;
-  const bool v435 = v433 && v434;
-  if (v435) {
-    const float v436 = v320.x[2];
-    const float v437 = scale_b[v431];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v438 = scale_a[v429];
-    const float v439 = v436 * v438;
-    const float v440 = v439 * v437;
-    const iron_bf16 v441 = iron_f32_to_bf16(v440);
-    const unsigned int v442 = v429 * v1;
-    const unsigned int v443 = v442 + v431;
-    out[v443] = v441;
-  }
-  const unsigned int v444 = static_cast<unsigned int>(v320.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v445 = v395 + v444;
-  const unsigned int v446 = static_cast<unsigned int>(v320.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v447 = v25 + v446;
-  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v449 = v316 && v448;
-  const bool v450 = v447 < v1;
-  const bool v451 = v449 && v450;
-  if (v451) {
-    const float v452 = v320.x[3];
-    const float v453 = scale_b[v447];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v454 = scale_a[v445];
-    const float v455 = v452 * v454;
-    const float v456 = v455 * v453;
-    const iron_bf16 v457 = iron_f32_to_bf16(v456);
-    const unsigned int v458 = v445 * v1;
-    const unsigned int v459 = v458 + v447;
-    out[v459] = v457;
-  }
-  const unsigned int v460 = static_cast<unsigned int>(v320.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v461 = v395 + v460;
-  const unsigned int v462 = static_cast<unsigned int>(v320.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v463 = v25 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v465 = v316 && v464;
-  const bool v466 = v463 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v320.x[4];
-    const float v469 = scale_b[v463];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v470 = scale_a[v461];
-    const float v471 = v468 * v470;
-    const float v472 = v471 * v469;
-    const iron_bf16 v473 = iron_f32_to_bf16(v472);
-    const unsigned int v474 = v461 * v1;
-    const unsigned int v475 = v474 + v463;
-    out[v475] = v473;
-  }
-  const unsigned int v476 = static_cast<unsigned int>(v320.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v477 = v395 + v476;
-  const unsigned int v478 = static_cast<unsigned int>(v320.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v479 = v25 + v478;
-  const bool v480 = v477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v481 = v316 && v480;
-  const bool v482 = v479 < v1;
-  const bool v483 = v481 && v482;
-  if (v483) {
-    const float v484 = v320.x[5];
-    const float v485 = scale_b[v479];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v486 = scale_a[v477];
-    const float v487 = v484 * v486;
-    const float v488 = v487 * v485;
-    const iron_bf16 v489 = iron_f32_to_bf16(v488);
-    const unsigned int v490 = v477 * v1;
-    const unsigned int v491 = v490 + v479;
-    out[v491] = v489;
-  }
-  const unsigned int v492 = static_cast<unsigned int>(v320.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v493 = v395 + v492;
-  const unsigned int v494 = static_cast<unsigned int>(v320.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v495 = v25 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v497 = v316 && v496;
-  const bool v498 = v495 < v1;
-  const bool v499 = v497 && v498;
-  if (v499) {
-    const float v500 = v320.x[6];
-    const float v501 = scale_b[v495];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v502 = scale_a[v493];
-    const float v503 = v500 * v502;
-    const float v504 = v503 * v501;
-    const iron_bf16 v505 = iron_f32_to_bf16(v504);
-    const unsigned int v506 = v493 * v1;
-    const unsigned int v507 = v506 + v495;
-    out[v507] = v505;
-  }
-  const unsigned int v508 = static_cast<unsigned int>(v320.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v509 = v395 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v320.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v511 = v25 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v513 = v316 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v320.x[7];
-    const float v517 = scale_b[v511];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v518 = scale_a[v509];
-    const float v519 = v516 * v518;
-    const float v520 = v519 * v517;
-    const iron_bf16 v521 = iron_f32_to_bf16(v520);
-    const unsigned int v522 = v509 * v1;
-    const unsigned int v523 = v522 + v511;
-    out[v523] = v521;
-  }
-  const unsigned int v524 = static_cast<unsigned int>(v320.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v525 = v395 + v524;
-  const unsigned int v526 = static_cast<unsigned int>(v320.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v527 = v25 + v526;
-  const bool v528 = v525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v529 = v316 && v528;
-  const bool v530 = v527 < v1;
-  const bool v531 = v529 && v530;
-  if (v531) {
-    const float v532 = v320.x[8];
-    const float v533 = scale_b[v527];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v534 = scale_a[v525];
-    const float v535 = v532 * v534;
-    const float v536 = v535 * v533;
-    const iron_bf16 v537 = iron_f32_to_bf16(v536);
-    const unsigned int v538 = v525 * v1;
-    const unsigned int v539 = v538 + v527;
-    out[v539] = v537;
-  }
-  const unsigned int v540 = static_cast<unsigned int>(v320.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v541 = v395 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v320.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v543 = v25 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v545 = v316 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v320.x[9];
-    const float v549 = scale_b[v543];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v550 = scale_a[v541];
-    const float v551 = v548 * v550;
-    const float v552 = v551 * v549;
-    const iron_bf16 v553 = iron_f32_to_bf16(v552);
-    const unsigned int v554 = v541 * v1;
-    const unsigned int v555 = v554 + v543;
-    out[v555] = v553;
-  }
-  const unsigned int v556 = static_cast<unsigned int>(v320.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v557 = v395 + v556;
-  const unsigned int v558 = static_cast<unsigned int>(v320.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v559 = v25 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v561 = v316 && v560;
-  const bool v562 = v559 < v1;
-  const bool v563 = v561 && v562;
-  if (v563) {
-    const float v564 = v320.x[10];
-    const float v565 = scale_b[v559];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v566 = scale_a[v557];
-    const float v567 = v564 * v566;
-    const float v568 = v567 * v565;
-    const iron_bf16 v569 = iron_f32_to_bf16(v568);
-    const unsigned int v570 = v557 * v1;
-    const unsigned int v571 = v570 + v559;
-    out[v571] = v569;
-  }
-  const unsigned int v572 = static_cast<unsigned int>(v320.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v573 = v395 + v572;
-  const unsigned int v574 = static_cast<unsigned int>(v320.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v575 = v25 + v574;
-  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v577 = v316 && v576;
-  const bool v578 = v575 < v1;
-  const bool v579 = v577 && v578;
-  if (v579) {
-    const float v580 = v320.x[11];
-    const float v581 = scale_b[v575];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v582 = scale_a[v573];
-    const float v583 = v580 * v582;
-    const float v584 = v583 * v581;
-    const iron_bf16 v585 = iron_f32_to_bf16(v584);
-    const unsigned int v586 = v573 * v1;
-    const unsigned int v587 = v586 + v575;
-    out[v587] = v585;
-  }
-  const unsigned int v588 = static_cast<unsigned int>(v320.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v589 = v395 + v588;
-  const unsigned int v590 = static_cast<unsigned int>(v320.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v591 = v25 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v593 = v316 && v592;
-  const bool v594 = v591 < v1;
-  const bool v595 = v593 && v594;
-  if (v595) {
-    const float v596 = v320.x[12];
-    const float v597 = scale_b[v591];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v598 = scale_a[v589];
-    const float v599 = v596 * v598;
-    const float v600 = v599 * v597;
-    const iron_bf16 v601 = iron_f32_to_bf16(v600);
-    const unsigned int v602 = v589 * v1;
-    const unsigned int v603 = v602 + v591;
-    out[v603] = v601;
-  }
-  const unsigned int v604 = static_cast<unsigned int>(v320.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v605 = v395 + v604;
-  const unsigned int v606 = static_cast<unsigned int>(v320.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v607 = v25 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v609 = v316 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v320.x[13];
-    const float v613 = scale_b[v607];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v614 = scale_a[v605];
-    const float v615 = v612 * v614;
-    const float v616 = v615 * v613;
-    const iron_bf16 v617 = iron_f32_to_bf16(v616);
-    const unsigned int v618 = v605 * v1;
-    const unsigned int v619 = v618 + v607;
-    out[v619] = v617;
-  }
-  const unsigned int v620 = static_cast<unsigned int>(v320.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v621 = v395 + v620;
-  const unsigned int v622 = static_cast<unsigned int>(v320.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v623 = v25 + v622;
-  const bool v624 = v621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v625 = v316 && v624;
-  const bool v626 = v623 < v1;
-  const bool v627 = v625 && v626;
-  if (v627) {
-    const float v628 = v320.x[14];
-    const float v629 = scale_b[v623];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v630 = scale_a[v621];
-    const float v631 = v628 * v630;
-    const float v632 = v631 * v629;
-    const iron_bf16 v633 = iron_f32_to_bf16(v632);
-    const unsigned int v634 = v621 * v1;
-    const unsigned int v635 = v634 + v623;
-    out[v635] = v633;
-  }
-  const unsigned int v636 = static_cast<unsigned int>(v320.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v637 = v395 + v636;
-  const unsigned int v638 = static_cast<unsigned int>(v320.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v639 = v25 + v638;
-  const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v641 = v316 && v640;
-  const bool v642 = v639 < v1;
-  const bool v643 = v641 && v642;
-  if (v643) {
-    const float v644 = v320.x[15];
-    const float v645 = scale_b[v639];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v646 = scale_a[v637];
-    const float v647 = v644 * v646;
-    const float v648 = v647 * v645;
-    const iron_bf16 v649 = iron_f32_to_bf16(v648);
-    const unsigned int v650 = v637 * v1;
-    const unsigned int v651 = v650 + v639;
-    out[v651] = v649;
-  }
-  const unsigned int v652 = static_cast<unsigned int>(v320.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v653 = v395 + v652;
-  const unsigned int v654 = static_cast<unsigned int>(v320.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v655 = v25 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v657 = v316 && v656;
-  const bool v658 = v655 < v1;
-  const bool v659 = v657 && v658;
-  if (v659) {
-    const float v660 = v320.x[16];
-    const float v661 = scale_b[v655];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v662 = scale_a[v653];
-    const float v663 = v660 * v662;
-    const float v664 = v663 * v661;
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    const unsigned int v666 = v653 * v1;
-    const unsigned int v667 = v666 + v655;
-    out[v667] = v665;
-  }
-  const unsigned int v668 = static_cast<unsigned int>(v320.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v669 = v395 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v320.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v671 = v25 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v673 = v316 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v320.x[17];
-    const float v677 = scale_b[v671];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v678 = scale_a[v669];
-    const float v679 = v676 * v678;
-    const float v680 = v679 * v677;
-    const iron_bf16 v681 = iron_f32_to_bf16(v680);
-    const unsigned int v682 = v669 * v1;
-    const unsigned int v683 = v682 + v671;
-    out[v683] = v681;
-  }
-  const unsigned int v684 = static_cast<unsigned int>(v320.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v685 = v395 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v320.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v687 = v25 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v689 = v316 && v688;
-  const bool v690 = v687 < v1;
-  const bool v691 = v689 && v690;
-  if (v691) {
-    const float v692 = v320.x[18];
-    const float v693 = scale_b[v687];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v694 = scale_a[v685];
-    const float v695 = v692 * v694;
-    const float v696 = v695 * v693;
-    const iron_bf16 v697 = iron_f32_to_bf16(v696);
-    const unsigned int v698 = v685 * v1;
-    const unsigned int v699 = v698 + v687;
-    out[v699] = v697;
-  }
-  const unsigned int v700 = static_cast<unsigned int>(v320.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v701 = v395 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v320.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v703 = v25 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v705 = v316 && v704;
-  const bool v706 = v703 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v320.x[19];
-    const float v709 = scale_b[v703];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v710 = scale_a[v701];
-    const float v711 = v708 * v710;
-    const float v712 = v711 * v709;
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    const unsigned int v714 = v701 * v1;
-    const unsigned int v715 = v714 + v703;
-    out[v715] = v713;
-  }
-  const unsigned int v716 = static_cast<unsigned int>(v320.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v717 = v395 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v320.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v719 = v25 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v721 = v316 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v320.x[20];
-    const float v725 = scale_b[v719];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v726 = scale_a[v717];
-    const float v727 = v724 * v726;
-    const float v728 = v727 * v725;
-    const iron_bf16 v729 = iron_f32_to_bf16(v728);
-    const unsigned int v730 = v717 * v1;
-    const unsigned int v731 = v730 + v719;
-    out[v731] = v729;
-  }
-  const unsigned int v732 = static_cast<unsigned int>(v320.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v733 = v395 + v732;
-  const unsigned int v734 = static_cast<unsigned int>(v320.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v735 = v25 + v734;
-  const bool v736 = v733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v737 = v316 && v736;
-  const bool v738 = v735 < v1;
-  const bool v739 = v737 && v738;
-  if (v739) {
-    const float v740 = v320.x[21];
-    const float v741 = scale_b[v735];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v742 = scale_a[v733];
-    const float v743 = v740 * v742;
-    const float v744 = v743 * v741;
-    const iron_bf16 v745 = iron_f32_to_bf16(v744);
-    const unsigned int v746 = v733 * v1;
-    const unsigned int v747 = v746 + v735;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v320.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v749 = v395 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v320.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v751 = v25 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v753 = v316 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v320.x[22];
-    const float v757 = scale_b[v751];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v758 = scale_a[v749];
-    const float v759 = v756 * v758;
-    const float v760 = v759 * v757;
-    const iron_bf16 v761 = iron_f32_to_bf16(v760);
-    const unsigned int v762 = v749 * v1;
-    const unsigned int v763 = v762 + v751;
-    out[v763] = v761;
-  }
-  const unsigned int v764 = static_cast<unsigned int>(v320.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v765 = v395 + v764;
-  const unsigned int v766 = static_cast<unsigned int>(v320.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v767 = v25 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v769 = v316 && v768;
-  const bool v770 = v767 < v1;
-  const bool v771 = v769 && v770;
-  if (v771) {
-    const float v772 = v320.x[23];
-    const float v773 = scale_b[v767];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v774 = scale_a[v765];
-    const float v775 = v772 * v774;
-    const float v776 = v775 * v773;
-    const iron_bf16 v777 = iron_f32_to_bf16(v776);
-    const unsigned int v778 = v765 * v1;
-    const unsigned int v779 = v778 + v767;
-    out[v779] = v777;
-  }
-  const unsigned int v780 = static_cast<unsigned int>(v320.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v781 = v395 + v780;
-  const unsigned int v782 = static_cast<unsigned int>(v320.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v783 = v25 + v782;
-  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v785 = v316 && v784;
-  const bool v786 = v783 < v1;
-  const bool v787 = v785 && v786;
-  if (v787) {
-    const float v788 = v320.x[24];
-    const float v789 = scale_b[v783];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v790 = scale_a[v781];
-    const float v791 = v788 * v790;
-    const float v792 = v791 * v789;
-    const iron_bf16 v793 = iron_f32_to_bf16(v792);
-    const unsigned int v794 = v781 * v1;
-    const unsigned int v795 = v794 + v783;
-    out[v795] = v793;
-  }
-  const unsigned int v796 = static_cast<unsigned int>(v320.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v797 = v395 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v320.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v799 = v25 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v801 = v316 && v800;
-  const bool v802 = v799 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v320.x[25];
-    const float v805 = scale_b[v799];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v806 = scale_a[v797];
-    const float v807 = v804 * v806;
-    const float v808 = v807 * v805;
-    const iron_bf16 v809 = iron_f32_to_bf16(v808);
-    const unsigned int v810 = v797 * v1;
-    const unsigned int v811 = v810 + v799;
-    out[v811] = v809;
-  }
-  const unsigned int v812 = static_cast<unsigned int>(v320.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v813 = v395 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v320.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v815 = v25 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v817 = v316 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v320.x[26];
-    const float v821 = scale_b[v815];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v822 = scale_a[v813];
-    const float v823 = v820 * v822;
-    const float v824 = v823 * v821;
-    const iron_bf16 v825 = iron_f32_to_bf16(v824);
-    const unsigned int v826 = v813 * v1;
-    const unsigned int v827 = v826 + v815;
-    out[v827] = v825;
-  }
-  const unsigned int v828 = static_cast<unsigned int>(v320.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v829 = v395 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v320.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v831 = v25 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v833 = v316 && v832;
-  const bool v834 = v831 < v1;
-  const bool v835 = v833 && v834;
-  if (v835) {
-    const float v836 = v320.x[27];
-    const float v837 = scale_b[v831];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v838 = scale_a[v829];
-    const float v839 = v836 * v838;
-    const float v840 = v839 * v837;
-    const iron_bf16 v841 = iron_f32_to_bf16(v840);
-    const unsigned int v842 = v829 * v1;
-    const unsigned int v843 = v842 + v831;
-    out[v843] = v841;
-  }
-  const unsigned int v844 = static_cast<unsigned int>(v320.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v845 = v395 + v844;
-  const unsigned int v846 = static_cast<unsigned int>(v320.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v847 = v25 + v846;
-  const bool v848 = v845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v849 = v316 && v848;
-  const bool v850 = v847 < v1;
-  const bool v851 = v849 && v850;
-  if (v851) {
-    const float v852 = v320.x[28];
-    const float v853 = scale_b[v847];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v854 = scale_a[v845];
-    const float v855 = v852 * v854;
-    const float v856 = v855 * v853;
-    const iron_bf16 v857 = iron_f32_to_bf16(v856);
-    const unsigned int v858 = v845 * v1;
-    const unsigned int v859 = v858 + v847;
-    out[v859] = v857;
-  }
-  const unsigned int v860 = static_cast<unsigned int>(v320.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v861 = v395 + v860;
-  const unsigned int v862 = static_cast<unsigned int>(v320.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v863 = v25 + v862;
-  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v865 = v316 && v864;
-  const bool v866 = v863 < v1;
-  const bool v867 = v865 && v866;
-  if (v867) {
-    const float v868 = v320.x[29];
-    const float v869 = scale_b[v863];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v870 = scale_a[v861];
-    const float v871 = v868 * v870;
-    const float v872 = v871 * v869;
-    const iron_bf16 v873 = iron_f32_to_bf16(v872);
-    const unsigned int v874 = v861 * v1;
-    const unsigned int v875 = v874 + v863;
-    out[v875] = v873;
-  }
-  const unsigned int v876 = static_cast<unsigned int>(v320.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v877 = v395 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v320.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v879 = v25 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v881 = v316 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v320.x[30];
-    const float v885 = scale_b[v879];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v886 = scale_a[v877];
-    const float v887 = v884 * v886;
-    const float v888 = v887 * v885;
-    const iron_bf16 v889 = iron_f32_to_bf16(v888);
-    const unsigned int v890 = v877 * v1;
-    const unsigned int v891 = v890 + v879;
-    out[v891] = v889;
-  }
-  const unsigned int v892 = static_cast<unsigned int>(v320.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v893 = v395 + v892;
-  const unsigned int v894 = static_cast<unsigned int>(v320.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v895 = v25 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v897 = v316 && v896;
-  const bool v898 = v895 < v1;
-  const bool v899 = v897 && v898;
-  if (v899) {
-    const float v900 = v320.x[31];
-    const float v901 = scale_b[v895];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v902 = scale_a[v893];
-    const float v903 = v900 * v902;
-    const float v904 = v903 * v901;
-    const iron_bf16 v905 = iron_f32_to_bf16(v904);
-    const unsigned int v906 = v893 * v1;
-    const unsigned int v907 = v906 + v895;
-    out[v907] = v905;
-  }
-  const unsigned int v908 = static_cast<unsigned int>(v320.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v909 = v395 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v320.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v911 = v25 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v913 = v316 && v912;
-  const bool v914 = v911 < v1;
-  const bool v915 = v913 && v914;
-  if (v915) {
-    const float v916 = v320.x[32];
-    const float v917 = scale_b[v911];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v918 = scale_a[v909];
-    const float v919 = v916 * v918;
-    const float v920 = v919 * v917;
-    const iron_bf16 v921 = iron_f32_to_bf16(v920);
-    const unsigned int v922 = v909 * v1;
-    const unsigned int v923 = v922 + v911;
-    out[v923] = v921;
-  }
-  const unsigned int v924 = static_cast<unsigned int>(v320.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v925 = v395 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v320.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v927 = v25 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v929 = v316 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v320.x[33];
-    const float v933 = scale_b[v927];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v934 = scale_a[v925];
-    const float v935 = v932 * v934;
-    const float v936 = v935 * v933;
-    const iron_bf16 v937 = iron_f32_to_bf16(v936);
-    const unsigned int v938 = v925 * v1;
-    const unsigned int v939 = v938 + v927;
-    out[v939] = v937;
-  }
-  const unsigned int v940 = static_cast<unsigned int>(v320.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v941 = v395 + v940;
-  const unsigned int v942 = static_cast<unsigned int>(v320.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v943 = v25 + v942;
-  const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v945 = v316 && v944;
-  const bool v946 = v943 < v1;
-  const bool v947 = v945 && v946;
-  if (v947) {
-    const float v948 = v320.x[34];
-    const float v949 = scale_b[v943];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v950 = scale_a[v941];
-    const float v951 = v948 * v950;
-    const float v952 = v951 * v949;
-    const iron_bf16 v953 = iron_f32_to_bf16(v952);
-    const unsigned int v954 = v941 * v1;
-    const unsigned int v955 = v954 + v943;
-    out[v955] = v953;
-  }
-  const unsigned int v956 = static_cast<unsigned int>(v320.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v957 = v395 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v320.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v959 = v25 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v961 = v316 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v320.x[35];
-    const float v965 = scale_b[v959];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v966 = scale_a[v957];
-    const float v967 = v964 * v966;
-    const float v968 = v967 * v965;
-    const iron_bf16 v969 = iron_f32_to_bf16(v968);
-    const unsigned int v970 = v957 * v1;
-    const unsigned int v971 = v970 + v959;
-    out[v971] = v969;
-  }
-  const unsigned int v972 = static_cast<unsigned int>(v320.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v973 = v395 + v972;
-  const unsigned int v974 = static_cast<unsigned int>(v320.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v975 = v25 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v977 = v316 && v976;
-  const bool v978 = v975 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v320.x[36];
-    const float v981 = scale_b[v975];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v982 = scale_a[v973];
-    const float v983 = v980 * v982;
-    const float v984 = v983 * v981;
-    const iron_bf16 v985 = iron_f32_to_bf16(v984);
-    const unsigned int v986 = v973 * v1;
-    const unsigned int v987 = v986 + v975;
-    out[v987] = v985;
-  }
-  const unsigned int v988 = static_cast<unsigned int>(v320.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v989 = v395 + v988;
-  const unsigned int v990 = static_cast<unsigned int>(v320.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v991 = v25 + v990;
-  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v993 = v316 && v992;
-  const bool v994 = v991 < v1;
-  const bool v995 = v993 && v994;
-  if (v995) {
-    const float v996 = v320.x[37];
-    const float v997 = scale_b[v991];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v998 = scale_a[v989];
-    const float v999 = v996 * v998;
-    const float v1000 = v999 * v997;
-    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
-    const unsigned int v1002 = v989 * v1;
-    const unsigned int v1003 = v1002 + v991;
-    out[v1003] = v1001;
-  }
-  const unsigned int v1004 = static_cast<unsigned int>(v320.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1005 = v395 + v1004;
-  const unsigned int v1006 = static_cast<unsigned int>(v320.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1007 = v25 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1009 = v316 && v1008;
-  const bool v1010 = v1007 < v1;
-  const bool v1011 = v1009 && v1010;
-  if (v1011) {
-    const float v1012 = v320.x[38];
-    const float v1013 = scale_b[v1007];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1014 = scale_a[v1005];
-    const float v1015 = v1012 * v1014;
-    const float v1016 = v1015 * v1013;
-    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
-    const unsigned int v1018 = v1005 * v1;
-    const unsigned int v1019 = v1018 + v1007;
-    out[v1019] = v1017;
-  }
-  const unsigned int v1020 = static_cast<unsigned int>(v320.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1021 = v395 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v320.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1023 = v25 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1025 = v316 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v320.x[39];
-    const float v1029 = scale_b[v1023];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1030 = scale_a[v1021];
-    const float v1031 = v1028 * v1030;
-    const float v1032 = v1031 * v1029;
-    const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
-    const unsigned int v1034 = v1021 * v1;
-    const unsigned int v1035 = v1034 + v1023;
-    out[v1035] = v1033;
-  }
-  const unsigned int v1036 = static_cast<unsigned int>(v320.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1037 = v395 + v1036;
-  const unsigned int v1038 = static_cast<unsigned int>(v320.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1039 = v25 + v1038;
-  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1041 = v316 && v1040;
-  const bool v1042 = v1039 < v1;
-  const bool v1043 = v1041 && v1042;
-  if (v1043) {
-    const float v1044 = v320.x[40];
-    const float v1045 = scale_b[v1039];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1046 = scale_a[v1037];
-    const float v1047 = v1044 * v1046;
-    const float v1048 = v1047 * v1045;
-    const iron_bf16 v1049 = iron_f32_to_bf16(v1048);
-    const unsigned int v1050 = v1037 * v1;
-    const unsigned int v1051 = v1050 + v1039;
-    out[v1051] = v1049;
-  }
-  const unsigned int v1052 = static_cast<unsigned int>(v320.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1053 = v395 + v1052;
-  const unsigned int v1054 = static_cast<unsigned int>(v320.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1055 = v25 + v1054;
-  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1057 = v316 && v1056;
-  const bool v1058 = v1055 < v1;
-  const bool v1059 = v1057 && v1058;
-  if (v1059) {
-    const float v1060 = v320.x[41];
-    const float v1061 = scale_b[v1055];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1062 = scale_a[v1053];
-    const float v1063 = v1060 * v1062;
-    const float v1064 = v1063 * v1061;
-    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
-    const unsigned int v1066 = v1053 * v1;
-    const unsigned int v1067 = v1066 + v1055;
-    out[v1067] = v1065;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v320.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1069 = v395 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v320.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1071 = v25 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1073 = v316 && v1072;
-  const bool v1074 = v1071 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v320.x[42];
-    const float v1077 = scale_b[v1071];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1078 = scale_a[v1069];
-    const float v1079 = v1076 * v1078;
-    const float v1080 = v1079 * v1077;
-    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
-    const unsigned int v1082 = v1069 * v1;
-    const unsigned int v1083 = v1082 + v1071;
-    out[v1083] = v1081;
-  }
-  const unsigned int v1084 = static_cast<unsigned int>(v320.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1085 = v395 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v320.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1087 = v25 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1089 = v316 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v320.x[43];
-    const float v1093 = scale_b[v1087];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1094 = scale_a[v1085];
-    const float v1095 = v1092 * v1094;
-    const float v1096 = v1095 * v1093;
-    const iron_bf16 v1097 = iron_f32_to_bf16(v1096);
-    const unsigned int v1098 = v1085 * v1;
-    const unsigned int v1099 = v1098 + v1087;
-    out[v1099] = v1097;
-  }
-  const unsigned int v1100 = static_cast<unsigned int>(v320.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1101 = v395 + v1100;
-  const unsigned int v1102 = static_cast<unsigned int>(v320.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1103 = v25 + v1102;
-  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1105 = v316 && v1104;
-  const bool v1106 = v1103 < v1;
-  const bool v1107 = v1105 && v1106;
-  if (v1107) {
-    const float v1108 = v320.x[44];
-    const float v1109 = scale_b[v1103];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1110 = scale_a[v1101];
-    const float v1111 = v1108 * v1110;
-    const float v1112 = v1111 * v1109;
-    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
-    const unsigned int v1114 = v1101 * v1;
-    const unsigned int v1115 = v1114 + v1103;
-    out[v1115] = v1113;
-  }
-  const unsigned int v1116 = static_cast<unsigned int>(v320.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1117 = v395 + v1116;
-  const unsigned int v1118 = static_cast<unsigned int>(v320.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1119 = v25 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1121 = v316 && v1120;
-  const bool v1122 = v1119 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v320.x[45];
-    const float v1125 = scale_b[v1119];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1126 = scale_a[v1117];
-    const float v1127 = v1124 * v1126;
-    const float v1128 = v1127 * v1125;
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1117 * v1;
-    const unsigned int v1131 = v1130 + v1119;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v320.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1133 = v395 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v320.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1135 = v25 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1137 = v316 && v1136;
-  const bool v1138 = v1135 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v320.x[46];
-    const float v1141 = scale_b[v1135];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1142 = scale_a[v1133];
-    const float v1143 = v1140 * v1142;
-    const float v1144 = v1143 * v1141;
-    const iron_bf16 v1145 = iron_f32_to_bf16(v1144);
-    const unsigned int v1146 = v1133 * v1;
-    const unsigned int v1147 = v1146 + v1135;
-    out[v1147] = v1145;
-  }
-  const unsigned int v1148 = static_cast<unsigned int>(v320.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1149 = v395 + v1148;
-  const unsigned int v1150 = static_cast<unsigned int>(v320.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1151 = v25 + v1150;
-  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1153 = v316 && v1152;
-  const bool v1154 = v1151 < v1;
-  const bool v1155 = v1153 && v1154;
-  if (v1155) {
-    const float v1156 = v320.x[47];
-    const float v1157 = scale_b[v1151];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1158 = scale_a[v1149];
-    const float v1159 = v1156 * v1158;
-    const float v1160 = v1159 * v1157;
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    const unsigned int v1162 = v1149 * v1;
-    const unsigned int v1163 = v1162 + v1151;
-    out[v1163] = v1161;
-  }
-  const unsigned int v1164 = static_cast<unsigned int>(v320.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1165 = v395 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v320.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1167 = v25 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1169 = v316 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v320.x[48];
-    const float v1173 = scale_b[v1167];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1174 = scale_a[v1165];
-    const float v1175 = v1172 * v1174;
-    const float v1176 = v1175 * v1173;
-    const iron_bf16 v1177 = iron_f32_to_bf16(v1176);
-    const unsigned int v1178 = v1165 * v1;
-    const unsigned int v1179 = v1178 + v1167;
-    out[v1179] = v1177;
-  }
-  const unsigned int v1180 = static_cast<unsigned int>(v320.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1181 = v395 + v1180;
-  const unsigned int v1182 = static_cast<unsigned int>(v320.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1183 = v25 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1185 = v316 && v1184;
-  const bool v1186 = v1183 < v1;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v320.x[49];
-    const float v1189 = scale_b[v1183];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1190 = scale_a[v1181];
-    const float v1191 = v1188 * v1190;
-    const float v1192 = v1191 * v1189;
-    const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
-    const unsigned int v1194 = v1181 * v1;
-    const unsigned int v1195 = v1194 + v1183;
-    out[v1195] = v1193;
-  }
-  const unsigned int v1196 = static_cast<unsigned int>(v320.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1197 = v395 + v1196;
-  const unsigned int v1198 = static_cast<unsigned int>(v320.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1199 = v25 + v1198;
-  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1201 = v316 && v1200;
-  const bool v1202 = v1199 < v1;
-  const bool v1203 = v1201 && v1202;
-  if (v1203) {
-    const float v1204 = v320.x[50];
-    const float v1205 = scale_b[v1199];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1206 = scale_a[v1197];
-    const float v1207 = v1204 * v1206;
-    const float v1208 = v1207 * v1205;
-    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
-    const unsigned int v1210 = v1197 * v1;
-    const unsigned int v1211 = v1210 + v1199;
-    out[v1211] = v1209;
-  }
-  const unsigned int v1212 = static_cast<unsigned int>(v320.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1213 = v395 + v1212;
-  const unsigned int v1214 = static_cast<unsigned int>(v320.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1215 = v25 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1217 = v316 && v1216;
-  const bool v1218 = v1215 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v320.x[51];
-    const float v1221 = scale_b[v1215];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1222 = scale_a[v1213];
-    const float v1223 = v1220 * v1222;
-    const float v1224 = v1223 * v1221;
-    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
-    const unsigned int v1226 = v1213 * v1;
-    const unsigned int v1227 = v1226 + v1215;
-    out[v1227] = v1225;
-  }
-  const unsigned int v1228 = static_cast<unsigned int>(v320.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1229 = v395 + v1228;
-  const unsigned int v1230 = static_cast<unsigned int>(v320.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1231 = v25 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1233 = v316 && v1232;
-  const bool v1234 = v1231 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v320.x[52];
-    const float v1237 = scale_b[v1231];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1238 = scale_a[v1229];
-    const float v1239 = v1236 * v1238;
-    const float v1240 = v1239 * v1237;
-    const iron_bf16 v1241 = iron_f32_to_bf16(v1240);
-    const unsigned int v1242 = v1229 * v1;
-    const unsigned int v1243 = v1242 + v1231;
-    out[v1243] = v1241;
-  }
-  const unsigned int v1244 = static_cast<unsigned int>(v320.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1245 = v395 + v1244;
-  const unsigned int v1246 = static_cast<unsigned int>(v320.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1247 = v25 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1249 = v316 && v1248;
-  const bool v1250 = v1247 < v1;
-  const bool v1251 = v1249 && v1250;
-  if (v1251) {
-    const float v1252 = v320.x[53];
-    const float v1253 = scale_b[v1247];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1254 = scale_a[v1245];
-    const float v1255 = v1252 * v1254;
-    const float v1256 = v1255 * v1253;
-    const iron_bf16 v1257 = iron_f32_to_bf16(v1256);
-    const unsigned int v1258 = v1245 * v1;
-    const unsigned int v1259 = v1258 + v1247;
-    out[v1259] = v1257;
-  }
-  const unsigned int v1260 = static_cast<unsigned int>(v320.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1261 = v395 + v1260;
-  const unsigned int v1262 = static_cast<unsigned int>(v320.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1263 = v25 + v1262;
-  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1265 = v316 && v1264;
-  const bool v1266 = v1263 < v1;
-  const bool v1267 = v1265 && v1266;
-  if (v1267) {
-    const float v1268 = v320.x[54];
-    const float v1269 = scale_b[v1263];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1270 = scale_a[v1261];
-    const float v1271 = v1268 * v1270;
-    const float v1272 = v1271 * v1269;
-    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
-    const unsigned int v1274 = v1261 * v1;
-    const unsigned int v1275 = v1274 + v1263;
-    out[v1275] = v1273;
-  }
-  const unsigned int v1276 = static_cast<unsigned int>(v320.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1277 = v395 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v320.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1279 = v25 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1281 = v316 && v1280;
-  const bool v1282 = v1279 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v320.x[55];
-    const float v1285 = scale_b[v1279];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1286 = scale_a[v1277];
-    const float v1287 = v1284 * v1286;
-    const float v1288 = v1287 * v1285;
-    const iron_bf16 v1289 = iron_f32_to_bf16(v1288);
-    const unsigned int v1290 = v1277 * v1;
-    const unsigned int v1291 = v1290 + v1279;
-    out[v1291] = v1289;
-  }
-  const unsigned int v1292 = static_cast<unsigned int>(v320.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1293 = v395 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v320.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1295 = v25 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1297 = v316 && v1296;
-  const bool v1298 = v1295 < v1;
-  const bool v1299 = v1297 && v1298;
-  if (v1299) {
-    const float v1300 = v320.x[56];
-    const float v1301 = scale_b[v1295];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1302 = scale_a[v1293];
-    const float v1303 = v1300 * v1302;
-    const float v1304 = v1303 * v1301;
-    const iron_bf16 v1305 = iron_f32_to_bf16(v1304);
-    const unsigned int v1306 = v1293 * v1;
-    const unsigned int v1307 = v1306 + v1295;
-    out[v1307] = v1305;
-  }
-  const unsigned int v1308 = static_cast<unsigned int>(v320.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1309 = v395 + v1308;
-  const unsigned int v1310 = static_cast<unsigned int>(v320.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1311 = v25 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1313 = v316 && v1312;
-  const bool v1314 = v1311 < v1;
-  const bool v1315 = v1313 && v1314;
-  if (v1315) {
-    const float v1316 = v320.x[57];
-    const float v1317 = scale_b[v1311];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1318 = scale_a[v1309];
-    const float v1319 = v1316 * v1318;
-    const float v1320 = v1319 * v1317;
-    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
-    const unsigned int v1322 = v1309 * v1;
-    const unsigned int v1323 = v1322 + v1311;
-    out[v1323] = v1321;
-  }
-  const unsigned int v1324 = static_cast<unsigned int>(v320.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1325 = v395 + v1324;
-  const unsigned int v1326 = static_cast<unsigned int>(v320.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1327 = v25 + v1326;
-  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1329 = v316 && v1328;
-  const bool v1330 = v1327 < v1;
-  const bool v1331 = v1329 && v1330;
-  if (v1331) {
-    const float v1332 = v320.x[58];
-    const float v1333 = scale_b[v1327];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1334 = scale_a[v1325];
-    const float v1335 = v1332 * v1334;
-    const float v1336 = v1335 * v1333;
-    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
-    const unsigned int v1338 = v1325 * v1;
-    const unsigned int v1339 = v1338 + v1327;
-    out[v1339] = v1337;
-  }
-  const unsigned int v1340 = static_cast<unsigned int>(v320.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1341 = v395 + v1340;
-  const unsigned int v1342 = static_cast<unsigned int>(v320.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1343 = v25 + v1342;
-  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1345 = v316 && v1344;
-  const bool v1346 = v1343 < v1;
-  const bool v1347 = v1345 && v1346;
-  if (v1347) {
-    const float v1348 = v320.x[59];
-    const float v1349 = scale_b[v1343];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1350 = scale_a[v1341];
-    const float v1351 = v1348 * v1350;
-    const float v1352 = v1351 * v1349;
-    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);
-    const unsigned int v1354 = v1341 * v1;
-    const unsigned int v1355 = v1354 + v1343;
-    out[v1355] = v1353;
-  }
-  const unsigned int v1356 = static_cast<unsigned int>(v320.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1357 = v395 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v320.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1359 = v25 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1361 = v316 && v1360;
-  const bool v1362 = v1359 < v1;
-  const bool v1363 = v1361 && v1362;
-  if (v1363) {
-    const float v1364 = v320.x[60];
-    const float v1365 = scale_b[v1359];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1366 = scale_a[v1357];
-    const float v1367 = v1364 * v1366;
-    const float v1368 = v1367 * v1365;
-    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
-    const unsigned int v1370 = v1357 * v1;
-    const unsigned int v1371 = v1370 + v1359;
-    out[v1371] = v1369;
-  }
-  const unsigned int v1372 = static_cast<unsigned int>(v320.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1373 = v395 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v320.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1375 = v25 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1377 = v316 && v1376;
-  const bool v1378 = v1375 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v320.x[61];
-    const float v1381 = scale_b[v1375];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1382 = scale_a[v1373];
-    const float v1383 = v1380 * v1382;
-    const float v1384 = v1383 * v1381;
-    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
-    const unsigned int v1386 = v1373 * v1;
-    const unsigned int v1387 = v1386 + v1375;
-    out[v1387] = v1385;
-  }
-  const unsigned int v1388 = static_cast<unsigned int>(v320.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1389 = v395 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v320.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1391 = v25 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1393 = v316 && v1392;
-  const bool v1394 = v1391 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v320.x[62];
-    const float v1397 = scale_b[v1391];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1398 = scale_a[v1389];
-    const float v1399 = v1396 * v1398;
-    const float v1400 = v1399 * v1397;
-    const iron_bf16 v1401 = iron_f32_to_bf16(v1400);
-    const unsigned int v1402 = v1389 * v1;
-    const unsigned int v1403 = v1402 + v1391;
-    out[v1403] = v1401;
-  }
-  const unsigned int v1404 = static_cast<unsigned int>(v320.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1405 = v395 + v1404;
-  const unsigned int v1406 = static_cast<unsigned int>(v320.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1407 = v25 + v1406;
-  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1409 = v316 && v1408;
-  const bool v1410 = v1407 < v1;
-  const bool v1411 = v1409 && v1410;
-  if (v1411) {
-    const float v1412 = v320.x[63];
-    const float v1413 = scale_b[v1407];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1414 = scale_a[v1405];
-    const float v1415 = v1412 * v1414;
-    const float v1416 = v1415 * v1413;
-    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
-    const unsigned int v1418 = v1405 * v1;
-    const unsigned int v1419 = v1418 + v1407;
-    out[v1419] = v1417;
-  }
-  const unsigned int v1421 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
-  iron_frag<float, 2, 16, 128> v1431;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1431, 0.0f);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const unsigned int v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const unsigned int v388 = v387 << 4u;
+  const unsigned int v390 = v310 << 6u;
+  const unsigned int v391 = v21 + v390;
+  const unsigned int v392 = v391 + v388;
+  const unsigned int v393 = static_cast<unsigned int>(v317.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v394 = v392 + v393;
+  const unsigned int v395 = static_cast<unsigned int>(v317.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v396 = v25 + v395;
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v398 = v313 && v397;
+  const bool v399 = v396 < v1;
+  const bool v400 = v398 && v399;
+  if (v400) {
+    const float v401 = v317.x[0];
+    const float v402 = scale_b[v396];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v403 = scale_a[v394];
+    const float v404 = v401 * v403;
+    const float v405 = v404 * v402;
+    const iron_bf16 v406 = iron_f32_to_bf16(v405);
+    const unsigned int v407 = v394 * v1;
+    const unsigned int v408 = v407 + v396;
+    out[v408] = v406;
+  }
+  const unsigned int v409 = static_cast<unsigned int>(v317.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v410 = v392 + v409;
+  const unsigned int v411 = static_cast<unsigned int>(v317.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v412 = v25 + v411;
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v414 = v313 && v413;
+  const bool v415 = v412 < v1;
+  const bool v416 = v414 && v415;
+  if (v416) {
+    const float v417 = v317.x[1];
+    const float v418 = scale_b[v412];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v419 = scale_a[v410];
+    const float v420 = v417 * v419;
+    const float v421 = v420 * v418;
+    const iron_bf16 v422 = iron_f32_to_bf16(v421);
+    const unsigned int v423 = v410 * v1;
+    const unsigned int v424 = v423 + v412;
+    out[v424] = v422;
+  }
+  const unsigned int v425 = static_cast<unsigned int>(v317.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v426 = v392 + v425;
+  const unsigned int v427 = static_cast<unsigned int>(v317.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v428 = v25 + v427;
+  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v430 = v313 && v429;
+  const bool v431 = v428 < v1;
+  const bool v432 = v430 && v431;
+  if (v432) {
+    const float v433 = v317.x[2];
+    const float v434 = scale_b[v428];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v435 = scale_a[v426];
+    const float v436 = v433 * v435;
+    const float v437 = v436 * v434;
+    const iron_bf16 v438 = iron_f32_to_bf16(v437);
+    const unsigned int v439 = v426 * v1;
+    const unsigned int v440 = v439 + v428;
+    out[v440] = v438;
+  }
+  const unsigned int v441 = static_cast<unsigned int>(v317.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v442 = v392 + v441;
+  const unsigned int v443 = static_cast<unsigned int>(v317.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v444 = v25 + v443;
+  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v446 = v313 && v445;
+  const bool v447 = v444 < v1;
+  const bool v448 = v446 && v447;
+  if (v448) {
+    const float v449 = v317.x[3];
+    const float v450 = scale_b[v444];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v451 = scale_a[v442];
+    const float v452 = v449 * v451;
+    const float v453 = v452 * v450;
+    const iron_bf16 v454 = iron_f32_to_bf16(v453);
+    const unsigned int v455 = v442 * v1;
+    const unsigned int v456 = v455 + v444;
+    out[v456] = v454;
+  }
+  const unsigned int v457 = static_cast<unsigned int>(v317.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v458 = v392 + v457;
+  const unsigned int v459 = static_cast<unsigned int>(v317.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v460 = v25 + v459;
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v462 = v313 && v461;
+  const bool v463 = v460 < v1;
+  const bool v464 = v462 && v463;
+  if (v464) {
+    const float v465 = v317.x[4];
+    const float v466 = scale_b[v460];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v467 = scale_a[v458];
+    const float v468 = v465 * v467;
+    const float v469 = v468 * v466;
+    const iron_bf16 v470 = iron_f32_to_bf16(v469);
+    const unsigned int v471 = v458 * v1;
+    const unsigned int v472 = v471 + v460;
+    out[v472] = v470;
+  }
+  const unsigned int v473 = static_cast<unsigned int>(v317.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v474 = v392 + v473;
+  const unsigned int v475 = static_cast<unsigned int>(v317.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v476 = v25 + v475;
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v478 = v313 && v477;
+  const bool v479 = v476 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v317.x[5];
+    const float v482 = scale_b[v476];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v483 = scale_a[v474];
+    const float v484 = v481 * v483;
+    const float v485 = v484 * v482;
+    const iron_bf16 v486 = iron_f32_to_bf16(v485);
+    const unsigned int v487 = v474 * v1;
+    const unsigned int v488 = v487 + v476;
+    out[v488] = v486;
+  }
+  const unsigned int v489 = static_cast<unsigned int>(v317.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v490 = v392 + v489;
+  const unsigned int v491 = static_cast<unsigned int>(v317.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v492 = v25 + v491;
+  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v494 = v313 && v493;
+  const bool v495 = v492 < v1;
+  const bool v496 = v494 && v495;
+  if (v496) {
+    const float v497 = v317.x[6];
+    const float v498 = scale_b[v492];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v499 = scale_a[v490];
+    const float v500 = v497 * v499;
+    const float v501 = v500 * v498;
+    const iron_bf16 v502 = iron_f32_to_bf16(v501);
+    const unsigned int v503 = v490 * v1;
+    const unsigned int v504 = v503 + v492;
+    out[v504] = v502;
+  }
+  const unsigned int v505 = static_cast<unsigned int>(v317.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v506 = v392 + v505;
+  const unsigned int v507 = static_cast<unsigned int>(v317.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v508 = v25 + v507;
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v510 = v313 && v509;
+  const bool v511 = v508 < v1;
+  const bool v512 = v510 && v511;
+  if (v512) {
+    const float v513 = v317.x[7];
+    const float v514 = scale_b[v508];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v515 = scale_a[v506];
+    const float v516 = v513 * v515;
+    const float v517 = v516 * v514;
+    const iron_bf16 v518 = iron_f32_to_bf16(v517);
+    const unsigned int v519 = v506 * v1;
+    const unsigned int v520 = v519 + v508;
+    out[v520] = v518;
+  }
+  const unsigned int v521 = static_cast<unsigned int>(v317.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v522 = v392 + v521;
+  const unsigned int v523 = static_cast<unsigned int>(v317.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v524 = v25 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v526 = v313 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v317.x[8];
+    const float v530 = scale_b[v524];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v531 = scale_a[v522];
+    const float v532 = v529 * v531;
+    const float v533 = v532 * v530;
+    const iron_bf16 v534 = iron_f32_to_bf16(v533);
+    const unsigned int v535 = v522 * v1;
+    const unsigned int v536 = v535 + v524;
+    out[v536] = v534;
+  }
+  const unsigned int v537 = static_cast<unsigned int>(v317.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v538 = v392 + v537;
+  const unsigned int v539 = static_cast<unsigned int>(v317.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v540 = v25 + v539;
+  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v542 = v313 && v541;
+  const bool v543 = v540 < v1;
+  const bool v544 = v542 && v543;
+  if (v544) {
+    const float v545 = v317.x[9];
+    const float v546 = scale_b[v540];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v547 = scale_a[v538];
+    const float v548 = v545 * v547;
+    const float v549 = v548 * v546;
+    const iron_bf16 v550 = iron_f32_to_bf16(v549);
+    const unsigned int v551 = v538 * v1;
+    const unsigned int v552 = v551 + v540;
+    out[v552] = v550;
+  }
+  const unsigned int v553 = static_cast<unsigned int>(v317.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v554 = v392 + v553;
+  const unsigned int v555 = static_cast<unsigned int>(v317.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v556 = v25 + v555;
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v558 = v313 && v557;
+  const bool v559 = v556 < v1;
+  const bool v560 = v558 && v559;
+  if (v560) {
+    const float v561 = v317.x[10];
+    const float v562 = scale_b[v556];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v563 = scale_a[v554];
+    const float v564 = v561 * v563;
+    const float v565 = v564 * v562;
+    const iron_bf16 v566 = iron_f32_to_bf16(v565);
+    const unsigned int v567 = v554 * v1;
+    const unsigned int v568 = v567 + v556;
+    out[v568] = v566;
+  }
+  const unsigned int v569 = static_cast<unsigned int>(v317.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v570 = v392 + v569;
+  const unsigned int v571 = static_cast<unsigned int>(v317.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v572 = v25 + v571;
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v574 = v313 && v573;
+  const bool v575 = v572 < v1;
+  const bool v576 = v574 && v575;
+  if (v576) {
+    const float v577 = v317.x[11];
+    const float v578 = scale_b[v572];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v579 = scale_a[v570];
+    const float v580 = v577 * v579;
+    const float v581 = v580 * v578;
+    const iron_bf16 v582 = iron_f32_to_bf16(v581);
+    const unsigned int v583 = v570 * v1;
+    const unsigned int v584 = v583 + v572;
+    out[v584] = v582;
+  }
+  const unsigned int v585 = static_cast<unsigned int>(v317.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v586 = v392 + v585;
+  const unsigned int v587 = static_cast<unsigned int>(v317.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v588 = v25 + v587;
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v590 = v313 && v589;
+  const bool v591 = v588 < v1;
+  const bool v592 = v590 && v591;
+  if (v592) {
+    const float v593 = v317.x[12];
+    const float v594 = scale_b[v588];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v595 = scale_a[v586];
+    const float v596 = v593 * v595;
+    const float v597 = v596 * v594;
+    const iron_bf16 v598 = iron_f32_to_bf16(v597);
+    const unsigned int v599 = v586 * v1;
+    const unsigned int v600 = v599 + v588;
+    out[v600] = v598;
+  }
+  const unsigned int v601 = static_cast<unsigned int>(v317.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v602 = v392 + v601;
+  const unsigned int v603 = static_cast<unsigned int>(v317.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v604 = v25 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v606 = v313 && v605;
+  const bool v607 = v604 < v1;
+  const bool v608 = v606 && v607;
+  if (v608) {
+    const float v609 = v317.x[13];
+    const float v610 = scale_b[v604];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v611 = scale_a[v602];
+    const float v612 = v609 * v611;
+    const float v613 = v612 * v610;
+    const iron_bf16 v614 = iron_f32_to_bf16(v613);
+    const unsigned int v615 = v602 * v1;
+    const unsigned int v616 = v615 + v604;
+    out[v616] = v614;
+  }
+  const unsigned int v617 = static_cast<unsigned int>(v317.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v618 = v392 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v317.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v620 = v25 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v622 = v313 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v317.x[14];
+    const float v626 = scale_b[v620];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v627 = scale_a[v618];
+    const float v628 = v625 * v627;
+    const float v629 = v628 * v626;
+    const iron_bf16 v630 = iron_f32_to_bf16(v629);
+    const unsigned int v631 = v618 * v1;
+    const unsigned int v632 = v631 + v620;
+    out[v632] = v630;
+  }
+  const unsigned int v633 = static_cast<unsigned int>(v317.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v634 = v392 + v633;
+  const unsigned int v635 = static_cast<unsigned int>(v317.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v636 = v25 + v635;
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v638 = v313 && v637;
+  const bool v639 = v636 < v1;
+  const bool v640 = v638 && v639;
+  if (v640) {
+    const float v641 = v317.x[15];
+    const float v642 = scale_b[v636];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v643 = scale_a[v634];
+    const float v644 = v641 * v643;
+    const float v645 = v644 * v642;
+    const iron_bf16 v646 = iron_f32_to_bf16(v645);
+    const unsigned int v647 = v634 * v1;
+    const unsigned int v648 = v647 + v636;
+    out[v648] = v646;
+  }
+  const unsigned int v649 = static_cast<unsigned int>(v317.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v650 = v392 + v649;
+  const unsigned int v651 = static_cast<unsigned int>(v317.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v652 = v25 + v651;
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v654 = v313 && v653;
+  const bool v655 = v652 < v1;
+  const bool v656 = v654 && v655;
+  if (v656) {
+    const float v657 = v317.x[16];
+    const float v658 = scale_b[v652];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v659 = scale_a[v650];
+    const float v660 = v657 * v659;
+    const float v661 = v660 * v658;
+    const iron_bf16 v662 = iron_f32_to_bf16(v661);
+    const unsigned int v663 = v650 * v1;
+    const unsigned int v664 = v663 + v652;
+    out[v664] = v662;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v317.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v666 = v392 + v665;
+  const unsigned int v667 = static_cast<unsigned int>(v317.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v668 = v25 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v670 = v313 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v317.x[17];
+    const float v674 = scale_b[v668];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v675 = scale_a[v666];
+    const float v676 = v673 * v675;
+    const float v677 = v676 * v674;
+    const iron_bf16 v678 = iron_f32_to_bf16(v677);
+    const unsigned int v679 = v666 * v1;
+    const unsigned int v680 = v679 + v668;
+    out[v680] = v678;
+  }
+  const unsigned int v681 = static_cast<unsigned int>(v317.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v682 = v392 + v681;
+  const unsigned int v683 = static_cast<unsigned int>(v317.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v684 = v25 + v683;
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v686 = v313 && v685;
+  const bool v687 = v684 < v1;
+  const bool v688 = v686 && v687;
+  if (v688) {
+    const float v689 = v317.x[18];
+    const float v690 = scale_b[v684];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v691 = scale_a[v682];
+    const float v692 = v689 * v691;
+    const float v693 = v692 * v690;
+    const iron_bf16 v694 = iron_f32_to_bf16(v693);
+    const unsigned int v695 = v682 * v1;
+    const unsigned int v696 = v695 + v684;
+    out[v696] = v694;
+  }
+  const unsigned int v697 = static_cast<unsigned int>(v317.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v698 = v392 + v697;
+  const unsigned int v699 = static_cast<unsigned int>(v317.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v700 = v25 + v699;
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v702 = v313 && v701;
+  const bool v703 = v700 < v1;
+  const bool v704 = v702 && v703;
+  if (v704) {
+    const float v705 = v317.x[19];
+    const float v706 = scale_b[v700];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v707 = scale_a[v698];
+    const float v708 = v705 * v707;
+    const float v709 = v708 * v706;
+    const iron_bf16 v710 = iron_f32_to_bf16(v709);
+    const unsigned int v711 = v698 * v1;
+    const unsigned int v712 = v711 + v700;
+    out[v712] = v710;
+  }
+  const unsigned int v713 = static_cast<unsigned int>(v317.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v714 = v392 + v713;
+  const unsigned int v715 = static_cast<unsigned int>(v317.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v716 = v25 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v718 = v313 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v317.x[20];
+    const float v722 = scale_b[v716];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v723 = scale_a[v714];
+    const float v724 = v721 * v723;
+    const float v725 = v724 * v722;
+    const iron_bf16 v726 = iron_f32_to_bf16(v725);
+    const unsigned int v727 = v714 * v1;
+    const unsigned int v728 = v727 + v716;
+    out[v728] = v726;
+  }
+  const unsigned int v729 = static_cast<unsigned int>(v317.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v730 = v392 + v729;
+  const unsigned int v731 = static_cast<unsigned int>(v317.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v732 = v25 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v734 = v313 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v317.x[21];
+    const float v738 = scale_b[v732];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v739 = scale_a[v730];
+    const float v740 = v737 * v739;
+    const float v741 = v740 * v738;
+    const iron_bf16 v742 = iron_f32_to_bf16(v741);
+    const unsigned int v743 = v730 * v1;
+    const unsigned int v744 = v743 + v732;
+    out[v744] = v742;
+  }
+  const unsigned int v745 = static_cast<unsigned int>(v317.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v746 = v392 + v745;
+  const unsigned int v747 = static_cast<unsigned int>(v317.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v748 = v25 + v747;
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v750 = v313 && v749;
+  const bool v751 = v748 < v1;
+  const bool v752 = v750 && v751;
+  if (v752) {
+    const float v753 = v317.x[22];
+    const float v754 = scale_b[v748];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v755 = scale_a[v746];
+    const float v756 = v753 * v755;
+    const float v757 = v756 * v754;
+    const iron_bf16 v758 = iron_f32_to_bf16(v757);
+    const unsigned int v759 = v746 * v1;
+    const unsigned int v760 = v759 + v748;
+    out[v760] = v758;
+  }
+  const unsigned int v761 = static_cast<unsigned int>(v317.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v762 = v392 + v761;
+  const unsigned int v763 = static_cast<unsigned int>(v317.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v764 = v25 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v766 = v313 && v765;
+  const bool v767 = v764 < v1;
+  const bool v768 = v766 && v767;
+  if (v768) {
+    const float v769 = v317.x[23];
+    const float v770 = scale_b[v764];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v771 = scale_a[v762];
+    const float v772 = v769 * v771;
+    const float v773 = v772 * v770;
+    const iron_bf16 v774 = iron_f32_to_bf16(v773);
+    const unsigned int v775 = v762 * v1;
+    const unsigned int v776 = v775 + v764;
+    out[v776] = v774;
+  }
+  const unsigned int v777 = static_cast<unsigned int>(v317.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v778 = v392 + v777;
+  const unsigned int v779 = static_cast<unsigned int>(v317.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v780 = v25 + v779;
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v782 = v313 && v781;
+  const bool v783 = v780 < v1;
+  const bool v784 = v782 && v783;
+  if (v784) {
+    const float v785 = v317.x[24];
+    const float v786 = scale_b[v780];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v787 = scale_a[v778];
+    const float v788 = v785 * v787;
+    const float v789 = v788 * v786;
+    const iron_bf16 v790 = iron_f32_to_bf16(v789);
+    const unsigned int v791 = v778 * v1;
+    const unsigned int v792 = v791 + v780;
+    out[v792] = v790;
+  }
+  const unsigned int v793 = static_cast<unsigned int>(v317.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v794 = v392 + v793;
+  const unsigned int v795 = static_cast<unsigned int>(v317.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v796 = v25 + v795;
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v798 = v313 && v797;
+  const bool v799 = v796 < v1;
+  const bool v800 = v798 && v799;
+  if (v800) {
+    const float v801 = v317.x[25];
+    const float v802 = scale_b[v796];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v803 = scale_a[v794];
+    const float v804 = v801 * v803;
+    const float v805 = v804 * v802;
+    const iron_bf16 v806 = iron_f32_to_bf16(v805);
+    const unsigned int v807 = v794 * v1;
+    const unsigned int v808 = v807 + v796;
+    out[v808] = v806;
+  }
+  const unsigned int v809 = static_cast<unsigned int>(v317.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v810 = v392 + v809;
+  const unsigned int v811 = static_cast<unsigned int>(v317.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v812 = v25 + v811;
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v814 = v313 && v813;
+  const bool v815 = v812 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v317.x[26];
+    const float v818 = scale_b[v812];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v819 = scale_a[v810];
+    const float v820 = v817 * v819;
+    const float v821 = v820 * v818;
+    const iron_bf16 v822 = iron_f32_to_bf16(v821);
+    const unsigned int v823 = v810 * v1;
+    const unsigned int v824 = v823 + v812;
+    out[v824] = v822;
+  }
+  const unsigned int v825 = static_cast<unsigned int>(v317.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v826 = v392 + v825;
+  const unsigned int v827 = static_cast<unsigned int>(v317.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v828 = v25 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v830 = v313 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v317.x[27];
+    const float v834 = scale_b[v828];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v835 = scale_a[v826];
+    const float v836 = v833 * v835;
+    const float v837 = v836 * v834;
+    const iron_bf16 v838 = iron_f32_to_bf16(v837);
+    const unsigned int v839 = v826 * v1;
+    const unsigned int v840 = v839 + v828;
+    out[v840] = v838;
+  }
+  const unsigned int v841 = static_cast<unsigned int>(v317.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v842 = v392 + v841;
+  const unsigned int v843 = static_cast<unsigned int>(v317.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v844 = v25 + v843;
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v846 = v313 && v845;
+  const bool v847 = v844 < v1;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v317.x[28];
+    const float v850 = scale_b[v844];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v851 = scale_a[v842];
+    const float v852 = v849 * v851;
+    const float v853 = v852 * v850;
+    const iron_bf16 v854 = iron_f32_to_bf16(v853);
+    const unsigned int v855 = v842 * v1;
+    const unsigned int v856 = v855 + v844;
+    out[v856] = v854;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v317.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v858 = v392 + v857;
+  const unsigned int v859 = static_cast<unsigned int>(v317.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v860 = v25 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v862 = v313 && v861;
+  const bool v863 = v860 < v1;
+  const bool v864 = v862 && v863;
+  if (v864) {
+    const float v865 = v317.x[29];
+    const float v866 = scale_b[v860];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v867 = scale_a[v858];
+    const float v868 = v865 * v867;
+    const float v869 = v868 * v866;
+    const iron_bf16 v870 = iron_f32_to_bf16(v869);
+    const unsigned int v871 = v858 * v1;
+    const unsigned int v872 = v871 + v860;
+    out[v872] = v870;
+  }
+  const unsigned int v873 = static_cast<unsigned int>(v317.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v874 = v392 + v873;
+  const unsigned int v875 = static_cast<unsigned int>(v317.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v876 = v25 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v878 = v313 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v317.x[30];
+    const float v882 = scale_b[v876];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v883 = scale_a[v874];
+    const float v884 = v881 * v883;
+    const float v885 = v884 * v882;
+    const iron_bf16 v886 = iron_f32_to_bf16(v885);
+    const unsigned int v887 = v874 * v1;
+    const unsigned int v888 = v887 + v876;
+    out[v888] = v886;
+  }
+  const unsigned int v889 = static_cast<unsigned int>(v317.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v890 = v392 + v889;
+  const unsigned int v891 = static_cast<unsigned int>(v317.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v892 = v25 + v891;
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v894 = v313 && v893;
+  const bool v895 = v892 < v1;
+  const bool v896 = v894 && v895;
+  if (v896) {
+    const float v897 = v317.x[31];
+    const float v898 = scale_b[v892];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v899 = scale_a[v890];
+    const float v900 = v897 * v899;
+    const float v901 = v900 * v898;
+    const iron_bf16 v902 = iron_f32_to_bf16(v901);
+    const unsigned int v903 = v890 * v1;
+    const unsigned int v904 = v903 + v892;
+    out[v904] = v902;
+  }
+  const unsigned int v905 = static_cast<unsigned int>(v317.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v906 = v392 + v905;
+  const unsigned int v907 = static_cast<unsigned int>(v317.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v908 = v25 + v907;
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v910 = v313 && v909;
+  const bool v911 = v908 < v1;
+  const bool v912 = v910 && v911;
+  if (v912) {
+    const float v913 = v317.x[32];
+    const float v914 = scale_b[v908];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v915 = scale_a[v906];
+    const float v916 = v913 * v915;
+    const float v917 = v916 * v914;
+    const iron_bf16 v918 = iron_f32_to_bf16(v917);
+    const unsigned int v919 = v906 * v1;
+    const unsigned int v920 = v919 + v908;
+    out[v920] = v918;
+  }
+  const unsigned int v921 = static_cast<unsigned int>(v317.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v922 = v392 + v921;
+  const unsigned int v923 = static_cast<unsigned int>(v317.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v924 = v25 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v926 = v313 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v317.x[33];
+    const float v930 = scale_b[v924];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v931 = scale_a[v922];
+    const float v932 = v929 * v931;
+    const float v933 = v932 * v930;
+    const iron_bf16 v934 = iron_f32_to_bf16(v933);
+    const unsigned int v935 = v922 * v1;
+    const unsigned int v936 = v935 + v924;
+    out[v936] = v934;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v317.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v938 = v392 + v937;
+  const unsigned int v939 = static_cast<unsigned int>(v317.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v940 = v25 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v942 = v313 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v317.x[34];
+    const float v946 = scale_b[v940];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v947 = scale_a[v938];
+    const float v948 = v945 * v947;
+    const float v949 = v948 * v946;
+    const iron_bf16 v950 = iron_f32_to_bf16(v949);
+    const unsigned int v951 = v938 * v1;
+    const unsigned int v952 = v951 + v940;
+    out[v952] = v950;
+  }
+  const unsigned int v953 = static_cast<unsigned int>(v317.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v954 = v392 + v953;
+  const unsigned int v955 = static_cast<unsigned int>(v317.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v956 = v25 + v955;
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v958 = v313 && v957;
+  const bool v959 = v956 < v1;
+  const bool v960 = v958 && v959;
+  if (v960) {
+    const float v961 = v317.x[35];
+    const float v962 = scale_b[v956];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v963 = scale_a[v954];
+    const float v964 = v961 * v963;
+    const float v965 = v964 * v962;
+    const iron_bf16 v966 = iron_f32_to_bf16(v965);
+    const unsigned int v967 = v954 * v1;
+    const unsigned int v968 = v967 + v956;
+    out[v968] = v966;
+  }
+  const unsigned int v969 = static_cast<unsigned int>(v317.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v970 = v392 + v969;
+  const unsigned int v971 = static_cast<unsigned int>(v317.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v972 = v25 + v971;
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v974 = v313 && v973;
+  const bool v975 = v972 < v1;
+  const bool v976 = v974 && v975;
+  if (v976) {
+    const float v977 = v317.x[36];
+    const float v978 = scale_b[v972];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v979 = scale_a[v970];
+    const float v980 = v977 * v979;
+    const float v981 = v980 * v978;
+    const iron_bf16 v982 = iron_f32_to_bf16(v981);
+    const unsigned int v983 = v970 * v1;
+    const unsigned int v984 = v983 + v972;
+    out[v984] = v982;
+  }
+  const unsigned int v985 = static_cast<unsigned int>(v317.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v986 = v392 + v985;
+  const unsigned int v987 = static_cast<unsigned int>(v317.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v988 = v25 + v987;
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v990 = v313 && v989;
+  const bool v991 = v988 < v1;
+  const bool v992 = v990 && v991;
+  if (v992) {
+    const float v993 = v317.x[37];
+    const float v994 = scale_b[v988];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v995 = scale_a[v986];
+    const float v996 = v993 * v995;
+    const float v997 = v996 * v994;
+    const iron_bf16 v998 = iron_f32_to_bf16(v997);
+    const unsigned int v999 = v986 * v1;
+    const unsigned int v1000 = v999 + v988;
+    out[v1000] = v998;
+  }
+  const unsigned int v1001 = static_cast<unsigned int>(v317.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1002 = v392 + v1001;
+  const unsigned int v1003 = static_cast<unsigned int>(v317.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1004 = v25 + v1003;
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1006 = v313 && v1005;
+  const bool v1007 = v1004 < v1;
+  const bool v1008 = v1006 && v1007;
+  if (v1008) {
+    const float v1009 = v317.x[38];
+    const float v1010 = scale_b[v1004];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1011 = scale_a[v1002];
+    const float v1012 = v1009 * v1011;
+    const float v1013 = v1012 * v1010;
+    const iron_bf16 v1014 = iron_f32_to_bf16(v1013);
+    const unsigned int v1015 = v1002 * v1;
+    const unsigned int v1016 = v1015 + v1004;
+    out[v1016] = v1014;
+  }
+  const unsigned int v1017 = static_cast<unsigned int>(v317.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1018 = v392 + v1017;
+  const unsigned int v1019 = static_cast<unsigned int>(v317.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1020 = v25 + v1019;
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1022 = v313 && v1021;
+  const bool v1023 = v1020 < v1;
+  const bool v1024 = v1022 && v1023;
+  if (v1024) {
+    const float v1025 = v317.x[39];
+    const float v1026 = scale_b[v1020];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1027 = scale_a[v1018];
+    const float v1028 = v1025 * v1027;
+    const float v1029 = v1028 * v1026;
+    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
+    const unsigned int v1031 = v1018 * v1;
+    const unsigned int v1032 = v1031 + v1020;
+    out[v1032] = v1030;
+  }
+  const unsigned int v1033 = static_cast<unsigned int>(v317.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1034 = v392 + v1033;
+  const unsigned int v1035 = static_cast<unsigned int>(v317.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1036 = v25 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1038 = v313 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v317.x[40];
+    const float v1042 = scale_b[v1036];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1043 = scale_a[v1034];
+    const float v1044 = v1041 * v1043;
+    const float v1045 = v1044 * v1042;
+    const iron_bf16 v1046 = iron_f32_to_bf16(v1045);
+    const unsigned int v1047 = v1034 * v1;
+    const unsigned int v1048 = v1047 + v1036;
+    out[v1048] = v1046;
+  }
+  const unsigned int v1049 = static_cast<unsigned int>(v317.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1050 = v392 + v1049;
+  const unsigned int v1051 = static_cast<unsigned int>(v317.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1052 = v25 + v1051;
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1054 = v313 && v1053;
+  const bool v1055 = v1052 < v1;
+  const bool v1056 = v1054 && v1055;
+  if (v1056) {
+    const float v1057 = v317.x[41];
+    const float v1058 = scale_b[v1052];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1059 = scale_a[v1050];
+    const float v1060 = v1057 * v1059;
+    const float v1061 = v1060 * v1058;
+    const iron_bf16 v1062 = iron_f32_to_bf16(v1061);
+    const unsigned int v1063 = v1050 * v1;
+    const unsigned int v1064 = v1063 + v1052;
+    out[v1064] = v1062;
+  }
+  const unsigned int v1065 = static_cast<unsigned int>(v317.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1066 = v392 + v1065;
+  const unsigned int v1067 = static_cast<unsigned int>(v317.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1068 = v25 + v1067;
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1070 = v313 && v1069;
+  const bool v1071 = v1068 < v1;
+  const bool v1072 = v1070 && v1071;
+  if (v1072) {
+    const float v1073 = v317.x[42];
+    const float v1074 = scale_b[v1068];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1075 = scale_a[v1066];
+    const float v1076 = v1073 * v1075;
+    const float v1077 = v1076 * v1074;
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    const unsigned int v1079 = v1066 * v1;
+    const unsigned int v1080 = v1079 + v1068;
+    out[v1080] = v1078;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v317.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1082 = v392 + v1081;
+  const unsigned int v1083 = static_cast<unsigned int>(v317.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1084 = v25 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1086 = v313 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v317.x[43];
+    const float v1090 = scale_b[v1084];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1091 = scale_a[v1082];
+    const float v1092 = v1089 * v1091;
+    const float v1093 = v1092 * v1090;
+    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
+    const unsigned int v1095 = v1082 * v1;
+    const unsigned int v1096 = v1095 + v1084;
+    out[v1096] = v1094;
+  }
+  const unsigned int v1097 = static_cast<unsigned int>(v317.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1098 = v392 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v317.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1100 = v25 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1102 = v313 && v1101;
+  const bool v1103 = v1100 < v1;
+  const bool v1104 = v1102 && v1103;
+  if (v1104) {
+    const float v1105 = v317.x[44];
+    const float v1106 = scale_b[v1100];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1107 = scale_a[v1098];
+    const float v1108 = v1105 * v1107;
+    const float v1109 = v1108 * v1106;
+    const iron_bf16 v1110 = iron_f32_to_bf16(v1109);
+    const unsigned int v1111 = v1098 * v1;
+    const unsigned int v1112 = v1111 + v1100;
+    out[v1112] = v1110;
+  }
+  const unsigned int v1113 = static_cast<unsigned int>(v317.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1114 = v392 + v1113;
+  const unsigned int v1115 = static_cast<unsigned int>(v317.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1116 = v25 + v1115;
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1118 = v313 && v1117;
+  const bool v1119 = v1116 < v1;
+  const bool v1120 = v1118 && v1119;
+  if (v1120) {
+    const float v1121 = v317.x[45];
+    const float v1122 = scale_b[v1116];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1123 = scale_a[v1114];
+    const float v1124 = v1121 * v1123;
+    const float v1125 = v1124 * v1122;
+    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
+    const unsigned int v1127 = v1114 * v1;
+    const unsigned int v1128 = v1127 + v1116;
+    out[v1128] = v1126;
+  }
+  const unsigned int v1129 = static_cast<unsigned int>(v317.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1130 = v392 + v1129;
+  const unsigned int v1131 = static_cast<unsigned int>(v317.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1132 = v25 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1134 = v313 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v317.x[46];
+    const float v1138 = scale_b[v1132];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1139 = scale_a[v1130];
+    const float v1140 = v1137 * v1139;
+    const float v1141 = v1140 * v1138;
+    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
+    const unsigned int v1143 = v1130 * v1;
+    const unsigned int v1144 = v1143 + v1132;
+    out[v1144] = v1142;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v317.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1146 = v392 + v1145;
+  const unsigned int v1147 = static_cast<unsigned int>(v317.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1148 = v25 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1150 = v313 && v1149;
+  const bool v1151 = v1148 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v317.x[47];
+    const float v1154 = scale_b[v1148];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1155 = scale_a[v1146];
+    const float v1156 = v1153 * v1155;
+    const float v1157 = v1156 * v1154;
+    const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
+    const unsigned int v1159 = v1146 * v1;
+    const unsigned int v1160 = v1159 + v1148;
+    out[v1160] = v1158;
+  }
+  const unsigned int v1161 = static_cast<unsigned int>(v317.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1162 = v392 + v1161;
+  const unsigned int v1163 = static_cast<unsigned int>(v317.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1164 = v25 + v1163;
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1166 = v313 && v1165;
+  const bool v1167 = v1164 < v1;
+  const bool v1168 = v1166 && v1167;
+  if (v1168) {
+    const float v1169 = v317.x[48];
+    const float v1170 = scale_b[v1164];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1171 = scale_a[v1162];
+    const float v1172 = v1169 * v1171;
+    const float v1173 = v1172 * v1170;
+    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
+    const unsigned int v1175 = v1162 * v1;
+    const unsigned int v1176 = v1175 + v1164;
+    out[v1176] = v1174;
+  }
+  const unsigned int v1177 = static_cast<unsigned int>(v317.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1178 = v392 + v1177;
+  const unsigned int v1179 = static_cast<unsigned int>(v317.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1180 = v25 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1182 = v313 && v1181;
+  const bool v1183 = v1180 < v1;
+  const bool v1184 = v1182 && v1183;
+  if (v1184) {
+    const float v1185 = v317.x[49];
+    const float v1186 = scale_b[v1180];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1187 = scale_a[v1178];
+    const float v1188 = v1185 * v1187;
+    const float v1189 = v1188 * v1186;
+    const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
+    const unsigned int v1191 = v1178 * v1;
+    const unsigned int v1192 = v1191 + v1180;
+    out[v1192] = v1190;
+  }
+  const unsigned int v1193 = static_cast<unsigned int>(v317.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1194 = v392 + v1193;
+  const unsigned int v1195 = static_cast<unsigned int>(v317.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1196 = v25 + v1195;
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1198 = v313 && v1197;
+  const bool v1199 = v1196 < v1;
+  const bool v1200 = v1198 && v1199;
+  if (v1200) {
+    const float v1201 = v317.x[50];
+    const float v1202 = scale_b[v1196];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1203 = scale_a[v1194];
+    const float v1204 = v1201 * v1203;
+    const float v1205 = v1204 * v1202;
+    const iron_bf16 v1206 = iron_f32_to_bf16(v1205);
+    const unsigned int v1207 = v1194 * v1;
+    const unsigned int v1208 = v1207 + v1196;
+    out[v1208] = v1206;
+  }
+  const unsigned int v1209 = static_cast<unsigned int>(v317.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1210 = v392 + v1209;
+  const unsigned int v1211 = static_cast<unsigned int>(v317.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1212 = v25 + v1211;
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1214 = v313 && v1213;
+  const bool v1215 = v1212 < v1;
+  const bool v1216 = v1214 && v1215;
+  if (v1216) {
+    const float v1217 = v317.x[51];
+    const float v1218 = scale_b[v1212];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1219 = scale_a[v1210];
+    const float v1220 = v1217 * v1219;
+    const float v1221 = v1220 * v1218;
+    const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
+    const unsigned int v1223 = v1210 * v1;
+    const unsigned int v1224 = v1223 + v1212;
+    out[v1224] = v1222;
+  }
+  const unsigned int v1225 = static_cast<unsigned int>(v317.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1226 = v392 + v1225;
+  const unsigned int v1227 = static_cast<unsigned int>(v317.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1228 = v25 + v1227;
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1230 = v313 && v1229;
+  const bool v1231 = v1228 < v1;
+  const bool v1232 = v1230 && v1231;
+  if (v1232) {
+    const float v1233 = v317.x[52];
+    const float v1234 = scale_b[v1228];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1235 = scale_a[v1226];
+    const float v1236 = v1233 * v1235;
+    const float v1237 = v1236 * v1234;
+    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
+    const unsigned int v1239 = v1226 * v1;
+    const unsigned int v1240 = v1239 + v1228;
+    out[v1240] = v1238;
+  }
+  const unsigned int v1241 = static_cast<unsigned int>(v317.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1242 = v392 + v1241;
+  const unsigned int v1243 = static_cast<unsigned int>(v317.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1244 = v25 + v1243;
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1246 = v313 && v1245;
+  const bool v1247 = v1244 < v1;
+  const bool v1248 = v1246 && v1247;
+  if (v1248) {
+    const float v1249 = v317.x[53];
+    const float v1250 = scale_b[v1244];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1251 = scale_a[v1242];
+    const float v1252 = v1249 * v1251;
+    const float v1253 = v1252 * v1250;
+    const iron_bf16 v1254 = iron_f32_to_bf16(v1253);
+    const unsigned int v1255 = v1242 * v1;
+    const unsigned int v1256 = v1255 + v1244;
+    out[v1256] = v1254;
+  }
+  const unsigned int v1257 = static_cast<unsigned int>(v317.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1258 = v392 + v1257;
+  const unsigned int v1259 = static_cast<unsigned int>(v317.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1260 = v25 + v1259;
+  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1262 = v313 && v1261;
+  const bool v1263 = v1260 < v1;
+  const bool v1264 = v1262 && v1263;
+  if (v1264) {
+    const float v1265 = v317.x[54];
+    const float v1266 = scale_b[v1260];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1267 = scale_a[v1258];
+    const float v1268 = v1265 * v1267;
+    const float v1269 = v1268 * v1266;
+    const iron_bf16 v1270 = iron_f32_to_bf16(v1269);
+    const unsigned int v1271 = v1258 * v1;
+    const unsigned int v1272 = v1271 + v1260;
+    out[v1272] = v1270;
+  }
+  const unsigned int v1273 = static_cast<unsigned int>(v317.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1274 = v392 + v1273;
+  const unsigned int v1275 = static_cast<unsigned int>(v317.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1276 = v25 + v1275;
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1278 = v313 && v1277;
+  const bool v1279 = v1276 < v1;
+  const bool v1280 = v1278 && v1279;
+  if (v1280) {
+    const float v1281 = v317.x[55];
+    const float v1282 = scale_b[v1276];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1283 = scale_a[v1274];
+    const float v1284 = v1281 * v1283;
+    const float v1285 = v1284 * v1282;
+    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
+    const unsigned int v1287 = v1274 * v1;
+    const unsigned int v1288 = v1287 + v1276;
+    out[v1288] = v1286;
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v317.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1290 = v392 + v1289;
+  const unsigned int v1291 = static_cast<unsigned int>(v317.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1292 = v25 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1294 = v313 && v1293;
+  const bool v1295 = v1292 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v317.x[56];
+    const float v1298 = scale_b[v1292];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1299 = scale_a[v1290];
+    const float v1300 = v1297 * v1299;
+    const float v1301 = v1300 * v1298;
+    const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
+    const unsigned int v1303 = v1290 * v1;
+    const unsigned int v1304 = v1303 + v1292;
+    out[v1304] = v1302;
+  }
+  const unsigned int v1305 = static_cast<unsigned int>(v317.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1306 = v392 + v1305;
+  const unsigned int v1307 = static_cast<unsigned int>(v317.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1308 = v25 + v1307;
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1310 = v313 && v1309;
+  const bool v1311 = v1308 < v1;
+  const bool v1312 = v1310 && v1311;
+  if (v1312) {
+    const float v1313 = v317.x[57];
+    const float v1314 = scale_b[v1308];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1315 = scale_a[v1306];
+    const float v1316 = v1313 * v1315;
+    const float v1317 = v1316 * v1314;
+    const iron_bf16 v1318 = iron_f32_to_bf16(v1317);
+    const unsigned int v1319 = v1306 * v1;
+    const unsigned int v1320 = v1319 + v1308;
+    out[v1320] = v1318;
+  }
+  const unsigned int v1321 = static_cast<unsigned int>(v317.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1322 = v392 + v1321;
+  const unsigned int v1323 = static_cast<unsigned int>(v317.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1324 = v25 + v1323;
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1326 = v313 && v1325;
+  const bool v1327 = v1324 < v1;
+  const bool v1328 = v1326 && v1327;
+  if (v1328) {
+    const float v1329 = v317.x[58];
+    const float v1330 = scale_b[v1324];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1331 = scale_a[v1322];
+    const float v1332 = v1329 * v1331;
+    const float v1333 = v1332 * v1330;
+    const iron_bf16 v1334 = iron_f32_to_bf16(v1333);
+    const unsigned int v1335 = v1322 * v1;
+    const unsigned int v1336 = v1335 + v1324;
+    out[v1336] = v1334;
+  }
+  const unsigned int v1337 = static_cast<unsigned int>(v317.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1338 = v392 + v1337;
+  const unsigned int v1339 = static_cast<unsigned int>(v317.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1340 = v25 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1342 = v313 && v1341;
+  const bool v1343 = v1340 < v1;
+  const bool v1344 = v1342 && v1343;
+  if (v1344) {
+    const float v1345 = v317.x[59];
+    const float v1346 = scale_b[v1340];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1347 = scale_a[v1338];
+    const float v1348 = v1345 * v1347;
+    const float v1349 = v1348 * v1346;
+    const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
+    const unsigned int v1351 = v1338 * v1;
+    const unsigned int v1352 = v1351 + v1340;
+    out[v1352] = v1350;
+  }
+  const unsigned int v1353 = static_cast<unsigned int>(v317.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1354 = v392 + v1353;
+  const unsigned int v1355 = static_cast<unsigned int>(v317.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1356 = v25 + v1355;
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1358 = v313 && v1357;
+  const bool v1359 = v1356 < v1;
+  const bool v1360 = v1358 && v1359;
+  if (v1360) {
+    const float v1361 = v317.x[60];
+    const float v1362 = scale_b[v1356];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1363 = scale_a[v1354];
+    const float v1364 = v1361 * v1363;
+    const float v1365 = v1364 * v1362;
+    const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
+    const unsigned int v1367 = v1354 * v1;
+    const unsigned int v1368 = v1367 + v1356;
+    out[v1368] = v1366;
+  }
+  const unsigned int v1369 = static_cast<unsigned int>(v317.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1370 = v392 + v1369;
+  const unsigned int v1371 = static_cast<unsigned int>(v317.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1372 = v25 + v1371;
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1374 = v313 && v1373;
+  const bool v1375 = v1372 < v1;
+  const bool v1376 = v1374 && v1375;
+  if (v1376) {
+    const float v1377 = v317.x[61];
+    const float v1378 = scale_b[v1372];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1379 = scale_a[v1370];
+    const float v1380 = v1377 * v1379;
+    const float v1381 = v1380 * v1378;
+    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
+    const unsigned int v1383 = v1370 * v1;
+    const unsigned int v1384 = v1383 + v1372;
+    out[v1384] = v1382;
+  }
+  const unsigned int v1385 = static_cast<unsigned int>(v317.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1386 = v392 + v1385;
+  const unsigned int v1387 = static_cast<unsigned int>(v317.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1388 = v25 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1390 = v313 && v1389;
+  const bool v1391 = v1388 < v1;
+  const bool v1392 = v1390 && v1391;
+  if (v1392) {
+    const float v1393 = v317.x[62];
+    const float v1394 = scale_b[v1388];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1395 = scale_a[v1386];
+    const float v1396 = v1393 * v1395;
+    const float v1397 = v1396 * v1394;
+    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
+    const unsigned int v1399 = v1386 * v1;
+    const unsigned int v1400 = v1399 + v1388;
+    out[v1400] = v1398;
+  }
+  const unsigned int v1401 = static_cast<unsigned int>(v317.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1402 = v392 + v1401;
+  const unsigned int v1403 = static_cast<unsigned int>(v317.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1404 = v25 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1406 = v313 && v1405;
+  const bool v1407 = v1404 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v317.x[63];
+    const float v1410 = scale_b[v1404];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1411 = scale_a[v1402];
+    const float v1412 = v1409 * v1411;
+    const float v1413 = v1412 * v1410;
+    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
+    const unsigned int v1415 = v1402 * v1;
+    const unsigned int v1416 = v1415 + v1404;
+    out[v1416] = v1414;
+  }
+  const unsigned int v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:317
+  iron_frag<float, 2, 16, 128> v1428;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1428, 0.0f);
 
-  for (unsigned int v1434 = 0u; v1434 < v2; v1434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (unsigned int v1438 = v325; v1438 < 8192u; v1438 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1440 = v1438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1442 = v1438 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1443 = v21 + v1440;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1444 = v1443 < v0;
-      const unsigned int v1445 = v1434 + v1442;
-      const bool v1446 = v1445 < v2;
-      const bool v1447 = v1444 && v1446;
-      if (v1447) {
-        const unsigned int v1449 = v1443 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v1451 = v1449 + v1434;
-        const unsigned int v1452 = v1451 + v1442;
-        const iron_f8e4m3 v1453 = a[v1452];
-        const iron_f16 v1454 = iron_f32_to_f16(iron_to_f32(v1453));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1456 = v1440 << 6u;
-        const unsigned int v1457 = v1456 + v1442;
-        shm3[(v1457 ^ (((v1457 >> 6u) & 7u) << 3u))] = v1454;
+  for (unsigned int v1431 = 0u; v1431 < v2; v1431 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (unsigned int v1435 = v322; v1435 < 8192u; v1435 += v321) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1437 = v1435 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1439 = v1435 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1440 = v21 + v1437;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1441 = v1440 < v0;
+      const unsigned int v1442 = v1431 + v1439;
+      const bool v1443 = v1442 < v2;
+      const bool v1444 = v1441 && v1443;
+      if (v1444) {
+        const unsigned int v1446 = v1440 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1448 = v1446 + v1431;
+        const unsigned int v1449 = v1448 + v1439;
+        const iron_f8e4m3 v1450 = a[v1449];
+        const iron_f16 v1451 = iron_f32_to_f16(iron_to_f32(v1450));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1453 = v1437 << 6u;
+        const unsigned int v1454 = v1453 + v1439;
+        shm3[(v1454 ^ (((v1454 >> 6u) & 7u) << 3u))] = v1451;
       } else {
-        const unsigned int v1459 = v1440 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1460 = v1459 + v1442;
-        shm3[(v1460 ^ (((v1460 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1456 = v1437 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1457 = v1456 + v1439;
+        shm3[(v1457 ^ (((v1457 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1465 = v325; v1465 < 8192u; v1465 += v324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1467 = v1465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1469 = v1465 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1470 = v1421 + v1467;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1471 = v1470 < v1;
-      const unsigned int v1472 = v1434 + v1469;
-      const bool v1473 = v1472 < v2;
-      const bool v1474 = v1471 && v1473;
-      if (v1474) {
-        const unsigned int v1476 = v1470 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const unsigned int v1478 = v1476 + v1434;
-        const unsigned int v1479 = v1478 + v1469;
-        const iron_f8e4m3 v1480 = b[v1479];
-        const iron_f16 v1481 = iron_f32_to_f16(iron_to_f32(v1480));  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1483 = v1467 << 6u;
-        const unsigned int v1484 = v1483 + v1469;
-        shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = v1481;
+    for (unsigned int v1462 = v322; v1462 < 8192u; v1462 += v321) {  // kernels/gemm/gemm_tiles.hpp:96
+      const unsigned int v1464 = v1462 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const unsigned int v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const unsigned int v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1468 = v1467 < v1;
+      const unsigned int v1469 = v1431 + v1466;
+      const bool v1470 = v1469 < v2;
+      const bool v1471 = v1468 && v1470;
+      if (v1471) {
+        const unsigned int v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1475 = v1473 + v1431;
+        const unsigned int v1476 = v1475 + v1466;
+        const iron_f8e4m3 v1477 = b[v1476];
+        const iron_f16 v1478 = iron_f32_to_f16(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1480 = v1464 << 6u;
+        const unsigned int v1481 = v1480 + v1466;
+        shm4[(v1481 ^ (((v1481 >> 6u) & 7u) << 3u))] = v1478;
       } else {
-        const unsigned int v1486 = v1467 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1487 = v1486 + v1469;
-        shm4[(v1487 ^ (((v1487 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1483 = v1464 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1484 = v1483 + v1466;
+        shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v316) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const unsigned int v1496 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const unsigned int v2582 = v391 << 6u;
-      const unsigned int v2584 = v1496 + v2582;
-      iron_frag<iron_f16, 0, 16, 16> v2591;
-      iron_frag_fill(v2591, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2591, shm3, v2584, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2593;
-      iron_frag_fill(v2593, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2593, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1431, v2591, v2593);
-      const unsigned int v2595 = v2584 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2600;
-      iron_frag_fill(v2600, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2600, shm3, v2595, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2602;
-      iron_frag_fill(v2602, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2602, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1431, v2600, v2602);
-      const unsigned int v2604 = v2584 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2609;
-      iron_frag_fill(v2609, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2609, shm3, v2604, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2611;
-      iron_frag_fill(v2611, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2611, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1431, v2609, v2611);
-      const unsigned int v2613 = v2584 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2618;
-      iron_frag_fill(v2618, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2618, shm3, v2613, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2620;
-      iron_frag_fill(v2620, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2620, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1431, v2618, v2620);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const unsigned int v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const unsigned int v2579 = v388 << 6u;
+      const unsigned int v2581 = v1493 + v2579;
+      iron_frag<iron_f16, 0, 16, 16> v2588;
+      iron_frag_fill(v2588, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2588, shm3, v2581, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2590;
+      iron_frag_fill(v2590, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2590, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1428, v2588, v2590);
+      const unsigned int v2592 = v2581 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2597;
+      iron_frag_fill(v2597, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2597, shm3, v2592, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2599;
+      iron_frag_fill(v2599, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2599, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1428, v2597, v2599);
+      const unsigned int v2601 = v2581 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2606;
+      iron_frag_fill(v2606, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2606, shm3, v2601, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2608;
+      iron_frag_fill(v2608, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2608, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1428, v2606, v2608);
+      const unsigned int v2610 = v2581 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2615;
+      iron_frag_fill(v2615, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2615, shm3, v2610, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2617;
+      iron_frag_fill(v2617, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2617, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1428, v2615, v2617);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const unsigned int v1507 = static_cast<unsigned int>(v1431.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1508 = v395 + v1507;
-  const unsigned int v1509 = static_cast<unsigned int>(v1431.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1510 = v1421 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1512 = v316 && v1511;
-  const bool v1513 = v1510 < v1;
-  const bool v1514 = v1512 && v1513;
-  if (v1514) {
-    const float v1515 = v1431.x[0];
-    const float v1516 = scale_b[v1510];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1517 = scale_a[v1508];
-    const float v1518 = v1515 * v1517;
-    const float v1519 = v1518 * v1516;
-    const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
-    const unsigned int v1521 = v1508 * v1;
-    const unsigned int v1522 = v1521 + v1510;
-    out[v1522] = v1520;
-  }
-  const unsigned int v1523 = static_cast<unsigned int>(v1431.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1524 = v395 + v1523;
-  const unsigned int v1525 = static_cast<unsigned int>(v1431.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1526 = v1421 + v1525;
-  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1528 = v316 && v1527;
-  const bool v1529 = v1526 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v1431.x[1];
-    const float v1532 = scale_b[v1526];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1533 = scale_a[v1524];
-    const float v1534 = v1531 * v1533;
-    const float v1535 = v1534 * v1532;
-    const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
-    const unsigned int v1537 = v1524 * v1;
-    const unsigned int v1538 = v1537 + v1526;
-    out[v1538] = v1536;
-  }
-  const unsigned int v1539 = static_cast<unsigned int>(v1431.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1540 = v395 + v1539;
-  const unsigned int v1541 = static_cast<unsigned int>(v1431.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1542 = v1421 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1544 = v316 && v1543;
-  const bool v1545 = v1542 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v1431.x[2];
-    const float v1548 = scale_b[v1542];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1549 = scale_a[v1540];
-    const float v1550 = v1547 * v1549;
-    const float v1551 = v1550 * v1548;
-    const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
-    const unsigned int v1553 = v1540 * v1;
-    const unsigned int v1554 = v1553 + v1542;
-    out[v1554] = v1552;
-  }
-  const unsigned int v1555 = static_cast<unsigned int>(v1431.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1556 = v395 + v1555;
-  const unsigned int v1557 = static_cast<unsigned int>(v1431.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1558 = v1421 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1560 = v316 && v1559;
-  const bool v1561 = v1558 < v1;
-  const bool v1562 = v1560 && v1561;
-  if (v1562) {
-    const float v1563 = v1431.x[3];
-    const float v1564 = scale_b[v1558];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1565 = scale_a[v1556];
-    const float v1566 = v1563 * v1565;
-    const float v1567 = v1566 * v1564;
-    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
-    const unsigned int v1569 = v1556 * v1;
-    const unsigned int v1570 = v1569 + v1558;
-    out[v1570] = v1568;
-  }
-  const unsigned int v1571 = static_cast<unsigned int>(v1431.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1572 = v395 + v1571;
-  const unsigned int v1573 = static_cast<unsigned int>(v1431.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1574 = v1421 + v1573;
-  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1576 = v316 && v1575;
-  const bool v1577 = v1574 < v1;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v1431.x[4];
-    const float v1580 = scale_b[v1574];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1581 = scale_a[v1572];
-    const float v1582 = v1579 * v1581;
-    const float v1583 = v1582 * v1580;
-    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
-    const unsigned int v1585 = v1572 * v1;
-    const unsigned int v1586 = v1585 + v1574;
-    out[v1586] = v1584;
-  }
-  const unsigned int v1587 = static_cast<unsigned int>(v1431.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1588 = v395 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v1431.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1590 = v1421 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1592 = v316 && v1591;
-  const bool v1593 = v1590 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v1431.x[5];
-    const float v1596 = scale_b[v1590];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1597 = scale_a[v1588];
-    const float v1598 = v1595 * v1597;
-    const float v1599 = v1598 * v1596;
-    const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
-    const unsigned int v1601 = v1588 * v1;
-    const unsigned int v1602 = v1601 + v1590;
-    out[v1602] = v1600;
-  }
-  const unsigned int v1603 = static_cast<unsigned int>(v1431.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1604 = v395 + v1603;
-  const unsigned int v1605 = static_cast<unsigned int>(v1431.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1606 = v1421 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1608 = v316 && v1607;
-  const bool v1609 = v1606 < v1;
-  const bool v1610 = v1608 && v1609;
-  if (v1610) {
-    const float v1611 = v1431.x[6];
-    const float v1612 = scale_b[v1606];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1613 = scale_a[v1604];
-    const float v1614 = v1611 * v1613;
-    const float v1615 = v1614 * v1612;
-    const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
-    const unsigned int v1617 = v1604 * v1;
-    const unsigned int v1618 = v1617 + v1606;
-    out[v1618] = v1616;
-  }
-  const unsigned int v1619 = static_cast<unsigned int>(v1431.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1620 = v395 + v1619;
-  const unsigned int v1621 = static_cast<unsigned int>(v1431.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1622 = v1421 + v1621;
-  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1624 = v316 && v1623;
-  const bool v1625 = v1622 < v1;
-  const bool v1626 = v1624 && v1625;
-  if (v1626) {
-    const float v1627 = v1431.x[7];
-    const float v1628 = scale_b[v1622];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1629 = scale_a[v1620];
-    const float v1630 = v1627 * v1629;
-    const float v1631 = v1630 * v1628;
-    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
-    const unsigned int v1633 = v1620 * v1;
-    const unsigned int v1634 = v1633 + v1622;
-    out[v1634] = v1632;
-  }
-  const unsigned int v1635 = static_cast<unsigned int>(v1431.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1636 = v395 + v1635;
-  const unsigned int v1637 = static_cast<unsigned int>(v1431.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1638 = v1421 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1640 = v316 && v1639;
-  const bool v1641 = v1638 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v1431.x[8];
-    const float v1644 = scale_b[v1638];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1645 = scale_a[v1636];
-    const float v1646 = v1643 * v1645;
-    const float v1647 = v1646 * v1644;
-    const iron_bf16 v1648 = iron_f32_to_bf16(v1647);
-    const unsigned int v1649 = v1636 * v1;
-    const unsigned int v1650 = v1649 + v1638;
-    out[v1650] = v1648;
-  }
-  const unsigned int v1651 = static_cast<unsigned int>(v1431.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1652 = v395 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v1431.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1654 = v1421 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1656 = v316 && v1655;
-  const bool v1657 = v1654 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v1431.x[9];
-    const float v1660 = scale_b[v1654];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1661 = scale_a[v1652];
-    const float v1662 = v1659 * v1661;
-    const float v1663 = v1662 * v1660;
-    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-    const unsigned int v1665 = v1652 * v1;
-    const unsigned int v1666 = v1665 + v1654;
-    out[v1666] = v1664;
-  }
-  const unsigned int v1667 = static_cast<unsigned int>(v1431.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1668 = v395 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1431.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1670 = v1421 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1672 = v316 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1431.x[10];
-    const float v1676 = scale_b[v1670];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1677 = scale_a[v1668];
-    const float v1678 = v1675 * v1677;
-    const float v1679 = v1678 * v1676;
-    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-    const unsigned int v1681 = v1668 * v1;
-    const unsigned int v1682 = v1681 + v1670;
-    out[v1682] = v1680;
-  }
-  const unsigned int v1683 = static_cast<unsigned int>(v1431.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1684 = v395 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v1431.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1686 = v1421 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1688 = v316 && v1687;
-  const bool v1689 = v1686 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v1431.x[11];
-    const float v1692 = scale_b[v1686];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1693 = scale_a[v1684];
-    const float v1694 = v1691 * v1693;
-    const float v1695 = v1694 * v1692;
-    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
-    const unsigned int v1697 = v1684 * v1;
-    const unsigned int v1698 = v1697 + v1686;
-    out[v1698] = v1696;
-  }
-  const unsigned int v1699 = static_cast<unsigned int>(v1431.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1700 = v395 + v1699;
-  const unsigned int v1701 = static_cast<unsigned int>(v1431.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1702 = v1421 + v1701;
-  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1704 = v316 && v1703;
-  const bool v1705 = v1702 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v1431.x[12];
-    const float v1708 = scale_b[v1702];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1709 = scale_a[v1700];
-    const float v1710 = v1707 * v1709;
-    const float v1711 = v1710 * v1708;
-    const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
-    const unsigned int v1713 = v1700 * v1;
-    const unsigned int v1714 = v1713 + v1702;
-    out[v1714] = v1712;
-  }
-  const unsigned int v1715 = static_cast<unsigned int>(v1431.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1716 = v395 + v1715;
-  const unsigned int v1717 = static_cast<unsigned int>(v1431.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1718 = v1421 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1720 = v316 && v1719;
-  const bool v1721 = v1718 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v1431.x[13];
-    const float v1724 = scale_b[v1718];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1725 = scale_a[v1716];
-    const float v1726 = v1723 * v1725;
-    const float v1727 = v1726 * v1724;
-    const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
-    const unsigned int v1729 = v1716 * v1;
-    const unsigned int v1730 = v1729 + v1718;
-    out[v1730] = v1728;
-  }
-  const unsigned int v1731 = static_cast<unsigned int>(v1431.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1732 = v395 + v1731;
-  const unsigned int v1733 = static_cast<unsigned int>(v1431.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1734 = v1421 + v1733;
-  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1736 = v316 && v1735;
-  const bool v1737 = v1734 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v1431.x[14];
-    const float v1740 = scale_b[v1734];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1741 = scale_a[v1732];
-    const float v1742 = v1739 * v1741;
-    const float v1743 = v1742 * v1740;
-    const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
-    const unsigned int v1745 = v1732 * v1;
-    const unsigned int v1746 = v1745 + v1734;
-    out[v1746] = v1744;
-  }
-  const unsigned int v1747 = static_cast<unsigned int>(v1431.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1748 = v395 + v1747;
-  const unsigned int v1749 = static_cast<unsigned int>(v1431.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1750 = v1421 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1752 = v316 && v1751;
-  const bool v1753 = v1750 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v1431.x[15];
-    const float v1756 = scale_b[v1750];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1757 = scale_a[v1748];
-    const float v1758 = v1755 * v1757;
-    const float v1759 = v1758 * v1756;
-    const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
-    const unsigned int v1761 = v1748 * v1;
-    const unsigned int v1762 = v1761 + v1750;
-    out[v1762] = v1760;
-  }
-  const unsigned int v1763 = static_cast<unsigned int>(v1431.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1764 = v395 + v1763;
-  const unsigned int v1765 = static_cast<unsigned int>(v1431.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1766 = v1421 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1768 = v316 && v1767;
-  const bool v1769 = v1766 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v1431.x[16];
-    const float v1772 = scale_b[v1766];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1773 = scale_a[v1764];
-    const float v1774 = v1771 * v1773;
-    const float v1775 = v1774 * v1772;
-    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
-    const unsigned int v1777 = v1764 * v1;
-    const unsigned int v1778 = v1777 + v1766;
-    out[v1778] = v1776;
-  }
-  const unsigned int v1779 = static_cast<unsigned int>(v1431.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1780 = v395 + v1779;
-  const unsigned int v1781 = static_cast<unsigned int>(v1431.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1782 = v1421 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1784 = v316 && v1783;
-  const bool v1785 = v1782 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v1431.x[17];
-    const float v1788 = scale_b[v1782];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1789 = scale_a[v1780];
-    const float v1790 = v1787 * v1789;
-    const float v1791 = v1790 * v1788;
-    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-    const unsigned int v1793 = v1780 * v1;
-    const unsigned int v1794 = v1793 + v1782;
-    out[v1794] = v1792;
-  }
-  const unsigned int v1795 = static_cast<unsigned int>(v1431.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1796 = v395 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v1431.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1798 = v1421 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1800 = v316 && v1799;
-  const bool v1801 = v1798 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v1431.x[18];
-    const float v1804 = scale_b[v1798];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1805 = scale_a[v1796];
-    const float v1806 = v1803 * v1805;
-    const float v1807 = v1806 * v1804;
-    const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
-    const unsigned int v1809 = v1796 * v1;
-    const unsigned int v1810 = v1809 + v1798;
-    out[v1810] = v1808;
-  }
-  const unsigned int v1811 = static_cast<unsigned int>(v1431.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1812 = v395 + v1811;
-  const unsigned int v1813 = static_cast<unsigned int>(v1431.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1814 = v1421 + v1813;
-  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1816 = v316 && v1815;
-  const bool v1817 = v1814 < v1;
-  const bool v1818 = v1816 && v1817;
-  if (v1818) {
-    const float v1819 = v1431.x[19];
-    const float v1820 = scale_b[v1814];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1821 = scale_a[v1812];
-    const float v1822 = v1819 * v1821;
-    const float v1823 = v1822 * v1820;
-    const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
-    const unsigned int v1825 = v1812 * v1;
-    const unsigned int v1826 = v1825 + v1814;
-    out[v1826] = v1824;
-  }
-  const unsigned int v1827 = static_cast<unsigned int>(v1431.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1828 = v395 + v1827;
-  const unsigned int v1829 = static_cast<unsigned int>(v1431.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1830 = v1421 + v1829;
-  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1832 = v316 && v1831;
-  const bool v1833 = v1830 < v1;
-  const bool v1834 = v1832 && v1833;
-  if (v1834) {
-    const float v1835 = v1431.x[20];
-    const float v1836 = scale_b[v1830];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1837 = scale_a[v1828];
-    const float v1838 = v1835 * v1837;
-    const float v1839 = v1838 * v1836;
-    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
-    const unsigned int v1841 = v1828 * v1;
-    const unsigned int v1842 = v1841 + v1830;
-    out[v1842] = v1840;
-  }
-  const unsigned int v1843 = static_cast<unsigned int>(v1431.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1844 = v395 + v1843;
-  const unsigned int v1845 = static_cast<unsigned int>(v1431.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1846 = v1421 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1848 = v316 && v1847;
-  const bool v1849 = v1846 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v1431.x[21];
-    const float v1852 = scale_b[v1846];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1853 = scale_a[v1844];
-    const float v1854 = v1851 * v1853;
-    const float v1855 = v1854 * v1852;
-    const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
-    const unsigned int v1857 = v1844 * v1;
-    const unsigned int v1858 = v1857 + v1846;
-    out[v1858] = v1856;
-  }
-  const unsigned int v1859 = static_cast<unsigned int>(v1431.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1860 = v395 + v1859;
-  const unsigned int v1861 = static_cast<unsigned int>(v1431.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1862 = v1421 + v1861;
-  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1864 = v316 && v1863;
-  const bool v1865 = v1862 < v1;
-  const bool v1866 = v1864 && v1865;
-  if (v1866) {
-    const float v1867 = v1431.x[22];
-    const float v1868 = scale_b[v1862];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1869 = scale_a[v1860];
-    const float v1870 = v1867 * v1869;
-    const float v1871 = v1870 * v1868;
-    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-    const unsigned int v1873 = v1860 * v1;
-    const unsigned int v1874 = v1873 + v1862;
-    out[v1874] = v1872;
-  }
-  const unsigned int v1875 = static_cast<unsigned int>(v1431.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1876 = v395 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1431.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1878 = v1421 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1880 = v316 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1431.x[23];
-    const float v1884 = scale_b[v1878];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1885 = scale_a[v1876];
-    const float v1886 = v1883 * v1885;
-    const float v1887 = v1886 * v1884;
-    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
-    const unsigned int v1889 = v1876 * v1;
-    const unsigned int v1890 = v1889 + v1878;
-    out[v1890] = v1888;
-  }
-  const unsigned int v1891 = static_cast<unsigned int>(v1431.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1892 = v395 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v1431.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1894 = v1421 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1896 = v316 && v1895;
-  const bool v1897 = v1894 < v1;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v1431.x[24];
-    const float v1900 = scale_b[v1894];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1901 = scale_a[v1892];
-    const float v1902 = v1899 * v1901;
-    const float v1903 = v1902 * v1900;
-    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-    const unsigned int v1905 = v1892 * v1;
-    const unsigned int v1906 = v1905 + v1894;
-    out[v1906] = v1904;
-  }
-  const unsigned int v1907 = static_cast<unsigned int>(v1431.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1908 = v395 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v1431.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1910 = v1421 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1912 = v316 && v1911;
-  const bool v1913 = v1910 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v1431.x[25];
-    const float v1916 = scale_b[v1910];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1917 = scale_a[v1908];
-    const float v1918 = v1915 * v1917;
-    const float v1919 = v1918 * v1916;
-    const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
-    const unsigned int v1921 = v1908 * v1;
-    const unsigned int v1922 = v1921 + v1910;
-    out[v1922] = v1920;
-  }
-  const unsigned int v1923 = static_cast<unsigned int>(v1431.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1924 = v395 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v1431.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1926 = v1421 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1928 = v316 && v1927;
-  const bool v1929 = v1926 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v1431.x[26];
-    const float v1932 = scale_b[v1926];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1933 = scale_a[v1924];
-    const float v1934 = v1931 * v1933;
-    const float v1935 = v1934 * v1932;
-    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
-    const unsigned int v1937 = v1924 * v1;
-    const unsigned int v1938 = v1937 + v1926;
-    out[v1938] = v1936;
-  }
-  const unsigned int v1939 = static_cast<unsigned int>(v1431.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1940 = v395 + v1939;
-  const unsigned int v1941 = static_cast<unsigned int>(v1431.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1942 = v1421 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1944 = v316 && v1943;
-  const bool v1945 = v1942 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v1431.x[27];
-    const float v1948 = scale_b[v1942];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1949 = scale_a[v1940];
-    const float v1950 = v1947 * v1949;
-    const float v1951 = v1950 * v1948;
-    const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
-    const unsigned int v1953 = v1940 * v1;
-    const unsigned int v1954 = v1953 + v1942;
-    out[v1954] = v1952;
-  }
-  const unsigned int v1955 = static_cast<unsigned int>(v1431.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1956 = v395 + v1955;
-  const unsigned int v1957 = static_cast<unsigned int>(v1431.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1958 = v1421 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1960 = v316 && v1959;
-  const bool v1961 = v1958 < v1;
-  const bool v1962 = v1960 && v1961;
-  if (v1962) {
-    const float v1963 = v1431.x[28];
-    const float v1964 = scale_b[v1958];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1965 = scale_a[v1956];
-    const float v1966 = v1963 * v1965;
-    const float v1967 = v1966 * v1964;
-    const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
-    const unsigned int v1969 = v1956 * v1;
-    const unsigned int v1970 = v1969 + v1958;
-    out[v1970] = v1968;
-  }
-  const unsigned int v1971 = static_cast<unsigned int>(v1431.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1972 = v395 + v1971;
-  const unsigned int v1973 = static_cast<unsigned int>(v1431.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1974 = v1421 + v1973;
-  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1976 = v316 && v1975;
-  const bool v1977 = v1974 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v1431.x[29];
-    const float v1980 = scale_b[v1974];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1981 = scale_a[v1972];
-    const float v1982 = v1979 * v1981;
-    const float v1983 = v1982 * v1980;
-    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
-    const unsigned int v1985 = v1972 * v1;
-    const unsigned int v1986 = v1985 + v1974;
-    out[v1986] = v1984;
-  }
-  const unsigned int v1987 = static_cast<unsigned int>(v1431.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1988 = v395 + v1987;
-  const unsigned int v1989 = static_cast<unsigned int>(v1431.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1990 = v1421 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1992 = v316 && v1991;
-  const bool v1993 = v1990 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v1431.x[30];
-    const float v1996 = scale_b[v1990];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1997 = scale_a[v1988];
-    const float v1998 = v1995 * v1997;
-    const float v1999 = v1998 * v1996;
-    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
-    const unsigned int v2001 = v1988 * v1;
-    const unsigned int v2002 = v2001 + v1990;
-    out[v2002] = v2000;
-  }
-  const unsigned int v2003 = static_cast<unsigned int>(v1431.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2004 = v395 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v1431.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2006 = v1421 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2008 = v316 && v2007;
-  const bool v2009 = v2006 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v1431.x[31];
-    const float v2012 = scale_b[v2006];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2013 = scale_a[v2004];
-    const float v2014 = v2011 * v2013;
-    const float v2015 = v2014 * v2012;
-    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
-    const unsigned int v2017 = v2004 * v1;
-    const unsigned int v2018 = v2017 + v2006;
-    out[v2018] = v2016;
-  }
-  const unsigned int v2019 = static_cast<unsigned int>(v1431.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2020 = v395 + v2019;
-  const unsigned int v2021 = static_cast<unsigned int>(v1431.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2022 = v1421 + v2021;
-  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2024 = v316 && v2023;
-  const bool v2025 = v2022 < v1;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v1431.x[32];
-    const float v2028 = scale_b[v2022];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2029 = scale_a[v2020];
-    const float v2030 = v2027 * v2029;
-    const float v2031 = v2030 * v2028;
-    const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
-    const unsigned int v2033 = v2020 * v1;
-    const unsigned int v2034 = v2033 + v2022;
-    out[v2034] = v2032;
-  }
-  const unsigned int v2035 = static_cast<unsigned int>(v1431.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2036 = v395 + v2035;
-  const unsigned int v2037 = static_cast<unsigned int>(v1431.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2038 = v1421 + v2037;
-  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2040 = v316 && v2039;
-  const bool v2041 = v2038 < v1;
-  const bool v2042 = v2040 && v2041;
-  if (v2042) {
-    const float v2043 = v1431.x[33];
-    const float v2044 = scale_b[v2038];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2045 = scale_a[v2036];
-    const float v2046 = v2043 * v2045;
-    const float v2047 = v2046 * v2044;
-    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
-    const unsigned int v2049 = v2036 * v1;
-    const unsigned int v2050 = v2049 + v2038;
-    out[v2050] = v2048;
-  }
-  const unsigned int v2051 = static_cast<unsigned int>(v1431.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2052 = v395 + v2051;
-  const unsigned int v2053 = static_cast<unsigned int>(v1431.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2054 = v1421 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2056 = v316 && v2055;
-  const bool v2057 = v2054 < v1;
-  const bool v2058 = v2056 && v2057;
-  if (v2058) {
-    const float v2059 = v1431.x[34];
-    const float v2060 = scale_b[v2054];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2061 = scale_a[v2052];
-    const float v2062 = v2059 * v2061;
-    const float v2063 = v2062 * v2060;
-    const iron_bf16 v2064 = iron_f32_to_bf16(v2063);
-    const unsigned int v2065 = v2052 * v1;
-    const unsigned int v2066 = v2065 + v2054;
-    out[v2066] = v2064;
-  }
-  const unsigned int v2067 = static_cast<unsigned int>(v1431.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2068 = v395 + v2067;
-  const unsigned int v2069 = static_cast<unsigned int>(v1431.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2070 = v1421 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2072 = v316 && v2071;
-  const bool v2073 = v2070 < v1;
-  const bool v2074 = v2072 && v2073;
-  if (v2074) {
-    const float v2075 = v1431.x[35];
-    const float v2076 = scale_b[v2070];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2077 = scale_a[v2068];
-    const float v2078 = v2075 * v2077;
-    const float v2079 = v2078 * v2076;
-    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
-    const unsigned int v2081 = v2068 * v1;
-    const unsigned int v2082 = v2081 + v2070;
-    out[v2082] = v2080;
-  }
-  const unsigned int v2083 = static_cast<unsigned int>(v1431.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2084 = v395 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1431.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2086 = v1421 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2088 = v316 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1431.x[36];
-    const float v2092 = scale_b[v2086];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2093 = scale_a[v2084];
-    const float v2094 = v2091 * v2093;
-    const float v2095 = v2094 * v2092;
-    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
-    const unsigned int v2097 = v2084 * v1;
-    const unsigned int v2098 = v2097 + v2086;
-    out[v2098] = v2096;
-  }
-  const unsigned int v2099 = static_cast<unsigned int>(v1431.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2100 = v395 + v2099;
-  const unsigned int v2101 = static_cast<unsigned int>(v1431.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2102 = v1421 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2104 = v316 && v2103;
-  const bool v2105 = v2102 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v1431.x[37];
-    const float v2108 = scale_b[v2102];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2109 = scale_a[v2100];
-    const float v2110 = v2107 * v2109;
-    const float v2111 = v2110 * v2108;
-    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
-    const unsigned int v2113 = v2100 * v1;
-    const unsigned int v2114 = v2113 + v2102;
-    out[v2114] = v2112;
-  }
-  const unsigned int v2115 = static_cast<unsigned int>(v1431.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2116 = v395 + v2115;
-  const unsigned int v2117 = static_cast<unsigned int>(v1431.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2118 = v1421 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2120 = v316 && v2119;
-  const bool v2121 = v2118 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v1431.x[38];
-    const float v2124 = scale_b[v2118];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2125 = scale_a[v2116];
-    const float v2126 = v2123 * v2125;
-    const float v2127 = v2126 * v2124;
-    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
-    const unsigned int v2129 = v2116 * v1;
-    const unsigned int v2130 = v2129 + v2118;
-    out[v2130] = v2128;
-  }
-  const unsigned int v2131 = static_cast<unsigned int>(v1431.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2132 = v395 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v1431.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2134 = v1421 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2136 = v316 && v2135;
-  const bool v2137 = v2134 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v1431.x[39];
-    const float v2140 = scale_b[v2134];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2141 = scale_a[v2132];
-    const float v2142 = v2139 * v2141;
-    const float v2143 = v2142 * v2140;
-    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
-    const unsigned int v2145 = v2132 * v1;
-    const unsigned int v2146 = v2145 + v2134;
-    out[v2146] = v2144;
-  }
-  const unsigned int v2147 = static_cast<unsigned int>(v1431.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2148 = v395 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v1431.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2150 = v1421 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2152 = v316 && v2151;
-  const bool v2153 = v2150 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v1431.x[40];
-    const float v2156 = scale_b[v2150];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2157 = scale_a[v2148];
-    const float v2158 = v2155 * v2157;
-    const float v2159 = v2158 * v2156;
-    const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
-    const unsigned int v2161 = v2148 * v1;
-    const unsigned int v2162 = v2161 + v2150;
-    out[v2162] = v2160;
-  }
-  const unsigned int v2163 = static_cast<unsigned int>(v1431.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2164 = v395 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v1431.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2166 = v1421 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2168 = v316 && v2167;
-  const bool v2169 = v2166 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v1431.x[41];
-    const float v2172 = scale_b[v2166];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2173 = scale_a[v2164];
-    const float v2174 = v2171 * v2173;
-    const float v2175 = v2174 * v2172;
-    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
-    const unsigned int v2177 = v2164 * v1;
-    const unsigned int v2178 = v2177 + v2166;
-    out[v2178] = v2176;
-  }
-  const unsigned int v2179 = static_cast<unsigned int>(v1431.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2180 = v395 + v2179;
-  const unsigned int v2181 = static_cast<unsigned int>(v1431.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2182 = v1421 + v2181;
-  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2184 = v316 && v2183;
-  const bool v2185 = v2182 < v1;
-  const bool v2186 = v2184 && v2185;
-  if (v2186) {
-    const float v2187 = v1431.x[42];
-    const float v2188 = scale_b[v2182];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2189 = scale_a[v2180];
-    const float v2190 = v2187 * v2189;
-    const float v2191 = v2190 * v2188;
-    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
-    const unsigned int v2193 = v2180 * v1;
-    const unsigned int v2194 = v2193 + v2182;
-    out[v2194] = v2192;
-  }
-  const unsigned int v2195 = static_cast<unsigned int>(v1431.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2196 = v395 + v2195;
-  const unsigned int v2197 = static_cast<unsigned int>(v1431.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2198 = v1421 + v2197;
-  const bool v2199 = v2196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2200 = v316 && v2199;
-  const bool v2201 = v2198 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v1431.x[43];
-    const float v2204 = scale_b[v2198];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2205 = scale_a[v2196];
-    const float v2206 = v2203 * v2205;
-    const float v2207 = v2206 * v2204;
-    const iron_bf16 v2208 = iron_f32_to_bf16(v2207);
-    const unsigned int v2209 = v2196 * v1;
-    const unsigned int v2210 = v2209 + v2198;
-    out[v2210] = v2208;
-  }
-  const unsigned int v2211 = static_cast<unsigned int>(v1431.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2212 = v395 + v2211;
-  const unsigned int v2213 = static_cast<unsigned int>(v1431.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2214 = v1421 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2216 = v316 && v2215;
-  const bool v2217 = v2214 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v1431.x[44];
-    const float v2220 = scale_b[v2214];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2221 = scale_a[v2212];
-    const float v2222 = v2219 * v2221;
-    const float v2223 = v2222 * v2220;
-    const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
-    const unsigned int v2225 = v2212 * v1;
-    const unsigned int v2226 = v2225 + v2214;
-    out[v2226] = v2224;
-  }
-  const unsigned int v2227 = static_cast<unsigned int>(v1431.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2228 = v395 + v2227;
-  const unsigned int v2229 = static_cast<unsigned int>(v1431.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2230 = v1421 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2232 = v316 && v2231;
-  const bool v2233 = v2230 < v1;
-  const bool v2234 = v2232 && v2233;
-  if (v2234) {
-    const float v2235 = v1431.x[45];
-    const float v2236 = scale_b[v2230];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2237 = scale_a[v2228];
-    const float v2238 = v2235 * v2237;
-    const float v2239 = v2238 * v2236;
-    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
-    const unsigned int v2241 = v2228 * v1;
-    const unsigned int v2242 = v2241 + v2230;
-    out[v2242] = v2240;
-  }
-  const unsigned int v2243 = static_cast<unsigned int>(v1431.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2244 = v395 + v2243;
-  const unsigned int v2245 = static_cast<unsigned int>(v1431.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2246 = v1421 + v2245;
-  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2248 = v316 && v2247;
-  const bool v2249 = v2246 < v1;
-  const bool v2250 = v2248 && v2249;
-  if (v2250) {
-    const float v2251 = v1431.x[46];
-    const float v2252 = scale_b[v2246];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2253 = scale_a[v2244];
-    const float v2254 = v2251 * v2253;
-    const float v2255 = v2254 * v2252;
-    const iron_bf16 v2256 = iron_f32_to_bf16(v2255);
-    const unsigned int v2257 = v2244 * v1;
-    const unsigned int v2258 = v2257 + v2246;
-    out[v2258] = v2256;
-  }
-  const unsigned int v2259 = static_cast<unsigned int>(v1431.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2260 = v395 + v2259;
-  const unsigned int v2261 = static_cast<unsigned int>(v1431.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2262 = v1421 + v2261;
-  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2264 = v316 && v2263;
-  const bool v2265 = v2262 < v1;
-  const bool v2266 = v2264 && v2265;
-  if (v2266) {
-    const float v2267 = v1431.x[47];
-    const float v2268 = scale_b[v2262];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2269 = scale_a[v2260];
-    const float v2270 = v2267 * v2269;
-    const float v2271 = v2270 * v2268;
-    const iron_bf16 v2272 = iron_f32_to_bf16(v2271);
-    const unsigned int v2273 = v2260 * v1;
-    const unsigned int v2274 = v2273 + v2262;
-    out[v2274] = v2272;
-  }
-  const unsigned int v2275 = static_cast<unsigned int>(v1431.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2276 = v395 + v2275;
-  const unsigned int v2277 = static_cast<unsigned int>(v1431.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2278 = v1421 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2280 = v316 && v2279;
-  const bool v2281 = v2278 < v1;
-  const bool v2282 = v2280 && v2281;
-  if (v2282) {
-    const float v2283 = v1431.x[48];
-    const float v2284 = scale_b[v2278];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2285 = scale_a[v2276];
-    const float v2286 = v2283 * v2285;
-    const float v2287 = v2286 * v2284;
-    const iron_bf16 v2288 = iron_f32_to_bf16(v2287);
-    const unsigned int v2289 = v2276 * v1;
-    const unsigned int v2290 = v2289 + v2278;
-    out[v2290] = v2288;
-  }
-  const unsigned int v2291 = static_cast<unsigned int>(v1431.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2292 = v395 + v2291;
-  const unsigned int v2293 = static_cast<unsigned int>(v1431.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2294 = v1421 + v2293;
-  const bool v2295 = v2292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2296 = v316 && v2295;
-  const bool v2297 = v2294 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v1431.x[49];
-    const float v2300 = scale_b[v2294];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2301 = scale_a[v2292];
-    const float v2302 = v2299 * v2301;
-    const float v2303 = v2302 * v2300;
-    const iron_bf16 v2304 = iron_f32_to_bf16(v2303);
-    const unsigned int v2305 = v2292 * v1;
-    const unsigned int v2306 = v2305 + v2294;
-    out[v2306] = v2304;
-  }
-  const unsigned int v2307 = static_cast<unsigned int>(v1431.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2308 = v395 + v2307;
-  const unsigned int v2309 = static_cast<unsigned int>(v1431.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2310 = v1421 + v2309;
-  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2312 = v316 && v2311;
-  const bool v2313 = v2310 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v1431.x[50];
-    const float v2316 = scale_b[v2310];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2317 = scale_a[v2308];
-    const float v2318 = v2315 * v2317;
-    const float v2319 = v2318 * v2316;
-    const iron_bf16 v2320 = iron_f32_to_bf16(v2319);
-    const unsigned int v2321 = v2308 * v1;
-    const unsigned int v2322 = v2321 + v2310;
-    out[v2322] = v2320;
-  }
-  const unsigned int v2323 = static_cast<unsigned int>(v1431.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2324 = v395 + v2323;
-  const unsigned int v2325 = static_cast<unsigned int>(v1431.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2326 = v1421 + v2325;
-  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2328 = v316 && v2327;
-  const bool v2329 = v2326 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v1431.x[51];
-    const float v2332 = scale_b[v2326];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2333 = scale_a[v2324];
-    const float v2334 = v2331 * v2333;
-    const float v2335 = v2334 * v2332;
-    const iron_bf16 v2336 = iron_f32_to_bf16(v2335);
-    const unsigned int v2337 = v2324 * v1;
-    const unsigned int v2338 = v2337 + v2326;
-    out[v2338] = v2336;
-  }
-  const unsigned int v2339 = static_cast<unsigned int>(v1431.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2340 = v395 + v2339;
-  const unsigned int v2341 = static_cast<unsigned int>(v1431.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2342 = v1421 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2344 = v316 && v2343;
-  const bool v2345 = v2342 < v1;
-  const bool v2346 = v2344 && v2345;
-  if (v2346) {
-    const float v2347 = v1431.x[52];
-    const float v2348 = scale_b[v2342];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2349 = scale_a[v2340];
-    const float v2350 = v2347 * v2349;
-    const float v2351 = v2350 * v2348;
-    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
-    const unsigned int v2353 = v2340 * v1;
-    const unsigned int v2354 = v2353 + v2342;
-    out[v2354] = v2352;
-  }
-  const unsigned int v2355 = static_cast<unsigned int>(v1431.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2356 = v395 + v2355;
-  const unsigned int v2357 = static_cast<unsigned int>(v1431.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2358 = v1421 + v2357;
-  const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2360 = v316 && v2359;
-  const bool v2361 = v2358 < v1;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v1431.x[53];
-    const float v2364 = scale_b[v2358];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2365 = scale_a[v2356];
-    const float v2366 = v2363 * v2365;
-    const float v2367 = v2366 * v2364;
-    const iron_bf16 v2368 = iron_f32_to_bf16(v2367);
-    const unsigned int v2369 = v2356 * v1;
-    const unsigned int v2370 = v2369 + v2358;
-    out[v2370] = v2368;
-  }
-  const unsigned int v2371 = static_cast<unsigned int>(v1431.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2372 = v395 + v2371;
-  const unsigned int v2373 = static_cast<unsigned int>(v1431.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2374 = v1421 + v2373;
-  const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2376 = v316 && v2375;
-  const bool v2377 = v2374 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v1431.x[54];
-    const float v2380 = scale_b[v2374];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2381 = scale_a[v2372];
-    const float v2382 = v2379 * v2381;
-    const float v2383 = v2382 * v2380;
-    const iron_bf16 v2384 = iron_f32_to_bf16(v2383);
-    const unsigned int v2385 = v2372 * v1;
-    const unsigned int v2386 = v2385 + v2374;
-    out[v2386] = v2384;
-  }
-  const unsigned int v2387 = static_cast<unsigned int>(v1431.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2388 = v395 + v2387;
-  const unsigned int v2389 = static_cast<unsigned int>(v1431.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2390 = v1421 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2392 = v316 && v2391;
-  const bool v2393 = v2390 < v1;
-  const bool v2394 = v2392 && v2393;
-  if (v2394) {
-    const float v2395 = v1431.x[55];
-    const float v2396 = scale_b[v2390];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2397 = scale_a[v2388];
-    const float v2398 = v2395 * v2397;
-    const float v2399 = v2398 * v2396;
-    const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
-    const unsigned int v2401 = v2388 * v1;
-    const unsigned int v2402 = v2401 + v2390;
-    out[v2402] = v2400;
-  }
-  const unsigned int v2403 = static_cast<unsigned int>(v1431.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2404 = v395 + v2403;
-  const unsigned int v2405 = static_cast<unsigned int>(v1431.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2406 = v1421 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2408 = v316 && v2407;
-  const bool v2409 = v2406 < v1;
-  const bool v2410 = v2408 && v2409;
-  if (v2410) {
-    const float v2411 = v1431.x[56];
-    const float v2412 = scale_b[v2406];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2413 = scale_a[v2404];
-    const float v2414 = v2411 * v2413;
-    const float v2415 = v2414 * v2412;
-    const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
-    const unsigned int v2417 = v2404 * v1;
-    const unsigned int v2418 = v2417 + v2406;
-    out[v2418] = v2416;
-  }
-  const unsigned int v2419 = static_cast<unsigned int>(v1431.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2420 = v395 + v2419;
-  const unsigned int v2421 = static_cast<unsigned int>(v1431.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2422 = v1421 + v2421;
-  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2424 = v316 && v2423;
-  const bool v2425 = v2422 < v1;
-  const bool v2426 = v2424 && v2425;
-  if (v2426) {
-    const float v2427 = v1431.x[57];
-    const float v2428 = scale_b[v2422];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2429 = scale_a[v2420];
-    const float v2430 = v2427 * v2429;
-    const float v2431 = v2430 * v2428;
-    const iron_bf16 v2432 = iron_f32_to_bf16(v2431);
-    const unsigned int v2433 = v2420 * v1;
-    const unsigned int v2434 = v2433 + v2422;
-    out[v2434] = v2432;
-  }
-  const unsigned int v2435 = static_cast<unsigned int>(v1431.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2436 = v395 + v2435;
-  const unsigned int v2437 = static_cast<unsigned int>(v1431.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2438 = v1421 + v2437;
-  const bool v2439 = v2436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2440 = v316 && v2439;
-  const bool v2441 = v2438 < v1;
-  const bool v2442 = v2440 && v2441;
-  if (v2442) {
-    const float v2443 = v1431.x[58];
-    const float v2444 = scale_b[v2438];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2445 = scale_a[v2436];
-    const float v2446 = v2443 * v2445;
-    const float v2447 = v2446 * v2444;
-    const iron_bf16 v2448 = iron_f32_to_bf16(v2447);
-    const unsigned int v2449 = v2436 * v1;
-    const unsigned int v2450 = v2449 + v2438;
-    out[v2450] = v2448;
-  }
-  const unsigned int v2451 = static_cast<unsigned int>(v1431.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2452 = v395 + v2451;
-  const unsigned int v2453 = static_cast<unsigned int>(v1431.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2454 = v1421 + v2453;
-  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2456 = v316 && v2455;
-  const bool v2457 = v2454 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v1431.x[59];
-    const float v2460 = scale_b[v2454];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2461 = scale_a[v2452];
-    const float v2462 = v2459 * v2461;
-    const float v2463 = v2462 * v2460;
-    const iron_bf16 v2464 = iron_f32_to_bf16(v2463);
-    const unsigned int v2465 = v2452 * v1;
-    const unsigned int v2466 = v2465 + v2454;
-    out[v2466] = v2464;
-  }
-  const unsigned int v2467 = static_cast<unsigned int>(v1431.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2468 = v395 + v2467;
-  const unsigned int v2469 = static_cast<unsigned int>(v1431.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2470 = v1421 + v2469;
-  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2472 = v316 && v2471;
-  const bool v2473 = v2470 < v1;
-  const bool v2474 = v2472 && v2473;
-  if (v2474) {
-    const float v2475 = v1431.x[60];
-    const float v2476 = scale_b[v2470];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2477 = scale_a[v2468];
-    const float v2478 = v2475 * v2477;
-    const float v2479 = v2478 * v2476;
-    const iron_bf16 v2480 = iron_f32_to_bf16(v2479);
-    const unsigned int v2481 = v2468 * v1;
-    const unsigned int v2482 = v2481 + v2470;
-    out[v2482] = v2480;
-  }
-  const unsigned int v2483 = static_cast<unsigned int>(v1431.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2484 = v395 + v2483;
-  const unsigned int v2485 = static_cast<unsigned int>(v1431.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2486 = v1421 + v2485;
-  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2488 = v316 && v2487;
-  const bool v2489 = v2486 < v1;
-  const bool v2490 = v2488 && v2489;
-  if (v2490) {
-    const float v2491 = v1431.x[61];
-    const float v2492 = scale_b[v2486];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2493 = scale_a[v2484];
-    const float v2494 = v2491 * v2493;
-    const float v2495 = v2494 * v2492;
-    const iron_bf16 v2496 = iron_f32_to_bf16(v2495);
-    const unsigned int v2497 = v2484 * v1;
-    const unsigned int v2498 = v2497 + v2486;
-    out[v2498] = v2496;
-  }
-  const unsigned int v2499 = static_cast<unsigned int>(v1431.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2500 = v395 + v2499;
-  const unsigned int v2501 = static_cast<unsigned int>(v1431.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2502 = v1421 + v2501;
-  const bool v2503 = v2500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2504 = v316 && v2503;
-  const bool v2505 = v2502 < v1;
-  const bool v2506 = v2504 && v2505;
-  if (v2506) {
-    const float v2507 = v1431.x[62];
-    const float v2508 = scale_b[v2502];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2509 = scale_a[v2500];
-    const float v2510 = v2507 * v2509;
-    const float v2511 = v2510 * v2508;
-    const iron_bf16 v2512 = iron_f32_to_bf16(v2511);
-    const unsigned int v2513 = v2500 * v1;
-    const unsigned int v2514 = v2513 + v2502;
-    out[v2514] = v2512;
-  }
-  const unsigned int v2515 = static_cast<unsigned int>(v1431.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2516 = v395 + v2515;
-  const unsigned int v2517 = static_cast<unsigned int>(v1431.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2518 = v1421 + v2517;
-  const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2520 = v316 && v2519;
-  const bool v2521 = v2518 < v1;
-  const bool v2522 = v2520 && v2521;
-  if (v2522) {
-    const float v2523 = v1431.x[63];
-    const float v2524 = scale_b[v2518];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2525 = scale_a[v2516];
-    const float v2526 = v2523 * v2525;
-    const float v2527 = v2526 * v2524;
-    const iron_bf16 v2528 = iron_f32_to_bf16(v2527);
-    const unsigned int v2529 = v2516 * v1;
-    const unsigned int v2530 = v2529 + v2518;
-    out[v2530] = v2528;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const unsigned int v1504 = static_cast<unsigned int>(v1428.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1505 = v392 + v1504;
+  const unsigned int v1506 = static_cast<unsigned int>(v1428.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1507 = v1418 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1509 = v313 && v1508;
+  const bool v1510 = v1507 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v1428.x[0];
+    const float v1513 = scale_b[v1507];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1514 = scale_a[v1505];
+    const float v1515 = v1512 * v1514;
+    const float v1516 = v1515 * v1513;
+    const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
+    const unsigned int v1518 = v1505 * v1;
+    const unsigned int v1519 = v1518 + v1507;
+    out[v1519] = v1517;
+  }
+  const unsigned int v1520 = static_cast<unsigned int>(v1428.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1521 = v392 + v1520;
+  const unsigned int v1522 = static_cast<unsigned int>(v1428.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1523 = v1418 + v1522;
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1525 = v313 && v1524;
+  const bool v1526 = v1523 < v1;
+  const bool v1527 = v1525 && v1526;
+  if (v1527) {
+    const float v1528 = v1428.x[1];
+    const float v1529 = scale_b[v1523];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1530 = scale_a[v1521];
+    const float v1531 = v1528 * v1530;
+    const float v1532 = v1531 * v1529;
+    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
+    const unsigned int v1534 = v1521 * v1;
+    const unsigned int v1535 = v1534 + v1523;
+    out[v1535] = v1533;
+  }
+  const unsigned int v1536 = static_cast<unsigned int>(v1428.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1537 = v392 + v1536;
+  const unsigned int v1538 = static_cast<unsigned int>(v1428.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1539 = v1418 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1541 = v313 && v1540;
+  const bool v1542 = v1539 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v1428.x[2];
+    const float v1545 = scale_b[v1539];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1546 = scale_a[v1537];
+    const float v1547 = v1544 * v1546;
+    const float v1548 = v1547 * v1545;
+    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
+    const unsigned int v1550 = v1537 * v1;
+    const unsigned int v1551 = v1550 + v1539;
+    out[v1551] = v1549;
+  }
+  const unsigned int v1552 = static_cast<unsigned int>(v1428.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1553 = v392 + v1552;
+  const unsigned int v1554 = static_cast<unsigned int>(v1428.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1555 = v1418 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1557 = v313 && v1556;
+  const bool v1558 = v1555 < v1;
+  const bool v1559 = v1557 && v1558;
+  if (v1559) {
+    const float v1560 = v1428.x[3];
+    const float v1561 = scale_b[v1555];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1562 = scale_a[v1553];
+    const float v1563 = v1560 * v1562;
+    const float v1564 = v1563 * v1561;
+    const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
+    const unsigned int v1566 = v1553 * v1;
+    const unsigned int v1567 = v1566 + v1555;
+    out[v1567] = v1565;
+  }
+  const unsigned int v1568 = static_cast<unsigned int>(v1428.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1569 = v392 + v1568;
+  const unsigned int v1570 = static_cast<unsigned int>(v1428.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1571 = v1418 + v1570;
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1573 = v313 && v1572;
+  const bool v1574 = v1571 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v1428.x[4];
+    const float v1577 = scale_b[v1571];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1578 = scale_a[v1569];
+    const float v1579 = v1576 * v1578;
+    const float v1580 = v1579 * v1577;
+    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+    const unsigned int v1582 = v1569 * v1;
+    const unsigned int v1583 = v1582 + v1571;
+    out[v1583] = v1581;
+  }
+  const unsigned int v1584 = static_cast<unsigned int>(v1428.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1585 = v392 + v1584;
+  const unsigned int v1586 = static_cast<unsigned int>(v1428.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1587 = v1418 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1589 = v313 && v1588;
+  const bool v1590 = v1587 < v1;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v1428.x[5];
+    const float v1593 = scale_b[v1587];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1594 = scale_a[v1585];
+    const float v1595 = v1592 * v1594;
+    const float v1596 = v1595 * v1593;
+    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
+    const unsigned int v1598 = v1585 * v1;
+    const unsigned int v1599 = v1598 + v1587;
+    out[v1599] = v1597;
+  }
+  const unsigned int v1600 = static_cast<unsigned int>(v1428.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1601 = v392 + v1600;
+  const unsigned int v1602 = static_cast<unsigned int>(v1428.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1603 = v1418 + v1602;
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1605 = v313 && v1604;
+  const bool v1606 = v1603 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v1428.x[6];
+    const float v1609 = scale_b[v1603];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1610 = scale_a[v1601];
+    const float v1611 = v1608 * v1610;
+    const float v1612 = v1611 * v1609;
+    const iron_bf16 v1613 = iron_f32_to_bf16(v1612);
+    const unsigned int v1614 = v1601 * v1;
+    const unsigned int v1615 = v1614 + v1603;
+    out[v1615] = v1613;
+  }
+  const unsigned int v1616 = static_cast<unsigned int>(v1428.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1617 = v392 + v1616;
+  const unsigned int v1618 = static_cast<unsigned int>(v1428.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1619 = v1418 + v1618;
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1621 = v313 && v1620;
+  const bool v1622 = v1619 < v1;
+  const bool v1623 = v1621 && v1622;
+  if (v1623) {
+    const float v1624 = v1428.x[7];
+    const float v1625 = scale_b[v1619];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1626 = scale_a[v1617];
+    const float v1627 = v1624 * v1626;
+    const float v1628 = v1627 * v1625;
+    const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
+    const unsigned int v1630 = v1617 * v1;
+    const unsigned int v1631 = v1630 + v1619;
+    out[v1631] = v1629;
+  }
+  const unsigned int v1632 = static_cast<unsigned int>(v1428.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1633 = v392 + v1632;
+  const unsigned int v1634 = static_cast<unsigned int>(v1428.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1635 = v1418 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1637 = v313 && v1636;
+  const bool v1638 = v1635 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v1428.x[8];
+    const float v1641 = scale_b[v1635];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1642 = scale_a[v1633];
+    const float v1643 = v1640 * v1642;
+    const float v1644 = v1643 * v1641;
+    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
+    const unsigned int v1646 = v1633 * v1;
+    const unsigned int v1647 = v1646 + v1635;
+    out[v1647] = v1645;
+  }
+  const unsigned int v1648 = static_cast<unsigned int>(v1428.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1649 = v392 + v1648;
+  const unsigned int v1650 = static_cast<unsigned int>(v1428.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1651 = v1418 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1653 = v313 && v1652;
+  const bool v1654 = v1651 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v1428.x[9];
+    const float v1657 = scale_b[v1651];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1658 = scale_a[v1649];
+    const float v1659 = v1656 * v1658;
+    const float v1660 = v1659 * v1657;
+    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
+    const unsigned int v1662 = v1649 * v1;
+    const unsigned int v1663 = v1662 + v1651;
+    out[v1663] = v1661;
+  }
+  const unsigned int v1664 = static_cast<unsigned int>(v1428.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1665 = v392 + v1664;
+  const unsigned int v1666 = static_cast<unsigned int>(v1428.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1667 = v1418 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1669 = v313 && v1668;
+  const bool v1670 = v1667 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v1428.x[10];
+    const float v1673 = scale_b[v1667];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1674 = scale_a[v1665];
+    const float v1675 = v1672 * v1674;
+    const float v1676 = v1675 * v1673;
+    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
+    const unsigned int v1678 = v1665 * v1;
+    const unsigned int v1679 = v1678 + v1667;
+    out[v1679] = v1677;
+  }
+  const unsigned int v1680 = static_cast<unsigned int>(v1428.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1681 = v392 + v1680;
+  const unsigned int v1682 = static_cast<unsigned int>(v1428.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1683 = v1418 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1685 = v313 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1428.x[11];
+    const float v1689 = scale_b[v1683];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1690 = scale_a[v1681];
+    const float v1691 = v1688 * v1690;
+    const float v1692 = v1691 * v1689;
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+    const unsigned int v1694 = v1681 * v1;
+    const unsigned int v1695 = v1694 + v1683;
+    out[v1695] = v1693;
+  }
+  const unsigned int v1696 = static_cast<unsigned int>(v1428.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1697 = v392 + v1696;
+  const unsigned int v1698 = static_cast<unsigned int>(v1428.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1699 = v1418 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1701 = v313 && v1700;
+  const bool v1702 = v1699 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v1428.x[12];
+    const float v1705 = scale_b[v1699];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1706 = scale_a[v1697];
+    const float v1707 = v1704 * v1706;
+    const float v1708 = v1707 * v1705;
+    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
+    const unsigned int v1710 = v1697 * v1;
+    const unsigned int v1711 = v1710 + v1699;
+    out[v1711] = v1709;
+  }
+  const unsigned int v1712 = static_cast<unsigned int>(v1428.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1713 = v392 + v1712;
+  const unsigned int v1714 = static_cast<unsigned int>(v1428.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1715 = v1418 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1717 = v313 && v1716;
+  const bool v1718 = v1715 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v1428.x[13];
+    const float v1721 = scale_b[v1715];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1722 = scale_a[v1713];
+    const float v1723 = v1720 * v1722;
+    const float v1724 = v1723 * v1721;
+    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+    const unsigned int v1726 = v1713 * v1;
+    const unsigned int v1727 = v1726 + v1715;
+    out[v1727] = v1725;
+  }
+  const unsigned int v1728 = static_cast<unsigned int>(v1428.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1729 = v392 + v1728;
+  const unsigned int v1730 = static_cast<unsigned int>(v1428.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1731 = v1418 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1733 = v313 && v1732;
+  const bool v1734 = v1731 < v1;
+  const bool v1735 = v1733 && v1734;
+  if (v1735) {
+    const float v1736 = v1428.x[14];
+    const float v1737 = scale_b[v1731];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1738 = scale_a[v1729];
+    const float v1739 = v1736 * v1738;
+    const float v1740 = v1739 * v1737;
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    const unsigned int v1742 = v1729 * v1;
+    const unsigned int v1743 = v1742 + v1731;
+    out[v1743] = v1741;
+  }
+  const unsigned int v1744 = static_cast<unsigned int>(v1428.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1745 = v392 + v1744;
+  const unsigned int v1746 = static_cast<unsigned int>(v1428.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1747 = v1418 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1749 = v313 && v1748;
+  const bool v1750 = v1747 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v1428.x[15];
+    const float v1753 = scale_b[v1747];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1754 = scale_a[v1745];
+    const float v1755 = v1752 * v1754;
+    const float v1756 = v1755 * v1753;
+    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
+    const unsigned int v1758 = v1745 * v1;
+    const unsigned int v1759 = v1758 + v1747;
+    out[v1759] = v1757;
+  }
+  const unsigned int v1760 = static_cast<unsigned int>(v1428.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1761 = v392 + v1760;
+  const unsigned int v1762 = static_cast<unsigned int>(v1428.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1763 = v1418 + v1762;
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1765 = v313 && v1764;
+  const bool v1766 = v1763 < v1;
+  const bool v1767 = v1765 && v1766;
+  if (v1767) {
+    const float v1768 = v1428.x[16];
+    const float v1769 = scale_b[v1763];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1770 = scale_a[v1761];
+    const float v1771 = v1768 * v1770;
+    const float v1772 = v1771 * v1769;
+    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
+    const unsigned int v1774 = v1761 * v1;
+    const unsigned int v1775 = v1774 + v1763;
+    out[v1775] = v1773;
+  }
+  const unsigned int v1776 = static_cast<unsigned int>(v1428.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1777 = v392 + v1776;
+  const unsigned int v1778 = static_cast<unsigned int>(v1428.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1779 = v1418 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1781 = v313 && v1780;
+  const bool v1782 = v1779 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v1428.x[17];
+    const float v1785 = scale_b[v1779];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1786 = scale_a[v1777];
+    const float v1787 = v1784 * v1786;
+    const float v1788 = v1787 * v1785;
+    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
+    const unsigned int v1790 = v1777 * v1;
+    const unsigned int v1791 = v1790 + v1779;
+    out[v1791] = v1789;
+  }
+  const unsigned int v1792 = static_cast<unsigned int>(v1428.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1793 = v392 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v1428.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1795 = v1418 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1797 = v313 && v1796;
+  const bool v1798 = v1795 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v1428.x[18];
+    const float v1801 = scale_b[v1795];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1802 = scale_a[v1793];
+    const float v1803 = v1800 * v1802;
+    const float v1804 = v1803 * v1801;
+    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
+    const unsigned int v1806 = v1793 * v1;
+    const unsigned int v1807 = v1806 + v1795;
+    out[v1807] = v1805;
+  }
+  const unsigned int v1808 = static_cast<unsigned int>(v1428.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1809 = v392 + v1808;
+  const unsigned int v1810 = static_cast<unsigned int>(v1428.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1811 = v1418 + v1810;
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1813 = v313 && v1812;
+  const bool v1814 = v1811 < v1;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v1428.x[19];
+    const float v1817 = scale_b[v1811];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1818 = scale_a[v1809];
+    const float v1819 = v1816 * v1818;
+    const float v1820 = v1819 * v1817;
+    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
+    const unsigned int v1822 = v1809 * v1;
+    const unsigned int v1823 = v1822 + v1811;
+    out[v1823] = v1821;
+  }
+  const unsigned int v1824 = static_cast<unsigned int>(v1428.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1825 = v392 + v1824;
+  const unsigned int v1826 = static_cast<unsigned int>(v1428.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1827 = v1418 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1829 = v313 && v1828;
+  const bool v1830 = v1827 < v1;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v1428.x[20];
+    const float v1833 = scale_b[v1827];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1834 = scale_a[v1825];
+    const float v1835 = v1832 * v1834;
+    const float v1836 = v1835 * v1833;
+    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
+    const unsigned int v1838 = v1825 * v1;
+    const unsigned int v1839 = v1838 + v1827;
+    out[v1839] = v1837;
+  }
+  const unsigned int v1840 = static_cast<unsigned int>(v1428.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1841 = v392 + v1840;
+  const unsigned int v1842 = static_cast<unsigned int>(v1428.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1843 = v1418 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1845 = v313 && v1844;
+  const bool v1846 = v1843 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v1428.x[21];
+    const float v1849 = scale_b[v1843];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1850 = scale_a[v1841];
+    const float v1851 = v1848 * v1850;
+    const float v1852 = v1851 * v1849;
+    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
+    const unsigned int v1854 = v1841 * v1;
+    const unsigned int v1855 = v1854 + v1843;
+    out[v1855] = v1853;
+  }
+  const unsigned int v1856 = static_cast<unsigned int>(v1428.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1857 = v392 + v1856;
+  const unsigned int v1858 = static_cast<unsigned int>(v1428.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1859 = v1418 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1861 = v313 && v1860;
+  const bool v1862 = v1859 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v1428.x[22];
+    const float v1865 = scale_b[v1859];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1866 = scale_a[v1857];
+    const float v1867 = v1864 * v1866;
+    const float v1868 = v1867 * v1865;
+    const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
+    const unsigned int v1870 = v1857 * v1;
+    const unsigned int v1871 = v1870 + v1859;
+    out[v1871] = v1869;
+  }
+  const unsigned int v1872 = static_cast<unsigned int>(v1428.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1873 = v392 + v1872;
+  const unsigned int v1874 = static_cast<unsigned int>(v1428.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1875 = v1418 + v1874;
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1877 = v313 && v1876;
+  const bool v1878 = v1875 < v1;
+  const bool v1879 = v1877 && v1878;
+  if (v1879) {
+    const float v1880 = v1428.x[23];
+    const float v1881 = scale_b[v1875];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1882 = scale_a[v1873];
+    const float v1883 = v1880 * v1882;
+    const float v1884 = v1883 * v1881;
+    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
+    const unsigned int v1886 = v1873 * v1;
+    const unsigned int v1887 = v1886 + v1875;
+    out[v1887] = v1885;
+  }
+  const unsigned int v1888 = static_cast<unsigned int>(v1428.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1889 = v392 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v1428.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1891 = v1418 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1893 = v313 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1428.x[24];
+    const float v1897 = scale_b[v1891];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1898 = scale_a[v1889];
+    const float v1899 = v1896 * v1898;
+    const float v1900 = v1899 * v1897;
+    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
+    const unsigned int v1902 = v1889 * v1;
+    const unsigned int v1903 = v1902 + v1891;
+    out[v1903] = v1901;
+  }
+  const unsigned int v1904 = static_cast<unsigned int>(v1428.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1905 = v392 + v1904;
+  const unsigned int v1906 = static_cast<unsigned int>(v1428.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1907 = v1418 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1909 = v313 && v1908;
+  const bool v1910 = v1907 < v1;
+  const bool v1911 = v1909 && v1910;
+  if (v1911) {
+    const float v1912 = v1428.x[25];
+    const float v1913 = scale_b[v1907];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1914 = scale_a[v1905];
+    const float v1915 = v1912 * v1914;
+    const float v1916 = v1915 * v1913;
+    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+    const unsigned int v1918 = v1905 * v1;
+    const unsigned int v1919 = v1918 + v1907;
+    out[v1919] = v1917;
+  }
+  const unsigned int v1920 = static_cast<unsigned int>(v1428.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1921 = v392 + v1920;
+  const unsigned int v1922 = static_cast<unsigned int>(v1428.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1923 = v1418 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1925 = v313 && v1924;
+  const bool v1926 = v1923 < v1;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v1428.x[26];
+    const float v1929 = scale_b[v1923];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1930 = scale_a[v1921];
+    const float v1931 = v1928 * v1930;
+    const float v1932 = v1931 * v1929;
+    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
+    const unsigned int v1934 = v1921 * v1;
+    const unsigned int v1935 = v1934 + v1923;
+    out[v1935] = v1933;
+  }
+  const unsigned int v1936 = static_cast<unsigned int>(v1428.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1937 = v392 + v1936;
+  const unsigned int v1938 = static_cast<unsigned int>(v1428.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1939 = v1418 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1941 = v313 && v1940;
+  const bool v1942 = v1939 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v1428.x[27];
+    const float v1945 = scale_b[v1939];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1946 = scale_a[v1937];
+    const float v1947 = v1944 * v1946;
+    const float v1948 = v1947 * v1945;
+    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
+    const unsigned int v1950 = v1937 * v1;
+    const unsigned int v1951 = v1950 + v1939;
+    out[v1951] = v1949;
+  }
+  const unsigned int v1952 = static_cast<unsigned int>(v1428.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1953 = v392 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v1428.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1955 = v1418 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1957 = v313 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1428.x[28];
+    const float v1961 = scale_b[v1955];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1962 = scale_a[v1953];
+    const float v1963 = v1960 * v1962;
+    const float v1964 = v1963 * v1961;
+    const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
+    const unsigned int v1966 = v1953 * v1;
+    const unsigned int v1967 = v1966 + v1955;
+    out[v1967] = v1965;
+  }
+  const unsigned int v1968 = static_cast<unsigned int>(v1428.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1969 = v392 + v1968;
+  const unsigned int v1970 = static_cast<unsigned int>(v1428.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1971 = v1418 + v1970;
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1973 = v313 && v1972;
+  const bool v1974 = v1971 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v1428.x[29];
+    const float v1977 = scale_b[v1971];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1978 = scale_a[v1969];
+    const float v1979 = v1976 * v1978;
+    const float v1980 = v1979 * v1977;
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+    const unsigned int v1982 = v1969 * v1;
+    const unsigned int v1983 = v1982 + v1971;
+    out[v1983] = v1981;
+  }
+  const unsigned int v1984 = static_cast<unsigned int>(v1428.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1985 = v392 + v1984;
+  const unsigned int v1986 = static_cast<unsigned int>(v1428.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1987 = v1418 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1989 = v313 && v1988;
+  const bool v1990 = v1987 < v1;
+  const bool v1991 = v1989 && v1990;
+  if (v1991) {
+    const float v1992 = v1428.x[30];
+    const float v1993 = scale_b[v1987];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1994 = scale_a[v1985];
+    const float v1995 = v1992 * v1994;
+    const float v1996 = v1995 * v1993;
+    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
+    const unsigned int v1998 = v1985 * v1;
+    const unsigned int v1999 = v1998 + v1987;
+    out[v1999] = v1997;
+  }
+  const unsigned int v2000 = static_cast<unsigned int>(v1428.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2001 = v392 + v2000;
+  const unsigned int v2002 = static_cast<unsigned int>(v1428.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2003 = v1418 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2005 = v313 && v2004;
+  const bool v2006 = v2003 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v1428.x[31];
+    const float v2009 = scale_b[v2003];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2010 = scale_a[v2001];
+    const float v2011 = v2008 * v2010;
+    const float v2012 = v2011 * v2009;
+    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
+    const unsigned int v2014 = v2001 * v1;
+    const unsigned int v2015 = v2014 + v2003;
+    out[v2015] = v2013;
+  }
+  const unsigned int v2016 = static_cast<unsigned int>(v1428.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2017 = v392 + v2016;
+  const unsigned int v2018 = static_cast<unsigned int>(v1428.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2019 = v1418 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2021 = v313 && v2020;
+  const bool v2022 = v2019 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v1428.x[32];
+    const float v2025 = scale_b[v2019];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2026 = scale_a[v2017];
+    const float v2027 = v2024 * v2026;
+    const float v2028 = v2027 * v2025;
+    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
+    const unsigned int v2030 = v2017 * v1;
+    const unsigned int v2031 = v2030 + v2019;
+    out[v2031] = v2029;
+  }
+  const unsigned int v2032 = static_cast<unsigned int>(v1428.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2033 = v392 + v2032;
+  const unsigned int v2034 = static_cast<unsigned int>(v1428.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2035 = v1418 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2037 = v313 && v2036;
+  const bool v2038 = v2035 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v1428.x[33];
+    const float v2041 = scale_b[v2035];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2042 = scale_a[v2033];
+    const float v2043 = v2040 * v2042;
+    const float v2044 = v2043 * v2041;
+    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
+    const unsigned int v2046 = v2033 * v1;
+    const unsigned int v2047 = v2046 + v2035;
+    out[v2047] = v2045;
+  }
+  const unsigned int v2048 = static_cast<unsigned int>(v1428.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2049 = v392 + v2048;
+  const unsigned int v2050 = static_cast<unsigned int>(v1428.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2051 = v1418 + v2050;
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2053 = v313 && v2052;
+  const bool v2054 = v2051 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v1428.x[34];
+    const float v2057 = scale_b[v2051];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2058 = scale_a[v2049];
+    const float v2059 = v2056 * v2058;
+    const float v2060 = v2059 * v2057;
+    const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
+    const unsigned int v2062 = v2049 * v1;
+    const unsigned int v2063 = v2062 + v2051;
+    out[v2063] = v2061;
+  }
+  const unsigned int v2064 = static_cast<unsigned int>(v1428.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2065 = v392 + v2064;
+  const unsigned int v2066 = static_cast<unsigned int>(v1428.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2067 = v1418 + v2066;
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2069 = v313 && v2068;
+  const bool v2070 = v2067 < v1;
+  const bool v2071 = v2069 && v2070;
+  if (v2071) {
+    const float v2072 = v1428.x[35];
+    const float v2073 = scale_b[v2067];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2074 = scale_a[v2065];
+    const float v2075 = v2072 * v2074;
+    const float v2076 = v2075 * v2073;
+    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
+    const unsigned int v2078 = v2065 * v1;
+    const unsigned int v2079 = v2078 + v2067;
+    out[v2079] = v2077;
+  }
+  const unsigned int v2080 = static_cast<unsigned int>(v1428.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2081 = v392 + v2080;
+  const unsigned int v2082 = static_cast<unsigned int>(v1428.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2083 = v1418 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2085 = v313 && v2084;
+  const bool v2086 = v2083 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v1428.x[36];
+    const float v2089 = scale_b[v2083];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2090 = scale_a[v2081];
+    const float v2091 = v2088 * v2090;
+    const float v2092 = v2091 * v2089;
+    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
+    const unsigned int v2094 = v2081 * v1;
+    const unsigned int v2095 = v2094 + v2083;
+    out[v2095] = v2093;
+  }
+  const unsigned int v2096 = static_cast<unsigned int>(v1428.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2097 = v392 + v2096;
+  const unsigned int v2098 = static_cast<unsigned int>(v1428.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2099 = v1418 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2101 = v313 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1428.x[37];
+    const float v2105 = scale_b[v2099];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2106 = scale_a[v2097];
+    const float v2107 = v2104 * v2106;
+    const float v2108 = v2107 * v2105;
+    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
+    const unsigned int v2110 = v2097 * v1;
+    const unsigned int v2111 = v2110 + v2099;
+    out[v2111] = v2109;
+  }
+  const unsigned int v2112 = static_cast<unsigned int>(v1428.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2113 = v392 + v2112;
+  const unsigned int v2114 = static_cast<unsigned int>(v1428.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2115 = v1418 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2117 = v313 && v2116;
+  const bool v2118 = v2115 < v1;
+  const bool v2119 = v2117 && v2118;
+  if (v2119) {
+    const float v2120 = v1428.x[38];
+    const float v2121 = scale_b[v2115];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2122 = scale_a[v2113];
+    const float v2123 = v2120 * v2122;
+    const float v2124 = v2123 * v2121;
+    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
+    const unsigned int v2126 = v2113 * v1;
+    const unsigned int v2127 = v2126 + v2115;
+    out[v2127] = v2125;
+  }
+  const unsigned int v2128 = static_cast<unsigned int>(v1428.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2129 = v392 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v1428.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2131 = v1418 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2133 = v313 && v2132;
+  const bool v2134 = v2131 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v1428.x[39];
+    const float v2137 = scale_b[v2131];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2138 = scale_a[v2129];
+    const float v2139 = v2136 * v2138;
+    const float v2140 = v2139 * v2137;
+    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
+    const unsigned int v2142 = v2129 * v1;
+    const unsigned int v2143 = v2142 + v2131;
+    out[v2143] = v2141;
+  }
+  const unsigned int v2144 = static_cast<unsigned int>(v1428.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2145 = v392 + v2144;
+  const unsigned int v2146 = static_cast<unsigned int>(v1428.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2147 = v1418 + v2146;
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2149 = v313 && v2148;
+  const bool v2150 = v2147 < v1;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v1428.x[40];
+    const float v2153 = scale_b[v2147];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2154 = scale_a[v2145];
+    const float v2155 = v2152 * v2154;
+    const float v2156 = v2155 * v2153;
+    const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
+    const unsigned int v2158 = v2145 * v1;
+    const unsigned int v2159 = v2158 + v2147;
+    out[v2159] = v2157;
+  }
+  const unsigned int v2160 = static_cast<unsigned int>(v1428.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2161 = v392 + v2160;
+  const unsigned int v2162 = static_cast<unsigned int>(v1428.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2163 = v1418 + v2162;
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2165 = v313 && v2164;
+  const bool v2166 = v2163 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v1428.x[41];
+    const float v2169 = scale_b[v2163];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2170 = scale_a[v2161];
+    const float v2171 = v2168 * v2170;
+    const float v2172 = v2171 * v2169;
+    const iron_bf16 v2173 = iron_f32_to_bf16(v2172);
+    const unsigned int v2174 = v2161 * v1;
+    const unsigned int v2175 = v2174 + v2163;
+    out[v2175] = v2173;
+  }
+  const unsigned int v2176 = static_cast<unsigned int>(v1428.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2177 = v392 + v2176;
+  const unsigned int v2178 = static_cast<unsigned int>(v1428.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2179 = v1418 + v2178;
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2181 = v313 && v2180;
+  const bool v2182 = v2179 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v1428.x[42];
+    const float v2185 = scale_b[v2179];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2186 = scale_a[v2177];
+    const float v2187 = v2184 * v2186;
+    const float v2188 = v2187 * v2185;
+    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);
+    const unsigned int v2190 = v2177 * v1;
+    const unsigned int v2191 = v2190 + v2179;
+    out[v2191] = v2189;
+  }
+  const unsigned int v2192 = static_cast<unsigned int>(v1428.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2193 = v392 + v2192;
+  const unsigned int v2194 = static_cast<unsigned int>(v1428.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2195 = v1418 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2197 = v313 && v2196;
+  const bool v2198 = v2195 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v1428.x[43];
+    const float v2201 = scale_b[v2195];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2202 = scale_a[v2193];
+    const float v2203 = v2200 * v2202;
+    const float v2204 = v2203 * v2201;
+    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
+    const unsigned int v2206 = v2193 * v1;
+    const unsigned int v2207 = v2206 + v2195;
+    out[v2207] = v2205;
+  }
+  const unsigned int v2208 = static_cast<unsigned int>(v1428.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2209 = v392 + v2208;
+  const unsigned int v2210 = static_cast<unsigned int>(v1428.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2211 = v1418 + v2210;
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2213 = v313 && v2212;
+  const bool v2214 = v2211 < v1;
+  const bool v2215 = v2213 && v2214;
+  if (v2215) {
+    const float v2216 = v1428.x[44];
+    const float v2217 = scale_b[v2211];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2218 = scale_a[v2209];
+    const float v2219 = v2216 * v2218;
+    const float v2220 = v2219 * v2217;
+    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
+    const unsigned int v2222 = v2209 * v1;
+    const unsigned int v2223 = v2222 + v2211;
+    out[v2223] = v2221;
+  }
+  const unsigned int v2224 = static_cast<unsigned int>(v1428.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2225 = v392 + v2224;
+  const unsigned int v2226 = static_cast<unsigned int>(v1428.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2227 = v1418 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2229 = v313 && v2228;
+  const bool v2230 = v2227 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v1428.x[45];
+    const float v2233 = scale_b[v2227];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2234 = scale_a[v2225];
+    const float v2235 = v2232 * v2234;
+    const float v2236 = v2235 * v2233;
+    const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
+    const unsigned int v2238 = v2225 * v1;
+    const unsigned int v2239 = v2238 + v2227;
+    out[v2239] = v2237;
+  }
+  const unsigned int v2240 = static_cast<unsigned int>(v1428.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2241 = v392 + v2240;
+  const unsigned int v2242 = static_cast<unsigned int>(v1428.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2243 = v1418 + v2242;
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2245 = v313 && v2244;
+  const bool v2246 = v2243 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v1428.x[46];
+    const float v2249 = scale_b[v2243];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2250 = scale_a[v2241];
+    const float v2251 = v2248 * v2250;
+    const float v2252 = v2251 * v2249;
+    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
+    const unsigned int v2254 = v2241 * v1;
+    const unsigned int v2255 = v2254 + v2243;
+    out[v2255] = v2253;
+  }
+  const unsigned int v2256 = static_cast<unsigned int>(v1428.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2257 = v392 + v2256;
+  const unsigned int v2258 = static_cast<unsigned int>(v1428.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2259 = v1418 + v2258;
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2261 = v313 && v2260;
+  const bool v2262 = v2259 < v1;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v1428.x[47];
+    const float v2265 = scale_b[v2259];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2266 = scale_a[v2257];
+    const float v2267 = v2264 * v2266;
+    const float v2268 = v2267 * v2265;
+    const iron_bf16 v2269 = iron_f32_to_bf16(v2268);
+    const unsigned int v2270 = v2257 * v1;
+    const unsigned int v2271 = v2270 + v2259;
+    out[v2271] = v2269;
+  }
+  const unsigned int v2272 = static_cast<unsigned int>(v1428.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2273 = v392 + v2272;
+  const unsigned int v2274 = static_cast<unsigned int>(v1428.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2275 = v1418 + v2274;
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2277 = v313 && v2276;
+  const bool v2278 = v2275 < v1;
+  const bool v2279 = v2277 && v2278;
+  if (v2279) {
+    const float v2280 = v1428.x[48];
+    const float v2281 = scale_b[v2275];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2282 = scale_a[v2273];
+    const float v2283 = v2280 * v2282;
+    const float v2284 = v2283 * v2281;
+    const iron_bf16 v2285 = iron_f32_to_bf16(v2284);
+    const unsigned int v2286 = v2273 * v1;
+    const unsigned int v2287 = v2286 + v2275;
+    out[v2287] = v2285;
+  }
+  const unsigned int v2288 = static_cast<unsigned int>(v1428.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2289 = v392 + v2288;
+  const unsigned int v2290 = static_cast<unsigned int>(v1428.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2291 = v1418 + v2290;
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2293 = v313 && v2292;
+  const bool v2294 = v2291 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v1428.x[49];
+    const float v2297 = scale_b[v2291];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2298 = scale_a[v2289];
+    const float v2299 = v2296 * v2298;
+    const float v2300 = v2299 * v2297;
+    const iron_bf16 v2301 = iron_f32_to_bf16(v2300);
+    const unsigned int v2302 = v2289 * v1;
+    const unsigned int v2303 = v2302 + v2291;
+    out[v2303] = v2301;
+  }
+  const unsigned int v2304 = static_cast<unsigned int>(v1428.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2305 = v392 + v2304;
+  const unsigned int v2306 = static_cast<unsigned int>(v1428.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2307 = v1418 + v2306;
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2309 = v313 && v2308;
+  const bool v2310 = v2307 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v1428.x[50];
+    const float v2313 = scale_b[v2307];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2314 = scale_a[v2305];
+    const float v2315 = v2312 * v2314;
+    const float v2316 = v2315 * v2313;
+    const iron_bf16 v2317 = iron_f32_to_bf16(v2316);
+    const unsigned int v2318 = v2305 * v1;
+    const unsigned int v2319 = v2318 + v2307;
+    out[v2319] = v2317;
+  }
+  const unsigned int v2320 = static_cast<unsigned int>(v1428.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2321 = v392 + v2320;
+  const unsigned int v2322 = static_cast<unsigned int>(v1428.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2323 = v1418 + v2322;
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2325 = v313 && v2324;
+  const bool v2326 = v2323 < v1;
+  const bool v2327 = v2325 && v2326;
+  if (v2327) {
+    const float v2328 = v1428.x[51];
+    const float v2329 = scale_b[v2323];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2330 = scale_a[v2321];
+    const float v2331 = v2328 * v2330;
+    const float v2332 = v2331 * v2329;
+    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);
+    const unsigned int v2334 = v2321 * v1;
+    const unsigned int v2335 = v2334 + v2323;
+    out[v2335] = v2333;
+  }
+  const unsigned int v2336 = static_cast<unsigned int>(v1428.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2337 = v392 + v2336;
+  const unsigned int v2338 = static_cast<unsigned int>(v1428.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2339 = v1418 + v2338;
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2341 = v313 && v2340;
+  const bool v2342 = v2339 < v1;
+  const bool v2343 = v2341 && v2342;
+  if (v2343) {
+    const float v2344 = v1428.x[52];
+    const float v2345 = scale_b[v2339];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2346 = scale_a[v2337];
+    const float v2347 = v2344 * v2346;
+    const float v2348 = v2347 * v2345;
+    const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
+    const unsigned int v2350 = v2337 * v1;
+    const unsigned int v2351 = v2350 + v2339;
+    out[v2351] = v2349;
+  }
+  const unsigned int v2352 = static_cast<unsigned int>(v1428.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2353 = v392 + v2352;
+  const unsigned int v2354 = static_cast<unsigned int>(v1428.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2355 = v1418 + v2354;
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2357 = v313 && v2356;
+  const bool v2358 = v2355 < v1;
+  const bool v2359 = v2357 && v2358;
+  if (v2359) {
+    const float v2360 = v1428.x[53];
+    const float v2361 = scale_b[v2355];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2362 = scale_a[v2353];
+    const float v2363 = v2360 * v2362;
+    const float v2364 = v2363 * v2361;
+    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
+    const unsigned int v2366 = v2353 * v1;
+    const unsigned int v2367 = v2366 + v2355;
+    out[v2367] = v2365;
+  }
+  const unsigned int v2368 = static_cast<unsigned int>(v1428.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2369 = v392 + v2368;
+  const unsigned int v2370 = static_cast<unsigned int>(v1428.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2371 = v1418 + v2370;
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2373 = v313 && v2372;
+  const bool v2374 = v2371 < v1;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v1428.x[54];
+    const float v2377 = scale_b[v2371];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2378 = scale_a[v2369];
+    const float v2379 = v2376 * v2378;
+    const float v2380 = v2379 * v2377;
+    const iron_bf16 v2381 = iron_f32_to_bf16(v2380);
+    const unsigned int v2382 = v2369 * v1;
+    const unsigned int v2383 = v2382 + v2371;
+    out[v2383] = v2381;
+  }
+  const unsigned int v2384 = static_cast<unsigned int>(v1428.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2385 = v392 + v2384;
+  const unsigned int v2386 = static_cast<unsigned int>(v1428.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2387 = v1418 + v2386;
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2389 = v313 && v2388;
+  const bool v2390 = v2387 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v1428.x[55];
+    const float v2393 = scale_b[v2387];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2394 = scale_a[v2385];
+    const float v2395 = v2392 * v2394;
+    const float v2396 = v2395 * v2393;
+    const iron_bf16 v2397 = iron_f32_to_bf16(v2396);
+    const unsigned int v2398 = v2385 * v1;
+    const unsigned int v2399 = v2398 + v2387;
+    out[v2399] = v2397;
+  }
+  const unsigned int v2400 = static_cast<unsigned int>(v1428.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2401 = v392 + v2400;
+  const unsigned int v2402 = static_cast<unsigned int>(v1428.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2403 = v1418 + v2402;
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2405 = v313 && v2404;
+  const bool v2406 = v2403 < v1;
+  const bool v2407 = v2405 && v2406;
+  if (v2407) {
+    const float v2408 = v1428.x[56];
+    const float v2409 = scale_b[v2403];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2410 = scale_a[v2401];
+    const float v2411 = v2408 * v2410;
+    const float v2412 = v2411 * v2409;
+    const iron_bf16 v2413 = iron_f32_to_bf16(v2412);
+    const unsigned int v2414 = v2401 * v1;
+    const unsigned int v2415 = v2414 + v2403;
+    out[v2415] = v2413;
+  }
+  const unsigned int v2416 = static_cast<unsigned int>(v1428.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2417 = v392 + v2416;
+  const unsigned int v2418 = static_cast<unsigned int>(v1428.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2419 = v1418 + v2418;
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2421 = v313 && v2420;
+  const bool v2422 = v2419 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v1428.x[57];
+    const float v2425 = scale_b[v2419];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2426 = scale_a[v2417];
+    const float v2427 = v2424 * v2426;
+    const float v2428 = v2427 * v2425;
+    const iron_bf16 v2429 = iron_f32_to_bf16(v2428);
+    const unsigned int v2430 = v2417 * v1;
+    const unsigned int v2431 = v2430 + v2419;
+    out[v2431] = v2429;
+  }
+  const unsigned int v2432 = static_cast<unsigned int>(v1428.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2433 = v392 + v2432;
+  const unsigned int v2434 = static_cast<unsigned int>(v1428.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2435 = v1418 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2437 = v313 && v2436;
+  const bool v2438 = v2435 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v1428.x[58];
+    const float v2441 = scale_b[v2435];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2442 = scale_a[v2433];
+    const float v2443 = v2440 * v2442;
+    const float v2444 = v2443 * v2441;
+    const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
+    const unsigned int v2446 = v2433 * v1;
+    const unsigned int v2447 = v2446 + v2435;
+    out[v2447] = v2445;
+  }
+  const unsigned int v2448 = static_cast<unsigned int>(v1428.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2449 = v392 + v2448;
+  const unsigned int v2450 = static_cast<unsigned int>(v1428.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2451 = v1418 + v2450;
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2453 = v313 && v2452;
+  const bool v2454 = v2451 < v1;
+  const bool v2455 = v2453 && v2454;
+  if (v2455) {
+    const float v2456 = v1428.x[59];
+    const float v2457 = scale_b[v2451];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2458 = scale_a[v2449];
+    const float v2459 = v2456 * v2458;
+    const float v2460 = v2459 * v2457;
+    const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
+    const unsigned int v2462 = v2449 * v1;
+    const unsigned int v2463 = v2462 + v2451;
+    out[v2463] = v2461;
+  }
+  const unsigned int v2464 = static_cast<unsigned int>(v1428.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2465 = v392 + v2464;
+  const unsigned int v2466 = static_cast<unsigned int>(v1428.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2467 = v1418 + v2466;
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2469 = v313 && v2468;
+  const bool v2470 = v2467 < v1;
+  const bool v2471 = v2469 && v2470;
+  if (v2471) {
+    const float v2472 = v1428.x[60];
+    const float v2473 = scale_b[v2467];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2474 = scale_a[v2465];
+    const float v2475 = v2472 * v2474;
+    const float v2476 = v2475 * v2473;
+    const iron_bf16 v2477 = iron_f32_to_bf16(v2476);
+    const unsigned int v2478 = v2465 * v1;
+    const unsigned int v2479 = v2478 + v2467;
+    out[v2479] = v2477;
+  }
+  const unsigned int v2480 = static_cast<unsigned int>(v1428.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2481 = v392 + v2480;
+  const unsigned int v2482 = static_cast<unsigned int>(v1428.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2483 = v1418 + v2482;
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2485 = v313 && v2484;
+  const bool v2486 = v2483 < v1;
+  const bool v2487 = v2485 && v2486;
+  if (v2487) {
+    const float v2488 = v1428.x[61];
+    const float v2489 = scale_b[v2483];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2490 = scale_a[v2481];
+    const float v2491 = v2488 * v2490;
+    const float v2492 = v2491 * v2489;
+    const iron_bf16 v2493 = iron_f32_to_bf16(v2492);
+    const unsigned int v2494 = v2481 * v1;
+    const unsigned int v2495 = v2494 + v2483;
+    out[v2495] = v2493;
+  }
+  const unsigned int v2496 = static_cast<unsigned int>(v1428.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2497 = v392 + v2496;
+  const unsigned int v2498 = static_cast<unsigned int>(v1428.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2499 = v1418 + v2498;
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2501 = v313 && v2500;
+  const bool v2502 = v2499 < v1;
+  const bool v2503 = v2501 && v2502;
+  if (v2503) {
+    const float v2504 = v1428.x[62];
+    const float v2505 = scale_b[v2499];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2506 = scale_a[v2497];
+    const float v2507 = v2504 * v2506;
+    const float v2508 = v2507 * v2505;
+    const iron_bf16 v2509 = iron_f32_to_bf16(v2508);
+    const unsigned int v2510 = v2497 * v1;
+    const unsigned int v2511 = v2510 + v2499;
+    out[v2511] = v2509;
+  }
+  const unsigned int v2512 = static_cast<unsigned int>(v1428.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2513 = v392 + v2512;
+  const unsigned int v2514 = static_cast<unsigned int>(v1428.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2515 = v1418 + v2514;
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2517 = v313 && v2516;
+  const bool v2518 = v2515 < v1;
+  const bool v2519 = v2517 && v2518;
+  if (v2519) {
+    const float v2520 = v1428.x[63];
+    const float v2521 = scale_b[v2515];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2522 = scale_a[v2513];
+    const float v2523 = v2520 * v2522;
+    const float v2524 = v2523 * v2521;
+    const iron_bf16 v2525 = iron_f32_to_bf16(v2524);
+    const unsigned int v2526 = v2513 * v1;
+    const unsigned int v2527 = v2526 + v2515;
+    out[v2527] = v2525;
   }
 }

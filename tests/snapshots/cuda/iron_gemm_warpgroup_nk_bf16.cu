@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v26 = v25 << 8u;
-  unsigned int v283 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:334
-  const unsigned int v286 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const unsigned int v287 = v286 >> 2u;
-  const bool v290 = v286 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 2, 16, 128> v294;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v294, 0.0f);
-  const unsigned int v297 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v298 = v297 == v283;
-  if (v298) {
-    const bool v3455 = v283 < v2;  // kernels/gemm/gemm_warpgroup.hpp:246
-    if (v3455) {
-      const unsigned int v3459 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const unsigned int v3462 = v286 << 5u;
-      const unsigned int v3463 = v3462 + v3459;
-      const unsigned int v3464 = v3463 >> 3u;
-      const unsigned int v3465 = v3463 & 7u;
-      const unsigned int v3466 = v3465 << 3u;
-      const unsigned int v3467 = v22 + v3464;
-      const bool v3469 = v3467 < v0;
-      const bool v3470 = v3466 < v2;
-      const bool v3471 = v3469 && v3470;
-      const unsigned int v3472 = v3467 * v2;
-      const unsigned int v3473 = v3472 + v3466;
-      const unsigned int v3474 = v3471 ? v3473 : v283;
-      const unsigned int v3475 = v3464 << 6u;
-      const unsigned int v3477 = v3475 + v3466;
-      iron_copy_async<16>(shm3 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), a + v3474, v3471);
-      const unsigned int v3479 = v3463 + 384u;
-      const unsigned int v3480 = v3479 >> 3u;
-      const unsigned int v3481 = v3479 & 7u;
-      const unsigned int v3482 = v3481 << 3u;
-      const unsigned int v3483 = v22 + v3480;
-      const bool v3485 = v3483 < v0;
-      const bool v3486 = v3482 < v2;
-      const bool v3487 = v3485 && v3486;
-      const unsigned int v3488 = v3483 * v2;
-      const unsigned int v3489 = v3488 + v3482;
-      const unsigned int v3490 = v3487 ? v3489 : v283;
-      const unsigned int v3491 = v3480 << 6u;
-      const unsigned int v3493 = v3491 + v3482;
-      iron_copy_async<16>(shm3 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), a + v3490, v3487);
-      const unsigned int v3495 = v3463 + 768u;
-      const bool v3497 = v3495 < 1024u;
-      if (v3497) {
-        const unsigned int v3498 = v3495 >> 3u;
-        const unsigned int v3499 = v3495 & 7u;
-        const unsigned int v3500 = v3499 << 3u;
-        const unsigned int v3501 = v22 + v3498;
-        const bool v3503 = v3501 < v0;
-        const bool v3504 = v3500 < v2;
-        const bool v3505 = v3503 && v3504;
-        const unsigned int v3506 = v3501 * v2;
-        const unsigned int v3507 = v3506 + v3500;
-        const unsigned int v3508 = v3505 ? v3507 : v283;
-        const unsigned int v3509 = v3498 << 6u;
-        const unsigned int v3511 = v3509 + v3500;
-        iron_copy_async<16>(shm3 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), a + v3508, v3505);
+  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:317
+  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const unsigned int v284 = v283 >> 2u;
+  const bool v287 = v283 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 2, 16, 128> v291;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v291, 0.0f);
+  const unsigned int v294 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:228
+  const bool v295 = v294 == v280;
+  if (v295) {
+    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:229
+    if (v3452) {
+      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const unsigned int v3459 = v283 << 5u;
+      const unsigned int v3460 = v3459 + v3456;
+      const unsigned int v3461 = v3460 >> 3u;
+      const unsigned int v3462 = v3460 & 7u;
+      const unsigned int v3463 = v3462 << 3u;
+      const unsigned int v3464 = v22 + v3461;
+      const bool v3466 = v3464 < v0;
+      const bool v3467 = v3463 < v2;
+      const bool v3468 = v3466 && v3467;
+      const unsigned int v3469 = v3464 * v2;
+      const unsigned int v3470 = v3469 + v3463;
+      const unsigned int v3471 = v3468 ? v3470 : v280;
+      const unsigned int v3472 = v3461 << 6u;
+      const unsigned int v3474 = v3472 + v3463;
+      iron_copy_async<16>(shm3 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), a + v3471, v3468);
+      const unsigned int v3476 = v3460 + 384u;
+      const unsigned int v3477 = v3476 >> 3u;
+      const unsigned int v3478 = v3476 & 7u;
+      const unsigned int v3479 = v3478 << 3u;
+      const unsigned int v3480 = v22 + v3477;
+      const bool v3482 = v3480 < v0;
+      const bool v3483 = v3479 < v2;
+      const bool v3484 = v3482 && v3483;
+      const unsigned int v3485 = v3480 * v2;
+      const unsigned int v3486 = v3485 + v3479;
+      const unsigned int v3487 = v3484 ? v3486 : v280;
+      const unsigned int v3488 = v3477 << 6u;
+      const unsigned int v3490 = v3488 + v3479;
+      iron_copy_async<16>(shm3 + (v3490 ^ (((v3490 >> 6u) & 7u) << 3u)), a + v3487, v3484);
+      const unsigned int v3492 = v3460 + 768u;
+      const bool v3494 = v3492 < 1024u;
+      if (v3494) {
+        const unsigned int v3495 = v3492 >> 3u;
+        const unsigned int v3496 = v3492 & 7u;
+        const unsigned int v3497 = v3496 << 3u;
+        const unsigned int v3498 = v22 + v3495;
+        const bool v3500 = v3498 < v0;
+        const bool v3501 = v3497 < v2;
+        const bool v3502 = v3500 && v3501;
+        const unsigned int v3503 = v3498 * v2;
+        const unsigned int v3504 = v3503 + v3497;
+        const unsigned int v3505 = v3502 ? v3504 : v280;
+        const unsigned int v3506 = v3495 << 6u;
+        const unsigned int v3508 = v3506 + v3497;
+        iron_copy_async<16>(shm3 + (v3508 ^ (((v3508 >> 6u) & 7u) << 3u)), a + v3505, v3502);
       }
-      const unsigned int v3512 = v26 + v3464;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const bool v3513 = v3512 < v1;
-      const bool v3514 = v3513 && v3470;
-      const unsigned int v3515 = v3512 * v2;
-      const unsigned int v3516 = v3515 + v3466;
-      const unsigned int v3517 = v3514 ? v3516 : v283;
-      iron_copy_async<16>(shm4 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), b + v3517, v3514);
-      const unsigned int v3518 = v26 + v3480;
-      const bool v3519 = v3518 < v1;
-      const bool v3520 = v3519 && v3486;
-      const unsigned int v3521 = v3518 * v2;
-      const unsigned int v3522 = v3521 + v3482;
-      const unsigned int v3523 = v3520 ? v3522 : v283;
-      iron_copy_async<16>(shm4 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), b + v3523, v3520);
-      if (v3497) {
-        const unsigned int v3524 = v3495 >> 3u;
-        const unsigned int v3525 = v3495 & 7u;
-        const unsigned int v3526 = v3525 << 3u;
-        const unsigned int v3527 = v26 + v3524;
-        const bool v3529 = v3527 < v1;
-        const bool v3530 = v3526 < v2;
-        const bool v3531 = v3529 && v3530;
-        const unsigned int v3532 = v3527 * v2;
-        const unsigned int v3533 = v3532 + v3526;
-        const unsigned int v3534 = v3531 ? v3533 : v283;
-        const unsigned int v3535 = v3524 << 6u;
-        const unsigned int v3537 = v3535 + v3526;
-        iron_copy_async<16>(shm4 + (v3537 ^ (((v3537 >> 6u) & 7u) << 3u)), b + v3534, v3531);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
-    const bool v3540 = 64u < v2;
-    if (v3540) {
-      const unsigned int v3544 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const unsigned int v3547 = v286 << 5u;
-      const unsigned int v3548 = v3547 + v3544;
-      const unsigned int v3549 = v3548 >> 3u;
-      const unsigned int v3550 = v3548 & 7u;
-      const unsigned int v3551 = v3550 << 3u;
-      const unsigned int v3552 = v22 + v3549;
-      const unsigned int v3553 = 64u + v3551;
-      const bool v3554 = v3552 < v0;
-      const bool v3555 = v3553 < v2;
-      const bool v3556 = v3554 && v3555;
-      const unsigned int v3557 = v3552 * v2;
-      const unsigned int v3558 = v3557 + v3553;
-      const unsigned int v3559 = v3556 ? v3558 : v283;
-      const unsigned int v3560 = v3549 << 6u;
-      const unsigned int v3561 = 8192u + v3560;
-      const unsigned int v3562 = v3561 + v3551;
-      iron_copy_async<16>(shm3 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), a + v3559, v3556);
-      const unsigned int v3564 = v3548 + 384u;
-      const unsigned int v3565 = v3564 >> 3u;
-      const unsigned int v3566 = v3564 & 7u;
-      const unsigned int v3567 = v3566 << 3u;
-      const unsigned int v3568 = v22 + v3565;
-      const unsigned int v3569 = 64u + v3567;
-      const bool v3570 = v3568 < v0;
-      const bool v3571 = v3569 < v2;
-      const bool v3572 = v3570 && v3571;
-      const unsigned int v3573 = v3568 * v2;
-      const unsigned int v3574 = v3573 + v3569;
-      const unsigned int v3575 = v3572 ? v3574 : v283;
-      const unsigned int v3576 = v3565 << 6u;
-      const unsigned int v3577 = 8192u + v3576;
-      const unsigned int v3578 = v3577 + v3567;
-      iron_copy_async<16>(shm3 + (v3578 ^ (((v3578 >> 6u) & 7u) << 3u)), a + v3575, v3572);
-      const unsigned int v3580 = v3548 + 768u;
-      const bool v3582 = v3580 < 1024u;
-      if (v3582) {
-        const unsigned int v3583 = v3580 >> 3u;
-        const unsigned int v3584 = v3580 & 7u;
-        const unsigned int v3585 = v3584 << 3u;
-        const unsigned int v3586 = v22 + v3583;
-        const unsigned int v3587 = 64u + v3585;
-        const bool v3588 = v3586 < v0;
-        const bool v3589 = v3587 < v2;
-        const bool v3590 = v3588 && v3589;
-        const unsigned int v3591 = v3586 * v2;
-        const unsigned int v3592 = v3591 + v3587;
-        const unsigned int v3593 = v3590 ? v3592 : v283;
-        const unsigned int v3594 = v3583 << 6u;
-        const unsigned int v3595 = 8192u + v3594;
-        const unsigned int v3596 = v3595 + v3585;
-        iron_copy_async<16>(shm3 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), a + v3593, v3590);
-      }
-      const unsigned int v3597 = v26 + v3549;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const bool v3598 = v3597 < v1;
-      const bool v3599 = v3598 && v3555;
-      const unsigned int v3600 = v3597 * v2;
-      const unsigned int v3601 = v3600 + v3553;
-      const unsigned int v3602 = v3599 ? v3601 : v283;
-      iron_copy_async<16>(shm4 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), b + v3602, v3599);
-      const unsigned int v3603 = v26 + v3565;
-      const bool v3604 = v3603 < v1;
-      const bool v3605 = v3604 && v3571;
-      const unsigned int v3606 = v3603 * v2;
-      const unsigned int v3607 = v3606 + v3569;
-      const unsigned int v3608 = v3605 ? v3607 : v283;
-      iron_copy_async<16>(shm4 + (v3578 ^ (((v3578 >> 6u) & 7u) << 3u)), b + v3608, v3605);
-      if (v3582) {
-        const unsigned int v3609 = v3580 >> 3u;
-        const unsigned int v3610 = v3580 & 7u;
-        const unsigned int v3611 = v3610 << 3u;
-        const unsigned int v3612 = v26 + v3609;
-        const unsigned int v3613 = 64u + v3611;
-        const bool v3614 = v3612 < v1;
-        const bool v3615 = v3613 < v2;
-        const bool v3616 = v3614 && v3615;
-        const unsigned int v3617 = v3612 * v2;
-        const unsigned int v3618 = v3617 + v3613;
-        const unsigned int v3619 = v3616 ? v3618 : v283;
-        const unsigned int v3620 = v3609 << 6u;
-        const unsigned int v3621 = 8192u + v3620;
-        const unsigned int v3622 = v3621 + v3611;
-        iron_copy_async<16>(shm4 + (v3622 ^ (((v3622 >> 6u) & 7u) << 3u)), b + v3619, v3616);
+      const unsigned int v3509 = v26 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const bool v3510 = v3509 < v1;
+      const bool v3511 = v3510 && v3467;
+      const unsigned int v3512 = v3509 * v2;
+      const unsigned int v3513 = v3512 + v3463;
+      const unsigned int v3514 = v3511 ? v3513 : v280;
+      iron_copy_async<16>(shm4 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), b + v3514, v3511);
+      const unsigned int v3515 = v26 + v3477;
+      const bool v3516 = v3515 < v1;
+      const bool v3517 = v3516 && v3483;
+      const unsigned int v3518 = v3515 * v2;
+      const unsigned int v3519 = v3518 + v3479;
+      const unsigned int v3520 = v3517 ? v3519 : v280;
+      iron_copy_async<16>(shm4 + (v3490 ^ (((v3490 >> 6u) & 7u) << 3u)), b + v3520, v3517);
+      if (v3494) {
+        const unsigned int v3521 = v3492 >> 3u;
+        const unsigned int v3522 = v3492 & 7u;
+        const unsigned int v3523 = v3522 << 3u;
+        const unsigned int v3524 = v26 + v3521;
+        const bool v3526 = v3524 < v1;
+        const bool v3527 = v3523 < v2;
+        const bool v3528 = v3526 && v3527;
+        const unsigned int v3529 = v3524 * v2;
+        const unsigned int v3530 = v3529 + v3523;
+        const unsigned int v3531 = v3528 ? v3530 : v280;
+        const unsigned int v3532 = v3521 << 6u;
+        const unsigned int v3534 = v3532 + v3523;
+        iron_copy_async<16>(shm4 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), b + v3531, v3528);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
+    const bool v3537 = 64u < v2;
+    if (v3537) {
+      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const unsigned int v3544 = v283 << 5u;
+      const unsigned int v3545 = v3544 + v3541;
+      const unsigned int v3546 = v3545 >> 3u;
+      const unsigned int v3547 = v3545 & 7u;
+      const unsigned int v3548 = v3547 << 3u;
+      const unsigned int v3549 = v22 + v3546;
+      const unsigned int v3550 = 64u + v3548;
+      const bool v3551 = v3549 < v0;
+      const bool v3552 = v3550 < v2;
+      const bool v3553 = v3551 && v3552;
+      const unsigned int v3554 = v3549 * v2;
+      const unsigned int v3555 = v3554 + v3550;
+      const unsigned int v3556 = v3553 ? v3555 : v280;
+      const unsigned int v3557 = v3546 << 6u;
+      const unsigned int v3558 = 8192u + v3557;
+      const unsigned int v3559 = v3558 + v3548;
+      iron_copy_async<16>(shm3 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), a + v3556, v3553);
+      const unsigned int v3561 = v3545 + 384u;
+      const unsigned int v3562 = v3561 >> 3u;
+      const unsigned int v3563 = v3561 & 7u;
+      const unsigned int v3564 = v3563 << 3u;
+      const unsigned int v3565 = v22 + v3562;
+      const unsigned int v3566 = 64u + v3564;
+      const bool v3567 = v3565 < v0;
+      const bool v3568 = v3566 < v2;
+      const bool v3569 = v3567 && v3568;
+      const unsigned int v3570 = v3565 * v2;
+      const unsigned int v3571 = v3570 + v3566;
+      const unsigned int v3572 = v3569 ? v3571 : v280;
+      const unsigned int v3573 = v3562 << 6u;
+      const unsigned int v3574 = 8192u + v3573;
+      const unsigned int v3575 = v3574 + v3564;
+      iron_copy_async<16>(shm3 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), a + v3572, v3569);
+      const unsigned int v3577 = v3545 + 768u;
+      const bool v3579 = v3577 < 1024u;
+      if (v3579) {
+        const unsigned int v3580 = v3577 >> 3u;
+        const unsigned int v3581 = v3577 & 7u;
+        const unsigned int v3582 = v3581 << 3u;
+        const unsigned int v3583 = v22 + v3580;
+        const unsigned int v3584 = 64u + v3582;
+        const bool v3585 = v3583 < v0;
+        const bool v3586 = v3584 < v2;
+        const bool v3587 = v3585 && v3586;
+        const unsigned int v3588 = v3583 * v2;
+        const unsigned int v3589 = v3588 + v3584;
+        const unsigned int v3590 = v3587 ? v3589 : v280;
+        const unsigned int v3591 = v3580 << 6u;
+        const unsigned int v3592 = 8192u + v3591;
+        const unsigned int v3593 = v3592 + v3582;
+        iron_copy_async<16>(shm3 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), a + v3590, v3587);
+      }
+      const unsigned int v3594 = v26 + v3546;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const bool v3595 = v3594 < v1;
+      const bool v3596 = v3595 && v3552;
+      const unsigned int v3597 = v3594 * v2;
+      const unsigned int v3598 = v3597 + v3550;
+      const unsigned int v3599 = v3596 ? v3598 : v280;
+      iron_copy_async<16>(shm4 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), b + v3599, v3596);
+      const unsigned int v3600 = v26 + v3562;
+      const bool v3601 = v3600 < v1;
+      const bool v3602 = v3601 && v3568;
+      const unsigned int v3603 = v3600 * v2;
+      const unsigned int v3604 = v3603 + v3566;
+      const unsigned int v3605 = v3602 ? v3604 : v280;
+      iron_copy_async<16>(shm4 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), b + v3605, v3602);
+      if (v3579) {
+        const unsigned int v3606 = v3577 >> 3u;
+        const unsigned int v3607 = v3577 & 7u;
+        const unsigned int v3608 = v3607 << 3u;
+        const unsigned int v3609 = v26 + v3606;
+        const unsigned int v3610 = 64u + v3608;
+        const bool v3611 = v3609 < v1;
+        const bool v3612 = v3610 < v2;
+        const bool v3613 = v3611 && v3612;
+        const unsigned int v3614 = v3609 * v2;
+        const unsigned int v3615 = v3614 + v3610;
+        const unsigned int v3616 = v3613 ? v3615 : v280;
+        const unsigned int v3617 = v3606 << 6u;
+        const unsigned int v3618 = 8192u + v3617;
+        const unsigned int v3619 = v3618 + v3608;
+        iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), b + v3616, v3613);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
 
-    for (unsigned int v2606 = v283; v2606 < v2; v2606 += 64u) {
-      const unsigned int v2608 = v2606 >> 6u;
-      const unsigned int v2610 = v2608 % 3u;
+    for (unsigned int v2603 = v280; v2603 < v2; v2603 += 64u) {
+      const unsigned int v2605 = v2603 >> 6u;
+      const unsigned int v2607 = v2605 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v290) {
-        const unsigned int v2612 = v2610 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
-        const unsigned int v2619 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const unsigned int v2620 = v2619 << 6u;
-        const unsigned int v2621 = v2612 + v2620;
-        const unsigned int v3105 = v286 & 3u;
-        const unsigned int v3107 = v3105 << 4u;
-        const unsigned int v3109 = v3107 << 6u;
-        const unsigned int v3111 = v2621 + v3109;
-        iron_frag<iron_bf16, 0, 16, 16> v3118;
-        iron_frag_fill(v3118, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3118, shm3, v3111, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3120;
-        iron_frag_fill(v3120, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3120, shm4, v2612, 64u);
-        iron_frag_mma_sync(v294, v3118, v3120);
-        const unsigned int v3122 = v3111 + 16u;
-        const unsigned int v3125 = v2612 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3127;
-        iron_frag_fill(v3127, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3127, shm3, v3122, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3129;
-        iron_frag_fill(v3129, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3129, shm4, v3125, 64u);
-        iron_frag_mma_sync(v294, v3127, v3129);
-        const unsigned int v3131 = v3111 + 32u;
-        const unsigned int v3134 = v2612 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3136;
-        iron_frag_fill(v3136, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3136, shm3, v3131, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3138;
-        iron_frag_fill(v3138, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3138, shm4, v3134, 64u);
-        iron_frag_mma_sync(v294, v3136, v3138);
-        const unsigned int v3140 = v3111 + 48u;
-        const unsigned int v3143 = v2612 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3145;
-        iron_frag_fill(v3145, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3145, shm3, v3140, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3147;
-        iron_frag_fill(v3147, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3147, shm4, v3143, 64u);
-        iron_frag_mma_sync(v294, v3145, v3147);
+      if (v287) {
+        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:236
+        const unsigned int v2616 = v284 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const unsigned int v2617 = v2616 << 6u;
+        const unsigned int v2618 = v2609 + v2617;
+        const unsigned int v3102 = v283 & 3u;
+        const unsigned int v3104 = v3102 << 4u;
+        const unsigned int v3106 = v3104 << 6u;
+        const unsigned int v3108 = v2618 + v3106;
+        iron_frag<iron_bf16, 0, 16, 16> v3115;
+        iron_frag_fill(v3115, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3115, shm3, v3108, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3117;
+        iron_frag_fill(v3117, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3117, shm4, v2609, 64u);
+        iron_frag_mma_sync(v291, v3115, v3117);
+        const unsigned int v3119 = v3108 + 16u;
+        const unsigned int v3122 = v2609 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3124;
+        iron_frag_fill(v3124, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3124, shm3, v3119, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3126;
+        iron_frag_fill(v3126, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3126, shm4, v3122, 64u);
+        iron_frag_mma_sync(v291, v3124, v3126);
+        const unsigned int v3128 = v3108 + 32u;
+        const unsigned int v3131 = v2609 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3133;
+        iron_frag_fill(v3133, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3133, shm3, v3128, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3135;
+        iron_frag_fill(v3135, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3135, shm4, v3131, 64u);
+        iron_frag_mma_sync(v291, v3133, v3135);
+        const unsigned int v3137 = v3108 + 48u;
+        const unsigned int v3140 = v2609 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3142;
+        iron_frag_fill(v3142, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3142, shm3, v3137, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3144;
+        iron_frag_fill(v3144, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3144, shm4, v3140, 64u);
+        iron_frag_mma_sync(v291, v3142, v3144);
       }
-      const unsigned int v2627 = v2606 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
-      const unsigned int v2629 = v2608 + 2u;
-      const unsigned int v2630 = v2629 % 3u;
-      const bool v2631 = v2627 < v2;
-      if (v2631) {
-        const unsigned int v2634 = v2630 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
-        const unsigned int v2636 = iron_linear_thread() & 31u;
-        const unsigned int v2638 = v286 << 5u;
-        const unsigned int v2639 = v2638 + v2636;
-        const unsigned int v2643 = v2639 >> 3u;
-        const unsigned int v2645 = v2639 & 7u;
-        const unsigned int v2647 = v2645 << 3u;
-        const unsigned int v2648 = v22 + v2643;
-        const unsigned int v2649 = v2627 + v2647;
-        const bool v2650 = v2648 < v0;
-        const bool v2651 = v2649 < v2;
-        const bool v2652 = v2650 && v2651;
-        const unsigned int v2653 = v2648 * v2;
-        const unsigned int v2655 = v2653 + v2649;
-        const unsigned int v2656 = v2652 ? v2655 : v283;
-        const unsigned int v2658 = v2643 << 6u;
-        const unsigned int v2659 = v2634 + v2658;
-        const unsigned int v2660 = v2659 + v2647;
-        iron_copy_async<16>(shm3 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2652);
-        const unsigned int v2662 = v2639 + 384u;
-        const unsigned int v2664 = v2662 >> 3u;
-        const unsigned int v2666 = v2662 & 7u;
-        const unsigned int v2668 = v2666 << 3u;
-        const unsigned int v2669 = v22 + v2664;
-        const unsigned int v2670 = v2627 + v2668;
-        const bool v2671 = v2669 < v0;
-        const bool v2672 = v2670 < v2;
-        const bool v2673 = v2671 && v2672;
-        const unsigned int v2674 = v2669 * v2;
-        const unsigned int v2676 = v2674 + v2670;
-        const unsigned int v2677 = v2673 ? v2676 : v283;
-        const unsigned int v2679 = v2664 << 6u;
-        const unsigned int v2680 = v2634 + v2679;
-        const unsigned int v2681 = v2680 + v2668;
-        iron_copy_async<16>(shm3 + (v2681 ^ (((v2681 >> 6u) & 7u) << 3u)), a + v2677, v2673);
-        const unsigned int v2683 = v2639 + 768u;
-        const bool v2685 = v2683 < 1024u;
-        if (v2685) {
-          const unsigned int v2687 = v2683 >> 3u;
-          const unsigned int v2689 = v2683 & 7u;
-          const unsigned int v2691 = v2689 << 3u;
-          const unsigned int v2692 = v22 + v2687;
-          const unsigned int v2693 = v2627 + v2691;
-          const bool v2694 = v2692 < v0;
-          const bool v2695 = v2693 < v2;
-          const bool v2696 = v2694 && v2695;
-          const unsigned int v2697 = v2692 * v2;
-          const unsigned int v2699 = v2697 + v2693;
-          const unsigned int v2700 = v2696 ? v2699 : v283;
-          const unsigned int v2702 = v2687 << 6u;
-          const unsigned int v2703 = v2634 + v2702;
-          const unsigned int v2704 = v2703 + v2691;
-          iron_copy_async<16>(shm3 + (v2704 ^ (((v2704 >> 6u) & 7u) << 3u)), a + v2700, v2696);
+      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v2626 = v2605 + 2u;
+      const unsigned int v2627 = v2626 % 3u;
+      const bool v2628 = v2624 < v2;
+      if (v2628) {
+        const unsigned int v2631 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:232
+        const unsigned int v2633 = iron_linear_thread() & 31u;
+        const unsigned int v2635 = v283 << 5u;
+        const unsigned int v2636 = v2635 + v2633;
+        const unsigned int v2640 = v2636 >> 3u;
+        const unsigned int v2642 = v2636 & 7u;
+        const unsigned int v2644 = v2642 << 3u;
+        const unsigned int v2645 = v22 + v2640;
+        const unsigned int v2646 = v2624 + v2644;
+        const bool v2647 = v2645 < v0;
+        const bool v2648 = v2646 < v2;
+        const bool v2649 = v2647 && v2648;
+        const unsigned int v2650 = v2645 * v2;
+        const unsigned int v2652 = v2650 + v2646;
+        const unsigned int v2653 = v2649 ? v2652 : v280;
+        const unsigned int v2655 = v2640 << 6u;
+        const unsigned int v2656 = v2631 + v2655;
+        const unsigned int v2657 = v2656 + v2644;
+        iron_copy_async<16>(shm3 + (v2657 ^ (((v2657 >> 6u) & 7u) << 3u)), a + v2653, v2649);
+        const unsigned int v2659 = v2636 + 384u;
+        const unsigned int v2661 = v2659 >> 3u;
+        const unsigned int v2663 = v2659 & 7u;
+        const unsigned int v2665 = v2663 << 3u;
+        const unsigned int v2666 = v22 + v2661;
+        const unsigned int v2667 = v2624 + v2665;
+        const bool v2668 = v2666 < v0;
+        const bool v2669 = v2667 < v2;
+        const bool v2670 = v2668 && v2669;
+        const unsigned int v2671 = v2666 * v2;
+        const unsigned int v2673 = v2671 + v2667;
+        const unsigned int v2674 = v2670 ? v2673 : v280;
+        const unsigned int v2676 = v2661 << 6u;
+        const unsigned int v2677 = v2631 + v2676;
+        const unsigned int v2678 = v2677 + v2665;
+        iron_copy_async<16>(shm3 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2670);
+        const unsigned int v2680 = v2636 + 768u;
+        const bool v2682 = v2680 < 1024u;
+        if (v2682) {
+          const unsigned int v2684 = v2680 >> 3u;
+          const unsigned int v2686 = v2680 & 7u;
+          const unsigned int v2688 = v2686 << 3u;
+          const unsigned int v2689 = v22 + v2684;
+          const unsigned int v2690 = v2624 + v2688;
+          const bool v2691 = v2689 < v0;
+          const bool v2692 = v2690 < v2;
+          const bool v2693 = v2691 && v2692;
+          const unsigned int v2694 = v2689 * v2;
+          const unsigned int v2696 = v2694 + v2690;
+          const unsigned int v2697 = v2693 ? v2696 : v280;
+          const unsigned int v2699 = v2684 << 6u;
+          const unsigned int v2700 = v2631 + v2699;
+          const unsigned int v2701 = v2700 + v2688;
+          iron_copy_async<16>(shm3 + (v2701 ^ (((v2701 >> 6u) & 7u) << 3u)), a + v2697, v2693);
         }
-        const unsigned int v2721 = v26 + v2643;  // kernels/gemm/gemm_warpgroup.hpp:250
-        const bool v2723 = v2721 < v1;
-        const bool v2725 = v2723 && v2651;
-        const unsigned int v2726 = v2721 * v2;
-        const unsigned int v2728 = v2726 + v2649;
-        const unsigned int v2729 = v2725 ? v2728 : v283;
-        iron_copy_async<16>(shm4 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2729, v2725);
-        const unsigned int v2742 = v26 + v2664;
-        const bool v2744 = v2742 < v1;
-        const bool v2746 = v2744 && v2672;
-        const unsigned int v2747 = v2742 * v2;
-        const unsigned int v2749 = v2747 + v2670;
-        const unsigned int v2750 = v2746 ? v2749 : v283;
-        iron_copy_async<16>(shm4 + (v2681 ^ (((v2681 >> 6u) & 7u) << 3u)), b + v2750, v2746);
-        if (v2685) {
-          const unsigned int v2760 = v2683 >> 3u;
-          const unsigned int v2762 = v2683 & 7u;
-          const unsigned int v2764 = v2762 << 3u;
-          const unsigned int v2765 = v26 + v2760;
-          const unsigned int v2766 = v2627 + v2764;
-          const bool v2767 = v2765 < v1;
-          const bool v2768 = v2766 < v2;
-          const bool v2769 = v2767 && v2768;
-          const unsigned int v2770 = v2765 * v2;
-          const unsigned int v2772 = v2770 + v2766;
-          const unsigned int v2773 = v2769 ? v2772 : v283;
-          const unsigned int v2775 = v2760 << 6u;
-          const unsigned int v2776 = v2634 + v2775;
-          const unsigned int v2777 = v2776 + v2764;
-          iron_copy_async<16>(shm4 + (v2777 ^ (((v2777 >> 6u) & 7u) << 3u)), b + v2773, v2769);
+        const unsigned int v2718 = v26 + v2640;  // kernels/gemm/gemm_warpgroup.hpp:233
+        const bool v2720 = v2718 < v1;
+        const bool v2722 = v2720 && v2648;
+        const unsigned int v2723 = v2718 * v2;
+        const unsigned int v2725 = v2723 + v2646;
+        const unsigned int v2726 = v2722 ? v2725 : v280;
+        iron_copy_async<16>(shm4 + (v2657 ^ (((v2657 >> 6u) & 7u) << 3u)), b + v2726, v2722);
+        const unsigned int v2739 = v26 + v2661;
+        const bool v2741 = v2739 < v1;
+        const bool v2743 = v2741 && v2669;
+        const unsigned int v2744 = v2739 * v2;
+        const unsigned int v2746 = v2744 + v2667;
+        const unsigned int v2747 = v2743 ? v2746 : v280;
+        iron_copy_async<16>(shm4 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), b + v2747, v2743);
+        if (v2682) {
+          const unsigned int v2757 = v2680 >> 3u;
+          const unsigned int v2759 = v2680 & 7u;
+          const unsigned int v2761 = v2759 << 3u;
+          const unsigned int v2762 = v26 + v2757;
+          const unsigned int v2763 = v2624 + v2761;
+          const bool v2764 = v2762 < v1;
+          const bool v2765 = v2763 < v2;
+          const bool v2766 = v2764 && v2765;
+          const unsigned int v2767 = v2762 * v2;
+          const unsigned int v2769 = v2767 + v2763;
+          const unsigned int v2770 = v2766 ? v2769 : v280;
+          const unsigned int v2772 = v2757 << 6u;
+          const unsigned int v2773 = v2631 + v2772;
+          const unsigned int v2774 = v2773 + v2761;
+          iron_copy_async<16>(shm4 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), b + v2770, v2766);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
     }
     __syncthreads();
   } else {
-    const unsigned int v326 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v327 = threadIdx.x;
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v324 = threadIdx.x;
 
-    for (unsigned int v325 = v283; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (unsigned int v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v335 = v334 < v0;
-        const unsigned int v336 = v325 + v333;
-        const bool v337 = v336 < v2;
-        const bool v338 = v335 && v337;
-        if (v338) {
-          const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v342 = v340 + v325;
-          const unsigned int v343 = v342 + v333;
-          const iron_bf16 v344 = a[v343];
-          const unsigned int v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v347 = v346 + v333;
-          shm3[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = v344;
+    for (unsigned int v322 = v280; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v331 = v22 + v328;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v332 = v331 < v0;
+        const unsigned int v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v339 = v337 + v322;
+          const unsigned int v340 = v339 + v330;
+          const iron_bf16 v341 = a[v340];
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v344 = v343 + v330;
+          shm3[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v350 = v349 + v333;
-          shm3[(v350 ^ (((v350 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v347 = v346 + v330;
+          shm3[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v361 = v360 < v1;
-        const unsigned int v362 = v325 + v359;
-        const bool v363 = v362 < v2;
-        const bool v364 = v361 && v363;
-        if (v364) {
-          const unsigned int v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v368 = v366 + v325;
-          const unsigned int v369 = v368 + v359;
-          const iron_bf16 v370 = b[v369];
-          const unsigned int v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v373 = v372 + v359;
-          shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v358 = v357 < v1;
+        const unsigned int v359 = v322 + v356;
+        const bool v360 = v359 < v2;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v365 = v363 + v322;
+          const unsigned int v366 = v365 + v356;
+          const iron_bf16 v367 = b[v366];
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v370 = v369 + v356;
+          shm4[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v376 = v375 + v359;
-          shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v373 = v372 + v356;
+          shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
-      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
-        const unsigned int v384 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const unsigned int v385 = v384 << 6u;
-        const unsigned int v3150 = v286 & 3u;
-        const unsigned int v3152 = v3150 << 4u;
-        const unsigned int v3154 = v3152 << 6u;
-        const unsigned int v3156 = v385 + v3154;
-        iron_frag<iron_bf16, 0, 16, 16> v3163;
-        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3163, shm3, v3156, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3165;
-        iron_frag_fill(v3165, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3165, shm4, v283, 64u);
-        iron_frag_mma_sync(v294, v3163, v3165);
-        const unsigned int v3167 = v3156 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3172;
-        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3172, shm3, v3167, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3174;
-        iron_frag_fill(v3174, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3174, shm4, 16u, 64u);
-        iron_frag_mma_sync(v294, v3172, v3174);
-        const unsigned int v3176 = v3156 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3181;
-        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3181, shm3, v3176, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3183;
-        iron_frag_fill(v3183, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3183, shm4, 32u, 64u);
-        iron_frag_mma_sync(v294, v3181, v3183);
-        const unsigned int v3185 = v3156 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3190;
-        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3190, shm3, v3185, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3192;
-        iron_frag_fill(v3192, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3192, shm4, 48u, 64u);
-        iron_frag_mma_sync(v294, v3190, v3192);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:221
+      if (v287) {  // kernels/gemm/gemm_warpgroup.hpp:222
+        const unsigned int v381 = v284 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const unsigned int v382 = v381 << 6u;
+        const unsigned int v3147 = v283 & 3u;
+        const unsigned int v3149 = v3147 << 4u;
+        const unsigned int v3151 = v3149 << 6u;
+        const unsigned int v3153 = v382 + v3151;
+        iron_frag<iron_bf16, 0, 16, 16> v3160;
+        iron_frag_fill(v3160, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3160, shm3, v3153, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3162;
+        iron_frag_fill(v3162, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3162, shm4, v280, 64u);
+        iron_frag_mma_sync(v291, v3160, v3162);
+        const unsigned int v3164 = v3153 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3169;
+        iron_frag_fill(v3169, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3169, shm3, v3164, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3171;
+        iron_frag_fill(v3171, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3171, shm4, 16u, 64u);
+        iron_frag_mma_sync(v291, v3169, v3171);
+        const unsigned int v3173 = v3153 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3178;
+        iron_frag_fill(v3178, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3178, shm3, v3173, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3180;
+        iron_frag_fill(v3180, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3180, shm4, 32u, 64u);
+        iron_frag_mma_sync(v291, v3178, v3180);
+        const unsigned int v3182 = v3153 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3187;
+        iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3187, shm3, v3182, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3189;
+        iron_frag_fill(v3189, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3189, shm4, 48u, 64u);
+        iron_frag_mma_sync(v291, v3187, v3189);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:223
     }
   }
-  const unsigned int v390 = v286 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const unsigned int v391 = v390 << 4u;
-  const unsigned int v393 = v287 << 6u;
-  const unsigned int v394 = v22 + v393;
-  const unsigned int v395 = v394 + v391;
-  const unsigned int v396 = static_cast<unsigned int>(v294.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v397 = v395 + v396;
-  const unsigned int v398 = static_cast<unsigned int>(v294.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v399 = v26 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v401 = v290 && v400;
-  const bool v402 = v399 < v1;
-  const bool v403 = v401 && v402;
-  if (v403) {
-    const float v404 = v294.x[0];
-    const float v405 = v404 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v406 = iron_f32_to_bf16(v405);
-    const unsigned int v407 = v397 * v1;
-    const unsigned int v408 = v407 + v399;
-    out[v408] = v406;
-  }
-  const unsigned int v409 = static_cast<unsigned int>(v294.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v410 = v395 + v409;
-  const unsigned int v411 = static_cast<unsigned int>(v294.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v412 = v26 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v414 = v290 && v413;
-  const bool v415 = v412 < v1;
-  const bool v416 = v414 && v415;
-  if (v416) {
-    const float v417 = v294.x[1];
-    const float v418 = v417 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v419 = iron_f32_to_bf16(v418);
-    const unsigned int v420 = v410 * v1;
-    const unsigned int v421 = v420 + v412;
-    out[v421] = v419;
-  }
-  const unsigned int v422 = static_cast<unsigned int>(v294.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v423 = v395 + v422;
-  const unsigned int v424 = static_cast<unsigned int>(v294.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v425 = v26 + v424;
-  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v427 = v290 && v426;
-  const bool v428 = v425 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v294.x[2];
-    const float v431 = v430 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v432 = iron_f32_to_bf16(v431);
-    const unsigned int v433 = v423 * v1;
-    const unsigned int v434 = v433 + v425;
-    out[v434] = v432;
-  }
-  const unsigned int v435 = static_cast<unsigned int>(v294.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v436 = v395 + v435;
-  const unsigned int v437 = static_cast<unsigned int>(v294.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v438 = v26 + v437;
-  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v440 = v290 && v439;
-  const bool v441 = v438 < v1;
-  const bool v442 = v440 && v441;
-  if (v442) {
-    const float v443 = v294.x[3];
-    const float v444 = v443 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v445 = iron_f32_to_bf16(v444);
-    const unsigned int v446 = v436 * v1;
-    const unsigned int v447 = v446 + v438;
-    out[v447] = v445;
-  }
-  const unsigned int v448 = static_cast<unsigned int>(v294.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v449 = v395 + v448;
-  const unsigned int v450 = static_cast<unsigned int>(v294.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v451 = v26 + v450;
-  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v453 = v290 && v452;
-  const bool v454 = v451 < v1;
-  const bool v455 = v453 && v454;
-  if (v455) {
-    const float v456 = v294.x[4];
-    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v458 = iron_f32_to_bf16(v457);
-    const unsigned int v459 = v449 * v1;
-    const unsigned int v460 = v459 + v451;
-    out[v460] = v458;
-  }
-  const unsigned int v461 = static_cast<unsigned int>(v294.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v462 = v395 + v461;
-  const unsigned int v463 = static_cast<unsigned int>(v294.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v464 = v26 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v466 = v290 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v294.x[5];
-    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v471 = iron_f32_to_bf16(v470);
-    const unsigned int v472 = v462 * v1;
-    const unsigned int v473 = v472 + v464;
-    out[v473] = v471;
-  }
-  const unsigned int v474 = static_cast<unsigned int>(v294.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v475 = v395 + v474;
-  const unsigned int v476 = static_cast<unsigned int>(v294.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v477 = v26 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v479 = v290 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v294.x[6];
-    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v484 = iron_f32_to_bf16(v483);
-    const unsigned int v485 = v475 * v1;
-    const unsigned int v486 = v485 + v477;
-    out[v486] = v484;
-  }
-  const unsigned int v487 = static_cast<unsigned int>(v294.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v488 = v395 + v487;
-  const unsigned int v489 = static_cast<unsigned int>(v294.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v490 = v26 + v489;
-  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v492 = v290 && v491;
-  const bool v493 = v490 < v1;
-  const bool v494 = v492 && v493;
-  if (v494) {
-    const float v495 = v294.x[7];
-    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v497 = iron_f32_to_bf16(v496);
-    const unsigned int v498 = v488 * v1;
-    const unsigned int v499 = v498 + v490;
-    out[v499] = v497;
-  }
-  const unsigned int v500 = static_cast<unsigned int>(v294.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v501 = v395 + v500;
-  const unsigned int v502 = static_cast<unsigned int>(v294.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v503 = v26 + v502;
-  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v505 = v290 && v504;
-  const bool v506 = v503 < v1;
-  const bool v507 = v505 && v506;
-  if (v507) {
-    const float v508 = v294.x[8];
-    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v510 = iron_f32_to_bf16(v509);
-    const unsigned int v511 = v501 * v1;
-    const unsigned int v512 = v511 + v503;
-    out[v512] = v510;
-  }
-  const unsigned int v513 = static_cast<unsigned int>(v294.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v514 = v395 + v513;
-  const unsigned int v515 = static_cast<unsigned int>(v294.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v516 = v26 + v515;
-  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v518 = v290 && v517;
-  const bool v519 = v516 < v1;
-  const bool v520 = v518 && v519;
-  if (v520) {
-    const float v521 = v294.x[9];
-    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v523 = iron_f32_to_bf16(v522);
-    const unsigned int v524 = v514 * v1;
-    const unsigned int v525 = v524 + v516;
-    out[v525] = v523;
-  }
-  const unsigned int v526 = static_cast<unsigned int>(v294.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v527 = v395 + v526;
-  const unsigned int v528 = static_cast<unsigned int>(v294.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v529 = v26 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v531 = v290 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v294.x[10];
-    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v536 = iron_f32_to_bf16(v535);
-    const unsigned int v537 = v527 * v1;
-    const unsigned int v538 = v537 + v529;
-    out[v538] = v536;
-  }
-  const unsigned int v539 = static_cast<unsigned int>(v294.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v540 = v395 + v539;
-  const unsigned int v541 = static_cast<unsigned int>(v294.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v542 = v26 + v541;
-  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v544 = v290 && v543;
-  const bool v545 = v542 < v1;
-  const bool v546 = v544 && v545;
-  if (v546) {
-    const float v547 = v294.x[11];
-    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v549 = iron_f32_to_bf16(v548);
-    const unsigned int v550 = v540 * v1;
-    const unsigned int v551 = v550 + v542;
-    out[v551] = v549;
-  }
-  const unsigned int v552 = static_cast<unsigned int>(v294.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v553 = v395 + v552;
-  const unsigned int v554 = static_cast<unsigned int>(v294.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v557 = v290 && v556;
-  const bool v558 = v555 < v1;
-  const bool v559 = v557 && v558;
-  if (v559) {
-    const float v560 = v294.x[12];
-    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v562 = iron_f32_to_bf16(v561);
-    const unsigned int v563 = v553 * v1;
-    const unsigned int v564 = v563 + v555;
-    out[v564] = v562;
-  }
-  const unsigned int v565 = static_cast<unsigned int>(v294.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v566 = v395 + v565;
-  const unsigned int v567 = static_cast<unsigned int>(v294.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v568 = v26 + v567;
-  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v570 = v290 && v569;
-  const bool v571 = v568 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v294.x[13];
-    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v575 = iron_f32_to_bf16(v574);
-    const unsigned int v576 = v566 * v1;
-    const unsigned int v577 = v576 + v568;
-    out[v577] = v575;
-  }
-  const unsigned int v578 = static_cast<unsigned int>(v294.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v579 = v395 + v578;
-  const unsigned int v580 = static_cast<unsigned int>(v294.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v581 = v26 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v583 = v290 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v294.x[14];
-    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v588 = iron_f32_to_bf16(v587);
-    const unsigned int v589 = v579 * v1;
-    const unsigned int v590 = v589 + v581;
-    out[v590] = v588;
-  }
-  const unsigned int v591 = static_cast<unsigned int>(v294.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v592 = v395 + v591;
-  const unsigned int v593 = static_cast<unsigned int>(v294.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v594 = v26 + v593;
-  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v596 = v290 && v595;
-  const bool v597 = v594 < v1;
-  const bool v598 = v596 && v597;
-  if (v598) {
-    const float v599 = v294.x[15];
-    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v601 = iron_f32_to_bf16(v600);
-    const unsigned int v602 = v592 * v1;
-    const unsigned int v603 = v602 + v594;
-    out[v603] = v601;
-  }
-  const unsigned int v604 = static_cast<unsigned int>(v294.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v605 = v395 + v604;
-  const unsigned int v606 = static_cast<unsigned int>(v294.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v607 = v26 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v609 = v290 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v294.x[16];
-    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v614 = iron_f32_to_bf16(v613);
-    const unsigned int v615 = v605 * v1;
-    const unsigned int v616 = v615 + v607;
-    out[v616] = v614;
-  }
-  const unsigned int v617 = static_cast<unsigned int>(v294.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v618 = v395 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v294.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v620 = v26 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v622 = v290 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v294.x[17];
-    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v627 = iron_f32_to_bf16(v626);
-    const unsigned int v628 = v618 * v1;
-    const unsigned int v629 = v628 + v620;
-    out[v629] = v627;
-  }
-  const unsigned int v630 = static_cast<unsigned int>(v294.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v631 = v395 + v630;
-  const unsigned int v632 = static_cast<unsigned int>(v294.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v633 = v26 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v635 = v290 && v634;
-  const bool v636 = v633 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v294.x[18];
-    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v640 = iron_f32_to_bf16(v639);
-    const unsigned int v641 = v631 * v1;
-    const unsigned int v642 = v641 + v633;
-    out[v642] = v640;
-  }
-  const unsigned int v643 = static_cast<unsigned int>(v294.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v644 = v395 + v643;
-  const unsigned int v645 = static_cast<unsigned int>(v294.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v646 = v26 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v648 = v290 && v647;
-  const bool v649 = v646 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v294.x[19];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v653 = iron_f32_to_bf16(v652);
-    const unsigned int v654 = v644 * v1;
-    const unsigned int v655 = v654 + v646;
-    out[v655] = v653;
-  }
-  const unsigned int v656 = static_cast<unsigned int>(v294.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v657 = v395 + v656;
-  const unsigned int v658 = static_cast<unsigned int>(v294.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v659 = v26 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v661 = v290 && v660;
-  const bool v662 = v659 < v1;
-  const bool v663 = v661 && v662;
-  if (v663) {
-    const float v664 = v294.x[20];
-    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v666 = iron_f32_to_bf16(v665);
-    const unsigned int v667 = v657 * v1;
-    const unsigned int v668 = v667 + v659;
-    out[v668] = v666;
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v294.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v670 = v395 + v669;
-  const unsigned int v671 = static_cast<unsigned int>(v294.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v672 = v26 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v674 = v290 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v294.x[21];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v679 = iron_f32_to_bf16(v678);
-    const unsigned int v680 = v670 * v1;
-    const unsigned int v681 = v680 + v672;
-    out[v681] = v679;
-  }
-  const unsigned int v682 = static_cast<unsigned int>(v294.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v683 = v395 + v682;
-  const unsigned int v684 = static_cast<unsigned int>(v294.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v685 = v26 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v687 = v290 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v294.x[22];
-    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v692 = iron_f32_to_bf16(v691);
-    const unsigned int v693 = v683 * v1;
-    const unsigned int v694 = v693 + v685;
-    out[v694] = v692;
-  }
-  const unsigned int v695 = static_cast<unsigned int>(v294.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v696 = v395 + v695;
-  const unsigned int v697 = static_cast<unsigned int>(v294.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v698 = v26 + v697;
-  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v700 = v290 && v699;
-  const bool v701 = v698 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v294.x[23];
-    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v705 = iron_f32_to_bf16(v704);
-    const unsigned int v706 = v696 * v1;
-    const unsigned int v707 = v706 + v698;
-    out[v707] = v705;
-  }
-  const unsigned int v708 = static_cast<unsigned int>(v294.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v709 = v395 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v294.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v713 = v290 && v712;
-  const bool v714 = v711 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v294.x[24];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v718 = iron_f32_to_bf16(v717);
-    const unsigned int v719 = v709 * v1;
-    const unsigned int v720 = v719 + v711;
-    out[v720] = v718;
-  }
-  const unsigned int v721 = static_cast<unsigned int>(v294.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v722 = v395 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v294.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v724 = v26 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v726 = v290 && v725;
-  const bool v727 = v724 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v294.x[25];
-    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v731 = iron_f32_to_bf16(v730);
-    const unsigned int v732 = v722 * v1;
-    const unsigned int v733 = v732 + v724;
-    out[v733] = v731;
-  }
-  const unsigned int v734 = static_cast<unsigned int>(v294.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v735 = v395 + v734;
-  const unsigned int v736 = static_cast<unsigned int>(v294.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v737 = v26 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v739 = v290 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v294.x[26];
-    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v744 = iron_f32_to_bf16(v743);
-    const unsigned int v745 = v735 * v1;
-    const unsigned int v746 = v745 + v737;
-    out[v746] = v744;
-  }
-  const unsigned int v747 = static_cast<unsigned int>(v294.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v748 = v395 + v747;
-  const unsigned int v749 = static_cast<unsigned int>(v294.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v750 = v26 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v752 = v290 && v751;
-  const bool v753 = v750 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v294.x[27];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v757 = iron_f32_to_bf16(v756);
-    const unsigned int v758 = v748 * v1;
-    const unsigned int v759 = v758 + v750;
-    out[v759] = v757;
-  }
-  const unsigned int v760 = static_cast<unsigned int>(v294.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v761 = v395 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v294.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v763 = v26 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v765 = v290 && v764;
-  const bool v766 = v763 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v294.x[28];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v770 = iron_f32_to_bf16(v769);
-    const unsigned int v771 = v761 * v1;
-    const unsigned int v772 = v771 + v763;
-    out[v772] = v770;
-  }
-  const unsigned int v773 = static_cast<unsigned int>(v294.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v774 = v395 + v773;
-  const unsigned int v775 = static_cast<unsigned int>(v294.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v776 = v26 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v778 = v290 && v777;
-  const bool v779 = v776 < v1;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v294.x[29];
-    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v783 = iron_f32_to_bf16(v782);
-    const unsigned int v784 = v774 * v1;
-    const unsigned int v785 = v784 + v776;
-    out[v785] = v783;
-  }
-  const unsigned int v786 = static_cast<unsigned int>(v294.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v787 = v395 + v786;
-  const unsigned int v788 = static_cast<unsigned int>(v294.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v789 = v26 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v791 = v290 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v294.x[30];
-    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v796 = iron_f32_to_bf16(v795);
-    const unsigned int v797 = v787 * v1;
-    const unsigned int v798 = v797 + v789;
-    out[v798] = v796;
-  }
-  const unsigned int v799 = static_cast<unsigned int>(v294.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v800 = v395 + v799;
-  const unsigned int v801 = static_cast<unsigned int>(v294.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v802 = v26 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v804 = v290 && v803;
-  const bool v805 = v802 < v1;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v294.x[31];
-    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v809 = iron_f32_to_bf16(v808);
-    const unsigned int v810 = v800 * v1;
-    const unsigned int v811 = v810 + v802;
-    out[v811] = v809;
-  }
-  const unsigned int v812 = static_cast<unsigned int>(v294.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v813 = v395 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v294.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v815 = v26 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v817 = v290 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v294.x[32];
-    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v822 = iron_f32_to_bf16(v821);
-    const unsigned int v823 = v813 * v1;
-    const unsigned int v824 = v823 + v815;
-    out[v824] = v822;
-  }
-  const unsigned int v825 = static_cast<unsigned int>(v294.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v826 = v395 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v294.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v828 = v26 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v830 = v290 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v294.x[33];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v835 = iron_f32_to_bf16(v834);
-    const unsigned int v836 = v826 * v1;
-    const unsigned int v837 = v836 + v828;
-    out[v837] = v835;
-  }
-  const unsigned int v838 = static_cast<unsigned int>(v294.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v839 = v395 + v838;
-  const unsigned int v840 = static_cast<unsigned int>(v294.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v841 = v26 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v843 = v290 && v842;
-  const bool v844 = v841 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v294.x[34];
-    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v848 = iron_f32_to_bf16(v847);
-    const unsigned int v849 = v839 * v1;
-    const unsigned int v850 = v849 + v841;
-    out[v850] = v848;
-  }
-  const unsigned int v851 = static_cast<unsigned int>(v294.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v852 = v395 + v851;
-  const unsigned int v853 = static_cast<unsigned int>(v294.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v854 = v26 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v856 = v290 && v855;
-  const bool v857 = v854 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v294.x[35];
-    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v861 = iron_f32_to_bf16(v860);
-    const unsigned int v862 = v852 * v1;
-    const unsigned int v863 = v862 + v854;
-    out[v863] = v861;
-  }
-  const unsigned int v864 = static_cast<unsigned int>(v294.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v865 = v395 + v864;
-  const unsigned int v866 = static_cast<unsigned int>(v294.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v869 = v290 && v868;
-  const bool v870 = v867 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v294.x[36];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v874 = iron_f32_to_bf16(v873);
-    const unsigned int v875 = v865 * v1;
-    const unsigned int v876 = v875 + v867;
-    out[v876] = v874;
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v294.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v878 = v395 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v294.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v880 = v26 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v882 = v290 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v294.x[37];
-    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v887 = iron_f32_to_bf16(v886);
-    const unsigned int v888 = v878 * v1;
-    const unsigned int v889 = v888 + v880;
-    out[v889] = v887;
-  }
-  const unsigned int v890 = static_cast<unsigned int>(v294.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v891 = v395 + v890;
-  const unsigned int v892 = static_cast<unsigned int>(v294.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v893 = v26 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v895 = v290 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v294.x[38];
-    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v900 = iron_f32_to_bf16(v899);
-    const unsigned int v901 = v891 * v1;
-    const unsigned int v902 = v901 + v893;
-    out[v902] = v900;
-  }
-  const unsigned int v903 = static_cast<unsigned int>(v294.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v904 = v395 + v903;
-  const unsigned int v905 = static_cast<unsigned int>(v294.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v906 = v26 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v908 = v290 && v907;
-  const bool v909 = v906 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v294.x[39];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v913 = iron_f32_to_bf16(v912);
-    const unsigned int v914 = v904 * v1;
-    const unsigned int v915 = v914 + v906;
-    out[v915] = v913;
-  }
-  const unsigned int v916 = static_cast<unsigned int>(v294.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v917 = v395 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v294.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v919 = v26 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v921 = v290 && v920;
-  const bool v922 = v919 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v294.x[40];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v926 = iron_f32_to_bf16(v925);
-    const unsigned int v927 = v917 * v1;
-    const unsigned int v928 = v927 + v919;
-    out[v928] = v926;
-  }
-  const unsigned int v929 = static_cast<unsigned int>(v294.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v930 = v395 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v294.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v932 = v26 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v934 = v290 && v933;
-  const bool v935 = v932 < v1;
-  const bool v936 = v934 && v935;
-  if (v936) {
-    const float v937 = v294.x[41];
-    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v939 = iron_f32_to_bf16(v938);
-    const unsigned int v940 = v930 * v1;
-    const unsigned int v941 = v940 + v932;
-    out[v941] = v939;
-  }
-  const unsigned int v942 = static_cast<unsigned int>(v294.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v943 = v395 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v294.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v945 = v26 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v947 = v290 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v294.x[42];
-    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v952 = iron_f32_to_bf16(v951);
-    const unsigned int v953 = v943 * v1;
-    const unsigned int v954 = v953 + v945;
-    out[v954] = v952;
-  }
-  const unsigned int v955 = static_cast<unsigned int>(v294.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v956 = v395 + v955;
-  const unsigned int v957 = static_cast<unsigned int>(v294.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v958 = v26 + v957;
-  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v960 = v290 && v959;
-  const bool v961 = v958 < v1;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v294.x[43];
-    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v965 = iron_f32_to_bf16(v964);
-    const unsigned int v966 = v956 * v1;
-    const unsigned int v967 = v966 + v958;
-    out[v967] = v965;
-  }
-  const unsigned int v968 = static_cast<unsigned int>(v294.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v969 = v395 + v968;
-  const unsigned int v970 = static_cast<unsigned int>(v294.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v971 = v26 + v970;
-  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v973 = v290 && v972;
-  const bool v974 = v971 < v1;
-  const bool v975 = v973 && v974;
-  if (v975) {
-    const float v976 = v294.x[44];
-    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v978 = iron_f32_to_bf16(v977);
-    const unsigned int v979 = v969 * v1;
-    const unsigned int v980 = v979 + v971;
-    out[v980] = v978;
-  }
-  const unsigned int v981 = static_cast<unsigned int>(v294.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v982 = v395 + v981;
-  const unsigned int v983 = static_cast<unsigned int>(v294.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v984 = v26 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v986 = v290 && v985;
-  const bool v987 = v984 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v294.x[45];
-    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v991 = iron_f32_to_bf16(v990);
-    const unsigned int v992 = v982 * v1;
-    const unsigned int v993 = v992 + v984;
-    out[v993] = v991;
-  }
-  const unsigned int v994 = static_cast<unsigned int>(v294.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v995 = v395 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v294.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v997 = v26 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v999 = v290 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v294.x[46];
-    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);
-    const unsigned int v1005 = v995 * v1;
-    const unsigned int v1006 = v1005 + v997;
-    out[v1006] = v1004;
-  }
-  const unsigned int v1007 = static_cast<unsigned int>(v294.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1008 = v395 + v1007;
-  const unsigned int v1009 = static_cast<unsigned int>(v294.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1010 = v26 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1012 = v290 && v1011;
-  const bool v1013 = v1010 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v294.x[47];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
-    const unsigned int v1018 = v1008 * v1;
-    const unsigned int v1019 = v1018 + v1010;
-    out[v1019] = v1017;
-  }
-  const unsigned int v1020 = static_cast<unsigned int>(v294.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1021 = v395 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v294.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1025 = v290 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v294.x[48];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
-    const unsigned int v1031 = v1021 * v1;
-    const unsigned int v1032 = v1031 + v1023;
-    out[v1032] = v1030;
-  }
-  const unsigned int v1033 = static_cast<unsigned int>(v294.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1034 = v395 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v294.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1036 = v26 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1038 = v290 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v294.x[49];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
-    const unsigned int v1044 = v1034 * v1;
-    const unsigned int v1045 = v1044 + v1036;
-    out[v1045] = v1043;
-  }
-  const unsigned int v1046 = static_cast<unsigned int>(v294.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1047 = v395 + v1046;
-  const unsigned int v1048 = static_cast<unsigned int>(v294.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1049 = v26 + v1048;
-  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1051 = v290 && v1050;
-  const bool v1052 = v1049 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v294.x[50];
-    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
-    const unsigned int v1057 = v1047 * v1;
-    const unsigned int v1058 = v1057 + v1049;
-    out[v1058] = v1056;
-  }
-  const unsigned int v1059 = static_cast<unsigned int>(v294.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1060 = v395 + v1059;
-  const unsigned int v1061 = static_cast<unsigned int>(v294.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1062 = v26 + v1061;
-  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1064 = v290 && v1063;
-  const bool v1065 = v1062 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v294.x[51];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
-    const unsigned int v1070 = v1060 * v1;
-    const unsigned int v1071 = v1070 + v1062;
-    out[v1071] = v1069;
-  }
-  const unsigned int v1072 = static_cast<unsigned int>(v294.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1073 = v395 + v1072;
-  const unsigned int v1074 = static_cast<unsigned int>(v294.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1075 = v26 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1077 = v290 && v1076;
-  const bool v1078 = v1075 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v294.x[52];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-    const unsigned int v1083 = v1073 * v1;
-    const unsigned int v1084 = v1083 + v1075;
-    out[v1084] = v1082;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v294.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1086 = v395 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v294.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1088 = v26 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1090 = v290 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v294.x[53];
-    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
-    const unsigned int v1096 = v1086 * v1;
-    const unsigned int v1097 = v1096 + v1088;
-    out[v1097] = v1095;
-  }
-  const unsigned int v1098 = static_cast<unsigned int>(v294.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1099 = v395 + v1098;
-  const unsigned int v1100 = static_cast<unsigned int>(v294.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1101 = v26 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1103 = v290 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v294.x[54];
-    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
-    const unsigned int v1109 = v1099 * v1;
-    const unsigned int v1110 = v1109 + v1101;
-    out[v1110] = v1108;
-  }
-  const unsigned int v1111 = static_cast<unsigned int>(v294.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1112 = v395 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v294.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1114 = v26 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1116 = v290 && v1115;
-  const bool v1117 = v1114 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v294.x[55];
-    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
-    const unsigned int v1122 = v1112 * v1;
-    const unsigned int v1123 = v1122 + v1114;
-    out[v1123] = v1121;
-  }
-  const unsigned int v1124 = static_cast<unsigned int>(v294.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1125 = v395 + v1124;
-  const unsigned int v1126 = static_cast<unsigned int>(v294.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1127 = v26 + v1126;
-  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1129 = v290 && v1128;
-  const bool v1130 = v1127 < v1;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v294.x[56];
-    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
-    const unsigned int v1135 = v1125 * v1;
-    const unsigned int v1136 = v1135 + v1127;
-    out[v1136] = v1134;
-  }
-  const unsigned int v1137 = static_cast<unsigned int>(v294.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1138 = v395 + v1137;
-  const unsigned int v1139 = static_cast<unsigned int>(v294.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1140 = v26 + v1139;
-  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1142 = v290 && v1141;
-  const bool v1143 = v1140 < v1;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v294.x[57];
-    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
-    const unsigned int v1148 = v1138 * v1;
-    const unsigned int v1149 = v1148 + v1140;
-    out[v1149] = v1147;
-  }
-  const unsigned int v1150 = static_cast<unsigned int>(v294.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1151 = v395 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v294.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1153 = v26 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1155 = v290 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v294.x[58];
-    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
-    const unsigned int v1161 = v1151 * v1;
-    const unsigned int v1162 = v1161 + v1153;
-    out[v1162] = v1160;
-  }
-  const unsigned int v1163 = static_cast<unsigned int>(v294.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1164 = v395 + v1163;
-  const unsigned int v1165 = static_cast<unsigned int>(v294.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1166 = v26 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1168 = v290 && v1167;
-  const bool v1169 = v1166 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v294.x[59];
-    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
-    const unsigned int v1174 = v1164 * v1;
-    const unsigned int v1175 = v1174 + v1166;
-    out[v1175] = v1173;
-  }
-  const unsigned int v1176 = static_cast<unsigned int>(v294.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1177 = v395 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v294.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1179 = v26 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1181 = v290 && v1180;
-  const bool v1182 = v1179 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v294.x[60];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
-    const unsigned int v1187 = v1177 * v1;
-    const unsigned int v1188 = v1187 + v1179;
-    out[v1188] = v1186;
-  }
-  const unsigned int v1189 = static_cast<unsigned int>(v294.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1190 = v395 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v294.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1192 = v26 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1194 = v290 && v1193;
-  const bool v1195 = v1192 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v294.x[61];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
-    const unsigned int v1200 = v1190 * v1;
-    const unsigned int v1201 = v1200 + v1192;
-    out[v1201] = v1199;
-  }
-  const unsigned int v1202 = static_cast<unsigned int>(v294.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1203 = v395 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v294.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1205 = v26 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1207 = v290 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v294.x[62];
-    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
-    const unsigned int v1213 = v1203 * v1;
-    const unsigned int v1214 = v1213 + v1205;
-    out[v1214] = v1212;
-  }
-  const unsigned int v1215 = static_cast<unsigned int>(v294.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1216 = v395 + v1215;
-  const unsigned int v1217 = static_cast<unsigned int>(v294.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1218 = v26 + v1217;
-  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1220 = v290 && v1219;
-  const bool v1221 = v1218 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v294.x[63];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
-    const unsigned int v1226 = v1216 * v1;
-    const unsigned int v1227 = v1226 + v1218;
-    out[v1227] = v1225;
-  }
-  const unsigned int v1229 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
-  iron_frag<float, 2, 16, 128> v1239;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1239, 0.0f);
-  if (v298) {  // kernels/gemm/gemm_warpgroup.hpp:245
-    const bool v3625 = v283 < v2;  // kernels/gemm/gemm_warpgroup.hpp:246
-    if (v3625) {
-      const unsigned int v3629 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const unsigned int v3632 = v286 << 5u;
-      const unsigned int v3633 = v3632 + v3629;
-      const unsigned int v3634 = v3633 >> 3u;
-      const unsigned int v3635 = v3633 & 7u;
-      const unsigned int v3636 = v3635 << 3u;
-      const unsigned int v3637 = v22 + v3634;
-      const bool v3639 = v3637 < v0;
-      const bool v3640 = v3636 < v2;
-      const bool v3641 = v3639 && v3640;
-      const unsigned int v3642 = v3637 * v2;
-      const unsigned int v3643 = v3642 + v3636;
-      const unsigned int v3644 = v3641 ? v3643 : v283;
-      const unsigned int v3645 = v3634 << 6u;
-      const unsigned int v3647 = v3645 + v3636;
-      iron_copy_async<16>(shm3 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), a + v3644, v3641);
-      const unsigned int v3649 = v3633 + 384u;
-      const unsigned int v3650 = v3649 >> 3u;
-      const unsigned int v3651 = v3649 & 7u;
-      const unsigned int v3652 = v3651 << 3u;
-      const unsigned int v3653 = v22 + v3650;
-      const bool v3655 = v3653 < v0;
-      const bool v3656 = v3652 < v2;
-      const bool v3657 = v3655 && v3656;
-      const unsigned int v3658 = v3653 * v2;
-      const unsigned int v3659 = v3658 + v3652;
-      const unsigned int v3660 = v3657 ? v3659 : v283;
-      const unsigned int v3661 = v3650 << 6u;
-      const unsigned int v3663 = v3661 + v3652;
-      iron_copy_async<16>(shm3 + (v3663 ^ (((v3663 >> 6u) & 7u) << 3u)), a + v3660, v3657);
-      const unsigned int v3665 = v3633 + 768u;
-      const bool v3667 = v3665 < 1024u;
-      if (v3667) {
-        const unsigned int v3668 = v3665 >> 3u;
-        const unsigned int v3669 = v3665 & 7u;
-        const unsigned int v3670 = v3669 << 3u;
-        const unsigned int v3671 = v22 + v3668;
-        const bool v3673 = v3671 < v0;
-        const bool v3674 = v3670 < v2;
-        const bool v3675 = v3673 && v3674;
-        const unsigned int v3676 = v3671 * v2;
-        const unsigned int v3677 = v3676 + v3670;
-        const unsigned int v3678 = v3675 ? v3677 : v283;
-        const unsigned int v3679 = v3668 << 6u;
-        const unsigned int v3681 = v3679 + v3670;
-        iron_copy_async<16>(shm3 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), a + v3678, v3675);
+  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const unsigned int v388 = v387 << 4u;
+  const unsigned int v390 = v284 << 6u;
+  const unsigned int v391 = v22 + v390;
+  const unsigned int v392 = v391 + v388;
+  const unsigned int v393 = static_cast<unsigned int>(v291.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v394 = v392 + v393;
+  const unsigned int v395 = static_cast<unsigned int>(v291.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v396 = v26 + v395;
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v398 = v287 && v397;
+  const bool v399 = v396 < v1;
+  const bool v400 = v398 && v399;
+  if (v400) {
+    const float v401 = v291.x[0];
+    const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v403 = iron_f32_to_bf16(v402);
+    const unsigned int v404 = v394 * v1;
+    const unsigned int v405 = v404 + v396;
+    out[v405] = v403;
+  }
+  const unsigned int v406 = static_cast<unsigned int>(v291.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v407 = v392 + v406;
+  const unsigned int v408 = static_cast<unsigned int>(v291.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v409 = v26 + v408;
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v411 = v287 && v410;
+  const bool v412 = v409 < v1;
+  const bool v413 = v411 && v412;
+  if (v413) {
+    const float v414 = v291.x[1];
+    const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v416 = iron_f32_to_bf16(v415);
+    const unsigned int v417 = v407 * v1;
+    const unsigned int v418 = v417 + v409;
+    out[v418] = v416;
+  }
+  const unsigned int v419 = static_cast<unsigned int>(v291.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v420 = v392 + v419;
+  const unsigned int v421 = static_cast<unsigned int>(v291.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v422 = v26 + v421;
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v424 = v287 && v423;
+  const bool v425 = v422 < v1;
+  const bool v426 = v424 && v425;
+  if (v426) {
+    const float v427 = v291.x[2];
+    const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v429 = iron_f32_to_bf16(v428);
+    const unsigned int v430 = v420 * v1;
+    const unsigned int v431 = v430 + v422;
+    out[v431] = v429;
+  }
+  const unsigned int v432 = static_cast<unsigned int>(v291.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v433 = v392 + v432;
+  const unsigned int v434 = static_cast<unsigned int>(v291.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v435 = v26 + v434;
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v437 = v287 && v436;
+  const bool v438 = v435 < v1;
+  const bool v439 = v437 && v438;
+  if (v439) {
+    const float v440 = v291.x[3];
+    const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v442 = iron_f32_to_bf16(v441);
+    const unsigned int v443 = v433 * v1;
+    const unsigned int v444 = v443 + v435;
+    out[v444] = v442;
+  }
+  const unsigned int v445 = static_cast<unsigned int>(v291.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v446 = v392 + v445;
+  const unsigned int v447 = static_cast<unsigned int>(v291.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v448 = v26 + v447;
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v450 = v287 && v449;
+  const bool v451 = v448 < v1;
+  const bool v452 = v450 && v451;
+  if (v452) {
+    const float v453 = v291.x[4];
+    const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v455 = iron_f32_to_bf16(v454);
+    const unsigned int v456 = v446 * v1;
+    const unsigned int v457 = v456 + v448;
+    out[v457] = v455;
+  }
+  const unsigned int v458 = static_cast<unsigned int>(v291.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v459 = v392 + v458;
+  const unsigned int v460 = static_cast<unsigned int>(v291.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v461 = v26 + v460;
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v463 = v287 && v462;
+  const bool v464 = v461 < v1;
+  const bool v465 = v463 && v464;
+  if (v465) {
+    const float v466 = v291.x[5];
+    const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v468 = iron_f32_to_bf16(v467);
+    const unsigned int v469 = v459 * v1;
+    const unsigned int v470 = v469 + v461;
+    out[v470] = v468;
+  }
+  const unsigned int v471 = static_cast<unsigned int>(v291.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v472 = v392 + v471;
+  const unsigned int v473 = static_cast<unsigned int>(v291.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v474 = v26 + v473;
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v476 = v287 && v475;
+  const bool v477 = v474 < v1;
+  const bool v478 = v476 && v477;
+  if (v478) {
+    const float v479 = v291.x[6];
+    const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v481 = iron_f32_to_bf16(v480);
+    const unsigned int v482 = v472 * v1;
+    const unsigned int v483 = v482 + v474;
+    out[v483] = v481;
+  }
+  const unsigned int v484 = static_cast<unsigned int>(v291.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v485 = v392 + v484;
+  const unsigned int v486 = static_cast<unsigned int>(v291.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v487 = v26 + v486;
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v489 = v287 && v488;
+  const bool v490 = v487 < v1;
+  const bool v491 = v489 && v490;
+  if (v491) {
+    const float v492 = v291.x[7];
+    const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v494 = iron_f32_to_bf16(v493);
+    const unsigned int v495 = v485 * v1;
+    const unsigned int v496 = v495 + v487;
+    out[v496] = v494;
+  }
+  const unsigned int v497 = static_cast<unsigned int>(v291.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v498 = v392 + v497;
+  const unsigned int v499 = static_cast<unsigned int>(v291.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v500 = v26 + v499;
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v502 = v287 && v501;
+  const bool v503 = v500 < v1;
+  const bool v504 = v502 && v503;
+  if (v504) {
+    const float v505 = v291.x[8];
+    const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v507 = iron_f32_to_bf16(v506);
+    const unsigned int v508 = v498 * v1;
+    const unsigned int v509 = v508 + v500;
+    out[v509] = v507;
+  }
+  const unsigned int v510 = static_cast<unsigned int>(v291.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v511 = v392 + v510;
+  const unsigned int v512 = static_cast<unsigned int>(v291.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v513 = v26 + v512;
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v515 = v287 && v514;
+  const bool v516 = v513 < v1;
+  const bool v517 = v515 && v516;
+  if (v517) {
+    const float v518 = v291.x[9];
+    const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v520 = iron_f32_to_bf16(v519);
+    const unsigned int v521 = v511 * v1;
+    const unsigned int v522 = v521 + v513;
+    out[v522] = v520;
+  }
+  const unsigned int v523 = static_cast<unsigned int>(v291.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v524 = v392 + v523;
+  const unsigned int v525 = static_cast<unsigned int>(v291.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v526 = v26 + v525;
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v528 = v287 && v527;
+  const bool v529 = v526 < v1;
+  const bool v530 = v528 && v529;
+  if (v530) {
+    const float v531 = v291.x[10];
+    const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v533 = iron_f32_to_bf16(v532);
+    const unsigned int v534 = v524 * v1;
+    const unsigned int v535 = v534 + v526;
+    out[v535] = v533;
+  }
+  const unsigned int v536 = static_cast<unsigned int>(v291.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v537 = v392 + v536;
+  const unsigned int v538 = static_cast<unsigned int>(v291.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v539 = v26 + v538;
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v541 = v287 && v540;
+  const bool v542 = v539 < v1;
+  const bool v543 = v541 && v542;
+  if (v543) {
+    const float v544 = v291.x[11];
+    const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v546 = iron_f32_to_bf16(v545);
+    const unsigned int v547 = v537 * v1;
+    const unsigned int v548 = v547 + v539;
+    out[v548] = v546;
+  }
+  const unsigned int v549 = static_cast<unsigned int>(v291.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v550 = v392 + v549;
+  const unsigned int v551 = static_cast<unsigned int>(v291.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v552 = v26 + v551;
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v554 = v287 && v553;
+  const bool v555 = v552 < v1;
+  const bool v556 = v554 && v555;
+  if (v556) {
+    const float v557 = v291.x[12];
+    const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v559 = iron_f32_to_bf16(v558);
+    const unsigned int v560 = v550 * v1;
+    const unsigned int v561 = v560 + v552;
+    out[v561] = v559;
+  }
+  const unsigned int v562 = static_cast<unsigned int>(v291.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v563 = v392 + v562;
+  const unsigned int v564 = static_cast<unsigned int>(v291.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v565 = v26 + v564;
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v567 = v287 && v566;
+  const bool v568 = v565 < v1;
+  const bool v569 = v567 && v568;
+  if (v569) {
+    const float v570 = v291.x[13];
+    const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v572 = iron_f32_to_bf16(v571);
+    const unsigned int v573 = v563 * v1;
+    const unsigned int v574 = v573 + v565;
+    out[v574] = v572;
+  }
+  const unsigned int v575 = static_cast<unsigned int>(v291.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v576 = v392 + v575;
+  const unsigned int v577 = static_cast<unsigned int>(v291.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v578 = v26 + v577;
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v580 = v287 && v579;
+  const bool v581 = v578 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v291.x[14];
+    const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v585 = iron_f32_to_bf16(v584);
+    const unsigned int v586 = v576 * v1;
+    const unsigned int v587 = v586 + v578;
+    out[v587] = v585;
+  }
+  const unsigned int v588 = static_cast<unsigned int>(v291.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v589 = v392 + v588;
+  const unsigned int v590 = static_cast<unsigned int>(v291.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v591 = v26 + v590;
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v593 = v287 && v592;
+  const bool v594 = v591 < v1;
+  const bool v595 = v593 && v594;
+  if (v595) {
+    const float v596 = v291.x[15];
+    const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v598 = iron_f32_to_bf16(v597);
+    const unsigned int v599 = v589 * v1;
+    const unsigned int v600 = v599 + v591;
+    out[v600] = v598;
+  }
+  const unsigned int v601 = static_cast<unsigned int>(v291.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v602 = v392 + v601;
+  const unsigned int v603 = static_cast<unsigned int>(v291.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v604 = v26 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v606 = v287 && v605;
+  const bool v607 = v604 < v1;
+  const bool v608 = v606 && v607;
+  if (v608) {
+    const float v609 = v291.x[16];
+    const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v611 = iron_f32_to_bf16(v610);
+    const unsigned int v612 = v602 * v1;
+    const unsigned int v613 = v612 + v604;
+    out[v613] = v611;
+  }
+  const unsigned int v614 = static_cast<unsigned int>(v291.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v615 = v392 + v614;
+  const unsigned int v616 = static_cast<unsigned int>(v291.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v617 = v26 + v616;
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v619 = v287 && v618;
+  const bool v620 = v617 < v1;
+  const bool v621 = v619 && v620;
+  if (v621) {
+    const float v622 = v291.x[17];
+    const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v624 = iron_f32_to_bf16(v623);
+    const unsigned int v625 = v615 * v1;
+    const unsigned int v626 = v625 + v617;
+    out[v626] = v624;
+  }
+  const unsigned int v627 = static_cast<unsigned int>(v291.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v628 = v392 + v627;
+  const unsigned int v629 = static_cast<unsigned int>(v291.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v630 = v26 + v629;
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v632 = v287 && v631;
+  const bool v633 = v630 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v291.x[18];
+    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v637 = iron_f32_to_bf16(v636);
+    const unsigned int v638 = v628 * v1;
+    const unsigned int v639 = v638 + v630;
+    out[v639] = v637;
+  }
+  const unsigned int v640 = static_cast<unsigned int>(v291.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v641 = v392 + v640;
+  const unsigned int v642 = static_cast<unsigned int>(v291.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v643 = v26 + v642;
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v645 = v287 && v644;
+  const bool v646 = v643 < v1;
+  const bool v647 = v645 && v646;
+  if (v647) {
+    const float v648 = v291.x[19];
+    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v650 = iron_f32_to_bf16(v649);
+    const unsigned int v651 = v641 * v1;
+    const unsigned int v652 = v651 + v643;
+    out[v652] = v650;
+  }
+  const unsigned int v653 = static_cast<unsigned int>(v291.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v654 = v392 + v653;
+  const unsigned int v655 = static_cast<unsigned int>(v291.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v656 = v26 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v658 = v287 && v657;
+  const bool v659 = v656 < v1;
+  const bool v660 = v658 && v659;
+  if (v660) {
+    const float v661 = v291.x[20];
+    const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v663 = iron_f32_to_bf16(v662);
+    const unsigned int v664 = v654 * v1;
+    const unsigned int v665 = v664 + v656;
+    out[v665] = v663;
+  }
+  const unsigned int v666 = static_cast<unsigned int>(v291.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v667 = v392 + v666;
+  const unsigned int v668 = static_cast<unsigned int>(v291.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v669 = v26 + v668;
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v671 = v287 && v670;
+  const bool v672 = v669 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v291.x[21];
+    const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v676 = iron_f32_to_bf16(v675);
+    const unsigned int v677 = v667 * v1;
+    const unsigned int v678 = v677 + v669;
+    out[v678] = v676;
+  }
+  const unsigned int v679 = static_cast<unsigned int>(v291.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v680 = v392 + v679;
+  const unsigned int v681 = static_cast<unsigned int>(v291.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v682 = v26 + v681;
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v684 = v287 && v683;
+  const bool v685 = v682 < v1;
+  const bool v686 = v684 && v685;
+  if (v686) {
+    const float v687 = v291.x[22];
+    const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v689 = iron_f32_to_bf16(v688);
+    const unsigned int v690 = v680 * v1;
+    const unsigned int v691 = v690 + v682;
+    out[v691] = v689;
+  }
+  const unsigned int v692 = static_cast<unsigned int>(v291.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v693 = v392 + v692;
+  const unsigned int v694 = static_cast<unsigned int>(v291.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v695 = v26 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v697 = v287 && v696;
+  const bool v698 = v695 < v1;
+  const bool v699 = v697 && v698;
+  if (v699) {
+    const float v700 = v291.x[23];
+    const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v702 = iron_f32_to_bf16(v701);
+    const unsigned int v703 = v693 * v1;
+    const unsigned int v704 = v703 + v695;
+    out[v704] = v702;
+  }
+  const unsigned int v705 = static_cast<unsigned int>(v291.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v706 = v392 + v705;
+  const unsigned int v707 = static_cast<unsigned int>(v291.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v708 = v26 + v707;
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v710 = v287 && v709;
+  const bool v711 = v708 < v1;
+  const bool v712 = v710 && v711;
+  if (v712) {
+    const float v713 = v291.x[24];
+    const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v715 = iron_f32_to_bf16(v714);
+    const unsigned int v716 = v706 * v1;
+    const unsigned int v717 = v716 + v708;
+    out[v717] = v715;
+  }
+  const unsigned int v718 = static_cast<unsigned int>(v291.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v719 = v392 + v718;
+  const unsigned int v720 = static_cast<unsigned int>(v291.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v721 = v26 + v720;
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v723 = v287 && v722;
+  const bool v724 = v721 < v1;
+  const bool v725 = v723 && v724;
+  if (v725) {
+    const float v726 = v291.x[25];
+    const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v728 = iron_f32_to_bf16(v727);
+    const unsigned int v729 = v719 * v1;
+    const unsigned int v730 = v729 + v721;
+    out[v730] = v728;
+  }
+  const unsigned int v731 = static_cast<unsigned int>(v291.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v732 = v392 + v731;
+  const unsigned int v733 = static_cast<unsigned int>(v291.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v734 = v26 + v733;
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v736 = v287 && v735;
+  const bool v737 = v734 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v291.x[26];
+    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v741 = iron_f32_to_bf16(v740);
+    const unsigned int v742 = v732 * v1;
+    const unsigned int v743 = v742 + v734;
+    out[v743] = v741;
+  }
+  const unsigned int v744 = static_cast<unsigned int>(v291.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v745 = v392 + v744;
+  const unsigned int v746 = static_cast<unsigned int>(v291.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v747 = v26 + v746;
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v749 = v287 && v748;
+  const bool v750 = v747 < v1;
+  const bool v751 = v749 && v750;
+  if (v751) {
+    const float v752 = v291.x[27];
+    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v754 = iron_f32_to_bf16(v753);
+    const unsigned int v755 = v745 * v1;
+    const unsigned int v756 = v755 + v747;
+    out[v756] = v754;
+  }
+  const unsigned int v757 = static_cast<unsigned int>(v291.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v758 = v392 + v757;
+  const unsigned int v759 = static_cast<unsigned int>(v291.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v760 = v26 + v759;
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v762 = v287 && v761;
+  const bool v763 = v760 < v1;
+  const bool v764 = v762 && v763;
+  if (v764) {
+    const float v765 = v291.x[28];
+    const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v767 = iron_f32_to_bf16(v766);
+    const unsigned int v768 = v758 * v1;
+    const unsigned int v769 = v768 + v760;
+    out[v769] = v767;
+  }
+  const unsigned int v770 = static_cast<unsigned int>(v291.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v771 = v392 + v770;
+  const unsigned int v772 = static_cast<unsigned int>(v291.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v773 = v26 + v772;
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v775 = v287 && v774;
+  const bool v776 = v773 < v1;
+  const bool v777 = v775 && v776;
+  if (v777) {
+    const float v778 = v291.x[29];
+    const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v780 = iron_f32_to_bf16(v779);
+    const unsigned int v781 = v771 * v1;
+    const unsigned int v782 = v781 + v773;
+    out[v782] = v780;
+  }
+  const unsigned int v783 = static_cast<unsigned int>(v291.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v784 = v392 + v783;
+  const unsigned int v785 = static_cast<unsigned int>(v291.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v786 = v26 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v788 = v287 && v787;
+  const bool v789 = v786 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v291.x[30];
+    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v793 = iron_f32_to_bf16(v792);
+    const unsigned int v794 = v784 * v1;
+    const unsigned int v795 = v794 + v786;
+    out[v795] = v793;
+  }
+  const unsigned int v796 = static_cast<unsigned int>(v291.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v797 = v392 + v796;
+  const unsigned int v798 = static_cast<unsigned int>(v291.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v799 = v26 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v801 = v287 && v800;
+  const bool v802 = v799 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v291.x[31];
+    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v806 = iron_f32_to_bf16(v805);
+    const unsigned int v807 = v797 * v1;
+    const unsigned int v808 = v807 + v799;
+    out[v808] = v806;
+  }
+  const unsigned int v809 = static_cast<unsigned int>(v291.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v810 = v392 + v809;
+  const unsigned int v811 = static_cast<unsigned int>(v291.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v812 = v26 + v811;
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v814 = v287 && v813;
+  const bool v815 = v812 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v291.x[32];
+    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v819 = iron_f32_to_bf16(v818);
+    const unsigned int v820 = v810 * v1;
+    const unsigned int v821 = v820 + v812;
+    out[v821] = v819;
+  }
+  const unsigned int v822 = static_cast<unsigned int>(v291.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v823 = v392 + v822;
+  const unsigned int v824 = static_cast<unsigned int>(v291.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v825 = v26 + v824;
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v827 = v287 && v826;
+  const bool v828 = v825 < v1;
+  const bool v829 = v827 && v828;
+  if (v829) {
+    const float v830 = v291.x[33];
+    const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v832 = iron_f32_to_bf16(v831);
+    const unsigned int v833 = v823 * v1;
+    const unsigned int v834 = v833 + v825;
+    out[v834] = v832;
+  }
+  const unsigned int v835 = static_cast<unsigned int>(v291.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v836 = v392 + v835;
+  const unsigned int v837 = static_cast<unsigned int>(v291.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v838 = v26 + v837;
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v840 = v287 && v839;
+  const bool v841 = v838 < v1;
+  const bool v842 = v840 && v841;
+  if (v842) {
+    const float v843 = v291.x[34];
+    const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v845 = iron_f32_to_bf16(v844);
+    const unsigned int v846 = v836 * v1;
+    const unsigned int v847 = v846 + v838;
+    out[v847] = v845;
+  }
+  const unsigned int v848 = static_cast<unsigned int>(v291.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v849 = v392 + v848;
+  const unsigned int v850 = static_cast<unsigned int>(v291.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v851 = v26 + v850;
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v853 = v287 && v852;
+  const bool v854 = v851 < v1;
+  const bool v855 = v853 && v854;
+  if (v855) {
+    const float v856 = v291.x[35];
+    const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v858 = iron_f32_to_bf16(v857);
+    const unsigned int v859 = v849 * v1;
+    const unsigned int v860 = v859 + v851;
+    out[v860] = v858;
+  }
+  const unsigned int v861 = static_cast<unsigned int>(v291.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v862 = v392 + v861;
+  const unsigned int v863 = static_cast<unsigned int>(v291.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v864 = v26 + v863;
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v866 = v287 && v865;
+  const bool v867 = v864 < v1;
+  const bool v868 = v866 && v867;
+  if (v868) {
+    const float v869 = v291.x[36];
+    const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v871 = iron_f32_to_bf16(v870);
+    const unsigned int v872 = v862 * v1;
+    const unsigned int v873 = v872 + v864;
+    out[v873] = v871;
+  }
+  const unsigned int v874 = static_cast<unsigned int>(v291.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v875 = v392 + v874;
+  const unsigned int v876 = static_cast<unsigned int>(v291.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v877 = v26 + v876;
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v879 = v287 && v878;
+  const bool v880 = v877 < v1;
+  const bool v881 = v879 && v880;
+  if (v881) {
+    const float v882 = v291.x[37];
+    const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v884 = iron_f32_to_bf16(v883);
+    const unsigned int v885 = v875 * v1;
+    const unsigned int v886 = v885 + v877;
+    out[v886] = v884;
+  }
+  const unsigned int v887 = static_cast<unsigned int>(v291.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v888 = v392 + v887;
+  const unsigned int v889 = static_cast<unsigned int>(v291.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v890 = v26 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v892 = v287 && v891;
+  const bool v893 = v890 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v291.x[38];
+    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v897 = iron_f32_to_bf16(v896);
+    const unsigned int v898 = v888 * v1;
+    const unsigned int v899 = v898 + v890;
+    out[v899] = v897;
+  }
+  const unsigned int v900 = static_cast<unsigned int>(v291.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v901 = v392 + v900;
+  const unsigned int v902 = static_cast<unsigned int>(v291.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v903 = v26 + v902;
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v905 = v287 && v904;
+  const bool v906 = v903 < v1;
+  const bool v907 = v905 && v906;
+  if (v907) {
+    const float v908 = v291.x[39];
+    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v910 = iron_f32_to_bf16(v909);
+    const unsigned int v911 = v901 * v1;
+    const unsigned int v912 = v911 + v903;
+    out[v912] = v910;
+  }
+  const unsigned int v913 = static_cast<unsigned int>(v291.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v914 = v392 + v913;
+  const unsigned int v915 = static_cast<unsigned int>(v291.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v916 = v26 + v915;
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v918 = v287 && v917;
+  const bool v919 = v916 < v1;
+  const bool v920 = v918 && v919;
+  if (v920) {
+    const float v921 = v291.x[40];
+    const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v923 = iron_f32_to_bf16(v922);
+    const unsigned int v924 = v914 * v1;
+    const unsigned int v925 = v924 + v916;
+    out[v925] = v923;
+  }
+  const unsigned int v926 = static_cast<unsigned int>(v291.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v927 = v392 + v926;
+  const unsigned int v928 = static_cast<unsigned int>(v291.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v929 = v26 + v928;
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v931 = v287 && v930;
+  const bool v932 = v929 < v1;
+  const bool v933 = v931 && v932;
+  if (v933) {
+    const float v934 = v291.x[41];
+    const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v936 = iron_f32_to_bf16(v935);
+    const unsigned int v937 = v927 * v1;
+    const unsigned int v938 = v937 + v929;
+    out[v938] = v936;
+  }
+  const unsigned int v939 = static_cast<unsigned int>(v291.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v940 = v392 + v939;
+  const unsigned int v941 = static_cast<unsigned int>(v291.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v942 = v26 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v944 = v287 && v943;
+  const bool v945 = v942 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v291.x[42];
+    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v949 = iron_f32_to_bf16(v948);
+    const unsigned int v950 = v940 * v1;
+    const unsigned int v951 = v950 + v942;
+    out[v951] = v949;
+  }
+  const unsigned int v952 = static_cast<unsigned int>(v291.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v953 = v392 + v952;
+  const unsigned int v954 = static_cast<unsigned int>(v291.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v955 = v26 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v957 = v287 && v956;
+  const bool v958 = v955 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v291.x[43];
+    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v962 = iron_f32_to_bf16(v961);
+    const unsigned int v963 = v953 * v1;
+    const unsigned int v964 = v963 + v955;
+    out[v964] = v962;
+  }
+  const unsigned int v965 = static_cast<unsigned int>(v291.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v966 = v392 + v965;
+  const unsigned int v967 = static_cast<unsigned int>(v291.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v968 = v26 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v970 = v287 && v969;
+  const bool v971 = v968 < v1;
+  const bool v972 = v970 && v971;
+  if (v972) {
+    const float v973 = v291.x[44];
+    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v975 = iron_f32_to_bf16(v974);
+    const unsigned int v976 = v966 * v1;
+    const unsigned int v977 = v976 + v968;
+    out[v977] = v975;
+  }
+  const unsigned int v978 = static_cast<unsigned int>(v291.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v979 = v392 + v978;
+  const unsigned int v980 = static_cast<unsigned int>(v291.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v981 = v26 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v983 = v287 && v982;
+  const bool v984 = v981 < v1;
+  const bool v985 = v983 && v984;
+  if (v985) {
+    const float v986 = v291.x[45];
+    const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v988 = iron_f32_to_bf16(v987);
+    const unsigned int v989 = v979 * v1;
+    const unsigned int v990 = v989 + v981;
+    out[v990] = v988;
+  }
+  const unsigned int v991 = static_cast<unsigned int>(v291.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v992 = v392 + v991;
+  const unsigned int v993 = static_cast<unsigned int>(v291.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v994 = v26 + v993;
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v996 = v287 && v995;
+  const bool v997 = v994 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v291.x[46];
+    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
+    const unsigned int v1002 = v992 * v1;
+    const unsigned int v1003 = v1002 + v994;
+    out[v1003] = v1001;
+  }
+  const unsigned int v1004 = static_cast<unsigned int>(v291.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1005 = v392 + v1004;
+  const unsigned int v1006 = static_cast<unsigned int>(v291.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1007 = v26 + v1006;
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1009 = v287 && v1008;
+  const bool v1010 = v1007 < v1;
+  const bool v1011 = v1009 && v1010;
+  if (v1011) {
+    const float v1012 = v291.x[47];
+    const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1014 = iron_f32_to_bf16(v1013);
+    const unsigned int v1015 = v1005 * v1;
+    const unsigned int v1016 = v1015 + v1007;
+    out[v1016] = v1014;
+  }
+  const unsigned int v1017 = static_cast<unsigned int>(v291.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1018 = v392 + v1017;
+  const unsigned int v1019 = static_cast<unsigned int>(v291.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1020 = v26 + v1019;
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1022 = v287 && v1021;
+  const bool v1023 = v1020 < v1;
+  const bool v1024 = v1022 && v1023;
+  if (v1024) {
+    const float v1025 = v291.x[48];
+    const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1027 = iron_f32_to_bf16(v1026);
+    const unsigned int v1028 = v1018 * v1;
+    const unsigned int v1029 = v1028 + v1020;
+    out[v1029] = v1027;
+  }
+  const unsigned int v1030 = static_cast<unsigned int>(v291.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1031 = v392 + v1030;
+  const unsigned int v1032 = static_cast<unsigned int>(v291.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1033 = v26 + v1032;
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1035 = v287 && v1034;
+  const bool v1036 = v1033 < v1;
+  const bool v1037 = v1035 && v1036;
+  if (v1037) {
+    const float v1038 = v291.x[49];
+    const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1040 = iron_f32_to_bf16(v1039);
+    const unsigned int v1041 = v1031 * v1;
+    const unsigned int v1042 = v1041 + v1033;
+    out[v1042] = v1040;
+  }
+  const unsigned int v1043 = static_cast<unsigned int>(v291.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1044 = v392 + v1043;
+  const unsigned int v1045 = static_cast<unsigned int>(v291.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1046 = v26 + v1045;
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1048 = v287 && v1047;
+  const bool v1049 = v1046 < v1;
+  const bool v1050 = v1048 && v1049;
+  if (v1050) {
+    const float v1051 = v291.x[50];
+    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1053 = iron_f32_to_bf16(v1052);
+    const unsigned int v1054 = v1044 * v1;
+    const unsigned int v1055 = v1054 + v1046;
+    out[v1055] = v1053;
+  }
+  const unsigned int v1056 = static_cast<unsigned int>(v291.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1057 = v392 + v1056;
+  const unsigned int v1058 = static_cast<unsigned int>(v291.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1059 = v26 + v1058;
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1061 = v287 && v1060;
+  const bool v1062 = v1059 < v1;
+  const bool v1063 = v1061 && v1062;
+  if (v1063) {
+    const float v1064 = v291.x[51];
+    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
+    const unsigned int v1067 = v1057 * v1;
+    const unsigned int v1068 = v1067 + v1059;
+    out[v1068] = v1066;
+  }
+  const unsigned int v1069 = static_cast<unsigned int>(v291.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1070 = v392 + v1069;
+  const unsigned int v1071 = static_cast<unsigned int>(v291.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1072 = v26 + v1071;
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1074 = v287 && v1073;
+  const bool v1075 = v1072 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v291.x[52];
+    const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1079 = iron_f32_to_bf16(v1078);
+    const unsigned int v1080 = v1070 * v1;
+    const unsigned int v1081 = v1080 + v1072;
+    out[v1081] = v1079;
+  }
+  const unsigned int v1082 = static_cast<unsigned int>(v291.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1083 = v392 + v1082;
+  const unsigned int v1084 = static_cast<unsigned int>(v291.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1085 = v26 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1087 = v287 && v1086;
+  const bool v1088 = v1085 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v291.x[53];
+    const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
+    const unsigned int v1093 = v1083 * v1;
+    const unsigned int v1094 = v1093 + v1085;
+    out[v1094] = v1092;
+  }
+  const unsigned int v1095 = static_cast<unsigned int>(v291.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1096 = v392 + v1095;
+  const unsigned int v1097 = static_cast<unsigned int>(v291.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1098 = v26 + v1097;
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1100 = v287 && v1099;
+  const bool v1101 = v1098 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v291.x[54];
+    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
+    const unsigned int v1106 = v1096 * v1;
+    const unsigned int v1107 = v1106 + v1098;
+    out[v1107] = v1105;
+  }
+  const unsigned int v1108 = static_cast<unsigned int>(v291.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1109 = v392 + v1108;
+  const unsigned int v1110 = static_cast<unsigned int>(v291.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1111 = v26 + v1110;
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1113 = v287 && v1112;
+  const bool v1114 = v1111 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v291.x[55];
+    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
+    const unsigned int v1119 = v1109 * v1;
+    const unsigned int v1120 = v1119 + v1111;
+    out[v1120] = v1118;
+  }
+  const unsigned int v1121 = static_cast<unsigned int>(v291.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1122 = v392 + v1121;
+  const unsigned int v1123 = static_cast<unsigned int>(v291.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1124 = v26 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1126 = v287 && v1125;
+  const bool v1127 = v1124 < v1;
+  const bool v1128 = v1126 && v1127;
+  if (v1128) {
+    const float v1129 = v291.x[56];
+    const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1131 = iron_f32_to_bf16(v1130);
+    const unsigned int v1132 = v1122 * v1;
+    const unsigned int v1133 = v1132 + v1124;
+    out[v1133] = v1131;
+  }
+  const unsigned int v1134 = static_cast<unsigned int>(v291.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1135 = v392 + v1134;
+  const unsigned int v1136 = static_cast<unsigned int>(v291.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1137 = v26 + v1136;
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1139 = v287 && v1138;
+  const bool v1140 = v1137 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v291.x[57];
+    const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1144 = iron_f32_to_bf16(v1143);
+    const unsigned int v1145 = v1135 * v1;
+    const unsigned int v1146 = v1145 + v1137;
+    out[v1146] = v1144;
+  }
+  const unsigned int v1147 = static_cast<unsigned int>(v291.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1148 = v392 + v1147;
+  const unsigned int v1149 = static_cast<unsigned int>(v291.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1150 = v26 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1152 = v287 && v1151;
+  const bool v1153 = v1150 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v291.x[58];
+    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
+    const unsigned int v1158 = v1148 * v1;
+    const unsigned int v1159 = v1158 + v1150;
+    out[v1159] = v1157;
+  }
+  const unsigned int v1160 = static_cast<unsigned int>(v291.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1161 = v392 + v1160;
+  const unsigned int v1162 = static_cast<unsigned int>(v291.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1163 = v26 + v1162;
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1165 = v287 && v1164;
+  const bool v1166 = v1163 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v291.x[59];
+    const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1170 = iron_f32_to_bf16(v1169);
+    const unsigned int v1171 = v1161 * v1;
+    const unsigned int v1172 = v1171 + v1163;
+    out[v1172] = v1170;
+  }
+  const unsigned int v1173 = static_cast<unsigned int>(v291.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1174 = v392 + v1173;
+  const unsigned int v1175 = static_cast<unsigned int>(v291.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1176 = v26 + v1175;
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1178 = v287 && v1177;
+  const bool v1179 = v1176 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v291.x[60];
+    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
+    const unsigned int v1184 = v1174 * v1;
+    const unsigned int v1185 = v1184 + v1176;
+    out[v1185] = v1183;
+  }
+  const unsigned int v1186 = static_cast<unsigned int>(v291.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1187 = v392 + v1186;
+  const unsigned int v1188 = static_cast<unsigned int>(v291.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1189 = v26 + v1188;
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1191 = v287 && v1190;
+  const bool v1192 = v1189 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v291.x[61];
+    const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1196 = iron_f32_to_bf16(v1195);
+    const unsigned int v1197 = v1187 * v1;
+    const unsigned int v1198 = v1197 + v1189;
+    out[v1198] = v1196;
+  }
+  const unsigned int v1199 = static_cast<unsigned int>(v291.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1200 = v392 + v1199;
+  const unsigned int v1201 = static_cast<unsigned int>(v291.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1202 = v26 + v1201;
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1204 = v287 && v1203;
+  const bool v1205 = v1202 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v291.x[62];
+    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
+    const unsigned int v1210 = v1200 * v1;
+    const unsigned int v1211 = v1210 + v1202;
+    out[v1211] = v1209;
+  }
+  const unsigned int v1212 = static_cast<unsigned int>(v291.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1213 = v392 + v1212;
+  const unsigned int v1214 = static_cast<unsigned int>(v291.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1215 = v26 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1217 = v287 && v1216;
+  const bool v1218 = v1215 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v291.x[63];
+    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
+    const unsigned int v1223 = v1213 * v1;
+    const unsigned int v1224 = v1223 + v1215;
+    out[v1224] = v1222;
+  }
+  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:317
+  iron_frag<float, 2, 16, 128> v1236;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1236, 0.0f);
+  if (v295) {  // kernels/gemm/gemm_warpgroup.hpp:228
+    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:229
+    if (v3622) {
+      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const unsigned int v3629 = v283 << 5u;
+      const unsigned int v3630 = v3629 + v3626;
+      const unsigned int v3631 = v3630 >> 3u;
+      const unsigned int v3632 = v3630 & 7u;
+      const unsigned int v3633 = v3632 << 3u;
+      const unsigned int v3634 = v22 + v3631;
+      const bool v3636 = v3634 < v0;
+      const bool v3637 = v3633 < v2;
+      const bool v3638 = v3636 && v3637;
+      const unsigned int v3639 = v3634 * v2;
+      const unsigned int v3640 = v3639 + v3633;
+      const unsigned int v3641 = v3638 ? v3640 : v280;
+      const unsigned int v3642 = v3631 << 6u;
+      const unsigned int v3644 = v3642 + v3633;
+      iron_copy_async<16>(shm3 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), a + v3641, v3638);
+      const unsigned int v3646 = v3630 + 384u;
+      const unsigned int v3647 = v3646 >> 3u;
+      const unsigned int v3648 = v3646 & 7u;
+      const unsigned int v3649 = v3648 << 3u;
+      const unsigned int v3650 = v22 + v3647;
+      const bool v3652 = v3650 < v0;
+      const bool v3653 = v3649 < v2;
+      const bool v3654 = v3652 && v3653;
+      const unsigned int v3655 = v3650 * v2;
+      const unsigned int v3656 = v3655 + v3649;
+      const unsigned int v3657 = v3654 ? v3656 : v280;
+      const unsigned int v3658 = v3647 << 6u;
+      const unsigned int v3660 = v3658 + v3649;
+      iron_copy_async<16>(shm3 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), a + v3657, v3654);
+      const unsigned int v3662 = v3630 + 768u;
+      const bool v3664 = v3662 < 1024u;
+      if (v3664) {
+        const unsigned int v3665 = v3662 >> 3u;
+        const unsigned int v3666 = v3662 & 7u;
+        const unsigned int v3667 = v3666 << 3u;
+        const unsigned int v3668 = v22 + v3665;
+        const bool v3670 = v3668 < v0;
+        const bool v3671 = v3667 < v2;
+        const bool v3672 = v3670 && v3671;
+        const unsigned int v3673 = v3668 * v2;
+        const unsigned int v3674 = v3673 + v3667;
+        const unsigned int v3675 = v3672 ? v3674 : v280;
+        const unsigned int v3676 = v3665 << 6u;
+        const unsigned int v3678 = v3676 + v3667;
+        iron_copy_async<16>(shm3 + (v3678 ^ (((v3678 >> 6u) & 7u) << 3u)), a + v3675, v3672);
       }
-      const unsigned int v3682 = v1229 + v3634;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const bool v3683 = v3682 < v1;
-      const bool v3684 = v3683 && v3640;
-      const unsigned int v3685 = v3682 * v2;
-      const unsigned int v3686 = v3685 + v3636;
-      const unsigned int v3687 = v3684 ? v3686 : v283;
-      iron_copy_async<16>(shm4 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), b + v3687, v3684);
-      const unsigned int v3688 = v1229 + v3650;
-      const bool v3689 = v3688 < v1;
-      const bool v3690 = v3689 && v3656;
-      const unsigned int v3691 = v3688 * v2;
-      const unsigned int v3692 = v3691 + v3652;
-      const unsigned int v3693 = v3690 ? v3692 : v283;
-      iron_copy_async<16>(shm4 + (v3663 ^ (((v3663 >> 6u) & 7u) << 3u)), b + v3693, v3690);
-      if (v3667) {
-        const unsigned int v3694 = v3665 >> 3u;
-        const unsigned int v3695 = v3665 & 7u;
-        const unsigned int v3696 = v3695 << 3u;
-        const unsigned int v3697 = v1229 + v3694;
-        const bool v3699 = v3697 < v1;
-        const bool v3700 = v3696 < v2;
-        const bool v3701 = v3699 && v3700;
-        const unsigned int v3702 = v3697 * v2;
-        const unsigned int v3703 = v3702 + v3696;
-        const unsigned int v3704 = v3701 ? v3703 : v283;
-        const unsigned int v3705 = v3694 << 6u;
-        const unsigned int v3707 = v3705 + v3696;
-        iron_copy_async<16>(shm4 + (v3707 ^ (((v3707 >> 6u) & 7u) << 3u)), b + v3704, v3701);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
-    const bool v3710 = 64u < v2;
-    if (v3710) {
-      const unsigned int v3714 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const unsigned int v3717 = v286 << 5u;
-      const unsigned int v3718 = v3717 + v3714;
-      const unsigned int v3719 = v3718 >> 3u;
-      const unsigned int v3720 = v3718 & 7u;
-      const unsigned int v3721 = v3720 << 3u;
-      const unsigned int v3722 = v22 + v3719;
-      const unsigned int v3723 = 64u + v3721;
-      const bool v3724 = v3722 < v0;
-      const bool v3725 = v3723 < v2;
-      const bool v3726 = v3724 && v3725;
-      const unsigned int v3727 = v3722 * v2;
-      const unsigned int v3728 = v3727 + v3723;
-      const unsigned int v3729 = v3726 ? v3728 : v283;
-      const unsigned int v3730 = v3719 << 6u;
-      const unsigned int v3731 = 8192u + v3730;
-      const unsigned int v3732 = v3731 + v3721;
-      iron_copy_async<16>(shm3 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), a + v3729, v3726);
-      const unsigned int v3734 = v3718 + 384u;
-      const unsigned int v3735 = v3734 >> 3u;
-      const unsigned int v3736 = v3734 & 7u;
-      const unsigned int v3737 = v3736 << 3u;
-      const unsigned int v3738 = v22 + v3735;
-      const unsigned int v3739 = 64u + v3737;
-      const bool v3740 = v3738 < v0;
-      const bool v3741 = v3739 < v2;
-      const bool v3742 = v3740 && v3741;
-      const unsigned int v3743 = v3738 * v2;
-      const unsigned int v3744 = v3743 + v3739;
-      const unsigned int v3745 = v3742 ? v3744 : v283;
-      const unsigned int v3746 = v3735 << 6u;
-      const unsigned int v3747 = 8192u + v3746;
-      const unsigned int v3748 = v3747 + v3737;
-      iron_copy_async<16>(shm3 + (v3748 ^ (((v3748 >> 6u) & 7u) << 3u)), a + v3745, v3742);
-      const unsigned int v3750 = v3718 + 768u;
-      const bool v3752 = v3750 < 1024u;
-      if (v3752) {
-        const unsigned int v3753 = v3750 >> 3u;
-        const unsigned int v3754 = v3750 & 7u;
-        const unsigned int v3755 = v3754 << 3u;
-        const unsigned int v3756 = v22 + v3753;
-        const unsigned int v3757 = 64u + v3755;
-        const bool v3758 = v3756 < v0;
-        const bool v3759 = v3757 < v2;
-        const bool v3760 = v3758 && v3759;
-        const unsigned int v3761 = v3756 * v2;
-        const unsigned int v3762 = v3761 + v3757;
-        const unsigned int v3763 = v3760 ? v3762 : v283;
-        const unsigned int v3764 = v3753 << 6u;
-        const unsigned int v3765 = 8192u + v3764;
-        const unsigned int v3766 = v3765 + v3755;
-        iron_copy_async<16>(shm3 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), a + v3763, v3760);
-      }
-      const unsigned int v3767 = v1229 + v3719;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const bool v3768 = v3767 < v1;
-      const bool v3769 = v3768 && v3725;
-      const unsigned int v3770 = v3767 * v2;
-      const unsigned int v3771 = v3770 + v3723;
-      const unsigned int v3772 = v3769 ? v3771 : v283;
-      iron_copy_async<16>(shm4 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), b + v3772, v3769);
-      const unsigned int v3773 = v1229 + v3735;
-      const bool v3774 = v3773 < v1;
-      const bool v3775 = v3774 && v3741;
-      const unsigned int v3776 = v3773 * v2;
-      const unsigned int v3777 = v3776 + v3739;
-      const unsigned int v3778 = v3775 ? v3777 : v283;
-      iron_copy_async<16>(shm4 + (v3748 ^ (((v3748 >> 6u) & 7u) << 3u)), b + v3778, v3775);
-      if (v3752) {
-        const unsigned int v3779 = v3750 >> 3u;
-        const unsigned int v3780 = v3750 & 7u;
-        const unsigned int v3781 = v3780 << 3u;
-        const unsigned int v3782 = v1229 + v3779;
-        const unsigned int v3783 = 64u + v3781;
-        const bool v3784 = v3782 < v1;
-        const bool v3785 = v3783 < v2;
-        const bool v3786 = v3784 && v3785;
-        const unsigned int v3787 = v3782 * v2;
-        const unsigned int v3788 = v3787 + v3783;
-        const unsigned int v3789 = v3786 ? v3788 : v283;
-        const unsigned int v3790 = v3779 << 6u;
-        const unsigned int v3791 = 8192u + v3790;
-        const unsigned int v3792 = v3791 + v3781;
-        iron_copy_async<16>(shm4 + (v3792 ^ (((v3792 >> 6u) & 7u) << 3u)), b + v3789, v3786);
+      const unsigned int v3679 = v1226 + v3631;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const bool v3680 = v3679 < v1;
+      const bool v3681 = v3680 && v3637;
+      const unsigned int v3682 = v3679 * v2;
+      const unsigned int v3683 = v3682 + v3633;
+      const unsigned int v3684 = v3681 ? v3683 : v280;
+      iron_copy_async<16>(shm4 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), b + v3684, v3681);
+      const unsigned int v3685 = v1226 + v3647;
+      const bool v3686 = v3685 < v1;
+      const bool v3687 = v3686 && v3653;
+      const unsigned int v3688 = v3685 * v2;
+      const unsigned int v3689 = v3688 + v3649;
+      const unsigned int v3690 = v3687 ? v3689 : v280;
+      iron_copy_async<16>(shm4 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), b + v3690, v3687);
+      if (v3664) {
+        const unsigned int v3691 = v3662 >> 3u;
+        const unsigned int v3692 = v3662 & 7u;
+        const unsigned int v3693 = v3692 << 3u;
+        const unsigned int v3694 = v1226 + v3691;
+        const bool v3696 = v3694 < v1;
+        const bool v3697 = v3693 < v2;
+        const bool v3698 = v3696 && v3697;
+        const unsigned int v3699 = v3694 * v2;
+        const unsigned int v3700 = v3699 + v3693;
+        const unsigned int v3701 = v3698 ? v3700 : v280;
+        const unsigned int v3702 = v3691 << 6u;
+        const unsigned int v3704 = v3702 + v3693;
+        iron_copy_async<16>(shm4 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), b + v3701, v3698);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
+    const bool v3707 = 64u < v2;
+    if (v3707) {
+      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const unsigned int v3714 = v283 << 5u;
+      const unsigned int v3715 = v3714 + v3711;
+      const unsigned int v3716 = v3715 >> 3u;
+      const unsigned int v3717 = v3715 & 7u;
+      const unsigned int v3718 = v3717 << 3u;
+      const unsigned int v3719 = v22 + v3716;
+      const unsigned int v3720 = 64u + v3718;
+      const bool v3721 = v3719 < v0;
+      const bool v3722 = v3720 < v2;
+      const bool v3723 = v3721 && v3722;
+      const unsigned int v3724 = v3719 * v2;
+      const unsigned int v3725 = v3724 + v3720;
+      const unsigned int v3726 = v3723 ? v3725 : v280;
+      const unsigned int v3727 = v3716 << 6u;
+      const unsigned int v3728 = 8192u + v3727;
+      const unsigned int v3729 = v3728 + v3718;
+      iron_copy_async<16>(shm3 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), a + v3726, v3723);
+      const unsigned int v3731 = v3715 + 384u;
+      const unsigned int v3732 = v3731 >> 3u;
+      const unsigned int v3733 = v3731 & 7u;
+      const unsigned int v3734 = v3733 << 3u;
+      const unsigned int v3735 = v22 + v3732;
+      const unsigned int v3736 = 64u + v3734;
+      const bool v3737 = v3735 < v0;
+      const bool v3738 = v3736 < v2;
+      const bool v3739 = v3737 && v3738;
+      const unsigned int v3740 = v3735 * v2;
+      const unsigned int v3741 = v3740 + v3736;
+      const unsigned int v3742 = v3739 ? v3741 : v280;
+      const unsigned int v3743 = v3732 << 6u;
+      const unsigned int v3744 = 8192u + v3743;
+      const unsigned int v3745 = v3744 + v3734;
+      iron_copy_async<16>(shm3 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), a + v3742, v3739);
+      const unsigned int v3747 = v3715 + 768u;
+      const bool v3749 = v3747 < 1024u;
+      if (v3749) {
+        const unsigned int v3750 = v3747 >> 3u;
+        const unsigned int v3751 = v3747 & 7u;
+        const unsigned int v3752 = v3751 << 3u;
+        const unsigned int v3753 = v22 + v3750;
+        const unsigned int v3754 = 64u + v3752;
+        const bool v3755 = v3753 < v0;
+        const bool v3756 = v3754 < v2;
+        const bool v3757 = v3755 && v3756;
+        const unsigned int v3758 = v3753 * v2;
+        const unsigned int v3759 = v3758 + v3754;
+        const unsigned int v3760 = v3757 ? v3759 : v280;
+        const unsigned int v3761 = v3750 << 6u;
+        const unsigned int v3762 = 8192u + v3761;
+        const unsigned int v3763 = v3762 + v3752;
+        iron_copy_async<16>(shm3 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), a + v3760, v3757);
+      }
+      const unsigned int v3764 = v1226 + v3716;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const bool v3765 = v3764 < v1;
+      const bool v3766 = v3765 && v3722;
+      const unsigned int v3767 = v3764 * v2;
+      const unsigned int v3768 = v3767 + v3720;
+      const unsigned int v3769 = v3766 ? v3768 : v280;
+      iron_copy_async<16>(shm4 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), b + v3769, v3766);
+      const unsigned int v3770 = v1226 + v3732;
+      const bool v3771 = v3770 < v1;
+      const bool v3772 = v3771 && v3738;
+      const unsigned int v3773 = v3770 * v2;
+      const unsigned int v3774 = v3773 + v3736;
+      const unsigned int v3775 = v3772 ? v3774 : v280;
+      iron_copy_async<16>(shm4 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), b + v3775, v3772);
+      if (v3749) {
+        const unsigned int v3776 = v3747 >> 3u;
+        const unsigned int v3777 = v3747 & 7u;
+        const unsigned int v3778 = v3777 << 3u;
+        const unsigned int v3779 = v1226 + v3776;
+        const unsigned int v3780 = 64u + v3778;
+        const bool v3781 = v3779 < v1;
+        const bool v3782 = v3780 < v2;
+        const bool v3783 = v3781 && v3782;
+        const unsigned int v3784 = v3779 * v2;
+        const unsigned int v3785 = v3784 + v3780;
+        const unsigned int v3786 = v3783 ? v3785 : v280;
+        const unsigned int v3787 = v3776 << 6u;
+        const unsigned int v3788 = 8192u + v3787;
+        const unsigned int v3789 = v3788 + v3778;
+        iron_copy_async<16>(shm4 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), b + v3786, v3783);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
 
-    for (unsigned int v2931 = v283; v2931 < v2; v2931 += 64u) {
-      const unsigned int v2933 = v2931 >> 6u;
-      const unsigned int v2935 = v2933 % 3u;
+    for (unsigned int v2928 = v280; v2928 < v2; v2928 += 64u) {
+      const unsigned int v2930 = v2928 >> 6u;
+      const unsigned int v2932 = v2930 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v290) {
-        const unsigned int v2937 = v2935 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:253
-        const unsigned int v2945 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const unsigned int v2946 = v2937 + v2945;
-        const unsigned int v3199 = v391 << 6u;
-        const unsigned int v3201 = v2946 + v3199;
-        iron_frag<iron_bf16, 0, 16, 16> v3208;
-        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3208, shm3, v3201, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3210;
-        iron_frag_fill(v3210, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3210, shm4, v2937, 64u);
-        iron_frag_mma_sync(v1239, v3208, v3210);
-        const unsigned int v3212 = v3201 + 16u;
-        const unsigned int v3215 = v2937 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3217;
-        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3217, shm3, v3212, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3219;
-        iron_frag_fill(v3219, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3219, shm4, v3215, 64u);
-        iron_frag_mma_sync(v1239, v3217, v3219);
-        const unsigned int v3221 = v3201 + 32u;
-        const unsigned int v3224 = v2937 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3226;
-        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3226, shm3, v3221, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3228;
-        iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3228, shm4, v3224, 64u);
-        iron_frag_mma_sync(v1239, v3226, v3228);
-        const unsigned int v3230 = v3201 + 48u;
-        const unsigned int v3233 = v2937 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3235;
-        iron_frag_fill(v3235, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3235, shm3, v3230, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3237;
-        iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3237, shm4, v3233, 64u);
-        iron_frag_mma_sync(v1239, v3235, v3237);
+      if (v287) {
+        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:236
+        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const unsigned int v2943 = v2934 + v2942;
+        const unsigned int v3196 = v388 << 6u;
+        const unsigned int v3198 = v2943 + v3196;
+        iron_frag<iron_bf16, 0, 16, 16> v3205;
+        iron_frag_fill(v3205, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3205, shm3, v3198, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3207;
+        iron_frag_fill(v3207, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3207, shm4, v2934, 64u);
+        iron_frag_mma_sync(v1236, v3205, v3207);
+        const unsigned int v3209 = v3198 + 16u;
+        const unsigned int v3212 = v2934 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3214;
+        iron_frag_fill(v3214, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3214, shm3, v3209, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3216;
+        iron_frag_fill(v3216, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3216, shm4, v3212, 64u);
+        iron_frag_mma_sync(v1236, v3214, v3216);
+        const unsigned int v3218 = v3198 + 32u;
+        const unsigned int v3221 = v2934 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3223;
+        iron_frag_fill(v3223, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3223, shm3, v3218, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3225;
+        iron_frag_fill(v3225, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3225, shm4, v3221, 64u);
+        iron_frag_mma_sync(v1236, v3223, v3225);
+        const unsigned int v3227 = v3198 + 48u;
+        const unsigned int v3230 = v2934 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3232;
+        iron_frag_fill(v3232, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3232, shm3, v3227, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3234;
+        iron_frag_fill(v3234, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3234, shm4, v3230, 64u);
+        iron_frag_mma_sync(v1236, v3232, v3234);
       }
-      const unsigned int v2952 = v2931 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:246
-      const unsigned int v2954 = v2933 + 2u;
-      const unsigned int v2955 = v2954 % 3u;
-      const bool v2956 = v2952 < v2;
-      if (v2956) {
-        const unsigned int v2959 = v2955 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
-        const unsigned int v2961 = iron_linear_thread() & 31u;
-        const unsigned int v2963 = v286 << 5u;
-        const unsigned int v2964 = v2963 + v2961;
-        const unsigned int v2968 = v2964 >> 3u;
-        const unsigned int v2970 = v2964 & 7u;
-        const unsigned int v2972 = v2970 << 3u;
-        const unsigned int v2973 = v22 + v2968;
-        const unsigned int v2974 = v2952 + v2972;
-        const bool v2975 = v2973 < v0;
-        const bool v2976 = v2974 < v2;
-        const bool v2977 = v2975 && v2976;
-        const unsigned int v2978 = v2973 * v2;
-        const unsigned int v2980 = v2978 + v2974;
-        const unsigned int v2981 = v2977 ? v2980 : v283;
-        const unsigned int v2983 = v2968 << 6u;
-        const unsigned int v2984 = v2959 + v2983;
-        const unsigned int v2985 = v2984 + v2972;
-        iron_copy_async<16>(shm3 + (v2985 ^ (((v2985 >> 6u) & 7u) << 3u)), a + v2981, v2977);
-        const unsigned int v2987 = v2964 + 384u;
-        const unsigned int v2989 = v2987 >> 3u;
-        const unsigned int v2991 = v2987 & 7u;
-        const unsigned int v2993 = v2991 << 3u;
-        const unsigned int v2994 = v22 + v2989;
-        const unsigned int v2995 = v2952 + v2993;
-        const bool v2996 = v2994 < v0;
-        const bool v2997 = v2995 < v2;
-        const bool v2998 = v2996 && v2997;
-        const unsigned int v2999 = v2994 * v2;
-        const unsigned int v3001 = v2999 + v2995;
-        const unsigned int v3002 = v2998 ? v3001 : v283;
-        const unsigned int v3004 = v2989 << 6u;
-        const unsigned int v3005 = v2959 + v3004;
-        const unsigned int v3006 = v3005 + v2993;
-        iron_copy_async<16>(shm3 + (v3006 ^ (((v3006 >> 6u) & 7u) << 3u)), a + v3002, v2998);
-        const unsigned int v3008 = v2964 + 768u;
-        const bool v3010 = v3008 < 1024u;
-        if (v3010) {
-          const unsigned int v3012 = v3008 >> 3u;
-          const unsigned int v3014 = v3008 & 7u;
-          const unsigned int v3016 = v3014 << 3u;
-          const unsigned int v3017 = v22 + v3012;
-          const unsigned int v3018 = v2952 + v3016;
-          const bool v3019 = v3017 < v0;
-          const bool v3020 = v3018 < v2;
-          const bool v3021 = v3019 && v3020;
-          const unsigned int v3022 = v3017 * v2;
-          const unsigned int v3024 = v3022 + v3018;
-          const unsigned int v3025 = v3021 ? v3024 : v283;
-          const unsigned int v3027 = v3012 << 6u;
-          const unsigned int v3028 = v2959 + v3027;
-          const unsigned int v3029 = v3028 + v3016;
-          iron_copy_async<16>(shm3 + (v3029 ^ (((v3029 >> 6u) & 7u) << 3u)), a + v3025, v3021);
+      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v2951 = v2930 + 2u;
+      const unsigned int v2952 = v2951 % 3u;
+      const bool v2953 = v2949 < v2;
+      if (v2953) {
+        const unsigned int v2956 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:232
+        const unsigned int v2958 = iron_linear_thread() & 31u;
+        const unsigned int v2960 = v283 << 5u;
+        const unsigned int v2961 = v2960 + v2958;
+        const unsigned int v2965 = v2961 >> 3u;
+        const unsigned int v2967 = v2961 & 7u;
+        const unsigned int v2969 = v2967 << 3u;
+        const unsigned int v2970 = v22 + v2965;
+        const unsigned int v2971 = v2949 + v2969;
+        const bool v2972 = v2970 < v0;
+        const bool v2973 = v2971 < v2;
+        const bool v2974 = v2972 && v2973;
+        const unsigned int v2975 = v2970 * v2;
+        const unsigned int v2977 = v2975 + v2971;
+        const unsigned int v2978 = v2974 ? v2977 : v280;
+        const unsigned int v2980 = v2965 << 6u;
+        const unsigned int v2981 = v2956 + v2980;
+        const unsigned int v2982 = v2981 + v2969;
+        iron_copy_async<16>(shm3 + (v2982 ^ (((v2982 >> 6u) & 7u) << 3u)), a + v2978, v2974);
+        const unsigned int v2984 = v2961 + 384u;
+        const unsigned int v2986 = v2984 >> 3u;
+        const unsigned int v2988 = v2984 & 7u;
+        const unsigned int v2990 = v2988 << 3u;
+        const unsigned int v2991 = v22 + v2986;
+        const unsigned int v2992 = v2949 + v2990;
+        const bool v2993 = v2991 < v0;
+        const bool v2994 = v2992 < v2;
+        const bool v2995 = v2993 && v2994;
+        const unsigned int v2996 = v2991 * v2;
+        const unsigned int v2998 = v2996 + v2992;
+        const unsigned int v2999 = v2995 ? v2998 : v280;
+        const unsigned int v3001 = v2986 << 6u;
+        const unsigned int v3002 = v2956 + v3001;
+        const unsigned int v3003 = v3002 + v2990;
+        iron_copy_async<16>(shm3 + (v3003 ^ (((v3003 >> 6u) & 7u) << 3u)), a + v2999, v2995);
+        const unsigned int v3005 = v2961 + 768u;
+        const bool v3007 = v3005 < 1024u;
+        if (v3007) {
+          const unsigned int v3009 = v3005 >> 3u;
+          const unsigned int v3011 = v3005 & 7u;
+          const unsigned int v3013 = v3011 << 3u;
+          const unsigned int v3014 = v22 + v3009;
+          const unsigned int v3015 = v2949 + v3013;
+          const bool v3016 = v3014 < v0;
+          const bool v3017 = v3015 < v2;
+          const bool v3018 = v3016 && v3017;
+          const unsigned int v3019 = v3014 * v2;
+          const unsigned int v3021 = v3019 + v3015;
+          const unsigned int v3022 = v3018 ? v3021 : v280;
+          const unsigned int v3024 = v3009 << 6u;
+          const unsigned int v3025 = v2956 + v3024;
+          const unsigned int v3026 = v3025 + v3013;
+          iron_copy_async<16>(shm3 + (v3026 ^ (((v3026 >> 6u) & 7u) << 3u)), a + v3022, v3018);
         }
-        const unsigned int v3046 = v1229 + v2968;  // kernels/gemm/gemm_warpgroup.hpp:250
-        const bool v3048 = v3046 < v1;
-        const bool v3050 = v3048 && v2976;
-        const unsigned int v3051 = v3046 * v2;
-        const unsigned int v3053 = v3051 + v2974;
-        const unsigned int v3054 = v3050 ? v3053 : v283;
-        iron_copy_async<16>(shm4 + (v2985 ^ (((v2985 >> 6u) & 7u) << 3u)), b + v3054, v3050);
-        const unsigned int v3067 = v1229 + v2989;
-        const bool v3069 = v3067 < v1;
-        const bool v3071 = v3069 && v2997;
-        const unsigned int v3072 = v3067 * v2;
-        const unsigned int v3074 = v3072 + v2995;
-        const unsigned int v3075 = v3071 ? v3074 : v283;
-        iron_copy_async<16>(shm4 + (v3006 ^ (((v3006 >> 6u) & 7u) << 3u)), b + v3075, v3071);
-        if (v3010) {
-          const unsigned int v3085 = v3008 >> 3u;
-          const unsigned int v3087 = v3008 & 7u;
-          const unsigned int v3089 = v3087 << 3u;
-          const unsigned int v3090 = v1229 + v3085;
-          const unsigned int v3091 = v2952 + v3089;
-          const bool v3092 = v3090 < v1;
-          const bool v3093 = v3091 < v2;
-          const bool v3094 = v3092 && v3093;
-          const unsigned int v3095 = v3090 * v2;
-          const unsigned int v3097 = v3095 + v3091;
-          const unsigned int v3098 = v3094 ? v3097 : v283;
-          const unsigned int v3100 = v3085 << 6u;
-          const unsigned int v3101 = v2959 + v3100;
-          const unsigned int v3102 = v3101 + v3089;
-          iron_copy_async<16>(shm4 + (v3102 ^ (((v3102 >> 6u) & 7u) << 3u)), b + v3098, v3094);
+        const unsigned int v3043 = v1226 + v2965;  // kernels/gemm/gemm_warpgroup.hpp:233
+        const bool v3045 = v3043 < v1;
+        const bool v3047 = v3045 && v2973;
+        const unsigned int v3048 = v3043 * v2;
+        const unsigned int v3050 = v3048 + v2971;
+        const unsigned int v3051 = v3047 ? v3050 : v280;
+        iron_copy_async<16>(shm4 + (v2982 ^ (((v2982 >> 6u) & 7u) << 3u)), b + v3051, v3047);
+        const unsigned int v3064 = v1226 + v2986;
+        const bool v3066 = v3064 < v1;
+        const bool v3068 = v3066 && v2994;
+        const unsigned int v3069 = v3064 * v2;
+        const unsigned int v3071 = v3069 + v2992;
+        const unsigned int v3072 = v3068 ? v3071 : v280;
+        iron_copy_async<16>(shm4 + (v3003 ^ (((v3003 >> 6u) & 7u) << 3u)), b + v3072, v3068);
+        if (v3007) {
+          const unsigned int v3082 = v3005 >> 3u;
+          const unsigned int v3084 = v3005 & 7u;
+          const unsigned int v3086 = v3084 << 3u;
+          const unsigned int v3087 = v1226 + v3082;
+          const unsigned int v3088 = v2949 + v3086;
+          const bool v3089 = v3087 < v1;
+          const bool v3090 = v3088 < v2;
+          const bool v3091 = v3089 && v3090;
+          const unsigned int v3092 = v3087 * v2;
+          const unsigned int v3094 = v3092 + v3088;
+          const unsigned int v3095 = v3091 ? v3094 : v280;
+          const unsigned int v3097 = v3082 << 6u;
+          const unsigned int v3098 = v2956 + v3097;
+          const unsigned int v3099 = v3098 + v3086;
+          iron_copy_async<16>(shm4 + (v3099 ^ (((v3099 >> 6u) & 7u) << 3u)), b + v3095, v3091);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:246
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:229
     }
     __syncthreads();
   } else {
-    const unsigned int v1271 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v1272 = threadIdx.x;
+    const unsigned int v1268 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v1269 = threadIdx.x;
 
-    for (unsigned int v1270 = v283; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (unsigned int v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v1280 = v1279 < v0;
-        const unsigned int v1281 = v1270 + v1278;
-        const bool v1282 = v1281 < v2;
-        const bool v1283 = v1280 && v1282;
-        if (v1283) {
-          const unsigned int v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v1287 = v1285 + v1270;
-          const unsigned int v1288 = v1287 + v1278;
-          const iron_bf16 v1289 = a[v1288];
-          const unsigned int v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v1292 = v1291 + v1278;
-          shm3[(v1292 ^ (((v1292 >> 6u) & 7u) << 3u))] = v1289;
+    for (unsigned int v1267 = v280; v1267 < v2; v1267 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      for (unsigned int v1271 = v1269; v1271 < 8192u; v1271 += v1268) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1273 = v1271 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1275 = v1271 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1276 = v22 + v1273;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v1277 = v1276 < v0;
+        const unsigned int v1278 = v1267 + v1275;
+        const bool v1279 = v1278 < v2;
+        const bool v1280 = v1277 && v1279;
+        if (v1280) {
+          const unsigned int v1282 = v1276 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v1284 = v1282 + v1267;
+          const unsigned int v1285 = v1284 + v1275;
+          const iron_bf16 v1286 = a[v1285];
+          const unsigned int v1288 = v1273 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v1289 = v1288 + v1275;
+          shm3[(v1289 ^ (((v1289 >> 6u) & 7u) << 3u))] = v1286;
         } else {
-          const unsigned int v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v1295 = v1294 + v1278;
-          shm3[(v1295 ^ (((v1295 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1291 = v1273 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1292 = v1291 + v1275;
+          shm3[(v1292 ^ (((v1292 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v1306 = v1305 < v1;
-        const unsigned int v1307 = v1270 + v1304;
-        const bool v1308 = v1307 < v2;
-        const bool v1309 = v1306 && v1308;
-        if (v1309) {
-          const unsigned int v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v1313 = v1311 + v1270;
-          const unsigned int v1314 = v1313 + v1304;
-          const iron_bf16 v1315 = b[v1314];
-          const unsigned int v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v1318 = v1317 + v1304;
-          shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = v1315;
+      for (unsigned int v1297 = v1269; v1297 < 8192u; v1297 += v1268) {  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const unsigned int v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v1303 = v1302 < v1;
+        const unsigned int v1304 = v1267 + v1301;
+        const bool v1305 = v1304 < v2;
+        const bool v1306 = v1303 && v1305;
+        if (v1306) {
+          const unsigned int v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v1310 = v1308 + v1267;
+          const unsigned int v1311 = v1310 + v1301;
+          const iron_bf16 v1312 = b[v1311];
+          const unsigned int v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v1315 = v1314 + v1301;
+          shm4[(v1315 ^ (((v1315 >> 6u) & 7u) << 3u))] = v1312;
         } else {
-          const unsigned int v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v1321 = v1320 + v1304;
-          shm4[(v1321 ^ (((v1321 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1318 = v1317 + v1301;
+          shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:238
-      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
-        const unsigned int v1330 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const unsigned int v3244 = v391 << 6u;
-        const unsigned int v3246 = v1330 + v3244;
-        iron_frag<iron_bf16, 0, 16, 16> v3253;
-        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3253, shm3, v3246, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3255;
-        iron_frag_fill(v3255, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3255, shm4, v283, 64u);
-        iron_frag_mma_sync(v1239, v3253, v3255);
-        const unsigned int v3257 = v3246 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3262;
-        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3262, shm3, v3257, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3264;
-        iron_frag_fill(v3264, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3264, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1239, v3262, v3264);
-        const unsigned int v3266 = v3246 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3271;
-        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3271, shm3, v3266, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3273;
-        iron_frag_fill(v3273, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3273, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1239, v3271, v3273);
-        const unsigned int v3275 = v3246 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3280;
-        iron_frag_fill(v3280, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3280, shm3, v3275, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3282;
-        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3282, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1239, v3280, v3282);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:221
+      if (v287) {  // kernels/gemm/gemm_warpgroup.hpp:222
+        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const unsigned int v3241 = v388 << 6u;
+        const unsigned int v3243 = v1327 + v3241;
+        iron_frag<iron_bf16, 0, 16, 16> v3250;
+        iron_frag_fill(v3250, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3250, shm3, v3243, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3252;
+        iron_frag_fill(v3252, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3252, shm4, v280, 64u);
+        iron_frag_mma_sync(v1236, v3250, v3252);
+        const unsigned int v3254 = v3243 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3259;
+        iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3259, shm3, v3254, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3261;
+        iron_frag_fill(v3261, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3261, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1236, v3259, v3261);
+        const unsigned int v3263 = v3243 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3268;
+        iron_frag_fill(v3268, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3268, shm3, v3263, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3270;
+        iron_frag_fill(v3270, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3270, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1236, v3268, v3270);
+        const unsigned int v3272 = v3243 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3277;
+        iron_frag_fill(v3277, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3277, shm3, v3272, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3279;
+        iron_frag_fill(v3279, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3279, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1236, v3277, v3279);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:240
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:223
     }
   }
-  const unsigned int v1341 = static_cast<unsigned int>(v1239.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1342 = v395 + v1341;
-  const unsigned int v1343 = static_cast<unsigned int>(v1239.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1344 = v1229 + v1343;
-  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1346 = v290 && v1345;
-  const bool v1347 = v1344 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v1239.x[0];
-    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
-    const unsigned int v1352 = v1342 * v1;
-    const unsigned int v1353 = v1352 + v1344;
-    out[v1353] = v1351;
+  const unsigned int v1338 = static_cast<unsigned int>(v1236.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1339 = v392 + v1338;
+  const unsigned int v1340 = static_cast<unsigned int>(v1236.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1341 = v1226 + v1340;
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1343 = v287 && v1342;
+  const bool v1344 = v1341 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v1236.x[0];
+    const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1348 = iron_f32_to_bf16(v1347);
+    const unsigned int v1349 = v1339 * v1;
+    const unsigned int v1350 = v1349 + v1341;
+    out[v1350] = v1348;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v1239.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1355 = v395 + v1354;
-  const unsigned int v1356 = static_cast<unsigned int>(v1239.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1357 = v1229 + v1356;
-  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1359 = v290 && v1358;
-  const bool v1360 = v1357 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v1239.x[1];
-    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1364 = iron_f32_to_bf16(v1363);
-    const unsigned int v1365 = v1355 * v1;
-    const unsigned int v1366 = v1365 + v1357;
-    out[v1366] = v1364;
+  const unsigned int v1351 = static_cast<unsigned int>(v1236.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1352 = v392 + v1351;
+  const unsigned int v1353 = static_cast<unsigned int>(v1236.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1354 = v1226 + v1353;
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1356 = v287 && v1355;
+  const bool v1357 = v1354 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v1236.x[1];
+    const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1361 = iron_f32_to_bf16(v1360);
+    const unsigned int v1362 = v1352 * v1;
+    const unsigned int v1363 = v1362 + v1354;
+    out[v1363] = v1361;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v1239.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1368 = v395 + v1367;
-  const unsigned int v1369 = static_cast<unsigned int>(v1239.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1370 = v1229 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1372 = v290 && v1371;
-  const bool v1373 = v1370 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v1239.x[2];
-    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
-    const unsigned int v1378 = v1368 * v1;
-    const unsigned int v1379 = v1378 + v1370;
-    out[v1379] = v1377;
+  const unsigned int v1364 = static_cast<unsigned int>(v1236.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1365 = v392 + v1364;
+  const unsigned int v1366 = static_cast<unsigned int>(v1236.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1367 = v1226 + v1366;
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1369 = v287 && v1368;
+  const bool v1370 = v1367 < v1;
+  const bool v1371 = v1369 && v1370;
+  if (v1371) {
+    const float v1372 = v1236.x[2];
+    const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1374 = iron_f32_to_bf16(v1373);
+    const unsigned int v1375 = v1365 * v1;
+    const unsigned int v1376 = v1375 + v1367;
+    out[v1376] = v1374;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v1239.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1381 = v395 + v1380;
-  const unsigned int v1382 = static_cast<unsigned int>(v1239.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1383 = v1229 + v1382;
-  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1385 = v290 && v1384;
-  const bool v1386 = v1383 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v1239.x[3];
-    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1390 = iron_f32_to_bf16(v1389);
-    const unsigned int v1391 = v1381 * v1;
-    const unsigned int v1392 = v1391 + v1383;
-    out[v1392] = v1390;
+  const unsigned int v1377 = static_cast<unsigned int>(v1236.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1378 = v392 + v1377;
+  const unsigned int v1379 = static_cast<unsigned int>(v1236.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1380 = v1226 + v1379;
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1382 = v287 && v1381;
+  const bool v1383 = v1380 < v1;
+  const bool v1384 = v1382 && v1383;
+  if (v1384) {
+    const float v1385 = v1236.x[3];
+    const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1387 = iron_f32_to_bf16(v1386);
+    const unsigned int v1388 = v1378 * v1;
+    const unsigned int v1389 = v1388 + v1380;
+    out[v1389] = v1387;
   }
-  const unsigned int v1393 = static_cast<unsigned int>(v1239.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1394 = v395 + v1393;
-  const unsigned int v1395 = static_cast<unsigned int>(v1239.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1396 = v1229 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1398 = v290 && v1397;
-  const bool v1399 = v1396 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v1239.x[4];
-    const float v1402 = v1401 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1403 = iron_f32_to_bf16(v1402);
-    const unsigned int v1404 = v1394 * v1;
-    const unsigned int v1405 = v1404 + v1396;
-    out[v1405] = v1403;
+  const unsigned int v1390 = static_cast<unsigned int>(v1236.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1391 = v392 + v1390;
+  const unsigned int v1392 = static_cast<unsigned int>(v1236.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1393 = v1226 + v1392;
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1395 = v287 && v1394;
+  const bool v1396 = v1393 < v1;
+  const bool v1397 = v1395 && v1396;
+  if (v1397) {
+    const float v1398 = v1236.x[4];
+    const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
+    const unsigned int v1401 = v1391 * v1;
+    const unsigned int v1402 = v1401 + v1393;
+    out[v1402] = v1400;
   }
-  const unsigned int v1406 = static_cast<unsigned int>(v1239.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1407 = v395 + v1406;
-  const unsigned int v1408 = static_cast<unsigned int>(v1239.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1409 = v1229 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1411 = v290 && v1410;
-  const bool v1412 = v1409 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v1239.x[5];
-    const float v1415 = v1414 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1416 = iron_f32_to_bf16(v1415);
-    const unsigned int v1417 = v1407 * v1;
-    const unsigned int v1418 = v1417 + v1409;
-    out[v1418] = v1416;
+  const unsigned int v1403 = static_cast<unsigned int>(v1236.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1404 = v392 + v1403;
+  const unsigned int v1405 = static_cast<unsigned int>(v1236.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1406 = v1226 + v1405;
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1408 = v287 && v1407;
+  const bool v1409 = v1406 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v1236.x[5];
+    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
+    const unsigned int v1414 = v1404 * v1;
+    const unsigned int v1415 = v1414 + v1406;
+    out[v1415] = v1413;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v1239.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1420 = v395 + v1419;
-  const unsigned int v1421 = static_cast<unsigned int>(v1239.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1422 = v1229 + v1421;
-  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1424 = v290 && v1423;
-  const bool v1425 = v1422 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v1239.x[6];
-    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
-    const unsigned int v1430 = v1420 * v1;
-    const unsigned int v1431 = v1430 + v1422;
-    out[v1431] = v1429;
+  const unsigned int v1416 = static_cast<unsigned int>(v1236.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1417 = v392 + v1416;
+  const unsigned int v1418 = static_cast<unsigned int>(v1236.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1419 = v1226 + v1418;
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1421 = v287 && v1420;
+  const bool v1422 = v1419 < v1;
+  const bool v1423 = v1421 && v1422;
+  if (v1423) {
+    const float v1424 = v1236.x[6];
+    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
+    const unsigned int v1427 = v1417 * v1;
+    const unsigned int v1428 = v1427 + v1419;
+    out[v1428] = v1426;
   }
-  const unsigned int v1432 = static_cast<unsigned int>(v1239.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1433 = v395 + v1432;
-  const unsigned int v1434 = static_cast<unsigned int>(v1239.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1435 = v1229 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1437 = v290 && v1436;
-  const bool v1438 = v1435 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v1239.x[7];
-    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-    const unsigned int v1443 = v1433 * v1;
-    const unsigned int v1444 = v1443 + v1435;
-    out[v1444] = v1442;
+  const unsigned int v1429 = static_cast<unsigned int>(v1236.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1430 = v392 + v1429;
+  const unsigned int v1431 = static_cast<unsigned int>(v1236.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1432 = v1226 + v1431;
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1434 = v287 && v1433;
+  const bool v1435 = v1432 < v1;
+  const bool v1436 = v1434 && v1435;
+  if (v1436) {
+    const float v1437 = v1236.x[7];
+    const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
+    const unsigned int v1440 = v1430 * v1;
+    const unsigned int v1441 = v1440 + v1432;
+    out[v1441] = v1439;
   }
-  const unsigned int v1445 = static_cast<unsigned int>(v1239.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1446 = v395 + v1445;
-  const unsigned int v1447 = static_cast<unsigned int>(v1239.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1448 = v1229 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1450 = v290 && v1449;
-  const bool v1451 = v1448 < v1;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v1239.x[8];
-    const float v1454 = v1453 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
-    const unsigned int v1456 = v1446 * v1;
-    const unsigned int v1457 = v1456 + v1448;
-    out[v1457] = v1455;
+  const unsigned int v1442 = static_cast<unsigned int>(v1236.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1443 = v392 + v1442;
+  const unsigned int v1444 = static_cast<unsigned int>(v1236.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1445 = v1226 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1447 = v287 && v1446;
+  const bool v1448 = v1445 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v1236.x[8];
+    const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1452 = iron_f32_to_bf16(v1451);
+    const unsigned int v1453 = v1443 * v1;
+    const unsigned int v1454 = v1453 + v1445;
+    out[v1454] = v1452;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v1239.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1459 = v395 + v1458;
-  const unsigned int v1460 = static_cast<unsigned int>(v1239.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1461 = v1229 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1463 = v290 && v1462;
-  const bool v1464 = v1461 < v1;
-  const bool v1465 = v1463 && v1464;
-  if (v1465) {
-    const float v1466 = v1239.x[9];
-    const float v1467 = v1466 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1468 = iron_f32_to_bf16(v1467);
-    const unsigned int v1469 = v1459 * v1;
-    const unsigned int v1470 = v1469 + v1461;
-    out[v1470] = v1468;
+  const unsigned int v1455 = static_cast<unsigned int>(v1236.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1456 = v392 + v1455;
+  const unsigned int v1457 = static_cast<unsigned int>(v1236.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1458 = v1226 + v1457;
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1460 = v287 && v1459;
+  const bool v1461 = v1458 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v1236.x[9];
+    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
+    const unsigned int v1466 = v1456 * v1;
+    const unsigned int v1467 = v1466 + v1458;
+    out[v1467] = v1465;
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v1239.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1472 = v395 + v1471;
-  const unsigned int v1473 = static_cast<unsigned int>(v1239.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1474 = v1229 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1476 = v290 && v1475;
-  const bool v1477 = v1474 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v1239.x[10];
-    const float v1480 = v1479 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
-    const unsigned int v1482 = v1472 * v1;
-    const unsigned int v1483 = v1482 + v1474;
-    out[v1483] = v1481;
+  const unsigned int v1468 = static_cast<unsigned int>(v1236.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1469 = v392 + v1468;
+  const unsigned int v1470 = static_cast<unsigned int>(v1236.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1471 = v1226 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1473 = v287 && v1472;
+  const bool v1474 = v1471 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v1236.x[10];
+    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
+    const unsigned int v1479 = v1469 * v1;
+    const unsigned int v1480 = v1479 + v1471;
+    out[v1480] = v1478;
   }
-  const unsigned int v1484 = static_cast<unsigned int>(v1239.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1485 = v395 + v1484;
-  const unsigned int v1486 = static_cast<unsigned int>(v1239.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1487 = v1229 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1489 = v290 && v1488;
-  const bool v1490 = v1487 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v1239.x[11];
-    const float v1493 = v1492 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
-    const unsigned int v1495 = v1485 * v1;
-    const unsigned int v1496 = v1495 + v1487;
-    out[v1496] = v1494;
+  const unsigned int v1481 = static_cast<unsigned int>(v1236.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1482 = v392 + v1481;
+  const unsigned int v1483 = static_cast<unsigned int>(v1236.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1484 = v1226 + v1483;
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1486 = v287 && v1485;
+  const bool v1487 = v1484 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v1236.x[11];
+    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1491 = iron_f32_to_bf16(v1490);
+    const unsigned int v1492 = v1482 * v1;
+    const unsigned int v1493 = v1492 + v1484;
+    out[v1493] = v1491;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v1239.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1498 = v395 + v1497;
-  const unsigned int v1499 = static_cast<unsigned int>(v1239.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1500 = v1229 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1502 = v290 && v1501;
-  const bool v1503 = v1500 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v1239.x[12];
-    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1507 = iron_f32_to_bf16(v1506);
-    const unsigned int v1508 = v1498 * v1;
-    const unsigned int v1509 = v1508 + v1500;
-    out[v1509] = v1507;
+  const unsigned int v1494 = static_cast<unsigned int>(v1236.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1495 = v392 + v1494;
+  const unsigned int v1496 = static_cast<unsigned int>(v1236.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1497 = v1226 + v1496;
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1499 = v287 && v1498;
+  const bool v1500 = v1497 < v1;
+  const bool v1501 = v1499 && v1500;
+  if (v1501) {
+    const float v1502 = v1236.x[12];
+    const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1504 = iron_f32_to_bf16(v1503);
+    const unsigned int v1505 = v1495 * v1;
+    const unsigned int v1506 = v1505 + v1497;
+    out[v1506] = v1504;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v1239.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1511 = v395 + v1510;
-  const unsigned int v1512 = static_cast<unsigned int>(v1239.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1513 = v1229 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1515 = v290 && v1514;
-  const bool v1516 = v1513 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v1239.x[13];
-    const float v1519 = v1518 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
-    const unsigned int v1521 = v1511 * v1;
-    const unsigned int v1522 = v1521 + v1513;
-    out[v1522] = v1520;
+  const unsigned int v1507 = static_cast<unsigned int>(v1236.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1508 = v392 + v1507;
+  const unsigned int v1509 = static_cast<unsigned int>(v1236.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1510 = v1226 + v1509;
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1512 = v287 && v1511;
+  const bool v1513 = v1510 < v1;
+  const bool v1514 = v1512 && v1513;
+  if (v1514) {
+    const float v1515 = v1236.x[13];
+    const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
+    const unsigned int v1518 = v1508 * v1;
+    const unsigned int v1519 = v1518 + v1510;
+    out[v1519] = v1517;
   }
-  const unsigned int v1523 = static_cast<unsigned int>(v1239.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1524 = v395 + v1523;
-  const unsigned int v1525 = static_cast<unsigned int>(v1239.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1526 = v1229 + v1525;
-  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1528 = v290 && v1527;
-  const bool v1529 = v1526 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v1239.x[14];
-    const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
-    const unsigned int v1534 = v1524 * v1;
-    const unsigned int v1535 = v1534 + v1526;
-    out[v1535] = v1533;
+  const unsigned int v1520 = static_cast<unsigned int>(v1236.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1521 = v392 + v1520;
+  const unsigned int v1522 = static_cast<unsigned int>(v1236.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1523 = v1226 + v1522;
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1525 = v287 && v1524;
+  const bool v1526 = v1523 < v1;
+  const bool v1527 = v1525 && v1526;
+  if (v1527) {
+    const float v1528 = v1236.x[14];
+    const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1530 = iron_f32_to_bf16(v1529);
+    const unsigned int v1531 = v1521 * v1;
+    const unsigned int v1532 = v1531 + v1523;
+    out[v1532] = v1530;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v1239.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1537 = v395 + v1536;
-  const unsigned int v1538 = static_cast<unsigned int>(v1239.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1539 = v1229 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1541 = v290 && v1540;
-  const bool v1542 = v1539 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v1239.x[15];
-    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
-    const unsigned int v1547 = v1537 * v1;
-    const unsigned int v1548 = v1547 + v1539;
-    out[v1548] = v1546;
+  const unsigned int v1533 = static_cast<unsigned int>(v1236.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1534 = v392 + v1533;
+  const unsigned int v1535 = static_cast<unsigned int>(v1236.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1536 = v1226 + v1535;
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1538 = v287 && v1537;
+  const bool v1539 = v1536 < v1;
+  const bool v1540 = v1538 && v1539;
+  if (v1540) {
+    const float v1541 = v1236.x[15];
+    const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1543 = iron_f32_to_bf16(v1542);
+    const unsigned int v1544 = v1534 * v1;
+    const unsigned int v1545 = v1544 + v1536;
+    out[v1545] = v1543;
   }
-  const unsigned int v1549 = static_cast<unsigned int>(v1239.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1550 = v395 + v1549;
-  const unsigned int v1551 = static_cast<unsigned int>(v1239.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1552 = v1229 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1554 = v290 && v1553;
-  const bool v1555 = v1552 < v1;
-  const bool v1556 = v1554 && v1555;
-  if (v1556) {
-    const float v1557 = v1239.x[16];
-    const float v1558 = v1557 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1559 = iron_f32_to_bf16(v1558);
-    const unsigned int v1560 = v1550 * v1;
-    const unsigned int v1561 = v1560 + v1552;
-    out[v1561] = v1559;
+  const unsigned int v1546 = static_cast<unsigned int>(v1236.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1547 = v392 + v1546;
+  const unsigned int v1548 = static_cast<unsigned int>(v1236.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1549 = v1226 + v1548;
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1551 = v287 && v1550;
+  const bool v1552 = v1549 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v1236.x[16];
+    const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1556 = iron_f32_to_bf16(v1555);
+    const unsigned int v1557 = v1547 * v1;
+    const unsigned int v1558 = v1557 + v1549;
+    out[v1558] = v1556;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v1239.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1563 = v395 + v1562;
-  const unsigned int v1564 = static_cast<unsigned int>(v1239.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1565 = v1229 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1567 = v290 && v1566;
-  const bool v1568 = v1565 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v1239.x[17];
-    const float v1571 = v1570 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1572 = iron_f32_to_bf16(v1571);
-    const unsigned int v1573 = v1563 * v1;
-    const unsigned int v1574 = v1573 + v1565;
-    out[v1574] = v1572;
+  const unsigned int v1559 = static_cast<unsigned int>(v1236.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1560 = v392 + v1559;
+  const unsigned int v1561 = static_cast<unsigned int>(v1236.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1562 = v1226 + v1561;
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1564 = v287 && v1563;
+  const bool v1565 = v1562 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v1236.x[17];
+    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
+    const unsigned int v1570 = v1560 * v1;
+    const unsigned int v1571 = v1570 + v1562;
+    out[v1571] = v1569;
   }
-  const unsigned int v1575 = static_cast<unsigned int>(v1239.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1576 = v395 + v1575;
-  const unsigned int v1577 = static_cast<unsigned int>(v1239.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1578 = v1229 + v1577;
-  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1580 = v290 && v1579;
-  const bool v1581 = v1578 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v1239.x[18];
-    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
-    const unsigned int v1586 = v1576 * v1;
-    const unsigned int v1587 = v1586 + v1578;
-    out[v1587] = v1585;
+  const unsigned int v1572 = static_cast<unsigned int>(v1236.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1573 = v392 + v1572;
+  const unsigned int v1574 = static_cast<unsigned int>(v1236.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1575 = v1226 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1577 = v287 && v1576;
+  const bool v1578 = v1575 < v1;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v1236.x[18];
+    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
+    const unsigned int v1583 = v1573 * v1;
+    const unsigned int v1584 = v1583 + v1575;
+    out[v1584] = v1582;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v1239.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1589 = v395 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v1239.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1591 = v1229 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1593 = v290 && v1592;
-  const bool v1594 = v1591 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v1239.x[19];
-    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
-    const unsigned int v1599 = v1589 * v1;
-    const unsigned int v1600 = v1599 + v1591;
-    out[v1600] = v1598;
+  const unsigned int v1585 = static_cast<unsigned int>(v1236.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1586 = v392 + v1585;
+  const unsigned int v1587 = static_cast<unsigned int>(v1236.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1588 = v1226 + v1587;
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1590 = v287 && v1589;
+  const bool v1591 = v1588 < v1;
+  const bool v1592 = v1590 && v1591;
+  if (v1592) {
+    const float v1593 = v1236.x[19];
+    const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
+    const unsigned int v1596 = v1586 * v1;
+    const unsigned int v1597 = v1596 + v1588;
+    out[v1597] = v1595;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v1239.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1602 = v395 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v1239.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1604 = v1229 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1606 = v290 && v1605;
-  const bool v1607 = v1604 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v1239.x[20];
-    const float v1610 = v1609 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1611 = iron_f32_to_bf16(v1610);
-    const unsigned int v1612 = v1602 * v1;
-    const unsigned int v1613 = v1612 + v1604;
-    out[v1613] = v1611;
+  const unsigned int v1598 = static_cast<unsigned int>(v1236.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1599 = v392 + v1598;
+  const unsigned int v1600 = static_cast<unsigned int>(v1236.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1601 = v1226 + v1600;
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1603 = v287 && v1602;
+  const bool v1604 = v1601 < v1;
+  const bool v1605 = v1603 && v1604;
+  if (v1605) {
+    const float v1606 = v1236.x[20];
+    const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1608 = iron_f32_to_bf16(v1607);
+    const unsigned int v1609 = v1599 * v1;
+    const unsigned int v1610 = v1609 + v1601;
+    out[v1610] = v1608;
   }
-  const unsigned int v1614 = static_cast<unsigned int>(v1239.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1615 = v395 + v1614;
-  const unsigned int v1616 = static_cast<unsigned int>(v1239.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1617 = v1229 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1619 = v290 && v1618;
-  const bool v1620 = v1617 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v1239.x[21];
-    const float v1623 = v1622 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
-    const unsigned int v1625 = v1615 * v1;
-    const unsigned int v1626 = v1625 + v1617;
-    out[v1626] = v1624;
+  const unsigned int v1611 = static_cast<unsigned int>(v1236.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1612 = v392 + v1611;
+  const unsigned int v1613 = static_cast<unsigned int>(v1236.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1614 = v1226 + v1613;
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1616 = v287 && v1615;
+  const bool v1617 = v1614 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v1236.x[21];
+    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
+    const unsigned int v1622 = v1612 * v1;
+    const unsigned int v1623 = v1622 + v1614;
+    out[v1623] = v1621;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v1239.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1628 = v395 + v1627;
-  const unsigned int v1629 = static_cast<unsigned int>(v1239.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1630 = v1229 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1632 = v290 && v1631;
-  const bool v1633 = v1630 < v1;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v1239.x[22];
-    const float v1636 = v1635 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
-    const unsigned int v1638 = v1628 * v1;
-    const unsigned int v1639 = v1638 + v1630;
-    out[v1639] = v1637;
+  const unsigned int v1624 = static_cast<unsigned int>(v1236.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1625 = v392 + v1624;
+  const unsigned int v1626 = static_cast<unsigned int>(v1236.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1627 = v1226 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1629 = v287 && v1628;
+  const bool v1630 = v1627 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v1236.x[22];
+    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
+    const unsigned int v1635 = v1625 * v1;
+    const unsigned int v1636 = v1635 + v1627;
+    out[v1636] = v1634;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v1239.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1641 = v395 + v1640;
-  const unsigned int v1642 = static_cast<unsigned int>(v1239.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1643 = v1229 + v1642;
-  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1645 = v290 && v1644;
-  const bool v1646 = v1643 < v1;
-  const bool v1647 = v1645 && v1646;
-  if (v1647) {
-    const float v1648 = v1239.x[23];
-    const float v1649 = v1648 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
-    const unsigned int v1651 = v1641 * v1;
-    const unsigned int v1652 = v1651 + v1643;
-    out[v1652] = v1650;
+  const unsigned int v1637 = static_cast<unsigned int>(v1236.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1638 = v392 + v1637;
+  const unsigned int v1639 = static_cast<unsigned int>(v1236.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1640 = v1226 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1642 = v287 && v1641;
+  const bool v1643 = v1640 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v1236.x[23];
+    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1647 = iron_f32_to_bf16(v1646);
+    const unsigned int v1648 = v1638 * v1;
+    const unsigned int v1649 = v1648 + v1640;
+    out[v1649] = v1647;
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v1239.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1654 = v395 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v1239.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1656 = v1229 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1658 = v290 && v1657;
-  const bool v1659 = v1656 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v1239.x[24];
-    const float v1662 = v1661 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
-    const unsigned int v1664 = v1654 * v1;
-    const unsigned int v1665 = v1664 + v1656;
-    out[v1665] = v1663;
+  const unsigned int v1650 = static_cast<unsigned int>(v1236.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1651 = v392 + v1650;
+  const unsigned int v1652 = static_cast<unsigned int>(v1236.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1653 = v1226 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1655 = v287 && v1654;
+  const bool v1656 = v1653 < v1;
+  const bool v1657 = v1655 && v1656;
+  if (v1657) {
+    const float v1658 = v1236.x[24];
+    const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1660 = iron_f32_to_bf16(v1659);
+    const unsigned int v1661 = v1651 * v1;
+    const unsigned int v1662 = v1661 + v1653;
+    out[v1662] = v1660;
   }
-  const unsigned int v1666 = static_cast<unsigned int>(v1239.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1667 = v395 + v1666;
-  const unsigned int v1668 = static_cast<unsigned int>(v1239.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1669 = v1229 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1671 = v290 && v1670;
-  const bool v1672 = v1669 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v1239.x[25];
-    const float v1675 = v1674 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1676 = iron_f32_to_bf16(v1675);
-    const unsigned int v1677 = v1667 * v1;
-    const unsigned int v1678 = v1677 + v1669;
-    out[v1678] = v1676;
+  const unsigned int v1663 = static_cast<unsigned int>(v1236.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1664 = v392 + v1663;
+  const unsigned int v1665 = static_cast<unsigned int>(v1236.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1666 = v1226 + v1665;
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1668 = v287 && v1667;
+  const bool v1669 = v1666 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v1236.x[25];
+    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
+    const unsigned int v1674 = v1664 * v1;
+    const unsigned int v1675 = v1674 + v1666;
+    out[v1675] = v1673;
   }
-  const unsigned int v1679 = static_cast<unsigned int>(v1239.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1680 = v395 + v1679;
-  const unsigned int v1681 = static_cast<unsigned int>(v1239.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1682 = v1229 + v1681;
-  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1684 = v290 && v1683;
-  const bool v1685 = v1682 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v1239.x[26];
-    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
-    const unsigned int v1690 = v1680 * v1;
-    const unsigned int v1691 = v1690 + v1682;
-    out[v1691] = v1689;
+  const unsigned int v1676 = static_cast<unsigned int>(v1236.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1677 = v392 + v1676;
+  const unsigned int v1678 = static_cast<unsigned int>(v1236.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1679 = v1226 + v1678;
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1681 = v287 && v1680;
+  const bool v1682 = v1679 < v1;
+  const bool v1683 = v1681 && v1682;
+  if (v1683) {
+    const float v1684 = v1236.x[26];
+    const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
+    const unsigned int v1687 = v1677 * v1;
+    const unsigned int v1688 = v1687 + v1679;
+    out[v1688] = v1686;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v1239.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1693 = v395 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v1239.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1695 = v1229 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1697 = v290 && v1696;
-  const bool v1698 = v1695 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v1239.x[27];
-    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
-    const unsigned int v1703 = v1693 * v1;
-    const unsigned int v1704 = v1703 + v1695;
-    out[v1704] = v1702;
+  const unsigned int v1689 = static_cast<unsigned int>(v1236.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1690 = v392 + v1689;
+  const unsigned int v1691 = static_cast<unsigned int>(v1236.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1692 = v1226 + v1691;
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1694 = v287 && v1693;
+  const bool v1695 = v1692 < v1;
+  const bool v1696 = v1694 && v1695;
+  if (v1696) {
+    const float v1697 = v1236.x[27];
+    const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1699 = iron_f32_to_bf16(v1698);
+    const unsigned int v1700 = v1690 * v1;
+    const unsigned int v1701 = v1700 + v1692;
+    out[v1701] = v1699;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v1239.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1706 = v395 + v1705;
-  const unsigned int v1707 = static_cast<unsigned int>(v1239.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1708 = v1229 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1710 = v290 && v1709;
-  const bool v1711 = v1708 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v1239.x[28];
-    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);
-    const unsigned int v1716 = v1706 * v1;
-    const unsigned int v1717 = v1716 + v1708;
-    out[v1717] = v1715;
+  const unsigned int v1702 = static_cast<unsigned int>(v1236.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1703 = v392 + v1702;
+  const unsigned int v1704 = static_cast<unsigned int>(v1236.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1705 = v1226 + v1704;
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1707 = v287 && v1706;
+  const bool v1708 = v1705 < v1;
+  const bool v1709 = v1707 && v1708;
+  if (v1709) {
+    const float v1710 = v1236.x[28];
+    const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
+    const unsigned int v1713 = v1703 * v1;
+    const unsigned int v1714 = v1713 + v1705;
+    out[v1714] = v1712;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v1239.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1719 = v395 + v1718;
-  const unsigned int v1720 = static_cast<unsigned int>(v1239.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1721 = v1229 + v1720;
-  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1723 = v290 && v1722;
-  const bool v1724 = v1721 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v1239.x[29];
-    const float v1727 = v1726 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
-    const unsigned int v1729 = v1719 * v1;
-    const unsigned int v1730 = v1729 + v1721;
-    out[v1730] = v1728;
+  const unsigned int v1715 = static_cast<unsigned int>(v1236.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1716 = v392 + v1715;
+  const unsigned int v1717 = static_cast<unsigned int>(v1236.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1718 = v1226 + v1717;
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1720 = v287 && v1719;
+  const bool v1721 = v1718 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v1236.x[29];
+    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+    const unsigned int v1726 = v1716 * v1;
+    const unsigned int v1727 = v1726 + v1718;
+    out[v1727] = v1725;
   }
-  const unsigned int v1731 = static_cast<unsigned int>(v1239.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1732 = v395 + v1731;
-  const unsigned int v1733 = static_cast<unsigned int>(v1239.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1734 = v1229 + v1733;
-  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1736 = v290 && v1735;
-  const bool v1737 = v1734 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v1239.x[30];
-    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
-    const unsigned int v1742 = v1732 * v1;
-    const unsigned int v1743 = v1742 + v1734;
-    out[v1743] = v1741;
+  const unsigned int v1728 = static_cast<unsigned int>(v1236.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1729 = v392 + v1728;
+  const unsigned int v1730 = static_cast<unsigned int>(v1236.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1731 = v1226 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1733 = v287 && v1732;
+  const bool v1734 = v1731 < v1;
+  const bool v1735 = v1733 && v1734;
+  if (v1735) {
+    const float v1736 = v1236.x[30];
+    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1738 = iron_f32_to_bf16(v1737);
+    const unsigned int v1739 = v1729 * v1;
+    const unsigned int v1740 = v1739 + v1731;
+    out[v1740] = v1738;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v1239.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1745 = v395 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v1239.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1747 = v1229 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1749 = v290 && v1748;
-  const bool v1750 = v1747 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v1239.x[31];
-    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
-    const unsigned int v1755 = v1745 * v1;
-    const unsigned int v1756 = v1755 + v1747;
-    out[v1756] = v1754;
+  const unsigned int v1741 = static_cast<unsigned int>(v1236.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1742 = v392 + v1741;
+  const unsigned int v1743 = static_cast<unsigned int>(v1236.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1744 = v1226 + v1743;
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1746 = v287 && v1745;
+  const bool v1747 = v1744 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v1236.x[31];
+    const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1751 = iron_f32_to_bf16(v1750);
+    const unsigned int v1752 = v1742 * v1;
+    const unsigned int v1753 = v1752 + v1744;
+    out[v1753] = v1751;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v1239.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1758 = v395 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v1239.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1760 = v1229 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1762 = v290 && v1761;
-  const bool v1763 = v1760 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v1239.x[32];
-    const float v1766 = v1765 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1767 = iron_f32_to_bf16(v1766);
-    const unsigned int v1768 = v1758 * v1;
-    const unsigned int v1769 = v1768 + v1760;
-    out[v1769] = v1767;
+  const unsigned int v1754 = static_cast<unsigned int>(v1236.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1755 = v392 + v1754;
+  const unsigned int v1756 = static_cast<unsigned int>(v1236.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1757 = v1226 + v1756;
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1759 = v287 && v1758;
+  const bool v1760 = v1757 < v1;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v1236.x[32];
+    const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
+    const unsigned int v1765 = v1755 * v1;
+    const unsigned int v1766 = v1765 + v1757;
+    out[v1766] = v1764;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v1239.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1771 = v395 + v1770;
-  const unsigned int v1772 = static_cast<unsigned int>(v1239.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1773 = v1229 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1775 = v290 && v1774;
-  const bool v1776 = v1773 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v1239.x[33];
-    const float v1779 = v1778 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1780 = iron_f32_to_bf16(v1779);
-    const unsigned int v1781 = v1771 * v1;
-    const unsigned int v1782 = v1781 + v1773;
-    out[v1782] = v1780;
+  const unsigned int v1767 = static_cast<unsigned int>(v1236.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1768 = v392 + v1767;
+  const unsigned int v1769 = static_cast<unsigned int>(v1236.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1770 = v1226 + v1769;
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1772 = v287 && v1771;
+  const bool v1773 = v1770 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v1236.x[33];
+    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
+    const unsigned int v1778 = v1768 * v1;
+    const unsigned int v1779 = v1778 + v1770;
+    out[v1779] = v1777;
   }
-  const unsigned int v1783 = static_cast<unsigned int>(v1239.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1784 = v395 + v1783;
-  const unsigned int v1785 = static_cast<unsigned int>(v1239.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1786 = v1229 + v1785;
-  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1788 = v290 && v1787;
-  const bool v1789 = v1786 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v1239.x[34];
-    const float v1792 = v1791 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1793 = iron_f32_to_bf16(v1792);
-    const unsigned int v1794 = v1784 * v1;
-    const unsigned int v1795 = v1794 + v1786;
-    out[v1795] = v1793;
+  const unsigned int v1780 = static_cast<unsigned int>(v1236.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1781 = v392 + v1780;
+  const unsigned int v1782 = static_cast<unsigned int>(v1236.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1783 = v1226 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1785 = v287 && v1784;
+  const bool v1786 = v1783 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v1236.x[34];
+    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
+    const unsigned int v1791 = v1781 * v1;
+    const unsigned int v1792 = v1791 + v1783;
+    out[v1792] = v1790;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v1239.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1797 = v395 + v1796;
-  const unsigned int v1798 = static_cast<unsigned int>(v1239.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1799 = v1229 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1801 = v290 && v1800;
-  const bool v1802 = v1799 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v1239.x[35];
-    const float v1805 = v1804 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
-    const unsigned int v1807 = v1797 * v1;
-    const unsigned int v1808 = v1807 + v1799;
-    out[v1808] = v1806;
+  const unsigned int v1793 = static_cast<unsigned int>(v1236.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1794 = v392 + v1793;
+  const unsigned int v1795 = static_cast<unsigned int>(v1236.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1796 = v1226 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1798 = v287 && v1797;
+  const bool v1799 = v1796 < v1;
+  const bool v1800 = v1798 && v1799;
+  if (v1800) {
+    const float v1801 = v1236.x[35];
+    const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1803 = iron_f32_to_bf16(v1802);
+    const unsigned int v1804 = v1794 * v1;
+    const unsigned int v1805 = v1804 + v1796;
+    out[v1805] = v1803;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v1239.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1810 = v395 + v1809;
-  const unsigned int v1811 = static_cast<unsigned int>(v1239.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1812 = v1229 + v1811;
-  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1814 = v290 && v1813;
-  const bool v1815 = v1812 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v1239.x[36];
-    const float v1818 = v1817 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
-    const unsigned int v1820 = v1810 * v1;
-    const unsigned int v1821 = v1820 + v1812;
-    out[v1821] = v1819;
+  const unsigned int v1806 = static_cast<unsigned int>(v1236.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1807 = v392 + v1806;
+  const unsigned int v1808 = static_cast<unsigned int>(v1236.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1809 = v1226 + v1808;
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1811 = v287 && v1810;
+  const bool v1812 = v1809 < v1;
+  const bool v1813 = v1811 && v1812;
+  if (v1813) {
+    const float v1814 = v1236.x[36];
+    const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
+    const unsigned int v1817 = v1807 * v1;
+    const unsigned int v1818 = v1817 + v1809;
+    out[v1818] = v1816;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v1239.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1823 = v395 + v1822;
-  const unsigned int v1824 = static_cast<unsigned int>(v1239.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1825 = v1229 + v1824;
-  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1827 = v290 && v1826;
-  const bool v1828 = v1825 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v1239.x[37];
-    const float v1831 = v1830 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
-    const unsigned int v1833 = v1823 * v1;
-    const unsigned int v1834 = v1833 + v1825;
-    out[v1834] = v1832;
+  const unsigned int v1819 = static_cast<unsigned int>(v1236.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1820 = v392 + v1819;
+  const unsigned int v1821 = static_cast<unsigned int>(v1236.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1822 = v1226 + v1821;
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1824 = v287 && v1823;
+  const bool v1825 = v1822 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v1236.x[37];
+    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
+    const unsigned int v1830 = v1820 * v1;
+    const unsigned int v1831 = v1830 + v1822;
+    out[v1831] = v1829;
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v1239.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1836 = v395 + v1835;
-  const unsigned int v1837 = static_cast<unsigned int>(v1239.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1838 = v1229 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1840 = v290 && v1839;
-  const bool v1841 = v1838 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v1239.x[38];
-    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
-    const unsigned int v1846 = v1836 * v1;
-    const unsigned int v1847 = v1846 + v1838;
-    out[v1847] = v1845;
+  const unsigned int v1832 = static_cast<unsigned int>(v1236.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1833 = v392 + v1832;
+  const unsigned int v1834 = static_cast<unsigned int>(v1236.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1835 = v1226 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1837 = v287 && v1836;
+  const bool v1838 = v1835 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v1236.x[38];
+    const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1842 = iron_f32_to_bf16(v1841);
+    const unsigned int v1843 = v1833 * v1;
+    const unsigned int v1844 = v1843 + v1835;
+    out[v1844] = v1842;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v1239.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1849 = v395 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v1239.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1851 = v1229 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1853 = v290 && v1852;
-  const bool v1854 = v1851 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v1239.x[39];
-    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);
-    const unsigned int v1859 = v1849 * v1;
-    const unsigned int v1860 = v1859 + v1851;
-    out[v1860] = v1858;
+  const unsigned int v1845 = static_cast<unsigned int>(v1236.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1846 = v392 + v1845;
+  const unsigned int v1847 = static_cast<unsigned int>(v1236.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1848 = v1226 + v1847;
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1850 = v287 && v1849;
+  const bool v1851 = v1848 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v1236.x[39];
+    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
+    const unsigned int v1856 = v1846 * v1;
+    const unsigned int v1857 = v1856 + v1848;
+    out[v1857] = v1855;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v1239.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1862 = v395 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v1239.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1864 = v1229 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1866 = v290 && v1865;
-  const bool v1867 = v1864 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v1239.x[40];
-    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);
-    const unsigned int v1872 = v1862 * v1;
-    const unsigned int v1873 = v1872 + v1864;
-    out[v1873] = v1871;
+  const unsigned int v1858 = static_cast<unsigned int>(v1236.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1859 = v392 + v1858;
+  const unsigned int v1860 = static_cast<unsigned int>(v1236.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1861 = v1226 + v1860;
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1863 = v287 && v1862;
+  const bool v1864 = v1861 < v1;
+  const bool v1865 = v1863 && v1864;
+  if (v1865) {
+    const float v1866 = v1236.x[40];
+    const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1868 = iron_f32_to_bf16(v1867);
+    const unsigned int v1869 = v1859 * v1;
+    const unsigned int v1870 = v1869 + v1861;
+    out[v1870] = v1868;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v1239.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1875 = v395 + v1874;
-  const unsigned int v1876 = static_cast<unsigned int>(v1239.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1877 = v1229 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1879 = v290 && v1878;
-  const bool v1880 = v1877 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v1239.x[41];
-    const float v1883 = v1882 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1884 = iron_f32_to_bf16(v1883);
-    const unsigned int v1885 = v1875 * v1;
-    const unsigned int v1886 = v1885 + v1877;
-    out[v1886] = v1884;
+  const unsigned int v1871 = static_cast<unsigned int>(v1236.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1872 = v392 + v1871;
+  const unsigned int v1873 = static_cast<unsigned int>(v1236.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1874 = v1226 + v1873;
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1876 = v287 && v1875;
+  const bool v1877 = v1874 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v1236.x[41];
+    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1881 = iron_f32_to_bf16(v1880);
+    const unsigned int v1882 = v1872 * v1;
+    const unsigned int v1883 = v1882 + v1874;
+    out[v1883] = v1881;
   }
-  const unsigned int v1887 = static_cast<unsigned int>(v1239.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1888 = v395 + v1887;
-  const unsigned int v1889 = static_cast<unsigned int>(v1239.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1890 = v1229 + v1889;
-  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1892 = v290 && v1891;
-  const bool v1893 = v1890 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v1239.x[42];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
-    const unsigned int v1898 = v1888 * v1;
-    const unsigned int v1899 = v1898 + v1890;
-    out[v1899] = v1897;
+  const unsigned int v1884 = static_cast<unsigned int>(v1236.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1885 = v392 + v1884;
+  const unsigned int v1886 = static_cast<unsigned int>(v1236.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1887 = v1226 + v1886;
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1889 = v287 && v1888;
+  const bool v1890 = v1887 < v1;
+  const bool v1891 = v1889 && v1890;
+  if (v1891) {
+    const float v1892 = v1236.x[42];
+    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1894 = iron_f32_to_bf16(v1893);
+    const unsigned int v1895 = v1885 * v1;
+    const unsigned int v1896 = v1895 + v1887;
+    out[v1896] = v1894;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v1239.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1901 = v395 + v1900;
-  const unsigned int v1902 = static_cast<unsigned int>(v1239.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1903 = v1229 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1905 = v290 && v1904;
-  const bool v1906 = v1903 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v1239.x[43];
-    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
-    const unsigned int v1911 = v1901 * v1;
-    const unsigned int v1912 = v1911 + v1903;
-    out[v1912] = v1910;
+  const unsigned int v1897 = static_cast<unsigned int>(v1236.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1898 = v392 + v1897;
+  const unsigned int v1899 = static_cast<unsigned int>(v1236.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1900 = v1226 + v1899;
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1902 = v287 && v1901;
+  const bool v1903 = v1900 < v1;
+  const bool v1904 = v1902 && v1903;
+  if (v1904) {
+    const float v1905 = v1236.x[43];
+    const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
+    const unsigned int v1908 = v1898 * v1;
+    const unsigned int v1909 = v1908 + v1900;
+    out[v1909] = v1907;
   }
-  const unsigned int v1913 = static_cast<unsigned int>(v1239.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1914 = v395 + v1913;
-  const unsigned int v1915 = static_cast<unsigned int>(v1239.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1916 = v1229 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1918 = v290 && v1917;
-  const bool v1919 = v1916 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v1239.x[44];
-    const float v1922 = v1921 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
-    const unsigned int v1924 = v1914 * v1;
-    const unsigned int v1925 = v1924 + v1916;
-    out[v1925] = v1923;
+  const unsigned int v1910 = static_cast<unsigned int>(v1236.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1911 = v392 + v1910;
+  const unsigned int v1912 = static_cast<unsigned int>(v1236.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1913 = v1226 + v1912;
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1915 = v287 && v1914;
+  const bool v1916 = v1913 < v1;
+  const bool v1917 = v1915 && v1916;
+  if (v1917) {
+    const float v1918 = v1236.x[44];
+    const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
+    const unsigned int v1921 = v1911 * v1;
+    const unsigned int v1922 = v1921 + v1913;
+    out[v1922] = v1920;
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v1239.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1927 = v395 + v1926;
-  const unsigned int v1928 = static_cast<unsigned int>(v1239.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1929 = v1229 + v1928;
-  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1931 = v290 && v1930;
-  const bool v1932 = v1929 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v1239.x[45];
-    const float v1935 = v1934 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
-    const unsigned int v1937 = v1927 * v1;
-    const unsigned int v1938 = v1937 + v1929;
-    out[v1938] = v1936;
+  const unsigned int v1923 = static_cast<unsigned int>(v1236.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1924 = v392 + v1923;
+  const unsigned int v1925 = static_cast<unsigned int>(v1236.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1926 = v1226 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1928 = v287 && v1927;
+  const bool v1929 = v1926 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1236.x[45];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
+    const unsigned int v1934 = v1924 * v1;
+    const unsigned int v1935 = v1934 + v1926;
+    out[v1935] = v1933;
   }
-  const unsigned int v1939 = static_cast<unsigned int>(v1239.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1940 = v395 + v1939;
-  const unsigned int v1941 = static_cast<unsigned int>(v1239.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1942 = v1229 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1944 = v290 && v1943;
-  const bool v1945 = v1942 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v1239.x[46];
-    const float v1948 = v1947 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
-    const unsigned int v1950 = v1940 * v1;
-    const unsigned int v1951 = v1950 + v1942;
-    out[v1951] = v1949;
+  const unsigned int v1936 = static_cast<unsigned int>(v1236.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1937 = v392 + v1936;
+  const unsigned int v1938 = static_cast<unsigned int>(v1236.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1939 = v1226 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1941 = v287 && v1940;
+  const bool v1942 = v1939 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v1236.x[46];
+    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
+    const unsigned int v1947 = v1937 * v1;
+    const unsigned int v1948 = v1947 + v1939;
+    out[v1948] = v1946;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v1239.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1953 = v395 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1239.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1955 = v1229 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1957 = v290 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1239.x[47];
-    const float v1961 = v1960 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1962 = iron_f32_to_bf16(v1961);
-    const unsigned int v1963 = v1953 * v1;
-    const unsigned int v1964 = v1963 + v1955;
-    out[v1964] = v1962;
+  const unsigned int v1949 = static_cast<unsigned int>(v1236.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1950 = v392 + v1949;
+  const unsigned int v1951 = static_cast<unsigned int>(v1236.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1952 = v1226 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1954 = v287 && v1953;
+  const bool v1955 = v1952 < v1;
+  const bool v1956 = v1954 && v1955;
+  if (v1956) {
+    const float v1957 = v1236.x[47];
+    const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
+    const unsigned int v1960 = v1950 * v1;
+    const unsigned int v1961 = v1960 + v1952;
+    out[v1961] = v1959;
   }
-  const unsigned int v1965 = static_cast<unsigned int>(v1239.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1966 = v395 + v1965;
-  const unsigned int v1967 = static_cast<unsigned int>(v1239.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1968 = v1229 + v1967;
-  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1970 = v290 && v1969;
-  const bool v1971 = v1968 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v1239.x[48];
-    const float v1974 = v1973 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
-    const unsigned int v1976 = v1966 * v1;
-    const unsigned int v1977 = v1976 + v1968;
-    out[v1977] = v1975;
+  const unsigned int v1962 = static_cast<unsigned int>(v1236.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1963 = v392 + v1962;
+  const unsigned int v1964 = static_cast<unsigned int>(v1236.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1965 = v1226 + v1964;
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1967 = v287 && v1966;
+  const bool v1968 = v1965 < v1;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v1236.x[48];
+    const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1972 = iron_f32_to_bf16(v1971);
+    const unsigned int v1973 = v1963 * v1;
+    const unsigned int v1974 = v1973 + v1965;
+    out[v1974] = v1972;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v1239.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1979 = v395 + v1978;
-  const unsigned int v1980 = static_cast<unsigned int>(v1239.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1981 = v1229 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1983 = v290 && v1982;
-  const bool v1984 = v1981 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v1239.x[49];
-    const float v1987 = v1986 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
-    const unsigned int v1989 = v1979 * v1;
-    const unsigned int v1990 = v1989 + v1981;
-    out[v1990] = v1988;
+  const unsigned int v1975 = static_cast<unsigned int>(v1236.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1976 = v392 + v1975;
+  const unsigned int v1977 = static_cast<unsigned int>(v1236.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1978 = v1226 + v1977;
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1980 = v287 && v1979;
+  const bool v1981 = v1978 < v1;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v1236.x[49];
+    const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
+    const unsigned int v1986 = v1976 * v1;
+    const unsigned int v1987 = v1986 + v1978;
+    out[v1987] = v1985;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v1239.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v1992 = v395 + v1991;
-  const unsigned int v1993 = static_cast<unsigned int>(v1239.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v1994 = v1229 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1996 = v290 && v1995;
-  const bool v1997 = v1994 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v1239.x[50];
-    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
-    const unsigned int v2002 = v1992 * v1;
-    const unsigned int v2003 = v2002 + v1994;
-    out[v2003] = v2001;
+  const unsigned int v1988 = static_cast<unsigned int>(v1236.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v1989 = v392 + v1988;
+  const unsigned int v1990 = static_cast<unsigned int>(v1236.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v1991 = v1226 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1993 = v287 && v1992;
+  const bool v1994 = v1991 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v1236.x[50];
+    const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
+    const unsigned int v1999 = v1989 * v1;
+    const unsigned int v2000 = v1999 + v1991;
+    out[v2000] = v1998;
   }
-  const unsigned int v2004 = static_cast<unsigned int>(v1239.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2005 = v395 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v1239.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2007 = v1229 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2009 = v290 && v2008;
-  const bool v2010 = v2007 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v1239.x[51];
-    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
-    const unsigned int v2015 = v2005 * v1;
-    const unsigned int v2016 = v2015 + v2007;
-    out[v2016] = v2014;
+  const unsigned int v2001 = static_cast<unsigned int>(v1236.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2002 = v392 + v2001;
+  const unsigned int v2003 = static_cast<unsigned int>(v1236.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2004 = v1226 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2006 = v287 && v2005;
+  const bool v2007 = v2004 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v1236.x[51];
+    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
+    const unsigned int v2012 = v2002 * v1;
+    const unsigned int v2013 = v2012 + v2004;
+    out[v2013] = v2011;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v1239.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2018 = v395 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v1239.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2020 = v1229 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2022 = v290 && v2021;
-  const bool v2023 = v2020 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v1239.x[52];
-    const float v2026 = v2025 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
-    const unsigned int v2028 = v2018 * v1;
-    const unsigned int v2029 = v2028 + v2020;
-    out[v2029] = v2027;
+  const unsigned int v2014 = static_cast<unsigned int>(v1236.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2015 = v392 + v2014;
+  const unsigned int v2016 = static_cast<unsigned int>(v1236.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2017 = v1226 + v2016;
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2019 = v287 && v2018;
+  const bool v2020 = v2017 < v1;
+  const bool v2021 = v2019 && v2020;
+  if (v2021) {
+    const float v2022 = v1236.x[52];
+    const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2024 = iron_f32_to_bf16(v2023);
+    const unsigned int v2025 = v2015 * v1;
+    const unsigned int v2026 = v2025 + v2017;
+    out[v2026] = v2024;
   }
-  const unsigned int v2030 = static_cast<unsigned int>(v1239.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2031 = v395 + v2030;
-  const unsigned int v2032 = static_cast<unsigned int>(v1239.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2033 = v1229 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2035 = v290 && v2034;
-  const bool v2036 = v2033 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v1239.x[53];
-    const float v2039 = v2038 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);
-    const unsigned int v2041 = v2031 * v1;
-    const unsigned int v2042 = v2041 + v2033;
-    out[v2042] = v2040;
+  const unsigned int v2027 = static_cast<unsigned int>(v1236.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2028 = v392 + v2027;
+  const unsigned int v2029 = static_cast<unsigned int>(v1236.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2030 = v1226 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2032 = v287 && v2031;
+  const bool v2033 = v2030 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v1236.x[53];
+    const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
+    const unsigned int v2038 = v2028 * v1;
+    const unsigned int v2039 = v2038 + v2030;
+    out[v2039] = v2037;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v1239.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2044 = v395 + v2043;
-  const unsigned int v2045 = static_cast<unsigned int>(v1239.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2046 = v1229 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2048 = v290 && v2047;
-  const bool v2049 = v2046 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v1239.x[54];
-    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
-    const unsigned int v2054 = v2044 * v1;
-    const unsigned int v2055 = v2054 + v2046;
-    out[v2055] = v2053;
+  const unsigned int v2040 = static_cast<unsigned int>(v1236.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2041 = v392 + v2040;
+  const unsigned int v2042 = static_cast<unsigned int>(v1236.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2043 = v1226 + v2042;
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2045 = v287 && v2044;
+  const bool v2046 = v2043 < v1;
+  const bool v2047 = v2045 && v2046;
+  if (v2047) {
+    const float v2048 = v1236.x[54];
+    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2050 = iron_f32_to_bf16(v2049);
+    const unsigned int v2051 = v2041 * v1;
+    const unsigned int v2052 = v2051 + v2043;
+    out[v2052] = v2050;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v1239.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2057 = v395 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v1239.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2059 = v1229 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2061 = v290 && v2060;
-  const bool v2062 = v2059 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v1239.x[55];
-    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);
-    const unsigned int v2067 = v2057 * v1;
-    const unsigned int v2068 = v2067 + v2059;
-    out[v2068] = v2066;
+  const unsigned int v2053 = static_cast<unsigned int>(v1236.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2054 = v392 + v2053;
+  const unsigned int v2055 = static_cast<unsigned int>(v1236.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2056 = v1226 + v2055;
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2058 = v287 && v2057;
+  const bool v2059 = v2056 < v1;
+  const bool v2060 = v2058 && v2059;
+  if (v2060) {
+    const float v2061 = v1236.x[55];
+    const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2063 = iron_f32_to_bf16(v2062);
+    const unsigned int v2064 = v2054 * v1;
+    const unsigned int v2065 = v2064 + v2056;
+    out[v2065] = v2063;
   }
-  const unsigned int v2069 = static_cast<unsigned int>(v1239.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2070 = v395 + v2069;
-  const unsigned int v2071 = static_cast<unsigned int>(v1239.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2072 = v1229 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2074 = v290 && v2073;
-  const bool v2075 = v2072 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v1239.x[56];
-    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);
-    const unsigned int v2080 = v2070 * v1;
-    const unsigned int v2081 = v2080 + v2072;
-    out[v2081] = v2079;
+  const unsigned int v2066 = static_cast<unsigned int>(v1236.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2067 = v392 + v2066;
+  const unsigned int v2068 = static_cast<unsigned int>(v1236.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2069 = v1226 + v2068;
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2071 = v287 && v2070;
+  const bool v2072 = v2069 < v1;
+  const bool v2073 = v2071 && v2072;
+  if (v2073) {
+    const float v2074 = v1236.x[56];
+    const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
+    const unsigned int v2077 = v2067 * v1;
+    const unsigned int v2078 = v2077 + v2069;
+    out[v2078] = v2076;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v1239.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2083 = v395 + v2082;
-  const unsigned int v2084 = static_cast<unsigned int>(v1239.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2085 = v1229 + v2084;
-  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2087 = v290 && v2086;
-  const bool v2088 = v2085 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v1239.x[57];
-    const float v2091 = v2090 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2092 = iron_f32_to_bf16(v2091);
-    const unsigned int v2093 = v2083 * v1;
-    const unsigned int v2094 = v2093 + v2085;
-    out[v2094] = v2092;
+  const unsigned int v2079 = static_cast<unsigned int>(v1236.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2080 = v392 + v2079;
+  const unsigned int v2081 = static_cast<unsigned int>(v1236.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2082 = v1226 + v2081;
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2084 = v287 && v2083;
+  const bool v2085 = v2082 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1236.x[57];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2089 = iron_f32_to_bf16(v2088);
+    const unsigned int v2090 = v2080 * v1;
+    const unsigned int v2091 = v2090 + v2082;
+    out[v2091] = v2089;
   }
-  const unsigned int v2095 = static_cast<unsigned int>(v1239.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2096 = v395 + v2095;
-  const unsigned int v2097 = static_cast<unsigned int>(v1239.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2098 = v1229 + v2097;
-  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2100 = v290 && v2099;
-  const bool v2101 = v2098 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v1239.x[58];
-    const float v2104 = v2103 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2105 = iron_f32_to_bf16(v2104);
-    const unsigned int v2106 = v2096 * v1;
-    const unsigned int v2107 = v2106 + v2098;
-    out[v2107] = v2105;
+  const unsigned int v2092 = static_cast<unsigned int>(v1236.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2093 = v392 + v2092;
+  const unsigned int v2094 = static_cast<unsigned int>(v1236.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2095 = v1226 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2097 = v287 && v2096;
+  const bool v2098 = v2095 < v1;
+  const bool v2099 = v2097 && v2098;
+  if (v2099) {
+    const float v2100 = v1236.x[58];
+    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
+    const unsigned int v2103 = v2093 * v1;
+    const unsigned int v2104 = v2103 + v2095;
+    out[v2104] = v2102;
   }
-  const unsigned int v2108 = static_cast<unsigned int>(v1239.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2109 = v395 + v2108;
-  const unsigned int v2110 = static_cast<unsigned int>(v1239.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2111 = v1229 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2113 = v290 && v2112;
-  const bool v2114 = v2111 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v1239.x[59];
-    const float v2117 = v2116 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2118 = iron_f32_to_bf16(v2117);
-    const unsigned int v2119 = v2109 * v1;
-    const unsigned int v2120 = v2119 + v2111;
-    out[v2120] = v2118;
+  const unsigned int v2105 = static_cast<unsigned int>(v1236.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2106 = v392 + v2105;
+  const unsigned int v2107 = static_cast<unsigned int>(v1236.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2108 = v1226 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2110 = v287 && v2109;
+  const bool v2111 = v2108 < v1;
+  const bool v2112 = v2110 && v2111;
+  if (v2112) {
+    const float v2113 = v1236.x[59];
+    const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
+    const unsigned int v2116 = v2106 * v1;
+    const unsigned int v2117 = v2116 + v2108;
+    out[v2117] = v2115;
   }
-  const unsigned int v2121 = static_cast<unsigned int>(v1239.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2122 = v395 + v2121;
-  const unsigned int v2123 = static_cast<unsigned int>(v1239.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2124 = v1229 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2126 = v290 && v2125;
-  const bool v2127 = v2124 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v1239.x[60];
-    const float v2130 = v2129 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
-    const unsigned int v2132 = v2122 * v1;
-    const unsigned int v2133 = v2132 + v2124;
-    out[v2133] = v2131;
+  const unsigned int v2118 = static_cast<unsigned int>(v1236.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2119 = v392 + v2118;
+  const unsigned int v2120 = static_cast<unsigned int>(v1236.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2121 = v1226 + v2120;
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2123 = v287 && v2122;
+  const bool v2124 = v2121 < v1;
+  const bool v2125 = v2123 && v2124;
+  if (v2125) {
+    const float v2126 = v1236.x[60];
+    const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
+    const unsigned int v2129 = v2119 * v1;
+    const unsigned int v2130 = v2129 + v2121;
+    out[v2130] = v2128;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v1239.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2135 = v395 + v2134;
-  const unsigned int v2136 = static_cast<unsigned int>(v1239.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2137 = v1229 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2139 = v290 && v2138;
-  const bool v2140 = v2137 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v1239.x[61];
-    const float v2143 = v2142 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
-    const unsigned int v2145 = v2135 * v1;
-    const unsigned int v2146 = v2145 + v2137;
-    out[v2146] = v2144;
+  const unsigned int v2131 = static_cast<unsigned int>(v1236.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2132 = v392 + v2131;
+  const unsigned int v2133 = static_cast<unsigned int>(v1236.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2134 = v1226 + v2133;
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2136 = v287 && v2135;
+  const bool v2137 = v2134 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v1236.x[61];
+    const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
+    const unsigned int v2142 = v2132 * v1;
+    const unsigned int v2143 = v2142 + v2134;
+    out[v2143] = v2141;
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v1239.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2148 = v395 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v1239.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2150 = v1229 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2152 = v290 && v2151;
-  const bool v2153 = v2150 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v1239.x[62];
-    const float v2156 = v2155 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
-    const unsigned int v2158 = v2148 * v1;
-    const unsigned int v2159 = v2158 + v2150;
-    out[v2159] = v2157;
+  const unsigned int v2144 = static_cast<unsigned int>(v1236.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2145 = v392 + v2144;
+  const unsigned int v2146 = static_cast<unsigned int>(v1236.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2147 = v1226 + v2146;
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2149 = v287 && v2148;
+  const bool v2150 = v2147 < v1;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v1236.x[62];
+    const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
+    const unsigned int v2155 = v2145 * v1;
+    const unsigned int v2156 = v2155 + v2147;
+    out[v2156] = v2154;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v1239.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:267
-  const unsigned int v2161 = v395 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v1239.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:268
-  const unsigned int v2163 = v1229 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2165 = v290 && v2164;
-  const bool v2166 = v2163 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v1239.x[63];
-    const float v2169 = v2168 * v3;  // kernels/gemm/gemm.cpp:87
-    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
-    const unsigned int v2171 = v2161 * v1;
-    const unsigned int v2172 = v2171 + v2163;
-    out[v2172] = v2170;
+  const unsigned int v2157 = static_cast<unsigned int>(v1236.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:250
+  const unsigned int v2158 = v392 + v2157;
+  const unsigned int v2159 = static_cast<unsigned int>(v1236.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:251
+  const unsigned int v2160 = v1226 + v2159;
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2162 = v287 && v2161;
+  const bool v2163 = v2160 < v1;
+  const bool v2164 = v2162 && v2163;
+  if (v2164) {
+    const float v2165 = v1236.x[63];
+    const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:87
+    const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
+    const unsigned int v2168 = v2158 * v1;
+    const unsigned int v2169 = v2168 + v2160;
+    out[v2169] = v2167;
   }
 }

@@ -145,1626 +145,1626 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   const uint v25 = v24 << 6u;
   const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v29 = v28 << 7u;
-  const uint v1314 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const uint v1315 = v1314 >> 2u;
-  const bool v1318 = v1314 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 16, 128> v1322;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1322, float(0.0f));
-  iron_frag<float, 16, 128> v1324;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1324, float(0.0f));
-  const uint v1328 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
-  const uint v1329 = iron_tid.x;
+  const uint v1311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const uint v1312 = v1311 >> 2u;
+  const bool v1315 = v1311 < 4u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v1319;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1319, float(0.0f));
+  iron_frag<float, 16, 128> v1321;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1321, float(0.0f));
+  const uint v1325 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const uint v1326 = iron_tid.x;
 
-  for (uint v1327 = 0u; v1327 < v2; v1327 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v1331 = v1329; v1331 < 4096u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1336 = v25 + v1333;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1337 = v1336 < v0;
-      const uint v1338 = v1327 + v1335;
-      const bool v1339 = v1338 < v2;
-      const bool v1340 = v1337 && v1339;
-      if (v1340) {
-        const uint v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v1344 = v1342 + v1327;
-        const uint v1345 = v1344 + v1335;
-        const iron_f8e4m3 v1346 = a[v1345];
-        const half v1347 = half(iron_to_f32(v1346));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1349 = v1333 << 6u;
-        const uint v1350 = v1349 + v1335;
-        shm3[v1350] = v1347;
+  for (uint v1324 = 0u; v1324 < v2; v1324 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (uint v1328 = v1326; v1328 < 4096u; v1328 += v1325) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1330 = v1328 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1332 = v1328 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1333 = v25 + v1330;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1334 = v1333 < v0;
+      const uint v1335 = v1324 + v1332;
+      const bool v1336 = v1335 < v2;
+      const bool v1337 = v1334 && v1336;
+      if (v1337) {
+        const uint v1339 = v1333 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1341 = v1339 + v1324;
+        const uint v1342 = v1341 + v1332;
+        const iron_f8e4m3 v1343 = a[v1342];
+        const half v1344 = half(iron_to_f32(v1343));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1346 = v1330 << 6u;
+        const uint v1347 = v1346 + v1332;
+        shm3[v1347] = v1344;
       } else {
-        const uint v1352 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1353 = v1352 + v1335;
-        shm3[v1353] = half(0.0f);
+        const uint v1349 = v1330 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1350 = v1349 + v1332;
+        shm3[v1350] = half(0.0f);
       }
     }
 
-    for (uint v1358 = v1329; v1358 < 8192u; v1358 += v1328) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1363 = v29 + v1360;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1364 = v1363 < v1;
-      const uint v1365 = v1327 + v1362;
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1364 && v1366;
-      if (v1367) {
-        const uint v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v1371 = v1369 + v1327;
-        const uint v1372 = v1371 + v1362;
-        const iron_f8e4m3 v1373 = b[v1372];
-        const half v1374 = half(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1376 = v1360 << 6u;
-        const uint v1377 = v1376 + v1362;
-        shm4[v1377] = v1374;
+    for (uint v1355 = v1326; v1355 < 8192u; v1355 += v1325) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1361 = v1360 < v1;
+      const uint v1362 = v1324 + v1359;
+      const bool v1363 = v1362 < v2;
+      const bool v1364 = v1361 && v1363;
+      if (v1364) {
+        const uint v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1368 = v1366 + v1324;
+        const uint v1369 = v1368 + v1359;
+        const iron_f8e4m3 v1370 = b[v1369];
+        const half v1371 = half(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1373 = v1357 << 6u;
+        const uint v1374 = v1373 + v1359;
+        shm4[v1374] = v1371;
       } else {
-        const uint v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1380 = v1379 + v1362;
-        shm4[v1380] = half(0.0f);
+        const uint v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1377 = v1376 + v1359;
+        shm4[v1377] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v1318) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v1388 = v1315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const uint v1389 = v1388 << 6u;
-      const uint v2686 = v1314 & 3u;
-      const uint v2688 = v2686 << 4u;
-      const uint v2690 = v2688 << 6u;
-      const uint v2692 = v1389 + v2690;
-      iron_frag<half, 16, 16> v2699;
-      iron_frag_fill(v2699, half(half(0.0f)));
-      iron_frag_load<false>(v2699, shm3, long(v2692), long(64u));
-      iron_frag<half, 16, 128> v2701;
-      iron_frag_fill(v2701, half(half(0.0f)));
-      iron_frag_load<true>(v2701, shm4, long(0u), long(64u));
-      iron_frag_mma(v1324, v2699, v2701);
-      const uint v2703 = v2692 + 16u;
-      iron_frag<half, 16, 16> v2708;
-      iron_frag_fill(v2708, half(half(0.0f)));
-      iron_frag_load<false>(v2708, shm3, long(v2703), long(64u));
-      iron_frag<half, 16, 128> v2710;
-      iron_frag_fill(v2710, half(half(0.0f)));
-      iron_frag_load<true>(v2710, shm4, long(16u), long(64u));
-      iron_frag_mma(v1324, v2708, v2710);
-      const uint v2712 = v2692 + 32u;
-      iron_frag<half, 16, 16> v2717;
-      iron_frag_fill(v2717, half(half(0.0f)));
-      iron_frag_load<false>(v2717, shm3, long(v2712), long(64u));
-      iron_frag<half, 16, 128> v2719;
-      iron_frag_fill(v2719, half(half(0.0f)));
-      iron_frag_load<true>(v2719, shm4, long(32u), long(64u));
-      iron_frag_mma(v1324, v2717, v2719);
-      const uint v2721 = v2692 + 48u;
-      iron_frag<half, 16, 16> v2726;
-      iron_frag_fill(v2726, half(half(0.0f)));
-      iron_frag_load<false>(v2726, shm3, long(v2721), long(64u));
-      iron_frag<half, 16, 128> v2728;
-      iron_frag_fill(v2728, half(half(0.0f)));
-      iron_frag_load<true>(v2728, shm4, long(48u), long(64u));
-      iron_frag_mma(v1324, v2726, v2728);
-      const uint v1394 = v1327 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const uint v1395 = v1394 & 127u;
-      const bool v1396 = v1395 == 0u;
-      const bool v1399 = v1394 >= v2;
-      const bool v1400 = v1396 || v1399;
-      if (v1400) {
-        const uint v1402 = v1327 >> 7u;
-        const uint v1410 = v25 + v1388;  // kernels/gemm/gemm_warpgroup.hpp:210
-        const uint v1411 = v1410 + v2688;
-        iron_frag<float, 16, 8> v1413;  // kernels/gemm/gemm_warpgroup.hpp:211
-        iron_frag_fill(v1413, float(0.0f));
-        const uint v1415 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v1418 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const uint v1419 = v1411 + v1415;
-        const uint v1420 = min(v1419, v1418);
-        const uint v1421 = v1420 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1422 = v1421 + v1402;
-        const float v1423 = scale_a[v1422];
-        v1413.m[0][0].thread_elements()[0] = v1423;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v1425 = iron_frag_coord<8>(1u, iron_lane, false);
-        const uint v1429 = v1411 + v1425;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const uint v1430 = min(v1429, v1418);
-        const uint v1431 = v1430 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1432 = v1431 + v1402;
-        const float v1433 = scale_a[v1432];
-        v1413.m[0][0].thread_elements()[1] = v1433;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v1435 = iron_frag_coord<8>(2u, iron_lane, false);
-        const uint v1439 = v1411 + v1435;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const uint v1440 = min(v1439, v1418);
-        const uint v1441 = v1440 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1442 = v1441 + v1402;
-        const float v1443 = scale_a[v1442];
-        v1413.m[1][0].thread_elements()[0] = v1443;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v1445 = iron_frag_coord<8>(3u, iron_lane, false);
-        const uint v1449 = v1411 + v1445;  // kernels/gemm/gemm_warpgroup.hpp:213
-        const uint v1450 = min(v1449, v1418);
-        const uint v1451 = v1450 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1452 = v1451 + v1402;
-        const float v1453 = scale_a[v1452];
-        v1413.m[1][0].thread_elements()[1] = v1453;  // kernels/gemm/gemm_warpgroup.hpp:212
-        const uint v1455 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const uint v1456 = v1455 * v6;
-        const uint v1457 = v1456 + v1402;
-        const float v1458 = scale_b[v1457];
-        const float v1459 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1460 = v1459 * v1458;
-        const float v1461 = v1324.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1462 = v1461 * v1460;
-        const float v1463 = v1322.m[0][0].thread_elements()[0];
-        const float v1464 = v1463 + v1462;
-        v1322.m[0][0].thread_elements()[0] = v1464;
-        v1324.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1466 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1467 = v1466 * v1458;
-        const float v1468 = v1324.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1469 = v1468 * v1467;
-        const float v1470 = v1322.m[0][0].thread_elements()[1];
-        const float v1471 = v1470 + v1469;
-        v1322.m[0][0].thread_elements()[1] = v1471;
-        v1324.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1473 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1474 = v1473 * v1458;
-        const float v1475 = v1324.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1476 = v1475 * v1474;
-        const float v1477 = v1322.m[0][1].thread_elements()[0];
-        const float v1478 = v1477 + v1476;
-        v1322.m[0][1].thread_elements()[0] = v1478;
-        v1324.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1480 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1481 = v1480 * v1458;
-        const float v1482 = v1324.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1483 = v1482 * v1481;
-        const float v1484 = v1322.m[0][1].thread_elements()[1];
-        const float v1485 = v1484 + v1483;
-        v1322.m[0][1].thread_elements()[1] = v1485;
-        v1324.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1487 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1488 = v1487 * v1458;
-        const float v1489 = v1324.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1490 = v1489 * v1488;
-        const float v1491 = v1322.m[0][2].thread_elements()[0];
-        const float v1492 = v1491 + v1490;
-        v1322.m[0][2].thread_elements()[0] = v1492;
-        v1324.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1494 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1495 = v1494 * v1458;
-        const float v1496 = v1324.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1497 = v1496 * v1495;
-        const float v1498 = v1322.m[0][2].thread_elements()[1];
-        const float v1499 = v1498 + v1497;
-        v1322.m[0][2].thread_elements()[1] = v1499;
-        v1324.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1501 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1502 = v1501 * v1458;
-        const float v1503 = v1324.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1504 = v1503 * v1502;
-        const float v1505 = v1322.m[0][3].thread_elements()[0];
-        const float v1506 = v1505 + v1504;
-        v1322.m[0][3].thread_elements()[0] = v1506;
-        v1324.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1508 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1509 = v1508 * v1458;
-        const float v1510 = v1324.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1511 = v1510 * v1509;
-        const float v1512 = v1322.m[0][3].thread_elements()[1];
-        const float v1513 = v1512 + v1511;
-        v1322.m[0][3].thread_elements()[1] = v1513;
-        v1324.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1515 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1516 = v1515 * v1458;
-        const float v1517 = v1324.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1518 = v1517 * v1516;
-        const float v1519 = v1322.m[0][4].thread_elements()[0];
-        const float v1520 = v1519 + v1518;
-        v1322.m[0][4].thread_elements()[0] = v1520;
-        v1324.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1522 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1523 = v1522 * v1458;
-        const float v1524 = v1324.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1525 = v1524 * v1523;
-        const float v1526 = v1322.m[0][4].thread_elements()[1];
-        const float v1527 = v1526 + v1525;
-        v1322.m[0][4].thread_elements()[1] = v1527;
-        v1324.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1529 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1530 = v1529 * v1458;
-        const float v1531 = v1324.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1532 = v1531 * v1530;
-        const float v1533 = v1322.m[0][5].thread_elements()[0];
-        const float v1534 = v1533 + v1532;
-        v1322.m[0][5].thread_elements()[0] = v1534;
-        v1324.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1536 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1537 = v1536 * v1458;
-        const float v1538 = v1324.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1539 = v1538 * v1537;
-        const float v1540 = v1322.m[0][5].thread_elements()[1];
-        const float v1541 = v1540 + v1539;
-        v1322.m[0][5].thread_elements()[1] = v1541;
-        v1324.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1543 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1544 = v1543 * v1458;
-        const float v1545 = v1324.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1546 = v1545 * v1544;
-        const float v1547 = v1322.m[0][6].thread_elements()[0];
-        const float v1548 = v1547 + v1546;
-        v1322.m[0][6].thread_elements()[0] = v1548;
-        v1324.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1550 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1551 = v1550 * v1458;
-        const float v1552 = v1324.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1553 = v1552 * v1551;
-        const float v1554 = v1322.m[0][6].thread_elements()[1];
-        const float v1555 = v1554 + v1553;
-        v1322.m[0][6].thread_elements()[1] = v1555;
-        v1324.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1557 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1558 = v1557 * v1458;
-        const float v1559 = v1324.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1560 = v1559 * v1558;
-        const float v1561 = v1322.m[0][7].thread_elements()[0];
-        const float v1562 = v1561 + v1560;
-        v1322.m[0][7].thread_elements()[0] = v1562;
-        v1324.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1564 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1565 = v1564 * v1458;
-        const float v1566 = v1324.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1567 = v1566 * v1565;
-        const float v1568 = v1322.m[0][7].thread_elements()[1];
-        const float v1569 = v1568 + v1567;
-        v1322.m[0][7].thread_elements()[1] = v1569;
-        v1324.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1571 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1572 = v1571 * v1458;
-        const float v1573 = v1324.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1574 = v1573 * v1572;
-        const float v1575 = v1322.m[0][8].thread_elements()[0];
-        const float v1576 = v1575 + v1574;
-        v1322.m[0][8].thread_elements()[0] = v1576;
-        v1324.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1578 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1579 = v1578 * v1458;
-        const float v1580 = v1324.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1581 = v1580 * v1579;
-        const float v1582 = v1322.m[0][8].thread_elements()[1];
-        const float v1583 = v1582 + v1581;
-        v1322.m[0][8].thread_elements()[1] = v1583;
-        v1324.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1585 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1586 = v1585 * v1458;
-        const float v1587 = v1324.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1588 = v1587 * v1586;
-        const float v1589 = v1322.m[0][9].thread_elements()[0];
-        const float v1590 = v1589 + v1588;
-        v1322.m[0][9].thread_elements()[0] = v1590;
-        v1324.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1592 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1593 = v1592 * v1458;
-        const float v1594 = v1324.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1595 = v1594 * v1593;
-        const float v1596 = v1322.m[0][9].thread_elements()[1];
-        const float v1597 = v1596 + v1595;
-        v1322.m[0][9].thread_elements()[1] = v1597;
-        v1324.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1599 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1600 = v1599 * v1458;
-        const float v1601 = v1324.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1602 = v1601 * v1600;
-        const float v1603 = v1322.m[0][10].thread_elements()[0];
-        const float v1604 = v1603 + v1602;
-        v1322.m[0][10].thread_elements()[0] = v1604;
-        v1324.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1606 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1607 = v1606 * v1458;
-        const float v1608 = v1324.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1609 = v1608 * v1607;
-        const float v1610 = v1322.m[0][10].thread_elements()[1];
-        const float v1611 = v1610 + v1609;
-        v1322.m[0][10].thread_elements()[1] = v1611;
-        v1324.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1613 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1614 = v1613 * v1458;
-        const float v1615 = v1324.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1616 = v1615 * v1614;
-        const float v1617 = v1322.m[0][11].thread_elements()[0];
-        const float v1618 = v1617 + v1616;
-        v1322.m[0][11].thread_elements()[0] = v1618;
-        v1324.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1620 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1621 = v1620 * v1458;
-        const float v1622 = v1324.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1623 = v1622 * v1621;
-        const float v1624 = v1322.m[0][11].thread_elements()[1];
-        const float v1625 = v1624 + v1623;
-        v1322.m[0][11].thread_elements()[1] = v1625;
-        v1324.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1627 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1628 = v1627 * v1458;
-        const float v1629 = v1324.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1630 = v1629 * v1628;
-        const float v1631 = v1322.m[0][12].thread_elements()[0];
-        const float v1632 = v1631 + v1630;
-        v1322.m[0][12].thread_elements()[0] = v1632;
-        v1324.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1634 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1635 = v1634 * v1458;
-        const float v1636 = v1324.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1637 = v1636 * v1635;
-        const float v1638 = v1322.m[0][12].thread_elements()[1];
-        const float v1639 = v1638 + v1637;
-        v1322.m[0][12].thread_elements()[1] = v1639;
-        v1324.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1641 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1642 = v1641 * v1458;
-        const float v1643 = v1324.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1644 = v1643 * v1642;
-        const float v1645 = v1322.m[0][13].thread_elements()[0];
-        const float v1646 = v1645 + v1644;
-        v1322.m[0][13].thread_elements()[0] = v1646;
-        v1324.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1648 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1649 = v1648 * v1458;
-        const float v1650 = v1324.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1651 = v1650 * v1649;
-        const float v1652 = v1322.m[0][13].thread_elements()[1];
-        const float v1653 = v1652 + v1651;
-        v1322.m[0][13].thread_elements()[1] = v1653;
-        v1324.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1655 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1656 = v1655 * v1458;
-        const float v1657 = v1324.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1658 = v1657 * v1656;
-        const float v1659 = v1322.m[0][14].thread_elements()[0];
-        const float v1660 = v1659 + v1658;
-        v1322.m[0][14].thread_elements()[0] = v1660;
-        v1324.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1662 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1663 = v1662 * v1458;
-        const float v1664 = v1324.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1665 = v1664 * v1663;
-        const float v1666 = v1322.m[0][14].thread_elements()[1];
-        const float v1667 = v1666 + v1665;
-        v1322.m[0][14].thread_elements()[1] = v1667;
-        v1324.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1669 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1670 = v1669 * v1458;
-        const float v1671 = v1324.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1672 = v1671 * v1670;
-        const float v1673 = v1322.m[0][15].thread_elements()[0];
-        const float v1674 = v1673 + v1672;
-        v1322.m[0][15].thread_elements()[0] = v1674;
-        v1324.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1676 = v1413.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1677 = v1676 * v1458;
-        const float v1678 = v1324.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1679 = v1678 * v1677;
-        const float v1680 = v1322.m[0][15].thread_elements()[1];
-        const float v1681 = v1680 + v1679;
-        v1322.m[0][15].thread_elements()[1] = v1681;
-        v1324.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1683 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1684 = v1683 * v1458;
-        const float v1685 = v1324.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1686 = v1685 * v1684;
-        const float v1687 = v1322.m[1][0].thread_elements()[0];
-        const float v1688 = v1687 + v1686;
-        v1322.m[1][0].thread_elements()[0] = v1688;
-        v1324.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1690 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1691 = v1690 * v1458;
-        const float v1692 = v1324.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1693 = v1692 * v1691;
-        const float v1694 = v1322.m[1][0].thread_elements()[1];
-        const float v1695 = v1694 + v1693;
-        v1322.m[1][0].thread_elements()[1] = v1695;
-        v1324.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1697 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1698 = v1697 * v1458;
-        const float v1699 = v1324.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1700 = v1699 * v1698;
-        const float v1701 = v1322.m[1][1].thread_elements()[0];
-        const float v1702 = v1701 + v1700;
-        v1322.m[1][1].thread_elements()[0] = v1702;
-        v1324.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1704 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1705 = v1704 * v1458;
-        const float v1706 = v1324.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1707 = v1706 * v1705;
-        const float v1708 = v1322.m[1][1].thread_elements()[1];
-        const float v1709 = v1708 + v1707;
-        v1322.m[1][1].thread_elements()[1] = v1709;
-        v1324.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1711 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1712 = v1711 * v1458;
-        const float v1713 = v1324.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1714 = v1713 * v1712;
-        const float v1715 = v1322.m[1][2].thread_elements()[0];
-        const float v1716 = v1715 + v1714;
-        v1322.m[1][2].thread_elements()[0] = v1716;
-        v1324.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1718 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1719 = v1718 * v1458;
-        const float v1720 = v1324.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1721 = v1720 * v1719;
-        const float v1722 = v1322.m[1][2].thread_elements()[1];
-        const float v1723 = v1722 + v1721;
-        v1322.m[1][2].thread_elements()[1] = v1723;
-        v1324.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1725 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1726 = v1725 * v1458;
-        const float v1727 = v1324.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1728 = v1727 * v1726;
-        const float v1729 = v1322.m[1][3].thread_elements()[0];
-        const float v1730 = v1729 + v1728;
-        v1322.m[1][3].thread_elements()[0] = v1730;
-        v1324.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1732 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1733 = v1732 * v1458;
-        const float v1734 = v1324.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1735 = v1734 * v1733;
-        const float v1736 = v1322.m[1][3].thread_elements()[1];
-        const float v1737 = v1736 + v1735;
-        v1322.m[1][3].thread_elements()[1] = v1737;
-        v1324.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1739 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1740 = v1739 * v1458;
-        const float v1741 = v1324.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1742 = v1741 * v1740;
-        const float v1743 = v1322.m[1][4].thread_elements()[0];
-        const float v1744 = v1743 + v1742;
-        v1322.m[1][4].thread_elements()[0] = v1744;
-        v1324.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1746 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1747 = v1746 * v1458;
-        const float v1748 = v1324.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1749 = v1748 * v1747;
-        const float v1750 = v1322.m[1][4].thread_elements()[1];
-        const float v1751 = v1750 + v1749;
-        v1322.m[1][4].thread_elements()[1] = v1751;
-        v1324.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1753 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1754 = v1753 * v1458;
-        const float v1755 = v1324.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1756 = v1755 * v1754;
-        const float v1757 = v1322.m[1][5].thread_elements()[0];
-        const float v1758 = v1757 + v1756;
-        v1322.m[1][5].thread_elements()[0] = v1758;
-        v1324.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1760 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1761 = v1760 * v1458;
-        const float v1762 = v1324.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1763 = v1762 * v1761;
-        const float v1764 = v1322.m[1][5].thread_elements()[1];
-        const float v1765 = v1764 + v1763;
-        v1322.m[1][5].thread_elements()[1] = v1765;
-        v1324.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1767 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1768 = v1767 * v1458;
-        const float v1769 = v1324.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1770 = v1769 * v1768;
-        const float v1771 = v1322.m[1][6].thread_elements()[0];
-        const float v1772 = v1771 + v1770;
-        v1322.m[1][6].thread_elements()[0] = v1772;
-        v1324.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1774 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1775 = v1774 * v1458;
-        const float v1776 = v1324.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1777 = v1776 * v1775;
-        const float v1778 = v1322.m[1][6].thread_elements()[1];
-        const float v1779 = v1778 + v1777;
-        v1322.m[1][6].thread_elements()[1] = v1779;
-        v1324.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1781 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1782 = v1781 * v1458;
-        const float v1783 = v1324.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1784 = v1783 * v1782;
-        const float v1785 = v1322.m[1][7].thread_elements()[0];
-        const float v1786 = v1785 + v1784;
-        v1322.m[1][7].thread_elements()[0] = v1786;
-        v1324.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1788 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1789 = v1788 * v1458;
-        const float v1790 = v1324.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1791 = v1790 * v1789;
-        const float v1792 = v1322.m[1][7].thread_elements()[1];
-        const float v1793 = v1792 + v1791;
-        v1322.m[1][7].thread_elements()[1] = v1793;
-        v1324.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1795 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1796 = v1795 * v1458;
-        const float v1797 = v1324.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1798 = v1797 * v1796;
-        const float v1799 = v1322.m[1][8].thread_elements()[0];
-        const float v1800 = v1799 + v1798;
-        v1322.m[1][8].thread_elements()[0] = v1800;
-        v1324.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1802 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1803 = v1802 * v1458;
-        const float v1804 = v1324.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1805 = v1804 * v1803;
-        const float v1806 = v1322.m[1][8].thread_elements()[1];
-        const float v1807 = v1806 + v1805;
-        v1322.m[1][8].thread_elements()[1] = v1807;
-        v1324.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1809 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1810 = v1809 * v1458;
-        const float v1811 = v1324.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1812 = v1811 * v1810;
-        const float v1813 = v1322.m[1][9].thread_elements()[0];
-        const float v1814 = v1813 + v1812;
-        v1322.m[1][9].thread_elements()[0] = v1814;
-        v1324.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1816 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1817 = v1816 * v1458;
-        const float v1818 = v1324.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1819 = v1818 * v1817;
-        const float v1820 = v1322.m[1][9].thread_elements()[1];
-        const float v1821 = v1820 + v1819;
-        v1322.m[1][9].thread_elements()[1] = v1821;
-        v1324.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1823 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1824 = v1823 * v1458;
-        const float v1825 = v1324.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1826 = v1825 * v1824;
-        const float v1827 = v1322.m[1][10].thread_elements()[0];
-        const float v1828 = v1827 + v1826;
-        v1322.m[1][10].thread_elements()[0] = v1828;
-        v1324.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1830 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1831 = v1830 * v1458;
-        const float v1832 = v1324.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1833 = v1832 * v1831;
-        const float v1834 = v1322.m[1][10].thread_elements()[1];
-        const float v1835 = v1834 + v1833;
-        v1322.m[1][10].thread_elements()[1] = v1835;
-        v1324.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1837 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1838 = v1837 * v1458;
-        const float v1839 = v1324.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1840 = v1839 * v1838;
-        const float v1841 = v1322.m[1][11].thread_elements()[0];
-        const float v1842 = v1841 + v1840;
-        v1322.m[1][11].thread_elements()[0] = v1842;
-        v1324.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1844 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1845 = v1844 * v1458;
-        const float v1846 = v1324.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1847 = v1846 * v1845;
-        const float v1848 = v1322.m[1][11].thread_elements()[1];
-        const float v1849 = v1848 + v1847;
-        v1322.m[1][11].thread_elements()[1] = v1849;
-        v1324.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1851 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1852 = v1851 * v1458;
-        const float v1853 = v1324.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1854 = v1853 * v1852;
-        const float v1855 = v1322.m[1][12].thread_elements()[0];
-        const float v1856 = v1855 + v1854;
-        v1322.m[1][12].thread_elements()[0] = v1856;
-        v1324.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1858 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1859 = v1858 * v1458;
-        const float v1860 = v1324.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1861 = v1860 * v1859;
-        const float v1862 = v1322.m[1][12].thread_elements()[1];
-        const float v1863 = v1862 + v1861;
-        v1322.m[1][12].thread_elements()[1] = v1863;
-        v1324.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1865 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1866 = v1865 * v1458;
-        const float v1867 = v1324.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1868 = v1867 * v1866;
-        const float v1869 = v1322.m[1][13].thread_elements()[0];
-        const float v1870 = v1869 + v1868;
-        v1322.m[1][13].thread_elements()[0] = v1870;
-        v1324.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1872 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1873 = v1872 * v1458;
-        const float v1874 = v1324.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1875 = v1874 * v1873;
-        const float v1876 = v1322.m[1][13].thread_elements()[1];
-        const float v1877 = v1876 + v1875;
-        v1322.m[1][13].thread_elements()[1] = v1877;
-        v1324.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1879 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1880 = v1879 * v1458;
-        const float v1881 = v1324.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1882 = v1881 * v1880;
-        const float v1883 = v1322.m[1][14].thread_elements()[0];
-        const float v1884 = v1883 + v1882;
-        v1322.m[1][14].thread_elements()[0] = v1884;
-        v1324.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1886 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1887 = v1886 * v1458;
-        const float v1888 = v1324.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1889 = v1888 * v1887;
-        const float v1890 = v1322.m[1][14].thread_elements()[1];
-        const float v1891 = v1890 + v1889;
-        v1322.m[1][14].thread_elements()[1] = v1891;
-        v1324.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1893 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1894 = v1893 * v1458;
-        const float v1895 = v1324.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1896 = v1895 * v1894;
-        const float v1897 = v1322.m[1][15].thread_elements()[0];
-        const float v1898 = v1897 + v1896;
-        v1322.m[1][15].thread_elements()[0] = v1898;
-        v1324.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
-        const float v1900 = v1413.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:217
-        const float v1901 = v1900 * v1458;
-        const float v1902 = v1324.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:218
-        const float v1903 = v1902 * v1901;
-        const float v1904 = v1322.m[1][15].thread_elements()[1];
-        const float v1905 = v1904 + v1903;
-        v1322.m[1][15].thread_elements()[1] = v1905;
-        v1324.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:219
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v1315) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const uint v1385 = v1312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const uint v1386 = v1385 << 6u;
+      const uint v2683 = v1311 & 3u;
+      const uint v2685 = v2683 << 4u;
+      const uint v2687 = v2685 << 6u;
+      const uint v2689 = v1386 + v2687;
+      iron_frag<half, 16, 16> v2696;
+      iron_frag_fill(v2696, half(half(0.0f)));
+      iron_frag_load<false>(v2696, shm3, long(v2689), long(64u));
+      iron_frag<half, 16, 128> v2698;
+      iron_frag_fill(v2698, half(half(0.0f)));
+      iron_frag_load<true>(v2698, shm4, long(0u), long(64u));
+      iron_frag_mma(v1321, v2696, v2698);
+      const uint v2700 = v2689 + 16u;
+      iron_frag<half, 16, 16> v2705;
+      iron_frag_fill(v2705, half(half(0.0f)));
+      iron_frag_load<false>(v2705, shm3, long(v2700), long(64u));
+      iron_frag<half, 16, 128> v2707;
+      iron_frag_fill(v2707, half(half(0.0f)));
+      iron_frag_load<true>(v2707, shm4, long(16u), long(64u));
+      iron_frag_mma(v1321, v2705, v2707);
+      const uint v2709 = v2689 + 32u;
+      iron_frag<half, 16, 16> v2714;
+      iron_frag_fill(v2714, half(half(0.0f)));
+      iron_frag_load<false>(v2714, shm3, long(v2709), long(64u));
+      iron_frag<half, 16, 128> v2716;
+      iron_frag_fill(v2716, half(half(0.0f)));
+      iron_frag_load<true>(v2716, shm4, long(32u), long(64u));
+      iron_frag_mma(v1321, v2714, v2716);
+      const uint v2718 = v2689 + 48u;
+      iron_frag<half, 16, 16> v2723;
+      iron_frag_fill(v2723, half(half(0.0f)));
+      iron_frag_load<false>(v2723, shm3, long(v2718), long(64u));
+      iron_frag<half, 16, 128> v2725;
+      iron_frag_fill(v2725, half(half(0.0f)));
+      iron_frag_load<true>(v2725, shm4, long(48u), long(64u));
+      iron_frag_mma(v1321, v2723, v2725);
+      const uint v1391 = v1324 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:213
+      const uint v1392 = v1391 & 127u;
+      const bool v1393 = v1392 == 0u;
+      const bool v1396 = v1391 >= v2;
+      const bool v1397 = v1393 || v1396;
+      if (v1397) {
+        const uint v1399 = v1324 >> 7u;
+        const uint v1407 = v25 + v1385;  // kernels/gemm/gemm_warpgroup.hpp:193
+        const uint v1408 = v1407 + v2685;
+        iron_frag<float, 16, 8> v1410;  // kernels/gemm/gemm_warpgroup.hpp:194
+        iron_frag_fill(v1410, float(0.0f));
+        const uint v1412 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v1415 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const uint v1416 = v1408 + v1412;
+        const uint v1417 = min(v1416, v1415);
+        const uint v1418 = v1417 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1419 = v1418 + v1399;
+        const float v1420 = scale_a[v1419];
+        v1410.m[0][0].thread_elements()[0] = v1420;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v1422 = iron_frag_coord<8>(1u, iron_lane, false);
+        const uint v1426 = v1408 + v1422;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const uint v1427 = min(v1426, v1415);
+        const uint v1428 = v1427 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1429 = v1428 + v1399;
+        const float v1430 = scale_a[v1429];
+        v1410.m[0][0].thread_elements()[1] = v1430;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v1432 = iron_frag_coord<8>(2u, iron_lane, false);
+        const uint v1436 = v1408 + v1432;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const uint v1437 = min(v1436, v1415);
+        const uint v1438 = v1437 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1439 = v1438 + v1399;
+        const float v1440 = scale_a[v1439];
+        v1410.m[1][0].thread_elements()[0] = v1440;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v1442 = iron_frag_coord<8>(3u, iron_lane, false);
+        const uint v1446 = v1408 + v1442;  // kernels/gemm/gemm_warpgroup.hpp:196
+        const uint v1447 = min(v1446, v1415);
+        const uint v1448 = v1447 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1449 = v1448 + v1399;
+        const float v1450 = scale_a[v1449];
+        v1410.m[1][0].thread_elements()[1] = v1450;  // kernels/gemm/gemm_warpgroup.hpp:195
+        const uint v1452 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const uint v1453 = v1452 * v6;
+        const uint v1454 = v1453 + v1399;
+        const float v1455 = scale_b[v1454];
+        const float v1456 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1457 = v1456 * v1455;
+        const float v1458 = v1321.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1459 = v1458 * v1457;
+        const float v1460 = v1319.m[0][0].thread_elements()[0];
+        const float v1461 = v1460 + v1459;
+        v1319.m[0][0].thread_elements()[0] = v1461;
+        v1321.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1463 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1464 = v1463 * v1455;
+        const float v1465 = v1321.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1466 = v1465 * v1464;
+        const float v1467 = v1319.m[0][0].thread_elements()[1];
+        const float v1468 = v1467 + v1466;
+        v1319.m[0][0].thread_elements()[1] = v1468;
+        v1321.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1470 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1471 = v1470 * v1455;
+        const float v1472 = v1321.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1473 = v1472 * v1471;
+        const float v1474 = v1319.m[0][1].thread_elements()[0];
+        const float v1475 = v1474 + v1473;
+        v1319.m[0][1].thread_elements()[0] = v1475;
+        v1321.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1477 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1478 = v1477 * v1455;
+        const float v1479 = v1321.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1480 = v1479 * v1478;
+        const float v1481 = v1319.m[0][1].thread_elements()[1];
+        const float v1482 = v1481 + v1480;
+        v1319.m[0][1].thread_elements()[1] = v1482;
+        v1321.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1484 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1485 = v1484 * v1455;
+        const float v1486 = v1321.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1487 = v1486 * v1485;
+        const float v1488 = v1319.m[0][2].thread_elements()[0];
+        const float v1489 = v1488 + v1487;
+        v1319.m[0][2].thread_elements()[0] = v1489;
+        v1321.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1491 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1492 = v1491 * v1455;
+        const float v1493 = v1321.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1494 = v1493 * v1492;
+        const float v1495 = v1319.m[0][2].thread_elements()[1];
+        const float v1496 = v1495 + v1494;
+        v1319.m[0][2].thread_elements()[1] = v1496;
+        v1321.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1498 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1499 = v1498 * v1455;
+        const float v1500 = v1321.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1501 = v1500 * v1499;
+        const float v1502 = v1319.m[0][3].thread_elements()[0];
+        const float v1503 = v1502 + v1501;
+        v1319.m[0][3].thread_elements()[0] = v1503;
+        v1321.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1505 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1506 = v1505 * v1455;
+        const float v1507 = v1321.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1508 = v1507 * v1506;
+        const float v1509 = v1319.m[0][3].thread_elements()[1];
+        const float v1510 = v1509 + v1508;
+        v1319.m[0][3].thread_elements()[1] = v1510;
+        v1321.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1512 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1513 = v1512 * v1455;
+        const float v1514 = v1321.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1515 = v1514 * v1513;
+        const float v1516 = v1319.m[0][4].thread_elements()[0];
+        const float v1517 = v1516 + v1515;
+        v1319.m[0][4].thread_elements()[0] = v1517;
+        v1321.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1519 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1520 = v1519 * v1455;
+        const float v1521 = v1321.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1522 = v1521 * v1520;
+        const float v1523 = v1319.m[0][4].thread_elements()[1];
+        const float v1524 = v1523 + v1522;
+        v1319.m[0][4].thread_elements()[1] = v1524;
+        v1321.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1526 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1527 = v1526 * v1455;
+        const float v1528 = v1321.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1529 = v1528 * v1527;
+        const float v1530 = v1319.m[0][5].thread_elements()[0];
+        const float v1531 = v1530 + v1529;
+        v1319.m[0][5].thread_elements()[0] = v1531;
+        v1321.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1533 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1534 = v1533 * v1455;
+        const float v1535 = v1321.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1536 = v1535 * v1534;
+        const float v1537 = v1319.m[0][5].thread_elements()[1];
+        const float v1538 = v1537 + v1536;
+        v1319.m[0][5].thread_elements()[1] = v1538;
+        v1321.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1540 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1541 = v1540 * v1455;
+        const float v1542 = v1321.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1543 = v1542 * v1541;
+        const float v1544 = v1319.m[0][6].thread_elements()[0];
+        const float v1545 = v1544 + v1543;
+        v1319.m[0][6].thread_elements()[0] = v1545;
+        v1321.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1547 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1548 = v1547 * v1455;
+        const float v1549 = v1321.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1550 = v1549 * v1548;
+        const float v1551 = v1319.m[0][6].thread_elements()[1];
+        const float v1552 = v1551 + v1550;
+        v1319.m[0][6].thread_elements()[1] = v1552;
+        v1321.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1554 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1555 = v1554 * v1455;
+        const float v1556 = v1321.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1557 = v1556 * v1555;
+        const float v1558 = v1319.m[0][7].thread_elements()[0];
+        const float v1559 = v1558 + v1557;
+        v1319.m[0][7].thread_elements()[0] = v1559;
+        v1321.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1561 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1562 = v1561 * v1455;
+        const float v1563 = v1321.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1564 = v1563 * v1562;
+        const float v1565 = v1319.m[0][7].thread_elements()[1];
+        const float v1566 = v1565 + v1564;
+        v1319.m[0][7].thread_elements()[1] = v1566;
+        v1321.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1568 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1569 = v1568 * v1455;
+        const float v1570 = v1321.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1571 = v1570 * v1569;
+        const float v1572 = v1319.m[0][8].thread_elements()[0];
+        const float v1573 = v1572 + v1571;
+        v1319.m[0][8].thread_elements()[0] = v1573;
+        v1321.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1575 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1576 = v1575 * v1455;
+        const float v1577 = v1321.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1578 = v1577 * v1576;
+        const float v1579 = v1319.m[0][8].thread_elements()[1];
+        const float v1580 = v1579 + v1578;
+        v1319.m[0][8].thread_elements()[1] = v1580;
+        v1321.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1582 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1583 = v1582 * v1455;
+        const float v1584 = v1321.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1585 = v1584 * v1583;
+        const float v1586 = v1319.m[0][9].thread_elements()[0];
+        const float v1587 = v1586 + v1585;
+        v1319.m[0][9].thread_elements()[0] = v1587;
+        v1321.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1589 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1590 = v1589 * v1455;
+        const float v1591 = v1321.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1592 = v1591 * v1590;
+        const float v1593 = v1319.m[0][9].thread_elements()[1];
+        const float v1594 = v1593 + v1592;
+        v1319.m[0][9].thread_elements()[1] = v1594;
+        v1321.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1596 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1597 = v1596 * v1455;
+        const float v1598 = v1321.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1599 = v1598 * v1597;
+        const float v1600 = v1319.m[0][10].thread_elements()[0];
+        const float v1601 = v1600 + v1599;
+        v1319.m[0][10].thread_elements()[0] = v1601;
+        v1321.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1603 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1604 = v1603 * v1455;
+        const float v1605 = v1321.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1606 = v1605 * v1604;
+        const float v1607 = v1319.m[0][10].thread_elements()[1];
+        const float v1608 = v1607 + v1606;
+        v1319.m[0][10].thread_elements()[1] = v1608;
+        v1321.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1610 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1611 = v1610 * v1455;
+        const float v1612 = v1321.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1613 = v1612 * v1611;
+        const float v1614 = v1319.m[0][11].thread_elements()[0];
+        const float v1615 = v1614 + v1613;
+        v1319.m[0][11].thread_elements()[0] = v1615;
+        v1321.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1617 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1618 = v1617 * v1455;
+        const float v1619 = v1321.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1620 = v1619 * v1618;
+        const float v1621 = v1319.m[0][11].thread_elements()[1];
+        const float v1622 = v1621 + v1620;
+        v1319.m[0][11].thread_elements()[1] = v1622;
+        v1321.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1624 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1625 = v1624 * v1455;
+        const float v1626 = v1321.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1627 = v1626 * v1625;
+        const float v1628 = v1319.m[0][12].thread_elements()[0];
+        const float v1629 = v1628 + v1627;
+        v1319.m[0][12].thread_elements()[0] = v1629;
+        v1321.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1631 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1632 = v1631 * v1455;
+        const float v1633 = v1321.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1634 = v1633 * v1632;
+        const float v1635 = v1319.m[0][12].thread_elements()[1];
+        const float v1636 = v1635 + v1634;
+        v1319.m[0][12].thread_elements()[1] = v1636;
+        v1321.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1638 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1639 = v1638 * v1455;
+        const float v1640 = v1321.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1641 = v1640 * v1639;
+        const float v1642 = v1319.m[0][13].thread_elements()[0];
+        const float v1643 = v1642 + v1641;
+        v1319.m[0][13].thread_elements()[0] = v1643;
+        v1321.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1645 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1646 = v1645 * v1455;
+        const float v1647 = v1321.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1648 = v1647 * v1646;
+        const float v1649 = v1319.m[0][13].thread_elements()[1];
+        const float v1650 = v1649 + v1648;
+        v1319.m[0][13].thread_elements()[1] = v1650;
+        v1321.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1652 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1653 = v1652 * v1455;
+        const float v1654 = v1321.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1655 = v1654 * v1653;
+        const float v1656 = v1319.m[0][14].thread_elements()[0];
+        const float v1657 = v1656 + v1655;
+        v1319.m[0][14].thread_elements()[0] = v1657;
+        v1321.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1659 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1660 = v1659 * v1455;
+        const float v1661 = v1321.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1662 = v1661 * v1660;
+        const float v1663 = v1319.m[0][14].thread_elements()[1];
+        const float v1664 = v1663 + v1662;
+        v1319.m[0][14].thread_elements()[1] = v1664;
+        v1321.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1666 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1667 = v1666 * v1455;
+        const float v1668 = v1321.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1669 = v1668 * v1667;
+        const float v1670 = v1319.m[0][15].thread_elements()[0];
+        const float v1671 = v1670 + v1669;
+        v1319.m[0][15].thread_elements()[0] = v1671;
+        v1321.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1673 = v1410.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1674 = v1673 * v1455;
+        const float v1675 = v1321.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1676 = v1675 * v1674;
+        const float v1677 = v1319.m[0][15].thread_elements()[1];
+        const float v1678 = v1677 + v1676;
+        v1319.m[0][15].thread_elements()[1] = v1678;
+        v1321.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1680 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1681 = v1680 * v1455;
+        const float v1682 = v1321.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1683 = v1682 * v1681;
+        const float v1684 = v1319.m[1][0].thread_elements()[0];
+        const float v1685 = v1684 + v1683;
+        v1319.m[1][0].thread_elements()[0] = v1685;
+        v1321.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1687 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1688 = v1687 * v1455;
+        const float v1689 = v1321.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1690 = v1689 * v1688;
+        const float v1691 = v1319.m[1][0].thread_elements()[1];
+        const float v1692 = v1691 + v1690;
+        v1319.m[1][0].thread_elements()[1] = v1692;
+        v1321.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1694 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1695 = v1694 * v1455;
+        const float v1696 = v1321.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1697 = v1696 * v1695;
+        const float v1698 = v1319.m[1][1].thread_elements()[0];
+        const float v1699 = v1698 + v1697;
+        v1319.m[1][1].thread_elements()[0] = v1699;
+        v1321.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1701 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1702 = v1701 * v1455;
+        const float v1703 = v1321.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1704 = v1703 * v1702;
+        const float v1705 = v1319.m[1][1].thread_elements()[1];
+        const float v1706 = v1705 + v1704;
+        v1319.m[1][1].thread_elements()[1] = v1706;
+        v1321.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1708 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1709 = v1708 * v1455;
+        const float v1710 = v1321.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1711 = v1710 * v1709;
+        const float v1712 = v1319.m[1][2].thread_elements()[0];
+        const float v1713 = v1712 + v1711;
+        v1319.m[1][2].thread_elements()[0] = v1713;
+        v1321.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1715 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1716 = v1715 * v1455;
+        const float v1717 = v1321.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1718 = v1717 * v1716;
+        const float v1719 = v1319.m[1][2].thread_elements()[1];
+        const float v1720 = v1719 + v1718;
+        v1319.m[1][2].thread_elements()[1] = v1720;
+        v1321.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1722 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1723 = v1722 * v1455;
+        const float v1724 = v1321.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1725 = v1724 * v1723;
+        const float v1726 = v1319.m[1][3].thread_elements()[0];
+        const float v1727 = v1726 + v1725;
+        v1319.m[1][3].thread_elements()[0] = v1727;
+        v1321.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1729 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1730 = v1729 * v1455;
+        const float v1731 = v1321.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1732 = v1731 * v1730;
+        const float v1733 = v1319.m[1][3].thread_elements()[1];
+        const float v1734 = v1733 + v1732;
+        v1319.m[1][3].thread_elements()[1] = v1734;
+        v1321.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1736 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1737 = v1736 * v1455;
+        const float v1738 = v1321.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1739 = v1738 * v1737;
+        const float v1740 = v1319.m[1][4].thread_elements()[0];
+        const float v1741 = v1740 + v1739;
+        v1319.m[1][4].thread_elements()[0] = v1741;
+        v1321.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1743 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1744 = v1743 * v1455;
+        const float v1745 = v1321.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1746 = v1745 * v1744;
+        const float v1747 = v1319.m[1][4].thread_elements()[1];
+        const float v1748 = v1747 + v1746;
+        v1319.m[1][4].thread_elements()[1] = v1748;
+        v1321.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1750 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1751 = v1750 * v1455;
+        const float v1752 = v1321.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1753 = v1752 * v1751;
+        const float v1754 = v1319.m[1][5].thread_elements()[0];
+        const float v1755 = v1754 + v1753;
+        v1319.m[1][5].thread_elements()[0] = v1755;
+        v1321.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1757 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1758 = v1757 * v1455;
+        const float v1759 = v1321.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1760 = v1759 * v1758;
+        const float v1761 = v1319.m[1][5].thread_elements()[1];
+        const float v1762 = v1761 + v1760;
+        v1319.m[1][5].thread_elements()[1] = v1762;
+        v1321.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1764 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1765 = v1764 * v1455;
+        const float v1766 = v1321.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1767 = v1766 * v1765;
+        const float v1768 = v1319.m[1][6].thread_elements()[0];
+        const float v1769 = v1768 + v1767;
+        v1319.m[1][6].thread_elements()[0] = v1769;
+        v1321.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1771 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1772 = v1771 * v1455;
+        const float v1773 = v1321.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1774 = v1773 * v1772;
+        const float v1775 = v1319.m[1][6].thread_elements()[1];
+        const float v1776 = v1775 + v1774;
+        v1319.m[1][6].thread_elements()[1] = v1776;
+        v1321.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1778 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1779 = v1778 * v1455;
+        const float v1780 = v1321.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1781 = v1780 * v1779;
+        const float v1782 = v1319.m[1][7].thread_elements()[0];
+        const float v1783 = v1782 + v1781;
+        v1319.m[1][7].thread_elements()[0] = v1783;
+        v1321.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1785 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1786 = v1785 * v1455;
+        const float v1787 = v1321.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1788 = v1787 * v1786;
+        const float v1789 = v1319.m[1][7].thread_elements()[1];
+        const float v1790 = v1789 + v1788;
+        v1319.m[1][7].thread_elements()[1] = v1790;
+        v1321.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1792 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1793 = v1792 * v1455;
+        const float v1794 = v1321.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1795 = v1794 * v1793;
+        const float v1796 = v1319.m[1][8].thread_elements()[0];
+        const float v1797 = v1796 + v1795;
+        v1319.m[1][8].thread_elements()[0] = v1797;
+        v1321.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1799 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1800 = v1799 * v1455;
+        const float v1801 = v1321.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1802 = v1801 * v1800;
+        const float v1803 = v1319.m[1][8].thread_elements()[1];
+        const float v1804 = v1803 + v1802;
+        v1319.m[1][8].thread_elements()[1] = v1804;
+        v1321.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1806 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1807 = v1806 * v1455;
+        const float v1808 = v1321.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1809 = v1808 * v1807;
+        const float v1810 = v1319.m[1][9].thread_elements()[0];
+        const float v1811 = v1810 + v1809;
+        v1319.m[1][9].thread_elements()[0] = v1811;
+        v1321.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1813 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1814 = v1813 * v1455;
+        const float v1815 = v1321.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1816 = v1815 * v1814;
+        const float v1817 = v1319.m[1][9].thread_elements()[1];
+        const float v1818 = v1817 + v1816;
+        v1319.m[1][9].thread_elements()[1] = v1818;
+        v1321.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1820 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1821 = v1820 * v1455;
+        const float v1822 = v1321.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1823 = v1822 * v1821;
+        const float v1824 = v1319.m[1][10].thread_elements()[0];
+        const float v1825 = v1824 + v1823;
+        v1319.m[1][10].thread_elements()[0] = v1825;
+        v1321.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1827 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1828 = v1827 * v1455;
+        const float v1829 = v1321.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1830 = v1829 * v1828;
+        const float v1831 = v1319.m[1][10].thread_elements()[1];
+        const float v1832 = v1831 + v1830;
+        v1319.m[1][10].thread_elements()[1] = v1832;
+        v1321.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1834 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1835 = v1834 * v1455;
+        const float v1836 = v1321.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1837 = v1836 * v1835;
+        const float v1838 = v1319.m[1][11].thread_elements()[0];
+        const float v1839 = v1838 + v1837;
+        v1319.m[1][11].thread_elements()[0] = v1839;
+        v1321.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1841 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1842 = v1841 * v1455;
+        const float v1843 = v1321.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1844 = v1843 * v1842;
+        const float v1845 = v1319.m[1][11].thread_elements()[1];
+        const float v1846 = v1845 + v1844;
+        v1319.m[1][11].thread_elements()[1] = v1846;
+        v1321.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1848 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1849 = v1848 * v1455;
+        const float v1850 = v1321.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1851 = v1850 * v1849;
+        const float v1852 = v1319.m[1][12].thread_elements()[0];
+        const float v1853 = v1852 + v1851;
+        v1319.m[1][12].thread_elements()[0] = v1853;
+        v1321.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1855 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1856 = v1855 * v1455;
+        const float v1857 = v1321.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1858 = v1857 * v1856;
+        const float v1859 = v1319.m[1][12].thread_elements()[1];
+        const float v1860 = v1859 + v1858;
+        v1319.m[1][12].thread_elements()[1] = v1860;
+        v1321.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1862 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1863 = v1862 * v1455;
+        const float v1864 = v1321.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1865 = v1864 * v1863;
+        const float v1866 = v1319.m[1][13].thread_elements()[0];
+        const float v1867 = v1866 + v1865;
+        v1319.m[1][13].thread_elements()[0] = v1867;
+        v1321.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1869 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1870 = v1869 * v1455;
+        const float v1871 = v1321.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1872 = v1871 * v1870;
+        const float v1873 = v1319.m[1][13].thread_elements()[1];
+        const float v1874 = v1873 + v1872;
+        v1319.m[1][13].thread_elements()[1] = v1874;
+        v1321.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1876 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1877 = v1876 * v1455;
+        const float v1878 = v1321.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1879 = v1878 * v1877;
+        const float v1880 = v1319.m[1][14].thread_elements()[0];
+        const float v1881 = v1880 + v1879;
+        v1319.m[1][14].thread_elements()[0] = v1881;
+        v1321.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1883 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1884 = v1883 * v1455;
+        const float v1885 = v1321.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1886 = v1885 * v1884;
+        const float v1887 = v1319.m[1][14].thread_elements()[1];
+        const float v1888 = v1887 + v1886;
+        v1319.m[1][14].thread_elements()[1] = v1888;
+        v1321.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1890 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1891 = v1890 * v1455;
+        const float v1892 = v1321.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1893 = v1892 * v1891;
+        const float v1894 = v1319.m[1][15].thread_elements()[0];
+        const float v1895 = v1894 + v1893;
+        v1319.m[1][15].thread_elements()[0] = v1895;
+        v1321.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
+        const float v1897 = v1410.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:200
+        const float v1898 = v1897 * v1455;
+        const float v1899 = v1321.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:201
+        const float v1900 = v1899 * v1898;
+        const float v1901 = v1319.m[1][15].thread_elements()[1];
+        const float v1902 = v1901 + v1900;
+        v1319.m[1][15].thread_elements()[1] = v1902;
+        v1321.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:202
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const uint v1910 = v1314 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const uint v1911 = v1910 << 4u;
-  const uint v1913 = v1315 << 6u;
-  const uint v1914 = v25 + v1913;
-  const uint v1915 = v1914 + v1911;
-  const uint v1916 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1917 = v1915 + v1916;
-  const uint v1918 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1919 = v29 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1921 = v1318 && v1920;
-  const bool v1922 = v1919 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v1322.m[0][0].thread_elements()[0];
-    const bfloat v1925 = bfloat(v1924);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1926 = v1917 * v1;
-    const uint v1927 = v1926 + v1919;
-    out[v1927] = v1925;
-  }
-  const uint v1928 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1929 = v1915 + v1928;
-  const uint v1930 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1931 = v29 + v1930;
-  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1933 = v1318 && v1932;
-  const bool v1934 = v1931 < v1;
-  const bool v1935 = v1933 && v1934;
-  if (v1935) {
-    const float v1936 = v1322.m[0][0].thread_elements()[1];
-    const bfloat v1937 = bfloat(v1936);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1938 = v1929 * v1;
-    const uint v1939 = v1938 + v1931;
-    out[v1939] = v1937;
-  }
-  const uint v1940 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1941 = v1915 + v1940;
-  const uint v1942 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1943 = v29 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1945 = v1318 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1322.m[0][1].thread_elements()[0];
-    const bfloat v1949 = bfloat(v1948);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1950 = v1941 * v1;
-    const uint v1951 = v1950 + v1943;
-    out[v1951] = v1949;
-  }
-  const uint v1952 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1953 = v1915 + v1952;
-  const uint v1954 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1955 = v29 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1957 = v1318 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1322.m[0][1].thread_elements()[1];
-    const bfloat v1961 = bfloat(v1960);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1962 = v1953 * v1;
-    const uint v1963 = v1962 + v1955;
-    out[v1963] = v1961;
-  }
-  const uint v1964 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1965 = v1915 + v1964;
-  const uint v1966 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1967 = v29 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1969 = v1318 && v1968;
-  const bool v1970 = v1967 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v1322.m[0][2].thread_elements()[0];
-    const bfloat v1973 = bfloat(v1972);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1974 = v1965 * v1;
-    const uint v1975 = v1974 + v1967;
-    out[v1975] = v1973;
-  }
-  const uint v1976 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1977 = v1915 + v1976;
-  const uint v1978 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1979 = v29 + v1978;
-  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1981 = v1318 && v1980;
-  const bool v1982 = v1979 < v1;
-  const bool v1983 = v1981 && v1982;
-  if (v1983) {
-    const float v1984 = v1322.m[0][2].thread_elements()[1];
-    const bfloat v1985 = bfloat(v1984);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1986 = v1977 * v1;
-    const uint v1987 = v1986 + v1979;
-    out[v1987] = v1985;
-  }
-  const uint v1988 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1989 = v1915 + v1988;
-  const uint v1990 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1991 = v29 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1993 = v1318 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1322.m[0][3].thread_elements()[0];
-    const bfloat v1997 = bfloat(v1996);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v1998 = v1989 * v1;
-    const uint v1999 = v1998 + v1991;
-    out[v1999] = v1997;
-  }
-  const uint v2000 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2001 = v1915 + v2000;
-  const uint v2002 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2003 = v29 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2005 = v1318 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1322.m[0][3].thread_elements()[1];
-    const bfloat v2009 = bfloat(v2008);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2010 = v2001 * v1;
-    const uint v2011 = v2010 + v2003;
-    out[v2011] = v2009;
-  }
-  const uint v2012 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2013 = v1915 + v2012;
-  const uint v2014 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2015 = v29 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2017 = v1318 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1322.m[0][4].thread_elements()[0];
-    const bfloat v2021 = bfloat(v2020);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2022 = v2013 * v1;
-    const uint v2023 = v2022 + v2015;
-    out[v2023] = v2021;
-  }
-  const uint v2024 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2025 = v1915 + v2024;
-  const uint v2026 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2027 = v29 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2029 = v1318 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1322.m[0][4].thread_elements()[1];
-    const bfloat v2033 = bfloat(v2032);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2034 = v2025 * v1;
-    const uint v2035 = v2034 + v2027;
-    out[v2035] = v2033;
-  }
-  const uint v2036 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2037 = v1915 + v2036;
-  const uint v2038 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2039 = v29 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2041 = v1318 && v2040;
-  const bool v2042 = v2039 < v1;
-  const bool v2043 = v2041 && v2042;
-  if (v2043) {
-    const float v2044 = v1322.m[0][5].thread_elements()[0];
-    const bfloat v2045 = bfloat(v2044);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2046 = v2037 * v1;
-    const uint v2047 = v2046 + v2039;
-    out[v2047] = v2045;
-  }
-  const uint v2048 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2049 = v1915 + v2048;
-  const uint v2050 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2051 = v29 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2053 = v1318 && v2052;
-  const bool v2054 = v2051 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v1322.m[0][5].thread_elements()[1];
-    const bfloat v2057 = bfloat(v2056);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2058 = v2049 * v1;
-    const uint v2059 = v2058 + v2051;
-    out[v2059] = v2057;
-  }
-  const uint v2060 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2061 = v1915 + v2060;
-  const uint v2062 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2063 = v29 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2065 = v1318 && v2064;
-  const bool v2066 = v2063 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v1322.m[0][6].thread_elements()[0];
-    const bfloat v2069 = bfloat(v2068);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2070 = v2061 * v1;
-    const uint v2071 = v2070 + v2063;
-    out[v2071] = v2069;
-  }
-  const uint v2072 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2073 = v1915 + v2072;
-  const uint v2074 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2075 = v29 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2077 = v1318 && v2076;
-  const bool v2078 = v2075 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v1322.m[0][6].thread_elements()[1];
-    const bfloat v2081 = bfloat(v2080);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2082 = v2073 * v1;
-    const uint v2083 = v2082 + v2075;
-    out[v2083] = v2081;
-  }
-  const uint v2084 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2085 = v1915 + v2084;
-  const uint v2086 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2087 = v29 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2089 = v1318 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1322.m[0][7].thread_elements()[0];
-    const bfloat v2093 = bfloat(v2092);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2094 = v2085 * v1;
-    const uint v2095 = v2094 + v2087;
-    out[v2095] = v2093;
-  }
-  const uint v2096 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2097 = v1915 + v2096;
-  const uint v2098 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2099 = v29 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2101 = v1318 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1322.m[0][7].thread_elements()[1];
-    const bfloat v2105 = bfloat(v2104);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2106 = v2097 * v1;
-    const uint v2107 = v2106 + v2099;
-    out[v2107] = v2105;
-  }
-  const uint v2108 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2109 = v1915 + v2108;
-  const uint v2110 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2111 = v29 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2113 = v1318 && v2112;
-  const bool v2114 = v2111 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v1322.m[0][8].thread_elements()[0];
-    const bfloat v2117 = bfloat(v2116);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2118 = v2109 * v1;
-    const uint v2119 = v2118 + v2111;
-    out[v2119] = v2117;
-  }
-  const uint v2120 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2121 = v1915 + v2120;
-  const uint v2122 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2123 = v29 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2125 = v1318 && v2124;
-  const bool v2126 = v2123 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v1322.m[0][8].thread_elements()[1];
-    const bfloat v2129 = bfloat(v2128);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2130 = v2121 * v1;
-    const uint v2131 = v2130 + v2123;
-    out[v2131] = v2129;
-  }
-  const uint v2132 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2133 = v1915 + v2132;
-  const uint v2134 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2135 = v29 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2137 = v1318 && v2136;
-  const bool v2138 = v2135 < v1;
-  const bool v2139 = v2137 && v2138;
-  if (v2139) {
-    const float v2140 = v1322.m[0][9].thread_elements()[0];
-    const bfloat v2141 = bfloat(v2140);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2142 = v2133 * v1;
-    const uint v2143 = v2142 + v2135;
-    out[v2143] = v2141;
-  }
-  const uint v2144 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2145 = v1915 + v2144;
-  const uint v2146 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2147 = v29 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2149 = v1318 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1322.m[0][9].thread_elements()[1];
-    const bfloat v2153 = bfloat(v2152);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2154 = v2145 * v1;
-    const uint v2155 = v2154 + v2147;
-    out[v2155] = v2153;
-  }
-  const uint v2156 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2157 = v1915 + v2156;
-  const uint v2158 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2159 = v29 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2161 = v1318 && v2160;
-  const bool v2162 = v2159 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v1322.m[0][10].thread_elements()[0];
-    const bfloat v2165 = bfloat(v2164);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2166 = v2157 * v1;
-    const uint v2167 = v2166 + v2159;
-    out[v2167] = v2165;
-  }
-  const uint v2168 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2169 = v1915 + v2168;
-  const uint v2170 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2171 = v29 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2173 = v1318 && v2172;
-  const bool v2174 = v2171 < v1;
-  const bool v2175 = v2173 && v2174;
-  if (v2175) {
-    const float v2176 = v1322.m[0][10].thread_elements()[1];
-    const bfloat v2177 = bfloat(v2176);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2178 = v2169 * v1;
-    const uint v2179 = v2178 + v2171;
-    out[v2179] = v2177;
-  }
-  const uint v2180 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2181 = v1915 + v2180;
-  const uint v2182 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2183 = v29 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2185 = v1318 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1322.m[0][11].thread_elements()[0];
-    const bfloat v2189 = bfloat(v2188);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2190 = v2181 * v1;
-    const uint v2191 = v2190 + v2183;
-    out[v2191] = v2189;
-  }
-  const uint v2192 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2193 = v1915 + v2192;
-  const uint v2194 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2195 = v29 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2197 = v1318 && v2196;
-  const bool v2198 = v2195 < v1;
-  const bool v2199 = v2197 && v2198;
-  if (v2199) {
-    const float v2200 = v1322.m[0][11].thread_elements()[1];
-    const bfloat v2201 = bfloat(v2200);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2202 = v2193 * v1;
-    const uint v2203 = v2202 + v2195;
-    out[v2203] = v2201;
-  }
-  const uint v2204 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2205 = v1915 + v2204;
-  const uint v2206 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2207 = v29 + v2206;
-  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2209 = v1318 && v2208;
-  const bool v2210 = v2207 < v1;
-  const bool v2211 = v2209 && v2210;
-  if (v2211) {
-    const float v2212 = v1322.m[0][12].thread_elements()[0];
-    const bfloat v2213 = bfloat(v2212);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2214 = v2205 * v1;
-    const uint v2215 = v2214 + v2207;
-    out[v2215] = v2213;
-  }
-  const uint v2216 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2217 = v1915 + v2216;
-  const uint v2218 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2219 = v29 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2221 = v1318 && v2220;
-  const bool v2222 = v2219 < v1;
-  const bool v2223 = v2221 && v2222;
-  if (v2223) {
-    const float v2224 = v1322.m[0][12].thread_elements()[1];
-    const bfloat v2225 = bfloat(v2224);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2226 = v2217 * v1;
-    const uint v2227 = v2226 + v2219;
-    out[v2227] = v2225;
-  }
-  const uint v2228 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2229 = v1915 + v2228;
-  const uint v2230 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2231 = v29 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2233 = v1318 && v2232;
-  const bool v2234 = v2231 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v1322.m[0][13].thread_elements()[0];
-    const bfloat v2237 = bfloat(v2236);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2238 = v2229 * v1;
-    const uint v2239 = v2238 + v2231;
-    out[v2239] = v2237;
-  }
-  const uint v2240 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2241 = v1915 + v2240;
-  const uint v2242 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2243 = v29 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2245 = v1318 && v2244;
-  const bool v2246 = v2243 < v1;
-  const bool v2247 = v2245 && v2246;
-  if (v2247) {
-    const float v2248 = v1322.m[0][13].thread_elements()[1];
-    const bfloat v2249 = bfloat(v2248);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2250 = v2241 * v1;
-    const uint v2251 = v2250 + v2243;
-    out[v2251] = v2249;
-  }
-  const uint v2252 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2253 = v1915 + v2252;
-  const uint v2254 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2255 = v29 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2257 = v1318 && v2256;
-  const bool v2258 = v2255 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v1322.m[0][14].thread_elements()[0];
-    const bfloat v2261 = bfloat(v2260);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2262 = v2253 * v1;
-    const uint v2263 = v2262 + v2255;
-    out[v2263] = v2261;
-  }
-  const uint v2264 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2265 = v1915 + v2264;
-  const uint v2266 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2267 = v29 + v2266;
-  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2269 = v1318 && v2268;
-  const bool v2270 = v2267 < v1;
-  const bool v2271 = v2269 && v2270;
-  if (v2271) {
-    const float v2272 = v1322.m[0][14].thread_elements()[1];
-    const bfloat v2273 = bfloat(v2272);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2274 = v2265 * v1;
-    const uint v2275 = v2274 + v2267;
-    out[v2275] = v2273;
-  }
-  const uint v2276 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2277 = v1915 + v2276;
-  const uint v2278 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2279 = v29 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2281 = v1318 && v2280;
-  const bool v2282 = v2279 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v1322.m[0][15].thread_elements()[0];
-    const bfloat v2285 = bfloat(v2284);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2286 = v2277 * v1;
-    const uint v2287 = v2286 + v2279;
-    out[v2287] = v2285;
-  }
-  const uint v2288 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2289 = v1915 + v2288;
-  const uint v2290 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2291 = v29 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2293 = v1318 && v2292;
-  const bool v2294 = v2291 < v1;
-  const bool v2295 = v2293 && v2294;
-  if (v2295) {
-    const float v2296 = v1322.m[0][15].thread_elements()[1];
-    const bfloat v2297 = bfloat(v2296);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2298 = v2289 * v1;
-    const uint v2299 = v2298 + v2291;
-    out[v2299] = v2297;
-  }
-  const uint v2300 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2301 = v1915 + v2300;
-  const uint v2302 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2303 = v29 + v2302;
-  const bool v2304 = v2301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2305 = v1318 && v2304;
-  const bool v2306 = v2303 < v1;
-  const bool v2307 = v2305 && v2306;
-  if (v2307) {
-    const float v2308 = v1322.m[1][0].thread_elements()[0];
-    const bfloat v2309 = bfloat(v2308);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2310 = v2301 * v1;
-    const uint v2311 = v2310 + v2303;
-    out[v2311] = v2309;
-  }
-  const uint v2312 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2313 = v1915 + v2312;
-  const uint v2314 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2315 = v29 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2317 = v1318 && v2316;
-  const bool v2318 = v2315 < v1;
-  const bool v2319 = v2317 && v2318;
-  if (v2319) {
-    const float v2320 = v1322.m[1][0].thread_elements()[1];
-    const bfloat v2321 = bfloat(v2320);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2322 = v2313 * v1;
-    const uint v2323 = v2322 + v2315;
-    out[v2323] = v2321;
-  }
-  const uint v2324 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2325 = v1915 + v2324;
-  const uint v2326 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2327 = v29 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2329 = v1318 && v2328;
-  const bool v2330 = v2327 < v1;
-  const bool v2331 = v2329 && v2330;
-  if (v2331) {
-    const float v2332 = v1322.m[1][1].thread_elements()[0];
-    const bfloat v2333 = bfloat(v2332);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2334 = v2325 * v1;
-    const uint v2335 = v2334 + v2327;
-    out[v2335] = v2333;
-  }
-  const uint v2336 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2337 = v1915 + v2336;
-  const uint v2338 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2339 = v29 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2341 = v1318 && v2340;
-  const bool v2342 = v2339 < v1;
-  const bool v2343 = v2341 && v2342;
-  if (v2343) {
-    const float v2344 = v1322.m[1][1].thread_elements()[1];
-    const bfloat v2345 = bfloat(v2344);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2346 = v2337 * v1;
-    const uint v2347 = v2346 + v2339;
-    out[v2347] = v2345;
-  }
-  const uint v2348 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2349 = v1915 + v2348;
-  const uint v2350 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2351 = v29 + v2350;
-  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2353 = v1318 && v2352;
-  const bool v2354 = v2351 < v1;
-  const bool v2355 = v2353 && v2354;
-  if (v2355) {
-    const float v2356 = v1322.m[1][2].thread_elements()[0];
-    const bfloat v2357 = bfloat(v2356);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2358 = v2349 * v1;
-    const uint v2359 = v2358 + v2351;
-    out[v2359] = v2357;
-  }
-  const uint v2360 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2361 = v1915 + v2360;
-  const uint v2362 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2363 = v29 + v2362;
-  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2365 = v1318 && v2364;
-  const bool v2366 = v2363 < v1;
-  const bool v2367 = v2365 && v2366;
-  if (v2367) {
-    const float v2368 = v1322.m[1][2].thread_elements()[1];
-    const bfloat v2369 = bfloat(v2368);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2370 = v2361 * v1;
-    const uint v2371 = v2370 + v2363;
-    out[v2371] = v2369;
-  }
-  const uint v2372 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2373 = v1915 + v2372;
-  const uint v2374 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2375 = v29 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2377 = v1318 && v2376;
-  const bool v2378 = v2375 < v1;
-  const bool v2379 = v2377 && v2378;
-  if (v2379) {
-    const float v2380 = v1322.m[1][3].thread_elements()[0];
-    const bfloat v2381 = bfloat(v2380);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2382 = v2373 * v1;
-    const uint v2383 = v2382 + v2375;
-    out[v2383] = v2381;
-  }
-  const uint v2384 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2385 = v1915 + v2384;
-  const uint v2386 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2387 = v29 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2389 = v1318 && v2388;
-  const bool v2390 = v2387 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v1322.m[1][3].thread_elements()[1];
-    const bfloat v2393 = bfloat(v2392);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2394 = v2385 * v1;
-    const uint v2395 = v2394 + v2387;
-    out[v2395] = v2393;
-  }
-  const uint v2396 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2397 = v1915 + v2396;
-  const uint v2398 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2399 = v29 + v2398;
-  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2401 = v1318 && v2400;
-  const bool v2402 = v2399 < v1;
-  const bool v2403 = v2401 && v2402;
-  if (v2403) {
-    const float v2404 = v1322.m[1][4].thread_elements()[0];
-    const bfloat v2405 = bfloat(v2404);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2406 = v2397 * v1;
-    const uint v2407 = v2406 + v2399;
-    out[v2407] = v2405;
-  }
-  const uint v2408 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2409 = v1915 + v2408;
-  const uint v2410 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2411 = v29 + v2410;
-  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2413 = v1318 && v2412;
-  const bool v2414 = v2411 < v1;
-  const bool v2415 = v2413 && v2414;
-  if (v2415) {
-    const float v2416 = v1322.m[1][4].thread_elements()[1];
-    const bfloat v2417 = bfloat(v2416);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2418 = v2409 * v1;
-    const uint v2419 = v2418 + v2411;
-    out[v2419] = v2417;
-  }
-  const uint v2420 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2421 = v1915 + v2420;
-  const uint v2422 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2423 = v29 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2425 = v1318 && v2424;
-  const bool v2426 = v2423 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v1322.m[1][5].thread_elements()[0];
-    const bfloat v2429 = bfloat(v2428);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2430 = v2421 * v1;
-    const uint v2431 = v2430 + v2423;
-    out[v2431] = v2429;
-  }
-  const uint v2432 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2433 = v1915 + v2432;
-  const uint v2434 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2435 = v29 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2437 = v1318 && v2436;
-  const bool v2438 = v2435 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v1322.m[1][5].thread_elements()[1];
-    const bfloat v2441 = bfloat(v2440);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2442 = v2433 * v1;
-    const uint v2443 = v2442 + v2435;
-    out[v2443] = v2441;
-  }
-  const uint v2444 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2445 = v1915 + v2444;
-  const uint v2446 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2447 = v29 + v2446;
-  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2449 = v1318 && v2448;
-  const bool v2450 = v2447 < v1;
-  const bool v2451 = v2449 && v2450;
-  if (v2451) {
-    const float v2452 = v1322.m[1][6].thread_elements()[0];
-    const bfloat v2453 = bfloat(v2452);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2454 = v2445 * v1;
-    const uint v2455 = v2454 + v2447;
-    out[v2455] = v2453;
-  }
-  const uint v2456 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2457 = v1915 + v2456;
-  const uint v2458 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2459 = v29 + v2458;
-  const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2461 = v1318 && v2460;
-  const bool v2462 = v2459 < v1;
-  const bool v2463 = v2461 && v2462;
-  if (v2463) {
-    const float v2464 = v1322.m[1][6].thread_elements()[1];
-    const bfloat v2465 = bfloat(v2464);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2466 = v2457 * v1;
-    const uint v2467 = v2466 + v2459;
-    out[v2467] = v2465;
-  }
-  const uint v2468 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2469 = v1915 + v2468;
-  const uint v2470 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2471 = v29 + v2470;
-  const bool v2472 = v2469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2473 = v1318 && v2472;
-  const bool v2474 = v2471 < v1;
-  const bool v2475 = v2473 && v2474;
-  if (v2475) {
-    const float v2476 = v1322.m[1][7].thread_elements()[0];
-    const bfloat v2477 = bfloat(v2476);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2478 = v2469 * v1;
-    const uint v2479 = v2478 + v2471;
-    out[v2479] = v2477;
-  }
-  const uint v2480 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2481 = v1915 + v2480;
-  const uint v2482 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2483 = v29 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2485 = v1318 && v2484;
-  const bool v2486 = v2483 < v1;
-  const bool v2487 = v2485 && v2486;
-  if (v2487) {
-    const float v2488 = v1322.m[1][7].thread_elements()[1];
-    const bfloat v2489 = bfloat(v2488);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2490 = v2481 * v1;
-    const uint v2491 = v2490 + v2483;
-    out[v2491] = v2489;
-  }
-  const uint v2492 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2493 = v1915 + v2492;
-  const uint v2494 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2495 = v29 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2497 = v1318 && v2496;
-  const bool v2498 = v2495 < v1;
-  const bool v2499 = v2497 && v2498;
-  if (v2499) {
-    const float v2500 = v1322.m[1][8].thread_elements()[0];
-    const bfloat v2501 = bfloat(v2500);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2502 = v2493 * v1;
-    const uint v2503 = v2502 + v2495;
-    out[v2503] = v2501;
-  }
-  const uint v2504 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2505 = v1915 + v2504;
-  const uint v2506 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2507 = v29 + v2506;
-  const bool v2508 = v2505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2509 = v1318 && v2508;
-  const bool v2510 = v2507 < v1;
-  const bool v2511 = v2509 && v2510;
-  if (v2511) {
-    const float v2512 = v1322.m[1][8].thread_elements()[1];
-    const bfloat v2513 = bfloat(v2512);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2514 = v2505 * v1;
-    const uint v2515 = v2514 + v2507;
-    out[v2515] = v2513;
-  }
-  const uint v2516 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2517 = v1915 + v2516;
-  const uint v2518 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2519 = v29 + v2518;
-  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2521 = v1318 && v2520;
-  const bool v2522 = v2519 < v1;
-  const bool v2523 = v2521 && v2522;
-  if (v2523) {
-    const float v2524 = v1322.m[1][9].thread_elements()[0];
-    const bfloat v2525 = bfloat(v2524);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2526 = v2517 * v1;
-    const uint v2527 = v2526 + v2519;
-    out[v2527] = v2525;
-  }
-  const uint v2528 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2529 = v1915 + v2528;
-  const uint v2530 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2531 = v29 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2533 = v1318 && v2532;
-  const bool v2534 = v2531 < v1;
-  const bool v2535 = v2533 && v2534;
-  if (v2535) {
-    const float v2536 = v1322.m[1][9].thread_elements()[1];
-    const bfloat v2537 = bfloat(v2536);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2538 = v2529 * v1;
-    const uint v2539 = v2538 + v2531;
-    out[v2539] = v2537;
-  }
-  const uint v2540 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2541 = v1915 + v2540;
-  const uint v2542 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2543 = v29 + v2542;
-  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2545 = v1318 && v2544;
-  const bool v2546 = v2543 < v1;
-  const bool v2547 = v2545 && v2546;
-  if (v2547) {
-    const float v2548 = v1322.m[1][10].thread_elements()[0];
-    const bfloat v2549 = bfloat(v2548);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2550 = v2541 * v1;
-    const uint v2551 = v2550 + v2543;
-    out[v2551] = v2549;
-  }
-  const uint v2552 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2553 = v1915 + v2552;
-  const uint v2554 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2555 = v29 + v2554;
-  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2557 = v1318 && v2556;
-  const bool v2558 = v2555 < v1;
-  const bool v2559 = v2557 && v2558;
-  if (v2559) {
-    const float v2560 = v1322.m[1][10].thread_elements()[1];
-    const bfloat v2561 = bfloat(v2560);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2562 = v2553 * v1;
-    const uint v2563 = v2562 + v2555;
-    out[v2563] = v2561;
-  }
-  const uint v2564 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2565 = v1915 + v2564;
-  const uint v2566 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2567 = v29 + v2566;
-  const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2569 = v1318 && v2568;
-  const bool v2570 = v2567 < v1;
-  const bool v2571 = v2569 && v2570;
-  if (v2571) {
-    const float v2572 = v1322.m[1][11].thread_elements()[0];
-    const bfloat v2573 = bfloat(v2572);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2574 = v2565 * v1;
-    const uint v2575 = v2574 + v2567;
-    out[v2575] = v2573;
-  }
-  const uint v2576 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2577 = v1915 + v2576;
-  const uint v2578 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2579 = v29 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2581 = v1318 && v2580;
-  const bool v2582 = v2579 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v1322.m[1][11].thread_elements()[1];
-    const bfloat v2585 = bfloat(v2584);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2586 = v2577 * v1;
-    const uint v2587 = v2586 + v2579;
-    out[v2587] = v2585;
-  }
-  const uint v2588 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2589 = v1915 + v2588;
-  const uint v2590 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2591 = v29 + v2590;
-  const bool v2592 = v2589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2593 = v1318 && v2592;
-  const bool v2594 = v2591 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v1322.m[1][12].thread_elements()[0];
-    const bfloat v2597 = bfloat(v2596);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2598 = v2589 * v1;
-    const uint v2599 = v2598 + v2591;
-    out[v2599] = v2597;
-  }
-  const uint v2600 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2601 = v1915 + v2600;
-  const uint v2602 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2603 = v29 + v2602;
-  const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2605 = v1318 && v2604;
-  const bool v2606 = v2603 < v1;
-  const bool v2607 = v2605 && v2606;
-  if (v2607) {
-    const float v2608 = v1322.m[1][12].thread_elements()[1];
-    const bfloat v2609 = bfloat(v2608);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2610 = v2601 * v1;
-    const uint v2611 = v2610 + v2603;
-    out[v2611] = v2609;
-  }
-  const uint v2612 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2613 = v1915 + v2612;
-  const uint v2614 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2615 = v29 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2617 = v1318 && v2616;
-  const bool v2618 = v2615 < v1;
-  const bool v2619 = v2617 && v2618;
-  if (v2619) {
-    const float v2620 = v1322.m[1][13].thread_elements()[0];
-    const bfloat v2621 = bfloat(v2620);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2622 = v2613 * v1;
-    const uint v2623 = v2622 + v2615;
-    out[v2623] = v2621;
-  }
-  const uint v2624 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2625 = v1915 + v2624;
-  const uint v2626 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2627 = v29 + v2626;
-  const bool v2628 = v2625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2629 = v1318 && v2628;
-  const bool v2630 = v2627 < v1;
-  const bool v2631 = v2629 && v2630;
-  if (v2631) {
-    const float v2632 = v1322.m[1][13].thread_elements()[1];
-    const bfloat v2633 = bfloat(v2632);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2634 = v2625 * v1;
-    const uint v2635 = v2634 + v2627;
-    out[v2635] = v2633;
-  }
-  const uint v2636 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2637 = v1915 + v2636;
-  const uint v2638 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2639 = v29 + v2638;
-  const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2641 = v1318 && v2640;
-  const bool v2642 = v2639 < v1;
-  const bool v2643 = v2641 && v2642;
-  if (v2643) {
-    const float v2644 = v1322.m[1][14].thread_elements()[0];
-    const bfloat v2645 = bfloat(v2644);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2646 = v2637 * v1;
-    const uint v2647 = v2646 + v2639;
-    out[v2647] = v2645;
-  }
-  const uint v2648 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2649 = v1915 + v2648;
-  const uint v2650 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2651 = v29 + v2650;
-  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2653 = v1318 && v2652;
-  const bool v2654 = v2651 < v1;
-  const bool v2655 = v2653 && v2654;
-  if (v2655) {
-    const float v2656 = v1322.m[1][14].thread_elements()[1];
-    const bfloat v2657 = bfloat(v2656);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2658 = v2649 * v1;
-    const uint v2659 = v2658 + v2651;
-    out[v2659] = v2657;
-  }
-  const uint v2660 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2661 = v1915 + v2660;
-  const uint v2662 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2663 = v29 + v2662;
-  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2665 = v1318 && v2664;
-  const bool v2666 = v2663 < v1;
-  const bool v2667 = v2665 && v2666;
-  if (v2667) {
-    const float v2668 = v1322.m[1][15].thread_elements()[0];
-    const bfloat v2669 = bfloat(v2668);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2670 = v2661 * v1;
-    const uint v2671 = v2670 + v2663;
-    out[v2671] = v2669;
-  }
-  const uint v2672 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2673 = v1915 + v2672;
-  const uint v2674 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2675 = v29 + v2674;
-  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2677 = v1318 && v2676;
-  const bool v2678 = v2675 < v1;
-  const bool v2679 = v2677 && v2678;
-  if (v2679) {
-    const float v2680 = v1322.m[1][15].thread_elements()[1];
-    const bfloat v2681 = bfloat(v2680);  // kernels/gemm/gemm_fp8.cpp:134
-    const uint v2682 = v2673 * v1;
-    const uint v2683 = v2682 + v2675;
-    out[v2683] = v2681;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const uint v1907 = v1311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const uint v1908 = v1907 << 4u;
+  const uint v1910 = v1312 << 6u;
+  const uint v1911 = v25 + v1910;
+  const uint v1912 = v1911 + v1908;
+  const uint v1913 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1914 = v1912 + v1913;
+  const uint v1915 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1916 = v29 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1918 = v1315 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1319.m[0][0].thread_elements()[0];
+    const bfloat v1922 = bfloat(v1921);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1923 = v1914 * v1;
+    const uint v1924 = v1923 + v1916;
+    out[v1924] = v1922;
+  }
+  const uint v1925 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1926 = v1912 + v1925;
+  const uint v1927 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1928 = v29 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1930 = v1315 && v1929;
+  const bool v1931 = v1928 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v1319.m[0][0].thread_elements()[1];
+    const bfloat v1934 = bfloat(v1933);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1935 = v1926 * v1;
+    const uint v1936 = v1935 + v1928;
+    out[v1936] = v1934;
+  }
+  const uint v1937 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1938 = v1912 + v1937;
+  const uint v1939 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1940 = v29 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1942 = v1315 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1319.m[0][1].thread_elements()[0];
+    const bfloat v1946 = bfloat(v1945);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1947 = v1938 * v1;
+    const uint v1948 = v1947 + v1940;
+    out[v1948] = v1946;
+  }
+  const uint v1949 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1950 = v1912 + v1949;
+  const uint v1951 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1952 = v29 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1954 = v1315 && v1953;
+  const bool v1955 = v1952 < v1;
+  const bool v1956 = v1954 && v1955;
+  if (v1956) {
+    const float v1957 = v1319.m[0][1].thread_elements()[1];
+    const bfloat v1958 = bfloat(v1957);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1959 = v1950 * v1;
+    const uint v1960 = v1959 + v1952;
+    out[v1960] = v1958;
+  }
+  const uint v1961 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1962 = v1912 + v1961;
+  const uint v1963 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1964 = v29 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1966 = v1315 && v1965;
+  const bool v1967 = v1964 < v1;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v1319.m[0][2].thread_elements()[0];
+    const bfloat v1970 = bfloat(v1969);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1971 = v1962 * v1;
+    const uint v1972 = v1971 + v1964;
+    out[v1972] = v1970;
+  }
+  const uint v1973 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1974 = v1912 + v1973;
+  const uint v1975 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1976 = v29 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1978 = v1315 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1319.m[0][2].thread_elements()[1];
+    const bfloat v1982 = bfloat(v1981);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1983 = v1974 * v1;
+    const uint v1984 = v1983 + v1976;
+    out[v1984] = v1982;
+  }
+  const uint v1985 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1986 = v1912 + v1985;
+  const uint v1987 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1988 = v29 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1990 = v1315 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1319.m[0][3].thread_elements()[0];
+    const bfloat v1994 = bfloat(v1993);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v1995 = v1986 * v1;
+    const uint v1996 = v1995 + v1988;
+    out[v1996] = v1994;
+  }
+  const uint v1997 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1998 = v1912 + v1997;
+  const uint v1999 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2000 = v29 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2002 = v1315 && v2001;
+  const bool v2003 = v2000 < v1;
+  const bool v2004 = v2002 && v2003;
+  if (v2004) {
+    const float v2005 = v1319.m[0][3].thread_elements()[1];
+    const bfloat v2006 = bfloat(v2005);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2007 = v1998 * v1;
+    const uint v2008 = v2007 + v2000;
+    out[v2008] = v2006;
+  }
+  const uint v2009 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2010 = v1912 + v2009;
+  const uint v2011 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2012 = v29 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2014 = v1315 && v2013;
+  const bool v2015 = v2012 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v1319.m[0][4].thread_elements()[0];
+    const bfloat v2018 = bfloat(v2017);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2019 = v2010 * v1;
+    const uint v2020 = v2019 + v2012;
+    out[v2020] = v2018;
+  }
+  const uint v2021 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2022 = v1912 + v2021;
+  const uint v2023 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2024 = v29 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2026 = v1315 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1319.m[0][4].thread_elements()[1];
+    const bfloat v2030 = bfloat(v2029);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2031 = v2022 * v1;
+    const uint v2032 = v2031 + v2024;
+    out[v2032] = v2030;
+  }
+  const uint v2033 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2034 = v1912 + v2033;
+  const uint v2035 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2036 = v29 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2038 = v1315 && v2037;
+  const bool v2039 = v2036 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v1319.m[0][5].thread_elements()[0];
+    const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2043 = v2034 * v1;
+    const uint v2044 = v2043 + v2036;
+    out[v2044] = v2042;
+  }
+  const uint v2045 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2046 = v1912 + v2045;
+  const uint v2047 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2048 = v29 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2050 = v1315 && v2049;
+  const bool v2051 = v2048 < v1;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v1319.m[0][5].thread_elements()[1];
+    const bfloat v2054 = bfloat(v2053);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2055 = v2046 * v1;
+    const uint v2056 = v2055 + v2048;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2058 = v1912 + v2057;
+  const uint v2059 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2060 = v29 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2062 = v1315 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1319.m[0][6].thread_elements()[0];
+    const bfloat v2066 = bfloat(v2065);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2067 = v2058 * v1;
+    const uint v2068 = v2067 + v2060;
+    out[v2068] = v2066;
+  }
+  const uint v2069 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2070 = v1912 + v2069;
+  const uint v2071 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2072 = v29 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2074 = v1315 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1319.m[0][6].thread_elements()[1];
+    const bfloat v2078 = bfloat(v2077);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2079 = v2070 * v1;
+    const uint v2080 = v2079 + v2072;
+    out[v2080] = v2078;
+  }
+  const uint v2081 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2082 = v1912 + v2081;
+  const uint v2083 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2084 = v29 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2086 = v1315 && v2085;
+  const bool v2087 = v2084 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v1319.m[0][7].thread_elements()[0];
+    const bfloat v2090 = bfloat(v2089);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2091 = v2082 * v1;
+    const uint v2092 = v2091 + v2084;
+    out[v2092] = v2090;
+  }
+  const uint v2093 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2094 = v1912 + v2093;
+  const uint v2095 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2096 = v29 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2098 = v1315 && v2097;
+  const bool v2099 = v2096 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v1319.m[0][7].thread_elements()[1];
+    const bfloat v2102 = bfloat(v2101);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2103 = v2094 * v1;
+    const uint v2104 = v2103 + v2096;
+    out[v2104] = v2102;
+  }
+  const uint v2105 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2106 = v1912 + v2105;
+  const uint v2107 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2108 = v29 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2110 = v1315 && v2109;
+  const bool v2111 = v2108 < v1;
+  const bool v2112 = v2110 && v2111;
+  if (v2112) {
+    const float v2113 = v1319.m[0][8].thread_elements()[0];
+    const bfloat v2114 = bfloat(v2113);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2115 = v2106 * v1;
+    const uint v2116 = v2115 + v2108;
+    out[v2116] = v2114;
+  }
+  const uint v2117 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2118 = v1912 + v2117;
+  const uint v2119 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2120 = v29 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2122 = v1315 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1319.m[0][8].thread_elements()[1];
+    const bfloat v2126 = bfloat(v2125);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2127 = v2118 * v1;
+    const uint v2128 = v2127 + v2120;
+    out[v2128] = v2126;
+  }
+  const uint v2129 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2130 = v1912 + v2129;
+  const uint v2131 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2132 = v29 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2134 = v1315 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1319.m[0][9].thread_elements()[0];
+    const bfloat v2138 = bfloat(v2137);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2139 = v2130 * v1;
+    const uint v2140 = v2139 + v2132;
+    out[v2140] = v2138;
+  }
+  const uint v2141 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2142 = v1912 + v2141;
+  const uint v2143 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2144 = v29 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2146 = v1315 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1319.m[0][9].thread_elements()[1];
+    const bfloat v2150 = bfloat(v2149);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2151 = v2142 * v1;
+    const uint v2152 = v2151 + v2144;
+    out[v2152] = v2150;
+  }
+  const uint v2153 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2154 = v1912 + v2153;
+  const uint v2155 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2156 = v29 + v2155;
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2158 = v1315 && v2157;
+  const bool v2159 = v2156 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v1319.m[0][10].thread_elements()[0];
+    const bfloat v2162 = bfloat(v2161);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2163 = v2154 * v1;
+    const uint v2164 = v2163 + v2156;
+    out[v2164] = v2162;
+  }
+  const uint v2165 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2166 = v1912 + v2165;
+  const uint v2167 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2168 = v29 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2170 = v1315 && v2169;
+  const bool v2171 = v2168 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v1319.m[0][10].thread_elements()[1];
+    const bfloat v2174 = bfloat(v2173);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2175 = v2166 * v1;
+    const uint v2176 = v2175 + v2168;
+    out[v2176] = v2174;
+  }
+  const uint v2177 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2178 = v1912 + v2177;
+  const uint v2179 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2180 = v29 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2182 = v1315 && v2181;
+  const bool v2183 = v2180 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v1319.m[0][11].thread_elements()[0];
+    const bfloat v2186 = bfloat(v2185);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2187 = v2178 * v1;
+    const uint v2188 = v2187 + v2180;
+    out[v2188] = v2186;
+  }
+  const uint v2189 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2190 = v1912 + v2189;
+  const uint v2191 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2192 = v29 + v2191;
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2194 = v1315 && v2193;
+  const bool v2195 = v2192 < v1;
+  const bool v2196 = v2194 && v2195;
+  if (v2196) {
+    const float v2197 = v1319.m[0][11].thread_elements()[1];
+    const bfloat v2198 = bfloat(v2197);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2199 = v2190 * v1;
+    const uint v2200 = v2199 + v2192;
+    out[v2200] = v2198;
+  }
+  const uint v2201 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2202 = v1912 + v2201;
+  const uint v2203 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2204 = v29 + v2203;
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2206 = v1315 && v2205;
+  const bool v2207 = v2204 < v1;
+  const bool v2208 = v2206 && v2207;
+  if (v2208) {
+    const float v2209 = v1319.m[0][12].thread_elements()[0];
+    const bfloat v2210 = bfloat(v2209);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2211 = v2202 * v1;
+    const uint v2212 = v2211 + v2204;
+    out[v2212] = v2210;
+  }
+  const uint v2213 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2214 = v1912 + v2213;
+  const uint v2215 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2216 = v29 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2218 = v1315 && v2217;
+  const bool v2219 = v2216 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v1319.m[0][12].thread_elements()[1];
+    const bfloat v2222 = bfloat(v2221);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2223 = v2214 * v1;
+    const uint v2224 = v2223 + v2216;
+    out[v2224] = v2222;
+  }
+  const uint v2225 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2226 = v1912 + v2225;
+  const uint v2227 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2228 = v29 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2230 = v1315 && v2229;
+  const bool v2231 = v2228 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v1319.m[0][13].thread_elements()[0];
+    const bfloat v2234 = bfloat(v2233);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2235 = v2226 * v1;
+    const uint v2236 = v2235 + v2228;
+    out[v2236] = v2234;
+  }
+  const uint v2237 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2238 = v1912 + v2237;
+  const uint v2239 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2240 = v29 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2242 = v1315 && v2241;
+  const bool v2243 = v2240 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v1319.m[0][13].thread_elements()[1];
+    const bfloat v2246 = bfloat(v2245);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2247 = v2238 * v1;
+    const uint v2248 = v2247 + v2240;
+    out[v2248] = v2246;
+  }
+  const uint v2249 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2250 = v1912 + v2249;
+  const uint v2251 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2252 = v29 + v2251;
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2254 = v1315 && v2253;
+  const bool v2255 = v2252 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v1319.m[0][14].thread_elements()[0];
+    const bfloat v2258 = bfloat(v2257);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2259 = v2250 * v1;
+    const uint v2260 = v2259 + v2252;
+    out[v2260] = v2258;
+  }
+  const uint v2261 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2262 = v1912 + v2261;
+  const uint v2263 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2264 = v29 + v2263;
+  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2266 = v1315 && v2265;
+  const bool v2267 = v2264 < v1;
+  const bool v2268 = v2266 && v2267;
+  if (v2268) {
+    const float v2269 = v1319.m[0][14].thread_elements()[1];
+    const bfloat v2270 = bfloat(v2269);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2271 = v2262 * v1;
+    const uint v2272 = v2271 + v2264;
+    out[v2272] = v2270;
+  }
+  const uint v2273 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2274 = v1912 + v2273;
+  const uint v2275 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2276 = v29 + v2275;
+  const bool v2277 = v2274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2278 = v1315 && v2277;
+  const bool v2279 = v2276 < v1;
+  const bool v2280 = v2278 && v2279;
+  if (v2280) {
+    const float v2281 = v1319.m[0][15].thread_elements()[0];
+    const bfloat v2282 = bfloat(v2281);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2283 = v2274 * v1;
+    const uint v2284 = v2283 + v2276;
+    out[v2284] = v2282;
+  }
+  const uint v2285 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2286 = v1912 + v2285;
+  const uint v2287 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2288 = v29 + v2287;
+  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2290 = v1315 && v2289;
+  const bool v2291 = v2288 < v1;
+  const bool v2292 = v2290 && v2291;
+  if (v2292) {
+    const float v2293 = v1319.m[0][15].thread_elements()[1];
+    const bfloat v2294 = bfloat(v2293);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2295 = v2286 * v1;
+    const uint v2296 = v2295 + v2288;
+    out[v2296] = v2294;
+  }
+  const uint v2297 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2298 = v1912 + v2297;
+  const uint v2299 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2300 = v29 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2302 = v1315 && v2301;
+  const bool v2303 = v2300 < v1;
+  const bool v2304 = v2302 && v2303;
+  if (v2304) {
+    const float v2305 = v1319.m[1][0].thread_elements()[0];
+    const bfloat v2306 = bfloat(v2305);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2307 = v2298 * v1;
+    const uint v2308 = v2307 + v2300;
+    out[v2308] = v2306;
+  }
+  const uint v2309 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2310 = v1912 + v2309;
+  const uint v2311 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2312 = v29 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2314 = v1315 && v2313;
+  const bool v2315 = v2312 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v1319.m[1][0].thread_elements()[1];
+    const bfloat v2318 = bfloat(v2317);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2319 = v2310 * v1;
+    const uint v2320 = v2319 + v2312;
+    out[v2320] = v2318;
+  }
+  const uint v2321 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2322 = v1912 + v2321;
+  const uint v2323 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2324 = v29 + v2323;
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2326 = v1315 && v2325;
+  const bool v2327 = v2324 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v1319.m[1][1].thread_elements()[0];
+    const bfloat v2330 = bfloat(v2329);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2331 = v2322 * v1;
+    const uint v2332 = v2331 + v2324;
+    out[v2332] = v2330;
+  }
+  const uint v2333 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2334 = v1912 + v2333;
+  const uint v2335 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2336 = v29 + v2335;
+  const bool v2337 = v2334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2338 = v1315 && v2337;
+  const bool v2339 = v2336 < v1;
+  const bool v2340 = v2338 && v2339;
+  if (v2340) {
+    const float v2341 = v1319.m[1][1].thread_elements()[1];
+    const bfloat v2342 = bfloat(v2341);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2343 = v2334 * v1;
+    const uint v2344 = v2343 + v2336;
+    out[v2344] = v2342;
+  }
+  const uint v2345 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2346 = v1912 + v2345;
+  const uint v2347 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2348 = v29 + v2347;
+  const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2350 = v1315 && v2349;
+  const bool v2351 = v2348 < v1;
+  const bool v2352 = v2350 && v2351;
+  if (v2352) {
+    const float v2353 = v1319.m[1][2].thread_elements()[0];
+    const bfloat v2354 = bfloat(v2353);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2355 = v2346 * v1;
+    const uint v2356 = v2355 + v2348;
+    out[v2356] = v2354;
+  }
+  const uint v2357 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2358 = v1912 + v2357;
+  const uint v2359 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2360 = v29 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2362 = v1315 && v2361;
+  const bool v2363 = v2360 < v1;
+  const bool v2364 = v2362 && v2363;
+  if (v2364) {
+    const float v2365 = v1319.m[1][2].thread_elements()[1];
+    const bfloat v2366 = bfloat(v2365);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2367 = v2358 * v1;
+    const uint v2368 = v2367 + v2360;
+    out[v2368] = v2366;
+  }
+  const uint v2369 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2370 = v1912 + v2369;
+  const uint v2371 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2372 = v29 + v2371;
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2374 = v1315 && v2373;
+  const bool v2375 = v2372 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v1319.m[1][3].thread_elements()[0];
+    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2379 = v2370 * v1;
+    const uint v2380 = v2379 + v2372;
+    out[v2380] = v2378;
+  }
+  const uint v2381 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2382 = v1912 + v2381;
+  const uint v2383 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2384 = v29 + v2383;
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2386 = v1315 && v2385;
+  const bool v2387 = v2384 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v1319.m[1][3].thread_elements()[1];
+    const bfloat v2390 = bfloat(v2389);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2391 = v2382 * v1;
+    const uint v2392 = v2391 + v2384;
+    out[v2392] = v2390;
+  }
+  const uint v2393 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2394 = v1912 + v2393;
+  const uint v2395 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2396 = v29 + v2395;
+  const bool v2397 = v2394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2398 = v1315 && v2397;
+  const bool v2399 = v2396 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v1319.m[1][4].thread_elements()[0];
+    const bfloat v2402 = bfloat(v2401);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2403 = v2394 * v1;
+    const uint v2404 = v2403 + v2396;
+    out[v2404] = v2402;
+  }
+  const uint v2405 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2406 = v1912 + v2405;
+  const uint v2407 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2408 = v29 + v2407;
+  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2410 = v1315 && v2409;
+  const bool v2411 = v2408 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v1319.m[1][4].thread_elements()[1];
+    const bfloat v2414 = bfloat(v2413);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2415 = v2406 * v1;
+    const uint v2416 = v2415 + v2408;
+    out[v2416] = v2414;
+  }
+  const uint v2417 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2418 = v1912 + v2417;
+  const uint v2419 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2420 = v29 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2422 = v1315 && v2421;
+  const bool v2423 = v2420 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v1319.m[1][5].thread_elements()[0];
+    const bfloat v2426 = bfloat(v2425);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2427 = v2418 * v1;
+    const uint v2428 = v2427 + v2420;
+    out[v2428] = v2426;
+  }
+  const uint v2429 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2430 = v1912 + v2429;
+  const uint v2431 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2432 = v29 + v2431;
+  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2434 = v1315 && v2433;
+  const bool v2435 = v2432 < v1;
+  const bool v2436 = v2434 && v2435;
+  if (v2436) {
+    const float v2437 = v1319.m[1][5].thread_elements()[1];
+    const bfloat v2438 = bfloat(v2437);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2439 = v2430 * v1;
+    const uint v2440 = v2439 + v2432;
+    out[v2440] = v2438;
+  }
+  const uint v2441 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2442 = v1912 + v2441;
+  const uint v2443 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2444 = v29 + v2443;
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2446 = v1315 && v2445;
+  const bool v2447 = v2444 < v1;
+  const bool v2448 = v2446 && v2447;
+  if (v2448) {
+    const float v2449 = v1319.m[1][6].thread_elements()[0];
+    const bfloat v2450 = bfloat(v2449);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2451 = v2442 * v1;
+    const uint v2452 = v2451 + v2444;
+    out[v2452] = v2450;
+  }
+  const uint v2453 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2454 = v1912 + v2453;
+  const uint v2455 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2456 = v29 + v2455;
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2458 = v1315 && v2457;
+  const bool v2459 = v2456 < v1;
+  const bool v2460 = v2458 && v2459;
+  if (v2460) {
+    const float v2461 = v1319.m[1][6].thread_elements()[1];
+    const bfloat v2462 = bfloat(v2461);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2463 = v2454 * v1;
+    const uint v2464 = v2463 + v2456;
+    out[v2464] = v2462;
+  }
+  const uint v2465 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2466 = v1912 + v2465;
+  const uint v2467 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2468 = v29 + v2467;
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2470 = v1315 && v2469;
+  const bool v2471 = v2468 < v1;
+  const bool v2472 = v2470 && v2471;
+  if (v2472) {
+    const float v2473 = v1319.m[1][7].thread_elements()[0];
+    const bfloat v2474 = bfloat(v2473);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2475 = v2466 * v1;
+    const uint v2476 = v2475 + v2468;
+    out[v2476] = v2474;
+  }
+  const uint v2477 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2478 = v1912 + v2477;
+  const uint v2479 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2480 = v29 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2482 = v1315 && v2481;
+  const bool v2483 = v2480 < v1;
+  const bool v2484 = v2482 && v2483;
+  if (v2484) {
+    const float v2485 = v1319.m[1][7].thread_elements()[1];
+    const bfloat v2486 = bfloat(v2485);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2487 = v2478 * v1;
+    const uint v2488 = v2487 + v2480;
+    out[v2488] = v2486;
+  }
+  const uint v2489 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2490 = v1912 + v2489;
+  const uint v2491 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2492 = v29 + v2491;
+  const bool v2493 = v2490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2494 = v1315 && v2493;
+  const bool v2495 = v2492 < v1;
+  const bool v2496 = v2494 && v2495;
+  if (v2496) {
+    const float v2497 = v1319.m[1][8].thread_elements()[0];
+    const bfloat v2498 = bfloat(v2497);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2499 = v2490 * v1;
+    const uint v2500 = v2499 + v2492;
+    out[v2500] = v2498;
+  }
+  const uint v2501 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2502 = v1912 + v2501;
+  const uint v2503 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2504 = v29 + v2503;
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2506 = v1315 && v2505;
+  const bool v2507 = v2504 < v1;
+  const bool v2508 = v2506 && v2507;
+  if (v2508) {
+    const float v2509 = v1319.m[1][8].thread_elements()[1];
+    const bfloat v2510 = bfloat(v2509);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2511 = v2502 * v1;
+    const uint v2512 = v2511 + v2504;
+    out[v2512] = v2510;
+  }
+  const uint v2513 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2514 = v1912 + v2513;
+  const uint v2515 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2516 = v29 + v2515;
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2518 = v1315 && v2517;
+  const bool v2519 = v2516 < v1;
+  const bool v2520 = v2518 && v2519;
+  if (v2520) {
+    const float v2521 = v1319.m[1][9].thread_elements()[0];
+    const bfloat v2522 = bfloat(v2521);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2523 = v2514 * v1;
+    const uint v2524 = v2523 + v2516;
+    out[v2524] = v2522;
+  }
+  const uint v2525 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2526 = v1912 + v2525;
+  const uint v2527 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2528 = v29 + v2527;
+  const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2530 = v1315 && v2529;
+  const bool v2531 = v2528 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v1319.m[1][9].thread_elements()[1];
+    const bfloat v2534 = bfloat(v2533);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2535 = v2526 * v1;
+    const uint v2536 = v2535 + v2528;
+    out[v2536] = v2534;
+  }
+  const uint v2537 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2538 = v1912 + v2537;
+  const uint v2539 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2540 = v29 + v2539;
+  const bool v2541 = v2538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2542 = v1315 && v2541;
+  const bool v2543 = v2540 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v1319.m[1][10].thread_elements()[0];
+    const bfloat v2546 = bfloat(v2545);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2547 = v2538 * v1;
+    const uint v2548 = v2547 + v2540;
+    out[v2548] = v2546;
+  }
+  const uint v2549 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2550 = v1912 + v2549;
+  const uint v2551 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2552 = v29 + v2551;
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2554 = v1315 && v2553;
+  const bool v2555 = v2552 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v1319.m[1][10].thread_elements()[1];
+    const bfloat v2558 = bfloat(v2557);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2559 = v2550 * v1;
+    const uint v2560 = v2559 + v2552;
+    out[v2560] = v2558;
+  }
+  const uint v2561 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2562 = v1912 + v2561;
+  const uint v2563 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2564 = v29 + v2563;
+  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2566 = v1315 && v2565;
+  const bool v2567 = v2564 < v1;
+  const bool v2568 = v2566 && v2567;
+  if (v2568) {
+    const float v2569 = v1319.m[1][11].thread_elements()[0];
+    const bfloat v2570 = bfloat(v2569);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2571 = v2562 * v1;
+    const uint v2572 = v2571 + v2564;
+    out[v2572] = v2570;
+  }
+  const uint v2573 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2574 = v1912 + v2573;
+  const uint v2575 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2576 = v29 + v2575;
+  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2578 = v1315 && v2577;
+  const bool v2579 = v2576 < v1;
+  const bool v2580 = v2578 && v2579;
+  if (v2580) {
+    const float v2581 = v1319.m[1][11].thread_elements()[1];
+    const bfloat v2582 = bfloat(v2581);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2583 = v2574 * v1;
+    const uint v2584 = v2583 + v2576;
+    out[v2584] = v2582;
+  }
+  const uint v2585 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2586 = v1912 + v2585;
+  const uint v2587 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2588 = v29 + v2587;
+  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2590 = v1315 && v2589;
+  const bool v2591 = v2588 < v1;
+  const bool v2592 = v2590 && v2591;
+  if (v2592) {
+    const float v2593 = v1319.m[1][12].thread_elements()[0];
+    const bfloat v2594 = bfloat(v2593);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2595 = v2586 * v1;
+    const uint v2596 = v2595 + v2588;
+    out[v2596] = v2594;
+  }
+  const uint v2597 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2598 = v1912 + v2597;
+  const uint v2599 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2600 = v29 + v2599;
+  const bool v2601 = v2598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2602 = v1315 && v2601;
+  const bool v2603 = v2600 < v1;
+  const bool v2604 = v2602 && v2603;
+  if (v2604) {
+    const float v2605 = v1319.m[1][12].thread_elements()[1];
+    const bfloat v2606 = bfloat(v2605);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2607 = v2598 * v1;
+    const uint v2608 = v2607 + v2600;
+    out[v2608] = v2606;
+  }
+  const uint v2609 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2610 = v1912 + v2609;
+  const uint v2611 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2612 = v29 + v2611;
+  const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2614 = v1315 && v2613;
+  const bool v2615 = v2612 < v1;
+  const bool v2616 = v2614 && v2615;
+  if (v2616) {
+    const float v2617 = v1319.m[1][13].thread_elements()[0];
+    const bfloat v2618 = bfloat(v2617);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2619 = v2610 * v1;
+    const uint v2620 = v2619 + v2612;
+    out[v2620] = v2618;
+  }
+  const uint v2621 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2622 = v1912 + v2621;
+  const uint v2623 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2624 = v29 + v2623;
+  const bool v2625 = v2622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2626 = v1315 && v2625;
+  const bool v2627 = v2624 < v1;
+  const bool v2628 = v2626 && v2627;
+  if (v2628) {
+    const float v2629 = v1319.m[1][13].thread_elements()[1];
+    const bfloat v2630 = bfloat(v2629);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2631 = v2622 * v1;
+    const uint v2632 = v2631 + v2624;
+    out[v2632] = v2630;
+  }
+  const uint v2633 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2634 = v1912 + v2633;
+  const uint v2635 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2636 = v29 + v2635;
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2638 = v1315 && v2637;
+  const bool v2639 = v2636 < v1;
+  const bool v2640 = v2638 && v2639;
+  if (v2640) {
+    const float v2641 = v1319.m[1][14].thread_elements()[0];
+    const bfloat v2642 = bfloat(v2641);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2643 = v2634 * v1;
+    const uint v2644 = v2643 + v2636;
+    out[v2644] = v2642;
+  }
+  const uint v2645 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2646 = v1912 + v2645;
+  const uint v2647 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2648 = v29 + v2647;
+  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2650 = v1315 && v2649;
+  const bool v2651 = v2648 < v1;
+  const bool v2652 = v2650 && v2651;
+  if (v2652) {
+    const float v2653 = v1319.m[1][14].thread_elements()[1];
+    const bfloat v2654 = bfloat(v2653);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2655 = v2646 * v1;
+    const uint v2656 = v2655 + v2648;
+    out[v2656] = v2654;
+  }
+  const uint v2657 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2658 = v1912 + v2657;
+  const uint v2659 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2660 = v29 + v2659;
+  const bool v2661 = v2658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2662 = v1315 && v2661;
+  const bool v2663 = v2660 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v1319.m[1][15].thread_elements()[0];
+    const bfloat v2666 = bfloat(v2665);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2667 = v2658 * v1;
+    const uint v2668 = v2667 + v2660;
+    out[v2668] = v2666;
+  }
+  const uint v2669 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2670 = v1912 + v2669;
+  const uint v2671 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2672 = v29 + v2671;
+  const bool v2673 = v2670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2674 = v1315 && v2673;
+  const bool v2675 = v2672 < v1;
+  const bool v2676 = v2674 && v2675;
+  if (v2676) {
+    const float v2677 = v1319.m[1][15].thread_elements()[1];
+    const bfloat v2678 = bfloat(v2677);  // kernels/gemm/gemm_fp8.cpp:134
+    const uint v2679 = v2670 * v1;
+    const uint v2680 = v2679 + v2672;
+    out[v2680] = v2678;
   }
 }

@@ -146,2246 +146,2246 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v30 = v29 << 8u;
-  const uint v290 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const uint v291 = v290 >> 2u;
-  const bool v294 = v290 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 16, 128> v298;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v298, float(0.0f));
-  const uint v302 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
-  const uint v303 = iron_tid.x;
+  const uint v287 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const uint v288 = v287 >> 2u;
+  const bool v291 = v287 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v295;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v295, float(0.0f));
+  const uint v299 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const uint v300 = iron_tid.x;
 
-  for (uint v301 = 0u; v301 < v2; v301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v305 = v303; v305 < 8192u; v305 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v307 = v305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v309 = v305 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v310 = v26 + v307;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v311 = v310 < v0;
-      const uint v312 = v301 + v309;
-      const bool v313 = v312 < v2;
-      const bool v314 = v311 && v313;
-      if (v314) {
-        const uint v316 = v310 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v318 = v316 + v301;
-        const uint v319 = v318 + v309;
-        const iron_f8e4m3 v320 = a[v319];
-        const half v321 = half(iron_to_f32(v320));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v323 = v307 << 6u;
-        const uint v324 = v323 + v309;
-        shm3[v324] = v321;
+  for (uint v298 = 0u; v298 < v2; v298 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (uint v302 = v300; v302 < 8192u; v302 += v299) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v304 = v302 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v306 = v302 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v307 = v26 + v304;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v308 = v307 < v0;
+      const uint v309 = v298 + v306;
+      const bool v310 = v309 < v2;
+      const bool v311 = v308 && v310;
+      if (v311) {
+        const uint v313 = v307 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v315 = v313 + v298;
+        const uint v316 = v315 + v306;
+        const iron_f8e4m3 v317 = a[v316];
+        const half v318 = half(iron_to_f32(v317));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v320 = v304 << 6u;
+        const uint v321 = v320 + v306;
+        shm3[v321] = v318;
       } else {
-        const uint v326 = v307 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v327 = v326 + v309;
-        shm3[v327] = half(0.0f);
+        const uint v323 = v304 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v324 = v323 + v306;
+        shm3[v324] = half(0.0f);
       }
     }
 
-    for (uint v332 = v303; v332 < 8192u; v332 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v334 = v332 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v336 = v332 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v337 = v30 + v334;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v338 = v337 < v1;
-      const uint v339 = v301 + v336;
-      const bool v340 = v339 < v2;
-      const bool v341 = v338 && v340;
-      if (v341) {
-        const uint v343 = v337 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v345 = v343 + v301;
-        const uint v346 = v345 + v336;
-        const iron_f8e4m3 v347 = b[v346];
-        const half v348 = half(iron_to_f32(v347));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v350 = v334 << 6u;
-        const uint v351 = v350 + v336;
-        shm4[v351] = v348;
+    for (uint v329 = v300; v329 < 8192u; v329 += v299) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v335 = v334 < v1;
+      const uint v336 = v298 + v333;
+      const bool v337 = v336 < v2;
+      const bool v338 = v335 && v337;
+      if (v338) {
+        const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v342 = v340 + v298;
+        const uint v343 = v342 + v333;
+        const iron_f8e4m3 v344 = b[v343];
+        const half v345 = half(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v347 = v331 << 6u;
+        const uint v348 = v347 + v333;
+        shm4[v348] = v345;
       } else {
-        const uint v353 = v334 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v354 = v353 + v336;
-        shm4[v354] = half(0.0f);
+        const uint v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v351 = v350 + v333;
+        shm4[v351] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v362 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const uint v363 = v362 << 6u;
-      const uint v2127 = v290 & 3u;
-      const uint v2129 = v2127 << 4u;
-      const uint v2131 = v2129 << 6u;
-      const uint v2133 = v363 + v2131;
-      iron_frag<half, 16, 16> v2140;
-      iron_frag_fill(v2140, half(half(0.0f)));
-      iron_frag_load<false>(v2140, shm3, long(v2133), long(64u));
-      iron_frag<half, 16, 128> v2142;
-      iron_frag_fill(v2142, half(half(0.0f)));
-      iron_frag_load<true>(v2142, shm4, long(0u), long(64u));
-      iron_frag_mma(v298, v2140, v2142);
-      const uint v2144 = v2133 + 16u;
-      iron_frag<half, 16, 16> v2149;
-      iron_frag_fill(v2149, half(half(0.0f)));
-      iron_frag_load<false>(v2149, shm3, long(v2144), long(64u));
-      iron_frag<half, 16, 128> v2151;
-      iron_frag_fill(v2151, half(half(0.0f)));
-      iron_frag_load<true>(v2151, shm4, long(16u), long(64u));
-      iron_frag_mma(v298, v2149, v2151);
-      const uint v2153 = v2133 + 32u;
-      iron_frag<half, 16, 16> v2158;
-      iron_frag_fill(v2158, half(half(0.0f)));
-      iron_frag_load<false>(v2158, shm3, long(v2153), long(64u));
-      iron_frag<half, 16, 128> v2160;
-      iron_frag_fill(v2160, half(half(0.0f)));
-      iron_frag_load<true>(v2160, shm4, long(32u), long(64u));
-      iron_frag_mma(v298, v2158, v2160);
-      const uint v2162 = v2133 + 48u;
-      iron_frag<half, 16, 16> v2167;
-      iron_frag_fill(v2167, half(half(0.0f)));
-      iron_frag_load<false>(v2167, shm3, long(v2162), long(64u));
-      iron_frag<half, 16, 128> v2169;
-      iron_frag_fill(v2169, half(half(0.0f)));
-      iron_frag_load<true>(v2169, shm4, long(48u), long(64u));
-      iron_frag_mma(v298, v2167, v2169);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v291) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const uint v359 = v288 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const uint v360 = v359 << 6u;
+      const uint v2124 = v287 & 3u;
+      const uint v2126 = v2124 << 4u;
+      const uint v2128 = v2126 << 6u;
+      const uint v2130 = v360 + v2128;
+      iron_frag<half, 16, 16> v2137;
+      iron_frag_fill(v2137, half(half(0.0f)));
+      iron_frag_load<false>(v2137, shm3, long(v2130), long(64u));
+      iron_frag<half, 16, 128> v2139;
+      iron_frag_fill(v2139, half(half(0.0f)));
+      iron_frag_load<true>(v2139, shm4, long(0u), long(64u));
+      iron_frag_mma(v295, v2137, v2139);
+      const uint v2141 = v2130 + 16u;
+      iron_frag<half, 16, 16> v2146;
+      iron_frag_fill(v2146, half(half(0.0f)));
+      iron_frag_load<false>(v2146, shm3, long(v2141), long(64u));
+      iron_frag<half, 16, 128> v2148;
+      iron_frag_fill(v2148, half(half(0.0f)));
+      iron_frag_load<true>(v2148, shm4, long(16u), long(64u));
+      iron_frag_mma(v295, v2146, v2148);
+      const uint v2150 = v2130 + 32u;
+      iron_frag<half, 16, 16> v2155;
+      iron_frag_fill(v2155, half(half(0.0f)));
+      iron_frag_load<false>(v2155, shm3, long(v2150), long(64u));
+      iron_frag<half, 16, 128> v2157;
+      iron_frag_fill(v2157, half(half(0.0f)));
+      iron_frag_load<true>(v2157, shm4, long(32u), long(64u));
+      iron_frag_mma(v295, v2155, v2157);
+      const uint v2159 = v2130 + 48u;
+      iron_frag<half, 16, 16> v2164;
+      iron_frag_fill(v2164, half(half(0.0f)));
+      iron_frag_load<false>(v2164, shm3, long(v2159), long(64u));
+      iron_frag<half, 16, 128> v2166;
+      iron_frag_fill(v2166, half(half(0.0f)));
+      iron_frag_load<true>(v2166, shm4, long(48u), long(64u));
+      iron_frag_mma(v295, v2164, v2166);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const uint v368 = v290 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const uint v369 = v368 << 4u;
-  const uint v371 = v291 << 6u;
-  const uint v372 = v26 + v371;
-  const uint v373 = v372 + v369;
-  const uint v374 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v375 = v373 + v374;
-  const uint v376 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v377 = v30 + v376;
-  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v379 = v294 && v378;
-  const bool v380 = v377 < v1;
-  const bool v381 = v379 && v380;
-  if (v381) {
-    const float v382 = v298.m[0][0].thread_elements()[0];
-    const float v383 = v382 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v384 = bfloat(v383);
-    const uint v385 = v375 * v1;
-    const uint v386 = v385 + v377;
-    out[v386] = v384;
-  }
-  const uint v387 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v388 = v373 + v387;
-  const uint v389 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v390 = v30 + v389;
-  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v392 = v294 && v391;
-  const bool v393 = v390 < v1;
-  const bool v394 = v392 && v393;
-  if (v394) {
-    const float v395 = v298.m[0][0].thread_elements()[1];
-    const float v396 = v395 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v397 = bfloat(v396);
-    const uint v398 = v388 * v1;
-    const uint v399 = v398 + v390;
-    out[v399] = v397;
-  }
-  const uint v400 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v401 = v373 + v400;
-  const uint v402 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v403 = v30 + v402;
-  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v405 = v294 && v404;
-  const bool v406 = v403 < v1;
-  const bool v407 = v405 && v406;
-  if (v407) {
-    const float v408 = v298.m[0][1].thread_elements()[0];
-    const float v409 = v408 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v410 = bfloat(v409);
-    const uint v411 = v401 * v1;
-    const uint v412 = v411 + v403;
-    out[v412] = v410;
-  }
-  const uint v413 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v414 = v373 + v413;
-  const uint v415 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v416 = v30 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v418 = v294 && v417;
-  const bool v419 = v416 < v1;
-  const bool v420 = v418 && v419;
-  if (v420) {
-    const float v421 = v298.m[0][1].thread_elements()[1];
-    const float v422 = v421 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v423 = bfloat(v422);
-    const uint v424 = v414 * v1;
-    const uint v425 = v424 + v416;
-    out[v425] = v423;
-  }
-  const uint v426 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v427 = v373 + v426;
-  const uint v428 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v429 = v30 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v431 = v294 && v430;
-  const bool v432 = v429 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v298.m[0][2].thread_elements()[0];
-    const float v435 = v434 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v436 = bfloat(v435);
-    const uint v437 = v427 * v1;
-    const uint v438 = v437 + v429;
-    out[v438] = v436;
-  }
-  const uint v439 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v440 = v373 + v439;
-  const uint v441 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v442 = v30 + v441;
-  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v444 = v294 && v443;
-  const bool v445 = v442 < v1;
-  const bool v446 = v444 && v445;
-  if (v446) {
-    const float v447 = v298.m[0][2].thread_elements()[1];
-    const float v448 = v447 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v449 = bfloat(v448);
-    const uint v450 = v440 * v1;
-    const uint v451 = v450 + v442;
-    out[v451] = v449;
-  }
-  const uint v452 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v453 = v373 + v452;
-  const uint v454 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v455 = v30 + v454;
-  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v457 = v294 && v456;
-  const bool v458 = v455 < v1;
-  const bool v459 = v457 && v458;
-  if (v459) {
-    const float v460 = v298.m[0][3].thread_elements()[0];
-    const float v461 = v460 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v462 = bfloat(v461);
-    const uint v463 = v453 * v1;
-    const uint v464 = v463 + v455;
-    out[v464] = v462;
-  }
-  const uint v465 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v466 = v373 + v465;
-  const uint v467 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v468 = v30 + v467;
-  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v470 = v294 && v469;
-  const bool v471 = v468 < v1;
-  const bool v472 = v470 && v471;
-  if (v472) {
-    const float v473 = v298.m[0][3].thread_elements()[1];
-    const float v474 = v473 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v475 = bfloat(v474);
-    const uint v476 = v466 * v1;
-    const uint v477 = v476 + v468;
-    out[v477] = v475;
-  }
-  const uint v478 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v479 = v373 + v478;
-  const uint v480 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v481 = v30 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v483 = v294 && v482;
-  const bool v484 = v481 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v298.m[0][4].thread_elements()[0];
-    const float v487 = v486 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v488 = bfloat(v487);
-    const uint v489 = v479 * v1;
-    const uint v490 = v489 + v481;
-    out[v490] = v488;
-  }
-  const uint v491 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v492 = v373 + v491;
-  const uint v493 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v494 = v30 + v493;
-  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v496 = v294 && v495;
-  const bool v497 = v494 < v1;
-  const bool v498 = v496 && v497;
-  if (v498) {
-    const float v499 = v298.m[0][4].thread_elements()[1];
-    const float v500 = v499 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v501 = bfloat(v500);
-    const uint v502 = v492 * v1;
-    const uint v503 = v502 + v494;
-    out[v503] = v501;
-  }
-  const uint v504 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v505 = v373 + v504;
-  const uint v506 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v507 = v30 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v509 = v294 && v508;
-  const bool v510 = v507 < v1;
-  const bool v511 = v509 && v510;
-  if (v511) {
-    const float v512 = v298.m[0][5].thread_elements()[0];
-    const float v513 = v512 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v514 = bfloat(v513);
-    const uint v515 = v505 * v1;
-    const uint v516 = v515 + v507;
-    out[v516] = v514;
-  }
-  const uint v517 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v518 = v373 + v517;
-  const uint v519 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v520 = v30 + v519;
-  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v522 = v294 && v521;
-  const bool v523 = v520 < v1;
-  const bool v524 = v522 && v523;
-  if (v524) {
-    const float v525 = v298.m[0][5].thread_elements()[1];
-    const float v526 = v525 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v527 = bfloat(v526);
-    const uint v528 = v518 * v1;
-    const uint v529 = v528 + v520;
-    out[v529] = v527;
-  }
-  const uint v530 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v531 = v373 + v530;
-  const uint v532 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v533 = v30 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v535 = v294 && v534;
-  const bool v536 = v533 < v1;
-  const bool v537 = v535 && v536;
-  if (v537) {
-    const float v538 = v298.m[0][6].thread_elements()[0];
-    const float v539 = v538 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v540 = bfloat(v539);
-    const uint v541 = v531 * v1;
-    const uint v542 = v541 + v533;
-    out[v542] = v540;
-  }
-  const uint v543 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v544 = v373 + v543;
-  const uint v545 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v546 = v30 + v545;
-  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v548 = v294 && v547;
-  const bool v549 = v546 < v1;
-  const bool v550 = v548 && v549;
-  if (v550) {
-    const float v551 = v298.m[0][6].thread_elements()[1];
-    const float v552 = v551 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v553 = bfloat(v552);
-    const uint v554 = v544 * v1;
-    const uint v555 = v554 + v546;
-    out[v555] = v553;
-  }
-  const uint v556 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v557 = v373 + v556;
-  const uint v558 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v559 = v30 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v561 = v294 && v560;
-  const bool v562 = v559 < v1;
-  const bool v563 = v561 && v562;
-  if (v563) {
-    const float v564 = v298.m[0][7].thread_elements()[0];
-    const float v565 = v564 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v566 = bfloat(v565);
-    const uint v567 = v557 * v1;
-    const uint v568 = v567 + v559;
-    out[v568] = v566;
-  }
-  const uint v569 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v570 = v373 + v569;
-  const uint v571 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v572 = v30 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v574 = v294 && v573;
-  const bool v575 = v572 < v1;
-  const bool v576 = v574 && v575;
-  if (v576) {
-    const float v577 = v298.m[0][7].thread_elements()[1];
-    const float v578 = v577 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v579 = bfloat(v578);
-    const uint v580 = v570 * v1;
-    const uint v581 = v580 + v572;
-    out[v581] = v579;
-  }
-  const uint v582 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v583 = v373 + v582;
-  const uint v584 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v585 = v30 + v584;
-  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v587 = v294 && v586;
-  const bool v588 = v585 < v1;
-  const bool v589 = v587 && v588;
-  if (v589) {
-    const float v590 = v298.m[0][8].thread_elements()[0];
-    const float v591 = v590 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v592 = bfloat(v591);
-    const uint v593 = v583 * v1;
-    const uint v594 = v593 + v585;
-    out[v594] = v592;
-  }
-  const uint v595 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v596 = v373 + v595;
-  const uint v597 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v598 = v30 + v597;
-  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v600 = v294 && v599;
-  const bool v601 = v598 < v1;
-  const bool v602 = v600 && v601;
-  if (v602) {
-    const float v603 = v298.m[0][8].thread_elements()[1];
-    const float v604 = v603 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v605 = bfloat(v604);
-    const uint v606 = v596 * v1;
-    const uint v607 = v606 + v598;
-    out[v607] = v605;
-  }
-  const uint v608 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v609 = v373 + v608;
-  const uint v610 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v611 = v30 + v610;
-  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v613 = v294 && v612;
-  const bool v614 = v611 < v1;
-  const bool v615 = v613 && v614;
-  if (v615) {
-    const float v616 = v298.m[0][9].thread_elements()[0];
-    const float v617 = v616 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v618 = bfloat(v617);
-    const uint v619 = v609 * v1;
-    const uint v620 = v619 + v611;
-    out[v620] = v618;
-  }
-  const uint v621 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v622 = v373 + v621;
-  const uint v623 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v624 = v30 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v626 = v294 && v625;
-  const bool v627 = v624 < v1;
-  const bool v628 = v626 && v627;
-  if (v628) {
-    const float v629 = v298.m[0][9].thread_elements()[1];
-    const float v630 = v629 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v631 = bfloat(v630);
-    const uint v632 = v622 * v1;
-    const uint v633 = v632 + v624;
-    out[v633] = v631;
-  }
-  const uint v634 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v635 = v373 + v634;
-  const uint v636 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v637 = v30 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v639 = v294 && v638;
-  const bool v640 = v637 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v298.m[0][10].thread_elements()[0];
-    const float v643 = v642 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v644 = bfloat(v643);
-    const uint v645 = v635 * v1;
-    const uint v646 = v645 + v637;
-    out[v646] = v644;
-  }
-  const uint v647 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v648 = v373 + v647;
-  const uint v649 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v650 = v30 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v652 = v294 && v651;
-  const bool v653 = v650 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v298.m[0][10].thread_elements()[1];
-    const float v656 = v655 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v657 = bfloat(v656);
-    const uint v658 = v648 * v1;
-    const uint v659 = v658 + v650;
-    out[v659] = v657;
-  }
-  const uint v660 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v661 = v373 + v660;
-  const uint v662 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v663 = v30 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v665 = v294 && v664;
-  const bool v666 = v663 < v1;
-  const bool v667 = v665 && v666;
-  if (v667) {
-    const float v668 = v298.m[0][11].thread_elements()[0];
-    const float v669 = v668 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v670 = bfloat(v669);
-    const uint v671 = v661 * v1;
-    const uint v672 = v671 + v663;
-    out[v672] = v670;
-  }
-  const uint v673 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v674 = v373 + v673;
-  const uint v675 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v676 = v30 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v678 = v294 && v677;
-  const bool v679 = v676 < v1;
-  const bool v680 = v678 && v679;
-  if (v680) {
-    const float v681 = v298.m[0][11].thread_elements()[1];
-    const float v682 = v681 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v683 = bfloat(v682);
-    const uint v684 = v674 * v1;
-    const uint v685 = v684 + v676;
-    out[v685] = v683;
-  }
-  const uint v686 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v687 = v373 + v686;
-  const uint v688 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v689 = v30 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v691 = v294 && v690;
-  const bool v692 = v689 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v298.m[0][12].thread_elements()[0];
-    const float v695 = v694 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v696 = bfloat(v695);
-    const uint v697 = v687 * v1;
-    const uint v698 = v697 + v689;
-    out[v698] = v696;
-  }
-  const uint v699 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v700 = v373 + v699;
-  const uint v701 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v702 = v30 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v704 = v294 && v703;
-  const bool v705 = v702 < v1;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v298.m[0][12].thread_elements()[1];
-    const float v708 = v707 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v709 = bfloat(v708);
-    const uint v710 = v700 * v1;
-    const uint v711 = v710 + v702;
-    out[v711] = v709;
-  }
-  const uint v712 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v713 = v373 + v712;
-  const uint v714 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v715 = v30 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v717 = v294 && v716;
-  const bool v718 = v715 < v1;
-  const bool v719 = v717 && v718;
-  if (v719) {
-    const float v720 = v298.m[0][13].thread_elements()[0];
-    const float v721 = v720 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v722 = bfloat(v721);
-    const uint v723 = v713 * v1;
-    const uint v724 = v723 + v715;
-    out[v724] = v722;
-  }
-  const uint v725 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v726 = v373 + v725;
-  const uint v727 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v728 = v30 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v730 = v294 && v729;
-  const bool v731 = v728 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v298.m[0][13].thread_elements()[1];
-    const float v734 = v733 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v735 = bfloat(v734);
-    const uint v736 = v726 * v1;
-    const uint v737 = v736 + v728;
-    out[v737] = v735;
-  }
-  const uint v738 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v739 = v373 + v738;
-  const uint v740 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v741 = v30 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v743 = v294 && v742;
-  const bool v744 = v741 < v1;
-  const bool v745 = v743 && v744;
-  if (v745) {
-    const float v746 = v298.m[0][14].thread_elements()[0];
-    const float v747 = v746 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v748 = bfloat(v747);
-    const uint v749 = v739 * v1;
-    const uint v750 = v749 + v741;
-    out[v750] = v748;
-  }
-  const uint v751 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v752 = v373 + v751;
-  const uint v753 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v754 = v30 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v756 = v294 && v755;
-  const bool v757 = v754 < v1;
-  const bool v758 = v756 && v757;
-  if (v758) {
-    const float v759 = v298.m[0][14].thread_elements()[1];
-    const float v760 = v759 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v761 = bfloat(v760);
-    const uint v762 = v752 * v1;
-    const uint v763 = v762 + v754;
-    out[v763] = v761;
-  }
-  const uint v764 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v765 = v373 + v764;
-  const uint v766 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v767 = v30 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v769 = v294 && v768;
-  const bool v770 = v767 < v1;
-  const bool v771 = v769 && v770;
-  if (v771) {
-    const float v772 = v298.m[0][15].thread_elements()[0];
-    const float v773 = v772 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v774 = bfloat(v773);
-    const uint v775 = v765 * v1;
-    const uint v776 = v775 + v767;
-    out[v776] = v774;
-  }
-  const uint v777 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v778 = v373 + v777;
-  const uint v779 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v780 = v30 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v782 = v294 && v781;
-  const bool v783 = v780 < v1;
-  const bool v784 = v782 && v783;
-  if (v784) {
-    const float v785 = v298.m[0][15].thread_elements()[1];
-    const float v786 = v785 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v787 = bfloat(v786);
-    const uint v788 = v778 * v1;
-    const uint v789 = v788 + v780;
-    out[v789] = v787;
-  }
-  const uint v790 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v791 = v373 + v790;
-  const uint v792 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v793 = v30 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v795 = v294 && v794;
-  const bool v796 = v793 < v1;
-  const bool v797 = v795 && v796;
-  if (v797) {
-    const float v798 = v298.m[1][0].thread_elements()[0];
-    const float v799 = v798 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v800 = bfloat(v799);
-    const uint v801 = v791 * v1;
-    const uint v802 = v801 + v793;
-    out[v802] = v800;
-  }
-  const uint v803 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v804 = v373 + v803;
-  const uint v805 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v806 = v30 + v805;
-  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v808 = v294 && v807;
-  const bool v809 = v806 < v1;
-  const bool v810 = v808 && v809;
-  if (v810) {
-    const float v811 = v298.m[1][0].thread_elements()[1];
-    const float v812 = v811 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v813 = bfloat(v812);
-    const uint v814 = v804 * v1;
-    const uint v815 = v814 + v806;
-    out[v815] = v813;
-  }
-  const uint v816 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v817 = v373 + v816;
-  const uint v818 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v819 = v30 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v821 = v294 && v820;
-  const bool v822 = v819 < v1;
-  const bool v823 = v821 && v822;
-  if (v823) {
-    const float v824 = v298.m[1][1].thread_elements()[0];
-    const float v825 = v824 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v826 = bfloat(v825);
-    const uint v827 = v817 * v1;
-    const uint v828 = v827 + v819;
-    out[v828] = v826;
-  }
-  const uint v829 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v830 = v373 + v829;
-  const uint v831 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v832 = v30 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v834 = v294 && v833;
-  const bool v835 = v832 < v1;
-  const bool v836 = v834 && v835;
-  if (v836) {
-    const float v837 = v298.m[1][1].thread_elements()[1];
-    const float v838 = v837 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v839 = bfloat(v838);
-    const uint v840 = v830 * v1;
-    const uint v841 = v840 + v832;
-    out[v841] = v839;
-  }
-  const uint v842 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v843 = v373 + v842;
-  const uint v844 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v845 = v30 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v847 = v294 && v846;
-  const bool v848 = v845 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v298.m[1][2].thread_elements()[0];
-    const float v851 = v850 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v852 = bfloat(v851);
-    const uint v853 = v843 * v1;
-    const uint v854 = v853 + v845;
-    out[v854] = v852;
-  }
-  const uint v855 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v856 = v373 + v855;
-  const uint v857 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v858 = v30 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v860 = v294 && v859;
-  const bool v861 = v858 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v298.m[1][2].thread_elements()[1];
-    const float v864 = v863 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v865 = bfloat(v864);
-    const uint v866 = v856 * v1;
-    const uint v867 = v866 + v858;
-    out[v867] = v865;
-  }
-  const uint v868 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v869 = v373 + v868;
-  const uint v870 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v871 = v30 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v873 = v294 && v872;
-  const bool v874 = v871 < v1;
-  const bool v875 = v873 && v874;
-  if (v875) {
-    const float v876 = v298.m[1][3].thread_elements()[0];
-    const float v877 = v876 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v878 = bfloat(v877);
-    const uint v879 = v869 * v1;
-    const uint v880 = v879 + v871;
-    out[v880] = v878;
-  }
-  const uint v881 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v882 = v373 + v881;
-  const uint v883 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v884 = v30 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v886 = v294 && v885;
-  const bool v887 = v884 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v298.m[1][3].thread_elements()[1];
-    const float v890 = v889 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v891 = bfloat(v890);
-    const uint v892 = v882 * v1;
-    const uint v893 = v892 + v884;
-    out[v893] = v891;
-  }
-  const uint v894 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v895 = v373 + v894;
-  const uint v896 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v897 = v30 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v899 = v294 && v898;
-  const bool v900 = v897 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v298.m[1][4].thread_elements()[0];
-    const float v903 = v902 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v904 = bfloat(v903);
-    const uint v905 = v895 * v1;
-    const uint v906 = v905 + v897;
-    out[v906] = v904;
-  }
-  const uint v907 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v908 = v373 + v907;
-  const uint v909 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v910 = v30 + v909;
-  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v912 = v294 && v911;
-  const bool v913 = v910 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v298.m[1][4].thread_elements()[1];
-    const float v916 = v915 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v917 = bfloat(v916);
-    const uint v918 = v908 * v1;
-    const uint v919 = v918 + v910;
-    out[v919] = v917;
-  }
-  const uint v920 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v921 = v373 + v920;
-  const uint v922 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v923 = v30 + v922;
-  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v925 = v294 && v924;
-  const bool v926 = v923 < v1;
-  const bool v927 = v925 && v926;
-  if (v927) {
-    const float v928 = v298.m[1][5].thread_elements()[0];
-    const float v929 = v928 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v930 = bfloat(v929);
-    const uint v931 = v921 * v1;
-    const uint v932 = v931 + v923;
-    out[v932] = v930;
-  }
-  const uint v933 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v934 = v373 + v933;
-  const uint v935 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v936 = v30 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v938 = v294 && v937;
-  const bool v939 = v936 < v1;
-  const bool v940 = v938 && v939;
-  if (v940) {
-    const float v941 = v298.m[1][5].thread_elements()[1];
-    const float v942 = v941 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v943 = bfloat(v942);
-    const uint v944 = v934 * v1;
-    const uint v945 = v944 + v936;
-    out[v945] = v943;
-  }
-  const uint v946 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v947 = v373 + v946;
-  const uint v948 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v949 = v30 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v951 = v294 && v950;
-  const bool v952 = v949 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v298.m[1][6].thread_elements()[0];
-    const float v955 = v954 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v956 = bfloat(v955);
-    const uint v957 = v947 * v1;
-    const uint v958 = v957 + v949;
-    out[v958] = v956;
-  }
-  const uint v959 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v960 = v373 + v959;
-  const uint v961 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v962 = v30 + v961;
-  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v964 = v294 && v963;
-  const bool v965 = v962 < v1;
-  const bool v966 = v964 && v965;
-  if (v966) {
-    const float v967 = v298.m[1][6].thread_elements()[1];
-    const float v968 = v967 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v969 = bfloat(v968);
-    const uint v970 = v960 * v1;
-    const uint v971 = v970 + v962;
-    out[v971] = v969;
-  }
-  const uint v972 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v973 = v373 + v972;
-  const uint v974 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v975 = v30 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v977 = v294 && v976;
-  const bool v978 = v975 < v1;
-  const bool v979 = v977 && v978;
-  if (v979) {
-    const float v980 = v298.m[1][7].thread_elements()[0];
-    const float v981 = v980 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v982 = bfloat(v981);
-    const uint v983 = v973 * v1;
-    const uint v984 = v983 + v975;
-    out[v984] = v982;
-  }
-  const uint v985 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v986 = v373 + v985;
-  const uint v987 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v988 = v30 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v990 = v294 && v989;
-  const bool v991 = v988 < v1;
-  const bool v992 = v990 && v991;
-  if (v992) {
-    const float v993 = v298.m[1][7].thread_elements()[1];
-    const float v994 = v993 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v995 = bfloat(v994);
-    const uint v996 = v986 * v1;
-    const uint v997 = v996 + v988;
-    out[v997] = v995;
-  }
-  const uint v998 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v999 = v373 + v998;
-  const uint v1000 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1001 = v30 + v1000;
-  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1003 = v294 && v1002;
-  const bool v1004 = v1001 < v1;
-  const bool v1005 = v1003 && v1004;
-  if (v1005) {
-    const float v1006 = v298.m[1][8].thread_elements()[0];
-    const float v1007 = v1006 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1008 = bfloat(v1007);
-    const uint v1009 = v999 * v1;
-    const uint v1010 = v1009 + v1001;
-    out[v1010] = v1008;
-  }
-  const uint v1011 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1012 = v373 + v1011;
-  const uint v1013 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1014 = v30 + v1013;
-  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1016 = v294 && v1015;
-  const bool v1017 = v1014 < v1;
-  const bool v1018 = v1016 && v1017;
-  if (v1018) {
-    const float v1019 = v298.m[1][8].thread_elements()[1];
-    const float v1020 = v1019 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1021 = bfloat(v1020);
-    const uint v1022 = v1012 * v1;
-    const uint v1023 = v1022 + v1014;
-    out[v1023] = v1021;
-  }
-  const uint v1024 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1025 = v373 + v1024;
-  const uint v1026 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1027 = v30 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1029 = v294 && v1028;
-  const bool v1030 = v1027 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v298.m[1][9].thread_elements()[0];
-    const float v1033 = v1032 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1034 = bfloat(v1033);
-    const uint v1035 = v1025 * v1;
-    const uint v1036 = v1035 + v1027;
-    out[v1036] = v1034;
-  }
-  const uint v1037 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1038 = v373 + v1037;
-  const uint v1039 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1040 = v30 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1042 = v294 && v1041;
-  const bool v1043 = v1040 < v1;
-  const bool v1044 = v1042 && v1043;
-  if (v1044) {
-    const float v1045 = v298.m[1][9].thread_elements()[1];
-    const float v1046 = v1045 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1047 = bfloat(v1046);
-    const uint v1048 = v1038 * v1;
-    const uint v1049 = v1048 + v1040;
-    out[v1049] = v1047;
-  }
-  const uint v1050 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1051 = v373 + v1050;
-  const uint v1052 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1053 = v30 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1055 = v294 && v1054;
-  const bool v1056 = v1053 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v298.m[1][10].thread_elements()[0];
-    const float v1059 = v1058 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1060 = bfloat(v1059);
-    const uint v1061 = v1051 * v1;
-    const uint v1062 = v1061 + v1053;
-    out[v1062] = v1060;
-  }
-  const uint v1063 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1064 = v373 + v1063;
-  const uint v1065 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1066 = v30 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1068 = v294 && v1067;
-  const bool v1069 = v1066 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v298.m[1][10].thread_elements()[1];
-    const float v1072 = v1071 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1073 = bfloat(v1072);
-    const uint v1074 = v1064 * v1;
-    const uint v1075 = v1074 + v1066;
-    out[v1075] = v1073;
-  }
-  const uint v1076 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1077 = v373 + v1076;
-  const uint v1078 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1079 = v30 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1081 = v294 && v1080;
-  const bool v1082 = v1079 < v1;
-  const bool v1083 = v1081 && v1082;
-  if (v1083) {
-    const float v1084 = v298.m[1][11].thread_elements()[0];
-    const float v1085 = v1084 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1086 = bfloat(v1085);
-    const uint v1087 = v1077 * v1;
-    const uint v1088 = v1087 + v1079;
-    out[v1088] = v1086;
-  }
-  const uint v1089 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1090 = v373 + v1089;
-  const uint v1091 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1092 = v30 + v1091;
-  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1094 = v294 && v1093;
-  const bool v1095 = v1092 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v298.m[1][11].thread_elements()[1];
-    const float v1098 = v1097 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1099 = bfloat(v1098);
-    const uint v1100 = v1090 * v1;
-    const uint v1101 = v1100 + v1092;
-    out[v1101] = v1099;
-  }
-  const uint v1102 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1103 = v373 + v1102;
-  const uint v1104 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1105 = v30 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1107 = v294 && v1106;
-  const bool v1108 = v1105 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v298.m[1][12].thread_elements()[0];
-    const float v1111 = v1110 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1112 = bfloat(v1111);
-    const uint v1113 = v1103 * v1;
-    const uint v1114 = v1113 + v1105;
-    out[v1114] = v1112;
-  }
-  const uint v1115 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1116 = v373 + v1115;
-  const uint v1117 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1118 = v30 + v1117;
-  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1120 = v294 && v1119;
-  const bool v1121 = v1118 < v1;
-  const bool v1122 = v1120 && v1121;
-  if (v1122) {
-    const float v1123 = v298.m[1][12].thread_elements()[1];
-    const float v1124 = v1123 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1125 = bfloat(v1124);
-    const uint v1126 = v1116 * v1;
-    const uint v1127 = v1126 + v1118;
-    out[v1127] = v1125;
-  }
-  const uint v1128 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1129 = v373 + v1128;
-  const uint v1130 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1131 = v30 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1133 = v294 && v1132;
-  const bool v1134 = v1131 < v1;
-  const bool v1135 = v1133 && v1134;
-  if (v1135) {
-    const float v1136 = v298.m[1][13].thread_elements()[0];
-    const float v1137 = v1136 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1138 = bfloat(v1137);
-    const uint v1139 = v1129 * v1;
-    const uint v1140 = v1139 + v1131;
-    out[v1140] = v1138;
-  }
-  const uint v1141 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1142 = v373 + v1141;
-  const uint v1143 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1144 = v30 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1146 = v294 && v1145;
-  const bool v1147 = v1144 < v1;
-  const bool v1148 = v1146 && v1147;
-  if (v1148) {
-    const float v1149 = v298.m[1][13].thread_elements()[1];
-    const float v1150 = v1149 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1151 = bfloat(v1150);
-    const uint v1152 = v1142 * v1;
-    const uint v1153 = v1152 + v1144;
-    out[v1153] = v1151;
-  }
-  const uint v1154 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1155 = v373 + v1154;
-  const uint v1156 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1157 = v30 + v1156;
-  const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1159 = v294 && v1158;
-  const bool v1160 = v1157 < v1;
-  const bool v1161 = v1159 && v1160;
-  if (v1161) {
-    const float v1162 = v298.m[1][14].thread_elements()[0];
-    const float v1163 = v1162 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1164 = bfloat(v1163);
-    const uint v1165 = v1155 * v1;
-    const uint v1166 = v1165 + v1157;
-    out[v1166] = v1164;
-  }
-  const uint v1167 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1168 = v373 + v1167;
-  const uint v1169 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1170 = v30 + v1169;
-  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1172 = v294 && v1171;
-  const bool v1173 = v1170 < v1;
-  const bool v1174 = v1172 && v1173;
-  if (v1174) {
-    const float v1175 = v298.m[1][14].thread_elements()[1];
-    const float v1176 = v1175 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1177 = bfloat(v1176);
-    const uint v1178 = v1168 * v1;
-    const uint v1179 = v1178 + v1170;
-    out[v1179] = v1177;
-  }
-  const uint v1180 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1181 = v373 + v1180;
-  const uint v1182 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1183 = v30 + v1182;
-  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1185 = v294 && v1184;
-  const bool v1186 = v1183 < v1;
-  const bool v1187 = v1185 && v1186;
-  if (v1187) {
-    const float v1188 = v298.m[1][15].thread_elements()[0];
-    const float v1189 = v1188 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1190 = bfloat(v1189);
-    const uint v1191 = v1181 * v1;
-    const uint v1192 = v1191 + v1183;
-    out[v1192] = v1190;
-  }
-  const uint v1193 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1194 = v373 + v1193;
-  const uint v1195 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1196 = v30 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1198 = v294 && v1197;
-  const bool v1199 = v1196 < v1;
-  const bool v1200 = v1198 && v1199;
-  if (v1200) {
-    const float v1201 = v298.m[1][15].thread_elements()[1];
-    const float v1202 = v1201 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1203 = bfloat(v1202);
-    const uint v1204 = v1194 * v1;
-    const uint v1205 = v1204 + v1196;
-    out[v1205] = v1203;
-  }
-  const uint v1207 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
-  iron_frag<float, 16, 128> v1217;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1217, float(0.0f));
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const uint v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const uint v366 = v365 << 4u;
+  const uint v368 = v288 << 6u;
+  const uint v369 = v26 + v368;
+  const uint v370 = v369 + v366;
+  const uint v371 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v372 = v370 + v371;
+  const uint v373 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v374 = v30 + v373;
+  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v376 = v291 && v375;
+  const bool v377 = v374 < v1;
+  const bool v378 = v376 && v377;
+  if (v378) {
+    const float v379 = v295.m[0][0].thread_elements()[0];
+    const float v380 = v379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v381 = bfloat(v380);
+    const uint v382 = v372 * v1;
+    const uint v383 = v382 + v374;
+    out[v383] = v381;
+  }
+  const uint v384 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v385 = v370 + v384;
+  const uint v386 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v387 = v30 + v386;
+  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v389 = v291 && v388;
+  const bool v390 = v387 < v1;
+  const bool v391 = v389 && v390;
+  if (v391) {
+    const float v392 = v295.m[0][0].thread_elements()[1];
+    const float v393 = v392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v394 = bfloat(v393);
+    const uint v395 = v385 * v1;
+    const uint v396 = v395 + v387;
+    out[v396] = v394;
+  }
+  const uint v397 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v398 = v370 + v397;
+  const uint v399 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v400 = v30 + v399;
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v402 = v291 && v401;
+  const bool v403 = v400 < v1;
+  const bool v404 = v402 && v403;
+  if (v404) {
+    const float v405 = v295.m[0][1].thread_elements()[0];
+    const float v406 = v405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v407 = bfloat(v406);
+    const uint v408 = v398 * v1;
+    const uint v409 = v408 + v400;
+    out[v409] = v407;
+  }
+  const uint v410 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v411 = v370 + v410;
+  const uint v412 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v413 = v30 + v412;
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v415 = v291 && v414;
+  const bool v416 = v413 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v295.m[0][1].thread_elements()[1];
+    const float v419 = v418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v420 = bfloat(v419);
+    const uint v421 = v411 * v1;
+    const uint v422 = v421 + v413;
+    out[v422] = v420;
+  }
+  const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v424 = v370 + v423;
+  const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v426 = v30 + v425;
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v428 = v291 && v427;
+  const bool v429 = v426 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v295.m[0][2].thread_elements()[0];
+    const float v432 = v431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v433 = bfloat(v432);
+    const uint v434 = v424 * v1;
+    const uint v435 = v434 + v426;
+    out[v435] = v433;
+  }
+  const uint v436 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v437 = v370 + v436;
+  const uint v438 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v439 = v30 + v438;
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v441 = v291 && v440;
+  const bool v442 = v439 < v1;
+  const bool v443 = v441 && v442;
+  if (v443) {
+    const float v444 = v295.m[0][2].thread_elements()[1];
+    const float v445 = v444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v446 = bfloat(v445);
+    const uint v447 = v437 * v1;
+    const uint v448 = v447 + v439;
+    out[v448] = v446;
+  }
+  const uint v449 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v450 = v370 + v449;
+  const uint v451 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v452 = v30 + v451;
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v454 = v291 && v453;
+  const bool v455 = v452 < v1;
+  const bool v456 = v454 && v455;
+  if (v456) {
+    const float v457 = v295.m[0][3].thread_elements()[0];
+    const float v458 = v457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v459 = bfloat(v458);
+    const uint v460 = v450 * v1;
+    const uint v461 = v460 + v452;
+    out[v461] = v459;
+  }
+  const uint v462 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v463 = v370 + v462;
+  const uint v464 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v465 = v30 + v464;
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v467 = v291 && v466;
+  const bool v468 = v465 < v1;
+  const bool v469 = v467 && v468;
+  if (v469) {
+    const float v470 = v295.m[0][3].thread_elements()[1];
+    const float v471 = v470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v472 = bfloat(v471);
+    const uint v473 = v463 * v1;
+    const uint v474 = v473 + v465;
+    out[v474] = v472;
+  }
+  const uint v475 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v476 = v370 + v475;
+  const uint v477 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v478 = v30 + v477;
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v480 = v291 && v479;
+  const bool v481 = v478 < v1;
+  const bool v482 = v480 && v481;
+  if (v482) {
+    const float v483 = v295.m[0][4].thread_elements()[0];
+    const float v484 = v483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v485 = bfloat(v484);
+    const uint v486 = v476 * v1;
+    const uint v487 = v486 + v478;
+    out[v487] = v485;
+  }
+  const uint v488 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v489 = v370 + v488;
+  const uint v490 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v491 = v30 + v490;
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v493 = v291 && v492;
+  const bool v494 = v491 < v1;
+  const bool v495 = v493 && v494;
+  if (v495) {
+    const float v496 = v295.m[0][4].thread_elements()[1];
+    const float v497 = v496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v498 = bfloat(v497);
+    const uint v499 = v489 * v1;
+    const uint v500 = v499 + v491;
+    out[v500] = v498;
+  }
+  const uint v501 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v502 = v370 + v501;
+  const uint v503 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v504 = v30 + v503;
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v506 = v291 && v505;
+  const bool v507 = v504 < v1;
+  const bool v508 = v506 && v507;
+  if (v508) {
+    const float v509 = v295.m[0][5].thread_elements()[0];
+    const float v510 = v509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v511 = bfloat(v510);
+    const uint v512 = v502 * v1;
+    const uint v513 = v512 + v504;
+    out[v513] = v511;
+  }
+  const uint v514 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v515 = v370 + v514;
+  const uint v516 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v517 = v30 + v516;
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v519 = v291 && v518;
+  const bool v520 = v517 < v1;
+  const bool v521 = v519 && v520;
+  if (v521) {
+    const float v522 = v295.m[0][5].thread_elements()[1];
+    const float v523 = v522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v524 = bfloat(v523);
+    const uint v525 = v515 * v1;
+    const uint v526 = v525 + v517;
+    out[v526] = v524;
+  }
+  const uint v527 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v528 = v370 + v527;
+  const uint v529 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v530 = v30 + v529;
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v532 = v291 && v531;
+  const bool v533 = v530 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v295.m[0][6].thread_elements()[0];
+    const float v536 = v535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v537 = bfloat(v536);
+    const uint v538 = v528 * v1;
+    const uint v539 = v538 + v530;
+    out[v539] = v537;
+  }
+  const uint v540 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v541 = v370 + v540;
+  const uint v542 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v543 = v30 + v542;
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v545 = v291 && v544;
+  const bool v546 = v543 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v295.m[0][6].thread_elements()[1];
+    const float v549 = v548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v550 = bfloat(v549);
+    const uint v551 = v541 * v1;
+    const uint v552 = v551 + v543;
+    out[v552] = v550;
+  }
+  const uint v553 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v554 = v370 + v553;
+  const uint v555 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v556 = v30 + v555;
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v558 = v291 && v557;
+  const bool v559 = v556 < v1;
+  const bool v560 = v558 && v559;
+  if (v560) {
+    const float v561 = v295.m[0][7].thread_elements()[0];
+    const float v562 = v561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v563 = bfloat(v562);
+    const uint v564 = v554 * v1;
+    const uint v565 = v564 + v556;
+    out[v565] = v563;
+  }
+  const uint v566 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v567 = v370 + v566;
+  const uint v568 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v569 = v30 + v568;
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v571 = v291 && v570;
+  const bool v572 = v569 < v1;
+  const bool v573 = v571 && v572;
+  if (v573) {
+    const float v574 = v295.m[0][7].thread_elements()[1];
+    const float v575 = v574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v576 = bfloat(v575);
+    const uint v577 = v567 * v1;
+    const uint v578 = v577 + v569;
+    out[v578] = v576;
+  }
+  const uint v579 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v580 = v370 + v579;
+  const uint v581 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v582 = v30 + v581;
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v584 = v291 && v583;
+  const bool v585 = v582 < v1;
+  const bool v586 = v584 && v585;
+  if (v586) {
+    const float v587 = v295.m[0][8].thread_elements()[0];
+    const float v588 = v587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v589 = bfloat(v588);
+    const uint v590 = v580 * v1;
+    const uint v591 = v590 + v582;
+    out[v591] = v589;
+  }
+  const uint v592 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v593 = v370 + v592;
+  const uint v594 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v595 = v30 + v594;
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v597 = v291 && v596;
+  const bool v598 = v595 < v1;
+  const bool v599 = v597 && v598;
+  if (v599) {
+    const float v600 = v295.m[0][8].thread_elements()[1];
+    const float v601 = v600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v602 = bfloat(v601);
+    const uint v603 = v593 * v1;
+    const uint v604 = v603 + v595;
+    out[v604] = v602;
+  }
+  const uint v605 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v606 = v370 + v605;
+  const uint v607 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v608 = v30 + v607;
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v610 = v291 && v609;
+  const bool v611 = v608 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v295.m[0][9].thread_elements()[0];
+    const float v614 = v613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v615 = bfloat(v614);
+    const uint v616 = v606 * v1;
+    const uint v617 = v616 + v608;
+    out[v617] = v615;
+  }
+  const uint v618 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v619 = v370 + v618;
+  const uint v620 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v621 = v30 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v623 = v291 && v622;
+  const bool v624 = v621 < v1;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v295.m[0][9].thread_elements()[1];
+    const float v627 = v626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v628 = bfloat(v627);
+    const uint v629 = v619 * v1;
+    const uint v630 = v629 + v621;
+    out[v630] = v628;
+  }
+  const uint v631 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v632 = v370 + v631;
+  const uint v633 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v634 = v30 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v636 = v291 && v635;
+  const bool v637 = v634 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v295.m[0][10].thread_elements()[0];
+    const float v640 = v639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v641 = bfloat(v640);
+    const uint v642 = v632 * v1;
+    const uint v643 = v642 + v634;
+    out[v643] = v641;
+  }
+  const uint v644 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v645 = v370 + v644;
+  const uint v646 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v647 = v30 + v646;
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v649 = v291 && v648;
+  const bool v650 = v647 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v295.m[0][10].thread_elements()[1];
+    const float v653 = v652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v654 = bfloat(v653);
+    const uint v655 = v645 * v1;
+    const uint v656 = v655 + v647;
+    out[v656] = v654;
+  }
+  const uint v657 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v658 = v370 + v657;
+  const uint v659 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v660 = v30 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v662 = v291 && v661;
+  const bool v663 = v660 < v1;
+  const bool v664 = v662 && v663;
+  if (v664) {
+    const float v665 = v295.m[0][11].thread_elements()[0];
+    const float v666 = v665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v667 = bfloat(v666);
+    const uint v668 = v658 * v1;
+    const uint v669 = v668 + v660;
+    out[v669] = v667;
+  }
+  const uint v670 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v671 = v370 + v670;
+  const uint v672 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v673 = v30 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v675 = v291 && v674;
+  const bool v676 = v673 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v295.m[0][11].thread_elements()[1];
+    const float v679 = v678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v680 = bfloat(v679);
+    const uint v681 = v671 * v1;
+    const uint v682 = v681 + v673;
+    out[v682] = v680;
+  }
+  const uint v683 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v684 = v370 + v683;
+  const uint v685 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v686 = v30 + v685;
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v688 = v291 && v687;
+  const bool v689 = v686 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v295.m[0][12].thread_elements()[0];
+    const float v692 = v691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v693 = bfloat(v692);
+    const uint v694 = v684 * v1;
+    const uint v695 = v694 + v686;
+    out[v695] = v693;
+  }
+  const uint v696 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v697 = v370 + v696;
+  const uint v698 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v699 = v30 + v698;
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v701 = v291 && v700;
+  const bool v702 = v699 < v1;
+  const bool v703 = v701 && v702;
+  if (v703) {
+    const float v704 = v295.m[0][12].thread_elements()[1];
+    const float v705 = v704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v706 = bfloat(v705);
+    const uint v707 = v697 * v1;
+    const uint v708 = v707 + v699;
+    out[v708] = v706;
+  }
+  const uint v709 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v710 = v370 + v709;
+  const uint v711 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v712 = v30 + v711;
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v714 = v291 && v713;
+  const bool v715 = v712 < v1;
+  const bool v716 = v714 && v715;
+  if (v716) {
+    const float v717 = v295.m[0][13].thread_elements()[0];
+    const float v718 = v717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v719 = bfloat(v718);
+    const uint v720 = v710 * v1;
+    const uint v721 = v720 + v712;
+    out[v721] = v719;
+  }
+  const uint v722 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v723 = v370 + v722;
+  const uint v724 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v725 = v30 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v727 = v291 && v726;
+  const bool v728 = v725 < v1;
+  const bool v729 = v727 && v728;
+  if (v729) {
+    const float v730 = v295.m[0][13].thread_elements()[1];
+    const float v731 = v730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v732 = bfloat(v731);
+    const uint v733 = v723 * v1;
+    const uint v734 = v733 + v725;
+    out[v734] = v732;
+  }
+  const uint v735 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v736 = v370 + v735;
+  const uint v737 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v738 = v30 + v737;
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v740 = v291 && v739;
+  const bool v741 = v738 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v295.m[0][14].thread_elements()[0];
+    const float v744 = v743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v745 = bfloat(v744);
+    const uint v746 = v736 * v1;
+    const uint v747 = v746 + v738;
+    out[v747] = v745;
+  }
+  const uint v748 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v749 = v370 + v748;
+  const uint v750 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v751 = v30 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v753 = v291 && v752;
+  const bool v754 = v751 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v295.m[0][14].thread_elements()[1];
+    const float v757 = v756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v758 = bfloat(v757);
+    const uint v759 = v749 * v1;
+    const uint v760 = v759 + v751;
+    out[v760] = v758;
+  }
+  const uint v761 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v762 = v370 + v761;
+  const uint v763 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v764 = v30 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v766 = v291 && v765;
+  const bool v767 = v764 < v1;
+  const bool v768 = v766 && v767;
+  if (v768) {
+    const float v769 = v295.m[0][15].thread_elements()[0];
+    const float v770 = v769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v771 = bfloat(v770);
+    const uint v772 = v762 * v1;
+    const uint v773 = v772 + v764;
+    out[v773] = v771;
+  }
+  const uint v774 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v775 = v370 + v774;
+  const uint v776 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v777 = v30 + v776;
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v779 = v291 && v778;
+  const bool v780 = v777 < v1;
+  const bool v781 = v779 && v780;
+  if (v781) {
+    const float v782 = v295.m[0][15].thread_elements()[1];
+    const float v783 = v782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v784 = bfloat(v783);
+    const uint v785 = v775 * v1;
+    const uint v786 = v785 + v777;
+    out[v786] = v784;
+  }
+  const uint v787 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v788 = v370 + v787;
+  const uint v789 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v790 = v30 + v789;
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v792 = v291 && v791;
+  const bool v793 = v790 < v1;
+  const bool v794 = v792 && v793;
+  if (v794) {
+    const float v795 = v295.m[1][0].thread_elements()[0];
+    const float v796 = v795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v797 = bfloat(v796);
+    const uint v798 = v788 * v1;
+    const uint v799 = v798 + v790;
+    out[v799] = v797;
+  }
+  const uint v800 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v801 = v370 + v800;
+  const uint v802 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v803 = v30 + v802;
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v805 = v291 && v804;
+  const bool v806 = v803 < v1;
+  const bool v807 = v805 && v806;
+  if (v807) {
+    const float v808 = v295.m[1][0].thread_elements()[1];
+    const float v809 = v808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v810 = bfloat(v809);
+    const uint v811 = v801 * v1;
+    const uint v812 = v811 + v803;
+    out[v812] = v810;
+  }
+  const uint v813 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v814 = v370 + v813;
+  const uint v815 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v816 = v30 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v818 = v291 && v817;
+  const bool v819 = v816 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v295.m[1][1].thread_elements()[0];
+    const float v822 = v821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v823 = bfloat(v822);
+    const uint v824 = v814 * v1;
+    const uint v825 = v824 + v816;
+    out[v825] = v823;
+  }
+  const uint v826 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v827 = v370 + v826;
+  const uint v828 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v829 = v30 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v831 = v291 && v830;
+  const bool v832 = v829 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v295.m[1][1].thread_elements()[1];
+    const float v835 = v834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v836 = bfloat(v835);
+    const uint v837 = v827 * v1;
+    const uint v838 = v837 + v829;
+    out[v838] = v836;
+  }
+  const uint v839 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v840 = v370 + v839;
+  const uint v841 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v842 = v30 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v844 = v291 && v843;
+  const bool v845 = v842 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v295.m[1][2].thread_elements()[0];
+    const float v848 = v847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v849 = bfloat(v848);
+    const uint v850 = v840 * v1;
+    const uint v851 = v850 + v842;
+    out[v851] = v849;
+  }
+  const uint v852 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v853 = v370 + v852;
+  const uint v854 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v855 = v30 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v857 = v291 && v856;
+  const bool v858 = v855 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v295.m[1][2].thread_elements()[1];
+    const float v861 = v860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v862 = bfloat(v861);
+    const uint v863 = v853 * v1;
+    const uint v864 = v863 + v855;
+    out[v864] = v862;
+  }
+  const uint v865 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v866 = v370 + v865;
+  const uint v867 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v868 = v30 + v867;
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v870 = v291 && v869;
+  const bool v871 = v868 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v295.m[1][3].thread_elements()[0];
+    const float v874 = v873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v875 = bfloat(v874);
+    const uint v876 = v866 * v1;
+    const uint v877 = v876 + v868;
+    out[v877] = v875;
+  }
+  const uint v878 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v879 = v370 + v878;
+  const uint v880 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v881 = v30 + v880;
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v883 = v291 && v882;
+  const bool v884 = v881 < v1;
+  const bool v885 = v883 && v884;
+  if (v885) {
+    const float v886 = v295.m[1][3].thread_elements()[1];
+    const float v887 = v886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v888 = bfloat(v887);
+    const uint v889 = v879 * v1;
+    const uint v890 = v889 + v881;
+    out[v890] = v888;
+  }
+  const uint v891 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v892 = v370 + v891;
+  const uint v893 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v894 = v30 + v893;
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v896 = v291 && v895;
+  const bool v897 = v894 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v295.m[1][4].thread_elements()[0];
+    const float v900 = v899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v901 = bfloat(v900);
+    const uint v902 = v892 * v1;
+    const uint v903 = v902 + v894;
+    out[v903] = v901;
+  }
+  const uint v904 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v905 = v370 + v904;
+  const uint v906 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v907 = v30 + v906;
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v909 = v291 && v908;
+  const bool v910 = v907 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v295.m[1][4].thread_elements()[1];
+    const float v913 = v912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v914 = bfloat(v913);
+    const uint v915 = v905 * v1;
+    const uint v916 = v915 + v907;
+    out[v916] = v914;
+  }
+  const uint v917 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v918 = v370 + v917;
+  const uint v919 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v920 = v30 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v922 = v291 && v921;
+  const bool v923 = v920 < v1;
+  const bool v924 = v922 && v923;
+  if (v924) {
+    const float v925 = v295.m[1][5].thread_elements()[0];
+    const float v926 = v925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v927 = bfloat(v926);
+    const uint v928 = v918 * v1;
+    const uint v929 = v928 + v920;
+    out[v929] = v927;
+  }
+  const uint v930 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v931 = v370 + v930;
+  const uint v932 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v933 = v30 + v932;
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v935 = v291 && v934;
+  const bool v936 = v933 < v1;
+  const bool v937 = v935 && v936;
+  if (v937) {
+    const float v938 = v295.m[1][5].thread_elements()[1];
+    const float v939 = v938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v940 = bfloat(v939);
+    const uint v941 = v931 * v1;
+    const uint v942 = v941 + v933;
+    out[v942] = v940;
+  }
+  const uint v943 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v944 = v370 + v943;
+  const uint v945 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v946 = v30 + v945;
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v948 = v291 && v947;
+  const bool v949 = v946 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v295.m[1][6].thread_elements()[0];
+    const float v952 = v951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v953 = bfloat(v952);
+    const uint v954 = v944 * v1;
+    const uint v955 = v954 + v946;
+    out[v955] = v953;
+  }
+  const uint v956 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v957 = v370 + v956;
+  const uint v958 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v959 = v30 + v958;
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v961 = v291 && v960;
+  const bool v962 = v959 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v295.m[1][6].thread_elements()[1];
+    const float v965 = v964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v966 = bfloat(v965);
+    const uint v967 = v957 * v1;
+    const uint v968 = v967 + v959;
+    out[v968] = v966;
+  }
+  const uint v969 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v970 = v370 + v969;
+  const uint v971 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v972 = v30 + v971;
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v974 = v291 && v973;
+  const bool v975 = v972 < v1;
+  const bool v976 = v974 && v975;
+  if (v976) {
+    const float v977 = v295.m[1][7].thread_elements()[0];
+    const float v978 = v977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v979 = bfloat(v978);
+    const uint v980 = v970 * v1;
+    const uint v981 = v980 + v972;
+    out[v981] = v979;
+  }
+  const uint v982 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v983 = v370 + v982;
+  const uint v984 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v985 = v30 + v984;
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v987 = v291 && v986;
+  const bool v988 = v985 < v1;
+  const bool v989 = v987 && v988;
+  if (v989) {
+    const float v990 = v295.m[1][7].thread_elements()[1];
+    const float v991 = v990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v992 = bfloat(v991);
+    const uint v993 = v983 * v1;
+    const uint v994 = v993 + v985;
+    out[v994] = v992;
+  }
+  const uint v995 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v996 = v370 + v995;
+  const uint v997 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v998 = v30 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1000 = v291 && v999;
+  const bool v1001 = v998 < v1;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v295.m[1][8].thread_elements()[0];
+    const float v1004 = v1003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1005 = bfloat(v1004);
+    const uint v1006 = v996 * v1;
+    const uint v1007 = v1006 + v998;
+    out[v1007] = v1005;
+  }
+  const uint v1008 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1009 = v370 + v1008;
+  const uint v1010 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1011 = v30 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1013 = v291 && v1012;
+  const bool v1014 = v1011 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v295.m[1][8].thread_elements()[1];
+    const float v1017 = v1016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1018 = bfloat(v1017);
+    const uint v1019 = v1009 * v1;
+    const uint v1020 = v1019 + v1011;
+    out[v1020] = v1018;
+  }
+  const uint v1021 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1022 = v370 + v1021;
+  const uint v1023 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1024 = v30 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1026 = v291 && v1025;
+  const bool v1027 = v1024 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v295.m[1][9].thread_elements()[0];
+    const float v1030 = v1029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1031 = bfloat(v1030);
+    const uint v1032 = v1022 * v1;
+    const uint v1033 = v1032 + v1024;
+    out[v1033] = v1031;
+  }
+  const uint v1034 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1035 = v370 + v1034;
+  const uint v1036 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1037 = v30 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1039 = v291 && v1038;
+  const bool v1040 = v1037 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v295.m[1][9].thread_elements()[1];
+    const float v1043 = v1042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1044 = bfloat(v1043);
+    const uint v1045 = v1035 * v1;
+    const uint v1046 = v1045 + v1037;
+    out[v1046] = v1044;
+  }
+  const uint v1047 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1048 = v370 + v1047;
+  const uint v1049 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1050 = v30 + v1049;
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1052 = v291 && v1051;
+  const bool v1053 = v1050 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v295.m[1][10].thread_elements()[0];
+    const float v1056 = v1055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1057 = bfloat(v1056);
+    const uint v1058 = v1048 * v1;
+    const uint v1059 = v1058 + v1050;
+    out[v1059] = v1057;
+  }
+  const uint v1060 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1061 = v370 + v1060;
+  const uint v1062 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1063 = v30 + v1062;
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1065 = v291 && v1064;
+  const bool v1066 = v1063 < v1;
+  const bool v1067 = v1065 && v1066;
+  if (v1067) {
+    const float v1068 = v295.m[1][10].thread_elements()[1];
+    const float v1069 = v1068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1070 = bfloat(v1069);
+    const uint v1071 = v1061 * v1;
+    const uint v1072 = v1071 + v1063;
+    out[v1072] = v1070;
+  }
+  const uint v1073 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1074 = v370 + v1073;
+  const uint v1075 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1076 = v30 + v1075;
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1078 = v291 && v1077;
+  const bool v1079 = v1076 < v1;
+  const bool v1080 = v1078 && v1079;
+  if (v1080) {
+    const float v1081 = v295.m[1][11].thread_elements()[0];
+    const float v1082 = v1081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1083 = bfloat(v1082);
+    const uint v1084 = v1074 * v1;
+    const uint v1085 = v1084 + v1076;
+    out[v1085] = v1083;
+  }
+  const uint v1086 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1087 = v370 + v1086;
+  const uint v1088 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1089 = v30 + v1088;
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1091 = v291 && v1090;
+  const bool v1092 = v1089 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v295.m[1][11].thread_elements()[1];
+    const float v1095 = v1094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1096 = bfloat(v1095);
+    const uint v1097 = v1087 * v1;
+    const uint v1098 = v1097 + v1089;
+    out[v1098] = v1096;
+  }
+  const uint v1099 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1100 = v370 + v1099;
+  const uint v1101 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1102 = v30 + v1101;
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1104 = v291 && v1103;
+  const bool v1105 = v1102 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v295.m[1][12].thread_elements()[0];
+    const float v1108 = v1107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1109 = bfloat(v1108);
+    const uint v1110 = v1100 * v1;
+    const uint v1111 = v1110 + v1102;
+    out[v1111] = v1109;
+  }
+  const uint v1112 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1113 = v370 + v1112;
+  const uint v1114 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1115 = v30 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1117 = v291 && v1116;
+  const bool v1118 = v1115 < v1;
+  const bool v1119 = v1117 && v1118;
+  if (v1119) {
+    const float v1120 = v295.m[1][12].thread_elements()[1];
+    const float v1121 = v1120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1122 = bfloat(v1121);
+    const uint v1123 = v1113 * v1;
+    const uint v1124 = v1123 + v1115;
+    out[v1124] = v1122;
+  }
+  const uint v1125 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1126 = v370 + v1125;
+  const uint v1127 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1128 = v30 + v1127;
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1130 = v291 && v1129;
+  const bool v1131 = v1128 < v1;
+  const bool v1132 = v1130 && v1131;
+  if (v1132) {
+    const float v1133 = v295.m[1][13].thread_elements()[0];
+    const float v1134 = v1133 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1135 = bfloat(v1134);
+    const uint v1136 = v1126 * v1;
+    const uint v1137 = v1136 + v1128;
+    out[v1137] = v1135;
+  }
+  const uint v1138 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1139 = v370 + v1138;
+  const uint v1140 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1141 = v30 + v1140;
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1143 = v291 && v1142;
+  const bool v1144 = v1141 < v1;
+  const bool v1145 = v1143 && v1144;
+  if (v1145) {
+    const float v1146 = v295.m[1][13].thread_elements()[1];
+    const float v1147 = v1146 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1148 = bfloat(v1147);
+    const uint v1149 = v1139 * v1;
+    const uint v1150 = v1149 + v1141;
+    out[v1150] = v1148;
+  }
+  const uint v1151 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1152 = v370 + v1151;
+  const uint v1153 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1154 = v30 + v1153;
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1156 = v291 && v1155;
+  const bool v1157 = v1154 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v295.m[1][14].thread_elements()[0];
+    const float v1160 = v1159 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1161 = bfloat(v1160);
+    const uint v1162 = v1152 * v1;
+    const uint v1163 = v1162 + v1154;
+    out[v1163] = v1161;
+  }
+  const uint v1164 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1165 = v370 + v1164;
+  const uint v1166 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1167 = v30 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1169 = v291 && v1168;
+  const bool v1170 = v1167 < v1;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v295.m[1][14].thread_elements()[1];
+    const float v1173 = v1172 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1174 = bfloat(v1173);
+    const uint v1175 = v1165 * v1;
+    const uint v1176 = v1175 + v1167;
+    out[v1176] = v1174;
+  }
+  const uint v1177 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1178 = v370 + v1177;
+  const uint v1179 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1180 = v30 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1182 = v291 && v1181;
+  const bool v1183 = v1180 < v1;
+  const bool v1184 = v1182 && v1183;
+  if (v1184) {
+    const float v1185 = v295.m[1][15].thread_elements()[0];
+    const float v1186 = v1185 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1187 = bfloat(v1186);
+    const uint v1188 = v1178 * v1;
+    const uint v1189 = v1188 + v1180;
+    out[v1189] = v1187;
+  }
+  const uint v1190 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1191 = v370 + v1190;
+  const uint v1192 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1193 = v30 + v1192;
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1195 = v291 && v1194;
+  const bool v1196 = v1193 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v295.m[1][15].thread_elements()[1];
+    const float v1199 = v1198 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1200 = bfloat(v1199);
+    const uint v1201 = v1191 * v1;
+    const uint v1202 = v1201 + v1193;
+    out[v1202] = v1200;
+  }
+  const uint v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:317
+  iron_frag<float, 16, 128> v1214;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1214, float(0.0f));
 
-  for (uint v1220 = 0u; v1220 < v2; v1220 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-    for (uint v1224 = v303; v1224 < 8192u; v1224 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1226 = v1224 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1228 = v1224 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1229 = v26 + v1226;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1230 = v1229 < v0;
-      const uint v1231 = v1220 + v1228;
-      const bool v1232 = v1231 < v2;
-      const bool v1233 = v1230 && v1232;
-      if (v1233) {
-        const uint v1235 = v1229 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v1237 = v1235 + v1220;
-        const uint v1238 = v1237 + v1228;
-        const iron_f8e4m3 v1239 = a[v1238];
-        const half v1240 = half(iron_to_f32(v1239));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1242 = v1226 << 6u;
-        const uint v1243 = v1242 + v1228;
-        shm3[v1243] = v1240;
+  for (uint v1217 = 0u; v1217 < v2; v1217 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+    for (uint v1221 = v300; v1221 < 8192u; v1221 += v299) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1223 = v1221 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1225 = v1221 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1226 = v26 + v1223;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1227 = v1226 < v0;
+      const uint v1228 = v1217 + v1225;
+      const bool v1229 = v1228 < v2;
+      const bool v1230 = v1227 && v1229;
+      if (v1230) {
+        const uint v1232 = v1226 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1234 = v1232 + v1217;
+        const uint v1235 = v1234 + v1225;
+        const iron_f8e4m3 v1236 = a[v1235];
+        const half v1237 = half(iron_to_f32(v1236));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1239 = v1223 << 6u;
+        const uint v1240 = v1239 + v1225;
+        shm3[v1240] = v1237;
       } else {
-        const uint v1245 = v1226 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1246 = v1245 + v1228;
-        shm3[v1246] = half(0.0f);
+        const uint v1242 = v1223 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1243 = v1242 + v1225;
+        shm3[v1243] = half(0.0f);
       }
     }
 
-    for (uint v1251 = v303; v1251 < 8192u; v1251 += v302) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1253 = v1251 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1255 = v1251 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1256 = v1207 + v1253;  // kernels/gemm/gemm_tiles.hpp:99
-      const bool v1257 = v1256 < v1;
-      const uint v1258 = v1220 + v1255;
-      const bool v1259 = v1258 < v2;
-      const bool v1260 = v1257 && v1259;
-      if (v1260) {
-        const uint v1262 = v1256 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-        const uint v1264 = v1262 + v1220;
-        const uint v1265 = v1264 + v1255;
-        const iron_f8e4m3 v1266 = b[v1265];
-        const half v1267 = half(iron_to_f32(v1266));  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1269 = v1253 << 6u;
-        const uint v1270 = v1269 + v1255;
-        shm4[v1270] = v1267;
+    for (uint v1248 = v300; v1248 < 8192u; v1248 += v299) {  // kernels/gemm/gemm_tiles.hpp:96
+      const uint v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+      const uint v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+      const uint v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:99
+      const bool v1254 = v1253 < v1;
+      const uint v1255 = v1217 + v1252;
+      const bool v1256 = v1255 < v2;
+      const bool v1257 = v1254 && v1256;
+      if (v1257) {
+        const uint v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1261 = v1259 + v1217;
+        const uint v1262 = v1261 + v1252;
+        const iron_f8e4m3 v1263 = b[v1262];
+        const half v1264 = half(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1266 = v1250 << 6u;
+        const uint v1267 = v1266 + v1252;
+        shm4[v1267] = v1264;
       } else {
-        const uint v1272 = v1253 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1273 = v1272 + v1255;
-        shm4[v1273] = half(0.0f);
+        const uint v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1270 = v1269 + v1252;
+        shm4[v1270] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
-    if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v1282 = v371 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-      const uint v2176 = v369 << 6u;
-      const uint v2178 = v1282 + v2176;
-      iron_frag<half, 16, 16> v2185;
-      iron_frag_fill(v2185, half(half(0.0f)));
-      iron_frag_load<false>(v2185, shm3, long(v2178), long(64u));
-      iron_frag<half, 16, 128> v2187;
-      iron_frag_fill(v2187, half(half(0.0f)));
-      iron_frag_load<true>(v2187, shm4, long(0u), long(64u));
-      iron_frag_mma(v1217, v2185, v2187);
-      const uint v2189 = v2178 + 16u;
-      iron_frag<half, 16, 16> v2194;
-      iron_frag_fill(v2194, half(half(0.0f)));
-      iron_frag_load<false>(v2194, shm3, long(v2189), long(64u));
-      iron_frag<half, 16, 128> v2196;
-      iron_frag_fill(v2196, half(half(0.0f)));
-      iron_frag_load<true>(v2196, shm4, long(16u), long(64u));
-      iron_frag_mma(v1217, v2194, v2196);
-      const uint v2198 = v2178 + 32u;
-      iron_frag<half, 16, 16> v2203;
-      iron_frag_fill(v2203, half(half(0.0f)));
-      iron_frag_load<false>(v2203, shm3, long(v2198), long(64u));
-      iron_frag<half, 16, 128> v2205;
-      iron_frag_fill(v2205, half(half(0.0f)));
-      iron_frag_load<true>(v2205, shm4, long(32u), long(64u));
-      iron_frag_mma(v1217, v2203, v2205);
-      const uint v2207 = v2178 + 48u;
-      iron_frag<half, 16, 16> v2212;
-      iron_frag_fill(v2212, half(half(0.0f)));
-      iron_frag_load<false>(v2212, shm3, long(v2207), long(64u));
-      iron_frag<half, 16, 128> v2214;
-      iron_frag_fill(v2214, half(half(0.0f)));
-      iron_frag_load<true>(v2214, shm4, long(48u), long(64u));
-      iron_frag_mma(v1217, v2212, v2214);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:221
+    if (v291) {  // kernels/gemm/gemm_warpgroup.hpp:222
+      const uint v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+      const uint v2173 = v366 << 6u;
+      const uint v2175 = v1279 + v2173;
+      iron_frag<half, 16, 16> v2182;
+      iron_frag_fill(v2182, half(half(0.0f)));
+      iron_frag_load<false>(v2182, shm3, long(v2175), long(64u));
+      iron_frag<half, 16, 128> v2184;
+      iron_frag_fill(v2184, half(half(0.0f)));
+      iron_frag_load<true>(v2184, shm4, long(0u), long(64u));
+      iron_frag_mma(v1214, v2182, v2184);
+      const uint v2186 = v2175 + 16u;
+      iron_frag<half, 16, 16> v2191;
+      iron_frag_fill(v2191, half(half(0.0f)));
+      iron_frag_load<false>(v2191, shm3, long(v2186), long(64u));
+      iron_frag<half, 16, 128> v2193;
+      iron_frag_fill(v2193, half(half(0.0f)));
+      iron_frag_load<true>(v2193, shm4, long(16u), long(64u));
+      iron_frag_mma(v1214, v2191, v2193);
+      const uint v2195 = v2175 + 32u;
+      iron_frag<half, 16, 16> v2200;
+      iron_frag_fill(v2200, half(half(0.0f)));
+      iron_frag_load<false>(v2200, shm3, long(v2195), long(64u));
+      iron_frag<half, 16, 128> v2202;
+      iron_frag_fill(v2202, half(half(0.0f)));
+      iron_frag_load<true>(v2202, shm4, long(32u), long(64u));
+      iron_frag_mma(v1214, v2200, v2202);
+      const uint v2204 = v2175 + 48u;
+      iron_frag<half, 16, 16> v2209;
+      iron_frag_fill(v2209, half(half(0.0f)));
+      iron_frag_load<false>(v2209, shm3, long(v2204), long(64u));
+      iron_frag<half, 16, 128> v2211;
+      iron_frag_fill(v2211, half(half(0.0f)));
+      iron_frag_load<true>(v2211, shm4, long(48u), long(64u));
+      iron_frag_mma(v1214, v2209, v2211);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
-  }
-  const uint v1293 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1294 = v373 + v1293;
-  const uint v1295 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1296 = v1207 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1298 = v294 && v1297;
-  const bool v1299 = v1296 < v1;
-  const bool v1300 = v1298 && v1299;
-  if (v1300) {
-    const float v1301 = v1217.m[0][0].thread_elements()[0];
-    const float v1302 = v1301 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1303 = bfloat(v1302);
-    const uint v1304 = v1294 * v1;
-    const uint v1305 = v1304 + v1296;
-    out[v1305] = v1303;
-  }
-  const uint v1306 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1307 = v373 + v1306;
-  const uint v1308 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1309 = v1207 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1311 = v294 && v1310;
-  const bool v1312 = v1309 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v1217.m[0][0].thread_elements()[1];
-    const float v1315 = v1314 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1316 = bfloat(v1315);
-    const uint v1317 = v1307 * v1;
-    const uint v1318 = v1317 + v1309;
-    out[v1318] = v1316;
-  }
-  const uint v1319 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1320 = v373 + v1319;
-  const uint v1321 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1322 = v1207 + v1321;
-  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1324 = v294 && v1323;
-  const bool v1325 = v1322 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v1217.m[0][1].thread_elements()[0];
-    const float v1328 = v1327 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1329 = bfloat(v1328);
-    const uint v1330 = v1320 * v1;
-    const uint v1331 = v1330 + v1322;
-    out[v1331] = v1329;
-  }
-  const uint v1332 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1333 = v373 + v1332;
-  const uint v1334 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1335 = v1207 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1337 = v294 && v1336;
-  const bool v1338 = v1335 < v1;
-  const bool v1339 = v1337 && v1338;
-  if (v1339) {
-    const float v1340 = v1217.m[0][1].thread_elements()[1];
-    const float v1341 = v1340 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1342 = bfloat(v1341);
-    const uint v1343 = v1333 * v1;
-    const uint v1344 = v1343 + v1335;
-    out[v1344] = v1342;
-  }
-  const uint v1345 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1346 = v373 + v1345;
-  const uint v1347 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1348 = v1207 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1350 = v294 && v1349;
-  const bool v1351 = v1348 < v1;
-  const bool v1352 = v1350 && v1351;
-  if (v1352) {
-    const float v1353 = v1217.m[0][2].thread_elements()[0];
-    const float v1354 = v1353 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1355 = bfloat(v1354);
-    const uint v1356 = v1346 * v1;
-    const uint v1357 = v1356 + v1348;
-    out[v1357] = v1355;
-  }
-  const uint v1358 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1359 = v373 + v1358;
-  const uint v1360 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1361 = v1207 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1363 = v294 && v1362;
-  const bool v1364 = v1361 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v1217.m[0][2].thread_elements()[1];
-    const float v1367 = v1366 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1368 = bfloat(v1367);
-    const uint v1369 = v1359 * v1;
-    const uint v1370 = v1369 + v1361;
-    out[v1370] = v1368;
-  }
-  const uint v1371 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1372 = v373 + v1371;
-  const uint v1373 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1374 = v1207 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1376 = v294 && v1375;
-  const bool v1377 = v1374 < v1;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v1217.m[0][3].thread_elements()[0];
-    const float v1380 = v1379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v1372 * v1;
-    const uint v1383 = v1382 + v1374;
-    out[v1383] = v1381;
-  }
-  const uint v1384 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1385 = v373 + v1384;
-  const uint v1386 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1387 = v1207 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1389 = v294 && v1388;
-  const bool v1390 = v1387 < v1;
-  const bool v1391 = v1389 && v1390;
-  if (v1391) {
-    const float v1392 = v1217.m[0][3].thread_elements()[1];
-    const float v1393 = v1392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1394 = bfloat(v1393);
-    const uint v1395 = v1385 * v1;
-    const uint v1396 = v1395 + v1387;
-    out[v1396] = v1394;
-  }
-  const uint v1397 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1398 = v373 + v1397;
-  const uint v1399 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1400 = v1207 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1402 = v294 && v1401;
-  const bool v1403 = v1400 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v1217.m[0][4].thread_elements()[0];
-    const float v1406 = v1405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1407 = bfloat(v1406);
-    const uint v1408 = v1398 * v1;
-    const uint v1409 = v1408 + v1400;
-    out[v1409] = v1407;
-  }
-  const uint v1410 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1411 = v373 + v1410;
-  const uint v1412 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1413 = v1207 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1415 = v294 && v1414;
-  const bool v1416 = v1413 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v1217.m[0][4].thread_elements()[1];
-    const float v1419 = v1418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1420 = bfloat(v1419);
-    const uint v1421 = v1411 * v1;
-    const uint v1422 = v1421 + v1413;
-    out[v1422] = v1420;
-  }
-  const uint v1423 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1424 = v373 + v1423;
-  const uint v1425 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1426 = v1207 + v1425;
-  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1428 = v294 && v1427;
-  const bool v1429 = v1426 < v1;
-  const bool v1430 = v1428 && v1429;
-  if (v1430) {
-    const float v1431 = v1217.m[0][5].thread_elements()[0];
-    const float v1432 = v1431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1433 = bfloat(v1432);
-    const uint v1434 = v1424 * v1;
-    const uint v1435 = v1434 + v1426;
-    out[v1435] = v1433;
-  }
-  const uint v1436 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1437 = v373 + v1436;
-  const uint v1438 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1439 = v1207 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1441 = v294 && v1440;
-  const bool v1442 = v1439 < v1;
-  const bool v1443 = v1441 && v1442;
-  if (v1443) {
-    const float v1444 = v1217.m[0][5].thread_elements()[1];
-    const float v1445 = v1444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1446 = bfloat(v1445);
-    const uint v1447 = v1437 * v1;
-    const uint v1448 = v1447 + v1439;
-    out[v1448] = v1446;
-  }
-  const uint v1449 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1450 = v373 + v1449;
-  const uint v1451 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1452 = v1207 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1454 = v294 && v1453;
-  const bool v1455 = v1452 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v1217.m[0][6].thread_elements()[0];
-    const float v1458 = v1457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1459 = bfloat(v1458);
-    const uint v1460 = v1450 * v1;
-    const uint v1461 = v1460 + v1452;
-    out[v1461] = v1459;
-  }
-  const uint v1462 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1463 = v373 + v1462;
-  const uint v1464 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1465 = v1207 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1467 = v294 && v1466;
-  const bool v1468 = v1465 < v1;
-  const bool v1469 = v1467 && v1468;
-  if (v1469) {
-    const float v1470 = v1217.m[0][6].thread_elements()[1];
-    const float v1471 = v1470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1472 = bfloat(v1471);
-    const uint v1473 = v1463 * v1;
-    const uint v1474 = v1473 + v1465;
-    out[v1474] = v1472;
-  }
-  const uint v1475 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1476 = v373 + v1475;
-  const uint v1477 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1478 = v1207 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1480 = v294 && v1479;
-  const bool v1481 = v1478 < v1;
-  const bool v1482 = v1480 && v1481;
-  if (v1482) {
-    const float v1483 = v1217.m[0][7].thread_elements()[0];
-    const float v1484 = v1483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1485 = bfloat(v1484);
-    const uint v1486 = v1476 * v1;
-    const uint v1487 = v1486 + v1478;
-    out[v1487] = v1485;
-  }
-  const uint v1488 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1489 = v373 + v1488;
-  const uint v1490 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1491 = v1207 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1493 = v294 && v1492;
-  const bool v1494 = v1491 < v1;
-  const bool v1495 = v1493 && v1494;
-  if (v1495) {
-    const float v1496 = v1217.m[0][7].thread_elements()[1];
-    const float v1497 = v1496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1498 = bfloat(v1497);
-    const uint v1499 = v1489 * v1;
-    const uint v1500 = v1499 + v1491;
-    out[v1500] = v1498;
-  }
-  const uint v1501 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1502 = v373 + v1501;
-  const uint v1503 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1504 = v1207 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1506 = v294 && v1505;
-  const bool v1507 = v1504 < v1;
-  const bool v1508 = v1506 && v1507;
-  if (v1508) {
-    const float v1509 = v1217.m[0][8].thread_elements()[0];
-    const float v1510 = v1509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1511 = bfloat(v1510);
-    const uint v1512 = v1502 * v1;
-    const uint v1513 = v1512 + v1504;
-    out[v1513] = v1511;
-  }
-  const uint v1514 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1515 = v373 + v1514;
-  const uint v1516 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1517 = v1207 + v1516;
-  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1519 = v294 && v1518;
-  const bool v1520 = v1517 < v1;
-  const bool v1521 = v1519 && v1520;
-  if (v1521) {
-    const float v1522 = v1217.m[0][8].thread_elements()[1];
-    const float v1523 = v1522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1524 = bfloat(v1523);
-    const uint v1525 = v1515 * v1;
-    const uint v1526 = v1525 + v1517;
-    out[v1526] = v1524;
-  }
-  const uint v1527 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1528 = v373 + v1527;
-  const uint v1529 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1530 = v1207 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1532 = v294 && v1531;
-  const bool v1533 = v1530 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v1217.m[0][9].thread_elements()[0];
-    const float v1536 = v1535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1537 = bfloat(v1536);
-    const uint v1538 = v1528 * v1;
-    const uint v1539 = v1538 + v1530;
-    out[v1539] = v1537;
-  }
-  const uint v1540 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1541 = v373 + v1540;
-  const uint v1542 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1543 = v1207 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1545 = v294 && v1544;
-  const bool v1546 = v1543 < v1;
-  const bool v1547 = v1545 && v1546;
-  if (v1547) {
-    const float v1548 = v1217.m[0][9].thread_elements()[1];
-    const float v1549 = v1548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1550 = bfloat(v1549);
-    const uint v1551 = v1541 * v1;
-    const uint v1552 = v1551 + v1543;
-    out[v1552] = v1550;
-  }
-  const uint v1553 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1554 = v373 + v1553;
-  const uint v1555 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1556 = v1207 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1558 = v294 && v1557;
-  const bool v1559 = v1556 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v1217.m[0][10].thread_elements()[0];
-    const float v1562 = v1561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1563 = bfloat(v1562);
-    const uint v1564 = v1554 * v1;
-    const uint v1565 = v1564 + v1556;
-    out[v1565] = v1563;
-  }
-  const uint v1566 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1567 = v373 + v1566;
-  const uint v1568 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1569 = v1207 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1571 = v294 && v1570;
-  const bool v1572 = v1569 < v1;
-  const bool v1573 = v1571 && v1572;
-  if (v1573) {
-    const float v1574 = v1217.m[0][10].thread_elements()[1];
-    const float v1575 = v1574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1576 = bfloat(v1575);
-    const uint v1577 = v1567 * v1;
-    const uint v1578 = v1577 + v1569;
-    out[v1578] = v1576;
-  }
-  const uint v1579 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1580 = v373 + v1579;
-  const uint v1581 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1582 = v1207 + v1581;
-  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1584 = v294 && v1583;
-  const bool v1585 = v1582 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v1217.m[0][11].thread_elements()[0];
-    const float v1588 = v1587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1589 = bfloat(v1588);
-    const uint v1590 = v1580 * v1;
-    const uint v1591 = v1590 + v1582;
-    out[v1591] = v1589;
-  }
-  const uint v1592 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1593 = v373 + v1592;
-  const uint v1594 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1595 = v1207 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1597 = v294 && v1596;
-  const bool v1598 = v1595 < v1;
-  const bool v1599 = v1597 && v1598;
-  if (v1599) {
-    const float v1600 = v1217.m[0][11].thread_elements()[1];
-    const float v1601 = v1600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1602 = bfloat(v1601);
-    const uint v1603 = v1593 * v1;
-    const uint v1604 = v1603 + v1595;
-    out[v1604] = v1602;
-  }
-  const uint v1605 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1606 = v373 + v1605;
-  const uint v1607 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1608 = v1207 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1610 = v294 && v1609;
-  const bool v1611 = v1608 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v1217.m[0][12].thread_elements()[0];
-    const float v1614 = v1613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1615 = bfloat(v1614);
-    const uint v1616 = v1606 * v1;
-    const uint v1617 = v1616 + v1608;
-    out[v1617] = v1615;
-  }
-  const uint v1618 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1619 = v373 + v1618;
-  const uint v1620 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1621 = v1207 + v1620;
-  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1623 = v294 && v1622;
-  const bool v1624 = v1621 < v1;
-  const bool v1625 = v1623 && v1624;
-  if (v1625) {
-    const float v1626 = v1217.m[0][12].thread_elements()[1];
-    const float v1627 = v1626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1628 = bfloat(v1627);
-    const uint v1629 = v1619 * v1;
-    const uint v1630 = v1629 + v1621;
-    out[v1630] = v1628;
-  }
-  const uint v1631 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1632 = v373 + v1631;
-  const uint v1633 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1634 = v1207 + v1633;
-  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1636 = v294 && v1635;
-  const bool v1637 = v1634 < v1;
-  const bool v1638 = v1636 && v1637;
-  if (v1638) {
-    const float v1639 = v1217.m[0][13].thread_elements()[0];
-    const float v1640 = v1639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1641 = bfloat(v1640);
-    const uint v1642 = v1632 * v1;
-    const uint v1643 = v1642 + v1634;
-    out[v1643] = v1641;
-  }
-  const uint v1644 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1645 = v373 + v1644;
-  const uint v1646 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1647 = v1207 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1649 = v294 && v1648;
-  const bool v1650 = v1647 < v1;
-  const bool v1651 = v1649 && v1650;
-  if (v1651) {
-    const float v1652 = v1217.m[0][13].thread_elements()[1];
-    const float v1653 = v1652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1654 = bfloat(v1653);
-    const uint v1655 = v1645 * v1;
-    const uint v1656 = v1655 + v1647;
-    out[v1656] = v1654;
-  }
-  const uint v1657 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1658 = v373 + v1657;
-  const uint v1659 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1660 = v1207 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1662 = v294 && v1661;
-  const bool v1663 = v1660 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v1217.m[0][14].thread_elements()[0];
-    const float v1666 = v1665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1667 = bfloat(v1666);
-    const uint v1668 = v1658 * v1;
-    const uint v1669 = v1668 + v1660;
-    out[v1669] = v1667;
-  }
-  const uint v1670 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1671 = v373 + v1670;
-  const uint v1672 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1673 = v1207 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1675 = v294 && v1674;
-  const bool v1676 = v1673 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v1217.m[0][14].thread_elements()[1];
-    const float v1679 = v1678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1680 = bfloat(v1679);
-    const uint v1681 = v1671 * v1;
-    const uint v1682 = v1681 + v1673;
-    out[v1682] = v1680;
-  }
-  const uint v1683 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1684 = v373 + v1683;
-  const uint v1685 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1686 = v1207 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1688 = v294 && v1687;
-  const bool v1689 = v1686 < v1;
-  const bool v1690 = v1688 && v1689;
-  if (v1690) {
-    const float v1691 = v1217.m[0][15].thread_elements()[0];
-    const float v1692 = v1691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1693 = bfloat(v1692);
-    const uint v1694 = v1684 * v1;
-    const uint v1695 = v1694 + v1686;
-    out[v1695] = v1693;
-  }
-  const uint v1696 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1697 = v373 + v1696;
-  const uint v1698 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1699 = v1207 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1701 = v294 && v1700;
-  const bool v1702 = v1699 < v1;
-  const bool v1703 = v1701 && v1702;
-  if (v1703) {
-    const float v1704 = v1217.m[0][15].thread_elements()[1];
-    const float v1705 = v1704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1706 = bfloat(v1705);
-    const uint v1707 = v1697 * v1;
-    const uint v1708 = v1707 + v1699;
-    out[v1708] = v1706;
-  }
-  const uint v1709 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1710 = v373 + v1709;
-  const uint v1711 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1712 = v1207 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1714 = v294 && v1713;
-  const bool v1715 = v1712 < v1;
-  const bool v1716 = v1714 && v1715;
-  if (v1716) {
-    const float v1717 = v1217.m[1][0].thread_elements()[0];
-    const float v1718 = v1717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1719 = bfloat(v1718);
-    const uint v1720 = v1710 * v1;
-    const uint v1721 = v1720 + v1712;
-    out[v1721] = v1719;
-  }
-  const uint v1722 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1723 = v373 + v1722;
-  const uint v1724 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1725 = v1207 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1727 = v294 && v1726;
-  const bool v1728 = v1725 < v1;
-  const bool v1729 = v1727 && v1728;
-  if (v1729) {
-    const float v1730 = v1217.m[1][0].thread_elements()[1];
-    const float v1731 = v1730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1732 = bfloat(v1731);
-    const uint v1733 = v1723 * v1;
-    const uint v1734 = v1733 + v1725;
-    out[v1734] = v1732;
-  }
-  const uint v1735 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1736 = v373 + v1735;
-  const uint v1737 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1738 = v1207 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1740 = v294 && v1739;
-  const bool v1741 = v1738 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v1217.m[1][1].thread_elements()[0];
-    const float v1744 = v1743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1745 = bfloat(v1744);
-    const uint v1746 = v1736 * v1;
-    const uint v1747 = v1746 + v1738;
-    out[v1747] = v1745;
-  }
-  const uint v1748 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1749 = v373 + v1748;
-  const uint v1750 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1751 = v1207 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1753 = v294 && v1752;
-  const bool v1754 = v1751 < v1;
-  const bool v1755 = v1753 && v1754;
-  if (v1755) {
-    const float v1756 = v1217.m[1][1].thread_elements()[1];
-    const float v1757 = v1756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1758 = bfloat(v1757);
-    const uint v1759 = v1749 * v1;
-    const uint v1760 = v1759 + v1751;
-    out[v1760] = v1758;
-  }
-  const uint v1761 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1762 = v373 + v1761;
-  const uint v1763 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1764 = v1207 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1766 = v294 && v1765;
-  const bool v1767 = v1764 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v1217.m[1][2].thread_elements()[0];
-    const float v1770 = v1769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1771 = bfloat(v1770);
-    const uint v1772 = v1762 * v1;
-    const uint v1773 = v1772 + v1764;
-    out[v1773] = v1771;
-  }
-  const uint v1774 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1775 = v373 + v1774;
-  const uint v1776 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1777 = v1207 + v1776;
-  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1779 = v294 && v1778;
-  const bool v1780 = v1777 < v1;
-  const bool v1781 = v1779 && v1780;
-  if (v1781) {
-    const float v1782 = v1217.m[1][2].thread_elements()[1];
-    const float v1783 = v1782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1784 = bfloat(v1783);
-    const uint v1785 = v1775 * v1;
-    const uint v1786 = v1785 + v1777;
-    out[v1786] = v1784;
-  }
-  const uint v1787 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1788 = v373 + v1787;
-  const uint v1789 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1790 = v1207 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1792 = v294 && v1791;
-  const bool v1793 = v1790 < v1;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v1217.m[1][3].thread_elements()[0];
-    const float v1796 = v1795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1797 = bfloat(v1796);
-    const uint v1798 = v1788 * v1;
-    const uint v1799 = v1798 + v1790;
-    out[v1799] = v1797;
-  }
-  const uint v1800 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1801 = v373 + v1800;
-  const uint v1802 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1803 = v1207 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1805 = v294 && v1804;
-  const bool v1806 = v1803 < v1;
-  const bool v1807 = v1805 && v1806;
-  if (v1807) {
-    const float v1808 = v1217.m[1][3].thread_elements()[1];
-    const float v1809 = v1808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1810 = bfloat(v1809);
-    const uint v1811 = v1801 * v1;
-    const uint v1812 = v1811 + v1803;
-    out[v1812] = v1810;
-  }
-  const uint v1813 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1814 = v373 + v1813;
-  const uint v1815 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1816 = v1207 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1818 = v294 && v1817;
-  const bool v1819 = v1816 < v1;
-  const bool v1820 = v1818 && v1819;
-  if (v1820) {
-    const float v1821 = v1217.m[1][4].thread_elements()[0];
-    const float v1822 = v1821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1823 = bfloat(v1822);
-    const uint v1824 = v1814 * v1;
-    const uint v1825 = v1824 + v1816;
-    out[v1825] = v1823;
-  }
-  const uint v1826 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1827 = v373 + v1826;
-  const uint v1828 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1829 = v1207 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1831 = v294 && v1830;
-  const bool v1832 = v1829 < v1;
-  const bool v1833 = v1831 && v1832;
-  if (v1833) {
-    const float v1834 = v1217.m[1][4].thread_elements()[1];
-    const float v1835 = v1834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1836 = bfloat(v1835);
-    const uint v1837 = v1827 * v1;
-    const uint v1838 = v1837 + v1829;
-    out[v1838] = v1836;
-  }
-  const uint v1839 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1840 = v373 + v1839;
-  const uint v1841 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1842 = v1207 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1844 = v294 && v1843;
-  const bool v1845 = v1842 < v1;
-  const bool v1846 = v1844 && v1845;
-  if (v1846) {
-    const float v1847 = v1217.m[1][5].thread_elements()[0];
-    const float v1848 = v1847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1849 = bfloat(v1848);
-    const uint v1850 = v1840 * v1;
-    const uint v1851 = v1850 + v1842;
-    out[v1851] = v1849;
-  }
-  const uint v1852 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1853 = v373 + v1852;
-  const uint v1854 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1855 = v1207 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1857 = v294 && v1856;
-  const bool v1858 = v1855 < v1;
-  const bool v1859 = v1857 && v1858;
-  if (v1859) {
-    const float v1860 = v1217.m[1][5].thread_elements()[1];
-    const float v1861 = v1860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1862 = bfloat(v1861);
-    const uint v1863 = v1853 * v1;
-    const uint v1864 = v1863 + v1855;
-    out[v1864] = v1862;
-  }
-  const uint v1865 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1866 = v373 + v1865;
-  const uint v1867 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1868 = v1207 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1870 = v294 && v1869;
-  const bool v1871 = v1868 < v1;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v1217.m[1][6].thread_elements()[0];
-    const float v1874 = v1873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1875 = bfloat(v1874);
-    const uint v1876 = v1866 * v1;
-    const uint v1877 = v1876 + v1868;
-    out[v1877] = v1875;
-  }
-  const uint v1878 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1879 = v373 + v1878;
-  const uint v1880 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1881 = v1207 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1883 = v294 && v1882;
-  const bool v1884 = v1881 < v1;
-  const bool v1885 = v1883 && v1884;
-  if (v1885) {
-    const float v1886 = v1217.m[1][6].thread_elements()[1];
-    const float v1887 = v1886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1888 = bfloat(v1887);
-    const uint v1889 = v1879 * v1;
-    const uint v1890 = v1889 + v1881;
-    out[v1890] = v1888;
-  }
-  const uint v1891 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1892 = v373 + v1891;
-  const uint v1893 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1894 = v1207 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1896 = v294 && v1895;
-  const bool v1897 = v1894 < v1;
-  const bool v1898 = v1896 && v1897;
-  if (v1898) {
-    const float v1899 = v1217.m[1][7].thread_elements()[0];
-    const float v1900 = v1899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1901 = bfloat(v1900);
-    const uint v1902 = v1892 * v1;
-    const uint v1903 = v1902 + v1894;
-    out[v1903] = v1901;
-  }
-  const uint v1904 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1905 = v373 + v1904;
-  const uint v1906 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1907 = v1207 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1909 = v294 && v1908;
-  const bool v1910 = v1907 < v1;
-  const bool v1911 = v1909 && v1910;
-  if (v1911) {
-    const float v1912 = v1217.m[1][7].thread_elements()[1];
-    const float v1913 = v1912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1914 = bfloat(v1913);
-    const uint v1915 = v1905 * v1;
-    const uint v1916 = v1915 + v1907;
-    out[v1916] = v1914;
-  }
-  const uint v1917 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1918 = v373 + v1917;
-  const uint v1919 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1920 = v1207 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1922 = v294 && v1921;
-  const bool v1923 = v1920 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v1217.m[1][8].thread_elements()[0];
-    const float v1926 = v1925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1927 = bfloat(v1926);
-    const uint v1928 = v1918 * v1;
-    const uint v1929 = v1928 + v1920;
-    out[v1929] = v1927;
-  }
-  const uint v1930 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1931 = v373 + v1930;
-  const uint v1932 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1933 = v1207 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1935 = v294 && v1934;
-  const bool v1936 = v1933 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v1217.m[1][8].thread_elements()[1];
-    const float v1939 = v1938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1940 = bfloat(v1939);
-    const uint v1941 = v1931 * v1;
-    const uint v1942 = v1941 + v1933;
-    out[v1942] = v1940;
-  }
-  const uint v1943 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1944 = v373 + v1943;
-  const uint v1945 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1946 = v1207 + v1945;
-  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1948 = v294 && v1947;
-  const bool v1949 = v1946 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v1217.m[1][9].thread_elements()[0];
-    const float v1952 = v1951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1953 = bfloat(v1952);
-    const uint v1954 = v1944 * v1;
-    const uint v1955 = v1954 + v1946;
-    out[v1955] = v1953;
-  }
-  const uint v1956 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1957 = v373 + v1956;
-  const uint v1958 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1959 = v1207 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1961 = v294 && v1960;
-  const bool v1962 = v1959 < v1;
-  const bool v1963 = v1961 && v1962;
-  if (v1963) {
-    const float v1964 = v1217.m[1][9].thread_elements()[1];
-    const float v1965 = v1964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1966 = bfloat(v1965);
-    const uint v1967 = v1957 * v1;
-    const uint v1968 = v1967 + v1959;
-    out[v1968] = v1966;
-  }
-  const uint v1969 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1970 = v373 + v1969;
-  const uint v1971 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1972 = v1207 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1974 = v294 && v1973;
-  const bool v1975 = v1972 < v1;
-  const bool v1976 = v1974 && v1975;
-  if (v1976) {
-    const float v1977 = v1217.m[1][10].thread_elements()[0];
-    const float v1978 = v1977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1979 = bfloat(v1978);
-    const uint v1980 = v1970 * v1;
-    const uint v1981 = v1980 + v1972;
-    out[v1981] = v1979;
-  }
-  const uint v1982 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1983 = v373 + v1982;
-  const uint v1984 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1985 = v1207 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1987 = v294 && v1986;
-  const bool v1988 = v1985 < v1;
-  const bool v1989 = v1987 && v1988;
-  if (v1989) {
-    const float v1990 = v1217.m[1][10].thread_elements()[1];
-    const float v1991 = v1990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1992 = bfloat(v1991);
-    const uint v1993 = v1983 * v1;
-    const uint v1994 = v1993 + v1985;
-    out[v1994] = v1992;
-  }
-  const uint v1995 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1996 = v373 + v1995;
-  const uint v1997 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1998 = v1207 + v1997;
-  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2000 = v294 && v1999;
-  const bool v2001 = v1998 < v1;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v1217.m[1][11].thread_elements()[0];
-    const float v2004 = v2003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2005 = bfloat(v2004);
-    const uint v2006 = v1996 * v1;
-    const uint v2007 = v2006 + v1998;
-    out[v2007] = v2005;
-  }
-  const uint v2008 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2009 = v373 + v2008;
-  const uint v2010 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2011 = v1207 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2013 = v294 && v2012;
-  const bool v2014 = v2011 < v1;
-  const bool v2015 = v2013 && v2014;
-  if (v2015) {
-    const float v2016 = v1217.m[1][11].thread_elements()[1];
-    const float v2017 = v2016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2018 = bfloat(v2017);
-    const uint v2019 = v2009 * v1;
-    const uint v2020 = v2019 + v2011;
-    out[v2020] = v2018;
-  }
-  const uint v2021 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2022 = v373 + v2021;
-  const uint v2023 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2024 = v1207 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2026 = v294 && v2025;
-  const bool v2027 = v2024 < v1;
-  const bool v2028 = v2026 && v2027;
-  if (v2028) {
-    const float v2029 = v1217.m[1][12].thread_elements()[0];
-    const float v2030 = v2029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2031 = bfloat(v2030);
-    const uint v2032 = v2022 * v1;
-    const uint v2033 = v2032 + v2024;
-    out[v2033] = v2031;
-  }
-  const uint v2034 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2035 = v373 + v2034;
-  const uint v2036 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2037 = v1207 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2039 = v294 && v2038;
-  const bool v2040 = v2037 < v1;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v1217.m[1][12].thread_elements()[1];
-    const float v2043 = v2042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2044 = bfloat(v2043);
-    const uint v2045 = v2035 * v1;
-    const uint v2046 = v2045 + v2037;
-    out[v2046] = v2044;
-  }
-  const uint v2047 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2048 = v373 + v2047;
-  const uint v2049 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2050 = v1207 + v2049;
-  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2052 = v294 && v2051;
-  const bool v2053 = v2050 < v1;
-  const bool v2054 = v2052 && v2053;
-  if (v2054) {
-    const float v2055 = v1217.m[1][13].thread_elements()[0];
-    const float v2056 = v2055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2057 = bfloat(v2056);
-    const uint v2058 = v2048 * v1;
-    const uint v2059 = v2058 + v2050;
-    out[v2059] = v2057;
-  }
-  const uint v2060 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2061 = v373 + v2060;
-  const uint v2062 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2063 = v1207 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2065 = v294 && v2064;
-  const bool v2066 = v2063 < v1;
-  const bool v2067 = v2065 && v2066;
-  if (v2067) {
-    const float v2068 = v1217.m[1][13].thread_elements()[1];
-    const float v2069 = v2068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2070 = bfloat(v2069);
-    const uint v2071 = v2061 * v1;
-    const uint v2072 = v2071 + v2063;
-    out[v2072] = v2070;
-  }
-  const uint v2073 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2074 = v373 + v2073;
-  const uint v2075 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2076 = v1207 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2078 = v294 && v2077;
-  const bool v2079 = v2076 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v1217.m[1][14].thread_elements()[0];
-    const float v2082 = v2081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2083 = bfloat(v2082);
-    const uint v2084 = v2074 * v1;
-    const uint v2085 = v2084 + v2076;
-    out[v2085] = v2083;
-  }
-  const uint v2086 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2087 = v373 + v2086;
-  const uint v2088 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2089 = v1207 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2091 = v294 && v2090;
-  const bool v2092 = v2089 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v1217.m[1][14].thread_elements()[1];
-    const float v2095 = v2094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2096 = bfloat(v2095);
-    const uint v2097 = v2087 * v1;
-    const uint v2098 = v2097 + v2089;
-    out[v2098] = v2096;
-  }
-  const uint v2099 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2100 = v373 + v2099;
-  const uint v2101 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2102 = v1207 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2104 = v294 && v2103;
-  const bool v2105 = v2102 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v1217.m[1][15].thread_elements()[0];
-    const float v2108 = v2107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2109 = bfloat(v2108);
-    const uint v2110 = v2100 * v1;
-    const uint v2111 = v2110 + v2102;
-    out[v2111] = v2109;
-  }
-  const uint v2112 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2113 = v373 + v2112;
-  const uint v2114 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2115 = v1207 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2117 = v294 && v2116;
-  const bool v2118 = v2115 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v1217.m[1][15].thread_elements()[1];
-    const float v2121 = v2120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2122 = bfloat(v2121);
-    const uint v2123 = v2113 * v1;
-    const uint v2124 = v2123 + v2115;
-    out[v2124] = v2122;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
+  }
+  const uint v1290 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1291 = v370 + v1290;
+  const uint v1292 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1293 = v1204 + v1292;
+  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1295 = v291 && v1294;
+  const bool v1296 = v1293 < v1;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v1214.m[0][0].thread_elements()[0];
+    const float v1299 = v1298 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1300 = bfloat(v1299);
+    const uint v1301 = v1291 * v1;
+    const uint v1302 = v1301 + v1293;
+    out[v1302] = v1300;
+  }
+  const uint v1303 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1304 = v370 + v1303;
+  const uint v1305 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1306 = v1204 + v1305;
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1308 = v291 && v1307;
+  const bool v1309 = v1306 < v1;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v1214.m[0][0].thread_elements()[1];
+    const float v1312 = v1311 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1313 = bfloat(v1312);
+    const uint v1314 = v1304 * v1;
+    const uint v1315 = v1314 + v1306;
+    out[v1315] = v1313;
+  }
+  const uint v1316 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1317 = v370 + v1316;
+  const uint v1318 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1319 = v1204 + v1318;
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1321 = v291 && v1320;
+  const bool v1322 = v1319 < v1;
+  const bool v1323 = v1321 && v1322;
+  if (v1323) {
+    const float v1324 = v1214.m[0][1].thread_elements()[0];
+    const float v1325 = v1324 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1326 = bfloat(v1325);
+    const uint v1327 = v1317 * v1;
+    const uint v1328 = v1327 + v1319;
+    out[v1328] = v1326;
+  }
+  const uint v1329 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1330 = v370 + v1329;
+  const uint v1331 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1332 = v1204 + v1331;
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1334 = v291 && v1333;
+  const bool v1335 = v1332 < v1;
+  const bool v1336 = v1334 && v1335;
+  if (v1336) {
+    const float v1337 = v1214.m[0][1].thread_elements()[1];
+    const float v1338 = v1337 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1339 = bfloat(v1338);
+    const uint v1340 = v1330 * v1;
+    const uint v1341 = v1340 + v1332;
+    out[v1341] = v1339;
+  }
+  const uint v1342 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1343 = v370 + v1342;
+  const uint v1344 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1345 = v1204 + v1344;
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1347 = v291 && v1346;
+  const bool v1348 = v1345 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v1214.m[0][2].thread_elements()[0];
+    const float v1351 = v1350 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1352 = bfloat(v1351);
+    const uint v1353 = v1343 * v1;
+    const uint v1354 = v1353 + v1345;
+    out[v1354] = v1352;
+  }
+  const uint v1355 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1356 = v370 + v1355;
+  const uint v1357 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1358 = v1204 + v1357;
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1360 = v291 && v1359;
+  const bool v1361 = v1358 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v1214.m[0][2].thread_elements()[1];
+    const float v1364 = v1363 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1365 = bfloat(v1364);
+    const uint v1366 = v1356 * v1;
+    const uint v1367 = v1366 + v1358;
+    out[v1367] = v1365;
+  }
+  const uint v1368 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1369 = v370 + v1368;
+  const uint v1370 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1371 = v1204 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1373 = v291 && v1372;
+  const bool v1374 = v1371 < v1;
+  const bool v1375 = v1373 && v1374;
+  if (v1375) {
+    const float v1376 = v1214.m[0][3].thread_elements()[0];
+    const float v1377 = v1376 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1378 = bfloat(v1377);
+    const uint v1379 = v1369 * v1;
+    const uint v1380 = v1379 + v1371;
+    out[v1380] = v1378;
+  }
+  const uint v1381 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1382 = v370 + v1381;
+  const uint v1383 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1384 = v1204 + v1383;
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1386 = v291 && v1385;
+  const bool v1387 = v1384 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v1214.m[0][3].thread_elements()[1];
+    const float v1390 = v1389 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1391 = bfloat(v1390);
+    const uint v1392 = v1382 * v1;
+    const uint v1393 = v1392 + v1384;
+    out[v1393] = v1391;
+  }
+  const uint v1394 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1395 = v370 + v1394;
+  const uint v1396 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1397 = v1204 + v1396;
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1399 = v291 && v1398;
+  const bool v1400 = v1397 < v1;
+  const bool v1401 = v1399 && v1400;
+  if (v1401) {
+    const float v1402 = v1214.m[0][4].thread_elements()[0];
+    const float v1403 = v1402 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1404 = bfloat(v1403);
+    const uint v1405 = v1395 * v1;
+    const uint v1406 = v1405 + v1397;
+    out[v1406] = v1404;
+  }
+  const uint v1407 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1408 = v370 + v1407;
+  const uint v1409 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1410 = v1204 + v1409;
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1412 = v291 && v1411;
+  const bool v1413 = v1410 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v1214.m[0][4].thread_elements()[1];
+    const float v1416 = v1415 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1417 = bfloat(v1416);
+    const uint v1418 = v1408 * v1;
+    const uint v1419 = v1418 + v1410;
+    out[v1419] = v1417;
+  }
+  const uint v1420 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1421 = v370 + v1420;
+  const uint v1422 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1423 = v1204 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1425 = v291 && v1424;
+  const bool v1426 = v1423 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v1214.m[0][5].thread_elements()[0];
+    const float v1429 = v1428 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1430 = bfloat(v1429);
+    const uint v1431 = v1421 * v1;
+    const uint v1432 = v1431 + v1423;
+    out[v1432] = v1430;
+  }
+  const uint v1433 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1434 = v370 + v1433;
+  const uint v1435 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1436 = v1204 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1438 = v291 && v1437;
+  const bool v1439 = v1436 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v1214.m[0][5].thread_elements()[1];
+    const float v1442 = v1441 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1443 = bfloat(v1442);
+    const uint v1444 = v1434 * v1;
+    const uint v1445 = v1444 + v1436;
+    out[v1445] = v1443;
+  }
+  const uint v1446 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1447 = v370 + v1446;
+  const uint v1448 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1449 = v1204 + v1448;
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1451 = v291 && v1450;
+  const bool v1452 = v1449 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v1214.m[0][6].thread_elements()[0];
+    const float v1455 = v1454 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1456 = bfloat(v1455);
+    const uint v1457 = v1447 * v1;
+    const uint v1458 = v1457 + v1449;
+    out[v1458] = v1456;
+  }
+  const uint v1459 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1460 = v370 + v1459;
+  const uint v1461 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1462 = v1204 + v1461;
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1464 = v291 && v1463;
+  const bool v1465 = v1462 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v1214.m[0][6].thread_elements()[1];
+    const float v1468 = v1467 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1469 = bfloat(v1468);
+    const uint v1470 = v1460 * v1;
+    const uint v1471 = v1470 + v1462;
+    out[v1471] = v1469;
+  }
+  const uint v1472 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1473 = v370 + v1472;
+  const uint v1474 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1475 = v1204 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1477 = v291 && v1476;
+  const bool v1478 = v1475 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v1214.m[0][7].thread_elements()[0];
+    const float v1481 = v1480 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1482 = bfloat(v1481);
+    const uint v1483 = v1473 * v1;
+    const uint v1484 = v1483 + v1475;
+    out[v1484] = v1482;
+  }
+  const uint v1485 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1486 = v370 + v1485;
+  const uint v1487 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1488 = v1204 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1490 = v291 && v1489;
+  const bool v1491 = v1488 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v1214.m[0][7].thread_elements()[1];
+    const float v1494 = v1493 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1495 = bfloat(v1494);
+    const uint v1496 = v1486 * v1;
+    const uint v1497 = v1496 + v1488;
+    out[v1497] = v1495;
+  }
+  const uint v1498 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1499 = v370 + v1498;
+  const uint v1500 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1501 = v1204 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1503 = v291 && v1502;
+  const bool v1504 = v1501 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v1214.m[0][8].thread_elements()[0];
+    const float v1507 = v1506 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1508 = bfloat(v1507);
+    const uint v1509 = v1499 * v1;
+    const uint v1510 = v1509 + v1501;
+    out[v1510] = v1508;
+  }
+  const uint v1511 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1512 = v370 + v1511;
+  const uint v1513 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1514 = v1204 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1516 = v291 && v1515;
+  const bool v1517 = v1514 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v1214.m[0][8].thread_elements()[1];
+    const float v1520 = v1519 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1521 = bfloat(v1520);
+    const uint v1522 = v1512 * v1;
+    const uint v1523 = v1522 + v1514;
+    out[v1523] = v1521;
+  }
+  const uint v1524 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1525 = v370 + v1524;
+  const uint v1526 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1527 = v1204 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1529 = v291 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1214.m[0][9].thread_elements()[0];
+    const float v1533 = v1532 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1534 = bfloat(v1533);
+    const uint v1535 = v1525 * v1;
+    const uint v1536 = v1535 + v1527;
+    out[v1536] = v1534;
+  }
+  const uint v1537 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1538 = v370 + v1537;
+  const uint v1539 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1540 = v1204 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1542 = v291 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1214.m[0][9].thread_elements()[1];
+    const float v1546 = v1545 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1547 = bfloat(v1546);
+    const uint v1548 = v1538 * v1;
+    const uint v1549 = v1548 + v1540;
+    out[v1549] = v1547;
+  }
+  const uint v1550 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1551 = v370 + v1550;
+  const uint v1552 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1553 = v1204 + v1552;
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1555 = v291 && v1554;
+  const bool v1556 = v1553 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v1214.m[0][10].thread_elements()[0];
+    const float v1559 = v1558 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1560 = bfloat(v1559);
+    const uint v1561 = v1551 * v1;
+    const uint v1562 = v1561 + v1553;
+    out[v1562] = v1560;
+  }
+  const uint v1563 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1564 = v370 + v1563;
+  const uint v1565 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1566 = v1204 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1568 = v291 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v1214.m[0][10].thread_elements()[1];
+    const float v1572 = v1571 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1573 = bfloat(v1572);
+    const uint v1574 = v1564 * v1;
+    const uint v1575 = v1574 + v1566;
+    out[v1575] = v1573;
+  }
+  const uint v1576 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1577 = v370 + v1576;
+  const uint v1578 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1579 = v1204 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1581 = v291 && v1580;
+  const bool v1582 = v1579 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v1214.m[0][11].thread_elements()[0];
+    const float v1585 = v1584 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1586 = bfloat(v1585);
+    const uint v1587 = v1577 * v1;
+    const uint v1588 = v1587 + v1579;
+    out[v1588] = v1586;
+  }
+  const uint v1589 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1590 = v370 + v1589;
+  const uint v1591 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1592 = v1204 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1594 = v291 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1214.m[0][11].thread_elements()[1];
+    const float v1598 = v1597 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1599 = bfloat(v1598);
+    const uint v1600 = v1590 * v1;
+    const uint v1601 = v1600 + v1592;
+    out[v1601] = v1599;
+  }
+  const uint v1602 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1603 = v370 + v1602;
+  const uint v1604 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1605 = v1204 + v1604;
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1607 = v291 && v1606;
+  const bool v1608 = v1605 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v1214.m[0][12].thread_elements()[0];
+    const float v1611 = v1610 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1612 = bfloat(v1611);
+    const uint v1613 = v1603 * v1;
+    const uint v1614 = v1613 + v1605;
+    out[v1614] = v1612;
+  }
+  const uint v1615 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1616 = v370 + v1615;
+  const uint v1617 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1618 = v1204 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1620 = v291 && v1619;
+  const bool v1621 = v1618 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v1214.m[0][12].thread_elements()[1];
+    const float v1624 = v1623 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1625 = bfloat(v1624);
+    const uint v1626 = v1616 * v1;
+    const uint v1627 = v1626 + v1618;
+    out[v1627] = v1625;
+  }
+  const uint v1628 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1629 = v370 + v1628;
+  const uint v1630 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1631 = v1204 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1633 = v291 && v1632;
+  const bool v1634 = v1631 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v1214.m[0][13].thread_elements()[0];
+    const float v1637 = v1636 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1638 = bfloat(v1637);
+    const uint v1639 = v1629 * v1;
+    const uint v1640 = v1639 + v1631;
+    out[v1640] = v1638;
+  }
+  const uint v1641 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1642 = v370 + v1641;
+  const uint v1643 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1644 = v1204 + v1643;
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1646 = v291 && v1645;
+  const bool v1647 = v1644 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v1214.m[0][13].thread_elements()[1];
+    const float v1650 = v1649 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1651 = bfloat(v1650);
+    const uint v1652 = v1642 * v1;
+    const uint v1653 = v1652 + v1644;
+    out[v1653] = v1651;
+  }
+  const uint v1654 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1655 = v370 + v1654;
+  const uint v1656 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1657 = v1204 + v1656;
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1659 = v291 && v1658;
+  const bool v1660 = v1657 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v1214.m[0][14].thread_elements()[0];
+    const float v1663 = v1662 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1664 = bfloat(v1663);
+    const uint v1665 = v1655 * v1;
+    const uint v1666 = v1665 + v1657;
+    out[v1666] = v1664;
+  }
+  const uint v1667 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1668 = v370 + v1667;
+  const uint v1669 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1670 = v1204 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1672 = v291 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1214.m[0][14].thread_elements()[1];
+    const float v1676 = v1675 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1677 = bfloat(v1676);
+    const uint v1678 = v1668 * v1;
+    const uint v1679 = v1678 + v1670;
+    out[v1679] = v1677;
+  }
+  const uint v1680 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1681 = v370 + v1680;
+  const uint v1682 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1683 = v1204 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1685 = v291 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1214.m[0][15].thread_elements()[0];
+    const float v1689 = v1688 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1690 = bfloat(v1689);
+    const uint v1691 = v1681 * v1;
+    const uint v1692 = v1691 + v1683;
+    out[v1692] = v1690;
+  }
+  const uint v1693 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1694 = v370 + v1693;
+  const uint v1695 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1696 = v1204 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1698 = v291 && v1697;
+  const bool v1699 = v1696 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v1214.m[0][15].thread_elements()[1];
+    const float v1702 = v1701 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1703 = bfloat(v1702);
+    const uint v1704 = v1694 * v1;
+    const uint v1705 = v1704 + v1696;
+    out[v1705] = v1703;
+  }
+  const uint v1706 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1707 = v370 + v1706;
+  const uint v1708 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1709 = v1204 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1711 = v291 && v1710;
+  const bool v1712 = v1709 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v1214.m[1][0].thread_elements()[0];
+    const float v1715 = v1714 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1716 = bfloat(v1715);
+    const uint v1717 = v1707 * v1;
+    const uint v1718 = v1717 + v1709;
+    out[v1718] = v1716;
+  }
+  const uint v1719 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1720 = v370 + v1719;
+  const uint v1721 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1722 = v1204 + v1721;
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1724 = v291 && v1723;
+  const bool v1725 = v1722 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v1214.m[1][0].thread_elements()[1];
+    const float v1728 = v1727 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1729 = bfloat(v1728);
+    const uint v1730 = v1720 * v1;
+    const uint v1731 = v1730 + v1722;
+    out[v1731] = v1729;
+  }
+  const uint v1732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1733 = v370 + v1732;
+  const uint v1734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1735 = v1204 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1737 = v291 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1214.m[1][1].thread_elements()[0];
+    const float v1741 = v1740 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1742 = bfloat(v1741);
+    const uint v1743 = v1733 * v1;
+    const uint v1744 = v1743 + v1735;
+    out[v1744] = v1742;
+  }
+  const uint v1745 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1746 = v370 + v1745;
+  const uint v1747 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1748 = v1204 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1750 = v291 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1214.m[1][1].thread_elements()[1];
+    const float v1754 = v1753 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1755 = bfloat(v1754);
+    const uint v1756 = v1746 * v1;
+    const uint v1757 = v1756 + v1748;
+    out[v1757] = v1755;
+  }
+  const uint v1758 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1759 = v370 + v1758;
+  const uint v1760 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1761 = v1204 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1763 = v291 && v1762;
+  const bool v1764 = v1761 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v1214.m[1][2].thread_elements()[0];
+    const float v1767 = v1766 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1768 = bfloat(v1767);
+    const uint v1769 = v1759 * v1;
+    const uint v1770 = v1769 + v1761;
+    out[v1770] = v1768;
+  }
+  const uint v1771 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1772 = v370 + v1771;
+  const uint v1773 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1774 = v1204 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1776 = v291 && v1775;
+  const bool v1777 = v1774 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v1214.m[1][2].thread_elements()[1];
+    const float v1780 = v1779 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1781 = bfloat(v1780);
+    const uint v1782 = v1772 * v1;
+    const uint v1783 = v1782 + v1774;
+    out[v1783] = v1781;
+  }
+  const uint v1784 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1785 = v370 + v1784;
+  const uint v1786 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1787 = v1204 + v1786;
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1789 = v291 && v1788;
+  const bool v1790 = v1787 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v1214.m[1][3].thread_elements()[0];
+    const float v1793 = v1792 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1794 = bfloat(v1793);
+    const uint v1795 = v1785 * v1;
+    const uint v1796 = v1795 + v1787;
+    out[v1796] = v1794;
+  }
+  const uint v1797 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1798 = v370 + v1797;
+  const uint v1799 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1800 = v1204 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1802 = v291 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1214.m[1][3].thread_elements()[1];
+    const float v1806 = v1805 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1807 = bfloat(v1806);
+    const uint v1808 = v1798 * v1;
+    const uint v1809 = v1808 + v1800;
+    out[v1809] = v1807;
+  }
+  const uint v1810 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1811 = v370 + v1810;
+  const uint v1812 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1813 = v1204 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1815 = v291 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1214.m[1][4].thread_elements()[0];
+    const float v1819 = v1818 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1820 = bfloat(v1819);
+    const uint v1821 = v1811 * v1;
+    const uint v1822 = v1821 + v1813;
+    out[v1822] = v1820;
+  }
+  const uint v1823 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1824 = v370 + v1823;
+  const uint v1825 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1826 = v1204 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1828 = v291 && v1827;
+  const bool v1829 = v1826 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v1214.m[1][4].thread_elements()[1];
+    const float v1832 = v1831 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1833 = bfloat(v1832);
+    const uint v1834 = v1824 * v1;
+    const uint v1835 = v1834 + v1826;
+    out[v1835] = v1833;
+  }
+  const uint v1836 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1837 = v370 + v1836;
+  const uint v1838 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1839 = v1204 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1841 = v291 && v1840;
+  const bool v1842 = v1839 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v1214.m[1][5].thread_elements()[0];
+    const float v1845 = v1844 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1846 = bfloat(v1845);
+    const uint v1847 = v1837 * v1;
+    const uint v1848 = v1847 + v1839;
+    out[v1848] = v1846;
+  }
+  const uint v1849 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1850 = v370 + v1849;
+  const uint v1851 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1852 = v1204 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1854 = v291 && v1853;
+  const bool v1855 = v1852 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v1214.m[1][5].thread_elements()[1];
+    const float v1858 = v1857 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1859 = bfloat(v1858);
+    const uint v1860 = v1850 * v1;
+    const uint v1861 = v1860 + v1852;
+    out[v1861] = v1859;
+  }
+  const uint v1862 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1863 = v370 + v1862;
+  const uint v1864 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1865 = v1204 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1867 = v291 && v1866;
+  const bool v1868 = v1865 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v1214.m[1][6].thread_elements()[0];
+    const float v1871 = v1870 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1872 = bfloat(v1871);
+    const uint v1873 = v1863 * v1;
+    const uint v1874 = v1873 + v1865;
+    out[v1874] = v1872;
+  }
+  const uint v1875 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1876 = v370 + v1875;
+  const uint v1877 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1878 = v1204 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1880 = v291 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1214.m[1][6].thread_elements()[1];
+    const float v1884 = v1883 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1885 = bfloat(v1884);
+    const uint v1886 = v1876 * v1;
+    const uint v1887 = v1886 + v1878;
+    out[v1887] = v1885;
+  }
+  const uint v1888 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1889 = v370 + v1888;
+  const uint v1890 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1891 = v1204 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1893 = v291 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1214.m[1][7].thread_elements()[0];
+    const float v1897 = v1896 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1898 = bfloat(v1897);
+    const uint v1899 = v1889 * v1;
+    const uint v1900 = v1899 + v1891;
+    out[v1900] = v1898;
+  }
+  const uint v1901 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1902 = v370 + v1901;
+  const uint v1903 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1904 = v1204 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1906 = v291 && v1905;
+  const bool v1907 = v1904 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v1214.m[1][7].thread_elements()[1];
+    const float v1910 = v1909 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1911 = bfloat(v1910);
+    const uint v1912 = v1902 * v1;
+    const uint v1913 = v1912 + v1904;
+    out[v1913] = v1911;
+  }
+  const uint v1914 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1915 = v370 + v1914;
+  const uint v1916 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1917 = v1204 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1919 = v291 && v1918;
+  const bool v1920 = v1917 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v1214.m[1][8].thread_elements()[0];
+    const float v1923 = v1922 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1924 = bfloat(v1923);
+    const uint v1925 = v1915 * v1;
+    const uint v1926 = v1925 + v1917;
+    out[v1926] = v1924;
+  }
+  const uint v1927 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1928 = v370 + v1927;
+  const uint v1929 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1930 = v1204 + v1929;
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1932 = v291 && v1931;
+  const bool v1933 = v1930 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v1214.m[1][8].thread_elements()[1];
+    const float v1936 = v1935 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1937 = bfloat(v1936);
+    const uint v1938 = v1928 * v1;
+    const uint v1939 = v1938 + v1930;
+    out[v1939] = v1937;
+  }
+  const uint v1940 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1941 = v370 + v1940;
+  const uint v1942 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1943 = v1204 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1945 = v291 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1214.m[1][9].thread_elements()[0];
+    const float v1949 = v1948 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1950 = bfloat(v1949);
+    const uint v1951 = v1941 * v1;
+    const uint v1952 = v1951 + v1943;
+    out[v1952] = v1950;
+  }
+  const uint v1953 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1954 = v370 + v1953;
+  const uint v1955 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1956 = v1204 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1958 = v291 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1214.m[1][9].thread_elements()[1];
+    const float v1962 = v1961 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1963 = bfloat(v1962);
+    const uint v1964 = v1954 * v1;
+    const uint v1965 = v1964 + v1956;
+    out[v1965] = v1963;
+  }
+  const uint v1966 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1967 = v370 + v1966;
+  const uint v1968 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1969 = v1204 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1971 = v291 && v1970;
+  const bool v1972 = v1969 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v1214.m[1][10].thread_elements()[0];
+    const float v1975 = v1974 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1976 = bfloat(v1975);
+    const uint v1977 = v1967 * v1;
+    const uint v1978 = v1977 + v1969;
+    out[v1978] = v1976;
+  }
+  const uint v1979 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1980 = v370 + v1979;
+  const uint v1981 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1982 = v1204 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1984 = v291 && v1983;
+  const bool v1985 = v1982 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v1214.m[1][10].thread_elements()[1];
+    const float v1988 = v1987 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1989 = bfloat(v1988);
+    const uint v1990 = v1980 * v1;
+    const uint v1991 = v1990 + v1982;
+    out[v1991] = v1989;
+  }
+  const uint v1992 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1993 = v370 + v1992;
+  const uint v1994 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1995 = v1204 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1997 = v291 && v1996;
+  const bool v1998 = v1995 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v1214.m[1][11].thread_elements()[0];
+    const float v2001 = v2000 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2002 = bfloat(v2001);
+    const uint v2003 = v1993 * v1;
+    const uint v2004 = v2003 + v1995;
+    out[v2004] = v2002;
+  }
+  const uint v2005 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2006 = v370 + v2005;
+  const uint v2007 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2008 = v1204 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2010 = v291 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1214.m[1][11].thread_elements()[1];
+    const float v2014 = v2013 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2015 = bfloat(v2014);
+    const uint v2016 = v2006 * v1;
+    const uint v2017 = v2016 + v2008;
+    out[v2017] = v2015;
+  }
+  const uint v2018 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2019 = v370 + v2018;
+  const uint v2020 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2021 = v1204 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2023 = v291 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1214.m[1][12].thread_elements()[0];
+    const float v2027 = v2026 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2028 = bfloat(v2027);
+    const uint v2029 = v2019 * v1;
+    const uint v2030 = v2029 + v2021;
+    out[v2030] = v2028;
+  }
+  const uint v2031 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2032 = v370 + v2031;
+  const uint v2033 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2034 = v1204 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2036 = v291 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1214.m[1][12].thread_elements()[1];
+    const float v2040 = v2039 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v2032 * v1;
+    const uint v2043 = v2042 + v2034;
+    out[v2043] = v2041;
+  }
+  const uint v2044 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2045 = v370 + v2044;
+  const uint v2046 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2047 = v1204 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2049 = v291 && v2048;
+  const bool v2050 = v2047 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v1214.m[1][13].thread_elements()[0];
+    const float v2053 = v2052 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2054 = bfloat(v2053);
+    const uint v2055 = v2045 * v1;
+    const uint v2056 = v2055 + v2047;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2058 = v370 + v2057;
+  const uint v2059 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2060 = v1204 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2062 = v291 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1214.m[1][13].thread_elements()[1];
+    const float v2066 = v2065 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2067 = bfloat(v2066);
+    const uint v2068 = v2058 * v1;
+    const uint v2069 = v2068 + v2060;
+    out[v2069] = v2067;
+  }
+  const uint v2070 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2071 = v370 + v2070;
+  const uint v2072 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2073 = v1204 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2075 = v291 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1214.m[1][14].thread_elements()[0];
+    const float v2079 = v2078 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2080 = bfloat(v2079);
+    const uint v2081 = v2071 * v1;
+    const uint v2082 = v2081 + v2073;
+    out[v2082] = v2080;
+  }
+  const uint v2083 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2084 = v370 + v2083;
+  const uint v2085 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2086 = v1204 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2088 = v291 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1214.m[1][14].thread_elements()[1];
+    const float v2092 = v2091 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2093 = bfloat(v2092);
+    const uint v2094 = v2084 * v1;
+    const uint v2095 = v2094 + v2086;
+    out[v2095] = v2093;
+  }
+  const uint v2096 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2097 = v370 + v2096;
+  const uint v2098 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2099 = v1204 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2101 = v291 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1214.m[1][15].thread_elements()[0];
+    const float v2105 = v2104 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2106 = bfloat(v2105);
+    const uint v2107 = v2097 * v1;
+    const uint v2108 = v2107 + v2099;
+    out[v2108] = v2106;
+  }
+  const uint v2109 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2110 = v370 + v2109;
+  const uint v2111 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2112 = v1204 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2114 = v291 && v2113;
+  const bool v2115 = v2112 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v1214.m[1][15].thread_elements()[1];
+    const float v2118 = v2117 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2119 = bfloat(v2118);
+    const uint v2120 = v2110 * v1;
+    const uint v2121 = v2120 + v2112;
+    out[v2121] = v2119;
   }
 }

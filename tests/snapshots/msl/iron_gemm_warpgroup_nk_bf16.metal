@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v26 = v25 << 8u;
-  const uint v286 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:193
-  const uint v287 = v286 >> 2u;
-  const bool v290 = v286 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:194
-  iron_frag<float, 16, 128> v294;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v294, float(0.0f));
-  const uint v297 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:245
-  const bool v298 = v297 == 0u;
-  if (v298) {
-    const uint v2462 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
-    const uint v2464 = v286 << 5u;
-    const uint v2465 = v2464 + v2462;
-    const uint v2469 = v2465 >> 3u;
-    const uint v2471 = v2465 & 7u;
-    const uint v2473 = v2471 << 3u;
-    const uint v2474 = v22 + v2469;
-    const bool v2476 = v2474 < v0;
-    const uint v2479 = v2474 * v2;
-    const uint v2484 = v2469 << 6u;
-    const uint v2488 = v2465 + 384u;
-    const uint v2490 = v2488 >> 3u;
-    const uint v2492 = v2488 & 7u;
-    const uint v2494 = v2492 << 3u;
-    const uint v2495 = v22 + v2490;
-    const bool v2497 = v2495 < v0;
-    const uint v2500 = v2495 * v2;
-    const uint v2505 = v2490 << 6u;
-    const uint v2509 = v2465 + 768u;
-    const bool v2511 = v2509 < 1024u;
-    const uint v2547 = v26 + v2469;  // kernels/gemm/gemm_warpgroup.hpp:250
-    const bool v2549 = v2547 < v1;
-    const uint v2552 = v2547 * v2;
-    const uint v2568 = v26 + v2490;
-    const bool v2570 = v2568 < v1;
-    const uint v2573 = v2568 * v2;
+  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:176
+  const uint v284 = v283 >> 2u;
+  const bool v287 = v283 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:177
+  iron_frag<float, 16, 128> v291;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v291, float(0.0f));
+  const uint v294 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:228
+  const bool v295 = v294 == 0u;
+  if (v295) {
+    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:232
+    const uint v2461 = v283 << 5u;
+    const uint v2462 = v2461 + v2459;
+    const uint v2466 = v2462 >> 3u;
+    const uint v2468 = v2462 & 7u;
+    const uint v2470 = v2468 << 3u;
+    const uint v2471 = v22 + v2466;
+    const bool v2473 = v2471 < v0;
+    const uint v2476 = v2471 * v2;
+    const uint v2481 = v2466 << 6u;
+    const uint v2485 = v2462 + 384u;
+    const uint v2487 = v2485 >> 3u;
+    const uint v2489 = v2485 & 7u;
+    const uint v2491 = v2489 << 3u;
+    const uint v2492 = v22 + v2487;
+    const bool v2494 = v2492 < v0;
+    const uint v2497 = v2492 * v2;
+    const uint v2502 = v2487 << 6u;
+    const uint v2506 = v2462 + 768u;
+    const bool v2508 = v2506 < 1024u;
+    const uint v2544 = v26 + v2466;  // kernels/gemm/gemm_warpgroup.hpp:233
+    const bool v2546 = v2544 < v1;
+    const uint v2549 = v2544 * v2;
+    const uint v2565 = v26 + v2487;
+    const bool v2567 = v2565 < v1;
+    const uint v2570 = v2565 * v2;
 
-    for (uint v2453 = 0u; v2453 < v2; v2453 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
-      const uint v2455 = v2453 >> 6u;
-      const uint v2457 = v2455 % 1u;
+    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:229
+      const uint v2452 = v2450 >> 6u;
+      const uint v2454 = v2452 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2460 = v2457 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const uint v2475 = v2453 + v2473;
-      const bool v2477 = v2475 < v2;
-      const bool v2478 = v2476 && v2477;
-      const uint v2481 = v2479 + v2475;
-      const uint v2482 = v2478 ? v2481 : 0u;
-      const uint v2485 = v2460 + v2484;
-      const uint v2486 = v2485 + v2473;
+      const uint v2457 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const uint v2472 = v2450 + v2470;
+      const bool v2474 = v2472 < v2;
+      const bool v2475 = v2473 && v2474;
+      const uint v2478 = v2476 + v2472;
+      const uint v2479 = v2475 ? v2478 : 0u;
+      const uint v2482 = v2457 + v2481;
+      const uint v2483 = v2482 + v2470;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2486 + e] = v2478 ? a[v2482 + e] : bfloat(0);
+        shm3[v2483 + e] = v2475 ? a[v2479 + e] : bfloat(0);
       }
-      const uint v2496 = v2453 + v2494;
-      const bool v2498 = v2496 < v2;
-      const bool v2499 = v2497 && v2498;
-      const uint v2502 = v2500 + v2496;
-      const uint v2503 = v2499 ? v2502 : 0u;
-      const uint v2506 = v2460 + v2505;
-      const uint v2507 = v2506 + v2494;
+      const uint v2493 = v2450 + v2491;
+      const bool v2495 = v2493 < v2;
+      const bool v2496 = v2494 && v2495;
+      const uint v2499 = v2497 + v2493;
+      const uint v2500 = v2496 ? v2499 : 0u;
+      const uint v2503 = v2457 + v2502;
+      const uint v2504 = v2503 + v2491;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2507 + e] = v2499 ? a[v2503 + e] : bfloat(0);
+        shm3[v2504 + e] = v2496 ? a[v2500 + e] : bfloat(0);
       }
-      if (v2511) {
-        const uint v2513 = v2509 >> 3u;
-        const uint v2515 = v2509 & 7u;
-        const uint v2517 = v2515 << 3u;
-        const uint v2518 = v22 + v2513;
-        const uint v2519 = v2453 + v2517;
-        const bool v2520 = v2518 < v0;
-        const bool v2521 = v2519 < v2;
-        const bool v2522 = v2520 && v2521;
-        const uint v2523 = v2518 * v2;
-        const uint v2525 = v2523 + v2519;
-        const uint v2526 = v2522 ? v2525 : 0u;
-        const uint v2528 = v2513 << 6u;
-        const uint v2529 = v2460 + v2528;
-        const uint v2530 = v2529 + v2517;
+      if (v2508) {
+        const uint v2510 = v2506 >> 3u;
+        const uint v2512 = v2506 & 7u;
+        const uint v2514 = v2512 << 3u;
+        const uint v2515 = v22 + v2510;
+        const uint v2516 = v2450 + v2514;
+        const bool v2517 = v2515 < v0;
+        const bool v2518 = v2516 < v2;
+        const bool v2519 = v2517 && v2518;
+        const uint v2520 = v2515 * v2;
+        const uint v2522 = v2520 + v2516;
+        const uint v2523 = v2519 ? v2522 : 0u;
+        const uint v2525 = v2510 << 6u;
+        const uint v2526 = v2457 + v2525;
+        const uint v2527 = v2526 + v2514;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2530 + e] = v2522 ? a[v2526 + e] : bfloat(0);
+          shm3[v2527 + e] = v2519 ? a[v2523 + e] : bfloat(0);
         }
       }
-      const bool v2551 = v2549 && v2477;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const uint v2554 = v2552 + v2475;
-      const uint v2555 = v2551 ? v2554 : 0u;
+      const bool v2548 = v2546 && v2474;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const uint v2551 = v2549 + v2472;
+      const uint v2552 = v2548 ? v2551 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2486 + e] = v2551 ? b[v2555 + e] : bfloat(0);
+        shm4[v2483 + e] = v2548 ? b[v2552 + e] : bfloat(0);
       }
-      const bool v2572 = v2570 && v2498;
-      const uint v2575 = v2573 + v2496;
-      const uint v2576 = v2572 ? v2575 : 0u;
+      const bool v2569 = v2567 && v2495;
+      const uint v2572 = v2570 + v2493;
+      const uint v2573 = v2569 ? v2572 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2507 + e] = v2572 ? b[v2576 + e] : bfloat(0);
+        shm4[v2504 + e] = v2569 ? b[v2573 + e] : bfloat(0);
       }
-      if (v2511) {
-        const uint v2586 = v2509 >> 3u;
-        const uint v2588 = v2509 & 7u;
-        const uint v2590 = v2588 << 3u;
-        const uint v2591 = v26 + v2586;
-        const uint v2592 = v2453 + v2590;
-        const bool v2593 = v2591 < v1;
-        const bool v2594 = v2592 < v2;
-        const bool v2595 = v2593 && v2594;
-        const uint v2596 = v2591 * v2;
-        const uint v2598 = v2596 + v2592;
-        const uint v2599 = v2595 ? v2598 : 0u;
-        const uint v2601 = v2586 << 6u;
-        const uint v2602 = v2460 + v2601;
-        const uint v2603 = v2602 + v2590;
+      if (v2508) {
+        const uint v2583 = v2506 >> 3u;
+        const uint v2585 = v2506 & 7u;
+        const uint v2587 = v2585 << 3u;
+        const uint v2588 = v26 + v2583;
+        const uint v2589 = v2450 + v2587;
+        const bool v2590 = v2588 < v1;
+        const bool v2591 = v2589 < v2;
+        const bool v2592 = v2590 && v2591;
+        const uint v2593 = v2588 * v2;
+        const uint v2595 = v2593 + v2589;
+        const uint v2596 = v2592 ? v2595 : 0u;
+        const uint v2598 = v2583 << 6u;
+        const uint v2599 = v2457 + v2598;
+        const uint v2600 = v2599 + v2587;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2603 + e] = v2595 ? b[v2599 + e] : bfloat(0);
+          shm4[v2600 + e] = v2592 ? b[v2596 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v290) {
-        const uint v2612 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const uint v2613 = v2612 << 6u;
-        const uint v2614 = v2460 + v2613;
-        const uint v2785 = v286 & 3u;
-        const uint v2787 = v2785 << 4u;
-        const uint v2789 = v2787 << 6u;
-        const uint v2791 = v2614 + v2789;
-        iron_frag<bfloat, 16, 16> v2798;
-        iron_frag_fill(v2798, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2798, shm3, long(v2791), long(64u));
-        iron_frag<bfloat, 16, 128> v2800;
-        iron_frag_fill(v2800, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2800, shm4, long(v2460), long(64u));
-        iron_frag_mma(v294, v2798, v2800);
-        const uint v2802 = v2791 + 16u;
-        const uint v2805 = v2460 + 16u;
-        iron_frag<bfloat, 16, 16> v2807;
-        iron_frag_fill(v2807, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2807, shm3, long(v2802), long(64u));
-        iron_frag<bfloat, 16, 128> v2809;
-        iron_frag_fill(v2809, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2809, shm4, long(v2805), long(64u));
-        iron_frag_mma(v294, v2807, v2809);
-        const uint v2811 = v2791 + 32u;
-        const uint v2814 = v2460 + 32u;
-        iron_frag<bfloat, 16, 16> v2816;
-        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2816, shm3, long(v2811), long(64u));
-        iron_frag<bfloat, 16, 128> v2818;
-        iron_frag_fill(v2818, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2818, shm4, long(v2814), long(64u));
-        iron_frag_mma(v294, v2816, v2818);
-        const uint v2820 = v2791 + 48u;
-        const uint v2823 = v2460 + 48u;
-        iron_frag<bfloat, 16, 16> v2825;
-        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2825, shm3, long(v2820), long(64u));
-        iron_frag<bfloat, 16, 128> v2827;
-        iron_frag_fill(v2827, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2827, shm4, long(v2823), long(64u));
-        iron_frag_mma(v294, v2825, v2827);
+      if (v287) {
+        const uint v2609 = v284 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const uint v2610 = v2609 << 6u;
+        const uint v2611 = v2457 + v2610;
+        const uint v2782 = v283 & 3u;
+        const uint v2784 = v2782 << 4u;
+        const uint v2786 = v2784 << 6u;
+        const uint v2788 = v2611 + v2786;
+        iron_frag<bfloat, 16, 16> v2795;
+        iron_frag_fill(v2795, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2795, shm3, long(v2788), long(64u));
+        iron_frag<bfloat, 16, 128> v2797;
+        iron_frag_fill(v2797, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2797, shm4, long(v2457), long(64u));
+        iron_frag_mma(v291, v2795, v2797);
+        const uint v2799 = v2788 + 16u;
+        const uint v2802 = v2457 + 16u;
+        iron_frag<bfloat, 16, 16> v2804;
+        iron_frag_fill(v2804, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2804, shm3, long(v2799), long(64u));
+        iron_frag<bfloat, 16, 128> v2806;
+        iron_frag_fill(v2806, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2806, shm4, long(v2802), long(64u));
+        iron_frag_mma(v291, v2804, v2806);
+        const uint v2808 = v2788 + 32u;
+        const uint v2811 = v2457 + 32u;
+        iron_frag<bfloat, 16, 16> v2813;
+        iron_frag_fill(v2813, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2813, shm3, long(v2808), long(64u));
+        iron_frag<bfloat, 16, 128> v2815;
+        iron_frag_fill(v2815, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2815, shm4, long(v2811), long(64u));
+        iron_frag_mma(v291, v2813, v2815);
+        const uint v2817 = v2788 + 48u;
+        const uint v2820 = v2457 + 48u;
+        iron_frag<bfloat, 16, 16> v2822;
+        iron_frag_fill(v2822, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2822, shm3, long(v2817), long(64u));
+        iron_frag<bfloat, 16, 128> v2824;
+        iron_frag_fill(v2824, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2824, shm4, long(v2820), long(64u));
+        iron_frag_mma(v291, v2822, v2824);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:229
   } else {
-    const uint v326 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const uint v327 = iron_tid.x;
+    const uint v323 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v324 = iron_tid.x;
 
-    for (uint v325 = 0u; v325 < v2; v325 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (uint v329 = v327; v329 < 8192u; v329 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v334 = v22 + v331;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v335 = v334 < v0;
-        const uint v336 = v325 + v333;
-        const bool v337 = v336 < v2;
-        const bool v338 = v335 && v337;
-        if (v338) {
-          const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const uint v342 = v340 + v325;
-          const uint v343 = v342 + v333;
-          const bfloat v344 = a[v343];
-          const uint v346 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const uint v347 = v346 + v333;
-          shm3[v347] = v344;
+    for (uint v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      for (uint v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v331 = v22 + v328;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v332 = v331 < v0;
+        const uint v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const uint v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v339 = v337 + v322;
+          const uint v340 = v339 + v330;
+          const bfloat v341 = a[v340];
+          const uint v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v344 = v343 + v330;
+          shm3[v344] = v341;
         } else {
-          const uint v349 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v350 = v349 + v333;
-          shm3[v350] = bfloat(0.0f);
+          const uint v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v347 = v346 + v330;
+          shm3[v347] = bfloat(0.0f);
         }
       }
 
-      for (uint v355 = v327; v355 < 8192u; v355 += v326) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v357 = v355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v359 = v355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v360 = v26 + v357;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v361 = v360 < v1;
-        const uint v362 = v325 + v359;
-        const bool v363 = v362 < v2;
-        const bool v364 = v361 && v363;
-        if (v364) {
-          const uint v366 = v360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const uint v368 = v366 + v325;
-          const uint v369 = v368 + v359;
-          const bfloat v370 = b[v369];
-          const uint v372 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const uint v373 = v372 + v359;
-          shm4[v373] = v370;
+      for (uint v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v358 = v357 < v1;
+        const uint v359 = v322 + v356;
+        const bool v360 = v359 < v2;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const uint v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v365 = v363 + v322;
+          const uint v366 = v365 + v356;
+          const bfloat v367 = b[v366];
+          const uint v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v370 = v369 + v356;
+          shm4[v370] = v367;
         } else {
-          const uint v375 = v357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v376 = v375 + v359;
-          shm4[v376] = bfloat(0.0f);
+          const uint v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v373 = v372 + v356;
+          shm4[v373] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
-      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
-        const uint v384 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const uint v385 = v384 << 6u;
-        const uint v2830 = v286 & 3u;
-        const uint v2832 = v2830 << 4u;
-        const uint v2834 = v2832 << 6u;
-        const uint v2836 = v385 + v2834;
-        iron_frag<bfloat, 16, 16> v2843;
-        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2843, shm3, long(v2836), long(64u));
-        iron_frag<bfloat, 16, 128> v2845;
-        iron_frag_fill(v2845, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2845, shm4, long(0u), long(64u));
-        iron_frag_mma(v294, v2843, v2845);
-        const uint v2847 = v2836 + 16u;
-        iron_frag<bfloat, 16, 16> v2852;
-        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2852, shm3, long(v2847), long(64u));
-        iron_frag<bfloat, 16, 128> v2854;
-        iron_frag_fill(v2854, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2854, shm4, long(16u), long(64u));
-        iron_frag_mma(v294, v2852, v2854);
-        const uint v2856 = v2836 + 32u;
-        iron_frag<bfloat, 16, 16> v2861;
-        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2861, shm3, long(v2856), long(64u));
-        iron_frag<bfloat, 16, 128> v2863;
-        iron_frag_fill(v2863, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2863, shm4, long(32u), long(64u));
-        iron_frag_mma(v294, v2861, v2863);
-        const uint v2865 = v2836 + 48u;
-        iron_frag<bfloat, 16, 16> v2870;
-        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2870, shm3, long(v2865), long(64u));
-        iron_frag<bfloat, 16, 128> v2872;
-        iron_frag_fill(v2872, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2872, shm4, long(48u), long(64u));
-        iron_frag_mma(v294, v2870, v2872);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:221
+      if (v287) {  // kernels/gemm/gemm_warpgroup.hpp:222
+        const uint v381 = v284 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const uint v382 = v381 << 6u;
+        const uint v2827 = v283 & 3u;
+        const uint v2829 = v2827 << 4u;
+        const uint v2831 = v2829 << 6u;
+        const uint v2833 = v382 + v2831;
+        iron_frag<bfloat, 16, 16> v2840;
+        iron_frag_fill(v2840, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2840, shm3, long(v2833), long(64u));
+        iron_frag<bfloat, 16, 128> v2842;
+        iron_frag_fill(v2842, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2842, shm4, long(0u), long(64u));
+        iron_frag_mma(v291, v2840, v2842);
+        const uint v2844 = v2833 + 16u;
+        iron_frag<bfloat, 16, 16> v2849;
+        iron_frag_fill(v2849, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2849, shm3, long(v2844), long(64u));
+        iron_frag<bfloat, 16, 128> v2851;
+        iron_frag_fill(v2851, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2851, shm4, long(16u), long(64u));
+        iron_frag_mma(v291, v2849, v2851);
+        const uint v2853 = v2833 + 32u;
+        iron_frag<bfloat, 16, 16> v2858;
+        iron_frag_fill(v2858, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2858, shm3, long(v2853), long(64u));
+        iron_frag<bfloat, 16, 128> v2860;
+        iron_frag_fill(v2860, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2860, shm4, long(32u), long(64u));
+        iron_frag_mma(v291, v2858, v2860);
+        const uint v2862 = v2833 + 48u;
+        iron_frag<bfloat, 16, 16> v2867;
+        iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2867, shm3, long(v2862), long(64u));
+        iron_frag<bfloat, 16, 128> v2869;
+        iron_frag_fill(v2869, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2869, shm4, long(48u), long(64u));
+        iron_frag_mma(v291, v2867, v2869);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
     }
   }
-  const uint v390 = v286 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:265
-  const uint v391 = v390 << 4u;
-  const uint v393 = v287 << 6u;
-  const uint v394 = v22 + v393;
-  const uint v395 = v394 + v391;
-  const uint v396 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v397 = v395 + v396;
-  const uint v398 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v399 = v26 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v401 = v290 && v400;
-  const bool v402 = v399 < v1;
-  const bool v403 = v401 && v402;
-  if (v403) {
-    const float v404 = v294.m[0][0].thread_elements()[0];
-    const float v405 = v404 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v406 = bfloat(v405);
-    const uint v407 = v397 * v1;
-    const uint v408 = v407 + v399;
-    out[v408] = v406;
-  }
-  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v410 = v395 + v409;
-  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v412 = v26 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v414 = v290 && v413;
-  const bool v415 = v412 < v1;
-  const bool v416 = v414 && v415;
-  if (v416) {
-    const float v417 = v294.m[0][0].thread_elements()[1];
-    const float v418 = v417 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v419 = bfloat(v418);
-    const uint v420 = v410 * v1;
-    const uint v421 = v420 + v412;
-    out[v421] = v419;
-  }
-  const uint v422 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v423 = v395 + v422;
-  const uint v424 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v425 = v26 + v424;
-  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v427 = v290 && v426;
-  const bool v428 = v425 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v294.m[0][1].thread_elements()[0];
-    const float v431 = v430 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v432 = bfloat(v431);
-    const uint v433 = v423 * v1;
-    const uint v434 = v433 + v425;
-    out[v434] = v432;
-  }
-  const uint v435 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v436 = v395 + v435;
-  const uint v437 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v438 = v26 + v437;
-  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v440 = v290 && v439;
-  const bool v441 = v438 < v1;
-  const bool v442 = v440 && v441;
-  if (v442) {
-    const float v443 = v294.m[0][1].thread_elements()[1];
-    const float v444 = v443 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v445 = bfloat(v444);
-    const uint v446 = v436 * v1;
-    const uint v447 = v446 + v438;
-    out[v447] = v445;
-  }
-  const uint v448 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v449 = v395 + v448;
-  const uint v450 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v451 = v26 + v450;
-  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v453 = v290 && v452;
-  const bool v454 = v451 < v1;
-  const bool v455 = v453 && v454;
-  if (v455) {
-    const float v456 = v294.m[0][2].thread_elements()[0];
-    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v458 = bfloat(v457);
-    const uint v459 = v449 * v1;
-    const uint v460 = v459 + v451;
-    out[v460] = v458;
-  }
-  const uint v461 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v462 = v395 + v461;
-  const uint v463 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v464 = v26 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v466 = v290 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v294.m[0][2].thread_elements()[1];
-    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v471 = bfloat(v470);
-    const uint v472 = v462 * v1;
-    const uint v473 = v472 + v464;
-    out[v473] = v471;
-  }
-  const uint v474 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v475 = v395 + v474;
-  const uint v476 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v477 = v26 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v479 = v290 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v294.m[0][3].thread_elements()[0];
-    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v484 = bfloat(v483);
-    const uint v485 = v475 * v1;
-    const uint v486 = v485 + v477;
-    out[v486] = v484;
-  }
-  const uint v487 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v488 = v395 + v487;
-  const uint v489 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v490 = v26 + v489;
-  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v492 = v290 && v491;
-  const bool v493 = v490 < v1;
-  const bool v494 = v492 && v493;
-  if (v494) {
-    const float v495 = v294.m[0][3].thread_elements()[1];
-    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v497 = bfloat(v496);
-    const uint v498 = v488 * v1;
-    const uint v499 = v498 + v490;
-    out[v499] = v497;
-  }
-  const uint v500 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v501 = v395 + v500;
-  const uint v502 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v503 = v26 + v502;
-  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v505 = v290 && v504;
-  const bool v506 = v503 < v1;
-  const bool v507 = v505 && v506;
-  if (v507) {
-    const float v508 = v294.m[0][4].thread_elements()[0];
-    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v510 = bfloat(v509);
-    const uint v511 = v501 * v1;
-    const uint v512 = v511 + v503;
-    out[v512] = v510;
-  }
-  const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v514 = v395 + v513;
-  const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v516 = v26 + v515;
-  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v518 = v290 && v517;
-  const bool v519 = v516 < v1;
-  const bool v520 = v518 && v519;
-  if (v520) {
-    const float v521 = v294.m[0][4].thread_elements()[1];
-    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v523 = bfloat(v522);
-    const uint v524 = v514 * v1;
-    const uint v525 = v524 + v516;
-    out[v525] = v523;
-  }
-  const uint v526 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v527 = v395 + v526;
-  const uint v528 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v529 = v26 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v531 = v290 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v294.m[0][5].thread_elements()[0];
-    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v536 = bfloat(v535);
-    const uint v537 = v527 * v1;
-    const uint v538 = v537 + v529;
-    out[v538] = v536;
-  }
-  const uint v539 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v540 = v395 + v539;
-  const uint v541 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v542 = v26 + v541;
-  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v544 = v290 && v543;
-  const bool v545 = v542 < v1;
-  const bool v546 = v544 && v545;
-  if (v546) {
-    const float v547 = v294.m[0][5].thread_elements()[1];
-    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v549 = bfloat(v548);
-    const uint v550 = v540 * v1;
-    const uint v551 = v550 + v542;
-    out[v551] = v549;
-  }
-  const uint v552 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v553 = v395 + v552;
-  const uint v554 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v557 = v290 && v556;
-  const bool v558 = v555 < v1;
-  const bool v559 = v557 && v558;
-  if (v559) {
-    const float v560 = v294.m[0][6].thread_elements()[0];
-    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v562 = bfloat(v561);
-    const uint v563 = v553 * v1;
-    const uint v564 = v563 + v555;
-    out[v564] = v562;
-  }
-  const uint v565 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v566 = v395 + v565;
-  const uint v567 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v568 = v26 + v567;
-  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v570 = v290 && v569;
-  const bool v571 = v568 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v294.m[0][6].thread_elements()[1];
-    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v575 = bfloat(v574);
-    const uint v576 = v566 * v1;
-    const uint v577 = v576 + v568;
-    out[v577] = v575;
-  }
-  const uint v578 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v579 = v395 + v578;
-  const uint v580 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v581 = v26 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v583 = v290 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v294.m[0][7].thread_elements()[0];
-    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v588 = bfloat(v587);
-    const uint v589 = v579 * v1;
-    const uint v590 = v589 + v581;
-    out[v590] = v588;
-  }
-  const uint v591 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v592 = v395 + v591;
-  const uint v593 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v594 = v26 + v593;
-  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v596 = v290 && v595;
-  const bool v597 = v594 < v1;
-  const bool v598 = v596 && v597;
-  if (v598) {
-    const float v599 = v294.m[0][7].thread_elements()[1];
-    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v601 = bfloat(v600);
-    const uint v602 = v592 * v1;
-    const uint v603 = v602 + v594;
-    out[v603] = v601;
-  }
-  const uint v604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v605 = v395 + v604;
-  const uint v606 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v607 = v26 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v609 = v290 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v294.m[0][8].thread_elements()[0];
-    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v614 = bfloat(v613);
-    const uint v615 = v605 * v1;
-    const uint v616 = v615 + v607;
-    out[v616] = v614;
-  }
-  const uint v617 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v618 = v395 + v617;
-  const uint v619 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v620 = v26 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v622 = v290 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v294.m[0][8].thread_elements()[1];
-    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v627 = bfloat(v626);
-    const uint v628 = v618 * v1;
-    const uint v629 = v628 + v620;
-    out[v629] = v627;
-  }
-  const uint v630 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v631 = v395 + v630;
-  const uint v632 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v633 = v26 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v635 = v290 && v634;
-  const bool v636 = v633 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v294.m[0][9].thread_elements()[0];
-    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v640 = bfloat(v639);
-    const uint v641 = v631 * v1;
-    const uint v642 = v641 + v633;
-    out[v642] = v640;
-  }
-  const uint v643 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v644 = v395 + v643;
-  const uint v645 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v646 = v26 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v648 = v290 && v647;
-  const bool v649 = v646 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v294.m[0][9].thread_elements()[1];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v653 = bfloat(v652);
-    const uint v654 = v644 * v1;
-    const uint v655 = v654 + v646;
-    out[v655] = v653;
-  }
-  const uint v656 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v657 = v395 + v656;
-  const uint v658 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v659 = v26 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v661 = v290 && v660;
-  const bool v662 = v659 < v1;
-  const bool v663 = v661 && v662;
-  if (v663) {
-    const float v664 = v294.m[0][10].thread_elements()[0];
-    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v666 = bfloat(v665);
-    const uint v667 = v657 * v1;
-    const uint v668 = v667 + v659;
-    out[v668] = v666;
-  }
-  const uint v669 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v670 = v395 + v669;
-  const uint v671 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v672 = v26 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v674 = v290 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v294.m[0][10].thread_elements()[1];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v679 = bfloat(v678);
-    const uint v680 = v670 * v1;
-    const uint v681 = v680 + v672;
-    out[v681] = v679;
-  }
-  const uint v682 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v683 = v395 + v682;
-  const uint v684 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v685 = v26 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v687 = v290 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v294.m[0][11].thread_elements()[0];
-    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v692 = bfloat(v691);
-    const uint v693 = v683 * v1;
-    const uint v694 = v693 + v685;
-    out[v694] = v692;
-  }
-  const uint v695 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v696 = v395 + v695;
-  const uint v697 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v698 = v26 + v697;
-  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v700 = v290 && v699;
-  const bool v701 = v698 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v294.m[0][11].thread_elements()[1];
-    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v705 = bfloat(v704);
-    const uint v706 = v696 * v1;
-    const uint v707 = v706 + v698;
-    out[v707] = v705;
-  }
-  const uint v708 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v709 = v395 + v708;
-  const uint v710 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v713 = v290 && v712;
-  const bool v714 = v711 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v294.m[0][12].thread_elements()[0];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v718 = bfloat(v717);
-    const uint v719 = v709 * v1;
-    const uint v720 = v719 + v711;
-    out[v720] = v718;
-  }
-  const uint v721 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v722 = v395 + v721;
-  const uint v723 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v724 = v26 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v726 = v290 && v725;
-  const bool v727 = v724 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v294.m[0][12].thread_elements()[1];
-    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v731 = bfloat(v730);
-    const uint v732 = v722 * v1;
-    const uint v733 = v732 + v724;
-    out[v733] = v731;
-  }
-  const uint v734 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v735 = v395 + v734;
-  const uint v736 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v737 = v26 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v739 = v290 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v294.m[0][13].thread_elements()[0];
-    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v744 = bfloat(v743);
-    const uint v745 = v735 * v1;
-    const uint v746 = v745 + v737;
-    out[v746] = v744;
-  }
-  const uint v747 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v748 = v395 + v747;
-  const uint v749 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v750 = v26 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v752 = v290 && v751;
-  const bool v753 = v750 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v294.m[0][13].thread_elements()[1];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v748 * v1;
-    const uint v759 = v758 + v750;
-    out[v759] = v757;
-  }
-  const uint v760 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v761 = v395 + v760;
-  const uint v762 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v763 = v26 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v765 = v290 && v764;
-  const bool v766 = v763 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v294.m[0][14].thread_elements()[0];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v770 = bfloat(v769);
-    const uint v771 = v761 * v1;
-    const uint v772 = v771 + v763;
-    out[v772] = v770;
-  }
-  const uint v773 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v774 = v395 + v773;
-  const uint v775 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v776 = v26 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v778 = v290 && v777;
-  const bool v779 = v776 < v1;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v294.m[0][14].thread_elements()[1];
-    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v783 = bfloat(v782);
-    const uint v784 = v774 * v1;
-    const uint v785 = v784 + v776;
-    out[v785] = v783;
-  }
-  const uint v786 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v787 = v395 + v786;
-  const uint v788 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v789 = v26 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v791 = v290 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v294.m[0][15].thread_elements()[0];
-    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v796 = bfloat(v795);
-    const uint v797 = v787 * v1;
-    const uint v798 = v797 + v789;
-    out[v798] = v796;
-  }
-  const uint v799 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v800 = v395 + v799;
-  const uint v801 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v802 = v26 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v804 = v290 && v803;
-  const bool v805 = v802 < v1;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v294.m[0][15].thread_elements()[1];
-    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v809 = bfloat(v808);
-    const uint v810 = v800 * v1;
-    const uint v811 = v810 + v802;
-    out[v811] = v809;
-  }
-  const uint v812 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v813 = v395 + v812;
-  const uint v814 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v815 = v26 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v817 = v290 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v294.m[1][0].thread_elements()[0];
-    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v822 = bfloat(v821);
-    const uint v823 = v813 * v1;
-    const uint v824 = v823 + v815;
-    out[v824] = v822;
-  }
-  const uint v825 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v826 = v395 + v825;
-  const uint v827 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v828 = v26 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v830 = v290 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v294.m[1][0].thread_elements()[1];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v835 = bfloat(v834);
-    const uint v836 = v826 * v1;
-    const uint v837 = v836 + v828;
-    out[v837] = v835;
-  }
-  const uint v838 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v839 = v395 + v838;
-  const uint v840 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v841 = v26 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v843 = v290 && v842;
-  const bool v844 = v841 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v294.m[1][1].thread_elements()[0];
-    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v848 = bfloat(v847);
-    const uint v849 = v839 * v1;
-    const uint v850 = v849 + v841;
-    out[v850] = v848;
-  }
-  const uint v851 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v852 = v395 + v851;
-  const uint v853 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v854 = v26 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v856 = v290 && v855;
-  const bool v857 = v854 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v294.m[1][1].thread_elements()[1];
-    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v861 = bfloat(v860);
-    const uint v862 = v852 * v1;
-    const uint v863 = v862 + v854;
-    out[v863] = v861;
-  }
-  const uint v864 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v865 = v395 + v864;
-  const uint v866 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v869 = v290 && v868;
-  const bool v870 = v867 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v294.m[1][2].thread_elements()[0];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v874 = bfloat(v873);
-    const uint v875 = v865 * v1;
-    const uint v876 = v875 + v867;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v878 = v395 + v877;
-  const uint v879 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v880 = v26 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v882 = v290 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v294.m[1][2].thread_elements()[1];
-    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v887 = bfloat(v886);
-    const uint v888 = v878 * v1;
-    const uint v889 = v888 + v880;
-    out[v889] = v887;
-  }
-  const uint v890 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v891 = v395 + v890;
-  const uint v892 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v893 = v26 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v895 = v290 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v294.m[1][3].thread_elements()[0];
-    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v900 = bfloat(v899);
-    const uint v901 = v891 * v1;
-    const uint v902 = v901 + v893;
-    out[v902] = v900;
-  }
-  const uint v903 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v904 = v395 + v903;
-  const uint v905 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v906 = v26 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v908 = v290 && v907;
-  const bool v909 = v906 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v294.m[1][3].thread_elements()[1];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v913 = bfloat(v912);
-    const uint v914 = v904 * v1;
-    const uint v915 = v914 + v906;
-    out[v915] = v913;
-  }
-  const uint v916 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v917 = v395 + v916;
-  const uint v918 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v919 = v26 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v921 = v290 && v920;
-  const bool v922 = v919 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v294.m[1][4].thread_elements()[0];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v926 = bfloat(v925);
-    const uint v927 = v917 * v1;
-    const uint v928 = v927 + v919;
-    out[v928] = v926;
-  }
-  const uint v929 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v930 = v395 + v929;
-  const uint v931 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v932 = v26 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v934 = v290 && v933;
-  const bool v935 = v932 < v1;
-  const bool v936 = v934 && v935;
-  if (v936) {
-    const float v937 = v294.m[1][4].thread_elements()[1];
-    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v939 = bfloat(v938);
-    const uint v940 = v930 * v1;
-    const uint v941 = v940 + v932;
-    out[v941] = v939;
-  }
-  const uint v942 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v943 = v395 + v942;
-  const uint v944 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v945 = v26 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v947 = v290 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v294.m[1][5].thread_elements()[0];
-    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v952 = bfloat(v951);
-    const uint v953 = v943 * v1;
-    const uint v954 = v953 + v945;
-    out[v954] = v952;
-  }
-  const uint v955 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v956 = v395 + v955;
-  const uint v957 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v958 = v26 + v957;
-  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v960 = v290 && v959;
-  const bool v961 = v958 < v1;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v294.m[1][5].thread_elements()[1];
-    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v965 = bfloat(v964);
-    const uint v966 = v956 * v1;
-    const uint v967 = v966 + v958;
-    out[v967] = v965;
-  }
-  const uint v968 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v969 = v395 + v968;
-  const uint v970 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v971 = v26 + v970;
-  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v973 = v290 && v972;
-  const bool v974 = v971 < v1;
-  const bool v975 = v973 && v974;
-  if (v975) {
-    const float v976 = v294.m[1][6].thread_elements()[0];
-    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v978 = bfloat(v977);
-    const uint v979 = v969 * v1;
-    const uint v980 = v979 + v971;
-    out[v980] = v978;
-  }
-  const uint v981 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v982 = v395 + v981;
-  const uint v983 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v984 = v26 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v986 = v290 && v985;
-  const bool v987 = v984 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v294.m[1][6].thread_elements()[1];
-    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v991 = bfloat(v990);
-    const uint v992 = v982 * v1;
-    const uint v993 = v992 + v984;
-    out[v993] = v991;
-  }
-  const uint v994 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v995 = v395 + v994;
-  const uint v996 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v997 = v26 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v999 = v290 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v294.m[1][7].thread_elements()[0];
-    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1004 = bfloat(v1003);
-    const uint v1005 = v995 * v1;
-    const uint v1006 = v1005 + v997;
-    out[v1006] = v1004;
-  }
-  const uint v1007 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1008 = v395 + v1007;
-  const uint v1009 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1010 = v26 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1012 = v290 && v1011;
-  const bool v1013 = v1010 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v294.m[1][7].thread_elements()[1];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1017 = bfloat(v1016);
-    const uint v1018 = v1008 * v1;
-    const uint v1019 = v1018 + v1010;
-    out[v1019] = v1017;
-  }
-  const uint v1020 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1021 = v395 + v1020;
-  const uint v1022 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1025 = v290 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v294.m[1][8].thread_elements()[0];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1030 = bfloat(v1029);
-    const uint v1031 = v1021 * v1;
-    const uint v1032 = v1031 + v1023;
-    out[v1032] = v1030;
-  }
-  const uint v1033 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1034 = v395 + v1033;
-  const uint v1035 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1036 = v26 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1038 = v290 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v294.m[1][8].thread_elements()[1];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1043 = bfloat(v1042);
-    const uint v1044 = v1034 * v1;
-    const uint v1045 = v1044 + v1036;
-    out[v1045] = v1043;
-  }
-  const uint v1046 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1047 = v395 + v1046;
-  const uint v1048 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1049 = v26 + v1048;
-  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1051 = v290 && v1050;
-  const bool v1052 = v1049 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v294.m[1][9].thread_elements()[0];
-    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1056 = bfloat(v1055);
-    const uint v1057 = v1047 * v1;
-    const uint v1058 = v1057 + v1049;
-    out[v1058] = v1056;
-  }
-  const uint v1059 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1060 = v395 + v1059;
-  const uint v1061 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1062 = v26 + v1061;
-  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1064 = v290 && v1063;
-  const bool v1065 = v1062 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v294.m[1][9].thread_elements()[1];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1069 = bfloat(v1068);
-    const uint v1070 = v1060 * v1;
-    const uint v1071 = v1070 + v1062;
-    out[v1071] = v1069;
-  }
-  const uint v1072 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1073 = v395 + v1072;
-  const uint v1074 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1075 = v26 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1077 = v290 && v1076;
-  const bool v1078 = v1075 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v294.m[1][10].thread_elements()[0];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1082 = bfloat(v1081);
-    const uint v1083 = v1073 * v1;
-    const uint v1084 = v1083 + v1075;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1086 = v395 + v1085;
-  const uint v1087 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1088 = v26 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1090 = v290 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v294.m[1][10].thread_elements()[1];
-    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1095 = bfloat(v1094);
-    const uint v1096 = v1086 * v1;
-    const uint v1097 = v1096 + v1088;
-    out[v1097] = v1095;
-  }
-  const uint v1098 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1099 = v395 + v1098;
-  const uint v1100 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1101 = v26 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1103 = v290 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v294.m[1][11].thread_elements()[0];
-    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1108 = bfloat(v1107);
-    const uint v1109 = v1099 * v1;
-    const uint v1110 = v1109 + v1101;
-    out[v1110] = v1108;
-  }
-  const uint v1111 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1112 = v395 + v1111;
-  const uint v1113 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1114 = v26 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1116 = v290 && v1115;
-  const bool v1117 = v1114 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v294.m[1][11].thread_elements()[1];
-    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1121 = bfloat(v1120);
-    const uint v1122 = v1112 * v1;
-    const uint v1123 = v1122 + v1114;
-    out[v1123] = v1121;
-  }
-  const uint v1124 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1125 = v395 + v1124;
-  const uint v1126 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1127 = v26 + v1126;
-  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1129 = v290 && v1128;
-  const bool v1130 = v1127 < v1;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v294.m[1][12].thread_elements()[0];
-    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1134 = bfloat(v1133);
-    const uint v1135 = v1125 * v1;
-    const uint v1136 = v1135 + v1127;
-    out[v1136] = v1134;
-  }
-  const uint v1137 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1138 = v395 + v1137;
-  const uint v1139 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1140 = v26 + v1139;
-  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1142 = v290 && v1141;
-  const bool v1143 = v1140 < v1;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v294.m[1][12].thread_elements()[1];
-    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1147 = bfloat(v1146);
-    const uint v1148 = v1138 * v1;
-    const uint v1149 = v1148 + v1140;
-    out[v1149] = v1147;
-  }
-  const uint v1150 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1151 = v395 + v1150;
-  const uint v1152 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1153 = v26 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1155 = v290 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v294.m[1][13].thread_elements()[0];
-    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1160 = bfloat(v1159);
-    const uint v1161 = v1151 * v1;
-    const uint v1162 = v1161 + v1153;
-    out[v1162] = v1160;
-  }
-  const uint v1163 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1164 = v395 + v1163;
-  const uint v1165 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1166 = v26 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1168 = v290 && v1167;
-  const bool v1169 = v1166 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v294.m[1][13].thread_elements()[1];
-    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1173 = bfloat(v1172);
-    const uint v1174 = v1164 * v1;
-    const uint v1175 = v1174 + v1166;
-    out[v1175] = v1173;
-  }
-  const uint v1176 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1177 = v395 + v1176;
-  const uint v1178 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1179 = v26 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1181 = v290 && v1180;
-  const bool v1182 = v1179 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v294.m[1][14].thread_elements()[0];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1186 = bfloat(v1185);
-    const uint v1187 = v1177 * v1;
-    const uint v1188 = v1187 + v1179;
-    out[v1188] = v1186;
-  }
-  const uint v1189 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1190 = v395 + v1189;
-  const uint v1191 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1192 = v26 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1194 = v290 && v1193;
-  const bool v1195 = v1192 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v294.m[1][14].thread_elements()[1];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1199 = bfloat(v1198);
-    const uint v1200 = v1190 * v1;
-    const uint v1201 = v1200 + v1192;
-    out[v1201] = v1199;
-  }
-  const uint v1202 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1203 = v395 + v1202;
-  const uint v1204 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1205 = v26 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1207 = v290 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v294.m[1][15].thread_elements()[0];
-    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1212 = bfloat(v1211);
-    const uint v1213 = v1203 * v1;
-    const uint v1214 = v1213 + v1205;
-    out[v1214] = v1212;
-  }
-  const uint v1215 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1216 = v395 + v1215;
-  const uint v1217 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1218 = v26 + v1217;
-  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1220 = v290 && v1219;
-  const bool v1221 = v1218 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v294.m[1][15].thread_elements()[1];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1225 = bfloat(v1224);
-    const uint v1226 = v1216 * v1;
-    const uint v1227 = v1226 + v1218;
-    out[v1227] = v1225;
-  }
-  const uint v1229 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:334
-  iron_frag<float, 16, 128> v1239;  // kernels/gemm/gemm_warpgroup.hpp:199
-  iron_frag_fill(v1239, float(0.0f));
-  if (v298) {  // kernels/gemm/gemm_warpgroup.hpp:245
-    const uint v2627 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:249
-    const uint v2629 = v286 << 5u;
-    const uint v2630 = v2629 + v2627;
-    const uint v2634 = v2630 >> 3u;
-    const uint v2636 = v2630 & 7u;
-    const uint v2638 = v2636 << 3u;
-    const uint v2639 = v22 + v2634;
-    const bool v2641 = v2639 < v0;
-    const uint v2644 = v2639 * v2;
-    const uint v2649 = v2634 << 6u;
-    const uint v2653 = v2630 + 384u;
-    const uint v2655 = v2653 >> 3u;
-    const uint v2657 = v2653 & 7u;
-    const uint v2659 = v2657 << 3u;
-    const uint v2660 = v22 + v2655;
-    const bool v2662 = v2660 < v0;
-    const uint v2665 = v2660 * v2;
-    const uint v2670 = v2655 << 6u;
-    const uint v2674 = v2630 + 768u;
-    const bool v2676 = v2674 < 1024u;
-    const uint v2712 = v1229 + v2634;  // kernels/gemm/gemm_warpgroup.hpp:250
-    const bool v2714 = v2712 < v1;
-    const uint v2717 = v2712 * v2;
-    const uint v2733 = v1229 + v2655;
-    const bool v2735 = v2733 < v1;
-    const uint v2738 = v2733 * v2;
+  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:248
+  const uint v388 = v387 << 4u;
+  const uint v390 = v284 << 6u;
+  const uint v391 = v22 + v390;
+  const uint v392 = v391 + v388;
+  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v394 = v392 + v393;
+  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v396 = v26 + v395;
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v398 = v287 && v397;
+  const bool v399 = v396 < v1;
+  const bool v400 = v398 && v399;
+  if (v400) {
+    const float v401 = v291.m[0][0].thread_elements()[0];
+    const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v403 = bfloat(v402);
+    const uint v404 = v394 * v1;
+    const uint v405 = v404 + v396;
+    out[v405] = v403;
+  }
+  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v407 = v392 + v406;
+  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v409 = v26 + v408;
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v411 = v287 && v410;
+  const bool v412 = v409 < v1;
+  const bool v413 = v411 && v412;
+  if (v413) {
+    const float v414 = v291.m[0][0].thread_elements()[1];
+    const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v416 = bfloat(v415);
+    const uint v417 = v407 * v1;
+    const uint v418 = v417 + v409;
+    out[v418] = v416;
+  }
+  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v420 = v392 + v419;
+  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v422 = v26 + v421;
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v424 = v287 && v423;
+  const bool v425 = v422 < v1;
+  const bool v426 = v424 && v425;
+  if (v426) {
+    const float v427 = v291.m[0][1].thread_elements()[0];
+    const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v429 = bfloat(v428);
+    const uint v430 = v420 * v1;
+    const uint v431 = v430 + v422;
+    out[v431] = v429;
+  }
+  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v433 = v392 + v432;
+  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v435 = v26 + v434;
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v437 = v287 && v436;
+  const bool v438 = v435 < v1;
+  const bool v439 = v437 && v438;
+  if (v439) {
+    const float v440 = v291.m[0][1].thread_elements()[1];
+    const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v442 = bfloat(v441);
+    const uint v443 = v433 * v1;
+    const uint v444 = v443 + v435;
+    out[v444] = v442;
+  }
+  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v446 = v392 + v445;
+  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v448 = v26 + v447;
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v450 = v287 && v449;
+  const bool v451 = v448 < v1;
+  const bool v452 = v450 && v451;
+  if (v452) {
+    const float v453 = v291.m[0][2].thread_elements()[0];
+    const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v455 = bfloat(v454);
+    const uint v456 = v446 * v1;
+    const uint v457 = v456 + v448;
+    out[v457] = v455;
+  }
+  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v459 = v392 + v458;
+  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v461 = v26 + v460;
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v463 = v287 && v462;
+  const bool v464 = v461 < v1;
+  const bool v465 = v463 && v464;
+  if (v465) {
+    const float v466 = v291.m[0][2].thread_elements()[1];
+    const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v468 = bfloat(v467);
+    const uint v469 = v459 * v1;
+    const uint v470 = v469 + v461;
+    out[v470] = v468;
+  }
+  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v472 = v392 + v471;
+  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v474 = v26 + v473;
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v476 = v287 && v475;
+  const bool v477 = v474 < v1;
+  const bool v478 = v476 && v477;
+  if (v478) {
+    const float v479 = v291.m[0][3].thread_elements()[0];
+    const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v481 = bfloat(v480);
+    const uint v482 = v472 * v1;
+    const uint v483 = v482 + v474;
+    out[v483] = v481;
+  }
+  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v485 = v392 + v484;
+  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v487 = v26 + v486;
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v489 = v287 && v488;
+  const bool v490 = v487 < v1;
+  const bool v491 = v489 && v490;
+  if (v491) {
+    const float v492 = v291.m[0][3].thread_elements()[1];
+    const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v494 = bfloat(v493);
+    const uint v495 = v485 * v1;
+    const uint v496 = v495 + v487;
+    out[v496] = v494;
+  }
+  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v498 = v392 + v497;
+  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v500 = v26 + v499;
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v502 = v287 && v501;
+  const bool v503 = v500 < v1;
+  const bool v504 = v502 && v503;
+  if (v504) {
+    const float v505 = v291.m[0][4].thread_elements()[0];
+    const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v507 = bfloat(v506);
+    const uint v508 = v498 * v1;
+    const uint v509 = v508 + v500;
+    out[v509] = v507;
+  }
+  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v511 = v392 + v510;
+  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v513 = v26 + v512;
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v515 = v287 && v514;
+  const bool v516 = v513 < v1;
+  const bool v517 = v515 && v516;
+  if (v517) {
+    const float v518 = v291.m[0][4].thread_elements()[1];
+    const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v520 = bfloat(v519);
+    const uint v521 = v511 * v1;
+    const uint v522 = v521 + v513;
+    out[v522] = v520;
+  }
+  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v524 = v392 + v523;
+  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v526 = v26 + v525;
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v528 = v287 && v527;
+  const bool v529 = v526 < v1;
+  const bool v530 = v528 && v529;
+  if (v530) {
+    const float v531 = v291.m[0][5].thread_elements()[0];
+    const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v533 = bfloat(v532);
+    const uint v534 = v524 * v1;
+    const uint v535 = v534 + v526;
+    out[v535] = v533;
+  }
+  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v537 = v392 + v536;
+  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v539 = v26 + v538;
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v541 = v287 && v540;
+  const bool v542 = v539 < v1;
+  const bool v543 = v541 && v542;
+  if (v543) {
+    const float v544 = v291.m[0][5].thread_elements()[1];
+    const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v546 = bfloat(v545);
+    const uint v547 = v537 * v1;
+    const uint v548 = v547 + v539;
+    out[v548] = v546;
+  }
+  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v550 = v392 + v549;
+  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v552 = v26 + v551;
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v554 = v287 && v553;
+  const bool v555 = v552 < v1;
+  const bool v556 = v554 && v555;
+  if (v556) {
+    const float v557 = v291.m[0][6].thread_elements()[0];
+    const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v559 = bfloat(v558);
+    const uint v560 = v550 * v1;
+    const uint v561 = v560 + v552;
+    out[v561] = v559;
+  }
+  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v563 = v392 + v562;
+  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v565 = v26 + v564;
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v567 = v287 && v566;
+  const bool v568 = v565 < v1;
+  const bool v569 = v567 && v568;
+  if (v569) {
+    const float v570 = v291.m[0][6].thread_elements()[1];
+    const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v572 = bfloat(v571);
+    const uint v573 = v563 * v1;
+    const uint v574 = v573 + v565;
+    out[v574] = v572;
+  }
+  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v576 = v392 + v575;
+  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v578 = v26 + v577;
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v580 = v287 && v579;
+  const bool v581 = v578 < v1;
+  const bool v582 = v580 && v581;
+  if (v582) {
+    const float v583 = v291.m[0][7].thread_elements()[0];
+    const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v585 = bfloat(v584);
+    const uint v586 = v576 * v1;
+    const uint v587 = v586 + v578;
+    out[v587] = v585;
+  }
+  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v589 = v392 + v588;
+  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v591 = v26 + v590;
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v593 = v287 && v592;
+  const bool v594 = v591 < v1;
+  const bool v595 = v593 && v594;
+  if (v595) {
+    const float v596 = v291.m[0][7].thread_elements()[1];
+    const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v598 = bfloat(v597);
+    const uint v599 = v589 * v1;
+    const uint v600 = v599 + v591;
+    out[v600] = v598;
+  }
+  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v602 = v392 + v601;
+  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v604 = v26 + v603;
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v606 = v287 && v605;
+  const bool v607 = v604 < v1;
+  const bool v608 = v606 && v607;
+  if (v608) {
+    const float v609 = v291.m[0][8].thread_elements()[0];
+    const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v611 = bfloat(v610);
+    const uint v612 = v602 * v1;
+    const uint v613 = v612 + v604;
+    out[v613] = v611;
+  }
+  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v615 = v392 + v614;
+  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v617 = v26 + v616;
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v619 = v287 && v618;
+  const bool v620 = v617 < v1;
+  const bool v621 = v619 && v620;
+  if (v621) {
+    const float v622 = v291.m[0][8].thread_elements()[1];
+    const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v624 = bfloat(v623);
+    const uint v625 = v615 * v1;
+    const uint v626 = v625 + v617;
+    out[v626] = v624;
+  }
+  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v628 = v392 + v627;
+  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v630 = v26 + v629;
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v632 = v287 && v631;
+  const bool v633 = v630 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v291.m[0][9].thread_elements()[0];
+    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v637 = bfloat(v636);
+    const uint v638 = v628 * v1;
+    const uint v639 = v638 + v630;
+    out[v639] = v637;
+  }
+  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v641 = v392 + v640;
+  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v643 = v26 + v642;
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v645 = v287 && v644;
+  const bool v646 = v643 < v1;
+  const bool v647 = v645 && v646;
+  if (v647) {
+    const float v648 = v291.m[0][9].thread_elements()[1];
+    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v650 = bfloat(v649);
+    const uint v651 = v641 * v1;
+    const uint v652 = v651 + v643;
+    out[v652] = v650;
+  }
+  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v654 = v392 + v653;
+  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v656 = v26 + v655;
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v658 = v287 && v657;
+  const bool v659 = v656 < v1;
+  const bool v660 = v658 && v659;
+  if (v660) {
+    const float v661 = v291.m[0][10].thread_elements()[0];
+    const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v663 = bfloat(v662);
+    const uint v664 = v654 * v1;
+    const uint v665 = v664 + v656;
+    out[v665] = v663;
+  }
+  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v667 = v392 + v666;
+  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v669 = v26 + v668;
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v671 = v287 && v670;
+  const bool v672 = v669 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v291.m[0][10].thread_elements()[1];
+    const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v676 = bfloat(v675);
+    const uint v677 = v667 * v1;
+    const uint v678 = v677 + v669;
+    out[v678] = v676;
+  }
+  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v680 = v392 + v679;
+  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v682 = v26 + v681;
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v684 = v287 && v683;
+  const bool v685 = v682 < v1;
+  const bool v686 = v684 && v685;
+  if (v686) {
+    const float v687 = v291.m[0][11].thread_elements()[0];
+    const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v689 = bfloat(v688);
+    const uint v690 = v680 * v1;
+    const uint v691 = v690 + v682;
+    out[v691] = v689;
+  }
+  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v693 = v392 + v692;
+  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v695 = v26 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v697 = v287 && v696;
+  const bool v698 = v695 < v1;
+  const bool v699 = v697 && v698;
+  if (v699) {
+    const float v700 = v291.m[0][11].thread_elements()[1];
+    const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v702 = bfloat(v701);
+    const uint v703 = v693 * v1;
+    const uint v704 = v703 + v695;
+    out[v704] = v702;
+  }
+  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v706 = v392 + v705;
+  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v708 = v26 + v707;
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v710 = v287 && v709;
+  const bool v711 = v708 < v1;
+  const bool v712 = v710 && v711;
+  if (v712) {
+    const float v713 = v291.m[0][12].thread_elements()[0];
+    const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v715 = bfloat(v714);
+    const uint v716 = v706 * v1;
+    const uint v717 = v716 + v708;
+    out[v717] = v715;
+  }
+  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v719 = v392 + v718;
+  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v721 = v26 + v720;
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v723 = v287 && v722;
+  const bool v724 = v721 < v1;
+  const bool v725 = v723 && v724;
+  if (v725) {
+    const float v726 = v291.m[0][12].thread_elements()[1];
+    const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v728 = bfloat(v727);
+    const uint v729 = v719 * v1;
+    const uint v730 = v729 + v721;
+    out[v730] = v728;
+  }
+  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v732 = v392 + v731;
+  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v734 = v26 + v733;
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v736 = v287 && v735;
+  const bool v737 = v734 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v291.m[0][13].thread_elements()[0];
+    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v741 = bfloat(v740);
+    const uint v742 = v732 * v1;
+    const uint v743 = v742 + v734;
+    out[v743] = v741;
+  }
+  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v745 = v392 + v744;
+  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v747 = v26 + v746;
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v749 = v287 && v748;
+  const bool v750 = v747 < v1;
+  const bool v751 = v749 && v750;
+  if (v751) {
+    const float v752 = v291.m[0][13].thread_elements()[1];
+    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v754 = bfloat(v753);
+    const uint v755 = v745 * v1;
+    const uint v756 = v755 + v747;
+    out[v756] = v754;
+  }
+  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v758 = v392 + v757;
+  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v760 = v26 + v759;
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v762 = v287 && v761;
+  const bool v763 = v760 < v1;
+  const bool v764 = v762 && v763;
+  if (v764) {
+    const float v765 = v291.m[0][14].thread_elements()[0];
+    const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v767 = bfloat(v766);
+    const uint v768 = v758 * v1;
+    const uint v769 = v768 + v760;
+    out[v769] = v767;
+  }
+  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v771 = v392 + v770;
+  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v773 = v26 + v772;
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v775 = v287 && v774;
+  const bool v776 = v773 < v1;
+  const bool v777 = v775 && v776;
+  if (v777) {
+    const float v778 = v291.m[0][14].thread_elements()[1];
+    const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v780 = bfloat(v779);
+    const uint v781 = v771 * v1;
+    const uint v782 = v781 + v773;
+    out[v782] = v780;
+  }
+  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v784 = v392 + v783;
+  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v786 = v26 + v785;
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v788 = v287 && v787;
+  const bool v789 = v786 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v291.m[0][15].thread_elements()[0];
+    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v793 = bfloat(v792);
+    const uint v794 = v784 * v1;
+    const uint v795 = v794 + v786;
+    out[v795] = v793;
+  }
+  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v797 = v392 + v796;
+  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v799 = v26 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v801 = v287 && v800;
+  const bool v802 = v799 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v291.m[0][15].thread_elements()[1];
+    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v806 = bfloat(v805);
+    const uint v807 = v797 * v1;
+    const uint v808 = v807 + v799;
+    out[v808] = v806;
+  }
+  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v810 = v392 + v809;
+  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v812 = v26 + v811;
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v814 = v287 && v813;
+  const bool v815 = v812 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v291.m[1][0].thread_elements()[0];
+    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v819 = bfloat(v818);
+    const uint v820 = v810 * v1;
+    const uint v821 = v820 + v812;
+    out[v821] = v819;
+  }
+  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v823 = v392 + v822;
+  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v825 = v26 + v824;
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v827 = v287 && v826;
+  const bool v828 = v825 < v1;
+  const bool v829 = v827 && v828;
+  if (v829) {
+    const float v830 = v291.m[1][0].thread_elements()[1];
+    const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v832 = bfloat(v831);
+    const uint v833 = v823 * v1;
+    const uint v834 = v833 + v825;
+    out[v834] = v832;
+  }
+  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v836 = v392 + v835;
+  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v838 = v26 + v837;
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v840 = v287 && v839;
+  const bool v841 = v838 < v1;
+  const bool v842 = v840 && v841;
+  if (v842) {
+    const float v843 = v291.m[1][1].thread_elements()[0];
+    const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v845 = bfloat(v844);
+    const uint v846 = v836 * v1;
+    const uint v847 = v846 + v838;
+    out[v847] = v845;
+  }
+  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v849 = v392 + v848;
+  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v851 = v26 + v850;
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v853 = v287 && v852;
+  const bool v854 = v851 < v1;
+  const bool v855 = v853 && v854;
+  if (v855) {
+    const float v856 = v291.m[1][1].thread_elements()[1];
+    const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v858 = bfloat(v857);
+    const uint v859 = v849 * v1;
+    const uint v860 = v859 + v851;
+    out[v860] = v858;
+  }
+  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v862 = v392 + v861;
+  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v864 = v26 + v863;
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v866 = v287 && v865;
+  const bool v867 = v864 < v1;
+  const bool v868 = v866 && v867;
+  if (v868) {
+    const float v869 = v291.m[1][2].thread_elements()[0];
+    const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v871 = bfloat(v870);
+    const uint v872 = v862 * v1;
+    const uint v873 = v872 + v864;
+    out[v873] = v871;
+  }
+  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v875 = v392 + v874;
+  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v877 = v26 + v876;
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v879 = v287 && v878;
+  const bool v880 = v877 < v1;
+  const bool v881 = v879 && v880;
+  if (v881) {
+    const float v882 = v291.m[1][2].thread_elements()[1];
+    const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v884 = bfloat(v883);
+    const uint v885 = v875 * v1;
+    const uint v886 = v885 + v877;
+    out[v886] = v884;
+  }
+  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v888 = v392 + v887;
+  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v890 = v26 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v892 = v287 && v891;
+  const bool v893 = v890 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v291.m[1][3].thread_elements()[0];
+    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v897 = bfloat(v896);
+    const uint v898 = v888 * v1;
+    const uint v899 = v898 + v890;
+    out[v899] = v897;
+  }
+  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v901 = v392 + v900;
+  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v903 = v26 + v902;
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v905 = v287 && v904;
+  const bool v906 = v903 < v1;
+  const bool v907 = v905 && v906;
+  if (v907) {
+    const float v908 = v291.m[1][3].thread_elements()[1];
+    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v910 = bfloat(v909);
+    const uint v911 = v901 * v1;
+    const uint v912 = v911 + v903;
+    out[v912] = v910;
+  }
+  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v914 = v392 + v913;
+  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v916 = v26 + v915;
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v918 = v287 && v917;
+  const bool v919 = v916 < v1;
+  const bool v920 = v918 && v919;
+  if (v920) {
+    const float v921 = v291.m[1][4].thread_elements()[0];
+    const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v923 = bfloat(v922);
+    const uint v924 = v914 * v1;
+    const uint v925 = v924 + v916;
+    out[v925] = v923;
+  }
+  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v927 = v392 + v926;
+  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v929 = v26 + v928;
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v931 = v287 && v930;
+  const bool v932 = v929 < v1;
+  const bool v933 = v931 && v932;
+  if (v933) {
+    const float v934 = v291.m[1][4].thread_elements()[1];
+    const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v936 = bfloat(v935);
+    const uint v937 = v927 * v1;
+    const uint v938 = v937 + v929;
+    out[v938] = v936;
+  }
+  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v940 = v392 + v939;
+  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v942 = v26 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v944 = v287 && v943;
+  const bool v945 = v942 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v291.m[1][5].thread_elements()[0];
+    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v949 = bfloat(v948);
+    const uint v950 = v940 * v1;
+    const uint v951 = v950 + v942;
+    out[v951] = v949;
+  }
+  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v953 = v392 + v952;
+  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v955 = v26 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v957 = v287 && v956;
+  const bool v958 = v955 < v1;
+  const bool v959 = v957 && v958;
+  if (v959) {
+    const float v960 = v291.m[1][5].thread_elements()[1];
+    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v962 = bfloat(v961);
+    const uint v963 = v953 * v1;
+    const uint v964 = v963 + v955;
+    out[v964] = v962;
+  }
+  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v966 = v392 + v965;
+  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v968 = v26 + v967;
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v970 = v287 && v969;
+  const bool v971 = v968 < v1;
+  const bool v972 = v970 && v971;
+  if (v972) {
+    const float v973 = v291.m[1][6].thread_elements()[0];
+    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v975 = bfloat(v974);
+    const uint v976 = v966 * v1;
+    const uint v977 = v976 + v968;
+    out[v977] = v975;
+  }
+  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v979 = v392 + v978;
+  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v981 = v26 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v983 = v287 && v982;
+  const bool v984 = v981 < v1;
+  const bool v985 = v983 && v984;
+  if (v985) {
+    const float v986 = v291.m[1][6].thread_elements()[1];
+    const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v988 = bfloat(v987);
+    const uint v989 = v979 * v1;
+    const uint v990 = v989 + v981;
+    out[v990] = v988;
+  }
+  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v992 = v392 + v991;
+  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v994 = v26 + v993;
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v996 = v287 && v995;
+  const bool v997 = v994 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v291.m[1][7].thread_elements()[0];
+    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1001 = bfloat(v1000);
+    const uint v1002 = v992 * v1;
+    const uint v1003 = v1002 + v994;
+    out[v1003] = v1001;
+  }
+  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1005 = v392 + v1004;
+  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1007 = v26 + v1006;
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1009 = v287 && v1008;
+  const bool v1010 = v1007 < v1;
+  const bool v1011 = v1009 && v1010;
+  if (v1011) {
+    const float v1012 = v291.m[1][7].thread_elements()[1];
+    const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1014 = bfloat(v1013);
+    const uint v1015 = v1005 * v1;
+    const uint v1016 = v1015 + v1007;
+    out[v1016] = v1014;
+  }
+  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1018 = v392 + v1017;
+  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1020 = v26 + v1019;
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1022 = v287 && v1021;
+  const bool v1023 = v1020 < v1;
+  const bool v1024 = v1022 && v1023;
+  if (v1024) {
+    const float v1025 = v291.m[1][8].thread_elements()[0];
+    const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1027 = bfloat(v1026);
+    const uint v1028 = v1018 * v1;
+    const uint v1029 = v1028 + v1020;
+    out[v1029] = v1027;
+  }
+  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1031 = v392 + v1030;
+  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1033 = v26 + v1032;
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1035 = v287 && v1034;
+  const bool v1036 = v1033 < v1;
+  const bool v1037 = v1035 && v1036;
+  if (v1037) {
+    const float v1038 = v291.m[1][8].thread_elements()[1];
+    const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1040 = bfloat(v1039);
+    const uint v1041 = v1031 * v1;
+    const uint v1042 = v1041 + v1033;
+    out[v1042] = v1040;
+  }
+  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1044 = v392 + v1043;
+  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1046 = v26 + v1045;
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1048 = v287 && v1047;
+  const bool v1049 = v1046 < v1;
+  const bool v1050 = v1048 && v1049;
+  if (v1050) {
+    const float v1051 = v291.m[1][9].thread_elements()[0];
+    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1053 = bfloat(v1052);
+    const uint v1054 = v1044 * v1;
+    const uint v1055 = v1054 + v1046;
+    out[v1055] = v1053;
+  }
+  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1057 = v392 + v1056;
+  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1059 = v26 + v1058;
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1061 = v287 && v1060;
+  const bool v1062 = v1059 < v1;
+  const bool v1063 = v1061 && v1062;
+  if (v1063) {
+    const float v1064 = v291.m[1][9].thread_elements()[1];
+    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1066 = bfloat(v1065);
+    const uint v1067 = v1057 * v1;
+    const uint v1068 = v1067 + v1059;
+    out[v1068] = v1066;
+  }
+  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1070 = v392 + v1069;
+  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1072 = v26 + v1071;
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1074 = v287 && v1073;
+  const bool v1075 = v1072 < v1;
+  const bool v1076 = v1074 && v1075;
+  if (v1076) {
+    const float v1077 = v291.m[1][10].thread_elements()[0];
+    const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1079 = bfloat(v1078);
+    const uint v1080 = v1070 * v1;
+    const uint v1081 = v1080 + v1072;
+    out[v1081] = v1079;
+  }
+  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1083 = v392 + v1082;
+  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1085 = v26 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1087 = v287 && v1086;
+  const bool v1088 = v1085 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v291.m[1][10].thread_elements()[1];
+    const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1092 = bfloat(v1091);
+    const uint v1093 = v1083 * v1;
+    const uint v1094 = v1093 + v1085;
+    out[v1094] = v1092;
+  }
+  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1096 = v392 + v1095;
+  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1098 = v26 + v1097;
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1100 = v287 && v1099;
+  const bool v1101 = v1098 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v291.m[1][11].thread_elements()[0];
+    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1105 = bfloat(v1104);
+    const uint v1106 = v1096 * v1;
+    const uint v1107 = v1106 + v1098;
+    out[v1107] = v1105;
+  }
+  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1109 = v392 + v1108;
+  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1111 = v26 + v1110;
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1113 = v287 && v1112;
+  const bool v1114 = v1111 < v1;
+  const bool v1115 = v1113 && v1114;
+  if (v1115) {
+    const float v1116 = v291.m[1][11].thread_elements()[1];
+    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1118 = bfloat(v1117);
+    const uint v1119 = v1109 * v1;
+    const uint v1120 = v1119 + v1111;
+    out[v1120] = v1118;
+  }
+  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1122 = v392 + v1121;
+  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1124 = v26 + v1123;
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1126 = v287 && v1125;
+  const bool v1127 = v1124 < v1;
+  const bool v1128 = v1126 && v1127;
+  if (v1128) {
+    const float v1129 = v291.m[1][12].thread_elements()[0];
+    const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1131 = bfloat(v1130);
+    const uint v1132 = v1122 * v1;
+    const uint v1133 = v1132 + v1124;
+    out[v1133] = v1131;
+  }
+  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1135 = v392 + v1134;
+  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1137 = v26 + v1136;
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1139 = v287 && v1138;
+  const bool v1140 = v1137 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v291.m[1][12].thread_elements()[1];
+    const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1144 = bfloat(v1143);
+    const uint v1145 = v1135 * v1;
+    const uint v1146 = v1145 + v1137;
+    out[v1146] = v1144;
+  }
+  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1148 = v392 + v1147;
+  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1150 = v26 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1152 = v287 && v1151;
+  const bool v1153 = v1150 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v291.m[1][13].thread_elements()[0];
+    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1157 = bfloat(v1156);
+    const uint v1158 = v1148 * v1;
+    const uint v1159 = v1158 + v1150;
+    out[v1159] = v1157;
+  }
+  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1161 = v392 + v1160;
+  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1163 = v26 + v1162;
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1165 = v287 && v1164;
+  const bool v1166 = v1163 < v1;
+  const bool v1167 = v1165 && v1166;
+  if (v1167) {
+    const float v1168 = v291.m[1][13].thread_elements()[1];
+    const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1170 = bfloat(v1169);
+    const uint v1171 = v1161 * v1;
+    const uint v1172 = v1171 + v1163;
+    out[v1172] = v1170;
+  }
+  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1174 = v392 + v1173;
+  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1176 = v26 + v1175;
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1178 = v287 && v1177;
+  const bool v1179 = v1176 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v291.m[1][14].thread_elements()[0];
+    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1183 = bfloat(v1182);
+    const uint v1184 = v1174 * v1;
+    const uint v1185 = v1184 + v1176;
+    out[v1185] = v1183;
+  }
+  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1187 = v392 + v1186;
+  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1189 = v26 + v1188;
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1191 = v287 && v1190;
+  const bool v1192 = v1189 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v291.m[1][14].thread_elements()[1];
+    const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1196 = bfloat(v1195);
+    const uint v1197 = v1187 * v1;
+    const uint v1198 = v1197 + v1189;
+    out[v1198] = v1196;
+  }
+  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1200 = v392 + v1199;
+  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1202 = v26 + v1201;
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1204 = v287 && v1203;
+  const bool v1205 = v1202 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v291.m[1][15].thread_elements()[0];
+    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1209 = bfloat(v1208);
+    const uint v1210 = v1200 * v1;
+    const uint v1211 = v1210 + v1202;
+    out[v1211] = v1209;
+  }
+  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1213 = v392 + v1212;
+  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1215 = v26 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1217 = v287 && v1216;
+  const bool v1218 = v1215 < v1;
+  const bool v1219 = v1217 && v1218;
+  if (v1219) {
+    const float v1220 = v291.m[1][15].thread_elements()[1];
+    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1222 = bfloat(v1221);
+    const uint v1223 = v1213 * v1;
+    const uint v1224 = v1223 + v1215;
+    out[v1224] = v1222;
+  }
+  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:317
+  iron_frag<float, 16, 128> v1236;  // kernels/gemm/gemm_warpgroup.hpp:182
+  iron_frag_fill(v1236, float(0.0f));
+  if (v295) {  // kernels/gemm/gemm_warpgroup.hpp:228
+    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:232
+    const uint v2626 = v283 << 5u;
+    const uint v2627 = v2626 + v2624;
+    const uint v2631 = v2627 >> 3u;
+    const uint v2633 = v2627 & 7u;
+    const uint v2635 = v2633 << 3u;
+    const uint v2636 = v22 + v2631;
+    const bool v2638 = v2636 < v0;
+    const uint v2641 = v2636 * v2;
+    const uint v2646 = v2631 << 6u;
+    const uint v2650 = v2627 + 384u;
+    const uint v2652 = v2650 >> 3u;
+    const uint v2654 = v2650 & 7u;
+    const uint v2656 = v2654 << 3u;
+    const uint v2657 = v22 + v2652;
+    const bool v2659 = v2657 < v0;
+    const uint v2662 = v2657 * v2;
+    const uint v2667 = v2652 << 6u;
+    const uint v2671 = v2627 + 768u;
+    const bool v2673 = v2671 < 1024u;
+    const uint v2709 = v1226 + v2631;  // kernels/gemm/gemm_warpgroup.hpp:233
+    const bool v2711 = v2709 < v1;
+    const uint v2714 = v2709 * v2;
+    const uint v2730 = v1226 + v2652;
+    const bool v2732 = v2730 < v1;
+    const uint v2735 = v2730 * v2;
 
-    for (uint v2618 = 0u; v2618 < v2; v2618 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:246
-      const uint v2620 = v2618 >> 6u;
-      const uint v2622 = v2620 % 1u;
+    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:229
+      const uint v2617 = v2615 >> 6u;
+      const uint v2619 = v2617 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2625 = v2622 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:249
-      const uint v2640 = v2618 + v2638;
-      const bool v2642 = v2640 < v2;
-      const bool v2643 = v2641 && v2642;
-      const uint v2646 = v2644 + v2640;
-      const uint v2647 = v2643 ? v2646 : 0u;
-      const uint v2650 = v2625 + v2649;
-      const uint v2651 = v2650 + v2638;
+      const uint v2622 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:232
+      const uint v2637 = v2615 + v2635;
+      const bool v2639 = v2637 < v2;
+      const bool v2640 = v2638 && v2639;
+      const uint v2643 = v2641 + v2637;
+      const uint v2644 = v2640 ? v2643 : 0u;
+      const uint v2647 = v2622 + v2646;
+      const uint v2648 = v2647 + v2635;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2651 + e] = v2643 ? a[v2647 + e] : bfloat(0);
+        shm3[v2648 + e] = v2640 ? a[v2644 + e] : bfloat(0);
       }
-      const uint v2661 = v2618 + v2659;
-      const bool v2663 = v2661 < v2;
-      const bool v2664 = v2662 && v2663;
-      const uint v2667 = v2665 + v2661;
-      const uint v2668 = v2664 ? v2667 : 0u;
-      const uint v2671 = v2625 + v2670;
-      const uint v2672 = v2671 + v2659;
+      const uint v2658 = v2615 + v2656;
+      const bool v2660 = v2658 < v2;
+      const bool v2661 = v2659 && v2660;
+      const uint v2664 = v2662 + v2658;
+      const uint v2665 = v2661 ? v2664 : 0u;
+      const uint v2668 = v2622 + v2667;
+      const uint v2669 = v2668 + v2656;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2672 + e] = v2664 ? a[v2668 + e] : bfloat(0);
+        shm3[v2669 + e] = v2661 ? a[v2665 + e] : bfloat(0);
       }
-      if (v2676) {
-        const uint v2678 = v2674 >> 3u;
-        const uint v2680 = v2674 & 7u;
-        const uint v2682 = v2680 << 3u;
-        const uint v2683 = v22 + v2678;
-        const uint v2684 = v2618 + v2682;
-        const bool v2685 = v2683 < v0;
-        const bool v2686 = v2684 < v2;
-        const bool v2687 = v2685 && v2686;
-        const uint v2688 = v2683 * v2;
-        const uint v2690 = v2688 + v2684;
-        const uint v2691 = v2687 ? v2690 : 0u;
-        const uint v2693 = v2678 << 6u;
-        const uint v2694 = v2625 + v2693;
-        const uint v2695 = v2694 + v2682;
+      if (v2673) {
+        const uint v2675 = v2671 >> 3u;
+        const uint v2677 = v2671 & 7u;
+        const uint v2679 = v2677 << 3u;
+        const uint v2680 = v22 + v2675;
+        const uint v2681 = v2615 + v2679;
+        const bool v2682 = v2680 < v0;
+        const bool v2683 = v2681 < v2;
+        const bool v2684 = v2682 && v2683;
+        const uint v2685 = v2680 * v2;
+        const uint v2687 = v2685 + v2681;
+        const uint v2688 = v2684 ? v2687 : 0u;
+        const uint v2690 = v2675 << 6u;
+        const uint v2691 = v2622 + v2690;
+        const uint v2692 = v2691 + v2679;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2695 + e] = v2687 ? a[v2691 + e] : bfloat(0);
+          shm3[v2692 + e] = v2684 ? a[v2688 + e] : bfloat(0);
         }
       }
-      const bool v2716 = v2714 && v2642;  // kernels/gemm/gemm_warpgroup.hpp:250
-      const uint v2719 = v2717 + v2640;
-      const uint v2720 = v2716 ? v2719 : 0u;
+      const bool v2713 = v2711 && v2639;  // kernels/gemm/gemm_warpgroup.hpp:233
+      const uint v2716 = v2714 + v2637;
+      const uint v2717 = v2713 ? v2716 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2651 + e] = v2716 ? b[v2720 + e] : bfloat(0);
+        shm4[v2648 + e] = v2713 ? b[v2717 + e] : bfloat(0);
       }
-      const bool v2737 = v2735 && v2663;
-      const uint v2740 = v2738 + v2661;
-      const uint v2741 = v2737 ? v2740 : 0u;
+      const bool v2734 = v2732 && v2660;
+      const uint v2737 = v2735 + v2658;
+      const uint v2738 = v2734 ? v2737 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2672 + e] = v2737 ? b[v2741 + e] : bfloat(0);
+        shm4[v2669 + e] = v2734 ? b[v2738 + e] : bfloat(0);
       }
-      if (v2676) {
-        const uint v2751 = v2674 >> 3u;
-        const uint v2753 = v2674 & 7u;
-        const uint v2755 = v2753 << 3u;
-        const uint v2756 = v1229 + v2751;
-        const uint v2757 = v2618 + v2755;
-        const bool v2758 = v2756 < v1;
-        const bool v2759 = v2757 < v2;
-        const bool v2760 = v2758 && v2759;
-        const uint v2761 = v2756 * v2;
-        const uint v2763 = v2761 + v2757;
-        const uint v2764 = v2760 ? v2763 : 0u;
-        const uint v2766 = v2751 << 6u;
-        const uint v2767 = v2625 + v2766;
-        const uint v2768 = v2767 + v2755;
+      if (v2673) {
+        const uint v2748 = v2671 >> 3u;
+        const uint v2750 = v2671 & 7u;
+        const uint v2752 = v2750 << 3u;
+        const uint v2753 = v1226 + v2748;
+        const uint v2754 = v2615 + v2752;
+        const bool v2755 = v2753 < v1;
+        const bool v2756 = v2754 < v2;
+        const bool v2757 = v2755 && v2756;
+        const uint v2758 = v2753 * v2;
+        const uint v2760 = v2758 + v2754;
+        const uint v2761 = v2757 ? v2760 : 0u;
+        const uint v2763 = v2748 << 6u;
+        const uint v2764 = v2622 + v2763;
+        const uint v2765 = v2764 + v2752;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2768 + e] = v2760 ? b[v2764 + e] : bfloat(0);
+          shm4[v2765 + e] = v2757 ? b[v2761 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:246
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v290) {
-        const uint v2778 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const uint v2779 = v2625 + v2778;
-        const uint v2879 = v391 << 6u;
-        const uint v2881 = v2779 + v2879;
-        iron_frag<bfloat, 16, 16> v2888;
-        iron_frag_fill(v2888, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2888, shm3, long(v2881), long(64u));
-        iron_frag<bfloat, 16, 128> v2890;
-        iron_frag_fill(v2890, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2890, shm4, long(v2625), long(64u));
-        iron_frag_mma(v1239, v2888, v2890);
-        const uint v2892 = v2881 + 16u;
-        const uint v2895 = v2625 + 16u;
-        iron_frag<bfloat, 16, 16> v2897;
-        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2897, shm3, long(v2892), long(64u));
-        iron_frag<bfloat, 16, 128> v2899;
-        iron_frag_fill(v2899, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2899, shm4, long(v2895), long(64u));
-        iron_frag_mma(v1239, v2897, v2899);
-        const uint v2901 = v2881 + 32u;
-        const uint v2904 = v2625 + 32u;
-        iron_frag<bfloat, 16, 16> v2906;
-        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2906, shm3, long(v2901), long(64u));
-        iron_frag<bfloat, 16, 128> v2908;
-        iron_frag_fill(v2908, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2908, shm4, long(v2904), long(64u));
-        iron_frag_mma(v1239, v2906, v2908);
-        const uint v2910 = v2881 + 48u;
-        const uint v2913 = v2625 + 48u;
-        iron_frag<bfloat, 16, 16> v2915;
-        iron_frag_fill(v2915, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2915, shm3, long(v2910), long(64u));
-        iron_frag<bfloat, 16, 128> v2917;
-        iron_frag_fill(v2917, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2917, shm4, long(v2913), long(64u));
-        iron_frag_mma(v1239, v2915, v2917);
+      if (v287) {
+        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const uint v2776 = v2622 + v2775;
+        const uint v2876 = v388 << 6u;
+        const uint v2878 = v2776 + v2876;
+        iron_frag<bfloat, 16, 16> v2885;
+        iron_frag_fill(v2885, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2885, shm3, long(v2878), long(64u));
+        iron_frag<bfloat, 16, 128> v2887;
+        iron_frag_fill(v2887, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2887, shm4, long(v2622), long(64u));
+        iron_frag_mma(v1236, v2885, v2887);
+        const uint v2889 = v2878 + 16u;
+        const uint v2892 = v2622 + 16u;
+        iron_frag<bfloat, 16, 16> v2894;
+        iron_frag_fill(v2894, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2894, shm3, long(v2889), long(64u));
+        iron_frag<bfloat, 16, 128> v2896;
+        iron_frag_fill(v2896, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2896, shm4, long(v2892), long(64u));
+        iron_frag_mma(v1236, v2894, v2896);
+        const uint v2898 = v2878 + 32u;
+        const uint v2901 = v2622 + 32u;
+        iron_frag<bfloat, 16, 16> v2903;
+        iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2903, shm3, long(v2898), long(64u));
+        iron_frag<bfloat, 16, 128> v2905;
+        iron_frag_fill(v2905, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2905, shm4, long(v2901), long(64u));
+        iron_frag_mma(v1236, v2903, v2905);
+        const uint v2907 = v2878 + 48u;
+        const uint v2910 = v2622 + 48u;
+        iron_frag<bfloat, 16, 16> v2912;
+        iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2912, shm3, long(v2907), long(64u));
+        iron_frag<bfloat, 16, 128> v2914;
+        iron_frag_fill(v2914, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2914, shm4, long(v2910), long(64u));
+        iron_frag_mma(v1236, v2912, v2914);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:246
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:229
   } else {
-    const uint v1271 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const uint v1272 = iron_tid.x;
+    const uint v1268 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v1269 = iron_tid.x;
 
-    for (uint v1270 = 0u; v1270 < v2; v1270 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:234
-      for (uint v1274 = v1272; v1274 < 8192u; v1274 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1276 = v1274 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1278 = v1274 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v1279 = v22 + v1276;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v1280 = v1279 < v0;
-        const uint v1281 = v1270 + v1278;
-        const bool v1282 = v1281 < v2;
-        const bool v1283 = v1280 && v1282;
-        if (v1283) {
-          const uint v1285 = v1279 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const uint v1287 = v1285 + v1270;
-          const uint v1288 = v1287 + v1278;
-          const bfloat v1289 = a[v1288];
-          const uint v1291 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const uint v1292 = v1291 + v1278;
-          shm3[v1292] = v1289;
+    for (uint v1267 = 0u; v1267 < v2; v1267 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:217
+      for (uint v1271 = v1269; v1271 < 8192u; v1271 += v1268) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1273 = v1271 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1275 = v1271 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1276 = v22 + v1273;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v1277 = v1276 < v0;
+        const uint v1278 = v1267 + v1275;
+        const bool v1279 = v1278 < v2;
+        const bool v1280 = v1277 && v1279;
+        if (v1280) {
+          const uint v1282 = v1276 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v1284 = v1282 + v1267;
+          const uint v1285 = v1284 + v1275;
+          const bfloat v1286 = a[v1285];
+          const uint v1288 = v1273 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v1289 = v1288 + v1275;
+          shm3[v1289] = v1286;
         } else {
-          const uint v1294 = v1276 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v1295 = v1294 + v1278;
-          shm3[v1295] = bfloat(0.0f);
+          const uint v1291 = v1273 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1292 = v1291 + v1275;
+          shm3[v1292] = bfloat(0.0f);
         }
       }
 
-      for (uint v1300 = v1272; v1300 < 8192u; v1300 += v1271) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1302 = v1300 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1304 = v1300 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v1305 = v1229 + v1302;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v1306 = v1305 < v1;
-        const uint v1307 = v1270 + v1304;
-        const bool v1308 = v1307 < v2;
-        const bool v1309 = v1306 && v1308;
-        if (v1309) {
-          const uint v1311 = v1305 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const uint v1313 = v1311 + v1270;
-          const uint v1314 = v1313 + v1304;
-          const bfloat v1315 = b[v1314];
-          const uint v1317 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const uint v1318 = v1317 + v1304;
-          shm4[v1318] = v1315;
+      for (uint v1297 = v1269; v1297 < 8192u; v1297 += v1268) {  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
+        const uint v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:99
+        const bool v1303 = v1302 < v1;
+        const uint v1304 = v1267 + v1301;
+        const bool v1305 = v1304 < v2;
+        const bool v1306 = v1303 && v1305;
+        if (v1306) {
+          const uint v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v1310 = v1308 + v1267;
+          const uint v1311 = v1310 + v1301;
+          const bfloat v1312 = b[v1311];
+          const uint v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v1315 = v1314 + v1301;
+          shm4[v1315] = v1312;
         } else {
-          const uint v1320 = v1302 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v1321 = v1320 + v1304;
-          shm4[v1321] = bfloat(0.0f);
+          const uint v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1318 = v1317 + v1301;
+          shm4[v1318] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:238
-      if (v290) {  // kernels/gemm/gemm_warpgroup.hpp:239
-        const uint v1330 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:226
-        const uint v2924 = v391 << 6u;
-        const uint v2926 = v1330 + v2924;
-        iron_frag<bfloat, 16, 16> v2933;
-        iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2933, shm3, long(v2926), long(64u));
-        iron_frag<bfloat, 16, 128> v2935;
-        iron_frag_fill(v2935, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2935, shm4, long(0u), long(64u));
-        iron_frag_mma(v1239, v2933, v2935);
-        const uint v2937 = v2926 + 16u;
-        iron_frag<bfloat, 16, 16> v2942;
-        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2942, shm3, long(v2937), long(64u));
-        iron_frag<bfloat, 16, 128> v2944;
-        iron_frag_fill(v2944, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2944, shm4, long(16u), long(64u));
-        iron_frag_mma(v1239, v2942, v2944);
-        const uint v2946 = v2926 + 32u;
-        iron_frag<bfloat, 16, 16> v2951;
-        iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2951, shm3, long(v2946), long(64u));
-        iron_frag<bfloat, 16, 128> v2953;
-        iron_frag_fill(v2953, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2953, shm4, long(32u), long(64u));
-        iron_frag_mma(v1239, v2951, v2953);
-        const uint v2955 = v2926 + 48u;
-        iron_frag<bfloat, 16, 16> v2960;
-        iron_frag_fill(v2960, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2960, shm3, long(v2955), long(64u));
-        iron_frag<bfloat, 16, 128> v2962;
-        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2962, shm4, long(48u), long(64u));
-        iron_frag_mma(v1239, v2960, v2962);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:221
+      if (v287) {  // kernels/gemm/gemm_warpgroup.hpp:222
+        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:209
+        const uint v2921 = v388 << 6u;
+        const uint v2923 = v1327 + v2921;
+        iron_frag<bfloat, 16, 16> v2930;
+        iron_frag_fill(v2930, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2930, shm3, long(v2923), long(64u));
+        iron_frag<bfloat, 16, 128> v2932;
+        iron_frag_fill(v2932, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2932, shm4, long(0u), long(64u));
+        iron_frag_mma(v1236, v2930, v2932);
+        const uint v2934 = v2923 + 16u;
+        iron_frag<bfloat, 16, 16> v2939;
+        iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2939, shm3, long(v2934), long(64u));
+        iron_frag<bfloat, 16, 128> v2941;
+        iron_frag_fill(v2941, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2941, shm4, long(16u), long(64u));
+        iron_frag_mma(v1236, v2939, v2941);
+        const uint v2943 = v2923 + 32u;
+        iron_frag<bfloat, 16, 16> v2948;
+        iron_frag_fill(v2948, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2948, shm3, long(v2943), long(64u));
+        iron_frag<bfloat, 16, 128> v2950;
+        iron_frag_fill(v2950, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2950, shm4, long(32u), long(64u));
+        iron_frag_mma(v1236, v2948, v2950);
+        const uint v2952 = v2923 + 48u;
+        iron_frag<bfloat, 16, 16> v2957;
+        iron_frag_fill(v2957, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2957, shm3, long(v2952), long(64u));
+        iron_frag<bfloat, 16, 128> v2959;
+        iron_frag_fill(v2959, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2959, shm4, long(48u), long(64u));
+        iron_frag_mma(v1236, v2957, v2959);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:240
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:223
     }
   }
-  const uint v1341 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1342 = v395 + v1341;
-  const uint v1343 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1344 = v1229 + v1343;
-  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1346 = v290 && v1345;
-  const bool v1347 = v1344 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v1239.m[0][0].thread_elements()[0];
-    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1351 = bfloat(v1350);
-    const uint v1352 = v1342 * v1;
-    const uint v1353 = v1352 + v1344;
-    out[v1353] = v1351;
+  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1339 = v392 + v1338;
+  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1341 = v1226 + v1340;
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1343 = v287 && v1342;
+  const bool v1344 = v1341 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v1236.m[0][0].thread_elements()[0];
+    const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1348 = bfloat(v1347);
+    const uint v1349 = v1339 * v1;
+    const uint v1350 = v1349 + v1341;
+    out[v1350] = v1348;
   }
-  const uint v1354 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1355 = v395 + v1354;
-  const uint v1356 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1357 = v1229 + v1356;
-  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1359 = v290 && v1358;
-  const bool v1360 = v1357 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v1239.m[0][0].thread_elements()[1];
-    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1364 = bfloat(v1363);
-    const uint v1365 = v1355 * v1;
-    const uint v1366 = v1365 + v1357;
-    out[v1366] = v1364;
+  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1352 = v392 + v1351;
+  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1354 = v1226 + v1353;
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1356 = v287 && v1355;
+  const bool v1357 = v1354 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v1236.m[0][0].thread_elements()[1];
+    const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1361 = bfloat(v1360);
+    const uint v1362 = v1352 * v1;
+    const uint v1363 = v1362 + v1354;
+    out[v1363] = v1361;
   }
-  const uint v1367 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1368 = v395 + v1367;
-  const uint v1369 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1370 = v1229 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1372 = v290 && v1371;
-  const bool v1373 = v1370 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v1239.m[0][1].thread_elements()[0];
-    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1377 = bfloat(v1376);
-    const uint v1378 = v1368 * v1;
-    const uint v1379 = v1378 + v1370;
-    out[v1379] = v1377;
+  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1365 = v392 + v1364;
+  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1367 = v1226 + v1366;
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1369 = v287 && v1368;
+  const bool v1370 = v1367 < v1;
+  const bool v1371 = v1369 && v1370;
+  if (v1371) {
+    const float v1372 = v1236.m[0][1].thread_elements()[0];
+    const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1374 = bfloat(v1373);
+    const uint v1375 = v1365 * v1;
+    const uint v1376 = v1375 + v1367;
+    out[v1376] = v1374;
   }
-  const uint v1380 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1381 = v395 + v1380;
-  const uint v1382 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1383 = v1229 + v1382;
-  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1385 = v290 && v1384;
-  const bool v1386 = v1383 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v1239.m[0][1].thread_elements()[1];
-    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1390 = bfloat(v1389);
-    const uint v1391 = v1381 * v1;
-    const uint v1392 = v1391 + v1383;
-    out[v1392] = v1390;
+  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1378 = v392 + v1377;
+  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1380 = v1226 + v1379;
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1382 = v287 && v1381;
+  const bool v1383 = v1380 < v1;
+  const bool v1384 = v1382 && v1383;
+  if (v1384) {
+    const float v1385 = v1236.m[0][1].thread_elements()[1];
+    const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1387 = bfloat(v1386);
+    const uint v1388 = v1378 * v1;
+    const uint v1389 = v1388 + v1380;
+    out[v1389] = v1387;
   }
-  const uint v1393 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1394 = v395 + v1393;
-  const uint v1395 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1396 = v1229 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1398 = v290 && v1397;
-  const bool v1399 = v1396 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v1239.m[0][2].thread_elements()[0];
-    const float v1402 = v1401 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1403 = bfloat(v1402);
-    const uint v1404 = v1394 * v1;
-    const uint v1405 = v1404 + v1396;
-    out[v1405] = v1403;
+  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1391 = v392 + v1390;
+  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1393 = v1226 + v1392;
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1395 = v287 && v1394;
+  const bool v1396 = v1393 < v1;
+  const bool v1397 = v1395 && v1396;
+  if (v1397) {
+    const float v1398 = v1236.m[0][2].thread_elements()[0];
+    const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1400 = bfloat(v1399);
+    const uint v1401 = v1391 * v1;
+    const uint v1402 = v1401 + v1393;
+    out[v1402] = v1400;
   }
-  const uint v1406 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1407 = v395 + v1406;
-  const uint v1408 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1409 = v1229 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1411 = v290 && v1410;
-  const bool v1412 = v1409 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v1239.m[0][2].thread_elements()[1];
-    const float v1415 = v1414 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1416 = bfloat(v1415);
-    const uint v1417 = v1407 * v1;
-    const uint v1418 = v1417 + v1409;
-    out[v1418] = v1416;
+  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1404 = v392 + v1403;
+  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1406 = v1226 + v1405;
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1408 = v287 && v1407;
+  const bool v1409 = v1406 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v1236.m[0][2].thread_elements()[1];
+    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1413 = bfloat(v1412);
+    const uint v1414 = v1404 * v1;
+    const uint v1415 = v1414 + v1406;
+    out[v1415] = v1413;
   }
-  const uint v1419 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1420 = v395 + v1419;
-  const uint v1421 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1422 = v1229 + v1421;
-  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1424 = v290 && v1423;
-  const bool v1425 = v1422 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v1239.m[0][3].thread_elements()[0];
-    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1429 = bfloat(v1428);
-    const uint v1430 = v1420 * v1;
-    const uint v1431 = v1430 + v1422;
-    out[v1431] = v1429;
+  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1417 = v392 + v1416;
+  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1419 = v1226 + v1418;
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1421 = v287 && v1420;
+  const bool v1422 = v1419 < v1;
+  const bool v1423 = v1421 && v1422;
+  if (v1423) {
+    const float v1424 = v1236.m[0][3].thread_elements()[0];
+    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1426 = bfloat(v1425);
+    const uint v1427 = v1417 * v1;
+    const uint v1428 = v1427 + v1419;
+    out[v1428] = v1426;
   }
-  const uint v1432 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1433 = v395 + v1432;
-  const uint v1434 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1435 = v1229 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1437 = v290 && v1436;
-  const bool v1438 = v1435 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v1239.m[0][3].thread_elements()[1];
-    const float v1441 = v1440 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1442 = bfloat(v1441);
-    const uint v1443 = v1433 * v1;
-    const uint v1444 = v1443 + v1435;
-    out[v1444] = v1442;
+  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1430 = v392 + v1429;
+  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1432 = v1226 + v1431;
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1434 = v287 && v1433;
+  const bool v1435 = v1432 < v1;
+  const bool v1436 = v1434 && v1435;
+  if (v1436) {
+    const float v1437 = v1236.m[0][3].thread_elements()[1];
+    const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1439 = bfloat(v1438);
+    const uint v1440 = v1430 * v1;
+    const uint v1441 = v1440 + v1432;
+    out[v1441] = v1439;
   }
-  const uint v1445 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1446 = v395 + v1445;
-  const uint v1447 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1448 = v1229 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1450 = v290 && v1449;
-  const bool v1451 = v1448 < v1;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v1239.m[0][4].thread_elements()[0];
-    const float v1454 = v1453 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1455 = bfloat(v1454);
-    const uint v1456 = v1446 * v1;
-    const uint v1457 = v1456 + v1448;
-    out[v1457] = v1455;
+  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1443 = v392 + v1442;
+  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1445 = v1226 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1447 = v287 && v1446;
+  const bool v1448 = v1445 < v1;
+  const bool v1449 = v1447 && v1448;
+  if (v1449) {
+    const float v1450 = v1236.m[0][4].thread_elements()[0];
+    const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1452 = bfloat(v1451);
+    const uint v1453 = v1443 * v1;
+    const uint v1454 = v1453 + v1445;
+    out[v1454] = v1452;
   }
-  const uint v1458 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1459 = v395 + v1458;
-  const uint v1460 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1461 = v1229 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1463 = v290 && v1462;
-  const bool v1464 = v1461 < v1;
-  const bool v1465 = v1463 && v1464;
-  if (v1465) {
-    const float v1466 = v1239.m[0][4].thread_elements()[1];
-    const float v1467 = v1466 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1468 = bfloat(v1467);
-    const uint v1469 = v1459 * v1;
-    const uint v1470 = v1469 + v1461;
-    out[v1470] = v1468;
+  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1456 = v392 + v1455;
+  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1458 = v1226 + v1457;
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1460 = v287 && v1459;
+  const bool v1461 = v1458 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v1236.m[0][4].thread_elements()[1];
+    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1465 = bfloat(v1464);
+    const uint v1466 = v1456 * v1;
+    const uint v1467 = v1466 + v1458;
+    out[v1467] = v1465;
   }
-  const uint v1471 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1472 = v395 + v1471;
-  const uint v1473 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1474 = v1229 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1476 = v290 && v1475;
-  const bool v1477 = v1474 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v1239.m[0][5].thread_elements()[0];
-    const float v1480 = v1479 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1481 = bfloat(v1480);
-    const uint v1482 = v1472 * v1;
-    const uint v1483 = v1482 + v1474;
-    out[v1483] = v1481;
+  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1469 = v392 + v1468;
+  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1471 = v1226 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1473 = v287 && v1472;
+  const bool v1474 = v1471 < v1;
+  const bool v1475 = v1473 && v1474;
+  if (v1475) {
+    const float v1476 = v1236.m[0][5].thread_elements()[0];
+    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1478 = bfloat(v1477);
+    const uint v1479 = v1469 * v1;
+    const uint v1480 = v1479 + v1471;
+    out[v1480] = v1478;
   }
-  const uint v1484 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1485 = v395 + v1484;
-  const uint v1486 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1487 = v1229 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1489 = v290 && v1488;
-  const bool v1490 = v1487 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v1239.m[0][5].thread_elements()[1];
-    const float v1493 = v1492 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1494 = bfloat(v1493);
-    const uint v1495 = v1485 * v1;
-    const uint v1496 = v1495 + v1487;
-    out[v1496] = v1494;
+  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1482 = v392 + v1481;
+  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1484 = v1226 + v1483;
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1486 = v287 && v1485;
+  const bool v1487 = v1484 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v1236.m[0][5].thread_elements()[1];
+    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1491 = bfloat(v1490);
+    const uint v1492 = v1482 * v1;
+    const uint v1493 = v1492 + v1484;
+    out[v1493] = v1491;
   }
-  const uint v1497 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1498 = v395 + v1497;
-  const uint v1499 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1500 = v1229 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1502 = v290 && v1501;
-  const bool v1503 = v1500 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v1239.m[0][6].thread_elements()[0];
-    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1507 = bfloat(v1506);
-    const uint v1508 = v1498 * v1;
-    const uint v1509 = v1508 + v1500;
-    out[v1509] = v1507;
+  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1495 = v392 + v1494;
+  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1497 = v1226 + v1496;
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1499 = v287 && v1498;
+  const bool v1500 = v1497 < v1;
+  const bool v1501 = v1499 && v1500;
+  if (v1501) {
+    const float v1502 = v1236.m[0][6].thread_elements()[0];
+    const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1504 = bfloat(v1503);
+    const uint v1505 = v1495 * v1;
+    const uint v1506 = v1505 + v1497;
+    out[v1506] = v1504;
   }
-  const uint v1510 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1511 = v395 + v1510;
-  const uint v1512 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1513 = v1229 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1515 = v290 && v1514;
-  const bool v1516 = v1513 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v1239.m[0][6].thread_elements()[1];
-    const float v1519 = v1518 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1520 = bfloat(v1519);
-    const uint v1521 = v1511 * v1;
-    const uint v1522 = v1521 + v1513;
-    out[v1522] = v1520;
+  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1508 = v392 + v1507;
+  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1510 = v1226 + v1509;
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1512 = v287 && v1511;
+  const bool v1513 = v1510 < v1;
+  const bool v1514 = v1512 && v1513;
+  if (v1514) {
+    const float v1515 = v1236.m[0][6].thread_elements()[1];
+    const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1517 = bfloat(v1516);
+    const uint v1518 = v1508 * v1;
+    const uint v1519 = v1518 + v1510;
+    out[v1519] = v1517;
   }
-  const uint v1523 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1524 = v395 + v1523;
-  const uint v1525 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1526 = v1229 + v1525;
-  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1528 = v290 && v1527;
-  const bool v1529 = v1526 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v1239.m[0][7].thread_elements()[0];
-    const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1533 = bfloat(v1532);
-    const uint v1534 = v1524 * v1;
-    const uint v1535 = v1534 + v1526;
-    out[v1535] = v1533;
+  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1521 = v392 + v1520;
+  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1523 = v1226 + v1522;
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1525 = v287 && v1524;
+  const bool v1526 = v1523 < v1;
+  const bool v1527 = v1525 && v1526;
+  if (v1527) {
+    const float v1528 = v1236.m[0][7].thread_elements()[0];
+    const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1530 = bfloat(v1529);
+    const uint v1531 = v1521 * v1;
+    const uint v1532 = v1531 + v1523;
+    out[v1532] = v1530;
   }
-  const uint v1536 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1537 = v395 + v1536;
-  const uint v1538 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1539 = v1229 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1541 = v290 && v1540;
-  const bool v1542 = v1539 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v1239.m[0][7].thread_elements()[1];
-    const float v1545 = v1544 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1546 = bfloat(v1545);
-    const uint v1547 = v1537 * v1;
-    const uint v1548 = v1547 + v1539;
-    out[v1548] = v1546;
+  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1534 = v392 + v1533;
+  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1536 = v1226 + v1535;
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1538 = v287 && v1537;
+  const bool v1539 = v1536 < v1;
+  const bool v1540 = v1538 && v1539;
+  if (v1540) {
+    const float v1541 = v1236.m[0][7].thread_elements()[1];
+    const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1543 = bfloat(v1542);
+    const uint v1544 = v1534 * v1;
+    const uint v1545 = v1544 + v1536;
+    out[v1545] = v1543;
   }
-  const uint v1549 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1550 = v395 + v1549;
-  const uint v1551 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1552 = v1229 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1554 = v290 && v1553;
-  const bool v1555 = v1552 < v1;
-  const bool v1556 = v1554 && v1555;
-  if (v1556) {
-    const float v1557 = v1239.m[0][8].thread_elements()[0];
-    const float v1558 = v1557 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1559 = bfloat(v1558);
-    const uint v1560 = v1550 * v1;
-    const uint v1561 = v1560 + v1552;
-    out[v1561] = v1559;
+  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1547 = v392 + v1546;
+  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1549 = v1226 + v1548;
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1551 = v287 && v1550;
+  const bool v1552 = v1549 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v1236.m[0][8].thread_elements()[0];
+    const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1556 = bfloat(v1555);
+    const uint v1557 = v1547 * v1;
+    const uint v1558 = v1557 + v1549;
+    out[v1558] = v1556;
   }
-  const uint v1562 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1563 = v395 + v1562;
-  const uint v1564 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1565 = v1229 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1567 = v290 && v1566;
-  const bool v1568 = v1565 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v1239.m[0][8].thread_elements()[1];
-    const float v1571 = v1570 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1572 = bfloat(v1571);
-    const uint v1573 = v1563 * v1;
-    const uint v1574 = v1573 + v1565;
-    out[v1574] = v1572;
+  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1560 = v392 + v1559;
+  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1562 = v1226 + v1561;
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1564 = v287 && v1563;
+  const bool v1565 = v1562 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v1236.m[0][8].thread_elements()[1];
+    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1569 = bfloat(v1568);
+    const uint v1570 = v1560 * v1;
+    const uint v1571 = v1570 + v1562;
+    out[v1571] = v1569;
   }
-  const uint v1575 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1576 = v395 + v1575;
-  const uint v1577 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1578 = v1229 + v1577;
-  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1580 = v290 && v1579;
-  const bool v1581 = v1578 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v1239.m[0][9].thread_elements()[0];
-    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1585 = bfloat(v1584);
-    const uint v1586 = v1576 * v1;
-    const uint v1587 = v1586 + v1578;
-    out[v1587] = v1585;
+  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1573 = v392 + v1572;
+  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1575 = v1226 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1577 = v287 && v1576;
+  const bool v1578 = v1575 < v1;
+  const bool v1579 = v1577 && v1578;
+  if (v1579) {
+    const float v1580 = v1236.m[0][9].thread_elements()[0];
+    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1582 = bfloat(v1581);
+    const uint v1583 = v1573 * v1;
+    const uint v1584 = v1583 + v1575;
+    out[v1584] = v1582;
   }
-  const uint v1588 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1589 = v395 + v1588;
-  const uint v1590 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1591 = v1229 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1593 = v290 && v1592;
-  const bool v1594 = v1591 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v1239.m[0][9].thread_elements()[1];
-    const float v1597 = v1596 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1598 = bfloat(v1597);
-    const uint v1599 = v1589 * v1;
-    const uint v1600 = v1599 + v1591;
-    out[v1600] = v1598;
+  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1586 = v392 + v1585;
+  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1588 = v1226 + v1587;
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1590 = v287 && v1589;
+  const bool v1591 = v1588 < v1;
+  const bool v1592 = v1590 && v1591;
+  if (v1592) {
+    const float v1593 = v1236.m[0][9].thread_elements()[1];
+    const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1595 = bfloat(v1594);
+    const uint v1596 = v1586 * v1;
+    const uint v1597 = v1596 + v1588;
+    out[v1597] = v1595;
   }
-  const uint v1601 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1602 = v395 + v1601;
-  const uint v1603 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1604 = v1229 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1606 = v290 && v1605;
-  const bool v1607 = v1604 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v1239.m[0][10].thread_elements()[0];
-    const float v1610 = v1609 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1611 = bfloat(v1610);
-    const uint v1612 = v1602 * v1;
-    const uint v1613 = v1612 + v1604;
-    out[v1613] = v1611;
+  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1599 = v392 + v1598;
+  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1601 = v1226 + v1600;
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1603 = v287 && v1602;
+  const bool v1604 = v1601 < v1;
+  const bool v1605 = v1603 && v1604;
+  if (v1605) {
+    const float v1606 = v1236.m[0][10].thread_elements()[0];
+    const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1608 = bfloat(v1607);
+    const uint v1609 = v1599 * v1;
+    const uint v1610 = v1609 + v1601;
+    out[v1610] = v1608;
   }
-  const uint v1614 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1615 = v395 + v1614;
-  const uint v1616 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1617 = v1229 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1619 = v290 && v1618;
-  const bool v1620 = v1617 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v1239.m[0][10].thread_elements()[1];
-    const float v1623 = v1622 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1624 = bfloat(v1623);
-    const uint v1625 = v1615 * v1;
-    const uint v1626 = v1625 + v1617;
-    out[v1626] = v1624;
+  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1612 = v392 + v1611;
+  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1614 = v1226 + v1613;
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1616 = v287 && v1615;
+  const bool v1617 = v1614 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v1236.m[0][10].thread_elements()[1];
+    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1621 = bfloat(v1620);
+    const uint v1622 = v1612 * v1;
+    const uint v1623 = v1622 + v1614;
+    out[v1623] = v1621;
   }
-  const uint v1627 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1628 = v395 + v1627;
-  const uint v1629 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1630 = v1229 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1632 = v290 && v1631;
-  const bool v1633 = v1630 < v1;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v1239.m[0][11].thread_elements()[0];
-    const float v1636 = v1635 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1637 = bfloat(v1636);
-    const uint v1638 = v1628 * v1;
-    const uint v1639 = v1638 + v1630;
-    out[v1639] = v1637;
+  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1625 = v392 + v1624;
+  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1627 = v1226 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1629 = v287 && v1628;
+  const bool v1630 = v1627 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v1236.m[0][11].thread_elements()[0];
+    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1634 = bfloat(v1633);
+    const uint v1635 = v1625 * v1;
+    const uint v1636 = v1635 + v1627;
+    out[v1636] = v1634;
   }
-  const uint v1640 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1641 = v395 + v1640;
-  const uint v1642 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1643 = v1229 + v1642;
-  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1645 = v290 && v1644;
-  const bool v1646 = v1643 < v1;
-  const bool v1647 = v1645 && v1646;
-  if (v1647) {
-    const float v1648 = v1239.m[0][11].thread_elements()[1];
-    const float v1649 = v1648 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1650 = bfloat(v1649);
-    const uint v1651 = v1641 * v1;
-    const uint v1652 = v1651 + v1643;
-    out[v1652] = v1650;
+  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1638 = v392 + v1637;
+  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1640 = v1226 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1642 = v287 && v1641;
+  const bool v1643 = v1640 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v1236.m[0][11].thread_elements()[1];
+    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1647 = bfloat(v1646);
+    const uint v1648 = v1638 * v1;
+    const uint v1649 = v1648 + v1640;
+    out[v1649] = v1647;
   }
-  const uint v1653 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1654 = v395 + v1653;
-  const uint v1655 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1656 = v1229 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1658 = v290 && v1657;
-  const bool v1659 = v1656 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v1239.m[0][12].thread_elements()[0];
-    const float v1662 = v1661 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1663 = bfloat(v1662);
-    const uint v1664 = v1654 * v1;
-    const uint v1665 = v1664 + v1656;
-    out[v1665] = v1663;
+  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1651 = v392 + v1650;
+  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1653 = v1226 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1655 = v287 && v1654;
+  const bool v1656 = v1653 < v1;
+  const bool v1657 = v1655 && v1656;
+  if (v1657) {
+    const float v1658 = v1236.m[0][12].thread_elements()[0];
+    const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1660 = bfloat(v1659);
+    const uint v1661 = v1651 * v1;
+    const uint v1662 = v1661 + v1653;
+    out[v1662] = v1660;
   }
-  const uint v1666 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1667 = v395 + v1666;
-  const uint v1668 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1669 = v1229 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1671 = v290 && v1670;
-  const bool v1672 = v1669 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v1239.m[0][12].thread_elements()[1];
-    const float v1675 = v1674 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1676 = bfloat(v1675);
-    const uint v1677 = v1667 * v1;
-    const uint v1678 = v1677 + v1669;
-    out[v1678] = v1676;
+  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1664 = v392 + v1663;
+  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1666 = v1226 + v1665;
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1668 = v287 && v1667;
+  const bool v1669 = v1666 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v1236.m[0][12].thread_elements()[1];
+    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1673 = bfloat(v1672);
+    const uint v1674 = v1664 * v1;
+    const uint v1675 = v1674 + v1666;
+    out[v1675] = v1673;
   }
-  const uint v1679 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1680 = v395 + v1679;
-  const uint v1681 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1682 = v1229 + v1681;
-  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1684 = v290 && v1683;
-  const bool v1685 = v1682 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v1239.m[0][13].thread_elements()[0];
-    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1689 = bfloat(v1688);
-    const uint v1690 = v1680 * v1;
-    const uint v1691 = v1690 + v1682;
-    out[v1691] = v1689;
+  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1677 = v392 + v1676;
+  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1679 = v1226 + v1678;
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1681 = v287 && v1680;
+  const bool v1682 = v1679 < v1;
+  const bool v1683 = v1681 && v1682;
+  if (v1683) {
+    const float v1684 = v1236.m[0][13].thread_elements()[0];
+    const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1686 = bfloat(v1685);
+    const uint v1687 = v1677 * v1;
+    const uint v1688 = v1687 + v1679;
+    out[v1688] = v1686;
   }
-  const uint v1692 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1693 = v395 + v1692;
-  const uint v1694 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1695 = v1229 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1697 = v290 && v1696;
-  const bool v1698 = v1695 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v1239.m[0][13].thread_elements()[1];
-    const float v1701 = v1700 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1702 = bfloat(v1701);
-    const uint v1703 = v1693 * v1;
-    const uint v1704 = v1703 + v1695;
-    out[v1704] = v1702;
+  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1690 = v392 + v1689;
+  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1692 = v1226 + v1691;
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1694 = v287 && v1693;
+  const bool v1695 = v1692 < v1;
+  const bool v1696 = v1694 && v1695;
+  if (v1696) {
+    const float v1697 = v1236.m[0][13].thread_elements()[1];
+    const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1699 = bfloat(v1698);
+    const uint v1700 = v1690 * v1;
+    const uint v1701 = v1700 + v1692;
+    out[v1701] = v1699;
   }
-  const uint v1705 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1706 = v395 + v1705;
-  const uint v1707 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1708 = v1229 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1710 = v290 && v1709;
-  const bool v1711 = v1708 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v1239.m[0][14].thread_elements()[0];
-    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1715 = bfloat(v1714);
-    const uint v1716 = v1706 * v1;
-    const uint v1717 = v1716 + v1708;
-    out[v1717] = v1715;
+  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1703 = v392 + v1702;
+  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1705 = v1226 + v1704;
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1707 = v287 && v1706;
+  const bool v1708 = v1705 < v1;
+  const bool v1709 = v1707 && v1708;
+  if (v1709) {
+    const float v1710 = v1236.m[0][14].thread_elements()[0];
+    const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1712 = bfloat(v1711);
+    const uint v1713 = v1703 * v1;
+    const uint v1714 = v1713 + v1705;
+    out[v1714] = v1712;
   }
-  const uint v1718 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1719 = v395 + v1718;
-  const uint v1720 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1721 = v1229 + v1720;
-  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1723 = v290 && v1722;
-  const bool v1724 = v1721 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v1239.m[0][14].thread_elements()[1];
-    const float v1727 = v1726 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1728 = bfloat(v1727);
-    const uint v1729 = v1719 * v1;
-    const uint v1730 = v1729 + v1721;
-    out[v1730] = v1728;
+  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1716 = v392 + v1715;
+  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1718 = v1226 + v1717;
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1720 = v287 && v1719;
+  const bool v1721 = v1718 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v1236.m[0][14].thread_elements()[1];
+    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1725 = bfloat(v1724);
+    const uint v1726 = v1716 * v1;
+    const uint v1727 = v1726 + v1718;
+    out[v1727] = v1725;
   }
-  const uint v1731 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1732 = v395 + v1731;
-  const uint v1733 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1734 = v1229 + v1733;
-  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1736 = v290 && v1735;
-  const bool v1737 = v1734 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v1239.m[0][15].thread_elements()[0];
-    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1741 = bfloat(v1740);
-    const uint v1742 = v1732 * v1;
-    const uint v1743 = v1742 + v1734;
-    out[v1743] = v1741;
+  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1729 = v392 + v1728;
+  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1731 = v1226 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1733 = v287 && v1732;
+  const bool v1734 = v1731 < v1;
+  const bool v1735 = v1733 && v1734;
+  if (v1735) {
+    const float v1736 = v1236.m[0][15].thread_elements()[0];
+    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1738 = bfloat(v1737);
+    const uint v1739 = v1729 * v1;
+    const uint v1740 = v1739 + v1731;
+    out[v1740] = v1738;
   }
-  const uint v1744 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1745 = v395 + v1744;
-  const uint v1746 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1747 = v1229 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1749 = v290 && v1748;
-  const bool v1750 = v1747 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v1239.m[0][15].thread_elements()[1];
-    const float v1753 = v1752 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1754 = bfloat(v1753);
-    const uint v1755 = v1745 * v1;
-    const uint v1756 = v1755 + v1747;
-    out[v1756] = v1754;
+  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1742 = v392 + v1741;
+  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1744 = v1226 + v1743;
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1746 = v287 && v1745;
+  const bool v1747 = v1744 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v1236.m[0][15].thread_elements()[1];
+    const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1751 = bfloat(v1750);
+    const uint v1752 = v1742 * v1;
+    const uint v1753 = v1752 + v1744;
+    out[v1753] = v1751;
   }
-  const uint v1757 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1758 = v395 + v1757;
-  const uint v1759 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1760 = v1229 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1762 = v290 && v1761;
-  const bool v1763 = v1760 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v1239.m[1][0].thread_elements()[0];
-    const float v1766 = v1765 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1767 = bfloat(v1766);
-    const uint v1768 = v1758 * v1;
-    const uint v1769 = v1768 + v1760;
-    out[v1769] = v1767;
+  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1755 = v392 + v1754;
+  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1757 = v1226 + v1756;
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1759 = v287 && v1758;
+  const bool v1760 = v1757 < v1;
+  const bool v1761 = v1759 && v1760;
+  if (v1761) {
+    const float v1762 = v1236.m[1][0].thread_elements()[0];
+    const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1764 = bfloat(v1763);
+    const uint v1765 = v1755 * v1;
+    const uint v1766 = v1765 + v1757;
+    out[v1766] = v1764;
   }
-  const uint v1770 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1771 = v395 + v1770;
-  const uint v1772 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1773 = v1229 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1775 = v290 && v1774;
-  const bool v1776 = v1773 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v1239.m[1][0].thread_elements()[1];
-    const float v1779 = v1778 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1780 = bfloat(v1779);
-    const uint v1781 = v1771 * v1;
-    const uint v1782 = v1781 + v1773;
-    out[v1782] = v1780;
+  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1768 = v392 + v1767;
+  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1770 = v1226 + v1769;
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1772 = v287 && v1771;
+  const bool v1773 = v1770 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v1236.m[1][0].thread_elements()[1];
+    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1777 = bfloat(v1776);
+    const uint v1778 = v1768 * v1;
+    const uint v1779 = v1778 + v1770;
+    out[v1779] = v1777;
   }
-  const uint v1783 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1784 = v395 + v1783;
-  const uint v1785 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1786 = v1229 + v1785;
-  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1788 = v290 && v1787;
-  const bool v1789 = v1786 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v1239.m[1][1].thread_elements()[0];
-    const float v1792 = v1791 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1793 = bfloat(v1792);
-    const uint v1794 = v1784 * v1;
-    const uint v1795 = v1794 + v1786;
-    out[v1795] = v1793;
+  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1781 = v392 + v1780;
+  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1783 = v1226 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1785 = v287 && v1784;
+  const bool v1786 = v1783 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v1236.m[1][1].thread_elements()[0];
+    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1790 = bfloat(v1789);
+    const uint v1791 = v1781 * v1;
+    const uint v1792 = v1791 + v1783;
+    out[v1792] = v1790;
   }
-  const uint v1796 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1797 = v395 + v1796;
-  const uint v1798 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1799 = v1229 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1801 = v290 && v1800;
-  const bool v1802 = v1799 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v1239.m[1][1].thread_elements()[1];
-    const float v1805 = v1804 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1806 = bfloat(v1805);
-    const uint v1807 = v1797 * v1;
-    const uint v1808 = v1807 + v1799;
-    out[v1808] = v1806;
+  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1794 = v392 + v1793;
+  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1796 = v1226 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1798 = v287 && v1797;
+  const bool v1799 = v1796 < v1;
+  const bool v1800 = v1798 && v1799;
+  if (v1800) {
+    const float v1801 = v1236.m[1][1].thread_elements()[1];
+    const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1803 = bfloat(v1802);
+    const uint v1804 = v1794 * v1;
+    const uint v1805 = v1804 + v1796;
+    out[v1805] = v1803;
   }
-  const uint v1809 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1810 = v395 + v1809;
-  const uint v1811 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1812 = v1229 + v1811;
-  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1814 = v290 && v1813;
-  const bool v1815 = v1812 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v1239.m[1][2].thread_elements()[0];
-    const float v1818 = v1817 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1819 = bfloat(v1818);
-    const uint v1820 = v1810 * v1;
-    const uint v1821 = v1820 + v1812;
-    out[v1821] = v1819;
+  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1807 = v392 + v1806;
+  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1809 = v1226 + v1808;
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1811 = v287 && v1810;
+  const bool v1812 = v1809 < v1;
+  const bool v1813 = v1811 && v1812;
+  if (v1813) {
+    const float v1814 = v1236.m[1][2].thread_elements()[0];
+    const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1816 = bfloat(v1815);
+    const uint v1817 = v1807 * v1;
+    const uint v1818 = v1817 + v1809;
+    out[v1818] = v1816;
   }
-  const uint v1822 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1823 = v395 + v1822;
-  const uint v1824 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1825 = v1229 + v1824;
-  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1827 = v290 && v1826;
-  const bool v1828 = v1825 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v1239.m[1][2].thread_elements()[1];
-    const float v1831 = v1830 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1832 = bfloat(v1831);
-    const uint v1833 = v1823 * v1;
-    const uint v1834 = v1833 + v1825;
-    out[v1834] = v1832;
+  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1820 = v392 + v1819;
+  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1822 = v1226 + v1821;
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1824 = v287 && v1823;
+  const bool v1825 = v1822 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v1236.m[1][2].thread_elements()[1];
+    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1829 = bfloat(v1828);
+    const uint v1830 = v1820 * v1;
+    const uint v1831 = v1830 + v1822;
+    out[v1831] = v1829;
   }
-  const uint v1835 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1836 = v395 + v1835;
-  const uint v1837 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1838 = v1229 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1840 = v290 && v1839;
-  const bool v1841 = v1838 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v1239.m[1][3].thread_elements()[0];
-    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1845 = bfloat(v1844);
-    const uint v1846 = v1836 * v1;
-    const uint v1847 = v1846 + v1838;
-    out[v1847] = v1845;
+  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1833 = v392 + v1832;
+  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1835 = v1226 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1837 = v287 && v1836;
+  const bool v1838 = v1835 < v1;
+  const bool v1839 = v1837 && v1838;
+  if (v1839) {
+    const float v1840 = v1236.m[1][3].thread_elements()[0];
+    const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1842 = bfloat(v1841);
+    const uint v1843 = v1833 * v1;
+    const uint v1844 = v1843 + v1835;
+    out[v1844] = v1842;
   }
-  const uint v1848 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1849 = v395 + v1848;
-  const uint v1850 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1851 = v1229 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1853 = v290 && v1852;
-  const bool v1854 = v1851 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v1239.m[1][3].thread_elements()[1];
-    const float v1857 = v1856 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1858 = bfloat(v1857);
-    const uint v1859 = v1849 * v1;
-    const uint v1860 = v1859 + v1851;
-    out[v1860] = v1858;
+  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1846 = v392 + v1845;
+  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1848 = v1226 + v1847;
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1850 = v287 && v1849;
+  const bool v1851 = v1848 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v1236.m[1][3].thread_elements()[1];
+    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1855 = bfloat(v1854);
+    const uint v1856 = v1846 * v1;
+    const uint v1857 = v1856 + v1848;
+    out[v1857] = v1855;
   }
-  const uint v1861 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1862 = v395 + v1861;
-  const uint v1863 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1864 = v1229 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1866 = v290 && v1865;
-  const bool v1867 = v1864 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v1239.m[1][4].thread_elements()[0];
-    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1871 = bfloat(v1870);
-    const uint v1872 = v1862 * v1;
-    const uint v1873 = v1872 + v1864;
-    out[v1873] = v1871;
+  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1859 = v392 + v1858;
+  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1861 = v1226 + v1860;
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1863 = v287 && v1862;
+  const bool v1864 = v1861 < v1;
+  const bool v1865 = v1863 && v1864;
+  if (v1865) {
+    const float v1866 = v1236.m[1][4].thread_elements()[0];
+    const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1868 = bfloat(v1867);
+    const uint v1869 = v1859 * v1;
+    const uint v1870 = v1869 + v1861;
+    out[v1870] = v1868;
   }
-  const uint v1874 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1875 = v395 + v1874;
-  const uint v1876 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1877 = v1229 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1879 = v290 && v1878;
-  const bool v1880 = v1877 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v1239.m[1][4].thread_elements()[1];
-    const float v1883 = v1882 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1884 = bfloat(v1883);
-    const uint v1885 = v1875 * v1;
-    const uint v1886 = v1885 + v1877;
-    out[v1886] = v1884;
+  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1872 = v392 + v1871;
+  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1874 = v1226 + v1873;
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1876 = v287 && v1875;
+  const bool v1877 = v1874 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v1236.m[1][4].thread_elements()[1];
+    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1881 = bfloat(v1880);
+    const uint v1882 = v1872 * v1;
+    const uint v1883 = v1882 + v1874;
+    out[v1883] = v1881;
   }
-  const uint v1887 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1888 = v395 + v1887;
-  const uint v1889 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1890 = v1229 + v1889;
-  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1892 = v290 && v1891;
-  const bool v1893 = v1890 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v1239.m[1][5].thread_elements()[0];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1897 = bfloat(v1896);
-    const uint v1898 = v1888 * v1;
-    const uint v1899 = v1898 + v1890;
-    out[v1899] = v1897;
+  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1885 = v392 + v1884;
+  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1887 = v1226 + v1886;
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1889 = v287 && v1888;
+  const bool v1890 = v1887 < v1;
+  const bool v1891 = v1889 && v1890;
+  if (v1891) {
+    const float v1892 = v1236.m[1][5].thread_elements()[0];
+    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1894 = bfloat(v1893);
+    const uint v1895 = v1885 * v1;
+    const uint v1896 = v1895 + v1887;
+    out[v1896] = v1894;
   }
-  const uint v1900 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1901 = v395 + v1900;
-  const uint v1902 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1903 = v1229 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1905 = v290 && v1904;
-  const bool v1906 = v1903 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v1239.m[1][5].thread_elements()[1];
-    const float v1909 = v1908 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1910 = bfloat(v1909);
-    const uint v1911 = v1901 * v1;
-    const uint v1912 = v1911 + v1903;
-    out[v1912] = v1910;
+  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1898 = v392 + v1897;
+  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1900 = v1226 + v1899;
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1902 = v287 && v1901;
+  const bool v1903 = v1900 < v1;
+  const bool v1904 = v1902 && v1903;
+  if (v1904) {
+    const float v1905 = v1236.m[1][5].thread_elements()[1];
+    const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1907 = bfloat(v1906);
+    const uint v1908 = v1898 * v1;
+    const uint v1909 = v1908 + v1900;
+    out[v1909] = v1907;
   }
-  const uint v1913 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1914 = v395 + v1913;
-  const uint v1915 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1916 = v1229 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1918 = v290 && v1917;
-  const bool v1919 = v1916 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v1239.m[1][6].thread_elements()[0];
-    const float v1922 = v1921 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1923 = bfloat(v1922);
-    const uint v1924 = v1914 * v1;
-    const uint v1925 = v1924 + v1916;
-    out[v1925] = v1923;
+  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1911 = v392 + v1910;
+  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1913 = v1226 + v1912;
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1915 = v287 && v1914;
+  const bool v1916 = v1913 < v1;
+  const bool v1917 = v1915 && v1916;
+  if (v1917) {
+    const float v1918 = v1236.m[1][6].thread_elements()[0];
+    const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1920 = bfloat(v1919);
+    const uint v1921 = v1911 * v1;
+    const uint v1922 = v1921 + v1913;
+    out[v1922] = v1920;
   }
-  const uint v1926 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1927 = v395 + v1926;
-  const uint v1928 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1929 = v1229 + v1928;
-  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1931 = v290 && v1930;
-  const bool v1932 = v1929 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v1239.m[1][6].thread_elements()[1];
-    const float v1935 = v1934 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1936 = bfloat(v1935);
-    const uint v1937 = v1927 * v1;
-    const uint v1938 = v1937 + v1929;
-    out[v1938] = v1936;
+  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1924 = v392 + v1923;
+  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1926 = v1226 + v1925;
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1928 = v287 && v1927;
+  const bool v1929 = v1926 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v1236.m[1][6].thread_elements()[1];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1933 = bfloat(v1932);
+    const uint v1934 = v1924 * v1;
+    const uint v1935 = v1934 + v1926;
+    out[v1935] = v1933;
   }
-  const uint v1939 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1940 = v395 + v1939;
-  const uint v1941 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1942 = v1229 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1944 = v290 && v1943;
-  const bool v1945 = v1942 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v1239.m[1][7].thread_elements()[0];
-    const float v1948 = v1947 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1949 = bfloat(v1948);
-    const uint v1950 = v1940 * v1;
-    const uint v1951 = v1950 + v1942;
-    out[v1951] = v1949;
+  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1937 = v392 + v1936;
+  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1939 = v1226 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1941 = v287 && v1940;
+  const bool v1942 = v1939 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v1236.m[1][7].thread_elements()[0];
+    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1946 = bfloat(v1945);
+    const uint v1947 = v1937 * v1;
+    const uint v1948 = v1947 + v1939;
+    out[v1948] = v1946;
   }
-  const uint v1952 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1953 = v395 + v1952;
-  const uint v1954 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1955 = v1229 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1957 = v290 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1239.m[1][7].thread_elements()[1];
-    const float v1961 = v1960 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1962 = bfloat(v1961);
-    const uint v1963 = v1953 * v1;
-    const uint v1964 = v1963 + v1955;
-    out[v1964] = v1962;
+  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1950 = v392 + v1949;
+  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1952 = v1226 + v1951;
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1954 = v287 && v1953;
+  const bool v1955 = v1952 < v1;
+  const bool v1956 = v1954 && v1955;
+  if (v1956) {
+    const float v1957 = v1236.m[1][7].thread_elements()[1];
+    const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1959 = bfloat(v1958);
+    const uint v1960 = v1950 * v1;
+    const uint v1961 = v1960 + v1952;
+    out[v1961] = v1959;
   }
-  const uint v1965 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1966 = v395 + v1965;
-  const uint v1967 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1968 = v1229 + v1967;
-  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1970 = v290 && v1969;
-  const bool v1971 = v1968 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v1239.m[1][8].thread_elements()[0];
-    const float v1974 = v1973 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1975 = bfloat(v1974);
-    const uint v1976 = v1966 * v1;
-    const uint v1977 = v1976 + v1968;
-    out[v1977] = v1975;
+  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1963 = v392 + v1962;
+  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1965 = v1226 + v1964;
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1967 = v287 && v1966;
+  const bool v1968 = v1965 < v1;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v1236.m[1][8].thread_elements()[0];
+    const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1972 = bfloat(v1971);
+    const uint v1973 = v1963 * v1;
+    const uint v1974 = v1973 + v1965;
+    out[v1974] = v1972;
   }
-  const uint v1978 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1979 = v395 + v1978;
-  const uint v1980 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1981 = v1229 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1983 = v290 && v1982;
-  const bool v1984 = v1981 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v1239.m[1][8].thread_elements()[1];
-    const float v1987 = v1986 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v1988 = bfloat(v1987);
-    const uint v1989 = v1979 * v1;
-    const uint v1990 = v1989 + v1981;
-    out[v1990] = v1988;
+  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1976 = v392 + v1975;
+  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1978 = v1226 + v1977;
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1980 = v287 && v1979;
+  const bool v1981 = v1978 < v1;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v1236.m[1][8].thread_elements()[1];
+    const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1985 = bfloat(v1984);
+    const uint v1986 = v1976 * v1;
+    const uint v1987 = v1986 + v1978;
+    out[v1987] = v1985;
   }
-  const uint v1991 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v1992 = v395 + v1991;
-  const uint v1993 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v1994 = v1229 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v1996 = v290 && v1995;
-  const bool v1997 = v1994 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v1239.m[1][9].thread_elements()[0];
-    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2001 = bfloat(v2000);
-    const uint v2002 = v1992 * v1;
-    const uint v2003 = v2002 + v1994;
-    out[v2003] = v2001;
+  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v1989 = v392 + v1988;
+  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v1991 = v1226 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v1993 = v287 && v1992;
+  const bool v1994 = v1991 < v1;
+  const bool v1995 = v1993 && v1994;
+  if (v1995) {
+    const float v1996 = v1236.m[1][9].thread_elements()[0];
+    const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v1998 = bfloat(v1997);
+    const uint v1999 = v1989 * v1;
+    const uint v2000 = v1999 + v1991;
+    out[v2000] = v1998;
   }
-  const uint v2004 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2005 = v395 + v2004;
-  const uint v2006 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2007 = v1229 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2009 = v290 && v2008;
-  const bool v2010 = v2007 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v1239.m[1][9].thread_elements()[1];
-    const float v2013 = v2012 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2014 = bfloat(v2013);
-    const uint v2015 = v2005 * v1;
-    const uint v2016 = v2015 + v2007;
-    out[v2016] = v2014;
+  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2002 = v392 + v2001;
+  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2004 = v1226 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2006 = v287 && v2005;
+  const bool v2007 = v2004 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v1236.m[1][9].thread_elements()[1];
+    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2011 = bfloat(v2010);
+    const uint v2012 = v2002 * v1;
+    const uint v2013 = v2012 + v2004;
+    out[v2013] = v2011;
   }
-  const uint v2017 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2018 = v395 + v2017;
-  const uint v2019 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2020 = v1229 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2022 = v290 && v2021;
-  const bool v2023 = v2020 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v1239.m[1][10].thread_elements()[0];
-    const float v2026 = v2025 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2027 = bfloat(v2026);
-    const uint v2028 = v2018 * v1;
-    const uint v2029 = v2028 + v2020;
-    out[v2029] = v2027;
+  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2015 = v392 + v2014;
+  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2017 = v1226 + v2016;
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2019 = v287 && v2018;
+  const bool v2020 = v2017 < v1;
+  const bool v2021 = v2019 && v2020;
+  if (v2021) {
+    const float v2022 = v1236.m[1][10].thread_elements()[0];
+    const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2024 = bfloat(v2023);
+    const uint v2025 = v2015 * v1;
+    const uint v2026 = v2025 + v2017;
+    out[v2026] = v2024;
   }
-  const uint v2030 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2031 = v395 + v2030;
-  const uint v2032 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2033 = v1229 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2035 = v290 && v2034;
-  const bool v2036 = v2033 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v1239.m[1][10].thread_elements()[1];
-    const float v2039 = v2038 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2040 = bfloat(v2039);
-    const uint v2041 = v2031 * v1;
-    const uint v2042 = v2041 + v2033;
-    out[v2042] = v2040;
+  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2028 = v392 + v2027;
+  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2030 = v1226 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2032 = v287 && v2031;
+  const bool v2033 = v2030 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v1236.m[1][10].thread_elements()[1];
+    const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2037 = bfloat(v2036);
+    const uint v2038 = v2028 * v1;
+    const uint v2039 = v2038 + v2030;
+    out[v2039] = v2037;
   }
-  const uint v2043 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2044 = v395 + v2043;
-  const uint v2045 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2046 = v1229 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2048 = v290 && v2047;
-  const bool v2049 = v2046 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v1239.m[1][11].thread_elements()[0];
-    const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v2044 * v1;
-    const uint v2055 = v2054 + v2046;
-    out[v2055] = v2053;
+  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2041 = v392 + v2040;
+  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2043 = v1226 + v2042;
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2045 = v287 && v2044;
+  const bool v2046 = v2043 < v1;
+  const bool v2047 = v2045 && v2046;
+  if (v2047) {
+    const float v2048 = v1236.m[1][11].thread_elements()[0];
+    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2050 = bfloat(v2049);
+    const uint v2051 = v2041 * v1;
+    const uint v2052 = v2051 + v2043;
+    out[v2052] = v2050;
   }
-  const uint v2056 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2057 = v395 + v2056;
-  const uint v2058 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2059 = v1229 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2061 = v290 && v2060;
-  const bool v2062 = v2059 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v1239.m[1][11].thread_elements()[1];
-    const float v2065 = v2064 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2066 = bfloat(v2065);
-    const uint v2067 = v2057 * v1;
-    const uint v2068 = v2067 + v2059;
-    out[v2068] = v2066;
+  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2054 = v392 + v2053;
+  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2056 = v1226 + v2055;
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2058 = v287 && v2057;
+  const bool v2059 = v2056 < v1;
+  const bool v2060 = v2058 && v2059;
+  if (v2060) {
+    const float v2061 = v1236.m[1][11].thread_elements()[1];
+    const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2063 = bfloat(v2062);
+    const uint v2064 = v2054 * v1;
+    const uint v2065 = v2064 + v2056;
+    out[v2065] = v2063;
   }
-  const uint v2069 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2070 = v395 + v2069;
-  const uint v2071 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2072 = v1229 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2074 = v290 && v2073;
-  const bool v2075 = v2072 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v1239.m[1][12].thread_elements()[0];
-    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2079 = bfloat(v2078);
-    const uint v2080 = v2070 * v1;
-    const uint v2081 = v2080 + v2072;
-    out[v2081] = v2079;
+  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2067 = v392 + v2066;
+  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2069 = v1226 + v2068;
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2071 = v287 && v2070;
+  const bool v2072 = v2069 < v1;
+  const bool v2073 = v2071 && v2072;
+  if (v2073) {
+    const float v2074 = v1236.m[1][12].thread_elements()[0];
+    const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2076 = bfloat(v2075);
+    const uint v2077 = v2067 * v1;
+    const uint v2078 = v2077 + v2069;
+    out[v2078] = v2076;
   }
-  const uint v2082 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2083 = v395 + v2082;
-  const uint v2084 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2085 = v1229 + v2084;
-  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2087 = v290 && v2086;
-  const bool v2088 = v2085 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v1239.m[1][12].thread_elements()[1];
-    const float v2091 = v2090 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2092 = bfloat(v2091);
-    const uint v2093 = v2083 * v1;
-    const uint v2094 = v2093 + v2085;
-    out[v2094] = v2092;
+  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2080 = v392 + v2079;
+  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2082 = v1226 + v2081;
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2084 = v287 && v2083;
+  const bool v2085 = v2082 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1236.m[1][12].thread_elements()[1];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2089 = bfloat(v2088);
+    const uint v2090 = v2080 * v1;
+    const uint v2091 = v2090 + v2082;
+    out[v2091] = v2089;
   }
-  const uint v2095 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2096 = v395 + v2095;
-  const uint v2097 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2098 = v1229 + v2097;
-  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2100 = v290 && v2099;
-  const bool v2101 = v2098 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v1239.m[1][13].thread_elements()[0];
-    const float v2104 = v2103 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2105 = bfloat(v2104);
-    const uint v2106 = v2096 * v1;
-    const uint v2107 = v2106 + v2098;
-    out[v2107] = v2105;
+  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2093 = v392 + v2092;
+  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2095 = v1226 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2097 = v287 && v2096;
+  const bool v2098 = v2095 < v1;
+  const bool v2099 = v2097 && v2098;
+  if (v2099) {
+    const float v2100 = v1236.m[1][13].thread_elements()[0];
+    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2102 = bfloat(v2101);
+    const uint v2103 = v2093 * v1;
+    const uint v2104 = v2103 + v2095;
+    out[v2104] = v2102;
   }
-  const uint v2108 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2109 = v395 + v2108;
-  const uint v2110 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2111 = v1229 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2113 = v290 && v2112;
-  const bool v2114 = v2111 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v1239.m[1][13].thread_elements()[1];
-    const float v2117 = v2116 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2118 = bfloat(v2117);
-    const uint v2119 = v2109 * v1;
-    const uint v2120 = v2119 + v2111;
-    out[v2120] = v2118;
+  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2106 = v392 + v2105;
+  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2108 = v1226 + v2107;
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2110 = v287 && v2109;
+  const bool v2111 = v2108 < v1;
+  const bool v2112 = v2110 && v2111;
+  if (v2112) {
+    const float v2113 = v1236.m[1][13].thread_elements()[1];
+    const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2115 = bfloat(v2114);
+    const uint v2116 = v2106 * v1;
+    const uint v2117 = v2116 + v2108;
+    out[v2117] = v2115;
   }
-  const uint v2121 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2122 = v395 + v2121;
-  const uint v2123 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2124 = v1229 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2126 = v290 && v2125;
-  const bool v2127 = v2124 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v1239.m[1][14].thread_elements()[0];
-    const float v2130 = v2129 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2131 = bfloat(v2130);
-    const uint v2132 = v2122 * v1;
-    const uint v2133 = v2132 + v2124;
-    out[v2133] = v2131;
+  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2119 = v392 + v2118;
+  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2121 = v1226 + v2120;
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2123 = v287 && v2122;
+  const bool v2124 = v2121 < v1;
+  const bool v2125 = v2123 && v2124;
+  if (v2125) {
+    const float v2126 = v1236.m[1][14].thread_elements()[0];
+    const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2128 = bfloat(v2127);
+    const uint v2129 = v2119 * v1;
+    const uint v2130 = v2129 + v2121;
+    out[v2130] = v2128;
   }
-  const uint v2134 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2135 = v395 + v2134;
-  const uint v2136 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2137 = v1229 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2139 = v290 && v2138;
-  const bool v2140 = v2137 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v1239.m[1][14].thread_elements()[1];
-    const float v2143 = v2142 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2144 = bfloat(v2143);
-    const uint v2145 = v2135 * v1;
-    const uint v2146 = v2145 + v2137;
-    out[v2146] = v2144;
+  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2132 = v392 + v2131;
+  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2134 = v1226 + v2133;
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2136 = v287 && v2135;
+  const bool v2137 = v2134 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v1236.m[1][14].thread_elements()[1];
+    const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2141 = bfloat(v2140);
+    const uint v2142 = v2132 * v1;
+    const uint v2143 = v2142 + v2134;
+    out[v2143] = v2141;
   }
-  const uint v2147 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2148 = v395 + v2147;
-  const uint v2149 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2150 = v1229 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2152 = v290 && v2151;
-  const bool v2153 = v2150 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v1239.m[1][15].thread_elements()[0];
-    const float v2156 = v2155 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2157 = bfloat(v2156);
-    const uint v2158 = v2148 * v1;
-    const uint v2159 = v2158 + v2150;
-    out[v2159] = v2157;
+  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2145 = v392 + v2144;
+  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2147 = v1226 + v2146;
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2149 = v287 && v2148;
+  const bool v2150 = v2147 < v1;
+  const bool v2151 = v2149 && v2150;
+  if (v2151) {
+    const float v2152 = v1236.m[1][15].thread_elements()[0];
+    const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2154 = bfloat(v2153);
+    const uint v2155 = v2145 * v1;
+    const uint v2156 = v2155 + v2147;
+    out[v2156] = v2154;
   }
-  const uint v2160 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:267
-  const uint v2161 = v395 + v2160;
-  const uint v2162 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:268
-  const uint v2163 = v1229 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:269
-  const bool v2165 = v290 && v2164;
-  const bool v2166 = v2163 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v1239.m[1][15].thread_elements()[1];
-    const float v2169 = v2168 * v3;  // kernels/gemm/gemm.cpp:87
-    const bfloat v2170 = bfloat(v2169);
-    const uint v2171 = v2161 * v1;
-    const uint v2172 = v2171 + v2163;
-    out[v2172] = v2170;
+  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:250
+  const uint v2158 = v392 + v2157;
+  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:251
+  const uint v2160 = v1226 + v2159;
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:252
+  const bool v2162 = v287 && v2161;
+  const bool v2163 = v2160 < v1;
+  const bool v2164 = v2162 && v2163;
+  if (v2164) {
+    const float v2165 = v1236.m[1][15].thread_elements()[1];
+    const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:87
+    const bfloat v2167 = bfloat(v2166);
+    const uint v2168 = v2158 * v1;
+    const uint v2169 = v2168 + v2160;
+    out[v2169] = v2167;
   }
 }
