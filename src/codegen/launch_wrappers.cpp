@@ -54,8 +54,8 @@ class TunedKernels {
 
   iron::DType dtype() const { return dtype_; }
 
-  /// The tuning files' configuration for a launch with these constexprs on the first CUDA
-  /// device, else the kernel's rule's, else the empty configuration (the defaults).
+  /// The tuning file's configuration for a launch with these constexprs on the first CUDA
+  /// device, or the empty configuration (the defaults).
   iron::dsl::TuningConfig config_for(const iron::dsl::GeometryQuery& query) {
     const iron::runtime::CudaReport& cuda = iron::runtime::cuda_report();
     if (!has_knobs_ || cuda.devices.empty()) return {};
