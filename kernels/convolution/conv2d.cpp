@@ -70,7 +70,7 @@ IRON_KERNEL(iron_conv2d,
              Constexpr<u32> group_count)) {
   const std::string oh = convolution::kOutHeight;
   const std::string ow = convolution::kOutWidth;
-  convolution::declare_dense_conv2d<T>(kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
+  convolution::declare_dense_conv2d<T>(c_in, kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
   layout(x, "[batch, h, w, c_in]");
   layout(weight, "[c_out, kh, kw, c_in / group_count]");
   layout(out, "[batch, " + oh + ", " + ow + ", c_out]");
@@ -85,7 +85,8 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
                           Constexpr<u32> dilation, Constexpr<u32> group_count)) {
   const std::string ol = convolution::kOutLength;
   if (convolution::pointwise<T>()) {
-    convolution::declare_pointwise("batch * length", {kernel_size, stride, group_count}, {padding});
+    convolution::declare_pointwise("batch * length", c_in, {kernel_size, stride, group_count},
+                                   {padding});
   } else {
     convolution::declare_tiles("batch * " + ol, "c_out / group_count", "group_count");
   }
@@ -195,6 +196,23 @@ IRON_TEST(iron_conv2d, tuned_pointwise_odd_channels_1x5x7x12_to_20, F16, BF16) {
 }
 IRON_TEST(iron_conv2d, tuned_pointwise_one_pixel_1x1x16_to_8, F16, BF16) {
   return conv_setup(square(1, 1, 16, 8, 1, 1, 0), false, dt, rng, {{"pointwise", 1}});
+}
+// Persistent groups (knob `persistent`): 3 groups over the 2 × 2 tiles of 162 pixels by 300
+// channels, one group taking two; and one group taking all five 64-column tiles.
+testing::TestSetup persistent_conv_setup(const Sizes& c, DType dt, testing::Rng& rng,
+                                         std::uint32_t groups, dsl::TuningConfig config) {
+  config["pointwise"] = 1;
+  config["persistent"] = 1;
+  testing::TestSetup setup = conv_setup(c, false, dt, rng, config);
+  runtime::Grid grid = setup.launch_grid();
+  grid.groups = {groups, 1, 1};
+  return setup.grid(grid);
+}
+IRON_TEST(iron_conv2d, tuned_persistent_2x9x9x320_to_300, F16, BF16) {
+  return persistent_conv_setup(square(2, 9, 320, 300, 1, 1, 0), dt, rng, 3, {});
+}
+IRON_TEST(iron_conv2d, tuned_persistent_bn64_1x9x9x64_to_300, F16, BF16) {
+  return persistent_conv_setup(square(1, 9, 64, 300, 1, 1, 0), dt, rng, 1, {{"bn", 64}});
 }
 // Narrower tiles (knob `bn`): 300 channels over five 64-column tiles, the last partial.
 IRON_TEST(iron_conv2d, tuned_pointwise_bn64_1x9x9x64_to_300, F16, BF16) {

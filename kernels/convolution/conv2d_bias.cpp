@@ -53,7 +53,7 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_fused, (convolution::Activation ACT),
                       Constexpr<u32> group_count)) {
   const std::string oh = convolution::kOutHeight;
   const std::string ow = convolution::kOutWidth;
-  convolution::declare_dense_conv2d<T>(kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
+  convolution::declare_dense_conv2d<T>(c_in, kh, kw, stride_h, stride_w, pad_h, pad_w, group_count);
   layout(x, "[batch, h, w, c_in]");
   layout(weight, "[c_out, kh, kw, c_in / group_count]");
   layout(bias, "[c_out]");

@@ -30,14 +30,16 @@ inline void declare_tiles(const std::string& pixels, const std::string& channels
 /// Declares a dense conv2d form's dispatch and grid over its constexprs: the pointwise path's
 /// (requiring a plain 1×1 of every launch) where this trace takes it, else declare_tiles'.
 template <class T>
-void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& kh, const dsl::Constexpr<dsl::u32>& kw,
+void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& c_in, const dsl::Constexpr<dsl::u32>& kh,
+                          const dsl::Constexpr<dsl::u32>& kw,
                           const dsl::Constexpr<dsl::u32>& stride_h,
                           const dsl::Constexpr<dsl::u32>& stride_w,
                           const dsl::Constexpr<dsl::u32>& pad_h,
                           const dsl::Constexpr<dsl::u32>& pad_w,
                           const dsl::Constexpr<dsl::u32>& group_count) {
   if (pointwise<T>()) {
-    declare_pointwise("batch * h * w", {kh, kw, stride_h, stride_w, group_count}, {pad_h, pad_w});
+    declare_pointwise("batch * h * w", c_in, {kh, kw, stride_h, stride_w, group_count},
+                      {pad_h, pad_w});
   } else {
     declare_tiles("batch * " + std::string(kOutHeight) + " * " + kOutWidth, "c_out / group_count",
                   "group_count");

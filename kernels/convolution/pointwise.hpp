@@ -21,6 +21,8 @@ namespace iron::kernels::convolution {
 
 inline constexpr const char* kPointwiseKnob = "pointwise";
 inline constexpr const char* kWidthKnob = "bn";  ///< the pointwise tile's columns
+/// A group a multiprocessor taking tile after tile (gemm::warpgroup::Shape::persistent).
+inline constexpr const char* kPersistentKnob = "persistent";
 /// Fewest input channels the rule puts on the pointwise path: one 64-column step of k.
 inline constexpr double kMinChannels = 64;
 
@@ -43,71 +45,99 @@ inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<c
 }
 
 /// The pointwise configuration for a 16-bit launch when `plain` and c_in fills at least one
-/// 64-column step of k (the product's 128-byte rows, kMinChannels), else the defaults (the
+/// 64-column step of k (the product's 128-byte rows, kMinChannels), persistent where its
+/// `pixels` × c_out make enough tiles (gemm::warpgroup::persistent_pays), else the defaults (the
 /// tiles). The tile width stays at its default: on the H100, 256 columns beat 128 and 64 even at
 /// EfficientNet's 144 channels, and there, with c_in = 24, the tiles beat the warpgroup product
 /// (62.2 µs against 66.1, bench/NOTES.md §55).
-inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain) {
+inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain,
+                                        double pixels) {
   const auto c_in = c.find("c_in");
+  const auto c_out = c.find("c_out");
   const bool deep = c_in != c.end() && c_in->second >= kMinChannels &&
                     static_cast<std::uint64_t>(c_in->second) % 8 == 0;
   const bool half = dtype == DType::F16 || dtype == DType::BF16;
-  return plain && deep && half ? dsl::TuningConfig{{kPointwiseKnob, 1}} : dsl::TuningConfig{};
+  if (!plain || !deep || !half || c_out == c.end()) return {};
+  if (!gemm::warpgroup::persistent_pays(pixels, c_out->second, c_in->second, 2)) {
+    return {{kPointwiseKnob, 1}};
+  }
+  return {{kPointwiseKnob, 1}, {kPersistentKnob, 1}};
+}
+
+/// The launch constant `name`, 0 where the launch lacks it.
+inline double constant_or_zero(const dsl::LaunchConstants& c, const char* name) {
+  const auto found = c.find(name);
+  return found == c.end() ? 0 : found->second;
 }
 
 /// The rule of iron_conv2d's dense forms.
 inline dsl::TuningConfig prefer_pointwise_2d(DType dtype, const dsl::LaunchConstants& c) {
   return pointwise_when(
       dtype, c,
-      constants_are(c, {"kh", "kw", "stride_h", "stride_w", "group_count"}, {"pad_h", "pad_w"}));
+      constants_are(c, {"kh", "kw", "stride_h", "stride_w", "group_count"}, {"pad_h", "pad_w"}),
+      constant_or_zero(c, "batch") * constant_or_zero(c, "h") * constant_or_zero(c, "w"));
 }
 /// The rule of iron_conv1d.
 inline dsl::TuningConfig prefer_pointwise_1d(DType dtype, const dsl::LaunchConstants& c) {
   return pointwise_when(dtype, c,
-                        constants_are(c, {"kernel_size", "stride", "group_count"}, {"padding"}));
+                        constants_are(c, {"kernel_size", "stride", "group_count"}, {"padding"}),
+                        constant_or_zero(c, "batch") * constant_or_zero(c, "length"));
 }
 
-/// The knobs, the path off by default, with a form's rule: `pointwise`, and the width of its
-/// tile (iron_gemm_warpgroup_nk's `bn`; nothing changes under the tiles).
+/// The knobs, the path off by default, with a form's rule: `pointwise`, the width of its tile
+/// (iron_gemm_warpgroup_nk's `bn`) and whether its groups are persistent (its `persistent`);
+/// nothing changes under the tiles.
 inline dsl::TuningSpace pointwise_tuning(dsl::TuningRule rule) {
   using gemm::warpgroup::kBN;
   return dsl::TuningSpace{}
       .knob(kPointwiseKnob, {0, 1})
       .knob(kWidthKnob, {kBN, kBN / 2, kBN / 4})
+      .knob(kPersistentKnob, {0, 1})
       .prefer(rule);
 }
 
-/// The pointwise product's shape: 128 rows, the width knob's columns, the rest gemm's defaults.
+/// The pointwise product's shape: 128 rows, the width and persistence knobs', the rest gemm's
+/// defaults.
 inline gemm::warpgroup::Shape pointwise_shape() {
   gemm::warpgroup::Shape shape;
   shape.bn = dsl::tuned(kWidthKnob);
+  shape.persistent = dsl::tuned(kPersistentKnob) == 1;
   return shape;
 }
 
 /// Declares the pointwise path's dispatch and grid, a group of warpgroup::threads_of(bm) per
-/// tile of out [pixels, c_out] (pointwise_shape; the contract's expressions), and requires of
-/// every launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
-inline void declare_pointwise(const std::string& pixels,
+/// tile of out [pixels, c_out] (pointwise_shape; the contract's expressions), or at most that
+/// many when persistent (with c_in whole 16-byte pieces, its copies'), and requires of every
+/// launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
+inline void declare_pointwise(const std::string& pixels, const dsl::Constexpr<dsl::u32>& c_in,
                               std::initializer_list<dsl::Constexpr<dsl::u32>> ones,
                               std::initializer_list<dsl::Constexpr<dsl::u32>> zeros) {
   using namespace iron::dsl;
   const gemm::warpgroup::Shape shape = pointwise_shape();
   dispatch(tiled, {exactly(gemm::warpgroup::threads_of(shape.bm))});
-  grid("[ceil_div(c_out, " + std::to_string(shape.bn) + "), ceil_div(" + pixels + ", " +
-       std::to_string(shape.bm) + "), 1]");
+  const std::string tiles_n = "ceil_div(c_out, " + std::to_string(shape.bn) + ")";
+  const std::string tiles_m = "ceil_div(" + pixels + ", " + std::to_string(shape.bm) + ")";
+  if (shape.persistent) {
+    grid("[<= " + tiles_n + " * " + tiles_m + ", 1, 1]");
+    require_multiple_of(c_in, 8);
+  } else {
+    grid("[" + tiles_n + ", " + tiles_m + ", 1]");
+  }
   for (const auto& c : ones) require_at_most(c, "1");
   for (const auto& c : zeros) require_at_most(c, "0");
 }
 
-/// The pointwise launch over `pixels` output pixels, when the knob is on for this dtype.
+/// The pointwise launch over `pixels` output pixels, when the knob is on for this dtype
+/// (gemm::warpgroup::geometry of out [pixels, c_out]).
 inline std::optional<dsl::Geometry> pointwise_geometry(const dsl::GeometryQuery& q,
                                                        std::uint64_t pixels) {
   const bool half = q.dtype == DType::F16 || q.dtype == DType::BF16;
   if (!half || dsl::tuned(kPointwiseKnob) != 1) return std::nullopt;
   const gemm::warpgroup::Shape shape = pointwise_shape();
-  return dsl::Geometry{
-      {dsl::tile_count(q.constant("c_out"), shape.bn), dsl::tile_count(pixels, shape.bm), 1},
-      {gemm::warpgroup::threads_of(shape.bm), 1, 1}};
+  dsl::GeometryQuery product = q;
+  product.constants["m"] = static_cast<double>(pixels);
+  product.constants["n"] = static_cast<double>(q.constant("c_out"));
+  return gemm::warpgroup::geometry(product, shape.bm, shape.bn, shape.persistent);
 }
 
 /// out [pixels, c_out] ← value(channel, Σ_ci x[pixel, ci] · weight[channel, ci]) rounded to T,

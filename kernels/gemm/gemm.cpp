@@ -88,7 +88,7 @@ IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Const
   };
   if constexpr (lane_bytes<T>() == 2) {
     const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
-    gemm::warpgroup::declare(shape.bm, shape.bn);
+    gemm::warpgroup::declare<T>(shape, k);
     gemm::warpgroup::tile_product(a, b, m, n, k, write, shape);
   } else {
     gemm::declare();
@@ -121,8 +121,9 @@ IRON_GEOMETRY(iron_gemm_nk) { return gemm::geometry(q); }
 IRON_TUNING(iron_gemm_kn) { return gemm::slices_tuning_space(); }
 IRON_TUNING(iron_gemm_nk) { return gemm::slices_tuning_space(); }
 IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
-  return q.dtype == DType::F32 ? gemm::geometry(q)
-                               : gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+  return q.dtype == DType::F32
+             ? gemm::geometry(q)
+             : gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
 }
 IRON_TUNING(iron_gemm_warpgroup_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_GEOMETRY(iron_gemm_batched_kn) {
@@ -357,6 +358,29 @@ IRON_TEST(iron_gemm_warpgroup_nk, tuned_one_warpgroup_wide_70x300x72, F16, BF16)
 }
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_bands_of_4_640x260x64, F16, BF16) {
   return gemm_setup(false, 640, 260, 64, dt, rng, 1.0, kWarpgroup, {{"bn", 128}, {"band", 4}});
+}
+// Persistent groups, fewer than the tiles so that each runs on from tile to tile through one
+// ring: 4 tiles over 3 groups (one takes two, its second a partial tile past both edges, k a
+// partial last step); 50 tiles of 64×64 in bands of 4 over 7 groups (uneven shares, a ring of 6
+// that wraps mid-tile, no product in flight); one group taking every tile of 128-column tiles.
+testing::TestSetup persistent_setup(std::size_t m, std::size_t n, std::size_t k, DType dt,
+                                    testing::Rng& rng, std::uint32_t groups,
+                                    dsl::TuningConfig config) {
+  config["persistent"] = 1;
+  testing::TestSetup setup = gemm_setup(false, m, n, k, dt, rng, 1.0, kWarpgroup, config);
+  runtime::Grid grid = setup.launch_grid();
+  grid.groups = {groups, 1, 1};
+  return setup.grid(grid);
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_129x300x136, F16, BF16) {
+  return persistent_setup(129, 300, 136, dt, rng, 3, {});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_small_tiles_640x300x72, F16, BF16) {
+  return persistent_setup(640, 300, 72, dt, rng, 7,
+                          {{"bm", 64}, {"bn", 64}, {"band", 4}, {"stages", 6}, {"lag", 0}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_one_group_200x260x64, F16, BF16) {
+  return persistent_setup(200, 260, 64, dt, rng, 1, {{"bn", 128}});
 }
 
 // Batches: the weight shared by every batch (stride 0), and batches with a gap between them.

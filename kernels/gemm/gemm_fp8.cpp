@@ -63,7 +63,7 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8, (class F8, bool ROWWISE),
   layout(scale_b, ROWWISE ? "[n]" : "[1]");
   layout(out, "[m, n]");
   const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
-  gemm::warpgroup::declare(shape.bm, shape.bn);
+  gemm::warpgroup::declare<F8>(shape, k);
   // The per-tensor product's one scale, loaded once a thread.
   std::optional<Expr<f32>> tensor_scale;
   if constexpr (!ROWWISE) tensor_scale = load(scale_a[0u]) * load(scale_b[0u]);
@@ -112,7 +112,8 @@ dsl::TuningSpace blockwise_tuning_space() {
       .knob("bm", {gemm::warpgroup::kBM / 2, gemm::warpgroup::kBM})
       .knob("bn", {gemm::warpgroup::kBN / 2, gemm::warpgroup::kBN / 4})
       .knob("stages", {gemm::warpgroup::kWideStages, 6, 3})
-      .knob("band", {gemm::kBandRows, 4, 16});
+      .knob("band", {gemm::kBandRows, 4, 16})
+      .knob("persistent", {0, 1});
 }
 
 }  // namespace
@@ -125,8 +126,9 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8_blockwise, (class F8),
   layout(scale_a, "[m, ceil_div(k, 128)]");
   layout(scale_b, "[ceil_div(n, 128), ceil_div(k, 128)]");
   layout(out, "[m, n]");
-  const gemm::warpgroup::Shape shape{tuned("bm"), tuned("bn"), tuned("stages"), 0, tuned("band")};
-  gemm::warpgroup::declare(shape.bm, shape.bn);
+  const gemm::warpgroup::Shape shape{tuned("bm"), tuned("bn"),   tuned("stages"),
+                                     0,           tuned("band"), tuned("persistent") == 1};
+  gemm::warpgroup::declare<F8>(shape, k);
   const Fp8BlockScales blocks{scale_a, scale_b, (k + (kScaleBlock - 1)) / kScaleBlock};
   gemm::warpgroup::tile_product(
       a, b, m, n, k,
@@ -138,20 +140,20 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8_blockwise, (class F8),
 IRON_KERNEL_VARIANT(iron_gemm_fp8_blockwise, e4m3_nk, f8e4m3);
 
 IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
 }
 IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
 }
 IRON_GEOMETRY(iron_gemm_fp8_rowwise_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
 }
 IRON_GEOMETRY(iron_gemm_fp8_blockwise_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
+  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
 }
-IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
-IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space(); }
-IRON_TUNING(iron_gemm_fp8_rowwise_e4m3_nk) { return gemm::warpgroup::tuning_space(); }
+IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space<1>(); }
+IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space<1>(); }
+IRON_TUNING(iron_gemm_fp8_rowwise_e4m3_nk) { return gemm::warpgroup::tuning_space<1>(); }
 IRON_TUNING(iron_gemm_fp8_blockwise_e4m3_nk) { return blockwise_tuning_space(); }
 
 }  // namespace iron::kernels

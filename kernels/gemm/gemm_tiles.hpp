@@ -124,19 +124,29 @@ constexpr std::uint32_t pitch_b() {
   return B_LAYOUT == dsl::row_major ? kBN + pad<T, WIDE>() : step_k<T, WIDE>() + pad<T, WIDE>();
 }
 
-/// The first row and column of out that this group's tile covers (tiles of rows × cols). Tiles
-/// run in bands of `band` tile rows, column by column within a band, so the groups in flight
-/// share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
+/// The first row and column of out that the tile `order` of a tiles_m × tiles_n grid of tiles
+/// (of rows × cols) covers, the tiles taken in bands of `band` tile rows, column by column
+/// within a band, so that tiles in flight together share rows of a and columns of b in L2.
+inline std::pair<dsl::Expr<dsl::u32>, dsl::Expr<dsl::u32>> banded_position(
+    const dsl::Expr<dsl::u32>& order, const dsl::Expr<dsl::u32>& tiles_m,
+    const dsl::Expr<dsl::u32>& tiles_n, std::uint32_t rows, std::uint32_t cols,
+    std::uint32_t band) {
+  using namespace iron::dsl;
+  auto band_tiles = band * tiles_n;
+  auto first_row = order / band_tiles * band;
+  auto band_rows = min(tiles_m - first_row, Expr<u32>(band));
+  return {(first_row + order % band_tiles % band_rows) * rows,
+          order % band_tiles / band_rows * cols};
+}
+
+/// The first row and column of out that this group's tile covers (tiles of rows × cols), the
+/// groups of an n-tiles × m-tiles grid in the banded order (banded_position).
 inline std::pair<dsl::Expr<dsl::u32>, dsl::Expr<dsl::u32>> banded_tile(
     std::uint32_t rows, std::uint32_t cols, std::uint32_t band = kBandRows) {
   using namespace iron::dsl;
   auto tiles_n = grid_groups<0>();
-  auto order = program_id<1>() * tiles_n + program_id<0>();
-  auto band_tiles = band * tiles_n;
-  auto first_row = order / band_tiles * band;
-  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(band));
-  return {(first_row + order % band_tiles % band_rows) * rows,
-          order % band_tiles / band_rows * cols};
+  return banded_position(program_id<1>() * tiles_n + program_id<0>(), grid_groups<1>(), tiles_n,
+                         rows, cols, band);
 }
 
 /// The b operand read from a dense tensor of T from `base`: [k, n] when B_LAYOUT is row_major,

@@ -6,6 +6,7 @@
 /// target's path"). See kernels/gemm/gemm.cpp.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <optional>
@@ -50,33 +51,69 @@ inline constexpr std::uint32_t kWideLag = 1;
 inline constexpr std::uint32_t kStagedRows = 32;
 
 /// How a group's product runs, each field a tuning knob (docs/tuning.md): `bm` rows (128 or 64:
-/// two warpgroups multiply, or one) and `bn` columns (256, 128 or 64) of out a group; on sm_90a a
-/// ring of `stages` steps whose products stay in flight `lag` more steps; tiles launched in bands
-/// of `band` tile rows (banded_tile).
+/// two warpgroups multiply, or one) and `bn` columns (256, 128 or 64) of out a tile; on sm_90a a
+/// ring of `stages` steps whose products stay in flight `lag` more steps; tiles taken in bands
+/// of `band` tile rows (banded_position); `persistent`: a group a multiprocessor, each taking
+/// every grid-th tile, its ring running on from one tile to the next (persistent_tile_product),
+/// else a group a tile.
 struct Shape {
   std::uint32_t bm = kBM;
   std::uint32_t bn = kBN;
   std::uint32_t stages = kWideStages;
   std::uint32_t lag = kWideLag;
   std::uint32_t band = kBandRows;
+  bool persistent = false;
 };
 
+/// Tiles from which a launch is made persistent by the rule (prefer_persistent): two a
+/// multiprocessor on a 132-multiprocessor GPU, so that every group takes several. On the H100
+/// the persistent form gained 1–2% at 4096³ to 16384×14336×4096 and lost 1.5% where each group
+/// had one tile (bench/NOTES.md §56).
+inline constexpr double kPersistentTiles = 264;
+
+/// Whether a launch of m × n tiles of the default shape, k deep, takes the persistent form:
+/// enough tiles (kPersistentTiles) and k whole 16-byte pieces of operands of `lane_bytes`.
+inline bool persistent_pays(double m, double n, double k, std::uint32_t lane_bytes) {
+  const double tiles = std::ceil(m / kBM) * std::ceil(n / kBN);
+  return tiles >= kPersistentTiles && std::fmod(k, 16.0 / lane_bytes) == 0;
+}
+
+/// The rule of a product of OPERAND_BYTES-byte operands (0: of T, taken only for 16-bit T):
+/// `persistent` where persistent_pays, else the defaults.
+template <std::uint32_t OPERAND_BYTES>
+dsl::TuningConfig prefer_persistent(DType dtype, const dsl::LaunchConstants& c) {
+  const std::uint32_t bytes = OPERAND_BYTES != 0                            ? OPERAND_BYTES
+                              : dtype == DType::F16 || dtype == DType::BF16 ? 2
+                                                                            : 0;
+  const auto m = c.find("m");
+  const auto n = c.find("n");
+  const auto k = c.find("k");
+  if (bytes == 0 || m == c.end() || n == c.end() || k == c.end()) return {};
+  if (!persistent_pays(m->second, n->second, k->second, bytes)) return {};
+  return {{"persistent", 1}};
+}
+
 /// The knobs of a kernel whose product is tile_product, each value list's first the default
-/// Shape. A stage is (bm + bn) · 128 bytes: 6 do not fit beside 256 columns, where the compiler
-/// runs as many as fit (`iron tune` reports a configuration that compiles to another's code).
-inline dsl::TuningSpace tuning_space() {
+/// Shape, with OPERAND_BYTES's rule (prefer_persistent). A stage is (bm + bn) · 128 bytes: 6 do
+/// not fit beside 256 columns, where the compiler runs as many as fit (`iron tune` reports a
+/// configuration that compiles to another's code), and the persistent form keeps no product in
+/// flight past its step (`lag` changes nothing under it).
+template <std::uint32_t OPERAND_BYTES = 0>
+dsl::TuningSpace tuning_space() {
   return dsl::TuningSpace{}
       .knob("bm", {kBM, kBM / 2})
       .knob("bn", {kBN, kBN / 2, kBN / 4})
       .knob("stages", {kWideStages, 3, 6})
       .knob("lag", {kWideLag, 0})
-      .knob("band", {kBandRows, 4, 16});
+      .knob("band", {kBandRows, 4, 16})
+      .knob("persistent", {0, 1})
+      .prefer(&prefer_persistent<OPERAND_BYTES>);
 }
 
 /// The Shape of the knobs in force (dsl::tuned), for a kernel that declares tuning_space().
 inline Shape tuned_shape() {
-  return {dsl::tuned("bm"), dsl::tuned("bn"), dsl::tuned("stages"), dsl::tuned("lag"),
-          dsl::tuned("band")};
+  return {dsl::tuned("bm"),  dsl::tuned("bn"),   dsl::tuned("stages"),
+          dsl::tuned("lag"), dsl::tuned("band"), dsl::tuned("persistent") == 1};
 }
 
 /// The shared rings of a product of BM×BN: BM×step of a and BN×step of b a stage (step_of), in
@@ -104,8 +141,10 @@ struct Rings {
 /// WHOLE_TILES: a tile wholly inside (m, n) is copied out with no check an element, which took
 /// the GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks
 /// bounds of its own (the grouped products' expert rows) does better with the checked loop
-/// alone. Every thread of the group reaches its barriers.
-template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class Epilogue>
+/// alone. Every thread of the group reaches its barriers; with CONSUMERS_ONLY, the consumers
+/// alone (barrier_among: a specialized pipeline's compute block, whose producer runs on).
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, bool CONSUMERS_ONLY = false,
+          class Epilogue>
 void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
@@ -115,6 +154,13 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
   auto staged = shared<f32>(kStagedRows * kPitch);
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
+  const auto sync = [] {
+    if constexpr (CONSUMERS_ONLY) {
+      barrier_among(kConsumerThreads);
+    } else {
+      barrier();
+    }
+  };
   // No element of the tile outside out, and rows of whole 16-byte runs of 16-bit elements.
   auto whole = row0 + BM <= m && col0 + BN <= n && n % kRun == 0u;
   // A traced loop, not a C++ one: the code holds one accumulator store and one copy-out, not
@@ -123,7 +169,7 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
     IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
       acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
     }
-    barrier();
+    sync();
     IRON_IF(consumer) {
       auto first_row = row0 + round * kStagedRows;
       const auto checked = [&] {
@@ -140,12 +186,79 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
         checked();
       }
     }
-    barrier();
+    sync();
   }
 }
 
 /// The product's sums as they are: no scale per block of k.
 struct NoBlockScales {};
+
+/// A tile's accumulators and how one step of its product is multiplied into them from `rings`
+/// (product, persistent_product): the consumer warpgroup `group` multiplies rows 64·group … of
+/// the tile; with `blocks` (see product) each block's products go to `block` and are folded in,
+/// scaled, once the block's last step is multiplied.
+template <std::uint32_t BM, std::uint32_t BN, class R, bool RING, class Blocks>
+struct StepProducts {
+  static constexpr bool kBlockScaled = !std::is_same_v<Blocks, NoBlockScales>;
+  static constexpr std::uint32_t kStep = Rings<R, BM, BN, RING>::kStep;
+
+  const Rings<R, BM, BN, RING>& rings;
+  const Blocks& blocks;
+  dsl::Expr<dsl::u32> m;
+  dsl::Expr<dsl::u32> k;
+  dsl::Expr<dsl::u32> group = dsl::simdgroup_id() / 4u;
+  dsl::FragAcc<16, BN> acc;
+  std::optional<dsl::FragAcc<16, BN>> block;  // the products of the block of k in hand
+
+  StepProducts(const Rings<R, BM, BN, RING>& r, const Blocks& b, const dsl::Expr<dsl::u32>& m_,
+               const dsl::Expr<dsl::u32>& k_)
+      : rings(r), blocks(b), m(m_), k(k_) {
+    if constexpr (kBlockScaled) {
+      static_assert(Blocks::kBlock % kStep == 0, "a block of k is whole steps");
+      block.emplace();
+    }
+  }
+
+  /// Folds `block` into acc with each row's scale of block kb, and empties it. A lane's rows'
+  /// scales are loaded once into a row vector (a lane holds two rows of a 16-row fragment), the
+  /// tile's column scale once.
+  void fold(const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+            const dsl::Expr<dsl::u32>& kb) {
+    using namespace iron::dsl;
+    if constexpr (kBlockScaled) {
+      auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+      FragAcc<16, 8> row_scales;
+      row_scales.map([&](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>&) {
+        return blocks.row_scale(min(rows + r, m - 1u), kb);  // rows past m are never written
+      });
+      auto column_scale = blocks.column_scale(col0, kb);
+      for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
+        auto scale = block->row_value(row_scales, slot) * column_scale;
+        acc.set(slot, acc.get(slot) + block->get(slot) * scale);
+        block->set(slot, 0.0f);
+      }
+    }
+  }
+
+  /// Multiplies the step at k offset p0 of the tile whose first row and column origin() gives
+  /// (traced only where a block is folded), a and b at a0 and b0 of the rings, leaving
+  /// `in_flight` product groups pending (none with block scales).
+  template <class Origin>
+  void multiply(const Origin& origin, const dsl::Expr<dsl::u32>& a0, const dsl::Expr<dsl::u32>& b0,
+                std::uint32_t in_flight, const dsl::Expr<dsl::u32>& p0) {
+    using namespace iron::dsl;
+    FragAcc<16, BN>& into = kBlockScaled ? *block : acc;
+    warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, kStep);
+    warpgroup_commit();
+    warpgroup_wait(kBlockScaled ? 0 : in_flight, into);
+    if constexpr (kBlockScaled) {
+      IRON_IF((p0 + kStep) % Blocks::kBlock == 0u || p0 + kStep >= k) {
+        const auto [row0, col0] = origin();
+        fold(row0, col0, p0 / Blocks::kBlock);
+      }
+    }
+  }
+};
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile of a · bᵀ at (row0,
 /// col0) inside out (a [m, k], b [n, k], both T = f16, bf16 or an 8-bit float), sum the f32
@@ -173,45 +286,15 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   const Shared<R>& tile_a = rings.a;
   const Shared<R>& tile_b = rings.b;
-  auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
-  constexpr bool kBlockScaled = !std::is_same_v<Blocks, NoBlockScales>;
-  FragAcc<16, BN> acc;
-  std::optional<FragAcc<16, BN>> block;  // the products of the block of k in hand
-  if constexpr (kBlockScaled) {
-    static_assert(Blocks::kBlock % kStep == 0, "a block of k is whole steps");
-    block.emplace();
-  }
-  // Folds `block` into acc with each row's scale of block kb, and empties it. A lane's rows'
-  // scales are loaded once into a row vector (a lane holds two rows of a 16-row fragment), the
-  // tile's column scale once.
-  const auto fold = [&](const Expr<u32>& kb) {
-    if constexpr (kBlockScaled) {
-      auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
-      FragAcc<16, 8> row_scales;
-      row_scales.map([&](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>&) {
-        return blocks.row_scale(min(rows + r, m - 1u), kb);  // rows past m are never written
-      });
-      auto column_scale = blocks.column_scale(col0, kb);
-      for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
-        auto scale = block->row_value(row_scales, slot) * column_scale;
-        acc.set(slot, acc.get(slot) + block->get(slot) * scale);
-        block->set(slot, 0.0f);
-      }
-    }
-  };
+  StepProducts<BM, BN, R, RING, Blocks> steps(rings, blocks, m, k);
+  FragAcc<16, BN>& acc = steps.acc;
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight,
                             const Expr<u32>& p0) {
-    FragAcc<16, BN>& into = kBlockScaled ? *block : acc;
-    warpgroup_mma<kStep>(into, tile_a, a0 + group * 64u * kStep, kStep, tile_b, b0, kStep);
-    warpgroup_commit();
-    warpgroup_wait(kBlockScaled ? 0 : in_flight, into);
-    if constexpr (kBlockScaled) {
-      IRON_IF((p0 + kStep) % Blocks::kBlock == 0u || p0 + kStep >= k) { fold(p0 / Blocks::kBlock); }
-    }
+    steps.multiply([&] { return std::pair{row0, col0}; }, a0, b0, in_flight, p0);
   };
   const auto step_by_step = [&] {
     for (auto p0 : range(0u, k, kStep)) {
@@ -245,7 +328,7 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   if constexpr (STAGED) {
     staged_epilogue<BM, BN, WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
   } else {
-    auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+    auto rows = row0 + steps.group * 64u + simdgroup_id() % 4u * 16u;
     for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
       auto r = rows + acc.row(slot);
       auto c = col0 + acc.col(slot);
@@ -287,6 +370,23 @@ void with_tile(const Shape& shape, Run&& run) {
   });
 }
 
+/// The BM×BN tile at (row0, col0) on a target without warpgroup products: pieces of at most 128
+/// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at).
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class Epilogue,
+          class Blocks>
+void pieces_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+                    const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                    const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                    Epilogue&& epilogue, const Blocks& blocks) {
+  constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
+  using R = fallback_ring_t<T>;
+  const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
+  for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
+    product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
+                                            col0 + h * kPiece, epilogue, blocks);
+  }
+}
+
 /// The shape.bm×shape.bn tile of a · bᵀ at (row0, col0), each element handed to
 /// epilogue(r, c, sum) (see product). On a target with warpgroup products (sm_90a) one product of
 /// the whole tile through a ring of shape.stages steps (48 KB a step for 128×256) whose products
@@ -303,44 +403,152 @@ void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl
                      Epilogue&& epilogue, const Shape& shape = {}, const Blocks& blocks = {}) {
   using namespace iron::dsl;
   with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
-    constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
       const Rings<T, BM, BN> rings;
       product<BM, BN, true, WHOLE_TILES>(rings, shape.stages, shape.lag, a, b, m, n, k, row0, col0,
                                          epilogue, blocks);
     }
+    IRON_ELSE { pieces_product<BM, BN, WHOLE_TILES>(a, b, m, n, k, row0, col0, epilogue, blocks); }
+  });
+}
+
+/// The tiles of a persistent product: tiles_m × tiles_n of BM×BN, this group's the tiles
+/// first, first + stride, … < count (a group's program id and the grid's groups), each placed
+/// by banded_position.
+struct PersistentTiles {
+  dsl::Expr<dsl::u32> tiles_m;
+  dsl::Expr<dsl::u32> tiles_n;
+  dsl::Expr<dsl::u32> count = tiles_m * tiles_n;
+  dsl::Expr<dsl::u32> first = dsl::program_id<0>();
+  dsl::Expr<dsl::u32> stride = dsl::grid_groups<0>();
+  /// How many of them are this group's.
+  dsl::Expr<dsl::u32> mine() const {
+    return dsl::select(first < count, (count - 1u - first) / stride + 1u, dsl::Expr<dsl::u32>(0u));
+  }
+};
+
+/// Every tile of a · bᵀ (as product, 16-bit or 8-bit T on sm_90a) by a group that runs on from
+/// one tile to the next: one specialized pipeline over the steps of all its tiles (S =
+/// ceil(k / step) a tile), so that the producer loads the next tile's first steps while the
+/// consumers hand the last one on; a tile's last step waits for its products and hands its sums
+/// to the epilogue (staged_epilogue among the consumers alone), then empties the accumulators.
+/// The producer finds a step's tile and offset by dividing its index (a load block is pure
+/// arithmetic and tile copies, or its copies cannot be TMA's; one thread runs it, ahead of the
+/// consumers); the consumers count theirs in variables, since their arithmetic a step runs
+/// between their products. Its copies are TMA's, so k % (16 / sizeof(T)) == 0 (the contract of
+/// a persistent launch).
+template <std::uint32_t BM, std::uint32_t BN, class T, class Epilogue, class Blocks>
+void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
+                        const PersistentTiles& tiles, const dsl::Tensor<T>& a,
+                        const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+                        const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                        Epilogue&& epilogue, const Blocks& blocks) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kStep = Rings<T, BM, BN>::kStep;
+  constexpr std::uint32_t kStageA = Rings<T, BM, BN>::kStageA;
+  constexpr std::uint32_t kStageB = Rings<T, BM, BN>::kStageB;
+  StepProducts<BM, BN, T, true, Blocks> steps(rings, blocks, m, k);
+  auto per_tile = (k + (kStep - 1u)) / kStep;
+  const auto origin = [&](const Expr<u32>& order) {
+    return banded_position(order, tiles.tiles_m, tiles.tiles_n, BM, BN, shape.band);
+  };
+  // The consumers' position: the k offset of their next step and the order of its tile.
+  Var<u32> compute_p0 = 0u;
+  Var<u32> compute_tile = tiles.first;
+  pipelined(
+      0u, tiles.mine() * per_tile, 1u, shape.stages,
+      [&](const Expr<u32>& q, const Expr<u32>& slot) {
+        auto t = q / per_tile;
+        auto p0 = (q - t * per_tile) * kStep;
+        auto [row0, col0] = origin(tiles.first + t * tiles.stride);
+        copy_tile_async<BM, kStep>(rings.a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
+        copy_tile_async<BN, kStep>(rings.b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
+      },
+      [&](const Expr<u32>&, const Expr<u32>& slot) {
+        auto p0 = compute_p0.get();
+        auto tile = compute_tile.get();
+        steps.multiply([&] { return origin(tile); }, slot * kStageA, slot * kStageB, 0, p0);
+        auto last = p0 + kStep >= k;
+        IRON_IF(last) {
+          auto [row0, col0] = origin(tile);
+          staged_epilogue<BM, BN, true, true>(steps.acc, m, n, row0, col0, epilogue);
+          for (std::uint32_t e = 0; e < FragAcc<16, BN>::elements; ++e) steps.acc.set(e, 0.0f);
+        }
+        compute_p0 = select(last, Expr<u32>(0u), p0 + kStep);
+        compute_tile = select(last, tile + tiles.stride, tile);
+      },
+      0, Specialized{consumers_of(BM)});
+}
+
+/// tile_product with a group a multiprocessor (Shape::persistent): on sm_90a persistent_product;
+/// elsewhere each of the group's tiles in turn as tile_product_at's pieces. Both sum every
+/// element in the same k order, so both paths give the same bits.
+template <class T, class Epilogue, class Blocks>
+void persistent_tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
+                             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+                             const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue, const Shape& shape,
+                             const Blocks& blocks) {
+  using namespace iron::dsl;
+  with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
+    const PersistentTiles tiles{(m + (BM - 1u)) / BM, (n + (BN - 1u)) / BN};
+    IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+      const Rings<T, BM, BN> rings;
+      persistent_product<BM, BN>(rings, shape, tiles, a, b, m, n, k, epilogue, blocks);
+    }
     IRON_ELSE {
-      using R = fallback_ring_t<T>;
-      const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
-      for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
-        product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
-                                                col0 + h * kPiece, epilogue, blocks);
+      for (auto order : range(tiles.first, tiles.count, tiles.stride)) {
+        auto [row0, col0] =
+            banded_position(order, tiles.tiles_m, tiles.tiles_n, BM, BN, shape.band);
+        pieces_product<BM, BN, true>(a, b, m, n, k, row0, col0, epilogue, blocks);
       }
     }
   });
 }
 
-/// This group's tile in the banded launch order (banded_tile), as tile_product_at.
+/// This group's tile in the banded launch order (banded_tile), as tile_product_at; or, with
+/// shape.persistent, each of this group's tiles (persistent_tile_product).
 template <class T, class Epilogue, class Blocks = NoBlockScales>
 void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue,
                   const Shape& shape = {}, const Blocks& blocks = {}) {
+  if (shape.persistent) {
+    persistent_tile_product(a, b, m, n, k, epilogue, shape, blocks);
+    return;
+  }
   const auto [row0, col0] = banded_tile(shape.bm, shape.bn, shape.band);
   tile_product_at<true>(a, b, m, n, k, row0, col0, epilogue, shape, blocks);
 }
 
-/// The dispatch and grid: a group of threads_of(bm) threads per bm×bn tile of out.
-inline void declare(std::uint32_t bm = kBM, std::uint32_t bn = kBN) {
+/// The dispatch, grid and contract: a group of threads_of(bm) threads per bm×bn tile of out;
+/// with `persistent`, at most that many groups (each takes every grid-th tile) and k whole
+/// 16-byte pieces of T (persistent_product's copies).
+template <class T>
+void declare(const Shape& shape, const dsl::Constexpr<dsl::u32>& k) {
   using namespace iron::dsl;
-  dispatch(tiled, {exactly(threads_of(bm))});
-  grid("[ceil_div(n, " + std::to_string(bn) + "), ceil_div(m, " + std::to_string(bm) + "), 1]");
+  dispatch(tiled, {exactly(threads_of(shape.bm))});
+  const std::string tiles_n = "ceil_div(n, " + std::to_string(shape.bn) + ")";
+  const std::string tiles_m = "ceil_div(m, " + std::to_string(shape.bm) + ")";
+  if (shape.persistent) {
+    grid("[<= " + tiles_n + " * " + tiles_m + ", 1, 1]");
+    require_multiple_of(k, 16 / lane_bytes<T>());
+  } else {
+    grid("[" + tiles_n + ", " + tiles_m + ", 1]");
+  }
 }
 
-/// The launch: a group per bm×bn tile of out.
+/// The launch: a group per bm×bn tile of out; with `persistent`, a group per multiprocessor
+/// (one fits: a stage ring of up to 192 KB) or per tile where there are fewer.
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t bm = kBM,
-                              std::uint32_t bn = kBN) {
-  return {{dsl::tile_count(q.constant("n"), bn), dsl::tile_count(q.constant("m"), bm), 1},
-          {threads_of(bm), 1, 1}};
+                              std::uint32_t bn = kBN, bool persistent = false) {
+  const std::uint32_t tiles_n = dsl::tile_count(q.constant("n"), bn);
+  const std::uint32_t tiles_m = dsl::tile_count(q.constant("m"), bm);
+  if (persistent) {
+    const std::uint64_t tiles = std::uint64_t{tiles_n} * tiles_m;
+    const auto groups = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(tiles, std::max<std::uint32_t>(q.device.multiprocessors, 1)));
+    return {{groups, 1, 1}, {threads_of(bm), 1, 1}};
+  }
+  return {{tiles_n, tiles_m, 1}, {threads_of(bm), 1, 1}};
 }
 
 }  // namespace iron::kernels::gemm::warpgroup

@@ -161,6 +161,7 @@ class Hasher {
         target(op);
         return;
       case OpAttributes::Pending:
+      case OpAttributes::Threads:
       case OpAttributes::FragmentSlot:
       case OpAttributes::StageIndex:
       case OpAttributes::RegisterBudget:

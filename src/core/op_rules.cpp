@@ -114,6 +114,7 @@ class TypeCheck {
       case TypeRule::NoOperands:
         if (op_.kind == OpKind::WgRegisters) register_budget();
         if (op_.kind == OpKind::WgTurn) turn();
+        if (op_.kind == OpKind::BarrierAmong) barrier_among();
         break;
       case TypeRule::RegisterArray:
         same({t_[0], op_.type});
@@ -366,6 +367,17 @@ class TypeCheck {
     }
     if (op_.axis > static_cast<std::uint8_t>(TurnStep::Pass)) {
       fail("a turn is begun (axis 0), waited for (1) or passed (2), not axis {}", op_.axis);
+    }
+  }
+
+  /// barrier.among: the group's first whole simdgroups, at least one.
+  void barrier_among() {
+    if (op_.ivalue < kSimdgroupThreads || op_.ivalue > kMaxGroupThreads ||
+        op_.ivalue % kSimdgroupThreads != 0) {
+      fail(
+          "a barrier joins the group's first whole simdgroups, a multiple of {} from {} to {} "
+          "threads, not {}",
+          kSimdgroupThreads, kSimdgroupThreads, kMaxGroupThreads, op_.ivalue);
     }
   }
 

@@ -629,6 +629,9 @@ class Parser {
       case OpAttributes::Pending:
         op.ivalue = c.integer<std::int64_t>("the groups that may stay pending");
         break;
+      case OpAttributes::Threads:
+        op.ivalue = c.integer<std::int64_t>("the threads it joins");
+        break;
       case OpAttributes::WarpgroupPending:
         op.args.push_back(c.value("the accumulator"));
         c.punct(',', "before the groups that may stay pending");

@@ -189,6 +189,7 @@ class Printer {
         return fmt::format(" {}[{}], {}[{}], {}", shared_name(op.shared), value(op.args[0]),
                            param_name(op.param), value(op.args[1]), value(op.args[2]));
       case OpAttributes::Pending:
+      case OpAttributes::Threads:
         return fmt::format(" {}", op.ivalue);
       case OpAttributes::StageIndex:
         return op.axis == 1 ? " slot" : " step";

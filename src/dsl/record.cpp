@@ -64,6 +64,10 @@ ir::ValueId record_builtin(ir::Builtin b, int axis) {
 
 void record_barrier() { Tracer::current().record(ir::OpKind::Barrier, DType::U32, {}); }
 
+void record_barrier_among(std::uint32_t threads) {
+  Tracer::current().record(ir::OpKind::BarrierAmong, DType::U32, {}).ivalue = threads;
+}
+
 ir::ValueId record_var_decl(ir::ValueId init, DType type) {
   return Tracer::current().record(ir::OpKind::VarDecl, type, {init}).result;
 }

@@ -1,6 +1,7 @@
 """`iron tune --dry-run` without a GPU: the defaults and a 64×128 tile compile for sm_90a with
 their grids, a 6-stage ring of 128×256 tiles is the defaults' code (the compiler cuts a ring to
-the 4 stages that fit), `--bench` takes a bench case's shape (and, when timing, its inputs), and
+the 4 stages that fit), persistent groups are one a tile where there are fewer tiles than
+multiprocessors, `--bench` takes a bench case's shape (and, when timing, its inputs), and
 mistakes on the command line are usage errors (exit 2) that name what is wrong; `iron run --config` launches the kernel traced and planned under a configuration.
 Usage: tune_dry_run_test.py IRON_BINARY. Exits 77 (skipped) where NVRTC cannot be loaded."""
 import os
@@ -23,21 +24,24 @@ code, out = run(kernel, "--list")
 assert code == 0, out
 assert "bn         256, 128, 64 (default 256)" in out, out
 assert "bm         128, 64 (default 128)" in out, out
-assert "108 configurations" in out, out
+assert "216 configurations" in out, out
+assert "persistent 0, 1 (default 0)" in out, out
 
 code, out = run(kernel, "--dtype", "bf16", "--shape", shape, "--dry-run", "--config", "bm=64,bn=128",
-                "--config", "bn=256,stages=6")
+                "--config", "bn=256,stages=6", "--config", "persistent=1")
 if code != 0 and "NVRTC" in out:
     print("skipped: " + out.strip())
     sys.exit(77)
 assert code == 0, out
 lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("  band=")}
-assert len(lines) == 3, out
-assert "grid 2x2x1" in lines["band=8,bm=128,bn=256,lag=1,stages=4"], out
-assert "grid 4x4x1" in lines["band=8,bm=64,bn=128,lag=1,stages=4"], out
-assert "registers" in lines["band=8,bm=64,bn=128,lag=1,stages=4"], out
-assert ("same code and grid as band=8,bm=128,bn=256,lag=1,stages=4"
-        in lines["band=8,bm=128,bn=256,lag=1,stages=6"]), out
+assert len(lines) == 4, out
+assert "grid 2x2x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=0,stages=4"], out
+assert "grid 4x4x1" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,stages=4"], out
+assert "registers" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,stages=4"], out
+assert ("same code and grid as band=8,bm=128,bn=256,lag=1,persistent=0,stages=4"
+        in lines["band=8,bm=128,bn=256,lag=1,persistent=0,stages=6"]), out
+# persistent: a group a multiprocessor, at most one a tile (4 tiles here)
+assert "grid 4x1x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=1,stages=4"], out
 
 for args, says in [
     (["--dtype", "bf16", "--shape", "m=256,n=512", "--dry-run"], "needs constexpr k, alpha"),

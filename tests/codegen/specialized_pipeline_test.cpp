@@ -241,6 +241,49 @@ TEST(PassSpecializedPipeline, ABarrierInTheComputeBlockIsRefused) {
   }
 }
 
+// barrier.among C joins the consumers alone: the compute block may hold it, on sm_90a (where it
+// stays inside the consumers' loop, with no group barrier there) and elsewhere (inside the
+// consumers' branch); a barrier among other threads is refused like a group barrier.
+TEST(PassSpecializedPipeline, TheConsumersOwnBarrierIsAllowedInTheComputeBlock) {
+  const std::string among = with(std::string(kSpecialized), "    store out[%14], %13 : f16\n",
+                                 "    barrier.among 128\n    store out[%14], %13 : f16\n");
+  const std::string hopper = run_pass(lower_and_expand, among, kHopper);
+  const std::size_t at = hopper.find("barrier.among 128");
+  ASSERT_NE(at, std::string::npos) << hopper;
+  EXPECT_LT(hopper.find("mbar.wait @mbarriers0"), at) << hopper;    // after the full slot's wait
+  EXPECT_LT(at, hopper.find("mbar.arrive @mbarriers1")) << hopper;  // before freeing it
+  const std::string sm90 = run_pass(lower_and_expand, among, TargetProfile::cuda(90));
+  const std::size_t inside = sm90.find("barrier.among 128");
+  ASSERT_NE(inside, std::string::npos) << sm90;
+  EXPECT_LT(sm90.rfind("builtin simdgroup", inside), inside) << sm90;
+  EXPECT_EQ(canonical(among), canonical(canonical(among)));
+
+  ir::Kernel others = ir::parse_kernel(with(among, "barrier.among 128", "barrier.among 256"));
+  try {
+    lower_and_expand(others, kHopper);
+    FAIL() << "a barrier among the producer's threads too was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("barrier among 256"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("barrier_among(128)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PassSpecializedPipeline, TheVerifierWantsWholeSimdgroupsForABarrierAmongThreads) {
+  const auto problems =
+      [](std::string_view threads) {
+        return problems_of(ir::parse_kernel(std::string(R"(kernel among dtype=f32 mode=tiled
+  rule exactly 128
+  values 0
+{
+  barrier.among )") + std::string(threads) + "\n}\n"));
+      };
+  EXPECT_EQ(problems("64").find("barrier"), std::string::npos) << problems("64");
+  EXPECT_NE(problems("48").find("multiple of 32 from 32 to 1024"), std::string::npos)
+      << problems("48");
+  EXPECT_NE(problems("0").find("multiple of 32"), std::string::npos);
+  EXPECT_NE(problems("2048").find("multiple of 32"), std::string::npos);
+}
+
 // The producer exits after its run on sm_90a: a specialized pipeline in a loop, or after another
 // one, would wait for copies nobody issues. Elsewhere both run.
 TEST(PassSpecializedPipeline, ASecondRunOnHopperIsRefused) {

@@ -331,6 +331,7 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
        {"mbar.init", "mbar.expect", "mbar.wait", "mbar.inval", "mbar.arrive"}},
       {OpAttributes::RegisterBudget, {"wg.registers"}},
       {OpAttributes::Turn, {"wg.turn"}},
+      {OpAttributes::Threads, {"barrier.among"}},
   };
   EXPECT_EQ(held, expected);
 }

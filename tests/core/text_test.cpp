@@ -115,6 +115,7 @@ constexpr std::string_view kEveryOp =
   wg.turn begin 2
   wg.turn wait 2
   wg.turn pass 2
+  barrier.among 256
   exit
   pipeline %0 to %0 step %0 stages 2 consumers 128 : u32 {
     %110 = pipeline.index step : u32

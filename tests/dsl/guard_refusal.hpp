@@ -1,6 +1,6 @@
 /// What the dispatch guard says about one launch of a library kernel with given constexprs, for
 /// the contract tests: tensors empty (the constexpr rules are checked before any tensor's size),
-/// one group of `threads`, a 9.0 device's shared memory.
+/// `groups` groups of `threads`, a 9.0 device's shared memory.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@ struct GuardLaunch {
   std::map<std::string, double> floats;          ///< float constexprs (1.0 where left out)
   std::uint32_t threads = 128;
   dsl::TuningConfig config;  ///< the knobs the kernel is traced under (its defaults where empty)
+  std::uint32_t groups = 1;  ///< groups along x
 };
 
 /// The refusal's message, or "not refused".
@@ -37,7 +38,7 @@ inline std::string guard_refusal(const std::string& kernel, const GuardLaunch& l
   runtime::DeviceLimits hopper;
   hopper.max_shared_bytes = std::uint64_t{227} * 1024;
   try {
-    runtime::check_dispatch(k, args, {{1, 1, 1}, {launch.threads, 1, 1}}, hopper);
+    runtime::check_dispatch(k, args, {{launch.groups, 1, 1}, {launch.threads, 1, 1}}, hopper);
   } catch (const DispatchError& e) {
     return e.what();
   }

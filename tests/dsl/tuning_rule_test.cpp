@@ -1,7 +1,8 @@
 /// A kernel's tuning rule (TuningSpace::prefer): the configuration a launch takes where no tuning
 /// file has an entry, checked like a file's, overridden by an entry; the library's pointwise
 /// convolutions, whose rule puts a plain 16-bit 1×1 on the warpgroup product and whose contract
-/// under that knob refuses every other shape.
+/// under that knob refuses every other shape; the warpgroup products' rule, which makes a launch
+/// of many tiles persistent, and that form's contract.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -113,6 +114,44 @@ TEST(TuningRule, ThePointwiseContractRefusesEveryOtherShape) {
             std::string::npos);
   EXPECT_NE(refusal({{"group_count", 4}}).find("constexpr group_count (4) must be at most 1"),
             std::string::npos);
+}
+
+// Persistent groups where each takes several tiles (at least 264 of 128×256) and k is whole
+// 16-byte pieces; the defaults elsewhere.
+TEST(TuningRule, AProductOfManyTilesTakesThePersistentForm) {
+  const TuningConfig persistent{{"persistent", 1}};
+  const auto gemm = [](double m, double n, double k) {
+    return LaunchConstants{{"m", m}, {"n", n}, {"k", k}, {"alpha", 1.0}};
+  };
+  for (DType dt : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(4096, 4096, 4096)), persistent);
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 14336, 4096)), TuningConfig{})
+        << "56 tiles: a group each";
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(4096, 4096, 4100)), TuningConfig{})
+        << "rows of k not whole 16-byte pieces";
+  }
+  EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", DType::F32, gemm(4096, 4096, 4096)), TuningConfig{});
+  // 8-bit operands: k a multiple of 16, whatever the output's type.
+  EXPECT_EQ(chosen("iron_gemm_fp8_e4m3_nk", DType::BF16, gemm(4096, 4096, 4096)), persistent);
+  EXPECT_EQ(chosen("iron_gemm_fp8_e4m3_nk", DType::F32, gemm(4096, 4096, 4096)), persistent);
+  EXPECT_EQ(chosen("iron_gemm_fp8_e4m3_nk", DType::BF16, gemm(4096, 4096, 4104)), TuningConfig{});
+  // ResNet's 1×1 expansion at batch 32: 784 × 4 tiles.
+  EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1({{"batch", 32}})),
+            (TuningConfig{{"pointwise", 1}, {"persistent", 1}}));
+}
+
+TEST(TuningRule, ThePersistentContractRefusesRaggedKAndMoreGroupsThanTiles) {
+  const auto refusal = [](std::int64_t k, std::uint32_t groups) {
+    return iron::test_support::guard_refusal(
+        "iron_gemm_warpgroup_nk",
+        {{{"m", 128}, {"n", 512}, {"k", k}}, {}, 384, {{"persistent", 1}}, groups});
+  };
+  EXPECT_NE(refusal(100, 1).find("constexpr k (100) must be a multiple of 8"), std::string::npos)
+      << refusal(100, 1);
+  EXPECT_NE(refusal(64, 2).find("a holds 0 elements"), std::string::npos) << refusal(64, 2);
+  EXPECT_NE(refusal(64, 3).find("groups.x (3) must be at most ceil_div(n, 256) * ceil_div(m, 128)"),
+            std::string::npos)
+      << refusal(64, 3);
 }
 
 }  // namespace

@@ -401,6 +401,7 @@ namespace detail {
     case OpKind::AtomicXor:
     case OpKind::AtomicExchange:
     case OpKind::Barrier:
+    case OpKind::BarrierAmong:
     case OpKind::SimdSum:
     case OpKind::SimdMax:
     case OpKind::SimdMin:

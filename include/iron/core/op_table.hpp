@@ -44,7 +44,7 @@ enum class TypeRule : std::uint8_t {
   VariableStore,     ///< variable, value and declared type one type
   LoopBounds,        ///< start, end, step and the induction value one integer type
   Condition,         ///< a bool condition
-  NoOperands,        ///< barrier, fence.proxy.async, wg.registers, exit
+  NoOperands,        ///< barrier, barrier.among, fence.proxy.async, wg.registers, exit
   RegisterArray,     ///< regs: an initial value of the element type; a count of 1 to kMaxRegs
   RegisterAccess,    ///< a register array, an integer index; value and result of its type
   FragmentDecl,      ///< frag: an initial value of the element type; a tiled role and shape
@@ -89,6 +89,11 @@ constexpr std::string_view turn_step_name(TurnStep s) {
   return s == TurnStep::Begin ? "begin" : s == TurnStep::Wait ? "wait" : "pass";
 }
 inline constexpr std::int64_t kMaxTurnWarpgroups = 4;
+/// barrier.among joins the group's first ivalue threads, whole simdgroups of a group of at most
+/// kMaxGroupThreads, on a named barrier of its own: the last of the 16, past the turns' 1 … 4.
+inline constexpr std::int64_t kSimdgroupThreads = 32;
+inline constexpr std::int64_t kMaxGroupThreads = 1024;
+inline constexpr std::uint32_t kAmongBarrier = 15;
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
 /// the compiler would move the array to local memory.
@@ -173,6 +178,7 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(AtomicXor,              "atomic.xor",                Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
   X(AtomicExchange,         "atomic.xchg",               Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
   X(Barrier,                "barrier",                   Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
+  X(BarrierAmong,           "barrier.among",             Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
   X(SimdSum,                "simd.sum",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
   X(SimdMax,                "simd.max",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
   X(SimdMin,                "simd.min",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
@@ -334,11 +340,11 @@ constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_inf
 /// Whether the text form writes the op's type (` : T`): not for the ops whose type means nothing
 /// (barrier, async.commit, async.wait, wg.commit, wg.wait, fence.proxy.async).
 constexpr bool op_has_type(OpKind k) {
-  return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait &&
-         k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync &&
-         k != OpKind::MbarInit && k != OpKind::MbarExpect && k != OpKind::MbarWait &&
-         k != OpKind::MbarInval && k != OpKind::MbarArrive && k != OpKind::WgRegisters &&
-         k != OpKind::WgTurn && k != OpKind::Exit;
+  return k != OpKind::Barrier && k != OpKind::BarrierAmong && k != OpKind::AsyncCommit &&
+         k != OpKind::AsyncWait && k != OpKind::WgCommit && k != OpKind::WgWait &&
+         k != OpKind::FenceProxyAsync && k != OpKind::MbarInit && k != OpKind::MbarExpect &&
+         k != OpKind::MbarWait && k != OpKind::MbarInval && k != OpKind::MbarArrive &&
+         k != OpKind::WgRegisters && k != OpKind::WgTurn && k != OpKind::Exit;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
@@ -369,6 +375,7 @@ enum class OpAttributes : std::uint8_t {
   Barrier,         ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
   RegisterBudget,  ///< wg.registers: the registers a thread (ivalue), raised or lowered (axis 1/0)
   Turn,            ///< wg.turn: begin, wait or pass (axis 0/1/2) among ivalue warpgroups
+  Threads,         ///< barrier.among: the threads it joins, the group's first ivalue
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -421,6 +428,7 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::Barrier;
     case TypeRule::NoOperands:
       if (k == OpKind::WgTurn) return OpAttributes::Turn;
+      if (k == OpKind::BarrierAmong) return OpAttributes::Threads;
       return k == OpKind::WgRegisters ? OpAttributes::RegisterBudget : OpAttributes::None;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:

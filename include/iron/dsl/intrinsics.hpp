@@ -11,6 +11,7 @@ namespace detail {
 ir::ValueId record_builtin(ir::Builtin b, int axis);
 ir::ValueId record_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type);
 void record_barrier();
+void record_barrier_among(std::uint32_t threads);
 
 /// A float or signed integer element type (abs).
 template <class T>
@@ -218,6 +219,15 @@ IRON_SHUFFLE(simd_broadcast, SimdBroadcast)
 inline void barrier(SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_barrier();
+}
+
+/// barrier() among the group's first `threads` threads only (whole simdgroups; each of them
+/// reaches it, no other thread does): the consumers of a specialized pipeline, which may
+/// synchronize in its compute block while the producer runs on (a named barrier on CUDA; Metal
+/// has none, so a kernel keeps it on a path Metal does not take).
+inline void barrier_among(std::uint32_t threads, SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_barrier_among(threads);
 }
 
 }  // namespace iron::dsl

@@ -1,6 +1,8 @@
 /// The statement walker of the C-like emitters: scopes, control flow, unused values, locations.
 #include "body_writer.hpp"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <tuple>
 #include <utility>
@@ -70,6 +72,7 @@ class BodyWriter {
         {OpKind::Store, &BodyWriter::store},
         {OpKind::SharedStore, &BodyWriter::store},
         {OpKind::Barrier, &BodyWriter::barrier},
+        {OpKind::BarrierAmong, &BodyWriter::barrier_among},
         {OpKind::For, &BodyWriter::loop},
         {OpKind::If, &BodyWriter::branch},
         {OpKind::FragDecl, &BodyWriter::fragment},
@@ -122,6 +125,17 @@ class BodyWriter {
   }
 
   void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
+  void barrier_among(const ir::Op& op) {
+    const std::string text = cx_.dialect.barrier_among(static_cast<std::uint32_t>(op.ivalue));
+    if (text.empty()) {
+      throw Error(fmt::format(
+          "kernel {}: the barrier among the first {} threads at {}:{} has no form on this target "
+          "(Metal has no barrier of part of a threadgroup): keep it on a path the target does "
+          "not take (target_has)",
+          cx_.kernel.name, op.ivalue, op.loc.file, op.loc.line));
+    }
+    line(text, op.loc);
+  }
   void exit(const ir::Op& op) { line("return;", op.loc); }
 
   void fragment(const ir::Op& op) {

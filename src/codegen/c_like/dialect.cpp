@@ -42,6 +42,8 @@ std::string Dialect::type(DType t) const {
   return "";
 }
 
+std::string Dialect::barrier_among(std::uint32_t) const { return ""; }
+
 namespace {
 [[noreturn]] void no_warpgroup_products() {
   IRON_INTERNAL_ERROR(

@@ -146,6 +146,9 @@ class Dialect {
                              Needs& needs) const = 0;
   /// The statement that makes the threadgroup wait for all its threads.
   virtual std::string barrier() const = 0;
+  /// The statement that makes the group's first `threads` threads wait for each other (the
+  /// others go on); empty where the target has no such barrier (Metal).
+  virtual std::string barrier_among(std::uint32_t threads) const;
   /// The declaration of the kernel's threadgroup allocation `index` (placed by
   /// layout_shared_memory); `vector_access` when vector loads or stores use it, so it must be
   /// 16-byte aligned. May be several lines.

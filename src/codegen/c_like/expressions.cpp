@@ -198,6 +198,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::Store:
     case OpKind::SharedStore:
     case OpKind::Barrier:
+    case OpKind::BarrierAmong:
     case OpKind::VarStore:
     case OpKind::For:
     case OpKind::If:

@@ -180,6 +180,11 @@ std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
 
 std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 
+std::string CudaDialect::barrier_among(std::uint32_t threads) const {
+  return fmt::format(R"(asm volatile("bar.sync {}, {};" ::: "memory");)", ir::kAmongBarrier,
+                     threads);
+}
+
 std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kernel,
                                                          std::size_t index, bool) const {
   const ir::SharedAlloc& s = kernel.shared[index];

@@ -45,7 +45,8 @@ struct Key {
 /// Tensor and shared memory may change here: a write (var.store too, to stay conservative) or a
 /// barrier, after which other threads' writes are visible.
 bool writes_memory(const ir::Op& op) {
-  return ir::op_info(op.kind).has(ir::kWritesMemory) || op.kind == OpKind::Barrier;
+  return ir::op_info(op.kind).has(ir::kWritesMemory) || op.kind == OpKind::Barrier ||
+         op.kind == OpKind::BarrierAmong;
 }
 
 bool block_writes_memory(const ir::Block& b) {

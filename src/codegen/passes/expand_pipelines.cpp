@@ -62,7 +62,8 @@
 /// compiler, so that ptxas allocates all R and the group's pool holds them): the producer keeps
 /// 40, the consumers share the rest (at most 256); without an exact group size they stay as
 /// compiled. A group barrier in the
-/// compute block is refused (the producer never reaches it), and so is a second run (a specialized
+/// compute block is refused (the producer never reaches it; barrier.among C, the consumers'
+/// own, is what it may hold), and so is a second run (a specialized
 /// pipeline in a loop, or after another one). The producer exits once its copies are issued (they
 /// land on their own), so none of the consumers' registers stays live in it and the barrier after
 /// the loop waits for the consumers alone. On every other target a specialized pipeline expands as
@@ -341,11 +342,13 @@ class Expander {
   void expand_specialized(const ir::Op& pipe, std::vector<ir::Op>& out) {
     const DType u32 = DType::U32;
     ir::walk(pipe.blocks[1], [&](const ir::Op& op) {
-      if (op.kind != OpKind::Barrier) return;
+      if (op.kind == OpKind::BarrierAmong && op.ivalue == pipe.consumers) return;
+      if (op.kind != OpKind::Barrier && op.kind != OpKind::BarrierAmong) return;
       throw Error(fmt::format(
-          "kernel {}: a barrier at {}:{} in the compute block of a specialized pipeline ({}:{}): "
-          "its producer never reaches it",
-          kernel_.name, op.loc.file, op.loc.line, pipe.loc.file, pipe.loc.line));
+          "kernel {}: a barrier{} at {}:{} in the compute block of a specialized pipeline ({}:{}): "
+          "its producer never reaches it (barrier_among({}) joins its consumers alone)",
+          kernel_.name, op.kind == OpKind::BarrierAmong ? fmt::format(" among {}", op.ivalue) : "",
+          op.loc.file, op.loc.line, pipe.loc.file, pipe.loc.line, pipe.consumers));
     });
     steps_ahead(pipe);  // the lag's stages, as everywhere
     std::vector<int> maps;

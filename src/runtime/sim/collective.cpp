@@ -80,6 +80,15 @@ void GroupRunner::barrier(const Instr& in, Active active) {
   ++interval_;
 }
 
+void GroupRunner::barrier_among(const Instr& in, Active active) {
+  if (in.inner > threads_ || active.size() != in.inner ||
+      active[active.size() - 1] != in.inner - 1) {
+    throw report_.barrier_among_mismatch(in, active, threads_);
+  }
+  shared_.barrier();
+  ++interval_;
+}
+
 void GroupRunner::turn(const Instr& in, Active active) {
   const std::uint32_t takers = in.inner * ir::kWarpgroupThreads;
   if (takers > threads_) throw report_.turn_out_of_order(in, "the group has fewer warpgroups");

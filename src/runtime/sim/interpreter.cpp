@@ -134,6 +134,8 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
       return atomic(in, active);
     case Exec::Barrier:
       return barrier(in, active);
+    case Exec::BarrierAmong:
+      return barrier_among(in, active);
     case Exec::Turn:
       return turn(in, active);
     case Exec::Simd:

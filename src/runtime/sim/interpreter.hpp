@@ -165,6 +165,10 @@ class GroupRunner {
   template <class Fn>
   void each_simdgroup(const Instr& in, Active active, Fn&& fn);
   void barrier(const Instr& in, Active active);
+  /// barrier.among: exactly the group's first in.inner threads reach it; their accesses before
+  /// it never race with theirs after it (the simulator's schedule runs no other thread between
+  /// them: a specialized pipeline's producer is idle in its compute block).
+  void barrier_among(const Instr& in, Active active);
   /// wg.turn: every thread of its warpgroups and none other reaches it (so each warpgroup takes
   /// as many turns as the others), begun once, then waits and passes in turn; each breach is a
   /// DivergentBarrier finding (on a GPU it would hang the group).

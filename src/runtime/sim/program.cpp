@@ -58,6 +58,7 @@ constexpr Exec exec_of(OpKind k) {
       return Exec::If;
     case TypeRule::NoOperands:
       if (k == OpKind::WgTurn) return Exec::Turn;
+      if (k == OpKind::BarrierAmong) return Exec::BarrierAmong;
       return k == OpKind::FenceProxyAsync ? Exec::ProxyFence : Exec::Barrier;
     case TypeRule::RegisterArray:
       return Exec::RegsDecl;
@@ -248,6 +249,9 @@ class Compiler {
       case Exec::Turn:
         in.inner = static_cast<std::uint32_t>(op.ivalue);
         in.axis = op.axis;
+        break;
+      case Exec::BarrierAmong:
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
         break;
       case Exec::WgWait:
         in.fragment = fragments_[op.args[0]];

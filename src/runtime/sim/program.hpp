@@ -49,6 +49,7 @@ enum class Exec : std::uint8_t {
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
   Barrier,       ///< barrier
+  BarrierAmong,  ///< barrier.among: a barrier of the group's first `inner` threads
   Turn,          ///< wg.turn: checks who takes turns, and in which order (no wait to model)
   Simd,          ///< simd.*
   Reduce,        ///< reduce.*

@@ -304,6 +304,25 @@ SimError Reporter::divergent_barrier(const Instr& in, Active active, std::uint32
                               thread_text(active.front()), thread_text(missing), where(in)));
 }
 
+SimError Reporter::barrier_among_mismatch(const Instr& in, Active active,
+                                          std::uint32_t threads) const {
+  const std::uint32_t among = in.inner;
+  std::string why;
+  if (among > threads) {
+    why = fmt::format("the group has {} threads", threads);
+  } else if (active.size() > among || active.back() >= among) {
+    why = fmt::format("{} reached it too", thread_text(active.back()));
+  } else {
+    std::uint32_t missing = 0;
+    while (missing < active.size() && active[missing] == missing) ++missing;
+    why = fmt::format("{} did not", thread_text(missing));
+  }
+  return {SimError::Kind::DivergentBarrier,
+          fmt::format("{}: barrier.among {} joins exactly the group's first {} threads, but {} "
+                      "(reached by {} threads) {}",
+                      program_.kernel->name, among, among, why, active.size(), where(in))};
+}
+
 SimError Reporter::turn_out_of_order(const Instr& in, std::string_view why) const {
   return {SimError::Kind::DivergentBarrier,
           fmt::format("{}: {} among {} warpgroups would hang them: {} {}", program_.kernel->name,

@@ -50,6 +50,8 @@ class Reporter {
                           const std::string& what) const;
   /// A barrier or reduce op reached by only `active` of the group's `threads`.
   SimError divergent_barrier(const Instr& in, Active active, std::uint32_t threads) const;
+  /// barrier.among reached by other threads than the group's first in.inner.
+  SimError barrier_among_mismatch(const Instr& in, Active active, std::uint32_t threads) const;
   SimError turn_out_of_order(const Instr& in, std::string_view why) const;
   /// A simd op reached by `here` but not by `missing`, of the same simdgroup.
   SimError divergent_simdgroup(const Instr& in, std::uint32_t active_lanes, std::uint32_t lanes,
