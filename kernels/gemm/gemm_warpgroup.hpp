@@ -65,7 +65,7 @@ struct Shape {
   bool persistent = false;
 };
 
-/// Tiles from which a launch is made persistent by the rule (prefer_persistent): two a
+/// Tiles from which a launch is made persistent by the rule (prefer_tiles): two a
 /// multiprocessor on a 132-multiprocessor GPU, so that every group takes several. On the H100
 /// the persistent form gained 1–2% at 4096³ to 16384×14336×4096 and lost 1.5% where each group
 /// had one tile (bench/NOTES.md §56).
@@ -78,10 +78,18 @@ inline bool persistent_pays(double m, double n, double k, std::uint32_t lane_byt
   return tiles >= kPersistentTiles && std::fmod(k, 16.0 / lane_bytes) == 0;
 }
 
-/// The rule of a product of OPERAND_BYTES-byte operands (0: of T, taken only for 16-bit T):
-/// `persistent` where persistent_pays, else the defaults.
+/// Tiles below which the rule narrows a launch's tile (prefer_tiles): about three quarters of a
+/// 132-multiprocessor GPU's groups.
+inline constexpr double kFillTiles = 96;
+
+/// The rule of a product of OPERAND_BYTES-byte operands (0: of T, taken only for 16-bit T): a
+/// launch of too few 128×256 tiles to fill the device (a small m: decode and short prompts)
+/// takes narrower ones, 256 → 128 → 64 columns and then 64 rows, until it has kFillTiles (at
+/// m = 128 the H200's tuner chose 64×64 for n = 4096 and 128×128 for n = 14336, bench/NOTES.md
+/// §56); a launch of many tiles is made `persistent` where persistent_pays; the others keep the
+/// defaults.
 template <std::uint32_t OPERAND_BYTES>
-dsl::TuningConfig prefer_persistent(DType dtype, const dsl::LaunchConstants& c) {
+dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
   const std::uint32_t bytes = OPERAND_BYTES != 0                            ? OPERAND_BYTES
                               : dtype == DType::F16 || dtype == DType::BF16 ? 2
                                                                             : 0;
@@ -89,12 +97,25 @@ dsl::TuningConfig prefer_persistent(DType dtype, const dsl::LaunchConstants& c) 
   const auto n = c.find("n");
   const auto k = c.find("k");
   if (bytes == 0 || m == c.end() || n == c.end() || k == c.end()) return {};
-  if (!persistent_pays(m->second, n->second, k->second, bytes)) return {};
-  return {{"persistent", 1}};
+  if (persistent_pays(m->second, n->second, k->second, bytes)) return {{"persistent", 1}};
+  std::uint32_t bm = kBM;
+  std::uint32_t bn = kBN;
+  const auto tiles = [&] { return std::ceil(m->second / bm) * std::ceil(n->second / bn); };
+  while (tiles() < kFillTiles && bm > kBM / 2) {
+    if (bn > kBN / 4) {
+      bn /= 2;
+    } else {
+      bm /= 2;
+    }
+  }
+  dsl::TuningConfig config;
+  if (bm != kBM) config["bm"] = bm;
+  if (bn != kBN) config["bn"] = bn;
+  return config;
 }
 
 /// The knobs of a kernel whose product is tile_product, each value list's first the default
-/// Shape, with OPERAND_BYTES's rule (prefer_persistent). A stage is (bm + bn) · 128 bytes: 6 do
+/// Shape, with OPERAND_BYTES's rule (prefer_tiles). A stage is (bm + bn) · 128 bytes: 6 do
 /// not fit beside 256 columns, where the compiler runs as many as fit (`iron tune` reports a
 /// configuration that compiles to another's code), and the persistent form keeps no product in
 /// flight past its step (`lag` changes nothing under it).
@@ -107,7 +128,7 @@ dsl::TuningSpace tuning_space() {
       .knob("lag", {kWideLag, 0})
       .knob("band", {kBandRows, 4, 16})
       .knob("persistent", {0, 1})
-      .prefer(&prefer_persistent<OPERAND_BYTES>);
+      .prefer(&prefer_tiles<OPERAND_BYTES>);
 }
 
 /// The Shape of the knobs in force (dsl::tuned), for a kernel that declares tuning_space().

@@ -2,7 +2,8 @@
 /// file has an entry, checked like a file's, overridden by an entry; the library's pointwise
 /// convolutions, whose rule puts a plain 16-bit 1×1 on the warpgroup product and whose contract
 /// under that knob refuses every other shape; the warpgroup products' rule, which makes a launch
-/// of many tiles persistent, and that form's contract.
+/// of many tiles persistent and narrows the tiles of a launch of few, and the persistent form's
+/// contract.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -117,16 +118,23 @@ TEST(TuningRule, ThePointwiseContractRefusesEveryOtherShape) {
 }
 
 // Persistent groups where each takes several tiles (at least 264 of 128×256) and k is whole
-// 16-byte pieces; the defaults elsewhere.
-TEST(TuningRule, AProductOfManyTilesTakesThePersistentForm) {
+// 16-byte pieces; narrower tiles where 128×256 ones are too few to fill the device (under 96);
+// the defaults elsewhere.
+TEST(TuningRule, AProductOfManyTilesTakesThePersistentFormAndOneOfFewNarrowerTiles) {
   const TuningConfig persistent{{"persistent", 1}};
   const auto gemm = [](double m, double n, double k) {
     return LaunchConstants{{"m", m}, {"n", n}, {"k", k}, {"alpha", 1.0}};
   };
   for (DType dt : {DType::BF16, DType::F16}) {
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(4096, 4096, 4096)), persistent);
-    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 14336, 4096)), TuningConfig{})
-        << "56 tiles: a group each";
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 14336, 4096)),
+              (TuningConfig{{"bn", 128}}))
+        << "56 tiles of 128x256, 112 of 128x128";
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 4096, 14336)),
+              (TuningConfig{{"bm", 64}, {"bn", 64}}))
+        << "16 tiles of 128x256, 128 of 64x64";
+    EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(1024, 4096, 4096)), TuningConfig{})
+        << "128 tiles: the defaults";
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(4096, 4096, 4100)), TuningConfig{})
         << "rows of k not whole 16-byte pieces";
   }
