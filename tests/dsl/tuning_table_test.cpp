@@ -79,14 +79,16 @@ TEST(TuningTable, TextRoundTripsSortedWithOneEntryAKey) {
       nullptr);
 }
 
-TEST(TuningTable, ConfigForALaunchIsItsBucketsEntryOrTheDefaults) {
+TEST(TuningTable, ConfigForALaunchIsItsBucketsEntryOrTheKernelsRule) {
   TuningTable t;
   t.put(entry(128, 64));
   const iron::ir::Kernel gemm = kernel_ir_for("iron_gemm_warpgroup_nk", DType::BF16);
   const std::map<std::string, double, std::less<>> shape{
       {"m", 100}, {"n", 4000}, {"k", 4096}, {"alpha", 1}};
   EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H200", "13.0"), (TuningConfig{{"bn", 64}}));
-  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H100", "13.0"), TuningConfig{});
+  // No entry for the H100: the kernel's rule (16 tiles of 128×256: narrower ones, 126 of 64×64).
+  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H100", "13.0"),
+            (TuningConfig{{"bm", 64}, {"bn", 64}}));
   EXPECT_EQ(t.config_for(kernel_ir_for("iron_softmax", DType::BF16), {}, "NVIDIA H200", "13.0"),
             TuningConfig{});  // no knobs: no lookup
 }
@@ -172,7 +174,7 @@ TEST(TuningTable, AFileNamedByTheEnvironmentWinsOverTheBuiltInEntries) {
   EXPECT_EQ(merged_tuning_table(nullptr, nullptr).config_for(gemm, m128, "NVIDIA H200", "13.0"),
             builtin);
   EXPECT_EQ(merged_tuning_table("", "0").config_for(gemm, m128, "NVIDIA H200", "13.0"),
-            TuningConfig{});  // IRON_TUNING_BUILTIN=0: the kernel's defaults
+            (TuningConfig{{"bm", 64}, {"bn", 64}}));  // IRON_TUNING_BUILTIN=0: the kernel's rule
 
   const auto path = std::filesystem::temp_directory_path() /
                     ("iron_tuning_env_" +

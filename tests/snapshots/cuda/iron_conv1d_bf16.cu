@@ -282,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v6 = padding;
   const unsigned int v7 = dilation;
   const unsigned int v8 = group_count;
-  unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:96
+  unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:97
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
@@ -292,9 +292,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
   const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:131
   if (v25) {
-    const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
+    const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
     const unsigned int v35 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v36 = v7 * v35;
     const unsigned int v38 = v6 << 1u;
@@ -303,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v41 = v40 - 1u;
     const unsigned int v42 = v41 / v5;
     const unsigned int v43 = v42 + 1u;
-    const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:104
+    const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v59 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v60 = blockIdx.x;
@@ -321,15 +321,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v76 = v75 << 7u;
     const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:139
     const unsigned int v80 = v79 << 7u;
-    const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:134
+    const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v82 = v81 * v22;
     const unsigned int v83 = v12 * v22;
-    const unsigned int v87 = v12 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const unsigned int v87 = v12 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v88 = v87 == v10;
     const unsigned int v91 = v3 & 7u;
     const bool v92 = v91 == v10;
     const bool v93 = v88 && v92;
-    const unsigned int v94 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:111
+    const unsigned int v94 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:112
     const bool v98 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v104 = v5 == 1u;
     const bool v105 = v98 && v104;
@@ -2561,30 +2561,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v2353 = v2343 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const unsigned int v2354 = v2353 + v2346;
           const float v2357 = shm2[v2354];  // kernels/gemm/gemm_tiles.hpp:338
-          const iron_bf16 v2361 = iron_f32_to_bf16(v2357);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2361 = iron_f32_to_bf16(v2357);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2362 = v2344 * v3;
           const unsigned int v2363 = v2362 + v81;
           const unsigned int v2366 = v2354 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2367 = shm2[v2366];
-          const iron_bf16 v2371 = iron_f32_to_bf16(v2367);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2371 = iron_f32_to_bf16(v2367);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2376 = v2354 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2377 = shm2[v2376];
-          const iron_bf16 v2381 = iron_f32_to_bf16(v2377);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2381 = iron_f32_to_bf16(v2377);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2386 = v2354 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2387 = shm2[v2386];
-          const iron_bf16 v2391 = iron_f32_to_bf16(v2387);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2391 = iron_f32_to_bf16(v2387);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2396 = v2354 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2397 = shm2[v2396];
-          const iron_bf16 v2401 = iron_f32_to_bf16(v2397);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2401 = iron_f32_to_bf16(v2397);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2406 = v2354 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2407 = shm2[v2406];
-          const iron_bf16 v2411 = iron_f32_to_bf16(v2407);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2411 = iron_f32_to_bf16(v2407);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2416 = v2354 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2417 = shm2[v2416];
-          const iron_bf16 v2421 = iron_f32_to_bf16(v2417);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2421 = iron_f32_to_bf16(v2417);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2426 = v2354 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2427 = shm2[v2426];
-          const iron_bf16 v2431 = iron_f32_to_bf16(v2427);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2431 = iron_f32_to_bf16(v2427);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v4456 = v2347 + v2363;
           *reinterpret_cast<iron_bf16x8*>(out + v4456) = iron_bf16x8{{v2361, v2371, v2381, v2391, v2401, v2411, v2421, v2431}};
         }
@@ -2601,7 +2601,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
             const unsigned int v2453 = v2440 * 132u;
             const unsigned int v2454 = v2453 + v2443;
             const float v2455 = shm2[v2454];
-            const iron_bf16 v2457 = iron_f32_to_bf16(v2455);  // kernels/convolution/conv_tiles.hpp:113
+            const iron_bf16 v2457 = iron_f32_to_bf16(v2455);  // kernels/convolution/conv_tiles.hpp:114
             const unsigned int v2458 = v2441 * v3;
             const unsigned int v2459 = v2458 + v81;
             const unsigned int v2460 = v2459 + v2444;

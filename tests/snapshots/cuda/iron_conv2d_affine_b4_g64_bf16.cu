@@ -296,8 +296,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:104
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v46 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -334,11 +334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:109
-  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
+  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:111
+  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2992,30 +2992,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
         const unsigned int v3140 = v3130 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
         const unsigned int v3141 = v3140 + v3133;
         const float v3144 = shm2[v3141];  // kernels/gemm/gemm_tiles.hpp:338
-        const iron_bf16 v3148 = iron_f32_to_bf16(v3144);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3148 = iron_f32_to_bf16(v3144);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3149 = v3131 * v4;
         const unsigned int v3150 = v3149 + v68;
         const unsigned int v3153 = v3141 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3154 = shm2[v3153];
-        const iron_bf16 v3158 = iron_f32_to_bf16(v3154);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3158 = iron_f32_to_bf16(v3154);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3163 = v3141 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3164 = shm2[v3163];
-        const iron_bf16 v3168 = iron_f32_to_bf16(v3164);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3168 = iron_f32_to_bf16(v3164);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3173 = v3141 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3174 = shm2[v3173];
-        const iron_bf16 v3178 = iron_f32_to_bf16(v3174);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3178 = iron_f32_to_bf16(v3174);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3183 = v3141 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3184 = shm2[v3183];
-        const iron_bf16 v3188 = iron_f32_to_bf16(v3184);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3188 = iron_f32_to_bf16(v3184);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3193 = v3141 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3194 = shm2[v3193];
-        const iron_bf16 v3198 = iron_f32_to_bf16(v3194);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3198 = iron_f32_to_bf16(v3194);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3203 = v3141 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3204 = shm2[v3203];
-        const iron_bf16 v3208 = iron_f32_to_bf16(v3204);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3208 = iron_f32_to_bf16(v3204);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3213 = v3141 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3214 = shm2[v3213];
-        const iron_bf16 v3218 = iron_f32_to_bf16(v3214);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3218 = iron_f32_to_bf16(v3214);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v5230 = v3134 + v3150;
         *reinterpret_cast<iron_bf16x8*>(out + v5230) = iron_bf16x8{{v3148, v3158, v3168, v3178, v3188, v3198, v3208, v3218}};
       }
@@ -3032,7 +3032,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
           const unsigned int v3240 = v3227 * 132u;
           const unsigned int v3241 = v3240 + v3230;
           const float v3242 = shm2[v3241];
-          const iron_bf16 v3244 = iron_f32_to_bf16(v3242);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v3244 = iron_f32_to_bf16(v3242);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v3245 = v3228 * v4;
           const unsigned int v3246 = v3245 + v68;
           const unsigned int v3247 = v3246 + v3231;

@@ -306,10 +306,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -327,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -346,15 +346,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const unsigned int v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -2632,30 +2632,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const iron_bf16 v2364 = iron_f32_to_bf16(v2360);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2364 = iron_f32_to_bf16(v2360);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2365 = v2347 * v4;
           const unsigned int v2366 = v2365 + v84;
           const unsigned int v2369 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2370 = shm2[v2369];
-          const iron_bf16 v2374 = iron_f32_to_bf16(v2370);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2374 = iron_f32_to_bf16(v2370);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2379 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2380 = shm2[v2379];
-          const iron_bf16 v2384 = iron_f32_to_bf16(v2380);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2384 = iron_f32_to_bf16(v2380);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2389 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2390 = shm2[v2389];
-          const iron_bf16 v2394 = iron_f32_to_bf16(v2390);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2394 = iron_f32_to_bf16(v2390);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2399 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2400 = shm2[v2399];
-          const iron_bf16 v2404 = iron_f32_to_bf16(v2400);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2404 = iron_f32_to_bf16(v2400);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2409 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2410 = shm2[v2409];
-          const iron_bf16 v2414 = iron_f32_to_bf16(v2410);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2414 = iron_f32_to_bf16(v2410);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2419 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
-          const iron_bf16 v2424 = iron_f32_to_bf16(v2420);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2424 = iron_f32_to_bf16(v2420);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2429 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2430 = shm2[v2429];
-          const iron_bf16 v2434 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2434 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v4463 = v2350 + v2366;
           *reinterpret_cast<iron_bf16x8*>(out + v4463) = iron_bf16x8{{v2364, v2374, v2384, v2394, v2404, v2414, v2424, v2434}};
         }
@@ -2672,7 +2672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
             const unsigned int v2456 = v2443 * 132u;
             const unsigned int v2457 = v2456 + v2446;
             const float v2458 = shm2[v2457];
-            const iron_bf16 v2460 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:113
+            const iron_bf16 v2460 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:114
             const unsigned int v2461 = v2444 * v4;
             const unsigned int v2462 = v2461 + v84;
             const unsigned int v2463 = v2462 + v2447;

@@ -308,10 +308,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -329,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -348,15 +348,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const unsigned int v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -2634,7 +2634,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4539 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v2364 = v4539.v[0];
           const iron_bf16 v2377 = v4539.v[1];
@@ -2646,44 +2646,44 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const iron_bf16 v2455 = v4539.v[7];
           const float v2365 = iron_to_f32(v2364);
           const float v2366 = v2360 + v2365;
-          const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2368 = v2347 * v4;
           const unsigned int v2369 = v2368 + v84;
           const unsigned int v2372 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2373 = shm2[v2372];
           const float v2378 = iron_to_f32(v2377);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2379 = v2373 + v2378;
-          const iron_bf16 v2380 = iron_f32_to_bf16(v2379);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2380 = iron_f32_to_bf16(v2379);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2385 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2386 = shm2[v2385];
           const float v2391 = iron_to_f32(v2390);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2392 = v2386 + v2391;
-          const iron_bf16 v2393 = iron_f32_to_bf16(v2392);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2393 = iron_f32_to_bf16(v2392);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2398 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2399 = shm2[v2398];
           const float v2404 = iron_to_f32(v2403);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2405 = v2399 + v2404;
-          const iron_bf16 v2406 = iron_f32_to_bf16(v2405);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2406 = iron_f32_to_bf16(v2405);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2411 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2412 = shm2[v2411];
           const float v2417 = iron_to_f32(v2416);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2418 = v2412 + v2417;
-          const iron_bf16 v2419 = iron_f32_to_bf16(v2418);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2419 = iron_f32_to_bf16(v2418);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2424 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2425 = shm2[v2424];
           const float v2430 = iron_to_f32(v2429);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2431 = v2425 + v2430;
-          const iron_bf16 v2432 = iron_f32_to_bf16(v2431);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2432 = iron_f32_to_bf16(v2431);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2437 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2438 = shm2[v2437];
           const float v2443 = iron_to_f32(v2442);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2444 = v2438 + v2443;
-          const iron_bf16 v2445 = iron_f32_to_bf16(v2444);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2445 = iron_f32_to_bf16(v2444);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2450 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2451 = shm2[v2450];
           const float v2456 = iron_to_f32(v2455);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2457 = v2451 + v2456;
-          const iron_bf16 v2458 = iron_f32_to_bf16(v2457);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2458 = iron_f32_to_bf16(v2457);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v4540 = v2350 + v2369;
           *reinterpret_cast<iron_bf16x8*>(out + v4540) = iron_bf16x8{{v2367, v2380, v2393, v2406, v2419, v2432, v2445, v2458}};
         }
@@ -2700,11 +2700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
             const unsigned int v2480 = v2467 * 132u;
             const unsigned int v2481 = v2480 + v2470;
             const float v2482 = shm2[v2481];
-            const unsigned int v2483 = v84 + v2471;  // kernels/convolution/conv_tiles.hpp:113
+            const unsigned int v2483 = v84 + v2471;  // kernels/convolution/conv_tiles.hpp:114
             const iron_bf16 v2484 = bias[v2483];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2485 = iron_to_f32(v2484);
             const float v2486 = v2482 + v2485;
-            const iron_bf16 v2487 = iron_f32_to_bf16(v2486);  // kernels/convolution/conv_tiles.hpp:113
+            const iron_bf16 v2487 = iron_f32_to_bf16(v2486);  // kernels/convolution/conv_tiles.hpp:114
             const unsigned int v2488 = v2468 * v4;
             const unsigned int v2489 = v2488 + v84;
             const unsigned int v2490 = v2489 + v2471;

@@ -308,10 +308,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -329,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -348,15 +348,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const unsigned int v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -2634,7 +2634,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4589 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v2364 = v4589.v[0];
           const iron_bf16 v2379 = v4589.v[1];
@@ -2647,7 +2647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const float v2365 = iron_to_f32(v2364);
           const float v2366 = v2360 + v2365;
           const float v2368 = fmaxf(v2366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2370 = v2347 * v4;
           const unsigned int v2371 = v2370 + v84;
           const unsigned int v2374 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
@@ -2655,43 +2655,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const float v2380 = iron_to_f32(v2379);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2381 = v2375 + v2380;
           const float v2383 = fmaxf(v2381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2384 = iron_f32_to_bf16(v2383);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2384 = iron_f32_to_bf16(v2383);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2389 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2390 = shm2[v2389];
           const float v2395 = iron_to_f32(v2394);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2396 = v2390 + v2395;
           const float v2398 = fmaxf(v2396, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2399 = iron_f32_to_bf16(v2398);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2399 = iron_f32_to_bf16(v2398);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2404 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2405 = shm2[v2404];
           const float v2410 = iron_to_f32(v2409);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2411 = v2405 + v2410;
           const float v2413 = fmaxf(v2411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2419 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
           const float v2425 = iron_to_f32(v2424);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2426 = v2420 + v2425;
           const float v2428 = fmaxf(v2426, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2429 = iron_f32_to_bf16(v2428);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2429 = iron_f32_to_bf16(v2428);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2434 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2435 = shm2[v2434];
           const float v2440 = iron_to_f32(v2439);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2441 = v2435 + v2440;
           const float v2443 = fmaxf(v2441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2444 = iron_f32_to_bf16(v2443);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2444 = iron_f32_to_bf16(v2443);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2449 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2450 = shm2[v2449];
           const float v2455 = iron_to_f32(v2454);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2456 = v2450 + v2455;
           const float v2458 = fmaxf(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2459 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2459 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2464 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2465 = shm2[v2464];
           const float v2470 = iron_to_f32(v2469);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2471 = v2465 + v2470;
           const float v2473 = fmaxf(v2471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v4590 = v2350 + v2371;
           *reinterpret_cast<iron_bf16x8*>(out + v4590) = iron_bf16x8{{v2369, v2384, v2399, v2414, v2429, v2444, v2459, v2474}};
         }
@@ -2708,12 +2708,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
             const unsigned int v2496 = v2483 * 132u;
             const unsigned int v2497 = v2496 + v2486;
             const float v2498 = shm2[v2497];
-            const unsigned int v2499 = v84 + v2487;  // kernels/convolution/conv_tiles.hpp:113
+            const unsigned int v2499 = v84 + v2487;  // kernels/convolution/conv_tiles.hpp:114
             const iron_bf16 v2500 = bias[v2499];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2501 = iron_to_f32(v2500);
             const float v2502 = v2498 + v2501;
             const float v2504 = fmaxf(v2502, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-            const iron_bf16 v2505 = iron_f32_to_bf16(v2504);  // kernels/convolution/conv_tiles.hpp:113
+            const iron_bf16 v2505 = iron_f32_to_bf16(v2504);  // kernels/convolution/conv_tiles.hpp:114
             const unsigned int v2506 = v2484 * v4;
             const unsigned int v2507 = v2506 + v84;
             const unsigned int v2508 = v2507 + v2487;

@@ -324,10 +324,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+    const unsigned int v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const unsigned int v34 = v33 * v19;
     const unsigned int v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const unsigned int v39 = v12 * v38;
@@ -345,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v56 = v55 - 1u;
     const unsigned int v57 = v56 / v7;
     const unsigned int v58 = v57 + 1u;
-    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
     const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -364,15 +364,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v79 = v78 << 7u;
     const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const unsigned int v83 = v82 << 7u;
-    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
     const unsigned int v86 = v15 * v34;
-    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const unsigned int v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const unsigned int v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const unsigned int v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -2650,7 +2650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const unsigned int v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4714 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v2364 = v4714.v[0];
           const iron_bf16 v2384 = v4714.v[1];
@@ -2667,7 +2667,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2371 = 1.0f + v2369;
           const float v2372 = iron_recip_approx(v2371);
           const float v2373 = v2366 * v2372;
-          const iron_bf16 v2374 = iron_f32_to_bf16(v2373);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2374 = iron_f32_to_bf16(v2373);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2375 = v2347 * v4;
           const unsigned int v2376 = v2375 + v84;
           const unsigned int v2379 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
@@ -2679,7 +2679,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2391 = 1.0f + v2389;
           const float v2392 = iron_recip_approx(v2391);
           const float v2393 = v2386 * v2392;
-          const iron_bf16 v2394 = iron_f32_to_bf16(v2393);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2394 = iron_f32_to_bf16(v2393);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2399 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2400 = shm2[v2399];
           const float v2405 = iron_to_f32(v2404);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2689,7 +2689,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2411 = 1.0f + v2409;
           const float v2412 = iron_recip_approx(v2411);
           const float v2413 = v2406 * v2412;
-          const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2419 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
           const float v2425 = iron_to_f32(v2424);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2699,7 +2699,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2431 = 1.0f + v2429;
           const float v2432 = iron_recip_approx(v2431);
           const float v2433 = v2426 * v2432;
-          const iron_bf16 v2434 = iron_f32_to_bf16(v2433);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2434 = iron_f32_to_bf16(v2433);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2439 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2440 = shm2[v2439];
           const float v2445 = iron_to_f32(v2444);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2709,7 +2709,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2451 = 1.0f + v2449;
           const float v2452 = iron_recip_approx(v2451);
           const float v2453 = v2446 * v2452;
-          const iron_bf16 v2454 = iron_f32_to_bf16(v2453);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2454 = iron_f32_to_bf16(v2453);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2459 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2460 = shm2[v2459];
           const float v2465 = iron_to_f32(v2464);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2719,7 +2719,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2471 = 1.0f + v2469;
           const float v2472 = iron_recip_approx(v2471);
           const float v2473 = v2466 * v2472;
-          const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2479 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2480 = shm2[v2479];
           const float v2485 = iron_to_f32(v2484);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2729,7 +2729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2491 = 1.0f + v2489;
           const float v2492 = iron_recip_approx(v2491);
           const float v2493 = v2486 * v2492;
-          const iron_bf16 v2494 = iron_f32_to_bf16(v2493);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2494 = iron_f32_to_bf16(v2493);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v2499 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2500 = shm2[v2499];
           const float v2505 = iron_to_f32(v2504);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2739,7 +2739,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v2511 = 1.0f + v2509;
           const float v2512 = iron_recip_approx(v2511);
           const float v2513 = v2506 * v2512;
-          const iron_bf16 v2514 = iron_f32_to_bf16(v2513);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v2514 = iron_f32_to_bf16(v2513);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v4715 = v2350 + v2376;
           *reinterpret_cast<iron_bf16x8*>(out + v4715) = iron_bf16x8{{v2374, v2394, v2414, v2434, v2454, v2474, v2494, v2514}};
         }
@@ -2756,7 +2756,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
             const unsigned int v2536 = v2523 * 132u;
             const unsigned int v2537 = v2536 + v2526;
             const float v2538 = shm2[v2537];
-            const unsigned int v2539 = v84 + v2527;  // kernels/convolution/conv_tiles.hpp:113
+            const unsigned int v2539 = v84 + v2527;  // kernels/convolution/conv_tiles.hpp:114
             const iron_bf16 v2540 = bias[v2539];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2541 = iron_to_f32(v2540);
             const float v2542 = v2538 + v2541;
@@ -2765,7 +2765,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
             const float v2547 = 1.0f + v2545;
             const float v2548 = iron_recip_approx(v2547);
             const float v2549 = v2542 * v2548;
-            const iron_bf16 v2550 = iron_f32_to_bf16(v2549);  // kernels/convolution/conv_tiles.hpp:113
+            const iron_bf16 v2550 = iron_f32_to_bf16(v2549);  // kernels/convolution/conv_tiles.hpp:114
             const unsigned int v2551 = v2524 * v4;
             const unsigned int v2552 = v2551 + v84;
             const unsigned int v2553 = v2552 + v2527;

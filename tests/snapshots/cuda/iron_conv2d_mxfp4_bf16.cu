@@ -294,8 +294,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:100
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -313,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:104
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v46 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -332,11 +332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:139
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:109
-  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
+  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:111
+  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -3614,30 +3614,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v3708 = v3698 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
         const unsigned int v3709 = v3708 + v3701;
         const float v3712 = shm2[v3709];  // kernels/gemm/gemm_tiles.hpp:338
-        const iron_bf16 v3716 = iron_f32_to_bf16(v3712);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3716 = iron_f32_to_bf16(v3712);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3717 = v3699 * v4;
         const unsigned int v3718 = v3717 + v68;
         const unsigned int v3721 = v3709 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3722 = shm2[v3721];
-        const iron_bf16 v3726 = iron_f32_to_bf16(v3722);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3726 = iron_f32_to_bf16(v3722);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3731 = v3709 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3732 = shm2[v3731];
-        const iron_bf16 v3736 = iron_f32_to_bf16(v3732);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3736 = iron_f32_to_bf16(v3732);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3741 = v3709 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3742 = shm2[v3741];
-        const iron_bf16 v3746 = iron_f32_to_bf16(v3742);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3746 = iron_f32_to_bf16(v3742);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3751 = v3709 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3752 = shm2[v3751];
-        const iron_bf16 v3756 = iron_f32_to_bf16(v3752);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3756 = iron_f32_to_bf16(v3752);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3761 = v3709 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3762 = shm2[v3761];
-        const iron_bf16 v3766 = iron_f32_to_bf16(v3762);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3766 = iron_f32_to_bf16(v3762);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3771 = v3709 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3772 = shm2[v3771];
-        const iron_bf16 v3776 = iron_f32_to_bf16(v3772);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3776 = iron_f32_to_bf16(v3772);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v3781 = v3709 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3782 = shm2[v3781];
-        const iron_bf16 v3786 = iron_f32_to_bf16(v3782);  // kernels/convolution/conv_tiles.hpp:113
+        const iron_bf16 v3786 = iron_f32_to_bf16(v3782);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v6366 = v3702 + v3718;
         *reinterpret_cast<iron_bf16x8*>(out + v6366) = iron_bf16x8{{v3716, v3726, v3736, v3746, v3756, v3766, v3776, v3786}};
       }
@@ -3654,7 +3654,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
           const unsigned int v3808 = v3795 * 132u;
           const unsigned int v3809 = v3808 + v3798;
           const float v3810 = shm2[v3809];
-          const iron_bf16 v3812 = iron_f32_to_bf16(v3810);  // kernels/convolution/conv_tiles.hpp:113
+          const iron_bf16 v3812 = iron_f32_to_bf16(v3810);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v3813 = v3796 * v4;
           const unsigned int v3814 = v3813 + v68;
           const unsigned int v3815 = v3814 + v3799;

@@ -108,7 +108,7 @@ kernel void iron_conv1d_bf16(
   const uint v6 = padding;
   const uint v7 = dilation;
   const uint v8 = group_count;
-  uint v10 = 0u;  // kernels/convolution/conv2d.cpp:96
+  uint v10 = 0u;  // kernels/convolution/conv2d.cpp:97
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
@@ -118,9 +118,9 @@ kernel void iron_conv1d_bf16(
   const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
   const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:131
   if (v25) {
-    const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
+    const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
     const uint v35 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v36 = v7 * v35;
     const uint v38 = v6 << 1u;
@@ -129,7 +129,7 @@ kernel void iron_conv1d_bf16(
     const uint v41 = v40 - 1u;
     const uint v42 = v41 / v5;
     const uint v43 = v42 + 1u;
-    const uint v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:104
+    const uint v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:105
     const uint v58 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
     const uint v59 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
     const uint v60 = iron_gid.x;
@@ -147,15 +147,15 @@ kernel void iron_conv1d_bf16(
     const uint v76 = v75 << 7u;
     const uint v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:139
     const uint v80 = v79 << 7u;
-    const uint v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:134
+    const uint v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:135
     const uint v82 = v81 * v22;
     const uint v83 = v12 * v22;
-    const uint v87 = v12 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const uint v87 = v12 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v88 = v87 == v10;
     const uint v91 = v3 & 7u;
     const bool v92 = v91 == v10;
     const bool v93 = v88 && v92;
-    const uint v94 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:111
+    const uint v94 = v27 * v16;  // kernels/convolution/conv_tiles.hpp:112
     const bool v98 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v104 = v5 == 1u;
     const bool v105 = v98 && v104;
@@ -1919,30 +1919,30 @@ kernel void iron_conv1d_bf16(
           const uint v2353 = v2343 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const uint v2354 = v2353 + v2346;
           const float v2357 = shm2[v2354];  // kernels/gemm/gemm_tiles.hpp:338
-          const bfloat v2361 = bfloat(v2357);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2361 = bfloat(v2357);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2362 = v2344 * v3;
           const uint v2363 = v2362 + v81;
           const uint v2366 = v2354 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2367 = shm2[v2366];
-          const bfloat v2371 = bfloat(v2367);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2371 = bfloat(v2367);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2376 = v2354 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2377 = shm2[v2376];
-          const bfloat v2381 = bfloat(v2377);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2381 = bfloat(v2377);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2386 = v2354 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2387 = shm2[v2386];
-          const bfloat v2391 = bfloat(v2387);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2391 = bfloat(v2387);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2396 = v2354 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2397 = shm2[v2396];
-          const bfloat v2401 = bfloat(v2397);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2401 = bfloat(v2397);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2406 = v2354 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2407 = shm2[v2406];
-          const bfloat v2411 = bfloat(v2407);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2411 = bfloat(v2407);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2416 = v2354 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2417 = shm2[v2416];
-          const bfloat v2421 = bfloat(v2417);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2421 = bfloat(v2417);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2426 = v2354 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2427 = shm2[v2426];
-          const bfloat v2431 = bfloat(v2427);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2431 = bfloat(v2427);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3763 = v2347 + v2363;
           *(device iron_bf16x8*)(out + v3763) = iron_bf16x8{{bfloat4(v2361, v2371, v2381, v2391), bfloat4(v2401, v2411, v2421, v2431)}};
         }
@@ -1959,7 +1959,7 @@ kernel void iron_conv1d_bf16(
             const uint v2453 = v2440 * 132u;
             const uint v2454 = v2453 + v2443;
             const float v2455 = shm2[v2454];
-            const bfloat v2457 = bfloat(v2455);  // kernels/convolution/conv_tiles.hpp:113
+            const bfloat v2457 = bfloat(v2455);  // kernels/convolution/conv_tiles.hpp:114
             const uint v2458 = v2441 * v3;
             const uint v2459 = v2458 + v81;
             const uint v2460 = v2459 + v2444;

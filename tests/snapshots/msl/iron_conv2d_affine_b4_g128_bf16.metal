@@ -121,8 +121,8 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -140,7 +140,7 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:104
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v46 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -159,11 +159,11 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:109
-  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
+  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:111
+  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2264,30 +2264,30 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
         const uint v3140 = v3130 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
         const uint v3141 = v3140 + v3133;
         const float v3144 = shm2[v3141];  // kernels/gemm/gemm_tiles.hpp:338
-        const bfloat v3148 = bfloat(v3144);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3148 = bfloat(v3144);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3149 = v3131 * v4;
         const uint v3150 = v3149 + v68;
         const uint v3153 = v3141 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3154 = shm2[v3153];
-        const bfloat v3158 = bfloat(v3154);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3158 = bfloat(v3154);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3163 = v3141 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3164 = shm2[v3163];
-        const bfloat v3168 = bfloat(v3164);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3168 = bfloat(v3164);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3173 = v3141 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3174 = shm2[v3173];
-        const bfloat v3178 = bfloat(v3174);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3178 = bfloat(v3174);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3183 = v3141 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3184 = shm2[v3183];
-        const bfloat v3188 = bfloat(v3184);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3188 = bfloat(v3184);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3193 = v3141 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3194 = shm2[v3193];
-        const bfloat v3198 = bfloat(v3194);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3198 = bfloat(v3194);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3203 = v3141 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3204 = shm2[v3203];
-        const bfloat v3208 = bfloat(v3204);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3208 = bfloat(v3204);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3213 = v3141 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3214 = shm2[v3213];
-        const bfloat v3218 = bfloat(v3214);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3218 = bfloat(v3214);  // kernels/convolution/conv_tiles.hpp:114
         const uint v4280 = v3134 + v3150;
         *(device iron_bf16x8*)(out + v4280) = iron_bf16x8{{bfloat4(v3148, v3158, v3168, v3178), bfloat4(v3188, v3198, v3208, v3218)}};
       }
@@ -2304,7 +2304,7 @@ kernel void iron_conv2d_affine_b4_g128_bf16(
           const uint v3240 = v3227 * 132u;
           const uint v3241 = v3240 + v3230;
           const float v3242 = shm2[v3241];
-          const bfloat v3244 = bfloat(v3242);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v3244 = bfloat(v3242);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3245 = v3228 * v4;
           const uint v3246 = v3245 + v68;
           const uint v3247 = v3246 + v3231;

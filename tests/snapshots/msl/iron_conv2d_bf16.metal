@@ -132,10 +132,10 @@ kernel void iron_conv2d_bf16(
   const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const uint v34 = v33 * v19;
     const uint v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v39 = v12 * v38;
@@ -153,7 +153,7 @@ kernel void iron_conv2d_bf16(
     const uint v56 = v55 - 1u;
     const uint v57 = v56 / v7;
     const uint v58 = v57 + 1u;
-    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const uint v60 = v59 * v46;
     const uint v61 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
     const uint v62 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -172,15 +172,15 @@ kernel void iron_conv2d_bf16(
     const uint v79 = v78 << 7u;
     const uint v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const uint v83 = v82 << 7u;
-    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const uint v85 = v84 * v34;
     const uint v86 = v15 * v34;
-    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const uint v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -1981,30 +1981,30 @@ kernel void iron_conv2d_bf16(
           const uint v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const bfloat v2364 = bfloat(v2360);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2364 = bfloat(v2360);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2365 = v2347 * v4;
           const uint v2366 = v2365 + v84;
           const uint v2369 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2370 = shm2[v2369];
-          const bfloat v2374 = bfloat(v2370);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2374 = bfloat(v2370);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2379 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2380 = shm2[v2379];
-          const bfloat v2384 = bfloat(v2380);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2384 = bfloat(v2380);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2389 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2390 = shm2[v2389];
-          const bfloat v2394 = bfloat(v2390);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2394 = bfloat(v2390);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2399 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2400 = shm2[v2399];
-          const bfloat v2404 = bfloat(v2400);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2404 = bfloat(v2400);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2409 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2410 = shm2[v2409];
-          const bfloat v2414 = bfloat(v2410);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2414 = bfloat(v2410);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2419 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
-          const bfloat v2424 = bfloat(v2420);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2424 = bfloat(v2420);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2429 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2430 = shm2[v2429];
-          const bfloat v2434 = bfloat(v2430);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2434 = bfloat(v2430);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3770 = v2350 + v2366;
           *(device iron_bf16x8*)(out + v3770) = iron_bf16x8{{bfloat4(v2364, v2374, v2384, v2394), bfloat4(v2404, v2414, v2424, v2434)}};
         }
@@ -2021,7 +2021,7 @@ kernel void iron_conv2d_bf16(
             const uint v2456 = v2443 * 132u;
             const uint v2457 = v2456 + v2446;
             const float v2458 = shm2[v2457];
-            const bfloat v2460 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:113
+            const bfloat v2460 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:114
             const uint v2461 = v2444 * v4;
             const uint v2462 = v2461 + v84;
             const uint v2463 = v2462 + v2447;

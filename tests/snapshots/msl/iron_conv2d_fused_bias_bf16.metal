@@ -134,10 +134,10 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const uint v34 = v33 * v19;
     const uint v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v39 = v12 * v38;
@@ -155,7 +155,7 @@ kernel void iron_conv2d_fused_bias_bf16(
     const uint v56 = v55 - 1u;
     const uint v57 = v56 / v7;
     const uint v58 = v57 + 1u;
-    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const uint v60 = v59 * v46;
     const uint v61 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
     const uint v62 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -174,15 +174,15 @@ kernel void iron_conv2d_fused_bias_bf16(
     const uint v79 = v78 << 7u;
     const uint v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const uint v83 = v82 << 7u;
-    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const uint v85 = v84 * v34;
     const uint v86 = v15 * v34;
-    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const uint v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -1983,7 +1983,7 @@ kernel void iron_conv2d_fused_bias_bf16(
           const uint v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v3846 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const bfloat v2364 = v3846.part[0][0];
           const bfloat v2377 = v3846.part[0][1];
@@ -1995,44 +1995,44 @@ kernel void iron_conv2d_fused_bias_bf16(
           const bfloat v2455 = v3846.part[1][3];
           const float v2365 = float(v2364);
           const float v2366 = v2360 + v2365;
-          const bfloat v2367 = bfloat(v2366);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2367 = bfloat(v2366);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2368 = v2347 * v4;
           const uint v2369 = v2368 + v84;
           const uint v2372 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2373 = shm2[v2372];
           const float v2378 = float(v2377);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2379 = v2373 + v2378;
-          const bfloat v2380 = bfloat(v2379);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2380 = bfloat(v2379);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2385 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2386 = shm2[v2385];
           const float v2391 = float(v2390);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2392 = v2386 + v2391;
-          const bfloat v2393 = bfloat(v2392);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2393 = bfloat(v2392);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2398 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2399 = shm2[v2398];
           const float v2404 = float(v2403);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2405 = v2399 + v2404;
-          const bfloat v2406 = bfloat(v2405);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2406 = bfloat(v2405);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2411 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2412 = shm2[v2411];
           const float v2417 = float(v2416);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2418 = v2412 + v2417;
-          const bfloat v2419 = bfloat(v2418);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2419 = bfloat(v2418);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2424 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2425 = shm2[v2424];
           const float v2430 = float(v2429);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2431 = v2425 + v2430;
-          const bfloat v2432 = bfloat(v2431);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2432 = bfloat(v2431);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2437 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2438 = shm2[v2437];
           const float v2443 = float(v2442);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2444 = v2438 + v2443;
-          const bfloat v2445 = bfloat(v2444);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2445 = bfloat(v2444);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2450 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2451 = shm2[v2450];
           const float v2456 = float(v2455);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2457 = v2451 + v2456;
-          const bfloat v2458 = bfloat(v2457);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2458 = bfloat(v2457);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3847 = v2350 + v2369;
           *(device iron_bf16x8*)(out + v3847) = iron_bf16x8{{bfloat4(v2367, v2380, v2393, v2406), bfloat4(v2419, v2432, v2445, v2458)}};
         }
@@ -2049,11 +2049,11 @@ kernel void iron_conv2d_fused_bias_bf16(
             const uint v2480 = v2467 * 132u;
             const uint v2481 = v2480 + v2470;
             const float v2482 = shm2[v2481];
-            const uint v2483 = v84 + v2471;  // kernels/convolution/conv_tiles.hpp:113
+            const uint v2483 = v84 + v2471;  // kernels/convolution/conv_tiles.hpp:114
             const bfloat v2484 = bias[v2483];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2485 = float(v2484);
             const float v2486 = v2482 + v2485;
-            const bfloat v2487 = bfloat(v2486);  // kernels/convolution/conv_tiles.hpp:113
+            const bfloat v2487 = bfloat(v2486);  // kernels/convolution/conv_tiles.hpp:114
             const uint v2488 = v2468 * v4;
             const uint v2489 = v2488 + v84;
             const uint v2490 = v2489 + v2471;

@@ -134,10 +134,10 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const uint v34 = v33 * v19;
     const uint v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v39 = v12 * v38;
@@ -155,7 +155,7 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
     const uint v56 = v55 - 1u;
     const uint v57 = v56 / v7;
     const uint v58 = v57 + 1u;
-    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const uint v60 = v59 * v46;
     const uint v61 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
     const uint v62 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -174,15 +174,15 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
     const uint v79 = v78 << 7u;
     const uint v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const uint v83 = v82 << 7u;
-    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const uint v85 = v84 * v34;
     const uint v86 = v15 * v34;
-    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const uint v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -1983,7 +1983,7 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const uint v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v3896 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const bfloat v2364 = v3896.part[0][0];
           const bfloat v2379 = v3896.part[0][1];
@@ -1996,7 +1996,7 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const float v2365 = float(v2364);
           const float v2366 = v2360 + v2365;
           const float v2368 = fmax(v2366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2369 = bfloat(v2368);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2369 = bfloat(v2368);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2370 = v2347 * v4;
           const uint v2371 = v2370 + v84;
           const uint v2374 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
@@ -2004,43 +2004,43 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const float v2380 = float(v2379);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2381 = v2375 + v2380;
           const float v2383 = fmax(v2381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2384 = bfloat(v2383);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2384 = bfloat(v2383);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2389 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2390 = shm2[v2389];
           const float v2395 = float(v2394);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2396 = v2390 + v2395;
           const float v2398 = fmax(v2396, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2399 = bfloat(v2398);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2399 = bfloat(v2398);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2404 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2405 = shm2[v2404];
           const float v2410 = float(v2409);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2411 = v2405 + v2410;
           const float v2413 = fmax(v2411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2414 = bfloat(v2413);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2414 = bfloat(v2413);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2419 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
           const float v2425 = float(v2424);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2426 = v2420 + v2425;
           const float v2428 = fmax(v2426, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2429 = bfloat(v2428);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2429 = bfloat(v2428);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2434 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2435 = shm2[v2434];
           const float v2440 = float(v2439);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2441 = v2435 + v2440;
           const float v2443 = fmax(v2441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2444 = bfloat(v2443);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2444 = bfloat(v2443);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2449 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2450 = shm2[v2449];
           const float v2455 = float(v2454);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2456 = v2450 + v2455;
           const float v2458 = fmax(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2459 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2459 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2464 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2465 = shm2[v2464];
           const float v2470 = float(v2469);  // kernels/convolution/conv2d_bias.cpp:64
           const float v2471 = v2465 + v2470;
           const float v2473 = fmax(v2471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const bfloat v2474 = bfloat(v2473);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2474 = bfloat(v2473);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3897 = v2350 + v2371;
           *(device iron_bf16x8*)(out + v3897) = iron_bf16x8{{bfloat4(v2369, v2384, v2399, v2414), bfloat4(v2429, v2444, v2459, v2474)}};
         }
@@ -2057,12 +2057,12 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
             const uint v2496 = v2483 * 132u;
             const uint v2497 = v2496 + v2486;
             const float v2498 = shm2[v2497];
-            const uint v2499 = v84 + v2487;  // kernels/convolution/conv_tiles.hpp:113
+            const uint v2499 = v84 + v2487;  // kernels/convolution/conv_tiles.hpp:114
             const bfloat v2500 = bias[v2499];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2501 = float(v2500);
             const float v2502 = v2498 + v2501;
             const float v2504 = fmax(v2502, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-            const bfloat v2505 = bfloat(v2504);  // kernels/convolution/conv_tiles.hpp:113
+            const bfloat v2505 = bfloat(v2504);  // kernels/convolution/conv_tiles.hpp:114
             const uint v2506 = v2484 * v4;
             const uint v2507 = v2506 + v84;
             const uint v2508 = v2507 + v2487;

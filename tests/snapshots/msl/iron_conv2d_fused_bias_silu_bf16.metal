@@ -140,10 +140,10 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
   const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
-  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:130
+  const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:131
   if (v28) {
-    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+    const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+    const uint v33 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
     const uint v34 = v33 * v19;
     const uint v38 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
     const uint v39 = v12 * v38;
@@ -161,7 +161,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
     const uint v56 = v55 - 1u;
     const uint v57 = v56 / v7;
     const uint v58 = v57 + 1u;
-    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:104
+    const uint v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const uint v60 = v59 * v46;
     const uint v61 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
     const uint v62 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -180,15 +180,15 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
     const uint v79 = v78 << 7u;
     const uint v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
     const uint v83 = v82 << 7u;
-    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:134
+    const uint v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const uint v85 = v84 * v34;
     const uint v86 = v15 * v34;
-    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+    const uint v90 = v15 & 7u;  // kernels/convolution/conv_tiles.hpp:116
     const bool v91 = v90 == 0u;
     const uint v94 = v4 & 7u;
     const bool v95 = v94 == 0u;
     const bool v96 = v91 && v95;
-    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:111
+    const uint v97 = v30 * v19;  // kernels/convolution/conv_tiles.hpp:112
     const bool v99 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
     const bool v101 = v6 == 1u;
     const bool v102 = v99 && v101;
@@ -1989,7 +1989,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const uint v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
           const uint v2357 = v2356 + v2349;
           const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:113
+          const uint v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4021 = *(device const iron_bf16x8*)(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
           const bfloat v2364 = v4021.part[0][0];
           const bfloat v2384 = v4021.part[0][1];
@@ -2006,7 +2006,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2371 = 1.0f + v2369;
           const float v2372 = iron_recip_approx(v2371);
           const float v2373 = v2366 * v2372;
-          const bfloat v2374 = bfloat(v2373);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2374 = bfloat(v2373);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2375 = v2347 * v4;
           const uint v2376 = v2375 + v84;
           const uint v2379 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
@@ -2018,7 +2018,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2391 = 1.0f + v2389;
           const float v2392 = iron_recip_approx(v2391);
           const float v2393 = v2386 * v2392;
-          const bfloat v2394 = bfloat(v2393);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2394 = bfloat(v2393);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2399 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2400 = shm2[v2399];
           const float v2405 = float(v2404);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2028,7 +2028,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2411 = 1.0f + v2409;
           const float v2412 = iron_recip_approx(v2411);
           const float v2413 = v2406 * v2412;
-          const bfloat v2414 = bfloat(v2413);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2414 = bfloat(v2413);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2419 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2420 = shm2[v2419];
           const float v2425 = float(v2424);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2038,7 +2038,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2431 = 1.0f + v2429;
           const float v2432 = iron_recip_approx(v2431);
           const float v2433 = v2426 * v2432;
-          const bfloat v2434 = bfloat(v2433);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2434 = bfloat(v2433);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2439 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2440 = shm2[v2439];
           const float v2445 = float(v2444);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2048,7 +2048,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2451 = 1.0f + v2449;
           const float v2452 = iron_recip_approx(v2451);
           const float v2453 = v2446 * v2452;
-          const bfloat v2454 = bfloat(v2453);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2454 = bfloat(v2453);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2459 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2460 = shm2[v2459];
           const float v2465 = float(v2464);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2058,7 +2058,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2471 = 1.0f + v2469;
           const float v2472 = iron_recip_approx(v2471);
           const float v2473 = v2466 * v2472;
-          const bfloat v2474 = bfloat(v2473);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2474 = bfloat(v2473);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2479 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2480 = shm2[v2479];
           const float v2485 = float(v2484);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2068,7 +2068,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2491 = 1.0f + v2489;
           const float v2492 = iron_recip_approx(v2491);
           const float v2493 = v2486 * v2492;
-          const bfloat v2494 = bfloat(v2493);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2494 = bfloat(v2493);  // kernels/convolution/conv_tiles.hpp:114
           const uint v2499 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
           const float v2500 = shm2[v2499];
           const float v2505 = float(v2504);  // kernels/convolution/conv2d_bias.cpp:64
@@ -2078,7 +2078,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2511 = 1.0f + v2509;
           const float v2512 = iron_recip_approx(v2511);
           const float v2513 = v2506 * v2512;
-          const bfloat v2514 = bfloat(v2513);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v2514 = bfloat(v2513);  // kernels/convolution/conv_tiles.hpp:114
           const uint v4022 = v2350 + v2376;
           *(device iron_bf16x8*)(out + v4022) = iron_bf16x8{{bfloat4(v2374, v2394, v2414, v2434), bfloat4(v2454, v2474, v2494, v2514)}};
         }
@@ -2095,7 +2095,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
             const uint v2536 = v2523 * 132u;
             const uint v2537 = v2536 + v2526;
             const float v2538 = shm2[v2537];
-            const uint v2539 = v84 + v2527;  // kernels/convolution/conv_tiles.hpp:113
+            const uint v2539 = v84 + v2527;  // kernels/convolution/conv_tiles.hpp:114
             const bfloat v2540 = bias[v2539];  // kernels/convolution/conv2d_bias.cpp:64
             const float v2541 = float(v2540);
             const float v2542 = v2538 + v2541;
@@ -2104,7 +2104,7 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
             const float v2547 = 1.0f + v2545;
             const float v2548 = iron_recip_approx(v2547);
             const float v2549 = v2542 * v2548;
-            const bfloat v2550 = bfloat(v2549);  // kernels/convolution/conv_tiles.hpp:113
+            const bfloat v2550 = bfloat(v2549);  // kernels/convolution/conv_tiles.hpp:114
             const uint v2551 = v2524 * v4;
             const uint v2552 = v2551 + v84;
             const uint v2553 = v2552 + v2527;

@@ -119,8 +119,8 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:100
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:103
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -138,7 +138,7 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:104
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v46 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
@@ -157,11 +157,11 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:139
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:109
-  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:115
+  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
+  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:111
+  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2678,30 +2678,30 @@ kernel void iron_conv2d_mxfp4_bf16(
         const uint v3708 = v3698 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
         const uint v3709 = v3708 + v3701;
         const float v3712 = shm2[v3709];  // kernels/gemm/gemm_tiles.hpp:338
-        const bfloat v3716 = bfloat(v3712);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3716 = bfloat(v3712);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3717 = v3699 * v4;
         const uint v3718 = v3717 + v68;
         const uint v3721 = v3709 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3722 = shm2[v3721];
-        const bfloat v3726 = bfloat(v3722);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3726 = bfloat(v3722);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3731 = v3709 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3732 = shm2[v3731];
-        const bfloat v3736 = bfloat(v3732);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3736 = bfloat(v3732);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3741 = v3709 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3742 = shm2[v3741];
-        const bfloat v3746 = bfloat(v3742);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3746 = bfloat(v3742);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3751 = v3709 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3752 = shm2[v3751];
-        const bfloat v3756 = bfloat(v3752);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3756 = bfloat(v3752);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3761 = v3709 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3762 = shm2[v3761];
-        const bfloat v3766 = bfloat(v3762);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3766 = bfloat(v3762);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3771 = v3709 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3772 = shm2[v3771];
-        const bfloat v3776 = bfloat(v3772);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3776 = bfloat(v3772);  // kernels/convolution/conv_tiles.hpp:114
         const uint v3781 = v3709 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
         const float v3782 = shm2[v3781];
-        const bfloat v3786 = bfloat(v3782);  // kernels/convolution/conv_tiles.hpp:113
+        const bfloat v3786 = bfloat(v3782);  // kernels/convolution/conv_tiles.hpp:114
         const uint v5132 = v3702 + v3718;
         *(device iron_bf16x8*)(out + v5132) = iron_bf16x8{{bfloat4(v3716, v3726, v3736, v3746), bfloat4(v3756, v3766, v3776, v3786)}};
       }
@@ -2718,7 +2718,7 @@ kernel void iron_conv2d_mxfp4_bf16(
           const uint v3808 = v3795 * 132u;
           const uint v3809 = v3808 + v3798;
           const float v3810 = shm2[v3809];
-          const bfloat v3812 = bfloat(v3810);  // kernels/convolution/conv_tiles.hpp:113
+          const bfloat v3812 = bfloat(v3810);  // kernels/convolution/conv_tiles.hpp:114
           const uint v3813 = v3796 * v4;
           const uint v3814 = v3813 + v68;
           const uint v3815 = v3814 + v3799;
