@@ -124,7 +124,7 @@ dsl::TuningSpace tuning_space() {
   return dsl::TuningSpace{}
       .knob("bm", {kBM, kBM / 2})
       .knob("bn", {kBN, kBN / 2, kBN / 4})
-      .knob("stages", {kWideStages, 3, 6})
+      .knob("stages", {kWideStages, 3, 6, 8})
       .knob("lag", {kWideLag, 0})
       .knob("band", {kBandRows, 4, 16})
       .knob("persistent", {0, 1})
