@@ -82,12 +82,18 @@ inline bool persistent_pays(double m, double n, double k, std::uint32_t lane_byt
 /// 132-multiprocessor GPU's groups.
 inline constexpr double kFillTiles = 96;
 
+/// Stages the rule asks for with a narrowed tile: more than fit, so the ring takes all the
+/// shared memory (12 stages of 64×64, 6 of 128×128). A group of a small-m launch streams its
+/// weight columns at the rate its ring keeps in flight: 4 → 6 → 8 stages of 64×64 took
+/// m = 128, n = 4096, k = 14336 from 67.3 to 56.4 to 50.0 µs on the H100 (bench/NOTES.md §57).
+inline constexpr std::uint32_t kFillStages = 16;
+
 /// The rule of a product of OPERAND_BYTES-byte operands (0: of T, taken only for 16-bit T): a
 /// launch of too few 128×256 tiles to fill the device (a small m: decode and short prompts)
 /// takes narrower ones, 256 → 128 → 64 columns and then 64 rows, until it has kFillTiles (at
 /// m = 128 the H200's tuner chose 64×64 for n = 4096 and 128×128 for n = 14336, bench/NOTES.md
-/// §56); a launch of many tiles is made `persistent` where persistent_pays; the others keep the
-/// defaults.
+/// §56), with a ring as deep as the shared memory holds (kFillStages); a launch of many tiles is
+/// made `persistent` where persistent_pays; the others keep the defaults.
 template <std::uint32_t OPERAND_BYTES>
 dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
   const std::uint32_t bytes = OPERAND_BYTES != 0                            ? OPERAND_BYTES
@@ -111,20 +117,22 @@ dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
   dsl::TuningConfig config;
   if (bm != kBM) config["bm"] = bm;
   if (bn != kBN) config["bn"] = bn;
+  if (!config.empty()) config["stages"] = kFillStages;
   return config;
 }
 
 /// The knobs of a kernel whose product is tile_product, each value list's first the default
 /// Shape, with OPERAND_BYTES's rule (prefer_tiles). A stage is (bm + bn) · 128 bytes: 6 do
 /// not fit beside 256 columns, where the compiler runs as many as fit (`iron tune` reports a
-/// configuration that compiles to another's code), and the persistent form keeps no product in
-/// flight past its step (`lag` changes nothing under it).
+/// configuration that compiles to another's code; kFillStages always asks for more than fit),
+/// and the persistent form keeps no product in flight past its step (`lag` changes nothing
+/// under it).
 template <std::uint32_t OPERAND_BYTES = 0>
 dsl::TuningSpace tuning_space() {
   return dsl::TuningSpace{}
       .knob("bm", {kBM, kBM / 2})
       .knob("bn", {kBN, kBN / 2, kBN / 4})
-      .knob("stages", {kWideStages, 3, 6, 8})
+      .knob("stages", {kWideStages, 3, 6, 8, kFillStages})
       .knob("lag", {kWideLag, 0})
       .knob("band", {kBandRows, 4, 16})
       .knob("persistent", {0, 1})

@@ -24,7 +24,7 @@ code, out = run(kernel, "--list")
 assert code == 0, out
 assert "bn         256, 128, 64 (default 256)" in out, out
 assert "bm         128, 64 (default 128)" in out, out
-assert "288 configurations" in out, out
+assert "360 configurations" in out, out
 assert "persistent 0, 1 (default 0)" in out, out
 
 code, out = run(kernel, "--dtype", "bf16", "--shape", shape, "--dry-run", "--config", "bm=64,bn=128",

@@ -192,6 +192,10 @@ TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
   EXPECT_EQ(pipeline_stages(kernel, native_target()), 3u) << "as asked";
   EXPECT_EQ(pipeline_stages(kernel, with_shared(2 * 128)), 2u) << "128 bytes a stage";
   EXPECT_EQ(pipeline_stages(kernel, with_shared(64)), 1u) << "never fewer than one";
+  std::string deep(kPipeline);
+  deep.replace(deep.find("stages 3"), 8, "stages 12");
+  EXPECT_EQ(pipeline_stages(ir::parse_kernel(deep), native_target()), 8u)
+      << "copy groups: a wait leaves at most 7 pending";
   ir::Kernel two = kernel;
   expand_pipelines(two, with_shared(2 * 128));
   EXPECT_EQ(two.shared[0].size, 64u);
@@ -246,8 +250,8 @@ TEST(PassExpandPipelines, TheVerifierKeepsPipelinesWellFormed) {
   EXPECT_NE(problems(commit_inside).find("async.commit inside a pipeline"), std::string::npos);
 
   std::string stages = good;
-  stages.replace(stages.find("stages 3"), 8, "stages 9");
-  EXPECT_NE(problems(stages).find("a pipeline has 1 to 8 stages, not 9"), std::string::npos);
+  stages.replace(stages.find("stages 3"), 8, "stages 17");
+  EXPECT_NE(problems(stages).find("a pipeline has 1 to 16 stages, not 17"), std::string::npos);
 
   std::string no_pipeline = kernel_with(
       "  %0 = builtin thread_id.x : u32\n"

@@ -212,6 +212,22 @@ TEST(PassSpecializedPipeline, RegisterBudgetsWhereTheGroupSizeIsFixed) {
       << "no budgets without a fixed group size";
 }
 
+TEST(PassSpecializedPipeline, TmaRingsRunMoreStagesThanCopyGroups) {
+  // 12 stages of 1024 bytes: TMA copies on mbarriers run them all; where the copies become copy
+  // groups (sm_90, whose waits leave at most 7 pending) the ring runs 8.
+  const std::string deep = with(std::string(kSpecialized), "stages 2", "stages 12");
+  ir::Kernel hopper = ir::parse_kernel(deep);
+  codegen::lower_tile_copies(hopper, kHopper);
+  EXPECT_EQ(codegen::pipeline_stages(hopper, kHopper), 12u);
+  const TargetProfile sm90 = TargetProfile::cuda(90, MmaStrategy::MmaSync);
+  ir::Kernel groups = ir::parse_kernel(deep);
+  codegen::lower_tile_copies(groups, sm90);
+  EXPECT_EQ(codegen::pipeline_stages(groups, sm90), 8u);
+  expand_pipelines(groups, sm90);
+  EXPECT_EQ(groups.shared.at(0).name, "t");
+  EXPECT_EQ(groups.shared.at(0).size, 8u * 512u);
+}
+
 TEST(PassSpecializedPipeline, ElsewhereOnlyTheConsumersCompute) {
   const std::string text = run_pass(lower_and_expand, kSpecialized, TargetProfile::cuda(90));
   EXPECT_EQ(text.find("mbar."), std::string::npos) << text;

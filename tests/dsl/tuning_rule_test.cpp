@@ -118,8 +118,8 @@ TEST(TuningRule, ThePointwiseContractRefusesEveryOtherShape) {
 }
 
 // Persistent groups where each takes several tiles (at least 264 of 128×256) and k is whole
-// 16-byte pieces; narrower tiles where 128×256 ones are too few to fill the device (under 96);
-// the defaults elsewhere.
+// 16-byte pieces; narrower tiles on the deepest ring where 128×256 ones are too few to fill the
+// device (under 96); the defaults elsewhere.
 TEST(TuningRule, AProductOfManyTilesTakesThePersistentFormAndOneOfFewNarrowerTiles) {
   const TuningConfig persistent{{"persistent", 1}};
   const auto gemm = [](double m, double n, double k) {
@@ -128,10 +128,10 @@ TEST(TuningRule, AProductOfManyTilesTakesThePersistentFormAndOneOfFewNarrowerTil
   for (DType dt : {DType::BF16, DType::F16}) {
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(4096, 4096, 4096)), persistent);
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 14336, 4096)),
-              (TuningConfig{{"bn", 128}}))
-        << "56 tiles of 128x256, 112 of 128x128";
+              (TuningConfig{{"bn", 128}, {"stages", 16}}))
+        << "56 tiles of 128x256, 112 of 128x128, a ring as deep as fits";
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(128, 4096, 14336)),
-              (TuningConfig{{"bm", 64}, {"bn", 64}}))
+              (TuningConfig{{"bm", 64}, {"bn", 64}, {"stages", 16}}))
         << "16 tiles of 128x256, 128 of 64x64";
     EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", dt, gemm(1024, 4096, 4096)), TuningConfig{})
         << "128 tiles: the defaults";

@@ -88,7 +88,7 @@ TEST(TuningTable, ConfigForALaunchIsItsBucketsEntryOrTheKernelsRule) {
   EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H200", "13.0"), (TuningConfig{{"bn", 64}}));
   // No entry for the H100: the kernel's rule (16 tiles of 128×256: narrower ones, 126 of 64×64).
   EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H100", "13.0"),
-            (TuningConfig{{"bm", 64}, {"bn", 64}}));
+            (TuningConfig{{"bm", 64}, {"bn", 64}, {"stages", 16}}));
   EXPECT_EQ(t.config_for(kernel_ir_for("iron_softmax", DType::BF16), {}, "NVIDIA H200", "13.0"),
             TuningConfig{});  // no knobs: no lookup
 }
@@ -174,7 +174,7 @@ TEST(TuningTable, AFileNamedByTheEnvironmentWinsOverTheBuiltInEntries) {
   EXPECT_EQ(merged_tuning_table(nullptr, nullptr).config_for(gemm, m128, "NVIDIA H200", "13.0"),
             builtin);
   EXPECT_EQ(merged_tuning_table("", "0").config_for(gemm, m128, "NVIDIA H200", "13.0"),
-            (TuningConfig{{"bm", 64}, {"bn", 64}}));  // IRON_TUNING_BUILTIN=0: the kernel's rule
+            (TuningConfig{{"bm", 64}, {"bn", 64}, {"stages", 16}}));  // IRON_TUNING_BUILTIN=0: the rule
 
   const auto path = std::filesystem::temp_directory_path() /
                     ("iron_tuning_env_" +

@@ -74,8 +74,11 @@ enum class TypeRule : std::uint8_t {
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
 inline constexpr std::int64_t kMaxPendingGroups = 7;
-/// The most stages a pipelined loop may ask for (one more than the groups a wait may leave).
-inline constexpr std::int64_t kMaxStages = kMaxPendingGroups + 1;
+/// The most stages a pipeline of copy groups runs (one more than the groups a wait may leave).
+inline constexpr std::int64_t kMaxGroupStages = kMaxPendingGroups + 1;
+/// The most stages a pipelined loop may ask for: a ring of TMA copies on mbarriers has no group
+/// count to respect; a pipeline of copy groups runs kMaxGroupStages of them.
+inline constexpr std::int64_t kMaxStages = 16;
 /// The threads of a warpgroup (4 simdgroups of 32): the unit of wg.mma, wg.registers and of a
 /// pipeline's consumers.
 inline constexpr std::uint32_t kWarpgroupThreads = 128;

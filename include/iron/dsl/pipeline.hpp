@@ -76,7 +76,8 @@ void trace_pipeline(const Expr<u32>& start, const Expr<u32>& end, const Expr<u32
 }
 }  // namespace detail
 
-/// Traces a pipelined loop of up to `stages` stages (1 to 8): `load(p, slot)` fills ring slot
+/// Traces a pipelined loop of up to `stages` stages (1 to 16; at most 8 where its loads are
+/// copy groups rather than TMA copies): `load(p, slot)` fills ring slot
 /// `slot` for step p, `compute(p, slot)` uses it. With a `lag` of L, the compute of a step may
 /// leave its warpgroup products reading its slot for L more steps (it waits with
 /// warpgroup_wait(L, …), and the kernel waits for the rest after the loop): on a target whose

@@ -671,7 +671,12 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
   find_pipelines(kernel.body, pipelines);
   if (pipelines.empty()) return 0;
   std::int64_t asked = ir::kMaxStages;
-  for (const ir::Op* p : pipelines) asked = std::min(asked, p->ivalue);
+  for (const ir::Op* p : pipelines) {
+    asked = std::min(asked, p->ivalue);
+    // Without tile copies (left only for TMA) the loads run as copy groups, whose waits count
+    // at most kMaxPendingGroups pending.
+    if (!has_tile_copies(p->blocks[0])) asked = std::min(asked, ir::kMaxGroupStages);
+  }
   if (!target.async_copies) return 1;
   std::uint64_t fixed = 0;
   std::uint64_t per_stage = 0;
