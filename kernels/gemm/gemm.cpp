@@ -345,9 +345,14 @@ IRON_TEST(iron_gemm_warpgroup_nk, tuned_narrow_deep_ring_70x130x520, F16, BF16) 
                     {{"bn", 128}, {"stages", 6}, {"lag", 0}});
 }
 // The small-m rule's choice: 64×64 tiles on a ring as deep as fits (13 stages on sm_90a, 8 of
-// copy groups on sm_90), wrapping twice, k a partial last step.
+// copy groups on sm_90), wrapping twice, k a partial last step; and a ring deeper than the
+// whole k (one partial step).
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_fill_stages_70x130x1800, F16, BF16) {
   return gemm_setup(false, 70, 130, 1800, dt, rng, 1.0, kWarpgroup,
+                    {{"bm", 64}, {"bn", 64}, {"stages", 16}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_fill_stages_short_k_70x130x40, F16, BF16) {
+  return gemm_setup(false, 70, 130, 40, dt, rng, 1.0, kWarpgroup,
                     {{"bm", 64}, {"bn", 64}, {"stages", 16}});
 }
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_three_stages_129x260x200, F16, BF16) {

@@ -353,6 +353,11 @@ IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_one_warpgroup_129x200x400, BF16) {
   return fp8_setup(DType::F8E4M3, 129, 200, 400, true, dt, rng,
                    {{"bm", 64}, {"bn", 128}, {"stages", 3}, {"lag", 0}});
 }
+// The small-m rule's choice: 64×64 tiles on a ring as deep as fits, wrapping, k a partial step.
+IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_fill_stages_70x130x2000, BF16) {
+  return fp8_setup(DType::F8E4M3, 70, 130, 2000, true, dt, rng,
+                   {{"bm", 64}, {"bn", 64}, {"stages", 16}});
+}
 
 // A scale per token and per output channel: whole tiles (exact), tiles past the edges.
 IRON_TEST(iron_gemm_fp8_rowwise_e4m3_nk, exact_256x512x256, F32, BF16) {
