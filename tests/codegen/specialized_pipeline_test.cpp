@@ -244,6 +244,34 @@ TEST(PassSpecializedPipeline, ElsewhereOnlyTheConsumersCompute) {
   EXPECT_EQ(text.find("wg.registers"), std::string::npos) << text;
 }
 
+TEST(PassSpecializedPipeline, CopiesThatCannotBeTmaOnHopperAreRefused) {
+  const auto refusal = [](const std::string& text) {
+    ir::Kernel kernel = ir::parse_kernel(text);
+    try {
+      codegen::lower_tile_copies(kernel, kHopper);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A load in the load block (not pure arithmetic): its copies would become copy groups.
+  const std::string loads =
+      with(std::string(kSpecialized), "    copy.tile", "    %20 = load x[%5] : f16\n    copy.tile");
+  const std::string impure = refusal(loads);
+  EXPECT_NE(impure.find("the specialized pipeline at"), std::string::npos) << impure;
+  EXPECT_NE(impure.find("load there is neither pure arithmetic nor a tile copy"), std::string::npos)
+      << impure;
+  // A copy whose base is the step (not a host expression): no tensor map.
+  const std::string moving = with(std::string(kSpecialized), "x[%0], %1, %2", "x[%5], %1, %2");
+  const std::string unmapped = refusal(moving);
+  EXPECT_NE(unmapped.find("the tile copy there has no tensor map"), std::string::npos) << unmapped;
+  // Both lower to copy groups where there are no tensor maps, as before.
+  for (const std::string& text : {loads, moving}) {
+    ir::Kernel kernel = ir::parse_kernel(text);
+    EXPECT_NO_THROW(lower_and_expand(kernel, TargetProfile::cuda(90)));
+  }
+}
+
 TEST(PassSpecializedPipeline, ABarrierInTheComputeBlockIsRefused) {
   const std::string barred = with(std::string(kSpecialized), "    store out[%14], %13 : f16\n",
                                   "    store out[%14], %13 : f16\n    barrier\n");

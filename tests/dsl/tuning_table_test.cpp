@@ -173,8 +173,9 @@ TEST(TuningTable, AFileNamedByTheEnvironmentWinsOverTheBuiltInEntries) {
   ASSERT_FALSE(builtin.empty()) << "tuning/nvidia-h200.txt tunes m = 128, n = k = 4096";
   EXPECT_EQ(merged_tuning_table(nullptr, nullptr).config_for(gemm, m128, "NVIDIA H200", "13.0"),
             builtin);
-  EXPECT_EQ(merged_tuning_table("", "0").config_for(gemm, m128, "NVIDIA H200", "13.0"),
-            (TuningConfig{{"bm", 64}, {"bn", 64}, {"stages", 16}}));  // IRON_TUNING_BUILTIN=0: the rule
+  EXPECT_EQ(
+      merged_tuning_table("", "0").config_for(gemm, m128, "NVIDIA H200", "13.0"),
+      (TuningConfig{{"bm", 64}, {"bn", 64}, {"stages", 16}}));  // IRON_TUNING_BUILTIN=0: the rule
 
   const auto path = std::filesystem::temp_directory_path() /
                     ("iron_tuning_env_" +

@@ -7,14 +7,20 @@
 /// unrolled over T = the group size when the dispatch fixes it (exactly N), a loop otherwise.
 /// On a target with tensor maps (TargetProfile::tensor_maps), the copies of a pipeline's load
 /// block stay as they are when every op of the block is pure or a qualifying copy.tile
-/// (tile_tensor_map): expand_pipelines makes each one TMA copy on an mbarrier ring.
+/// (tile_tensor_map): expand_pipelines makes each one TMA copy on an mbarrier ring. There, a
+/// specialized pipeline (one with consumers) whose copies cannot stay is refused: its producer
+/// would be lost and every thread would copy in groups.
 #include "iron/codegen/passes/lower_tile_copies.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "iron/core/builder.hpp"
+#include "iron/core/error.hpp"
 
 namespace iron::codegen {
 namespace {
@@ -146,8 +152,11 @@ class Lowering {
         defs_(definitions(kernel)),
         threads_(fixed_group_size(kernel)) {
     ir::walk(kernel.body, [&](const ir::Op& op) {
-      if (op.kind == OpKind::Pipeline && keeps_tensor_copies(op.blocks[0])) {
+      if (op.kind != OpKind::Pipeline) return;
+      if (keeps_tensor_copies(op.blocks[0])) {
         kept_.push_back(op.blocks[0].ops.front().result);
+      } else if (op.consumers != 0 && target_.tensor_maps) {
+        refuse_lost_producer(op);
       }
     });
     defs_.clear();
@@ -182,16 +191,41 @@ class Lowering {
     if (!target_.tensor_maps || load.ops.empty() || load.ops.front().result == ir::kNoValue) {
       return false;
     }
-    bool copies = false;
+    return std::any_of(load.ops.begin(), load.ops.end(),
+                       [](const ir::Op& op) { return op.kind == OpKind::CopyTile; }) &&
+           keeping_blocker(load) == nullptr;
+  }
+
+  /// The first op of a load block that keeps its tile copies from being TMA's: an op that is
+  /// neither pure nor a tile copy, or a tile copy without a tensor map (tile_tensor_map).
+  const ir::Op* keeping_blocker(const ir::Block& load) const {
     for (const ir::Op& op : load.ops) {
-      if (op.kind == OpKind::CopyTile) {
-        if (!map_of(kernel_, defs_, op)) return false;
-        copies = true;
-      } else if (!ir::op_info(op.kind).has(ir::kPure) && op.kind != OpKind::PipelineIndex) {
-        return false;
-      }
+      const bool fine = op.kind == OpKind::CopyTile ? map_of(kernel_, defs_, op).has_value()
+                                                    : ir::op_info(op.kind).has(ir::kPure) ||
+                                                          op.kind == OpKind::PipelineIndex;
+      if (!fine) return &op;
     }
-    return copies;
+    return nullptr;
+  }
+
+  /// A specialized pipeline whose copies cannot be TMA's would lose its producer on a target
+  /// with tensor maps and run as copy groups of every thread (0.55× in bench/NOTES.md §56):
+  /// refused, naming what stands in the way.
+  void refuse_lost_producer(const ir::Op& pipe) const {
+    const ir::Block& load = pipe.blocks[0];
+    const ir::Op* blocker = keeping_blocker(load);
+    if (blocker == nullptr) return;  // no tile copies: nothing for a producer to issue
+    const std::string what =
+        blocker->kind == OpKind::CopyTile
+            ? "the tile copy there has no tensor map, which wants a destination at a multiple "
+              "of 128 bytes (1024 when swizzled, in 128-byte rows) and a base, height and width "
+              "computed from literals and constexprs"
+            : fmt::format("{} there is neither pure arithmetic nor a tile copy",
+                          ir::op_info(blocker->kind).name);
+    throw Error(fmt::format(
+        "kernel {}: the specialized pipeline at {}:{} cannot load by TMA ({}:{}: {}); keep its "
+        "load block to pure arithmetic and tile copies",
+        kernel_.name, pipe.loc.file, pipe.loc.line, blocker->loc.file, blocker->loc.line, what));
   }
 
   void lower(const ir::Op& copy, std::vector<ir::Op>& out) {
