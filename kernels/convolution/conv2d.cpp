@@ -85,8 +85,8 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
                           Constexpr<u32> dilation, Constexpr<u32> group_count)) {
   const std::string ol = convolution::kOutLength;
   if (convolution::pointwise<T>()) {
-    convolution::declare_pointwise("batch * length", c_in, {kernel_size, stride, group_count},
-                                   {padding});
+    convolution::declare_pointwise<T>("batch * length", c_in, {kernel_size, stride, group_count},
+                                      {padding});
   } else {
     convolution::declare_tiles("batch * " + ol, "c_out / group_count", "group_count");
   }
@@ -204,9 +204,8 @@ testing::TestSetup persistent_conv_setup(const Sizes& c, DType dt, testing::Rng&
   config["pointwise"] = 1;
   config["persistent"] = 1;
   testing::TestSetup setup = conv_setup(c, false, dt, rng, config);
-  runtime::Grid grid = setup.launch_grid();
-  grid.groups = {groups, 1, 1};
-  return setup.grid(grid);
+  setup.groups(groups);
+  return setup;
 }
 IRON_TEST(iron_conv2d, tuned_persistent_2x9x9x320_to_300, F16, BF16) {
   return persistent_conv_setup(square(2, 9, 320, 300, 1, 1, 0), dt, rng, 3, {});

@@ -38,8 +38,8 @@ void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& c_in, const dsl::Const
                           const dsl::Constexpr<dsl::u32>& pad_w,
                           const dsl::Constexpr<dsl::u32>& group_count) {
   if (pointwise<T>()) {
-    declare_pointwise("batch * h * w", c_in, {kh, kw, stride_h, stride_w, group_count},
-                      {pad_h, pad_w});
+    declare_pointwise<T>("batch * h * w", c_in, {kh, kw, stride_h, stride_w, group_count},
+                         {pad_h, pad_w});
   } else {
     declare_tiles("batch * " + std::string(kOutHeight) + " * " + kOutWidth, "c_out / group_count",
                   "group_count");

@@ -105,24 +105,16 @@ inline gemm::warpgroup::Shape pointwise_shape() {
   return shape;
 }
 
-/// Declares the pointwise path's dispatch and grid, a group of warpgroup::threads_of(bm) per
-/// tile of out [pixels, c_out] (pointwise_shape; the contract's expressions), or at most that
-/// many when persistent (with c_in whole 16-byte pieces, its copies'), and requires of every
-/// launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at most 0.
-inline void declare_pointwise(const std::string& pixels, const dsl::Constexpr<dsl::u32>& c_in,
-                              std::initializer_list<dsl::Constexpr<dsl::u32>> ones,
-                              std::initializer_list<dsl::Constexpr<dsl::u32>> zeros) {
+/// Declares the pointwise path's dispatch, grid and contract, gemm::warpgroup::declare's for out
+/// [pixels, c_out] (pointwise_shape; the contract's expressions) with c_in as its k, and
+/// requires of every launch the plain 1×1: each constexpr of `ones` at most 1 and of `zeros` at
+/// most 0.
+template <class T>
+void declare_pointwise(const std::string& pixels, const dsl::Constexpr<dsl::u32>& c_in,
+                       std::initializer_list<dsl::Constexpr<dsl::u32>> ones,
+                       std::initializer_list<dsl::Constexpr<dsl::u32>> zeros) {
   using namespace iron::dsl;
-  const gemm::warpgroup::Shape shape = pointwise_shape();
-  dispatch(tiled, {exactly(gemm::warpgroup::threads_of(shape.bm))});
-  const std::string tiles_n = "ceil_div(c_out, " + std::to_string(shape.bn) + ")";
-  const std::string tiles_m = "ceil_div(" + pixels + ", " + std::to_string(shape.bm) + ")";
-  if (shape.persistent) {
-    grid("[<= " + tiles_n + " * " + tiles_m + ", 1, 1]");
-    require_multiple_of(c_in, 8);
-  } else {
-    grid("[" + tiles_n + ", " + tiles_m + ", 1]");
-  }
+  gemm::warpgroup::declare<T>(pointwise_shape(), c_in, pixels, "c_out");
   for (const auto& c : ones) require_at_most(c, "1");
   for (const auto& c : zeros) require_at_most(c, "0");
 }

@@ -379,9 +379,8 @@ testing::TestSetup persistent_setup(std::size_t m, std::size_t n, std::size_t k,
                                     dsl::TuningConfig config) {
   config["persistent"] = 1;
   testing::TestSetup setup = gemm_setup(false, m, n, k, dt, rng, 1.0, kWarpgroup, config);
-  runtime::Grid grid = setup.launch_grid();
-  grid.groups = {groups, 1, 1};
-  return setup.grid(grid);
+  setup.groups(groups);
+  return setup;
 }
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_129x300x136, F16, BF16) {
   return persistent_setup(129, 300, 136, dt, rng, 3, {});

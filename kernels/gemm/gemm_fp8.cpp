@@ -388,18 +388,13 @@ IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, two_warpgroups_200x136x392, BF16) {
 // Persistent groups fewer than the tiles, each running on from tile to tile: per-tensor scales
 // (9 tiles of 64×128 over 4 groups, k a partial last step) and block scales (the blocks folded
 // within each tile, 9 tiles over 3 groups, a partial last block of k).
-testing::TestSetup on_groups(testing::TestSetup setup, std::uint32_t groups) {
-  runtime::Grid grid = setup.launch_grid();
-  grid.groups = {groups, 1, 1};
-  return setup.grid(grid);
-}
 IRON_TEST(iron_gemm_fp8_e4m3_nk, tuned_persistent_129x300x208, BF16) {
-  return on_groups(fp8_setup(DType::F8E4M3, 129, 300, 208, false, dt, rng,
-                             {{"persistent", 1}, {"bm", 64}, {"bn", 128}}),
-                   4);
+  return fp8_setup(DType::F8E4M3, 129, 300, 208, false, dt, rng,
+                   {{"persistent", 1}, {"bm", 64}, {"bn", 128}})
+      .groups(4);
 }
 IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, tuned_persistent_129x300x336, BF16) {
-  return on_groups(blockwise_setup(129, 300, 336, false, dt, rng, {{"persistent", 1}}), 3);
+  return blockwise_setup(129, 300, 336, false, dt, rng, {{"persistent", 1}}).groups(3);
 }
 
 // The square product of the fp8 target (against Iron's own bf16 iron_gemm_warpgroup_nk at the

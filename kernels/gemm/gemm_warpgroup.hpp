@@ -548,15 +548,17 @@ void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::E
   tile_product_at<true>(a, b, m, n, k, row0, col0, epilogue, shape, blocks);
 }
 
-/// The dispatch, grid and contract: a group of threads_of(bm) threads per bm×bn tile of out;
-/// with `persistent`, at most that many groups (each takes every grid-th tile) and k whole
-/// 16-byte pieces of T (persistent_product's copies).
+/// The dispatch, grid and contract: a group of threads_of(bm) threads per bm×bn tile of out
+/// [m, n] (`m` and `n` the contract's expressions of its rows and columns); with `persistent`,
+/// at most that many groups (each takes every grid-th tile) and k whole 16-byte pieces of T
+/// (persistent_product's copies).
 template <class T>
-void declare(const Shape& shape, const dsl::Constexpr<dsl::u32>& k) {
+void declare(const Shape& shape, const dsl::Constexpr<dsl::u32>& k, const std::string& m = "m",
+             const std::string& n = "n") {
   using namespace iron::dsl;
   dispatch(tiled, {exactly(threads_of(shape.bm))});
-  const std::string tiles_n = "ceil_div(n, " + std::to_string(shape.bn) + ")";
-  const std::string tiles_m = "ceil_div(m, " + std::to_string(shape.bm) + ")";
+  const std::string tiles_n = "ceil_div(" + n + ", " + std::to_string(shape.bn) + ")";
+  const std::string tiles_m = "ceil_div(" + m + ", " + std::to_string(shape.bm) + ")";
   if (shape.persistent) {
     grid("[<= " + tiles_n + " * " + tiles_m + ", 1, 1]");
     require_multiple_of(k, 16 / lane_bytes<T>());

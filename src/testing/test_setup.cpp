@@ -79,6 +79,16 @@ TestSetup& TestSetup::grid(runtime::Grid g) {
   return *this;
 }
 
+TestSetup& TestSetup::groups(std::uint32_t count) {
+  if (!grid_set_) {
+    throw Error(fmt::format("kernel {}: groups({}) changes a grid, but none is set yet",
+                            kernel_.name, count));
+  }
+  runtime::Grid g = grid_;
+  g.groups = {count, 1, 1};
+  return grid(g);
+}
+
 TestSetup& TestSetup::grid_1d(std::uint64_t n, std::uint32_t tpg) {
   return grid(runtime::Grid::elementwise(n, tpg));
 }

@@ -120,6 +120,14 @@ TEST(TestSetup, GridHelpersSetTheGrid) {
   s.grid_rows(6, 64);
   EXPECT_EQ(s.launch_grid().groups.x, 6u);
   EXPECT_EQ(s.launch_grid().group_size.x, 64u);
+  s.grid({{4, 5, 6}, {128, 1, 1}});
+  s.groups(3);
+  EXPECT_EQ(s.launch_grid().groups.x, 3u);
+  EXPECT_EQ(s.launch_grid().groups.y, 1u);
+  EXPECT_EQ(s.launch_grid().groups.z, 1u);
+  EXPECT_EQ(s.launch_grid().group_size.x, 128u);
+  TestSetup unset("testing_scale", DType::F32);
+  EXPECT_THROW(unset.groups(3), Error);
 }
 
 TEST(TestSetup, ToleranceOverride) {

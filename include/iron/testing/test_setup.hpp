@@ -53,6 +53,10 @@ class TestSetup {
   TestSetup& grid_1d(std::uint64_t n, std::uint32_t tpg);
   /// One group of tpg threads per row.
   TestSetup& grid_rows(std::uint32_t rows, std::uint32_t tpg);
+  /// The grid set so far with `count` groups along x alone (a persistent kernel's launch over
+  /// fewer groups than its tiles, so that each runs on from tile to tile); an error before a
+  /// grid is set.
+  TestSetup& groups(std::uint32_t count);
 
   const ir::Kernel& kernel() const { return kernel_; }
   /// The tuning configuration the kernel was traced under (its geometry plans with it).
