@@ -190,14 +190,15 @@ TEST(PassExpandPipelines, TwoStagesStartTheNextStepBeforeTheCompute) {
 TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
   const ir::Kernel kernel = ir::parse_kernel(kPipeline);
   EXPECT_EQ(pipeline_stages(kernel, native_target()), 3u) << "as asked";
-  EXPECT_EQ(pipeline_stages(kernel, with_shared(2 * 128)), 2u) << "128 bytes a stage";
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(std::uint64_t{2} * 128)), 2u)
+      << "128 bytes a stage";
   EXPECT_EQ(pipeline_stages(kernel, with_shared(64)), 1u) << "never fewer than one";
   std::string deep(kPipeline);
   deep.replace(deep.find("stages 3"), 8, "stages 12");
   EXPECT_EQ(pipeline_stages(ir::parse_kernel(deep), native_target()), 8u)
       << "copy groups: a wait leaves at most 7 pending";
   ir::Kernel two = kernel;
-  expand_pipelines(two, with_shared(2 * 128));
+  expand_pipelines(two, with_shared(std::uint64_t{2} * 128));
   EXPECT_EQ(two.shared[0].size, 64u);
   EXPECT_FALSE(two.shared[0].ring);
   EXPECT_EQ(problems_of(two), "");
