@@ -121,9 +121,7 @@ IRON_GEOMETRY(iron_gemm_nk) { return gemm::geometry(q); }
 IRON_TUNING(iron_gemm_kn) { return gemm::slices_tuning_space(); }
 IRON_TUNING(iron_gemm_nk) { return gemm::slices_tuning_space(); }
 IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
-  return q.dtype == DType::F32
-             ? gemm::geometry(q)
-             : gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
+  return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::tuned_geometry(q);
 }
 IRON_TUNING(iron_gemm_warpgroup_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_GEOMETRY(iron_gemm_batched_kn) {

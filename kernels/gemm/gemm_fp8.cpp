@@ -139,18 +139,10 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8_blockwise, (class F8),
 }
 IRON_KERNEL_VARIANT(iron_gemm_fp8_blockwise, e4m3_nk, f8e4m3);
 
-IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
-}
-IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
-}
-IRON_GEOMETRY(iron_gemm_fp8_rowwise_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
-}
-IRON_GEOMETRY(iron_gemm_fp8_blockwise_e4m3_nk) {
-  return gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"), tuned("persistent") == 1);
-}
+IRON_GEOMETRY(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuned_geometry(q); }
+IRON_GEOMETRY(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuned_geometry(q); }
+IRON_GEOMETRY(iron_gemm_fp8_rowwise_e4m3_nk) { return gemm::warpgroup::tuned_geometry(q); }
+IRON_GEOMETRY(iron_gemm_fp8_blockwise_e4m3_nk) { return gemm::warpgroup::tuned_geometry(q); }
 IRON_TUNING(iron_gemm_fp8_e4m3_nk) { return gemm::warpgroup::tuning_space<1>(); }
 IRON_TUNING(iron_gemm_fp8_e5m2_nk) { return gemm::warpgroup::tuning_space<1>(); }
 IRON_TUNING(iron_gemm_fp8_rowwise_e4m3_nk) { return gemm::warpgroup::tuning_space<1>(); }

@@ -83,9 +83,9 @@ inline bool persistent_pays(double m, double n, double k, std::uint32_t lane_byt
 inline constexpr double kFillTiles = 96;
 
 /// Stages the rule asks for with a narrowed tile: more than fit, so the ring takes all the
-/// shared memory (12 stages of 64×64, 6 of 128×128). A group of a small-m launch streams its
-/// weight columns at the rate its ring keeps in flight: 4 → 6 → 8 stages of 64×64 took
-/// m = 128, n = 4096, k = 14336 from 67.3 to 56.4 to 50.0 µs on the H100 (bench/NOTES.md §57).
+/// shared memory (13 stages of 64×64 on sm_90a, 6 of 128×128). A group of a small-m launch streams
+/// its weight columns at the rate its ring keeps in flight: 4 → 6 → 8 stages of 64×64 took m = 128,
+/// n = 4096, k = 14336 from 67.3 to 56.4 to 50.0 µs on the H100 (bench/NOTES.md §57).
 inline constexpr std::uint32_t kFillStages = 16;
 
 /// The rule of a product of OPERAND_BYTES-byte operands (0: of T, taken only for 16-bit T): a
@@ -580,6 +580,12 @@ inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t bm = kB
     return {{groups, 1, 1}, {threads_of(bm), 1, 1}};
   }
   return {{tiles_n, tiles_m, 1}, {threads_of(bm), 1, 1}};
+}
+
+/// geometry under the knobs in force (bm, bn, persistent), for a kernel that declares
+/// tuning_space() or their like.
+inline dsl::Geometry tuned_geometry(const dsl::GeometryQuery& q) {
+  return geometry(q, dsl::tuned("bm"), dsl::tuned("bn"), dsl::tuned("persistent") == 1);
 }
 
 }  // namespace iron::kernels::gemm::warpgroup

@@ -118,11 +118,6 @@ bool has_warpgroup_products(const ir::Block& block) {
   });
 }
 
-bool has_tile_copies(const ir::Block& block) {
-  return std::any_of(block.ops.begin(), block.ops.end(),
-                     [](const ir::Op& op) { return op.kind == OpKind::CopyTile; });
-}
-
 /// The tensor map of every tile copy left in a pipeline's load block, in program order.
 std::vector<ir::TensorMap> tensor_maps_in_order(const ir::Kernel& kernel) {
   std::vector<ir::TensorMap> maps;

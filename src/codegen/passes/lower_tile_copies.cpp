@@ -152,11 +152,14 @@ class Lowering {
         defs_(definitions(kernel)),
         threads_(fixed_group_size(kernel)) {
     ir::walk(kernel.body, [&](const ir::Op& op) {
-      if (op.kind != OpKind::Pipeline) return;
-      if (keeps_tensor_copies(op.blocks[0])) {
-        kept_.push_back(op.blocks[0].ops.front().result);
-      } else if (op.consumers != 0 && target_.tensor_maps) {
-        refuse_lost_producer(op);
+      if (op.kind != OpKind::Pipeline || !target_.tensor_maps) return;
+      const ir::Block& load = op.blocks[0];
+      if (!has_tile_copies(load)) return;
+      const ir::Op* blocker = keeping_blocker(load);
+      if (blocker != nullptr) {
+        if (op.consumers != 0) refuse_lost_producer(op, *blocker);
+      } else if (load.ops.front().result != ir::kNoValue) {
+        kept_.push_back(load.ops.front().result);
       }
     });
     defs_.clear();
@@ -187,15 +190,6 @@ class Lowering {
            std::find(kept_.begin(), kept_.end(), load.ops.front().result) != kept_.end();
   }
 
-  bool keeps_tensor_copies(const ir::Block& load) const {
-    if (!target_.tensor_maps || load.ops.empty() || load.ops.front().result == ir::kNoValue) {
-      return false;
-    }
-    return std::any_of(load.ops.begin(), load.ops.end(),
-                       [](const ir::Op& op) { return op.kind == OpKind::CopyTile; }) &&
-           keeping_blocker(load) == nullptr;
-  }
-
   /// The first op of a load block that keeps its tile copies from being TMA's: an op that is
   /// neither pure nor a tile copy, or a tile copy without a tensor map (tile_tensor_map).
   const ir::Op* keeping_blocker(const ir::Block& load) const {
@@ -208,24 +202,21 @@ class Lowering {
     return nullptr;
   }
 
-  /// A specialized pipeline whose copies cannot be TMA's would lose its producer on a target
-  /// with tensor maps and run as copy groups of every thread (0.55× in bench/NOTES.md §56):
-  /// refused, naming what stands in the way.
-  void refuse_lost_producer(const ir::Op& pipe) const {
-    const ir::Block& load = pipe.blocks[0];
-    const ir::Op* blocker = keeping_blocker(load);
-    if (blocker == nullptr) return;  // no tile copies: nothing for a producer to issue
+  /// A specialized pipeline whose copies cannot be TMA's (`blocker` in the way) would lose its
+  /// producer on a target with tensor maps and run as copy groups of every thread (0.55× in
+  /// bench/NOTES.md §56): refused, naming what stands in the way.
+  void refuse_lost_producer(const ir::Op& pipe, const ir::Op& blocker) const {
     const std::string what =
-        blocker->kind == OpKind::CopyTile
+        blocker.kind == OpKind::CopyTile
             ? "the tile copy there has no tensor map, which wants a destination at a multiple "
               "of 128 bytes (1024 when swizzled, in 128-byte rows) and a base, height and width "
               "computed from literals and constexprs"
             : fmt::format("{} there is neither pure arithmetic nor a tile copy",
-                          ir::op_info(blocker->kind).name);
+                          ir::op_info(blocker.kind).name);
     throw Error(fmt::format(
         "kernel {}: the specialized pipeline at {}:{} cannot load by TMA ({}:{}: {}); keep its "
         "load block to pure arithmetic and tile copies",
-        kernel_.name, pipe.loc.file, pipe.loc.line, blocker->loc.file, blocker->loc.line, what));
+        kernel_.name, pipe.loc.file, pipe.loc.line, blocker.loc.file, blocker.loc.line, what));
   }
 
   void lower(const ir::Op& copy, std::vector<ir::Op>& out) {
@@ -312,6 +303,11 @@ class Lowering {
 std::optional<ir::TensorMap> tile_tensor_map(const ir::Kernel& kernel, const ir::Op& op) {
   if (op.kind != OpKind::CopyTile) return std::nullopt;
   return map_of(kernel, definitions(kernel), op);
+}
+
+bool has_tile_copies(const ir::Block& block) {
+  return std::any_of(block.ops.begin(), block.ops.end(),
+                     [](const ir::Op& op) { return op.kind == OpKind::CopyTile; });
 }
 
 bool has_tile_copies(const ir::Kernel& kernel) {

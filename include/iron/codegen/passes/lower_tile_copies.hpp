@@ -18,6 +18,9 @@ std::optional<ir::TensorMap> tile_tensor_map(const ir::Kernel& kernel, const ir:
 
 /// Whether `kernel` has tile copies (copy.tile).
 bool has_tile_copies(const ir::Kernel& kernel);
+/// Whether `block` itself (not its nested blocks) holds tile copies: a pipeline's load block
+/// that keeps them for TMA.
+bool has_tile_copies(const ir::Block& block);
 
 void lower_tile_copies(ir::Kernel& kernel, const TargetProfile& target);
 
