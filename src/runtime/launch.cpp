@@ -1,8 +1,9 @@
-/// Grid shapes for the two common dispatch styles.
+/// Grid shapes for the two common dispatch styles, and host expressions evaluated for a launch.
 #include "iron/runtime/launch.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace iron::runtime {
 
@@ -23,6 +24,18 @@ Grid Grid::per_row(std::uint32_t rows, std::uint32_t tpg) {
   g.groups.x = rows;
   g.group_size.x = tpg;
   return g;
+}
+
+ir::SizeValue evaluate_for_launch(const ir::Kernel& kernel, const std::vector<Arg>& args,
+                                  const ir::SizeExpr& e) {
+  return ir::evaluate_size_expr(e, [&](const ir::SizeExpr& leaf) -> std::optional<std::int64_t> {
+    if (leaf.kind != ir::SizeExpr::Kind::Constexpr) return std::nullopt;
+    const int p = kernel.find_param(leaf.name);
+    if (p < 0) return std::nullopt;
+    const Scalar* s = std::get_if<Scalar>(&args.at(static_cast<std::size_t>(p)));
+    if (s == nullptr) return std::nullopt;
+    return s->i;
+  });
 }
 
 }  // namespace iron::runtime

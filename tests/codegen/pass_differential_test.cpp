@@ -1,6 +1,7 @@
 /// PassDifferential: kernels run on the simulator before and after the value-level passes
 /// (fold, simplify, CSE, hoist, unroll, fold, simplify, CSE, DCE) must write bit-identical
-/// outputs: every library kernel test in every dtype, hand-written kernels with special float
+/// outputs: every library kernel test in every dtype (lowered first, on each path of its target
+/// queries, as the compiler runs those passes), hand-written kernels with special float
 /// inputs, and a generated kernel storing every op on every type over edge-case constants.
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include "iron/codegen/passes/eliminate_dead_code.hpp"
 #include "iron/codegen/passes/fold_constants.hpp"
 #include "iron/codegen/passes/hoist_loop_invariants.hpp"
+#include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/codegen/passes/simplify.hpp"
 #include "iron/codegen/passes/unroll_loops.hpp"
 #include "iron/core/error.hpp"
@@ -46,20 +48,24 @@ struct Args {
   std::vector<runtime::Scalar> scalars;
 };
 
-/// Runs `kernel` on fresh copies of `args` and returns every tensor afterwards.
-std::vector<runtime::HostTensor> run(const ir::Kernel& kernel, Args args, runtime::Grid grid) {
-  std::vector<runtime::Arg> launch_args;
+/// `args` as the launch arguments of `kernel`, in parameter order.
+std::vector<runtime::Arg> launch_args(const ir::Kernel& kernel, Args& args) {
+  std::vector<runtime::Arg> out;
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     if (kernel.params[i].kind == ir::ParamKind::Constexpr) {
-      launch_args.emplace_back(args.scalars[i]);
+      out.emplace_back(args.scalars[i]);
     } else {
-      launch_args.emplace_back(&args.tensors[i]);
+      out.emplace_back(&args.tensors[i]);
     }
   }
-  runtime::sim_run({&kernel, std::move(launch_args), grid});
-  return std::move(args.tensors);
+  return out;
 }
 
+/// Runs `kernel` on fresh copies of `args` and returns every tensor afterwards.
+std::vector<runtime::HostTensor> run(const ir::Kernel& kernel, Args args, runtime::Grid grid) {
+  runtime::sim_run({&kernel, launch_args(kernel, args), grid});
+  return std::move(args.tensors);
+}
 /// Runs `transformed` and expects the bytes of every tensor in `want` (the original's run).
 void expect_outputs(const std::vector<runtime::HostTensor>& want, const ir::Kernel& transformed,
                     const Args& args, runtime::Grid grid) {
@@ -101,6 +107,26 @@ Args args_of(const testing::TestSetup& setup) {
   return args;
 }
 
+/// The kernel of `setup` as the simulator runs it on each path of its target queries (lowered
+/// as the compiler lowers it before the value-level passes: paths taken, tile copies and
+/// pipelines expanded), each with the tensors its run leaves.
+std::vector<std::pair<ir::Kernel, std::vector<runtime::HostTensor>>> lowered_runs(
+    const testing::TestSetup& setup) {
+  const ir::Kernel& kernel = setup.kernel();
+  std::vector<std::pair<ir::Kernel, std::vector<runtime::HostTensor>>> out;
+  for (const bool products : {true, false}) {
+    if (!products && !codegen::has_target_queries(kernel)) break;
+    Args args = args_of(setup);
+    runtime::SimOptions options;
+    options.warpgroup_products = products;
+    ir::Kernel lowered = runtime::simulated_kernel(
+        {&kernel, launch_args(kernel, args), setup.launch_grid()}, options);
+    std::vector<runtime::HostTensor> want = run(lowered, std::move(args), setup.launch_grid());
+    out.emplace_back(std::move(lowered), std::move(want));
+  }
+  return out;
+}
+
 TEST(PassDifferential, EveryLibraryKernelStaysValid) {
   std::size_t checked = 0;
   for (const dsl::KernelInfo& info : dsl::registered_kernels()) {
@@ -128,15 +154,17 @@ TEST(PassDifferential, EveryLibraryKernelTestGivesIdenticalOutputs) {
       SCOPED_TRACE(test.name + " " + std::string(dtype_name(d.dtype)));
       testing::Rng rng(testing::case_seed(1, test.name, d.dtype));
       std::optional<testing::TestSetup> setup;
-      std::vector<runtime::HostTensor> want;
+      std::vector<std::pair<ir::Kernel, std::vector<runtime::HostTensor>>> paths;
       try {
         setup.emplace(test.make(d.dtype, rng));
-        want = run(setup->kernel(), args_of(*setup), setup->launch_grid());
+        paths = lowered_runs(*setup);
       } catch (const Error& e) {
         if (in_library(test.loc)) ADD_FAILURE() << e.what();
         continue;  // a fixture that fails on purpose: nothing to compare
       }
-      expect_outputs(want, optimized(setup->kernel()), args_of(*setup), setup->launch_grid());
+      for (const auto& [lowered, want] : paths) {
+        expect_outputs(want, optimized(lowered), args_of(*setup), setup->launch_grid());
+      }
       compared += in_library(test.loc);
     }
   }

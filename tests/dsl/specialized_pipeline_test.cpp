@@ -1,7 +1,8 @@
 /// Specialized pipelines from the DSL (docs/tensor-cores.md, "Specialized pipelines"): a product
 /// whose copies a producer warpgroup loads runs exactly on the simulator (on both paths of its
-/// target query), sm_90a gets the producer's TMA loop, register budgets and exit, the other
-/// targets a guarded compute block; what tracing and compiling refuse.
+/// target query, the sm_90a one with the producer's TMA ring), sm_90a gets the producer's TMA loop,
+/// register budgets and exit, the other targets a guarded compute block; what tracing and compiling
+/// refuse.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -90,6 +91,29 @@ TEST(SpecializedPipeline, AProducerLoadedProductRunsExactly) {
       EXPECT_EQ(got[i * kRow + j], want) << "at " << i << ", " << j;
     }
   }
+}
+
+/// How many ops of `kind` the simulator runs for `k` on the path `products` names.
+std::size_t simulated_ops(const ir::Kernel& k, bool products, ir::OpKind kind) {
+  iron::runtime::HostTensor a = sim_test::zeros(DType::BF16, std::size_t{kRow} * kDepth);
+  iron::runtime::HostTensor b = sim_test::zeros(DType::BF16, std::size_t{kRow} * kDepth);
+  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, std::size_t{kRow} * kRow);
+  iron::runtime::SimOptions options;
+  options.warpgroup_products = products;
+  const ir::Kernel lowered =
+      iron::runtime::simulated_kernel({&k, {&a, &b, &out}, {{1, 1, 1}, {256, 1, 1}}}, options);
+  std::size_t n = 0;
+  ir::walk(lowered.body, [&](const ir::Op& op) { n += op.kind == kind ? 1 : 0; });
+  return n;
+}
+
+TEST(SpecializedPipeline, TheSimulatorRunsTheProducersTmaRingWhereSm90aDoes) {
+  const ir::Kernel k = kernel_ir_for("specialized_product_kept", DType::BF16);
+  EXPECT_EQ(simulated_ops(k, true, ir::OpKind::CopyTensor), 2u);
+  EXPECT_EQ(simulated_ops(k, true, ir::OpKind::Exit), 1u);
+  EXPECT_GT(simulated_ops(k, true, ir::OpKind::MbarArrive), 0u);
+  EXPECT_EQ(simulated_ops(k, false, ir::OpKind::CopyTensor), 0u);
+  EXPECT_EQ(simulated_ops(k, false, ir::OpKind::MbarWait), 0u);
 }
 
 TEST(SpecializedPipeline, HopperGetsAProducerThatIssuesTheCopiesAndExits) {

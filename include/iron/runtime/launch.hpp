@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iron/core/ir.hpp"
+#include "iron/core/size_expr.hpp"
 
 namespace iron::runtime {
 
@@ -51,5 +52,10 @@ struct Launch {
   std::vector<Arg> args;
   Grid grid;
 };
+
+/// The value of host expression `e` of `kernel` (a tensor map's base, height or width) for a
+/// launch with `args`: its constexpr leaves are those arguments.
+ir::SizeValue evaluate_for_launch(const ir::Kernel& kernel, const std::vector<Arg>& args,
+                                  const ir::SizeExpr& e);
 
 }  // namespace iron::runtime

@@ -32,6 +32,7 @@ class SimError : public Error {
     PendingProduct,       ///< an accumulator used before the wg.wait of a product into it
     AsyncProxy,           ///< a shared write read by a warpgroup product with no fence between
     TargetPathDependent,  ///< outputs that change with the path a target query (target.has) takes
+    Mbarrier,  ///< an mbarrier misused: a wait that never passes (a hang), one not initialized
     BadArgument,
   };
   SimError(Kind kind, const std::string& message) : Error(message), kind_(kind) {}
@@ -71,8 +72,9 @@ struct SimOptions {
   /// writes, and any output that differs is a LaneMapDependent finding: its result would depend
   /// on the target.
   bool compare_lane_maps = true;
-  /// The simulator's answer to target.has(WarpgroupProducts): the path an sm_90a device takes
-  /// when true, the path of every other target when false.
+  /// The simulator's answer to target.has(WarpgroupProducts) and target.has(TensorMaps): the path
+  /// an sm_90a device takes when true (with a pipeline's tile copies as TMA copies on mbarriers,
+  /// as sm_90a runs them), the path of every other target when false.
   bool warpgroup_products = true;
   /// Its answer to target.has(PairedAccumulatorColumns): true as both its lane maps pair them;
   /// false takes the path of a target whose lane map is unknown (wmma).
@@ -87,5 +89,11 @@ struct SimOptions {
 /// BadArgument and the verifier's findings for a malformed kernel), DispatchError when the grid
 /// breaks the kernel's contract. Output tensors are written in place.
 void sim_run(const Launch& launch, const SimOptions& options = {});
+
+/// The kernel of `launch` as the simulator runs it under `options`: its target queries answered,
+/// its specializations bound, its tile copies lowered and its pipelines expanded as a device of
+/// compute capability 9.0 has them (sm_90a's when it has warpgroup products and
+/// options.warpgroup_products).
+ir::Kernel simulated_kernel(const Launch& launch, const SimOptions& options = {});
 
 }  // namespace iron::runtime

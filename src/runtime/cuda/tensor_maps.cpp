@@ -65,15 +65,7 @@ std::map<Key, EncodedTensorMap>& cache() {
 
 std::int64_t value_of(const ir::Kernel& kernel, const std::vector<Arg>& args, const ir::SizeExpr& e,
                       const ir::TensorMap& map, std::string_view what) {
-  const ir::SizeValue v =
-      ir::evaluate_size_expr(e, [&](const ir::SizeExpr& leaf) -> std::optional<std::int64_t> {
-        if (leaf.kind != ir::SizeExpr::Kind::Constexpr) return std::nullopt;
-        const int p = kernel.find_param(leaf.name);
-        if (p < 0) return std::nullopt;
-        const Scalar* s = std::get_if<Scalar>(&args.at(static_cast<std::size_t>(p)));
-        if (s == nullptr) return std::nullopt;
-        return s->i;
-      });
+  const ir::SizeValue v = evaluate_for_launch(kernel, args, e);
   if (!v.ok()) {
     throw Error(fmt::format("{}: the {} of the tensor map of '{}' ({}): {}", kernel.name, what,
                             kernel.params.at(static_cast<std::size_t>(map.param)).name,

@@ -75,7 +75,10 @@ void simd_one(const Instr& in, std::uint32_t lanes, const Slot* a, const Slot* o
 }  // namespace
 
 void GroupRunner::barrier(const Instr& in, Active active) {
-  if (active.size() != threads_) throw report_.divergent_barrier(in, active, threads_);
+  // Threads that ran exit no longer take part (as on the GPU).
+  if (active.size() != threads_ - exits_) {
+    throw report_.divergent_barrier(in, active, threads_ - exits_);
+  }
   shared_.barrier();
   ++interval_;
 }

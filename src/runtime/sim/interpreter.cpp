@@ -28,13 +28,31 @@ GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const
   values_.assign(std::size_t{program.rows} * threads_, 0);
   wraps_.assign(values_.size(), 0);
   last_wrap_.resize(threads_);
-  masks_.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
+  strands_.push_back(std::make_unique<Strand>());
+  strands_[0]->masks.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
+  strands_[0]->threads = all_;
+  masks_ = &strands_[0]->masks;
   open_copies_.resize(threads_);
   committed_copies_.resize(threads_);
   const std::uint32_t simdgroups = (threads_ + 31) / 32;
   open_products_.resize(simdgroups);
   committed_products_.resize(simdgroups);
   proxy_fences_.assign(threads_, 0);
+  exited_.assign(threads_, 0);
+  barrier_base_.assign(program.kernel->shared.size(), -1);
+  copy_tags_.resize(program.kernel->shared.size());
+  std::uint32_t barriers = 0;
+  for (const Instr& in : program.code) {
+    const int alloc = in.exec == Exec::Mbarrier     ? in.buffer
+                      : in.exec == Exec::CopyTensor ? in.source
+                                                    : -1;
+    if (in.exec == Exec::CopyTensor) copy_tags_[in.buffer].resize(shared_.size(in.buffer));
+    if (alloc < 0 || barrier_base_[alloc] >= 0) continue;
+    barrier_base_[alloc] = static_cast<int>(barriers);
+    barriers += shared_.size(alloc) / 2;
+  }
+  mbarriers_.resize(barriers);
+  observed_.resize(std::size_t{barriers} * threads_);
 }
 
 void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
@@ -53,16 +71,35 @@ void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
   pending_products_ = 0;
   turn_ = ir::TurnStep::Pass;
   turns_begun_ = false;
-  exec(program_.main, all_, 0);
+  std::fill(exited_.begin(), exited_.end(), 0);
+  exits_ = 0;
+  std::fill(mbarriers_.begin(), mbarriers_.end(), Mbarrier{});
+  std::fill(observed_.begin(), observed_.end(), 0);
+  for (auto& tags : copy_tags_) std::fill(tags.begin(), tags.end(), CopyTag{});
+  strands_.resize(1);
+  current_ = 0;
+  try {
+    exec(program_.main, all_, 0);
+  } catch (const StrandExit&) {  // every thread ran exit
+  }
   if (turn_ == ir::TurnStep::Wait) {
     throw report_.turn_out_of_order(*last_turn_, "the group ends inside a turn, never passed");
   }
   check_copies_landed();
   check_products_waited();
+  check_tensor_copies_waited();
 }
 
 void GroupRunner::exec(Range block, Active active, std::uint32_t depth) {
-  for (std::uint32_t i = block.begin; i < block.end; ++i) exec_op(program_.code[i], active, depth);
+  std::vector<std::uint32_t> live;  // the threads left once some have run exit
+  std::uint32_t exits = exits_;
+  for (std::uint32_t i = block.begin; i < block.end; ++i) {
+    exec_op(program_.code[i], active, depth);
+    if (exits_ == exits) continue;
+    exits = exits_;
+    active = live_threads(active, live);
+    if (active.empty()) return;
+  }
 }
 
 void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
@@ -120,6 +157,16 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case Exec::ProxyFence:
       for (std::uint32_t t : active) ++proxy_fences_[t];
       return;
+    case Exec::CopyTensor:
+      copy_tensor(in, active);
+      return wake_waiters();
+    case Exec::Mbarrier:
+      mbarrier(in, active);
+      return wake_waiters();
+    case Exec::Exit:
+      return exit_threads(in, active);
+    case Exec::NoEffect:
+      return;
     case Exec::CopyAsync:
       return copy_async(in, active);
     case Exec::AsyncCommit:
@@ -159,7 +206,7 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
     return is_signed ? static_cast<std::int32_t>(counter[t]) < static_cast<std::int32_t>(end[t])
                      : counter[t] < end[t];
   };
-  std::uint32_t* looping = masks_[2 * std::size_t{depth}].data();
+  std::uint32_t* looping = (*masks_)[2 * std::size_t{depth}].data();
   if (in.exact) {  // the counter derives from its start and its step
     std::uint32_t* mark = wraps(in.result);
     const std::uint32_t* from_start = wraps(in.args[0]);
@@ -188,7 +235,7 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
         if (next < bounds.lo || next > bounds.hi) mark_counter(in, t, counter[t], step[t]);
       }
       counter[t] = ir::wrap_bits(in.type, counter[t] + step[t]);
-      if (below_end(t)) looping[still++] = t;
+      if (below_end(t) && exited_[t] == 0) looping[still++] = t;
     }
     n = still;
   }
@@ -196,8 +243,8 @@ void GroupRunner::run_for(const Instr& in, Active active, std::uint32_t depth) {
 
 void GroupRunner::run_if(const Instr& in, Active active, std::uint32_t depth) {
   const Slot* cond = row(in.args[0]);
-  std::uint32_t* then_threads = masks_[2 * std::size_t{depth}].data();
-  std::uint32_t* else_threads = masks_[2 * std::size_t{depth} + 1].data();
+  std::uint32_t* then_threads = (*masks_)[2 * std::size_t{depth}].data();
+  std::uint32_t* else_threads = (*masks_)[2 * std::size_t{depth} + 1].data();
   std::size_t n_then = 0;
   std::size_t n_else = 0;
   for (std::uint32_t t : active) {
@@ -206,6 +253,9 @@ void GroupRunner::run_if(const Instr& in, Active active, std::uint32_t depth) {
     } else {
       else_threads[n_else++] = t;
     }
+  }
+  if (in.concurrent && n_then > 0 && n_else > 0) {
+    return run_concurrently(in, Active(then_threads, n_then), Active(else_threads, n_else), depth);
   }
   if (n_then > 0) exec(in.body, Active(then_threads, n_then), depth + 1);
   if (n_else > 0) exec(in.other, Active(else_threads, n_else), depth + 1);

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arith.hpp"
@@ -18,11 +23,25 @@
 
 namespace iron::runtime::sim {
 
-/// The launch's arguments by parameter index (a tensor view or a scalar, the other one unset).
+/// A tensor map's extent for this launch: the first element, rows and row length of the matrix it
+/// reads (ir::TensorMap's expressions evaluated), and whether the GPU could encode it (the
+/// tensor's first element and its rows 16-byte aligned).
+struct MapExtent {
+  std::int64_t base = 0, height = 0, width = 0;
+  bool encodable = false;
+  std::string why;  ///< why not, when it is not
+};
+
+/// The launch's arguments by parameter index (a tensor view or a scalar, the other one unset),
+/// and the extents of the kernel's tensor maps.
 struct Bindings {
   std::vector<TensorView> tensors;
   std::vector<const Scalar*> scalars;
+  std::vector<MapExtent> maps;
 };
+
+/// Thrown by exit: unwinds the strand whose threads all ended.
+struct StrandExit {};
 
 /// Holds the per-thread values and threadgroup memory of one group; reused group after group.
 /// Tensor accesses are recorded in `shadow`, shared by the groups the runner runs.
@@ -30,6 +49,9 @@ class GroupRunner {
  public:
   GroupRunner(const Program& program, const Bindings& bindings, const Grid& grid,
               const SimOptions& options, TensorShadow& shadow);
+  ~GroupRunner();
+  GroupRunner(const GroupRunner&) = delete;
+  GroupRunner& operator=(const GroupRunner&) = delete;
 
   /// Runs the group whose linear index in the grid is `linear`; throws SimError on the first
   /// finding.
@@ -159,6 +181,81 @@ class GroupRunner {
   /// before the next barrier races with them), and the elements are released.
   void finish_products(const std::vector<PendingProduct>& group);
 
+  // tensor_copies.cpp
+  /// One mbarrier (two words of a u32 allocation): its arrivals a phase, the arrivals and
+  /// transaction bytes its current phase still waits for, and the phases completed.
+  struct Mbarrier {
+    bool live = false;  ///< initialized and not invalidated
+    std::uint32_t count = 0, arrivals = 0, phases = 0;
+    std::int64_t bytes = 0;
+    std::uint32_t copied = 0;      ///< 1 + the phase of the latest copy.tensor into it, or 0
+    std::uint32_t observed = 0;    ///< the most phases any thread has waited for
+    std::uint32_t copy_instr = 0;  ///< the latest copy.tensor into it
+  };
+  /// Which TMA copy last wrote a shared element: 1 + its mbarrier, and 1 + the phase it completes
+  /// (0, 0: a thread's write, or none).
+  struct CopyTag {
+    std::uint32_t barrier = 0, phase = 0;
+  };
+  /// mbar.init, expect, arrive, inval; mbar.wait passes, or suspends the strand until it can.
+  void mbarrier(const Instr& in, Active active);
+  /// copy.tensor: the whole box (zeros outside the matrix) lands at once, tagged with the
+  /// mbarrier phase it completes; a thread reads it only once it has waited for that phase.
+  void copy_tensor(const Instr& in, Active active);
+  /// The mbarrier at element `index` (a u32 value row) of allocation `alloc` for `thread`,
+  /// bounds-checked; its id indexes mbarriers_.
+  std::uint32_t barrier_id(const Instr& in, int alloc, std::uint32_t row, std::uint32_t thread);
+  /// "mbarrier 2 of 'bars'" for id `b`.
+  std::string barrier_name(std::uint32_t b) const;
+  /// Whether every thread of `active` may pass mbar.wait `in` now.
+  bool wait_passes(const Instr& in, Active active);
+  /// Counts one arrival on mbarrier `b` (and `bytes` more transaction bytes it expects).
+  void arrive(std::uint32_t b, std::int64_t bytes);
+  /// Completes mbarrier `b`'s phase when no arrival and no byte is missing.
+  void complete_if_done(std::uint32_t b);
+  /// Reports access `in` of a shared element a TMA copy wrote, by a thread that has not waited for
+  /// the phase that copy completes.
+  void check_copy_observed(const Instr& in, std::uint32_t thread, int alloc, std::uint32_t index,
+                           Access access);
+  /// Reports a TMA copy no thread waited for when the group ends (it may still be landing).
+  void check_tensor_copies_waited();
+
+  // strands.cpp
+  /// One side of a branch run concurrently with the other: a host thread that runs only in its
+  /// turn.
+  struct Strand {
+    enum class State : std::uint8_t { Runnable, Waiting, Joining, Done };
+    State state = State::Runnable;
+    std::vector<std::vector<std::uint32_t>> masks;  ///< its own active lists, two per depth
+    std::vector<std::uint32_t> threads;             ///< the threads it runs
+    const Instr* wait = nullptr;                    ///< Waiting: the mbar.wait
+    std::vector<std::uint32_t> waiters;             ///< and the threads at it
+    std::size_t parent = 0;
+    int children = 0;  ///< Joining: strands still running
+    std::thread host;
+  };
+  /// if: runs the two sides as strands (Instr::concurrent, and both run threads).
+  void run_concurrently(const Instr& in, Active then_threads, Active else_threads,
+                        std::uint32_t depth);
+  /// A strand's host thread: waits for its turn, runs its block, hands over when done.
+  void strand_main(std::size_t id, Range block, std::uint32_t depth);
+  /// The next strand to run after the current one, or -1: a runnable one, or a waiting one whose
+  /// wait now passes (and, when `any_waiting`, any waiting one, which reports its hang).
+  int next_strand(bool any_waiting);
+  /// Hands the turn to strand `next` and waits until it comes back to the current one.
+  void hand_over(int next);
+  /// Suspends the current strand at mbar.wait `in` until every thread of `active` may pass; a
+  /// hang finding when no strand can run.
+  void wait_for_phase(const Instr& in, Active active);
+  /// What mbar.wait `in` of `thread` still waits for, and what every other waiting strand does.
+  std::string hang_state(const Instr& in, std::uint32_t thread);
+  /// After a phase completes: a strand waiting for it runs now.
+  void wake_waiters();
+  /// exit: the threads of the current strand end (all of them: a whole branch exits).
+  [[noreturn]] void exit_threads(const Instr& in, Active active);
+  /// The threads of `active` that have not exited, in `into`.
+  Active live_threads(Active active, std::vector<std::uint32_t>& into) const;
+
   // collective.cpp
   /// Calls fn(first, lanes) for each simdgroup of `active`: threads first .. first + lanes - 1;
   /// reports a simdgroup that `in` reached with only some of its lanes.
@@ -201,8 +298,9 @@ class GroupRunner {
     Slot a = 0, b = 0;
   };
   std::vector<Wrap> last_wrap_;
-  std::vector<std::vector<std::uint32_t>> masks_;      // two per nesting depth
-  std::vector<std::vector<PendingCopy>> open_copies_;  ///< per thread: not yet committed
+  std::vector<std::vector<std::uint32_t>>* masks_ = nullptr;  // the running strand's: two per
+                                                              // nesting depth
+  std::vector<std::vector<PendingCopy>> open_copies_;         ///< per thread: not yet committed
   std::vector<std::deque<std::vector<PendingCopy>>>
       committed_copies_;                                    ///< per thread, oldest first
   std::vector<std::vector<PendingProduct>> open_products_;  ///< per simdgroup: not committed
@@ -216,10 +314,24 @@ class GroupRunner {
   Dim3 group_;
   std::uint32_t first_id_ = 1;  ///< Actor::id of the group's thread 0
   std::uint32_t interval_ = 0;  ///< barrier interval, counted over every group run here
+  std::uint32_t exits_ = 0;     ///< threads that ran exit
   std::uint64_t trips_ = 0;
   ir::TurnStep turn_ = ir::TurnStep::Pass;  ///< the group's last wg.turn step
   bool turns_begun_ = false;
+  bool woke_ = false;      ///< a phase completed during the current op
+  bool aborting_ = false;  ///< a strand failed: the others unwind
   const Instr* last_turn_ = nullptr;
+
+  std::vector<int> barrier_base_;                ///< per allocation: its first mbarrier's id, or -1
+  std::vector<Mbarrier> mbarriers_;              ///< by id
+  std::vector<std::uint32_t> observed_;          ///< per thread and mbarrier: phases it waited for
+  std::vector<std::vector<CopyTag>> copy_tags_;  ///< per allocation copy.tensor writes: per element
+  std::vector<std::uint8_t> exited_;             ///< per thread: ran exit
+  std::vector<std::unique_ptr<Strand>> strands_;  ///< [0]: the group's own run
+  std::size_t current_ = 0;                       ///< the strand running
+  std::mutex turn_mutex_;
+  std::condition_variable turn_changed_;
+  std::exception_ptr strand_failure_;  ///< the first finding of a strand, rethrown by the group
 };
 
 template <class Fn>

@@ -49,6 +49,7 @@ void GroupRunner::record_shared(const Instr& in, int alloc, std::uint32_t thread
   if (access != Access::Read && shared_.product_reads(alloc, index) != 0) {
     throw report_.operand_overwritten(in, thread, access, name, index, shared_.size(alloc));
   }
+  if (!copy_tags_[alloc].empty()) check_copy_observed(in, thread, alloc, index, access);
   if (auto first = shared_.record(alloc, index, thread, access, instr_index(in))) {
     throw report_.race(in, thread, access, *first, name, index, shared_.size(alloc));
   }

@@ -59,6 +59,8 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::NoOperands:
       if (k == OpKind::WgTurn) return Exec::Turn;
       if (k == OpKind::BarrierAmong) return Exec::BarrierAmong;
+      if (k == OpKind::WgRegisters) return Exec::NoEffect;
+      if (k == OpKind::Exit) return Exec::Exit;
       return k == OpKind::FenceProxyAsync ? Exec::ProxyFence : Exec::Barrier;
     case TypeRule::RegisterArray:
       return Exec::RegsDecl;
@@ -89,10 +91,12 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::PipelineIndex:
     case TypeRule::TargetQuery:     // sim_run answers target queries first; compile() refuses them
     case TypeRule::Specialization:  // and binds or drops specializations
-    case TypeRule::TileCopy:        // and lowers tile copies; the simulator makes no tensor maps
-    case TypeRule::TensorCopy:
-    case TypeRule::Mbarrier:
+    case TypeRule::TileCopy:        // and lowers tile copies
       break;
+    case TypeRule::TensorCopy:
+      return Exec::CopyTensor;
+    case TypeRule::Mbarrier:
+      return Exec::Mbarrier;
   }
   return Exec::Barrier;
 }
@@ -143,10 +147,16 @@ class Compiler {
       const ir::Op& op = b.ops[i];
       if (op.blocks.empty()) continue;
       p_.depth = std::max(p_.depth, depth + 1);
+      const std::size_t nested = p_.code.size();
       const Range body = block(op.blocks[0], depth + 1);
       const Range other = op.blocks.size() > 1 ? block(op.blocks[1], depth + 1) : Range{};
-      p_.code[begin + i].body = body;
-      p_.code[begin + i].other = other;
+      Instr& in = p_.code[begin + i];
+      in.body = body;
+      in.other = other;
+      in.concurrent =
+          in.exec == Exec::If && body.end > body.begin && other.end > other.begin &&
+          std::any_of(p_.code.begin() + static_cast<std::ptrdiff_t>(nested), p_.code.end(),
+                      [](const Instr& x) { return x.kind == OpKind::MbarWait; });
     }
     return {begin, begin + static_cast<std::uint32_t>(b.ops.size())};
   }
@@ -230,9 +240,22 @@ class Compiler {
       case Exec::AsyncWait:
         in.inner = static_cast<std::uint32_t>(op.ivalue);
         break;
+      case Exec::CopyTensor:
+        in.buffer = op.shared;
+        in.on_shared = true;
+        in.source = op.shared_b;
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        p_.tensor_use[k_.tensor_maps[in.inner].param].loaded = true;
+        break;
+      case Exec::Mbarrier:
+        in.buffer = op.shared;
+        in.imm = static_cast<Slot>(op.ivalue);
+        break;
       case Exec::AsyncCommit:
       case Exec::WgCommit:
       case Exec::ProxyFence:
+      case Exec::Exit:
+      case Exec::NoEffect:
         break;
       case Exec::WgMma:
         in.fragment = fragments_[op.args[0]];
@@ -377,15 +400,9 @@ Program compile(const ir::Kernel& kernel) {
                                  kernel.name,
                                  op.kind == OpKind::TargetHas ? "target query" : "specialization"));
     }
-    const ir::TypeRule rule = ir::op_info(op.kind).types;
-    if (rule == ir::TypeRule::TileCopy || rule == ir::TypeRule::TensorCopy ||
-        rule == ir::TypeRule::Mbarrier || op.kind == OpKind::WgRegisters ||
-        op.kind == OpKind::Exit) {
+    if (ir::op_info(op.kind).types == ir::TypeRule::TileCopy) {
       throw SimError(SimError::Kind::BadArgument,
-                     fmt::format("{}: {} reached the simulator (tile copies run as each thread's "
-                                 "copies there, and pipelines without tensor maps need no "
-                                 "mbarriers or register budgets: run lower_tile_copies without "
-                                 "tensor maps)",
+                     fmt::format("{}: {} reached the simulator (run lower_tile_copies first)",
                                  kernel.name, ir::op_name(op.kind)));
     }
   });

@@ -45,6 +45,10 @@ enum class Exec : std::uint8_t {
   WgCommit,      ///< wg.commit
   WgWait,        ///< wg.wait: finishes a simdgroup's oldest product groups
   ProxyFence,    ///< fence.proxy.async: orders a thread's shared writes before product reads
+  CopyTensor,    ///< copy.tensor: a TMA box into shared memory, completing an mbarrier's bytes
+  Mbarrier,      ///< mbar.*: init, expect (an arrival and bytes), wait, arrive, inval
+  Exit,          ///< exit: the threads end (the whole branch that reaches it)
+  NoEffect,      ///< wg.registers: a register budget, nothing for the simulator to run
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -67,6 +71,8 @@ struct Instr {
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
   bool on_output = false;      ///< memory op on a tensor the kernel writes: race-checked
+  bool concurrent = false;     ///< if with two sides, one of which waits on an mbarrier: the
+                               ///< sides run as concurrent strands
   bool exact = false;          ///< op on the way into an index (arithmetic, cast, select,
                                ///< variable, loop counter): its value carries a wrap mark
   std::uint8_t lanes = 1;      ///< elements per access of a vector load or store
@@ -75,6 +81,7 @@ struct Instr {
   ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's;
                                ///< frag.rowvalue/rowreduce/convert: the accumulator's
   std::uint32_t inner = 0;     ///< frag.mma, wg.mma: K, the columns of a and the rows of b;
+                               ///< copy.tensor: the tensor map;
                                ///< wg.wait: the groups that may stay pending;
                                ///< wg.turn: the warpgroups that take turns (axis: the step);
                                ///< frag.get/set/coord/rowvalue: the slot; frag.rowreduce: the
@@ -90,8 +97,9 @@ struct Instr {
       0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index
   int source = -1;             ///< copy.async: the tensor it reads (buffer: the allocation);
-                               ///< wg.mma: B's allocation (buffer: A's)
-  Slot imm = 0;                ///< Const value
+                               ///< wg.mma: B's allocation (buffer: A's); copy.tensor: the
+                               ///< mbarriers' allocation (buffer: the destination)
+  Slot imm = 0;                ///< Const value; mbar.init: arrivals; mbar.expect: bytes
   Range body, other;           ///< For: body; If: then, else
   const ir::Op* op = nullptr;  ///< the source op, for messages
 };

@@ -339,6 +339,52 @@ SimError Reporter::divergent_simdgroup(const Instr& in, std::uint32_t active_lan
                               lanes, thread_text(here), thread_text(missing), where(in)));
 }
 
+SimError Reporter::mbarrier_hang(const Instr& in, std::uint32_t thread, std::string_view barrier,
+                                 std::uint32_t parity, std::string_view state) const {
+  return {SimError::Kind::Mbarrier,
+          fmt::format("{}: {} waits on {} for the phase of parity {}, which never "
+                      "completes (its phase still waits for {}), and no other thread of "
+                      "the group can run: the group would hang, {} {}",
+                      program_.kernel->name, thread_text(thread), barrier, parity, state,
+                      ir::op_name(in.kind), where(in))};
+}
+
+SimError Reporter::mbarrier_misuse(const Instr& in, std::uint32_t thread, std::string_view barrier,
+                                   std::string_view why) const {
+  return {SimError::Kind::Mbarrier,
+          fmt::format("{}: {} on {} by {}: {}, {}", program_.kernel->name, ir::op_name(in.kind),
+                      barrier, thread_text(thread), why, where(in))};
+}
+
+SimError Reporter::copy_not_waited(const Instr& in, std::uint32_t thread, Access access,
+                                   std::string_view alloc, std::uint32_t index,
+                                   std::string_view barrier, std::uint32_t phase) const {
+  return {SimError::Kind::SharedRace,
+          fmt::format("{}: {} {} '{}' at index {}, which a TMA copy (copy.tensor) "
+                      "completing phase {} of {} writes, before waiting for that phase "
+                      "(mbar.wait), {} {}",
+                      program_.kernel->name, thread_text(thread), access_verb(access), alloc, index,
+                      phase, barrier, ir::op_name(in.kind), where(in))};
+}
+
+SimError Reporter::tensor_copy_not_waited(const Instr& copy, std::string_view barrier,
+                                          std::uint32_t phase) const {
+  return {SimError::Kind::Mbarrier,
+          fmt::format("{}: the group ends while the TMA copy completing phase {} of {} "
+                      "may still be landing: no thread waited for it (mbar.wait), the "
+                      "last copy {}",
+                      program_.kernel->name, phase, barrier, where(copy))};
+}
+
+SimError Reporter::tensor_map_unusable(const Instr& in, std::uint32_t thread,
+                                       std::string_view tensor, std::string_view why) const {
+  return {SimError::Kind::OutOfBounds,
+          fmt::format("{}: {} copies through the tensor map of '{}', which {} (a TMA copy "
+                      "runs only where its tensor allows one), {} {}",
+                      program_.kernel->name, thread_text(thread), tensor, why, ir::op_name(in.kind),
+                      where(in))};
+}
+
 SimError Reporter::zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const {
   return SimError(SimError::Kind::ZeroStepLoop,
                   fmt::format("{}: loop with step 0 never ends: {} starts at {} below the end {} "

@@ -98,6 +98,27 @@ class Reporter {
   /// it never waited for, the first started by `product`.
   SimError products_not_waited(const Instr& product, std::uint32_t first,
                                std::size_t products) const;
+  /// mbar.wait by `thread` on mbarrier `barrier` for `parity` that no strand can make pass: the
+  /// group would hang; `state` says what its phase still waits for.
+  SimError mbarrier_hang(const Instr& in, std::uint32_t thread, std::string_view barrier,
+                         std::uint32_t parity, std::string_view state) const;
+  /// An mbarrier op by `thread` that the barrier's state forbids: `why`.
+  SimError mbarrier_misuse(const Instr& in, std::uint32_t thread, std::string_view barrier,
+                           std::string_view why) const;
+  /// An access by `thread` of a shared element that the TMA copy completing phase `phase` of
+  /// mbarrier `barrier` wrote, before the thread waited for that phase.
+  SimError copy_not_waited(const Instr& in, std::uint32_t thread, Access access,
+                           std::string_view alloc, std::uint32_t index, std::string_view barrier,
+                           std::uint32_t phase) const;
+  /// A TMA copy (`copy`) into phase `phase` of mbarrier `barrier` that no thread waited for
+  /// before the group ended.
+  SimError tensor_copy_not_waited(const Instr& copy, std::string_view barrier,
+                                  std::uint32_t phase) const;
+  /// A TMA copy by `thread` through a tensor map the GPU could not encode (`why`).
+  SimError tensor_map_unusable(const Instr& in, std::uint32_t thread, std::string_view tensor,
+                               std::string_view why) const;
+  /// "thread 3 (3,0,0)".
+  std::string thread_name(std::uint32_t t) const { return thread_text(t); }
   SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
   SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
                    Slot step) const;

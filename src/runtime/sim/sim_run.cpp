@@ -15,6 +15,7 @@
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/passes/select_target_paths.hpp"
 #include "iron/core/rewriter.hpp"
+#include "iron/core/size_expr.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/launch_specialization.hpp"
 #include "iron/runtime/sim.hpp"
@@ -30,6 +31,42 @@ constexpr std::uint64_t kParallelThreshold = 4096;
 // Threads are named by a 32-bit Actor::id in the race bookkeeping (0 is nobody).
 constexpr std::uint64_t kMaxThreads = 0xFFFFFFFEu;
 
+/// The extent of tensor map `map` for a launch with `args`, and whether the GPU could encode it:
+/// the tensor's first element and its rows 16-byte aligned (a tensor's elements start aligned),
+/// the matrix inside the tensor.
+sim::MapExtent map_extent(const ir::Kernel& kernel, const std::vector<Arg>& args,
+                          const ir::TensorMap& map, std::uint64_t count) {
+  sim::MapExtent e;
+  std::string error;
+  auto value = [&](const ir::SizeExpr& expr) -> std::int64_t {
+    const ir::SizeValue v = evaluate_for_launch(kernel, args, expr);
+    if (!v.ok() && error.empty()) error = v.error;
+    return v.ok() ? v.value : 0;
+  };
+  e.base = value(map.base);
+  e.height = value(map.height);
+  e.width = value(map.width);
+  const std::uint64_t size =
+      dtype_size(kernel.params.at(static_cast<std::size_t>(map.param)).dtype);
+  if (!error.empty()) {
+    e.why = "cannot be evaluated: " + error;
+  } else if (e.base < 0 || e.height < 1 || e.width < 1) {
+    e.why = fmt::format("starts at {} with {} rows of {}", e.base, e.height, e.width);
+  } else if (static_cast<std::uint64_t>(e.base) * size % 16 != 0) {
+    e.why = fmt::format("starts at element {}, not 16-byte aligned", e.base);
+  } else if (static_cast<std::uint64_t>(e.width) * size % 16 != 0) {
+    e.why = fmt::format("has rows of {} elements, not a multiple of 16 bytes", e.width);
+  } else if (static_cast<std::uint64_t>(e.base) +
+                 static_cast<std::uint64_t>(e.height) * static_cast<std::uint64_t>(e.width) >
+             count) {
+    e.why = fmt::format("spans elements {} to {} of a tensor of {}", e.base,
+                        e.base + e.height * e.width - 1, count);
+  } else {
+    e.encodable = true;
+  }
+  return e;
+}
+
 sim::Bindings bind(const ir::Kernel& kernel, const std::vector<Arg>& args) {
   sim::Bindings b;
   b.tensors.resize(args.size());
@@ -41,6 +78,10 @@ sim::Bindings bind(const ir::Kernel& kernel, const std::vector<Arg>& args) {
       HostTensor* t = std::get<HostTensor*>(args[i]);
       b.tensors[i] = {t->bytes.data(), t->bytes.size() / dtype_size(kernel.params[i].dtype)};
     }
+  }
+  for (const ir::TensorMap& map : kernel.tensor_maps) {
+    b.maps.push_back(
+        map_extent(kernel, args, map, b.tensors.at(static_cast<std::size_t>(map.param)).count));
   }
   return b;
 }
@@ -203,26 +244,26 @@ void compare_target_paths(const Launch& launch, const SimOptions& options,
                path(second), "the branches on target_has(...) must compute the same results");
 }
 
-}  // namespace
-
-void sim_run(const Launch& launch, const SimOptions& options) {
-  if (launch.kernel == nullptr) {
-    throw SimError(SimError::Kind::BadArgument, "sim_run: the launch has no kernel");
-  }
-  // The simulator stands for a CUDA device of compute capability 9.0: its shared memory, and the
-  // stages its pipelines run with (as sm_90a for a kernel with warpgroup products, which it runs
-  // asynchronously as wgmma does).
-  // Its target queries take the path options.warpgroup_products says.
-  // Tile copies run as each thread's copies (it encodes no tensor maps).
+/// The simulator stands for a CUDA device of compute capability 9.0: its shared memory, and the
+/// stages its pipelines run with (as sm_90a for a kernel with warpgroup products, which it runs
+/// asynchronously as wgmma does). Its target queries take the path options.warpgroup_products
+/// says; on the path with them, a pipeline's tile copies run as TMA copies on mbarriers where
+/// sm_90a runs them so.
+codegen::TargetProfile simulated_device(const ir::Kernel& kernel, const SimOptions& options) {
+  const bool products = codegen::has_warpgroup_products(kernel);
   codegen::TargetProfile device = codegen::TargetProfile::cuda(
-      90, codegen::has_warpgroup_products(*launch.kernel) ? codegen::MmaStrategy::Wgmma
-                                                          : codegen::MmaStrategy::MmaSync);
-  device.tensor_maps = false;
+      90, products ? codegen::MmaStrategy::Wgmma : codegen::MmaStrategy::MmaSync);
+  device.tensor_maps = products && options.warpgroup_products;
+  return device;
+}
+
+/// simulated_kernel's passes; nullopt when none changes the kernel (no copy is made).
+std::optional<ir::Kernel> lowered_for_simulation(const Launch& launch, const SimOptions& options,
+                                                 const codegen::TargetProfile& device) {
   // Its specializations are bound as a CUDA launch binds them, so it runs the code that
   // launch compiles.
-  const bool queries = codegen::has_target_queries(*launch.kernel);
   std::optional<ir::Kernel> expanded;
-  if (queries || codegen::has_specializations(*launch.kernel)) {
+  if (codegen::has_target_queries(*launch.kernel) || codegen::has_specializations(*launch.kernel)) {
     expanded = *launch.kernel;
     codegen::select_target_paths(
         *expanded,
@@ -246,6 +287,28 @@ void sim_run(const Launch& launch, const SimOptions& options) {
     if (!expanded) expanded = *launch.kernel;
     codegen::expand_pipelines(*expanded, device);
   }
+  return expanded;
+}
+
+}  // namespace
+
+ir::Kernel simulated_kernel(const Launch& launch, const SimOptions& options) {
+  if (launch.kernel == nullptr) {
+    throw SimError(SimError::Kind::BadArgument, "simulated_kernel: the launch has no kernel");
+  }
+  std::optional<ir::Kernel> lowered =
+      lowered_for_simulation(launch, options, simulated_device(*launch.kernel, options));
+  if (lowered) return std::move(*lowered);
+  return *launch.kernel;
+}
+
+void sim_run(const Launch& launch, const SimOptions& options) {
+  if (launch.kernel == nullptr) {
+    throw SimError(SimError::Kind::BadArgument, "sim_run: the launch has no kernel");
+  }
+  const codegen::TargetProfile device = simulated_device(*launch.kernel, options);
+  const bool queries = codegen::has_target_queries(*launch.kernel);
+  const std::optional<ir::Kernel> expanded = lowered_for_simulation(launch, options, device);
   const ir::Kernel& kernel = expanded ? *expanded : *launch.kernel;
   const sim::Program program = sim::compile(kernel);  // verifies the kernel first
   DeviceLimits limits;
