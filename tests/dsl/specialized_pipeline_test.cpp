@@ -23,8 +23,9 @@ constexpr std::uint32_t kRow = 64;     // elements of a 128-byte row of 16-bit v
 constexpr std::uint32_t kDepth = 256;  // k: four 64-column steps
 
 // out = a · bᵀ for a [64, 256] and b [64, 256] (as [n, k]): one consumer warpgroup multiplies,
-// a second loads each step's boxes by tile copies; products in flight one step (lag 1).
-IRON_KERNEL_TEMPLATE(specialized_product, (bool BARRIER_IN_COMPUTE),
+// a second loads each step's boxes by tile copies; products in flight one step, declared as a
+// lag of LAG.
+IRON_KERNEL_TEMPLATE(specialized_product, (bool BARRIER_IN_COMPUTE, std::uint32_t LAG),
                      (Tensor<T> a, Tensor<T> b, Out<f32> out)) {
   dispatch(tiled, {exactly(256)});
   auto tile_a = ring<T>(kRow * kRow, Swizzled{kRow});
@@ -43,7 +44,7 @@ IRON_KERNEL_TEMPLATE(specialized_product, (bool BARRIER_IN_COMPUTE),
         warpgroup_wait(1, acc);
         if constexpr (BARRIER_IN_COMPUTE) barrier();
       },
-      1, Specialized{128});
+      LAG, Specialized{128});
   warpgroup_wait(0, acc);
   auto row0 = simdgroup_id() * 16u;
   for (std::uint32_t slot = 0; slot < FragAcc<16, kRow>::elements; ++slot) {
@@ -52,8 +53,9 @@ IRON_KERNEL_TEMPLATE(specialized_product, (bool BARRIER_IN_COMPUTE),
     }
   }
 }
-IRON_KERNEL_VARIANT(specialized_product, kept, false);
-IRON_KERNEL_VARIANT(specialized_product, barrier_in_compute, true);
+IRON_KERNEL_VARIANT(specialized_product, kept, false, 1);
+IRON_KERNEL_VARIANT(specialized_product, barrier_in_compute, true, 1);
+IRON_KERNEL_VARIANT(specialized_product, lag_understated, false, 0);
 
 IRON_KERNEL(specialized_partial_warpgroup, (Tensor<T> x, Out<T> out)) {
   dispatch(tiled, {exactly(256)});
@@ -89,6 +91,27 @@ TEST(SpecializedPipeline, AProducerLoadedProductRunsExactly) {
       double want = 0.0;
       for (std::size_t p = 0; p < kDepth; ++p) want += a[i * kDepth + p] * b[j * kDepth + p];
       EXPECT_EQ(got[i * kRow + j], want) << "at " << i << ", " << j;
+    }
+  }
+}
+
+TEST(SpecializedPipeline, AProducerRefillingASlotAProductStillReadsIsReported) {
+  // lag 0 declared, one step's products left in flight: the consumers free a slot their products
+  // still read, and the refill is reported on both paths.
+  const ir::Kernel k = kernel_ir_for("specialized_product_lag_understated", DType::BF16);
+  for (const bool products : {true, false}) {
+    iron::runtime::HostTensor a = sim_test::zeros(DType::BF16, std::size_t{kRow} * kDepth);
+    iron::runtime::HostTensor b = sim_test::zeros(DType::BF16, std::size_t{kRow} * kDepth);
+    iron::runtime::HostTensor out = sim_test::zeros(DType::F32, std::size_t{kRow} * kRow);
+    iron::runtime::SimOptions options;
+    options.warpgroup_products = products;
+    options.compare_target_paths = false;
+    const auto found = sim_test::finding(k, {&a, &b, &out}, {{1, 1, 1}, {256, 1, 1}}, options);
+    ASSERT_TRUE(found.has_value()) << products;
+    EXPECT_EQ(found->kind(), iron::runtime::SimError::Kind::SharedRace) << found->what();
+    if (products) {  // the TMA copy meets the pending product; elsewhere the copies race its reads
+      EXPECT_NE(std::string(found->what()).find("still reads"), std::string::npos) << found->what();
+      EXPECT_NE(std::string(found->what()).find("copy.tensor"), std::string::npos) << found->what();
     }
   }
 }

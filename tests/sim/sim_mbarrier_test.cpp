@@ -59,9 +59,17 @@ constexpr std::string_view kRingCopy = R"(kernel ring_copy dtype=f16 mode=tiled
 }
 )";
 
+/// The same ring without a producer: one warpgroup, whose first thread issues the copies.
+std::string plain_ring() {
+  std::string text(kRingCopy);
+  text.replace(text.find(" consumers 128"), 14, "");
+  text.replace(text.find("rule exactly 256"), 16, "rule exactly 128");
+  return text;
+}
+
 /// The kernel's IR text as sm_90a runs it: tile copies kept for TMA, the pipeline expanded.
-std::string expanded() {
-  ir::Kernel kernel = ir::parse_kernel(kRingCopy);
+std::string expanded(std::string_view source = kRingCopy) {
+  ir::Kernel kernel = ir::parse_kernel(source);
   const auto hopper = codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma);
   codegen::lower_tile_copies(kernel, hopper);
   codegen::expand_pipelines(kernel, hopper);
@@ -98,10 +106,10 @@ struct RingRun {
   }
   std::uint32_t steps() const { return (k + 63) / 64; }
 
-  std::optional<SimError> run(const std::string& text) {
+  std::optional<SimError> run(const std::string& text, std::uint32_t threads = 256) {
     const ir::Kernel kernel = ir::parse_kernel(text);
     return finding(kernel, {&in, &out, scalar(DType::U32, m), scalar(DType::U32, k)},
-                   runtime::Grid{{1, 1, 1}, {256, 1, 1}});
+                   runtime::Grid{{1, 1, 1}, {threads, 1, 1}});
   }
 
   /// out[s·512 + r·64 + c] = x[r][s·64 + c], zero outside the matrix.
@@ -135,6 +143,26 @@ TEST(SimMbarrier, BoxesPastTheMatrixLandZeros) {
   const auto found = ring.run(expanded());
   ASSERT_FALSE(found) << found->what();
   ring.expect_copied();
+}
+
+TEST(SimMbarrier, ARingWithoutAProducerLandsEveryStep) {
+  const std::string text = expanded(plain_ring());
+  ASSERT_NE(text.find("copy.tensor"), std::string::npos) << text;
+  ASSERT_EQ(text.find("exit"), std::string::npos) << text;
+  RingRun ring(7, 264);  // a row and, in the last step, 56 columns outside
+  const auto found = ring.run(text, 128);
+  ASSERT_FALSE(found) << found->what();
+  ring.expect_copied();
+}
+
+TEST(SimMbarrier, ARingWithoutAProducerReadBeforeItsWaitIsReported) {
+  const std::string text = without_line(expanded(plain_ring()), "for %", "mbar.wait");
+  RingRun ring(8, 320);
+  const auto found = ring.run(text, 128);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->kind(), SimError::Kind::SharedRace) << found->what();
+  EXPECT_NE(std::string(found->what()).find("before waiting for that phase"), std::string::npos)
+      << found->what();
 }
 
 TEST(SimMbarrier, AReadBeforeTheFullPhaseIsWaitedForIsReported) {
