@@ -3,7 +3,8 @@
 /// slots) runs with its two sides as concurrent strands and lands the right elements; and each
 /// breach of the protocol, made by editing the expanded IR, is a finding: a read before the
 /// phase's wait, a slot freed before it is read, a missing arrival or a wrong byte count (a
-/// hang), a barrier used before mbar.init, a tensor map the GPU could not encode.
+/// hang), a producer that never waits for a free slot (its barriers run phases ahead), a barrier
+/// used before mbar.init, a tensor map the GPU could not encode.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -198,6 +199,18 @@ TEST(SimMbarrier, ConsumersThatNeverFreeASlotHangTheProducer) {
   ASSERT_TRUE(found);
   EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
   EXPECT_NE(std::string(found->what()).find("would hang"), std::string::npos) << found->what();
+}
+
+TEST(SimMbarrier, AProducerThatNeverWaitsForAFreeSlotRunsPhasesAheadOfItsWaiters) {
+  // It refills each slot at once: the consumers' first wait finds phases 0 and 2 of their slot
+  // complete, which a wait by parity cannot tell apart.
+  const std::string text = without_line(expanded(), "wg.registers dec", "mbar.wait");
+  RingRun ring(8, 320);
+  const auto found = ring.run(text);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
+  EXPECT_NE(std::string(found->what()).find("phases 0 and 2 of that parity"), std::string::npos)
+      << found->what();
 }
 
 TEST(SimMbarrier, ExpectingMoreBytesThanTheCopiesMoveHangsTheConsumers) {

@@ -4,8 +4,9 @@
 /// whole box at once (zeros outside the matrix), as early as the GPU may land it, and tags each
 /// element with the phase it completes: a thread that touches the element before waiting for that
 /// phase is reported, and so is a copy over operands a warpgroup product still reads, a wait that
-/// can never pass (a hang), an op on a barrier that is not initialized, and a copy nobody waited
-/// for when the group ends.
+/// can never pass (a hang), a wait whose barrier ran two phases past it (parity cannot tell them
+/// apart), an op on a barrier that is not initialized, and a copy nobody waited for when the group
+/// ends.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -116,7 +117,18 @@ void GroupRunner::mbarrier(const Instr& in, Active active) {
         const std::uint32_t parity = row(in.args[1])[t] & 1u;
         const std::uint32_t seen = (bar.phases - 1) % 2 == parity ? bar.phases : bar.phases - 1;
         std::uint32_t& known = observed_[std::size_t{t} * mbarriers_.size() + b];
-        if (bar.phases > 0 && seen > known) known = seen;
+        if (bar.phases == 0) continue;
+        // A phase of the same parity completed since the thread's last wait: a wait by parity
+        // cannot tell the two apart (on the GPU it passes early, or hangs).
+        if (seen >= known + 3) {
+          throw report_.mbarrier_misuse(
+              in, t, barrier_name(b),
+              fmt::format("the thread waits for the phase of parity {}, but phases {} and {} "
+                          "of that parity completed since its last wait (the barrier ran ahead "
+                          "of its waiter: a wait by parity cannot tell them apart)",
+                          parity, seen - 3, seen - 1));
+        }
+        if (seen > known) known = seen;
         if (known > bar.observed) bar.observed = known;
       }
       return;
