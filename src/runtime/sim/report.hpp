@@ -117,15 +117,15 @@ class Reporter {
   /// A TMA copy by `thread` through a tensor map the GPU could not encode (`why`).
   SimError tensor_map_unusable(const Instr& in, std::uint32_t thread, std::string_view tensor,
                                std::string_view why) const;
-  /// "thread 3 (3,0,0)".
-  std::string thread_name(std::uint32_t t) const { return thread_text(t); }
   SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
   SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
                    Slot step) const;
   SimError division_by_zero(const Instr& in, std::uint32_t thread) const;
 
- private:
+  /// "thread 3 (3,0,0)".
   std::string thread_text(std::uint32_t t) const;
+
+ private:
   std::string where(const Instr& in) const;
   /// "thread 3 (3,0,0) in group (1,0,0)" for an Actor::id.
   std::string actor_text(std::uint32_t id) const;

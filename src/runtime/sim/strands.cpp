@@ -152,7 +152,7 @@ std::string GroupRunner::hang_state(const Instr& in, std::uint32_t thread) {
     const Instr& wait = *s.wait;
     state += fmt::format(
         "; meanwhile {} waits on {} for the phase of parity {}, which waits for {}",
-        report_.thread_name(t), barrier_name(barrier_id(wait, wait.buffer, wait.args[0], t)),
+        report_.thread_text(t), barrier_name(barrier_id(wait, wait.buffer, wait.args[0], t)),
         row(wait.args[1])[t] & 1u, missing(wait, t));
   }
   return state;
