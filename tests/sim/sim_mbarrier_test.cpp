@@ -3,8 +3,8 @@
 /// slots) runs with its two sides as concurrent strands and lands the right elements; and each
 /// breach of the protocol, made by editing the expanded IR, is a finding: a read before the
 /// phase's wait, a slot freed before it is read, a missing arrival or a wrong byte count (a
-/// hang), a producer that never waits for a free slot (its barriers run phases ahead), a barrier
-/// used before mbar.init, a tensor map the GPU could not encode.
+/// hang), a producer that never waits for a free slot (its barriers run phases ahead), an arrival
+/// too many, a barrier used before mbar.init, a tensor map the GPU could not encode.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -220,6 +220,21 @@ TEST(SimMbarrier, ExpectingMoreBytesThanTheCopiesMoveHangsTheConsumers) {
   ASSERT_TRUE(found);
   EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
   EXPECT_NE(std::string(found->what()).find("1024 bytes"), std::string::npos) << found->what();
+}
+
+TEST(SimMbarrier, MoreArrivalsAPhaseThanTheBarrierCountsAreReported) {
+  // the producer announces each step's bytes twice: two arrivals on a barrier of one
+  std::string text = expanded();
+  const std::size_t expect = text.find("mbar.expect @");
+  const std::size_t line = text.rfind('\n', expect) + 1;
+  text.insert(line, text.substr(line, text.find('\n', expect) + 1 - line));
+  RingRun ring(8, 320);
+  const auto found = ring.run(text);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
+  EXPECT_NE(std::string(found->what()).find("more arrivals a phase than its mbar.init counts"),
+            std::string::npos)
+      << found->what();
 }
 
 TEST(SimMbarrier, ABarrierUsedBeforeItsInitIsReported) {

@@ -209,8 +209,9 @@ class GroupRunner {
   std::string barrier_name(std::uint32_t b) const;
   /// Whether every thread of `active` may pass mbar.wait `in` now.
   bool wait_passes(const Instr& in, Active active);
-  /// Counts one arrival on mbarrier `b` (and `bytes` more transaction bytes it expects).
-  void arrive(std::uint32_t b, std::int64_t bytes);
+  /// Counts one arrival by `thread` at `in` on mbarrier `b` (and `bytes` more transaction bytes it
+  /// expects); an arrival its phase does not miss is reported.
+  void arrive(const Instr& in, std::uint32_t thread, std::uint32_t b, std::int64_t bytes);
   /// Completes mbarrier `b`'s phase when no arrival and no byte is missing.
   void complete_if_done(std::uint32_t b);
   /// Reports access `in` of a shared element a TMA copy wrote, by a thread that has not waited for

@@ -4,7 +4,8 @@
 /// whole box at once (zeros outside the matrix), as early as the GPU may land it, and tags each
 /// element with the phase it completes: a thread that touches the element before waiting for that
 /// phase is reported, and so is a copy over operands a warpgroup product still reads, a wait that
-/// can never pass (a hang), a wait whose barrier ran two phases past it (parity cannot tell them
+/// can never pass (a hang), more arrivals a phase than the barrier counts, a wait whose barrier
+/// ran two phases past it (parity cannot tell them
 /// apart), an op on a barrier that is not initialized, and a copy nobody waited for when the group
 /// ends.
 #include <fmt/format.h>
@@ -39,8 +40,16 @@ std::uint32_t GroupRunner::barrier_id(const Instr& in, int alloc, std::uint32_t 
   return static_cast<std::uint32_t>(barrier_base_[alloc] + index);
 }
 
-void GroupRunner::arrive(std::uint32_t b, std::int64_t bytes) {
+void GroupRunner::arrive(const Instr& in, std::uint32_t thread, std::uint32_t b,
+                         std::int64_t bytes) {
   Mbarrier& bar = mbarriers_[b];
+  if (bar.arrivals == 0) {
+    throw report_.mbarrier_misuse(
+        in, thread, barrier_name(b),
+        fmt::format("it arrives when its phase misses no arrival, only {} bytes of TMA copies "
+                    "(more arrivals a phase than its mbar.init counts, {})",
+                    bar.bytes, bar.count));
+  }
   bar.bytes += bytes;
   --bar.arrivals;
   complete_if_done(b);
@@ -84,14 +93,14 @@ void GroupRunner::mbarrier(const Instr& in, Active active) {
       for (std::uint32_t t : active) {
         const std::uint32_t b = barrier_id(in, in.buffer, in.args[0], t);
         live(b, t);
-        arrive(b, static_cast<std::int64_t>(in.imm));
+        arrive(in, t, b, static_cast<std::int64_t>(in.imm));
       }
       return;
     case ir::OpKind::MbarArrive:  // one arrival a simdgroup, by its first lane after all lanes
       each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t) {
         const std::uint32_t b = barrier_id(in, in.buffer, in.args[0], first);
         live(b, first);
-        arrive(b, 0);
+        arrive(in, first, b, 0);
       });
       return;
     case ir::OpKind::MbarInval:
