@@ -7,7 +7,9 @@
 /// too many, a barrier used before mbar.init, a tensor map the GPU could not encode.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "iron/codegen/passes/expand_pipelines.hpp"
 #include "iron/codegen/passes/lower_tile_copies.hpp"
@@ -129,6 +131,14 @@ struct RingRun {
   }
 };
 
+/// `found` is a finding (of `kind`, when given) whose message holds `text`.
+void expect_finding(const std::optional<SimError>& found, std::optional<SimError::Kind> kind,
+                    std::string_view text) {
+  ASSERT_TRUE(found);
+  if (kind) EXPECT_EQ(found->kind(), *kind) << found->what();
+  EXPECT_NE(std::string(found->what()).find(text), std::string::npos) << found->what();
+}
+
 TEST(SimMbarrier, ASpecializedRingLandsEveryStepThroughTwoStrands) {
   const std::string text = expanded();
   ASSERT_NE(text.find("copy.tensor"), std::string::npos) << text;
@@ -159,21 +169,13 @@ TEST(SimMbarrier, ARingWithoutAProducerLandsEveryStep) {
 TEST(SimMbarrier, ARingWithoutAProducerReadBeforeItsWaitIsReported) {
   const std::string text = without_line(expanded(plain_ring()), "for %", "mbar.wait");
   RingRun ring(8, 320);
-  const auto found = ring.run(text, 128);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::SharedRace) << found->what();
-  EXPECT_NE(std::string(found->what()).find("before waiting for that phase"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text, 128), SimError::Kind::SharedRace, "before waiting for that phase");
 }
 
 TEST(SimMbarrier, AReadBeforeTheFullPhaseIsWaitedForIsReported) {
   const std::string text = without_line(expanded(), "wg.registers inc", "mbar.wait");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::SharedRace) << found->what();
-  EXPECT_NE(std::string(found->what()).find("before waiting for that phase"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text), SimError::Kind::SharedRace, "before waiting for that phase");
 }
 
 TEST(SimMbarrier, ASlotFreedBeforeItIsReadIsReported) {
@@ -186,19 +188,13 @@ TEST(SimMbarrier, ASlotFreedBeforeItIsReadIsReported) {
   const std::size_t next_line = text.find('\n', wait) + 1;
   text.insert(next_line, "      mbar.arrive @mbarriers1" + slot + "\n");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_NE(std::string(found->what()).find("before waiting for that phase"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text), std::nullopt, "before waiting for that phase");
 }
 
 TEST(SimMbarrier, ConsumersThatNeverFreeASlotHangTheProducer) {
   const std::string text = without_line(expanded(), "wg.registers inc", "mbar.arrive");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
-  EXPECT_NE(std::string(found->what()).find("would hang"), std::string::npos) << found->what();
+  expect_finding(ring.run(text), SimError::Kind::Mbarrier, "would hang");
 }
 
 TEST(SimMbarrier, AProducerThatNeverWaitsForAFreeSlotRunsPhasesAheadOfItsWaiters) {
@@ -206,20 +202,13 @@ TEST(SimMbarrier, AProducerThatNeverWaitsForAFreeSlotRunsPhasesAheadOfItsWaiters
   // complete, which a wait by parity cannot tell apart.
   const std::string text = without_line(expanded(), "wg.registers dec", "mbar.wait");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
-  EXPECT_NE(std::string(found->what()).find("phases 0 and 2 of that parity"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text), SimError::Kind::Mbarrier, "phases 0 and 2 of that parity");
 }
 
 TEST(SimMbarrier, ExpectingMoreBytesThanTheCopiesMoveHangsTheConsumers) {
   const std::string text = edited(expanded(), "wg.registers dec", "1024", "2048");
   RingRun ring(8, 128);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
-  EXPECT_NE(std::string(found->what()).find("1024 bytes"), std::string::npos) << found->what();
+  expect_finding(ring.run(text), SimError::Kind::Mbarrier, "1024 bytes");
 }
 
 TEST(SimMbarrier, MoreArrivalsAPhaseThanTheBarrierCountsAreReported) {
@@ -229,29 +218,19 @@ TEST(SimMbarrier, MoreArrivalsAPhaseThanTheBarrierCountsAreReported) {
   const std::size_t line = text.rfind('\n', expect) + 1;
   text.insert(line, text.substr(line, text.find('\n', expect) + 1 - line));
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
-  EXPECT_NE(std::string(found->what()).find("more arrivals a phase than its mbar.init counts"),
-            std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text), SimError::Kind::Mbarrier,
+                 "more arrivals a phase than its mbar.init counts");
 }
 
 TEST(SimMbarrier, ABarrierUsedBeforeItsInitIsReported) {
   const std::string text = without_line(expanded(), "{", "mbar.init @mbarriers1[");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::Mbarrier) << found->what();
-  EXPECT_NE(std::string(found->what()).find("not initialized"), std::string::npos) << found->what();
+  expect_finding(ring.run(text), SimError::Kind::Mbarrier, "not initialized");
 }
 
 TEST(SimMbarrier, ATensorMapTheGpuCannotEncodeIsReported) {
   RingRun ring(8, 100);  // rows of 200 bytes: not a multiple of 16
-  const auto found = ring.run(expanded());
-  ASSERT_TRUE(found);
-  EXPECT_NE(std::string(found->what()).find("not a multiple of 16 bytes"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(expanded()), std::nullopt, "not a multiple of 16 bytes");
 }
 
 TEST(SimMbarrier, AnExitBySomeThreadsOfABranchIsRefused) {
@@ -259,11 +238,7 @@ TEST(SimMbarrier, AnExitBySomeThreadsOfABranchIsRefused) {
   std::string text = without_line(expanded(), "wg.registers dec", "    exit\n");
   text = edited(text, "wg.registers dec", "      }\n    }\n", "      }\n      exit\n    }\n");
   RingRun ring(8, 320);
-  const auto found = ring.run(text);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->kind(), SimError::Kind::BadArgument) << found->what();
-  EXPECT_NE(std::string(found->what()).find("exit reached by 1 of the 128"), std::string::npos)
-      << found->what();
+  expect_finding(ring.run(text), SimError::Kind::BadArgument, "exit reached by 1 of the 128");
 }
 
 }  // namespace
